@@ -1,0 +1,26 @@
+// The `switchyard` command-line program.
+#include <cstdio>
+#include <iostream>
+
+#include "driver/commands.h"
+#include "support/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"switchyard: a device-aware deep-learning compiler.\n"
+               "Example: switchyard check examples/mlp.sy"};
+  app.require_subcommand(1);
+  switchyard::add_fmt_command(app);
+  switchyard::add_check_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 1;
+  } catch (const switchyard::Error& e) {
+    std::cerr << e.render() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,12 @@
+// The list of built-in operator groups, registered once on first registry use.
+#include "op/builtin_ops.h"
+#include "op/registry.h"
+
+namespace switchyard {
+
+void register_builtin_ops() {
+  register_placement_ops();
+  register_elementwise_ops();
+}
+
+}  // namespace switchyard

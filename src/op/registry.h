@@ -1,0 +1,88 @@
+// The operator registry: for each operator its attributes (typed, with
+// defaults and validation), its type relation and its fusion pattern.
+// Evaluation (interp/) and code generation (backend/) keep their own tables
+// keyed by operator name, so this layer knows nothing of either.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/attrs.h"
+#include "ir/expr.h"
+#include "ir/type.h"
+
+namespace switchyard {
+
+// How an operator fuses (FuseOps) and how it is lowered.
+enum class OpPattern : uint8_t {
+  kElementwise,  // out[i] = f(in[i]) with identical shapes
+  kBroadcast,    // element-wise with NumPy broadcasting
+  kInjective,    // each output element reads one input element (reshape, transpose, ...)
+  kReduction,    // sum, mean, max
+  kAnchor,       // has its own kernel (conv2d, dense, softmax, ...); element-wise tails fuse into it
+  kOpaque,       // never fused (on_device, device_copy)
+};
+const char* op_pattern_name(OpPattern p);
+
+enum class AttrKind : uint8_t {
+  kInt,
+  kFloat,     // accepts an int literal too
+  kBool,
+  kString,
+  kInts,      // list of ints
+  kIntOrInts, // an int or a list of ints (split's indices_or_sections)
+  kDType,     // a dtype name string ("float32")
+  kDevice,    // a device string ("cpu:0")
+};
+
+struct AttrSpec {
+  std::string name;
+  AttrKind kind;
+  // monostate = no default: required unless `optional` (then None is allowed).
+  AttrValue default_value;
+  bool optional = false;
+};
+
+// Infers the result type from argument types. Throws Error(kType) whose
+// message explains the mismatch (InferType adds the call's span).
+using TypeRelation = std::function<Type(const std::vector<Type>& args, const AttrsNode& attrs)>;
+
+// Extra validation of attribute values (ranges, lengths); throws Error(kType).
+using AttrsCheck = std::function<void(const AttrsNode& attrs)>;
+
+struct OpDef {
+  std::string name;
+  int num_inputs = 1;  // -1: any number
+  std::vector<AttrSpec> attrs;
+  TypeRelation type_relation;
+  OpPattern pattern = OpPattern::kOpaque;
+  AttrsCheck check_attrs;  // may be empty
+  std::string doc;         // one line
+};
+
+// Registers an operator; throws on duplicates. Built-ins are registered by
+// register_builtin_ops (op/builtin.cc), run once on first registry use.
+void register_builtin_ops();
+
+const OpDef* register_op(OpDef def);
+// Null when unknown.
+const OpDef* find_op_def(const std::string& name);
+std::vector<const OpDef*> all_op_defs();  // sorted by name
+
+// The interned Op node; throws Error(kParse) "unknown operator 'x'" when unknown.
+Op op_get(const std::string& name);
+
+// Validates given attributes against the operator's spec and fills defaults.
+// Throws Error(kType) naming the attribute on an unknown name, a wrong type, a
+// missing required value or a failed check.
+Attrs normalize_attrs(const OpDef& def, std::vector<std::pair<std::string, AttrValue>> given);
+
+// A call of a registered operator with normalized attributes.
+Call make_op_call(const std::string& op_name, std::vector<Expr> args,
+                  std::vector<std::pair<std::string, AttrValue>> attrs = {}, NodeMeta meta = {});
+
+// Whether `e` is a call of the named operator; returns the call or null.
+const CallNode* as_op_call(const Expr& e, const char* op_name);
+
+}  // namespace switchyard

@@ -1,0 +1,94 @@
+// NDArray storage and element access.
+#include "runtime/ndarray.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+namespace switchyard {
+
+NDArray::NDArray(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
+  for (int64_t d : shape_)
+    if (d < 0) throw std::invalid_argument("NDArray: negative dimension in " + shape_string());
+  size_t bytes = nbytes();
+  size_t alloc = (bytes + 63) / 64 * 64;
+  if (alloc == 0) alloc = 64;
+  void* p = std::aligned_alloc(64, alloc);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, alloc);
+  data_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+}
+
+NDArray NDArray::scalar_f32(float v) {
+  NDArray a(DType::kFloat32, {});
+  *a.as<float>() = v;
+  return a;
+}
+
+int64_t NDArray::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape_) n *= d;
+  return n;
+}
+
+double NDArray::get_as_double(int64_t i) const {
+  const uint8_t* p = data_.get();
+  switch (dtype_) {
+    case DType::kFloat32: return reinterpret_cast<const float*>(p)[i];
+    case DType::kFloat16: return half_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
+    case DType::kBFloat16: return bfloat16_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
+    case DType::kInt8: return reinterpret_cast<const int8_t*>(p)[i];
+    case DType::kInt32: return reinterpret_cast<const int32_t*>(p)[i];
+    case DType::kInt64: return double(reinterpret_cast<const int64_t*>(p)[i]);
+    case DType::kUInt8: return p[i];
+    case DType::kBool: return p[i] ? 1.0 : 0.0;
+  }
+  return 0;
+}
+
+void NDArray::set_from_double(int64_t i, double v) {
+  uint8_t* p = data_.get();
+  switch (dtype_) {
+    case DType::kFloat32: reinterpret_cast<float*>(p)[i] = float(v); break;
+    case DType::kFloat16: reinterpret_cast<uint16_t*>(p)[i] = float_to_half(float(v)); break;
+    case DType::kBFloat16: reinterpret_cast<uint16_t*>(p)[i] = float_to_bfloat16(float(v)); break;
+    case DType::kInt8: reinterpret_cast<int8_t*>(p)[i] = int8_t(v); break;
+    case DType::kInt32: reinterpret_cast<int32_t*>(p)[i] = int32_t(v); break;
+    case DType::kInt64: reinterpret_cast<int64_t*>(p)[i] = int64_t(v); break;
+    case DType::kUInt8: p[i] = uint8_t(v); break;
+    case DType::kBool: p[i] = v != 0; break;
+  }
+}
+
+bool NDArray::bitwise_equal(const NDArray& o) const {
+  if (dtype_ != o.dtype_ || shape_ != o.shape_) return false;
+  if (data_ == o.data_) return true;
+  if (!data_ || !o.data_) return false;
+  return std::memcmp(data_.get(), o.data_.get(), nbytes()) == 0;
+}
+
+NDArray NDArray::copy() const {
+  NDArray out(dtype_, shape_);
+  if (nbytes()) std::memcpy(out.data(), data(), nbytes());
+  return out;
+}
+
+NDArray NDArray::reshaped(std::vector<int64_t> shape) const {
+  NDArray out = *this;
+  out.shape_ = std::move(shape);
+  if (out.numel() != numel()) throw std::invalid_argument("NDArray::reshaped: element count differs");
+  return out;
+}
+
+std::string NDArray::shape_string() const { return shape_to_string(shape_); }
+
+std::string shape_to_string(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + ")";
+}
+
+}  // namespace switchyard
