@@ -1,0 +1,58 @@
+/* The contract between a generated model.so and the Switchyard runtime.
+ *
+ * The backend generates C++ that includes only this header; the runtime
+ * dlopens model.so and calls sy_model_run. Nothing of the compiler is linked
+ * into either. Bump SY_MODEL_ABI_VERSION on any change to these structs.
+ */
+#ifndef SWITCHYARD_MODEL_ABI_H_
+#define SWITCHYARD_MODEL_ABI_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SY_MODEL_ABI_VERSION 1
+
+/* A body of a parallel loop over [begin, end). */
+typedef void (*SyParallelBody)(void* closure, int64_t begin, int64_t end);
+
+/* Services the runtime offers to generated code. `ctx` is opaque to the model. */
+typedef struct SyRuntimeServices {
+  void* ctx;
+  /* Runs body over [0, n) split into chunks of at least `grain` on the
+   * threads of device `device_index` (manifest order); returns when done. */
+  void (*parallel_for)(void* ctx, int device_index, int64_t n, int64_t grain, SyParallelBody body,
+                       void* closure);
+  /* Copies `bytes` from a buffer on device `src_device` to one on `dst_device`. */
+  void (*device_copy)(void* ctx, int copy_index, int dst_device, void* dst, int src_device, const void* src,
+                      size_t bytes);
+  /* Brackets kernel `kernel_index` (manifest "kernels" order), for profiling
+   * and for recording where each kernel ran. */
+  void (*kernel_begin)(void* ctx, int kernel_index);
+  void (*kernel_end)(void* ctx, int kernel_index);
+} SyRuntimeServices;
+
+/* Everything one run needs. Arrays are indexed as in the manifest. */
+typedef struct SyRunArgs {
+  void* const* arenas;             /* one workspace arena per manifest "arenas" entry */
+  const void* const* weights;      /* base of each device's weight block, by device index */
+  const void* const* inputs;       /* one buffer per manifest input, on that input's device */
+  void* const* outputs;            /* one buffer per manifest output, on that output's device */
+  const SyRuntimeServices* services;
+} SyRunArgs;
+
+/* Exported by model.so. Returns 0 on success, non-zero on failure. */
+typedef int (*SyModelRunFn)(const SyRunArgs* args);
+#define SY_MODEL_RUN_SYMBOL "sy_model_run"
+/* Exported by model.so: returns SY_MODEL_ABI_VERSION it was built against. */
+typedef int (*SyModelAbiVersionFn)(void);
+#define SY_MODEL_ABI_VERSION_SYMBOL "sy_model_abi_version"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWITCHYARD_MODEL_ABI_H_ */
