@@ -108,6 +108,7 @@ const VirtualDevice* VirtualDevice::for_device(DeviceKind kind, int device_id) {
 
 const VirtualDevice* VirtualDevice::parse(std::string_view text) {
   std::string t = trim(text);
+  if (t.size() >= 2 && t.front() == '{' && t.back() == '}') t = trim(std::string_view(t).substr(1, t.size() - 2));
   auto bad = [&](const std::string& why) {
     return Error(ErrorKind::kParse, "malformed device \"" + t + "\": " + why);
   };

@@ -1,0 +1,73 @@
+// Device planning scaling: a 10^6-node chain and a 10^5-node wide graph with
+// random wishes on two devices (so the minimum cut does real work).
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "device/plan_devices.h"
+#include "op/registry.h"
+#include "transform/infer_type.h"
+
+namespace switchyard {
+namespace {
+
+const VirtualDevice* device(int i) { return VirtualDevice::for_device(DeviceKind::kCPU, i); }
+
+IRModule chain(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Var x = make_var("x", tensor_type({16}, DType::kFloat32), {.virtual_device = device(0)});
+  Expr e = x;
+  for (int64_t i = 0; i < n; ++i) {
+    e = make_op_call(i % 2 ? "negative" : "exp", {e});
+    if (rng() % 1000 == 0) e = make_op_call("on_device", {e}, {{"device", rng() % 2 ? "cpu:1" : "cpu:0"}});
+  }
+  IRModule mod;
+  mod.add("main", make_function({x}, e));
+  return infer_type(mod);
+}
+
+// Many parameters, each through a short chain, summed pairwise in a tree.
+IRModule wide(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<Var> params;
+  std::vector<Expr> level;
+  for (int64_t i = 0; i < n / 3; ++i) {
+    const VirtualDevice* vd = rng() % 10 == 0 ? device(int(rng() % 2)) : nullptr;
+    Var p = make_var("p" + std::to_string(i), tensor_type({int64_t(1 + rng() % 64)}, DType::kFloat32), {.virtual_device = vd});
+    params.push_back(p);
+    level.push_back(make_op_call("nn.relu", {make_op_call("exp", {p})}));
+  }
+  // Shapes differ, so reduce each to a scalar before combining.
+  for (Expr& e : level) e = make_op_call("sum", {e});
+  while (level.size() > 1) {
+    std::vector<Expr> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(make_op_call("add", {level[i], level[i + 1]}));
+    if (level.size() % 2) next.push_back(level.back());
+    level = std::move(next);
+  }
+  IRModule mod;
+  mod.add("main", make_function(params, level[0]));
+  return infer_type(mod);
+}
+
+void BM_PlanChain(benchmark::State& state) {
+  IRModule mod = chain(state.range(0), 7);
+  CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
+  for (auto _ : state) benchmark::DoNotOptimize(plan_devices(mod, config));
+  state.counters["ns_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+void BM_PlanWide(benchmark::State& state) {
+  IRModule mod = wide(state.range(0), 7);
+  CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
+  for (auto _ : state) benchmark::DoNotOptimize(plan_devices(mod, config));
+  state.counters["ns_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+BENCHMARK(BM_PlanChain)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_PlanWide)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+}  // namespace
+}  // namespace switchyard
+
+BENCHMARK_MAIN();

@@ -1,0 +1,170 @@
+// Placement invariant checking over a planned module.
+#include "analysis/placement_check.h"
+
+#include <unordered_map>
+
+#include "ir/functor.h"
+#include "op/registry.h"
+
+namespace switchyard {
+
+void Placement::leaves(std::vector<const VirtualDevice*>* out) const {
+  if (!is_tuple()) {
+    out->push_back(device);
+    return;
+  }
+  for (const Placement& f : fields) f.leaves(out);
+}
+
+std::string Placement::str() const {
+  if (!is_tuple()) return device->str();
+  std::string s = "(";
+  for (size_t i = 0; i < fields.size(); ++i) s += (i ? ", " : "") + fields[i].str();
+  return s + ")";
+}
+
+namespace {
+
+std::string dev(const VirtualDevice* vd) { return vd->is_fully_unconstrained() ? "an unconstrained device" : vd->str(); }
+
+class PlacementChecker : public ExprVisitor {
+ public:
+  explicit PlacementChecker(const IRModule& mod, const VirtualDevice* host) : mod_(mod), host_(host) {}
+  std::optional<Violation> violation;
+
+  void fail(const std::string& msg, const Expr& node) {
+    if (!violation) violation = Violation{msg, node};
+  }
+
+  // Structured placement of an already-visited node.
+  const Placement& placement(const Expr& e) {
+    auto it = placements_.find(e.get());
+    if (it != placements_.end()) return it->second;
+    return placements_[e.get()] = Placement{e->virtual_device(), {}};
+  }
+
+  void check_fully_placed(const Expr& e) {
+    if (!e->virtual_device()->is_fully_constrained())
+      fail(std::string(expr_kind_name(e->kind())) + " is not fully placed: its device is " +
+               dev(e->virtual_device()),
+           e);
+  }
+
+  void expect_on(const Expr& arg, const VirtualDevice* want, const Expr& at, const std::string& what) {
+    std::vector<const VirtualDevice*> leaves;
+    placement(arg).leaves(&leaves);
+    for (const VirtualDevice* have : leaves)
+      if (have != want) {
+        fail(what + " lives on " + dev(have) + " but is consumed on " + dev(want) + " without a device_copy", at);
+        return;
+      }
+  }
+
+  void visit_var(const Var& v) override {
+    check_fully_placed(v);
+  }
+  void visit_constant(const Constant& c) override { check_fully_placed(c); }
+
+  void visit_call(const Call& c) override {
+    check_fully_placed(c);
+    if (const OpNode* op = as<OpNode>(c->op)) {
+      if (op->name == "on_device") {
+        fail("on_device remains after device planning", c);
+        return;
+      }
+      if (op->name == "device_copy") {
+        const VirtualDevice* src = VirtualDevice::parse(c->attrs->get_string("src"));
+        const VirtualDevice* dst = VirtualDevice::parse(c->attrs->get_string("dst"));
+        if (!c->virtual_device()->same_device(dst))
+          fail("device_copy to " + dst->device_name() + " is placed on " + dev(c->virtual_device()), c);
+        std::vector<const VirtualDevice*> leaves;
+        placement(c->args[0]).leaves(&leaves);
+        for (const VirtualDevice* have : leaves)
+          if (!have->same_device(src))
+            fail("device_copy from " + src->device_name() + " reads a value that lives on " + dev(have), c);
+        return;
+      }
+      for (size_t i = 0; i < c->args.size(); ++i)
+        expect_on(c->args[i], c->virtual_device(), c,
+                  "argument " + std::to_string(i) + " of '" + op->name + "'");
+      return;
+    }
+    // A call of a function value: arguments where its parameters live.
+    const FunctionNode* callee = as<FunctionNode>(c->op);
+    if (const GlobalVarNode* g = as<GlobalVarNode>(c->op)) {
+      const Function* f = mod_.find(g->name);
+      callee = f ? f->get() : nullptr;
+    }
+    if (callee) {
+      for (size_t i = 0; i < c->args.size() && i < callee->params.size(); ++i)
+        expect_on(c->args[i], callee->params[i]->virtual_device(), c,
+                  "argument " + std::to_string(i) + " (parameter %" + callee->params[i]->name_hint + ")");
+      if (c->virtual_device() != callee->virtual_device())
+        fail("the call is placed on " + dev(c->virtual_device()) + " but its callee's result lives on " +
+                 dev(callee->virtual_device()),
+             c);
+    }
+  }
+
+  void visit_function(const Function& f) override {
+    check_fully_placed(f);
+    // A tuple result keeps each field where it is; a tensor result is where the function says.
+    if (!placement(f->body).is_tuple()) expect_on(f->body, f->virtual_device(), f, "the function's result");
+  }
+
+  void visit_let(const Let& l) override {
+    placements_[l->var.get()] = placement(l->value);
+    placements_[l.get()] = placement(l->body);
+    if (l->var->virtual_device() != l->value->virtual_device() && !placement(l->value).is_tuple())
+      fail("let variable %" + l->var->name_hint + " is placed on " + dev(l->var->virtual_device()) +
+               " but its value lives on " + dev(l->value->virtual_device()),
+           l);
+  }
+
+  void visit_if(const If& i) override {
+    check_fully_placed(i);
+    if (host_) expect_on(i->cond, host_, i, "the if condition");
+    expect_on(i->then_branch, i->virtual_device(), i, "the then branch");
+    expect_on(i->else_branch, i->virtual_device(), i, "the else branch");
+  }
+
+  void visit_tuple(const Tuple& t) override {
+    Placement p;
+    for (const Expr& f : t->fields) p.fields.push_back(placement(f));
+    placements_[t.get()] = std::move(p);
+  }
+
+  void visit_tuple_get_item(const TupleGetItem& t) override {
+    const Placement& whole = placement(t->tuple);
+    if (whole.is_tuple() && size_t(t->index) < whole.fields.size()) {
+      placements_[t.get()] = whole.fields[t->index];
+      std::vector<const VirtualDevice*> leaves;
+      whole.fields[t->index].leaves(&leaves);
+      if (!whole.fields[t->index].is_tuple() && leaves[0] != t->virtual_device())
+        fail("tuple projection ." + std::to_string(t->index) + " is placed on " + dev(t->virtual_device()) +
+                 " but that field lives on " + dev(leaves[0]),
+             t);
+    } else {
+      check_fully_placed(t);
+    }
+  }
+
+ private:
+  const IRModule& mod_;
+  const VirtualDevice* host_;
+  std::unordered_map<const ExprNode*, Placement> placements_;
+};
+
+}  // namespace
+
+std::optional<Violation> check_placement(const IRModule& mod, const VirtualDevice* host) {
+  for (const auto& [name, fn] : mod.functions()) {
+    if (fn->is_primitive()) continue;  // fused kernels are placed by their call
+    PlacementChecker checker(mod, host);
+    checker.visit(fn);
+    if (checker.violation) return checker.violation;
+  }
+  return std::nullopt;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,38 @@
+// The contract between kernel generation (backend/codegen_*) and the AOT
+// stage (backend/aot_*): a primitive function (FuseOps output, attribute
+// Primitive=1) placed on one device becomes one C++ kernel.
+//
+// Every kernel has the C signature
+//   extern "C" void NAME(const void* const* inputs, void* const* outputs,
+//                        const SyRuntimeServices* services, int device_index);
+// `inputs` are the primitive function's parameters in order, with tuple-typed
+// parameters flattened field by field; `outputs` are the tensors of its result
+// (a tuple result flattened in order). Buffers are dense, row-major, 64-byte
+// aligned, and never alias one another unless the MemoryPlan says an output
+// may reuse an input (element-wise kernels read each input element before
+// writing the same output element, so in-place is safe for them).
+// Parallel work goes through services->parallel_for with `device_index`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/expr.h"
+
+namespace switchyard {
+
+struct KernelSource {
+  std::string name;                 // C symbol, unique within an artifact
+  std::string code;                 // a complete C++ translation unit defining it
+  std::vector<TensorType> inputs;   // flattened, in call order
+  std::vector<TensorType> outputs;  // flattened, in order
+  bool elementwise_in_place_safe = false;  // outputs[0] may share inputs[i] of the same type
+  Span span;                        // the fused span of the function's nodes
+};
+
+// Generates the kernel of a primitive function for a CPU target (its options,
+// e.g. -mcpu, go to the compiler, not here). Throws Error(kBackend) naming the
+// operator and span when an operator has no CPU kernel.
+KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name);
+
+}  // namespace switchyard

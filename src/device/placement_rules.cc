@@ -1,0 +1,104 @@
+// Parsing and application of --place rules.
+#include "device/placement_rules.h"
+
+#include <fnmatch.h>
+
+#include "ir/functor.h"
+#include "op/registry.h"
+#include "support/error.h"
+
+namespace switchyard {
+
+PlacementRule parse_placement_rule(const std::string& text, const CompilationConfig& config) {
+  auto bad = [&](const std::string& why) {
+    return Error(ErrorKind::kUsage, "malformed placement rule '" + text + "': " + why +
+                                        " (expected op:NAME=DEVICE or node:PATTERN=DEVICE)");
+  };
+  size_t colon = text.find(':');
+  size_t eq = text.rfind('=');
+  if (colon == std::string::npos || eq == std::string::npos || eq < colon) throw bad("missing ':' or '='");
+  std::string kind = text.substr(0, colon);
+  std::string pattern = text.substr(colon + 1, eq - colon - 1);
+  std::string device = text.substr(eq + 1);
+  if (pattern.size() >= 2 && (pattern.front() == '\'' || pattern.front() == '"') && pattern.back() == pattern.front())
+    pattern = pattern.substr(1, pattern.size() - 2);
+  if (pattern.empty()) throw bad("empty pattern");
+  PlacementRule rule;
+  rule.text = text;
+  rule.pattern = pattern;
+  if (kind == "op") {
+    rule.kind = PlacementRule::Kind::kOperator;
+    if (!find_op_def(pattern)) throw bad("unknown operator '" + pattern + "'");
+  } else if (kind == "node") {
+    rule.kind = PlacementRule::Kind::kNode;
+  } else {
+    throw bad("unknown rule kind '" + kind + "'");
+  }
+  const VirtualDevice* wish;
+  try {
+    wish = VirtualDevice::parse(device);
+  } catch (const Error& e) {
+    throw bad(e.message());
+  }
+  rule.device = config.resolve(wish);
+  if (!rule.device) throw bad("device " + device + " is not among the build's devices (" + config.to_string() + ")");
+  return rule;
+}
+
+namespace {
+
+bool span_matches(const Span& span, const std::string& glob) {
+  for (const Span& part : span.parts()) {
+    if (fnmatch(glob.c_str(), part.source().c_str(), 0) == 0) return true;
+    if (fnmatch(glob.c_str(), part.to_string().c_str(), 0) == 0) return true;
+  }
+  return false;
+}
+
+class RuleApplier : public ExprMutator {
+ public:
+  RuleApplier(const std::vector<PlacementRule>& rules, std::vector<int>* matches) : rules_(rules), matches_(matches) {}
+
+  Expr visit_call(const Call& c) override {
+    Expr base = ExprMutator::visit_call(c);
+    const OpNode* op = as<OpNode>(c->op);
+    if (!op || op->name == "on_device" || op->name == "device_copy") return base;
+    const PlacementRule* chosen = nullptr;
+    for (size_t i = 0; i < rules_.size(); ++i) {
+      const PlacementRule& r = rules_[i];
+      bool hit = r.kind == PlacementRule::Kind::kOperator ? op->name == r.pattern : span_matches(c->span(), r.pattern);
+      if (hit) {
+        (*matches_)[i]++;
+        chosen = &r;
+      }
+    }
+    if (!chosen) return base;
+    const VirtualDevice* stated = c->virtual_device();
+    if (!stated->is_fully_unconstrained() && !VirtualDevice::join(stated, chosen->device))
+      throw Error(ErrorKind::kPlacement,
+                  "placement rule '" + chosen->text + "' puts '" + op->name + "' on " + chosen->device->device_name() +
+                      ", but the call already states device " + stated->str(),
+                  c->span());
+    return with_fields(downcast<CallNode>(base), {.virtual_device = chosen->device});
+  }
+
+ private:
+  const std::vector<PlacementRule>& rules_;
+  std::vector<int>* matches_;
+};
+
+}  // namespace
+
+RuleApplication apply_placement_rules(const IRModule& mod, const std::vector<PlacementRule>& rules) {
+  RuleApplication out;
+  out.matches.assign(rules.size(), 0);
+  if (rules.empty()) {
+    out.module = mod;
+    return out;
+  }
+  RuleApplier applier(rules, &out.matches);
+  out.module = applier.mutate_module(mod);
+  return out;
+}
+
+}  // namespace switchyard

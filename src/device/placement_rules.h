@@ -1,0 +1,36 @@
+// Placement rules given at build time: `op:nn.softmax=cpu:1` places every call
+// of an operator, `node:encoder/layer.3/*=cuda:0` every call whose span (an
+// imported model's node name, or file:line:column) matches a glob. Applied
+// before planning by setting the matching calls' devices, which planning then
+// treats as hard facts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/compilation_config.h"
+#include "ir/module.h"
+
+namespace switchyard {
+
+struct PlacementRule {
+  enum class Kind { kOperator, kNode } kind;
+  std::string pattern;  // operator name, or a glob on span text
+  const VirtualDevice* device;
+  std::string text;     // as written, for messages
+};
+
+// Parses "op:NAME=DEVICE" or "node:GLOB=DEVICE"; Error(kUsage) on a malformed
+// rule, an unknown operator or a device missing from `config`.
+PlacementRule parse_placement_rule(const std::string& text, const CompilationConfig& config);
+
+struct RuleApplication {
+  IRModule module;
+  std::vector<int> matches;  // calls matched per rule (0 deserves a warning)
+};
+
+// Applies rules in order (a later rule wins over an earlier one on the same
+// call); a call that already states another device is an Error(kPlacement).
+RuleApplication apply_placement_rules(const IRModule& mod, const std::vector<PlacementRule>& rules);
+
+}  // namespace switchyard

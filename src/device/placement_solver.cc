@@ -1,0 +1,343 @@
+// Components of tied place nodes, conflict reports, min-cut placement and
+// reasons.
+#include "device/placement_solver.h"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+
+#include "device/min_cut.h"
+#include "support/error.h"
+
+namespace switchyard {
+
+namespace {
+
+// Cost units: bytes dominate, then the number of copies, then (in
+// total_cost, and as the cut's tie-break) the preference for the default device.
+constexpr Capacity kByteUnit = Capacity(1) << 44;
+constexpr Capacity kCopyUnit = Capacity(1) << 22;
+constexpr Capacity kPreferenceUnit = 1;
+
+struct UnionFind {
+  std::vector<int> parent;
+  explicit UnionFind(size_t n) : parent(n) {
+    for (size_t i = 0; i < n; ++i) parent[i] = int(i);
+  }
+  int find(int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+};
+
+std::string describe(const PlaceNode& n) {
+  std::string s = n.what;
+  if (n.node && n.node->span().defined()) s += " (" + n.node->span().to_string() + ")";
+  return s;
+}
+
+class Solver {
+ public:
+  Solver(const PlacementGraph& g, const CompilationConfig& config)
+      : g_(g), config_(config), uf_(g.nodes.size()), comp_fixed_(g.nodes.size(), nullptr) {}
+
+  PlacementSolution run() {
+    merge_ties();
+    build_component_values();
+    std::set<const VirtualDevice*> fixed_devices;
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (g_.nodes[i].fixed) fixed_devices.insert(g_.nodes[i].fixed);
+
+    assignment_.assign(g_.nodes.size(), nullptr);
+    initial_assignment();
+    if (fixed_devices.size() >= 2) optimize(fixed_devices);
+
+    PlacementSolution sol;
+    sol.device.resize(g_.nodes.size());
+    for (size_t i = 0; i < g_.nodes.size(); ++i) sol.device[i] = assignment_[uf_.find(int(i))];
+    explain(&sol);
+    auto [bytes, copies] = placement_cost(g_, sol.device);
+    sol.bytes_copied = bytes;
+    sol.copies = copies;
+    return sol;
+  }
+
+ private:
+  // Hard equalities: merge tied nodes; two different fixed devices in one
+  // component is a conflict between hard facts.
+  void merge_ties() {
+    for (size_t i = 0; i < g_.nodes.size(); ++i) comp_fixed_[i] = g_.nodes[i].fixed;
+    std::vector<int> fixed_witness(g_.nodes.size());
+    for (size_t i = 0; i < g_.nodes.size(); ++i) fixed_witness[i] = int(i);
+    for (const auto& t : g_.ties) {
+      int a = uf_.find(t.a), b = uf_.find(t.b);
+      if (a == b) continue;
+      const VirtualDevice* fa = comp_fixed_[a];
+      const VirtualDevice* fb = comp_fixed_[b];
+      if (fa && fb && fa != fb) report_conflict(fixed_witness[a], fixed_witness[b]);
+      uf_.parent[b] = a;
+      if (!fa && fb) {
+        comp_fixed_[a] = fb;
+        fixed_witness[a] = fixed_witness[b];
+      }
+    }
+  }
+
+  [[noreturn]] void report_conflict(int x, int y) {
+    // The path of tied nodes between the two facts, by breadth-first search.
+    std::vector<std::vector<std::pair<int, const std::string*>>> adj(g_.nodes.size());
+    for (const auto& t : g_.ties) {
+      adj[t.a].push_back({t.b, &t.why});
+      adj[t.b].push_back({t.a, &t.why});
+    }
+    std::vector<int> prev(g_.nodes.size(), -2);
+    std::vector<const std::string*> via(g_.nodes.size(), nullptr);
+    std::deque<int> q{x};
+    prev[x] = -1;
+    while (!q.empty() && prev[y] == -2) {
+      int u = q.front();
+      q.pop_front();
+      for (auto [v, why] : adj[u])
+        if (prev[v] == -2) {
+          prev[v] = u;
+          via[v] = why;
+          q.push_back(v);
+        }
+    }
+    const PlaceNode& nx = g_.nodes[x];
+    const PlaceNode& ny = g_.nodes[y];
+    std::string msg = "conflicting placement wishes:\n  - " + nx.reason.text + "\n  - " + ny.reason.text +
+                      "\n  they force the same value onto both devices; path:";
+    std::vector<int> path;
+    for (int v = y; v >= 0; v = prev[v]) path.push_back(v);
+    std::reverse(path.begin(), path.end());
+    for (int v : path) {
+      msg += "\n    " + describe(g_.nodes[v]);
+      if (via[v]) msg += "  [" + *via[v] + "]";
+    }
+    throw Error(ErrorKind::kPlacement, msg, nx.reason.span.defined() ? nx.reason.span : ny.reason.span);
+  }
+
+  // Per value: producer component and distinct consumer components.
+  void build_component_values() {
+    comp_values_.resize(g_.values.size());
+    neighbours_.assign(g_.nodes.size(), {});
+    for (size_t v = 0; v < g_.values.size(); ++v) {
+      const PlaceValue& pv = g_.values[v];
+      ComponentValue& cv = comp_values_[v];
+      cv.producer = pv.producer >= 0 ? uf_.find(pv.producer) : -1;
+      for (PlaceId c : pv.consumers) {
+        int cc = uf_.find(c);
+        if (cc != cv.producer && std::find(cv.consumers.begin(), cv.consumers.end(), cc) == cv.consumers.end())
+          cv.consumers.push_back(cc);
+      }
+      if (cv.producer >= 0)
+        for (int cc : cv.consumers) {
+          neighbours_[cv.producer].push_back(cc);
+          neighbours_[cc].push_back(cv.producer);
+        }
+    }
+  }
+
+  // Every component starts on its fixed device, or on the nearest fixed
+  // device by value edges, or on the default device. With at most one device
+  // among the hard facts this is already optimal (nothing crosses).
+  void initial_assignment() {
+    std::deque<int> q;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      int c = uf_.find(int(i));
+      if (c == int(i) && comp_fixed_[c]) {
+        assignment_[c] = comp_fixed_[c];
+        q.push_back(c);
+      }
+    }
+    while (!q.empty()) {
+      int u = q.front();
+      q.pop_front();
+      for (int v : neighbours_[u])
+        if (!assignment_[v]) {
+          assignment_[v] = assignment_[u];
+          q.push_back(v);
+        }
+    }
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (uf_.find(int(i)) == int(i) && !assignment_[i]) assignment_[i] = config_.default_device;
+  }
+
+  // Repeated two-device moves; with exactly two devices one move is the
+  // exact optimum.
+  void optimize(const std::set<const VirtualDevice*>& fixed_devices) {
+    std::vector<const VirtualDevice*> devs(fixed_devices.begin(), fixed_devices.end());
+    if (std::find(devs.begin(), devs.end(), config_.default_device) == devs.end() && devs.size() > 2)
+      devs.push_back(config_.default_device);
+    bool improved = true;
+    for (int round = 0; round < 4 && improved; ++round) {
+      improved = false;
+      for (size_t i = 0; i < devs.size(); ++i)
+        for (size_t j = i + 1; j < devs.size(); ++j) improved |= two_device_move(devs[i], devs[j]);
+      if (devs.size() == 2) break;
+    }
+  }
+
+  Capacity total_cost() const {
+    std::vector<const VirtualDevice*> dev(g_.nodes.size());
+    for (size_t i = 0; i < g_.nodes.size(); ++i) dev[i] = assignment_[const_cast<UnionFind&>(uf_).find(int(i))];
+    auto [bytes, copies] = placement_cost(g_, dev);
+    Capacity pref = 0;
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (const_cast<UnionFind&>(uf_).find(int(i)) == int(i) && !comp_fixed_[i] && assignment_[i] != config_.default_device)
+        pref += kPreferenceUnit;
+    return Capacity(bytes) * kByteUnit + Capacity(copies) * kCopyUnit + pref;
+  }
+
+  // Re-places every free component currently on a or b by a minimum cut
+  // (source side = a). Returns whether the total cost went down.
+  bool two_device_move(const VirtualDevice* a, const VirtualDevice* b) {
+    std::vector<int> index(g_.nodes.size(), -1);
+    std::vector<int> candidates;
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (uf_.find(int(i)) == int(i) && !comp_fixed_[i] && (assignment_[i] == a || assignment_[i] == b)) {
+        index[i] = int(candidates.size()) + 2;
+        candidates.push_back(int(i));
+      }
+    if (candidates.empty()) return false;
+    const int S = 0, T = 1;
+    MinCut cut(int(candidates.size()) + 2);
+    enum class Side { kCandidate, kA, kB, kOther };
+    auto side = [&](int comp) {
+      if (index[comp] >= 0) return Side::kCandidate;
+      return assignment_[comp] == a ? Side::kA : assignment_[comp] == b ? Side::kB : Side::kOther;
+    };
+    for (size_t v = 0; v < comp_values_.size(); ++v) {
+      const ComponentValue& cv = comp_values_[v];
+      if (cv.producer < 0 || cv.consumers.empty()) continue;
+      Capacity cost = Capacity(g_.values[v].bytes) * kByteUnit + kCopyUnit;
+      Side ps = side(cv.producer);
+      bool any_candidate = ps == Side::kCandidate;
+      bool consumer_on_a = false, consumer_on_b = false;
+      std::vector<int> cand_consumers;
+      for (int c : cv.consumers) {
+        Side s = side(c);
+        if (s == Side::kCandidate) cand_consumers.push_back(index[c]);
+        consumer_on_a |= s == Side::kA;
+        consumer_on_b |= s == Side::kB;
+      }
+      any_candidate |= !cand_consumers.empty();
+      if (!any_candidate) continue;
+      int p = ps == Side::kCandidate ? index[cv.producer] : -1;
+      // Copy to a: some consumer on a (source side) while the producer is not on a.
+      if (ps != Side::kA && (consumer_on_a || !cand_consumers.empty())) {
+        int to_a = cut.add_node();
+        for (int w : cand_consumers) cut.add_edge(w, to_a, kInfiniteCapacity);
+        if (consumer_on_a) cut.add_edge(S, to_a, kInfiniteCapacity);
+        cut.add_edge(to_a, p >= 0 ? p : T, cost);
+      }
+      // Copy to b: some consumer on b (sink side) while the producer is not on b.
+      if (ps != Side::kB && (consumer_on_b || !cand_consumers.empty())) {
+        int to_b = cut.add_node();
+        for (int w : cand_consumers) cut.add_edge(to_b, w, kInfiniteCapacity);
+        if (consumer_on_b) cut.add_edge(to_b, T, kInfiniteCapacity);
+        cut.add_edge(p >= 0 ? p : S, to_b, cost);
+      }
+    }
+    // Ties go to the default device: the largest a-side when a is the default.
+    Capacity before = total_cost();
+    std::vector<const VirtualDevice*> saved = assignment_;
+    cut.solve(S, T, /*prefer_source_side=*/config_.default_device == a);
+    for (int c : candidates) assignment_[c] = cut.on_source_side(index[c]) ? a : b;
+    Capacity after = total_cost();
+    if (after > before) {
+      assignment_ = saved;
+      return false;
+    }
+    return after < before;
+  }
+
+  // Reasons: fixed nodes keep their fact; others follow a neighbour on the same
+  // device with no copy between them (breadth-first from the facts), else
+  // they were the optimiser's or the default's choice.
+  void explain(PlacementSolution* sol) {
+    sol->reason.assign(g_.nodes.size(), PlacementReason{});
+    std::deque<int> q;
+    std::vector<int> member_of_comp(g_.nodes.size(), -1);
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      if (g_.nodes[i].fixed) {
+        sol->reason[i] = g_.nodes[i].reason;
+        q.push_back(int(i));
+      }
+    }
+    // Place-level adjacency through values (producer <-> consumer) on the same device.
+    std::vector<std::vector<int>> adj(g_.nodes.size());
+    for (const PlaceValue& v : g_.values) {
+      if (v.producer < 0) continue;
+      for (PlaceId c : v.consumers) {
+        adj[v.producer].push_back(c);
+        adj[c].push_back(v.producer);
+      }
+    }
+    for (const auto& t : g_.ties) {
+      adj[t.a].push_back(t.b);
+      adj[t.b].push_back(t.a);
+    }
+    while (!q.empty()) {
+      int u = q.front();
+      q.pop_front();
+      for (int v : adj[u])
+        if (sol->reason[v].kind == PlacementReason::Kind::kNone && sol->device[v] == sol->device[u]) {
+          sol->reason[v] = PlacementReason{PlacementReason::Kind::kFollows, "follows " + describe(g_.nodes[u]),
+                                           g_.nodes[u].node ? g_.nodes[u].node->span() : Span(), u};
+          q.push_back(v);
+        }
+    }
+    bool anything_fixed = !q.empty() || std::any_of(g_.nodes.begin(), g_.nodes.end(), [](auto& n) { return n.fixed; });
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (sol->reason[i].kind == PlacementReason::Kind::kNone) {
+        if (sol->device[i] == config_.default_device || !anything_fixed)
+          sol->reason[i] = PlacementReason{PlacementReason::Kind::kDefault,
+                                           "nothing constrains it: the default device " +
+                                               config_.default_device->device_name(),
+                                           Span(), -1};
+        else
+          sol->reason[i] = PlacementReason{PlacementReason::Kind::kOptimizer,
+                                           "placed by the optimiser to move the fewest bytes between devices",
+                                           Span(), -1};
+      }
+  }
+
+  struct ComponentValue {
+    int producer = -1;
+    std::vector<int> consumers;
+  };
+
+  const PlacementGraph& g_;
+  const CompilationConfig& config_;
+  UnionFind uf_;
+  std::vector<const VirtualDevice*> comp_fixed_;
+  std::vector<const VirtualDevice*> assignment_;
+  std::vector<ComponentValue> comp_values_;
+  std::vector<std::vector<int>> neighbours_;
+};
+
+}  // namespace
+
+std::pair<int64_t, int64_t> placement_cost(const PlacementGraph& g, const std::vector<const VirtualDevice*>& device) {
+  int64_t bytes = 0, copies = 0;
+  std::vector<const VirtualDevice*> dests;
+  for (const PlaceValue& v : g.values) {
+    if (v.producer < 0) continue;
+    dests.clear();
+    for (PlaceId c : v.consumers) {
+      const VirtualDevice* d = device[c];
+      if (d != device[v.producer] && std::find(dests.begin(), dests.end(), d) == dests.end()) dests.push_back(d);
+    }
+    copies += int64_t(dests.size());
+    bytes += int64_t(dests.size()) * v.bytes;
+  }
+  return {bytes, copies};
+}
+
+PlacementSolution solve_placement(const PlacementGraph& graph, const CompilationConfig& config) {
+  return Solver(graph, config).run();
+}
+
+}  // namespace switchyard

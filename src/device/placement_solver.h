@@ -1,0 +1,25 @@
+// Solving the placement problem: hard facts first (with conflicts reported
+// by the spans involved and the path between them), then every free place
+// node placed to move the fewest bytes: exactly, by one minimum cut, when two
+// devices meet; by repeated two-device moves with more; by plain propagation
+// when nothing needs to cross. Ties: fewer copies, then the default device.
+#pragma once
+
+#include "device/placement_graph.h"
+
+namespace switchyard {
+
+struct PlacementSolution {
+  std::vector<const VirtualDevice*> device;  // per place node
+  std::vector<PlacementReason> reason;       // per place node
+  int64_t bytes_copied = 0;
+  int64_t copies = 0;
+};
+
+PlacementSolution solve_placement(const PlacementGraph& graph, const CompilationConfig& config);
+
+// Bytes and copies an assignment costs (one copy per value and destination).
+std::pair<int64_t, int64_t> placement_cost(const PlacementGraph& graph,
+                                           const std::vector<const VirtualDevice*>& device);
+
+}  // namespace switchyard

@@ -1,0 +1,28 @@
+// PlanDevices: from a few wishes to a fully placed program with the fewest
+// bytes copied between devices (see placement_graph.h, placement_solver.h and
+// placement_rewrite.h for the three steps).
+#pragma once
+
+#include "device/placement_graph.h"
+#include "device/placement_rules.h"
+#include "device/placement_solver.h"
+#include "transform/pass.h"
+
+namespace switchyard {
+
+struct PlanResult {
+  IRModule module;             // placed
+  PlacementGraph graph;        // over the input module's nodes
+  PlacementSolution solution;  // per place node of `graph`
+};
+
+// Plans a typed module. Throws Error(kPlacement) on contradicting wishes
+// (naming every span involved and the path between them) or devices missing
+// from the config.
+PlanResult plan_devices(const IRModule& mod, const CompilationConfig& config);
+
+// The pass (requires InferType; types the result again). Rules are applied
+// to the module first.
+Pass PlanDevices(const CompilationConfig& config, std::vector<PlacementRule> rules = {});
+
+}  // namespace switchyard

@@ -1,0 +1,85 @@
+// Shared helpers of the subcommands.
+#include "driver/driver_util.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/npy.h"
+#include "support/error.h"
+
+namespace switchyard {
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::kUsage, "cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text_file_atomically(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw Error(ErrorKind::kUsage, "cannot write " + path);
+    out << text;
+    if (!out.good()) {
+      std::remove(tmp.c_str());
+      throw Error(ErrorKind::kUsage, "cannot write " + path);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw Error(ErrorKind::kUsage, "cannot write " + path);
+  }
+}
+
+std::optional<CompilationConfig> config_from_flags(const DeviceFlags& flags, const IRModule& mod) {
+  if (!flags.devices.empty())
+    return CompilationConfig::parse(flags.devices, flags.default_device, flags.host_device);
+  if (!flags.default_device.empty() || !flags.host_device.empty())
+    throw Error(ErrorKind::kUsage, "--default and --host need --devices");
+  if (!mod.devices().empty()) return CompilationConfig::from_devices(mod.devices());
+  return std::nullopt;
+}
+
+void add_device_flags(CLI::App* cmd, DeviceFlags* flags) {
+  cmd->add_option("--devices", flags->devices, "the build's devices, e.g. cpu:0,cpu:1 (a target may follow '=')");
+  cmd->add_option("--default", flags->default_device, "device for values nothing constrains (default: the first)");
+  cmd->add_option("--host", flags->host_device, "device for control flow and I/O (default: the first CPU)");
+}
+
+std::map<std::string, NDArray> read_npy_inputs(const std::vector<std::string>& specs) {
+  std::map<std::string, NDArray> inputs;
+  for (const std::string& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw Error(ErrorKind::kUsage, "--input expects NAME=FILE.npy, got '" + spec + "'");
+    std::string name = spec.substr(0, eq);
+    if (inputs.count(name)) throw Error(ErrorKind::kUsage, "input '" + name + "' is given twice");
+    try {
+      inputs[name] = read_npy(spec.substr(eq + 1));
+    } catch (const std::runtime_error& e) {
+      throw Error(ErrorKind::kUsage, "input '" + name + "': " + e.what());
+    }
+  }
+  return inputs;
+}
+
+std::string tensor_statistics(const NDArray& a) {
+  if (a.numel() == 0) return "empty";
+  double min = a.get_as_double(0), max = min, sum = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double v = a.get_as_double(i);
+    min = std::fmin(min, v);
+    max = std::fmax(max, v);
+    sum += v;
+  }
+  char text[128];
+  std::snprintf(text, sizeof text, "min=%.6g max=%.6g mean=%.6g", min, max, sum / double(a.numel()));
+  return text;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,40 @@
+// Helpers shared by the subcommands: reading files, writing outputs whole
+// (never a partial file), and building a CompilationConfig from flags.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "ir/compilation_config.h"
+#include "ir/module.h"
+#include "runtime/ndarray.h"
+
+namespace switchyard {
+
+// The whole file, or Error(kUsage) naming it.
+std::string read_text_file(const std::string& path);
+// Writes through a temporary file and a rename, so a failure leaves nothing.
+void write_text_file_atomically(const std::string& path, const std::string& text);
+
+struct DeviceFlags {
+  std::string devices;  // "cpu:0,cpu:1"
+  std::string default_device;
+  std::string host_device;
+};
+// From the flags, or else from the module's own device list; nullopt when
+// neither names any device.
+std::optional<CompilationConfig> config_from_flags(const DeviceFlags& flags, const IRModule& mod);
+// Adds --devices/--default/--host to a subcommand.
+void add_device_flags(CLI::App* cmd, DeviceFlags* flags);
+
+// Reads --input NAME=FILE.npy values by name; Error(kUsage) naming a
+// malformed or repeated spec, or an unreadable file.
+std::map<std::string, NDArray> read_npy_inputs(const std::vector<std::string>& specs);
+// "min=-1.5 max=3 mean=0.75" (every dtype read as double), "empty" for no elements.
+std::string tensor_statistics(const NDArray& array);
+
+}  // namespace switchyard

@@ -1,0 +1,58 @@
+// `switchyard explain`: why a binding landed on its device.
+#include <iostream>
+#include <memory>
+
+#include "device/explain.h"
+#include "driver/commands.h"
+#include "driver/driver_util.h"
+#include "support/error.h"
+#include "text/parser.h"
+#include "transform/infer_type.h"
+
+namespace switchyard {
+
+namespace {
+
+struct ExplainFlags {
+  std::string file;
+  DeviceFlags devices;
+  std::vector<std::string> rules;
+  std::vector<std::string> nodes;
+};
+
+void run_explain(const ExplainFlags& f) {
+  IRModule mod = parse_file(f.file);
+  std::optional<CompilationConfig> config = config_from_flags(f.devices, mod);
+  if (!config) throw Error(ErrorKind::kUsage, "explain needs the build's devices (--devices cpu:0,cpu:1)");
+  std::vector<PlacementRule> rules;
+  for (const std::string& r : f.rules) rules.push_back(parse_placement_rule(r, *config));
+  PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, rules).module), *config);
+  std::string source = read_text_file(f.file);
+  std::string out;
+  for (const std::string& name : f.nodes) {
+    std::vector<PlaceId> ids = select_place_nodes(plan.graph, name, source);
+    if (ids.empty())
+      throw Error(ErrorKind::kUsage, "no node matches '" + name +
+                                         "' (give a binding like %2, a parameter like %x, a line number, or a model "
+                                         "node name)");
+    for (PlaceId id : ids) out += explain_place_node(plan, id, *config);
+  }
+  std::cout << out;
+}
+
+}  // namespace
+
+void add_explain_command(CLI::App& app) {
+  auto flags = std::make_shared<ExplainFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "explain",
+      "Explain where device planning put a node, and why.\n"
+      "Example: switchyard explain mlp.sy --devices cpu:0,cpu:1 --node %2");
+  cmd->add_option("file", flags->file, "text-IR file")->required();
+  add_device_flags(cmd, &flags->devices);
+  cmd->add_option("--place", flags->rules, "placement rule op:NAME=DEVICE or node:GLOB=DEVICE (repeatable)");
+  cmd->add_option("--node", flags->nodes, "a binding (%2), parameter (%x), line, or model node name")->required();
+  cmd->callback([flags] { run_explain(*flags); });
+}
+
+}  // namespace switchyard

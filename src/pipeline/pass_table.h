@@ -1,0 +1,28 @@
+// Passes by name, for `switchyard opt -p A,B` and the Python API, and the
+// default optimisation pipeline.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device/placement_rules.h"
+#include "ir/compilation_config.h"
+#include "transform/pass.h"
+
+namespace switchyard {
+
+struct PipelineOptions {
+  std::optional<CompilationConfig> config;  // needed by PlanDevices
+  std::vector<PlacementRule> rules;         // applied by PlanDevices
+};
+
+// Error(kPass) "unknown pass 'X' (known: ...)" for an unknown name.
+Pass pass_by_name(const std::string& name, const PipelineOptions& options);
+std::vector<std::string> pass_names();
+
+// InferType, PlanDevices, SimplifyExpr, FoldConstant, EliminateCommonSubexpr,
+// DeadCodeElimination, FuseOps: the compiler's pipeline before lowering.
+Pass default_pipeline(const PipelineOptions& options);
+
+}  // namespace switchyard

@@ -1,0 +1,110 @@
+// Passes: named values that turn a module into a module. Module passes see the
+// whole module; function passes see one function at a time and keep its
+// placement unless they change it on purpose. PassContext carries the opt
+// level, enabled/disabled passes, typed configuration and instruments (timing,
+// IR dumps, the invariant checker).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/attrs.h"
+#include "ir/module.h"
+
+namespace switchyard {
+
+struct PassInfo {
+  std::string name;
+  int opt_level = 0;
+  std::vector<std::string> required;  // passes whose effect this pass needs
+};
+
+class PassContext;
+
+// Observes (and may veto) pass runs. Exceptions from an instrument stop the
+// pipeline (the invariant checker throws Error(kInvariant)).
+class PassInstrument {
+ public:
+  virtual ~PassInstrument() = default;
+  virtual std::string name() const = 0;
+  virtual void enter_context() {}
+  virtual void exit_context() {}
+  virtual void run_before_pass(const IRModule& mod, const PassInfo& info) {}
+  virtual void run_after_pass(const IRModule& mod, const PassInfo& info) {}
+};
+
+class Pass {
+ public:
+  using ModuleFn = std::function<IRModule(const IRModule&, const PassContext&)>;
+  Pass() = default;
+  Pass(PassInfo info, ModuleFn fn);
+
+  const PassInfo& info() const { return impl_->info; }
+  const std::string& name() const { return impl_->info.name; }
+  // Runs under PassContext::current().
+  IRModule operator()(const IRModule& mod) const;
+  // Runs under `ctx`: skipped when disabled or above the opt level (unless
+  // enabled by name); instruments run before and after.
+  IRModule operator()(const IRModule& mod, const PassContext& ctx) const;
+  // The passes inside a Sequential (empty for a leaf pass).
+  const std::vector<Pass>& children() const { return impl_->children; }
+
+ private:
+  struct Impl {
+    PassInfo info;
+    ModuleFn fn;
+    std::vector<Pass> children;
+  };
+  std::shared_ptr<const Impl> impl_;
+  friend Pass Sequential(std::vector<Pass>, std::string);
+};
+
+Pass make_module_pass(PassInfo info, Pass::ModuleFn fn);
+
+using FunctionPassFn = std::function<Function(const Function&, const IRModule&, const PassContext&)>;
+// Applies `fn` to each function (primitive fused functions excepted). The
+// function's device, span and parameters' devices are restored wherever the
+// returned function left them unconstrained (a pass that builds a new function
+// from scratch keeps its placement).
+Pass make_function_pass(PassInfo info, FunctionPassFn fn);
+
+// Runs passes in order. Before each pass, checks its required passes ran
+// earlier in this sequence or are already in effect (see pass_in_effect);
+// otherwise Error(kPass) "pass 'X' requires 'Y' to run before it".
+Pass Sequential(std::vector<Pass> passes, std::string name = "Sequential");
+
+// Whether a module already shows the effect of a pass that can be checked
+// ("InferType": every function typed; "PlanDevices": device planned).
+bool pass_in_effect(const std::string& pass_name, const IRModule& mod);
+
+class PassContext {
+ public:
+  int opt_level = 2;
+  std::vector<std::string> enabled_passes;   // run even above the opt level
+  std::vector<std::string> disabled_passes;  // never run
+  std::map<std::string, AttrValue> config;   // typed configuration values
+  std::vector<std::shared_ptr<PassInstrument>> instruments;
+
+  // The innermost context entered on this thread (a default one otherwise).
+  static const PassContext& current();
+  // Makes `ctx` current for the scope of the guard.
+  class Scope {
+   public:
+    explicit Scope(const PassContext& ctx);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+  };
+
+  bool is_disabled(const std::string& pass) const;
+  bool is_enabled(const std::string& pass) const;
+  // A typed configuration value, or `fallback` when absent.
+  int64_t config_int(const std::string& key, int64_t fallback) const;
+  bool config_bool(const std::string& key, bool fallback) const;
+  std::string config_string(const std::string& key, const std::string& fallback) const;
+};
+
+}  // namespace switchyard
