@@ -1,0 +1,404 @@
+// Artifact loading (manifest, hashes, model.so, weights) and running through
+// the model ABI, with the runtime services that record and check each kernel
+// and copy against the manifest.
+#include "runtime/artifact.h"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+
+#include "runtime/runtime_error.h"
+#include "runtime/sha256.h"
+#include "switchyard/model_abi.h"
+
+namespace switchyard {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t nanoseconds_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+std::string describe_tensor(DType dtype, const std::vector<int64_t>& shape) {
+  return std::string(dtype_name(dtype)) + " " + shape_to_string(shape);
+}
+
+std::string list_names(const std::vector<ManifestTensor>& tensors) {
+  std::string names;
+  for (const ManifestTensor& t : tensors) names += (names.empty() ? "" : ", ") + t.name;
+  return names;
+}
+
+// One run's state behind SyRuntimeServices::ctx. kernel_begin, kernel_end
+// and device_copy come from the thread that called sy_model_run;
+// parallel_for may also come from inside a parallel body.
+struct RunContext {
+  const Manifest* manifest = nullptr;
+  const std::vector<std::unique_ptr<Device>>* devices = nullptr;
+  bool record_stats = true;
+  RunStats stats;
+  int open_kernel = -1;
+  Clock::time_point kernel_start;
+  std::mutex error_mutex;
+  std::string error;  // the first broken rule; the run fails with it
+
+  void fail(const std::string& message) {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    if (error.empty()) error = message;
+  }
+  bool valid_device(int index) const { return index >= 0 && size_t(index) < devices->size(); }
+  const std::string& device_name(int index) const { return (*devices)[size_t(index)]->name(); }
+  std::string kernel_label(int index) const {
+    return "kernel " + std::to_string(index) + " '" + manifest->kernels[size_t(index)].name + "'";
+  }
+};
+
+void service_parallel_for(void* ctx, int device_index, int64_t n, int64_t grain, SyParallelBody body, void* closure) {
+  auto& run = *static_cast<RunContext*>(ctx);
+  try {
+    if (!run.valid_device(device_index)) {
+      run.fail("parallel work on device index " + std::to_string(device_index) + ", but the artifact has " +
+               std::to_string(run.devices->size()) + " devices");
+      return;
+    }
+    int kernel = run.open_kernel;
+    if (kernel >= 0 && run.manifest->kernels[size_t(kernel)].device != device_index)
+      run.fail(run.kernel_label(kernel) + " is planned on " +
+               run.device_name(run.manifest->kernels[size_t(kernel)].device) + " but ran parallel work on " +
+               run.device_name(device_index));
+    (*run.devices)[size_t(device_index)]->parallel_for(
+        n, grain, [body, closure](int64_t begin, int64_t end) { body(closure, begin, end); });
+  } catch (const std::exception& e) {
+    run.fail(std::string("parallel work failed: ") + e.what());
+  }
+}
+
+void service_device_copy(void* ctx, int copy_index, int dst_device, void* dst, int src_device, const void* src,
+                         size_t bytes) {
+  auto& run = *static_cast<RunContext*>(ctx);
+  try {
+    const std::vector<ManifestCopy>& copies = run.manifest->copies;
+    if (copy_index < 0 || size_t(copy_index) >= copies.size()) {
+      run.fail("copy " + std::to_string(copy_index) + " is not in the manifest (" + std::to_string(copies.size()) +
+               " copies)");
+      return;
+    }
+    if (!run.valid_device(src_device) || !run.valid_device(dst_device)) {
+      run.fail("copy " + std::to_string(copy_index) + " names a device index out of range");
+      return;
+    }
+    const ManifestCopy& planned = copies[size_t(copy_index)];
+    if (planned.src_device != src_device || planned.dst_device != dst_device || planned.bytes != bytes)
+      run.fail("copy " + std::to_string(copy_index) + " moved " + std::to_string(bytes) + " bytes from " +
+               run.device_name(src_device) + " to " + run.device_name(dst_device) + ", but the manifest plans " +
+               std::to_string(planned.bytes) + " bytes from " + run.device_name(planned.src_device) + " to " +
+               run.device_name(planned.dst_device));
+    Clock::time_point start = run.record_stats ? Clock::now() : Clock::time_point();
+    copy_between_devices(*(*run.devices)[size_t(dst_device)], dst, *(*run.devices)[size_t(src_device)], src, bytes);
+    if (run.record_stats)
+      run.stats.copies.push_back({copy_index, src_device, dst_device, bytes, nanoseconds_since(start)});
+  } catch (const std::exception& e) {
+    run.fail("copy " + std::to_string(copy_index) + " failed: " + e.what());
+  }
+}
+
+void service_kernel_begin(void* ctx, int kernel_index) {
+  auto& run = *static_cast<RunContext*>(ctx);
+  if (kernel_index < 0 || size_t(kernel_index) >= run.manifest->kernels.size()) {
+    run.fail("kernel " + std::to_string(kernel_index) + " is not in the manifest (" +
+             std::to_string(run.manifest->kernels.size()) + " kernels)");
+    return;
+  }
+  if (run.open_kernel >= 0)
+    run.fail(run.kernel_label(kernel_index) + " began inside " + run.kernel_label(run.open_kernel));
+  run.open_kernel = kernel_index;
+  if (run.record_stats) run.kernel_start = Clock::now();
+}
+
+void service_kernel_end(void* ctx, int kernel_index) {
+  auto& run = *static_cast<RunContext*>(ctx);
+  if (kernel_index < 0 || kernel_index != run.open_kernel) {
+    run.fail("kernel " + std::to_string(kernel_index) + " ended without beginning");
+    return;
+  }
+  run.open_kernel = -1;
+  if (!run.record_stats) return;
+  try {
+    const ManifestKernel& kernel = run.manifest->kernels[size_t(kernel_index)];
+    run.stats.kernels.push_back({kernel_index, kernel.name, kernel.device, nanoseconds_since(run.kernel_start)});
+  } catch (const std::exception& e) {
+    run.fail(std::string("recording a kernel failed: ") + e.what());
+  }
+}
+
+// Reads [begin, end) of `path` into host memory at `destination`.
+void read_file_range(const std::string& path, uint64_t begin, uint64_t end, void* destination) {
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file) throw RuntimeError("cannot open " + path);
+  if (fseeko(file.get(), off_t(begin), SEEK_SET) != 0 ||
+      std::fread(destination, 1, size_t(end - begin), file.get()) != size_t(end - begin))
+    throw RuntimeError("cannot read bytes [" + std::to_string(begin) + ", " + std::to_string(end) + ") of " + path);
+}
+
+}  // namespace
+
+class Artifact::Impl {
+ public:
+  // One run's scratch memory: a buffer per manifest arena, on that arena's device.
+  struct Workspace {
+    std::vector<DeviceBuffer> arenas;
+    std::vector<void*> arena_pointers;
+  };
+
+  ~Impl() {
+    // Buffers go before the library that might still reference them.
+    workspaces.clear();
+    weight_blocks.clear();
+    if (library) dlclose(library);
+  }
+
+  std::unique_ptr<Workspace> acquire_workspace(const Artifact& artifact) {
+    {
+      std::lock_guard<std::mutex> lock(workspace_mutex);
+      if (!workspaces.empty()) {
+        std::unique_ptr<Workspace> workspace = std::move(workspaces.back());
+        workspaces.pop_back();
+        return workspace;
+      }
+    }
+    auto workspace = std::make_unique<Workspace>();
+    for (const ManifestArena& arena : artifact.manifest_.arenas) {
+      workspace->arenas.emplace_back(artifact.device(arena.device), size_t(arena.bytes));
+      workspace->arena_pointers.push_back(workspace->arenas.back().data());
+    }
+    return workspace;
+  }
+
+  void release_workspace(std::unique_ptr<Workspace> workspace) {
+    std::lock_guard<std::mutex> lock(workspace_mutex);
+    workspaces.push_back(std::move(workspace));
+  }
+
+  void* library = nullptr;
+  SyModelRunFn run_function = nullptr;
+  std::vector<DeviceBuffer> weight_blocks;   // by device index; empty for a device without weights
+  std::vector<const void*> weight_pointers;  // by device index; null for a device without weights
+  std::mutex workspace_mutex;
+  std::vector<std::unique_ptr<Workspace>> workspaces;  // free for the next run
+};
+
+Artifact::~Artifact() = default;
+
+std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptions& options) {
+  std::shared_ptr<Artifact> artifact(new Artifact());
+  artifact->directory_ = dir;
+  artifact->impl_ = std::make_unique<Impl>();
+  Impl& impl = *artifact->impl_;
+  const std::string manifest_path = dir + "/manifest.json";
+  const std::string model_path = dir + "/model.so";
+  const std::string weights_path = dir + "/weights.bin";
+  namespace fs = std::filesystem;
+  // The error_code overloads: a permission problem reads as "not found" rather than escaping as another type.
+  std::error_code ignored;
+  if (!fs::is_directory(dir, ignored)) throw RuntimeError("artifact directory " + dir + " not found");
+  if (!fs::is_regular_file(manifest_path, ignored)) throw RuntimeError(manifest_path + ": file not found");
+  artifact->manifest_ = read_manifest_file(manifest_path);
+  const Manifest& manifest = artifact->manifest_;
+  if (manifest.abi_version != SY_MODEL_ABI_VERSION)
+    throw RuntimeError(manifest_path + ": abi_version " + std::to_string(manifest.abi_version) +
+                       " does not match this runtime's model ABI version " + std::to_string(SY_MODEL_ABI_VERSION));
+
+  std::shared_ptr<ThreadPool> shared_pool;
+  for (size_t i = 0; i < manifest.devices.size(); ++i) {
+    const ManifestDevice& d = manifest.devices[i];
+    if (d.kind != "cpu")
+      throw RuntimeError(manifest_path + ": devices[" + std::to_string(i) + "]: device kind '" + d.kind +
+                         "' is not supported by this runtime");
+    std::shared_ptr<ThreadPool> pool;
+    if (d.threads > 0) {
+      pool = std::make_shared<ThreadPool>(d.threads);
+    } else {
+      if (!shared_pool) shared_pool = std::make_shared<ThreadPool>(options.threads);
+      pool = shared_pool;
+    }
+    artifact->devices_.push_back(std::make_unique<CpuDevice>(d.id, std::move(pool)));
+  }
+
+  for (const std::string& path : {model_path, weights_path})
+    if (!fs::is_regular_file(path, ignored)) throw RuntimeError(path + ": file not found");
+  // The size first: a truncated file deserves a clearer message than a hash mismatch.
+  std::error_code size_error;
+  const uint64_t weights_size = fs::file_size(weights_path, size_error);
+  if (size_error) throw RuntimeError(weights_path + ": " + size_error.message());
+  for (const ManifestWeight& w : manifest.weights)
+    if (w.offset + w.nbytes > weights_size)
+      throw RuntimeError(weights_path + " is truncated: it has " + std::to_string(weights_size) +
+                         " bytes, but weight '" + w.name + "' needs bytes [" + std::to_string(w.offset) + ", " +
+                         std::to_string(w.offset + w.nbytes) + ")");
+  for (const auto& [path, expected] :
+       {std::pair{model_path, manifest.hashes.model_so}, std::pair{weights_path, manifest.hashes.weights_bin}}) {
+    std::string actual = sha256_file_hex(path);
+    if (actual != expected)
+      throw RuntimeError(path + ": sha256 " + actual + " does not match the manifest (" + expected + ")");
+  }
+
+  impl.library = dlopen(model_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!impl.library) {
+    const char* reason = dlerror();
+    throw RuntimeError(model_path + ": cannot load: " + (reason ? reason : "unknown reason"));
+  }
+  auto abi_version = reinterpret_cast<SyModelAbiVersionFn>(dlsym(impl.library, SY_MODEL_ABI_VERSION_SYMBOL));
+  if (!abi_version) throw RuntimeError(model_path + ": missing symbol " SY_MODEL_ABI_VERSION_SYMBOL);
+  if (int built = abi_version(); built != SY_MODEL_ABI_VERSION)
+    throw RuntimeError(model_path + ": built against model ABI version " + std::to_string(built) +
+                       ", this runtime supports version " + std::to_string(SY_MODEL_ABI_VERSION));
+  impl.run_function = reinterpret_cast<SyModelRunFn>(dlsym(impl.library, SY_MODEL_RUN_SYMBOL));
+  if (!impl.run_function) throw RuntimeError(model_path + ": missing symbol " SY_MODEL_RUN_SYMBOL);
+
+  std::vector<WeightBlock> blocks = weight_blocks(manifest);
+  for (size_t d = 0; d < blocks.size(); ++d) {
+    if (blocks[d].empty()) {
+      impl.weight_blocks.emplace_back();
+      impl.weight_pointers.push_back(nullptr);
+      continue;
+    }
+    Device& device = *artifact->devices_[d];
+    DeviceBuffer buffer(device, size_t(blocks[d].end - blocks[d].begin));
+    if (device.host_accessible()) {
+      read_file_range(weights_path, blocks[d].begin, blocks[d].end, buffer.data());
+    } else {
+      std::vector<unsigned char> staging(buffer.bytes());
+      read_file_range(weights_path, blocks[d].begin, blocks[d].end, staging.data());
+      device.copy_from_host(buffer.data(), staging.data(), staging.size());
+    }
+    impl.weight_pointers.push_back(buffer.data());
+    impl.weight_blocks.push_back(std::move(buffer));
+  }
+  // The first workspace now, so running out of memory shows at load time.
+  impl.release_workspace(impl.acquire_workspace(*artifact));
+  return artifact;
+}
+
+RunStats Artifact::execute(const std::vector<const void*>& host_inputs, const std::vector<void*>& host_outputs,
+                           const RunOptions& options) const {
+  Impl& impl = *impl_;
+  std::unique_ptr<Impl::Workspace> workspace = impl.acquire_workspace(*this);
+  // Inputs and outputs on devices the host cannot address are staged.
+  std::vector<DeviceBuffer> staged_inputs(manifest_.inputs.size()), staged_outputs(manifest_.outputs.size());
+  std::vector<const void*> inputs(host_inputs);
+  std::vector<void*> outputs(host_outputs);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Device& device = this->device(manifest_.inputs[i].device);
+    if (device.host_accessible()) continue;
+    size_t bytes = size_t(tensor_nbytes(manifest_.inputs[i].dtype, manifest_.inputs[i].shape));
+    staged_inputs[i] = DeviceBuffer(device, bytes);
+    device.copy_from_host(staged_inputs[i].data(), host_inputs[i], bytes);
+    inputs[i] = staged_inputs[i].data();
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Device& device = this->device(manifest_.outputs[i].device);
+    if (device.host_accessible()) continue;
+    staged_outputs[i] =
+        DeviceBuffer(device, size_t(tensor_nbytes(manifest_.outputs[i].dtype, manifest_.outputs[i].shape)));
+    outputs[i] = staged_outputs[i].data();
+  }
+
+  RunContext context;
+  context.manifest = &manifest_;
+  context.devices = &devices_;
+  context.record_stats = options.record_stats;
+  context.stats.kernels.reserve(manifest_.kernels.size());
+  context.stats.copies.reserve(manifest_.copies.size());
+  SyRuntimeServices services{&context, service_parallel_for, service_device_copy, service_kernel_begin,
+                             service_kernel_end};
+  SyRunArgs args{workspace->arena_pointers.data(), impl.weight_pointers.data(), inputs.data(), outputs.data(),
+                 &services};
+  Clock::time_point start = Clock::now();
+  int status = impl.run_function(&args);
+  for (const std::unique_ptr<Device>& device : devices_) device->synchronize();
+  context.stats.total_ns = nanoseconds_since(start);
+  impl.release_workspace(std::move(workspace));
+
+  const std::string model_path = directory_ + "/model.so";
+  if (!context.error.empty()) throw RuntimeError(model_path + ": " + context.error);
+  if (context.open_kernel >= 0)
+    throw RuntimeError(model_path + ": " + context.kernel_label(context.open_kernel) + " never ended");
+  if (status != 0) throw RuntimeError(model_path + ": sy_model_run failed with status " + std::to_string(status));
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (staged_outputs[i].data())
+      staged_outputs[i].device()->copy_to_host(host_outputs[i], staged_outputs[i].data(), staged_outputs[i].bytes());
+  if (!options.record_stats) context.stats = RunStats();
+  return std::move(context.stats);
+}
+
+RunResult Artifact::run(const std::vector<NDArray>& inputs, const RunOptions& options) const {
+  if (inputs.size() != manifest_.inputs.size())
+    throw RuntimeError("expected " + std::to_string(manifest_.inputs.size()) + " inputs (" +
+                       list_names(manifest_.inputs) + "), got " + std::to_string(inputs.size()));
+  std::vector<TensorView> views;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined())
+      throw RuntimeError("input '" + manifest_.inputs[i].name + "': expected " +
+                         describe_tensor(manifest_.inputs[i].dtype, manifest_.inputs[i].shape) +
+                         ", got an empty array");
+    views.push_back({inputs[i].data(), inputs[i].dtype(), inputs[i].shape()});
+  }
+  RunResult result;
+  std::vector<MutableTensorView> outputs;
+  for (const ManifestTensor& output : manifest_.outputs) {
+    result.outputs.emplace_back(output.dtype, output.shape);
+    outputs.push_back({result.outputs.back().data(), output.dtype, output.shape});
+  }
+  result.stats = run_buffers(views, outputs, options);
+  return result;
+}
+
+RunResult Artifact::run(const std::map<std::string, NDArray>& inputs, const RunOptions& options) const {
+  for (const auto& [name, value] : inputs) {
+    bool known = false;
+    for (const ManifestTensor& input : manifest_.inputs) known = known || input.name == name;
+    if (!known) throw RuntimeError("unknown input '" + name + "' (inputs: " + list_names(manifest_.inputs) + ")");
+  }
+  std::vector<NDArray> ordered;
+  for (const ManifestTensor& input : manifest_.inputs) {
+    auto it = inputs.find(input.name);
+    if (it == inputs.end()) throw RuntimeError("missing input '" + input.name + "'");
+    ordered.push_back(it->second);
+  }
+  return run(ordered, options);
+}
+
+RunStats Artifact::run_buffers(const std::vector<TensorView>& inputs, const std::vector<MutableTensorView>& outputs,
+                               const RunOptions& options) const {
+  if (inputs.size() != manifest_.inputs.size())
+    throw RuntimeError("expected " + std::to_string(manifest_.inputs.size()) + " inputs (" +
+                       list_names(manifest_.inputs) + "), got " + std::to_string(inputs.size()));
+  if (outputs.size() != manifest_.outputs.size())
+    throw RuntimeError("expected " + std::to_string(manifest_.outputs.size()) + " outputs (" +
+                       list_names(manifest_.outputs) + "), got " + std::to_string(outputs.size()));
+  auto check = [](const char* role, const ManifestTensor& expected, const void* data, DType dtype,
+                  const std::vector<int64_t>& shape) {
+    if (dtype != expected.dtype || shape != expected.shape)
+      throw RuntimeError(std::string(role) + " '" + expected.name + "': expected " +
+                         describe_tensor(expected.dtype, expected.shape) + ", got " + describe_tensor(dtype, shape));
+    if (!data && tensor_nbytes(dtype, shape) != 0)
+      throw RuntimeError(std::string(role) + " '" + expected.name + "': data pointer is null");
+  };
+  std::vector<const void*> input_pointers;
+  std::vector<void*> output_pointers;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check("input", manifest_.inputs[i], inputs[i].data, inputs[i].dtype, inputs[i].shape);
+    input_pointers.push_back(inputs[i].data);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    check("output", manifest_.outputs[i], outputs[i].data, outputs[i].dtype, outputs[i].shape);
+    output_pointers.push_back(outputs[i].data);
+  }
+  return execute(input_pointers, output_pointers, options);
+}
+
+}  // namespace switchyard

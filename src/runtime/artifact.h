@@ -1,0 +1,109 @@
+// A loaded artifact (model.so + weights.bin + manifest.json) and its runs.
+//
+// load() checks the manifest, the hashes and the ABI version, loads each
+// device's weights once, and prepares one workspace. run() is const and safe
+// from many threads at once: each run takes its own workspace (one buffer per
+// manifest arena) from a pool, so concurrent runs never share scratch memory.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/device.h"
+#include "runtime/manifest.h"
+#include "runtime/ndarray.h"
+
+namespace switchyard {
+
+struct LoadOptions {
+  // Threads of the pool shared by CPU devices without their own "threads";
+  // 0 means default_thread_count().
+  int threads = 0;
+};
+
+struct RunOptions {
+  // Records RunStats (kernel and copy timings); off saves two clock reads per
+  // kernel and copy. Placement checks run either way.
+  bool record_stats = true;
+};
+
+struct KernelRecord {
+  int index = 0;  // into Manifest::kernels
+  std::string name;
+  int device = 0;  // where it ran (the manifest's device index)
+  int64_t elapsed_ns = 0;
+};
+
+struct CopyRecord {
+  int index = 0;  // into Manifest::copies
+  int src_device = 0;
+  int dst_device = 0;
+  uint64_t bytes = 0;
+  int64_t elapsed_ns = 0;
+};
+
+struct RunStats {
+  std::vector<KernelRecord> kernels;  // in execution order
+  std::vector<CopyRecord> copies;     // in execution order
+  int64_t total_ns = 0;               // the whole sy_model_run call
+};
+
+struct RunResult {
+  std::vector<NDArray> outputs;  // in manifest order
+  RunStats stats;
+};
+
+// A host buffer handed to run_buffers without copying: `data` needs only its
+// element type's alignment.
+struct TensorView {
+  const void* data = nullptr;
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+};
+struct MutableTensorView {
+  void* data = nullptr;
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+};
+
+class Artifact {
+ public:
+  // Loads the artifact directory `dir`. Throws RuntimeError naming the file
+  // (or field) at fault.
+  static std::shared_ptr<Artifact> load(const std::string& dir, const LoadOptions& options = {});
+  ~Artifact();
+  Artifact(const Artifact&) = delete;
+  Artifact& operator=(const Artifact&) = delete;
+
+  const Manifest& manifest() const { return manifest_; }
+  const std::string& directory() const { return directory_; }
+  int num_devices() const { return int(devices_.size()); }
+  Device& device(int index) const { return *devices_.at(size_t(index)); }
+
+  // Runs on inputs in manifest order. Throws RuntimeError naming the input
+  // whose count, dtype or shape is wrong, or the kernel/copy that broke the
+  // plan.
+  RunResult run(const std::vector<NDArray>& inputs, const RunOptions& options = {}) const;
+  // Runs on inputs by name; every input must be given, and nothing else.
+  RunResult run(const std::map<std::string, NDArray>& inputs, const RunOptions& options = {}) const;
+  // Runs on caller-owned host buffers (the C API's path): outputs are written
+  // in place. Validated like run().
+  RunStats run_buffers(const std::vector<TensorView>& inputs, const std::vector<MutableTensorView>& outputs,
+                       const RunOptions& options = {}) const;
+
+ private:
+  class Impl;  // the loaded library, weights and workspace pool
+  Artifact() = default;
+  RunStats execute(const std::vector<const void*>& host_inputs, const std::vector<void*>& host_outputs,
+                   const RunOptions& options) const;
+
+  std::string directory_;
+  Manifest manifest_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace switchyard

@@ -1,0 +1,128 @@
+// Device bookkeeping, the CPU device and copies between devices.
+#include "runtime/device.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "runtime/runtime_error.h"
+
+namespace switchyard {
+
+Device::Device(std::string kind, int id) : kind_(std::move(kind)), id_(id), name_(kind_ + ":" + std::to_string(id)) {}
+
+DeviceMemoryStats Device::memory_stats() const {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  return stats_;
+}
+
+void Device::record_copy_in(size_t bytes) {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  stats_.copies_in += 1;
+  stats_.bytes_copied_in += bytes;
+}
+
+void Device::record_allocation(size_t bytes) {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  stats_.bytes_in_use += bytes;
+  stats_.live_allocations += 1;
+  if (stats_.bytes_in_use > stats_.peak_bytes) stats_.peak_bytes = stats_.bytes_in_use;
+}
+
+void Device::record_free(size_t bytes) {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  stats_.bytes_in_use -= bytes;
+  stats_.live_allocations -= 1;
+}
+
+CpuDevice::CpuDevice(int id, std::shared_ptr<ThreadPool> pool) : Device("cpu", id), pool_(std::move(pool)) {}
+
+CpuDevice::~CpuDevice() {
+  // Buffers outliving their device are a bug elsewhere; still return the memory.
+  for (auto& [pointer, bytes] : allocations_) std::free(pointer);
+}
+
+void* CpuDevice::allocate(size_t bytes) {
+  // A request beyond physical memory (a corrupt manifest, an overflowed size)
+  // is refused here rather than left to the allocator's overcommit policy.
+  static const size_t physical_bytes = size_t(sysconf(_SC_PHYS_PAGES)) * size_t(sysconf(_SC_PAGESIZE));
+  if (bytes > physical_bytes)
+    throw RuntimeError(name() + ": out of memory allocating " + std::to_string(bytes) + " bytes (the machine has " +
+                       std::to_string(physical_bytes) + ")");
+  // aligned_alloc wants a multiple of the alignment; 0 bytes still gets a block.
+  size_t rounded = bytes == 0 ? kDeviceAlignment : (bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment;
+  void* pointer = std::aligned_alloc(kDeviceAlignment, rounded);
+  if (!pointer) throw RuntimeError(name() + ": out of memory allocating " + std::to_string(bytes) + " bytes");
+  {
+    std::lock_guard<std::mutex> lock(allocations_mutex_);
+    allocations_.emplace(pointer, rounded);
+  }
+  record_allocation(rounded);
+  return pointer;
+}
+
+void CpuDevice::free(void* pointer) {
+  if (!pointer) return;
+  size_t rounded;
+  {
+    std::lock_guard<std::mutex> lock(allocations_mutex_);
+    auto it = allocations_.find(pointer);
+    if (it == allocations_.end()) throw RuntimeError(name() + ": free of memory this device did not allocate");
+    rounded = it->second;
+    allocations_.erase(it);
+  }
+  std::free(pointer);
+  record_free(rounded);
+}
+
+void CpuDevice::copy_from_host(void* device_destination, const void* host_source, size_t bytes) {
+  if (bytes) std::memcpy(device_destination, host_source, bytes);
+}
+
+void CpuDevice::copy_to_host(void* host_destination, const void* device_source, size_t bytes) {
+  if (bytes) std::memcpy(host_destination, device_source, bytes);
+}
+
+void CpuDevice::parallel_for(int64_t n, int64_t grain, const ParallelBody& body) {
+  pool_->parallel_for(n, grain, body);
+}
+
+void copy_between_devices(Device& destination_device, void* destination, Device& source_device, const void* source,
+                          size_t bytes) {
+  if (bytes != 0) {
+    if (destination_device.host_accessible() && source_device.host_accessible()) {
+      std::memcpy(destination, source, bytes);
+    } else if (source_device.host_accessible()) {
+      destination_device.copy_from_host(destination, source, bytes);
+    } else if (destination_device.host_accessible()) {
+      source_device.copy_to_host(destination, source, bytes);
+    } else {
+      std::vector<unsigned char> staging(bytes);
+      source_device.copy_to_host(staging.data(), source, bytes);
+      destination_device.copy_from_host(destination, staging.data(), bytes);
+    }
+  }
+  destination_device.record_copy_in(bytes);
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    reset();
+    device_ = std::exchange(other.device_, nullptr);
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void DeviceBuffer::reset() {
+  if (device_ && data_) device_->free(data_);
+  device_ = nullptr;
+  data_ = nullptr;
+  bytes_ = 0;
+}
+
+}  // namespace switchyard

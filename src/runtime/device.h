@@ -1,0 +1,126 @@
+// The runtime's device API: memory, copies and host-side parallel work per
+// device. CPU devices are implemented here; another kind (CUDA) is one more
+// subclass of Device.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "runtime/thread_pool.h"
+
+namespace switchyard {
+
+// Every device allocation is aligned to this many bytes.
+constexpr size_t kDeviceAlignment = 64;
+
+struct DeviceMemoryStats {
+  size_t bytes_in_use = 0;  // live allocations, each rounded up to kDeviceAlignment
+  size_t peak_bytes = 0;    // the most bytes_in_use has been
+  size_t live_allocations = 0;
+  uint64_t copies_in = 0;  // device-to-device copies that arrived here
+  uint64_t bytes_copied_in = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  // "cpu:0"
+  const std::string& name() const { return name_; }
+  const std::string& kind() const { return kind_; }
+  int id() const { return id_; }
+
+  // True when host code may read and write this device's memory directly,
+  // so a host buffer can be handed to a kernel without staging.
+  virtual bool host_accessible() const = 0;
+  // At least `bytes` (0 allowed, never null), kDeviceAlignment-aligned.
+  // Throws RuntimeError naming the device when memory runs out.
+  virtual void* allocate(size_t bytes) = 0;
+  // Releases memory from allocate(); null is ignored. Throws RuntimeError
+  // for a pointer this device did not allocate.
+  virtual void free(void* pointer) = 0;
+  // Copies to and from host memory; both return when the copy is done.
+  virtual void copy_from_host(void* device_destination, const void* host_source, size_t bytes) = 0;
+  virtual void copy_to_host(void* host_destination, const void* device_source, size_t bytes) = 0;
+  // Waits until all work queued on this device is done.
+  virtual void synchronize() = 0;
+  // Runs host-side work for kernels placed on this device on its threads.
+  virtual void parallel_for(int64_t n, int64_t grain, const ParallelBody& body) = 0;
+  virtual int num_threads() const = 0;
+
+  DeviceMemoryStats memory_stats() const;
+  // Counts a device-to-device copy that arrived here (see copy_between_devices).
+  void record_copy_in(size_t bytes);
+
+ protected:
+  Device(std::string kind, int id);
+  // For subclasses' allocators.
+  void record_allocation(size_t bytes);
+  void record_free(size_t bytes);
+
+ private:
+  std::string kind_;
+  int id_;
+  std::string name_;
+  mutable std::mutex stats_mutex_;
+  DeviceMemoryStats stats_;
+};
+
+// A CPU device: host memory from the aligned heap, parallel work on a thread
+// pool (shared with other CPU devices, or its own share of the cores).
+class CpuDevice final : public Device {
+ public:
+  CpuDevice(int id, std::shared_ptr<ThreadPool> pool);
+  ~CpuDevice() override;
+
+  bool host_accessible() const override { return true; }
+  void* allocate(size_t bytes) override;
+  void free(void* pointer) override;
+  void copy_from_host(void* device_destination, const void* host_source, size_t bytes) override;
+  void copy_to_host(void* host_destination, const void* device_source, size_t bytes) override;
+  void synchronize() override {}
+  void parallel_for(int64_t n, int64_t grain, const ParallelBody& body) override;
+  int num_threads() const override { return pool_->num_threads(); }
+
+ private:
+  std::shared_ptr<ThreadPool> pool_;
+  std::mutex allocations_mutex_;
+  std::unordered_map<void*, size_t> allocations_;  // pointer -> rounded size
+};
+
+// Copies `bytes` from `source` on `source_device` to `destination` on
+// `destination_device` (memcpy between host-accessible devices, through host
+// memory otherwise) and records it on the destination device.
+void copy_between_devices(Device& destination_device, void* destination, Device& source_device, const void* source,
+                          size_t bytes);
+
+// One device allocation, freed on destruction.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(Device& device, size_t bytes) : device_(&device), data_(device.allocate(bytes)), bytes_(bytes) {}
+  ~DeviceBuffer() { reset(); }
+  DeviceBuffer(DeviceBuffer&& other) noexcept { *this = std::move(other); }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  Device* device() const { return device_; }
+  void reset();
+
+ private:
+  Device* device_ = nullptr;
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+}  // namespace switchyard

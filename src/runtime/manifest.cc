@@ -1,0 +1,470 @@
+// Manifest JSON reading (strict: every field typed and present, unknown
+// fields rejected, each error naming its JSON path) and writing.
+#include "runtime/manifest.h"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "runtime/ndarray.h"
+#include "runtime/runtime_error.h"
+
+namespace switchyard {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& source, const std::string& path, const std::string& message) {
+  throw RuntimeError(source + ": " + (path.empty() ? "" : path + ": ") + message);
+}
+
+std::string member_path(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+std::string element_path(const std::string& path, size_t index) { return path + "[" + std::to_string(index) + "]"; }
+
+// A short rendering of an unexpected value for messages.
+std::string describe(const json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return std::string(value.type_name()) + " " + text;
+}
+
+// Reads one JSON object field by field, then rejects any field not read.
+class ObjectReader {
+ public:
+  ObjectReader(const json& object, std::string path, const std::string& source)
+      : object_(object), path_(std::move(path)), source_(source) {
+    if (!object_.is_object())
+      fail(source_, path_.empty() ? "the top level" : path_, "expected an object, got " + describe(object_));
+  }
+
+  const std::string& source() const { return source_; }
+  std::string path(const char* key) const { return member_path(path_, key); }
+
+  const json* optional(const char* key) {
+    read_.insert(key);
+    auto it = object_.find(key);
+    return it == object_.end() ? nullptr : &*it;
+  }
+
+  const json& required(const char* key) {
+    const json* value = optional(key);
+    if (!value) fail(source_, path(key), "missing field");
+    return *value;
+  }
+
+  std::string string(const char* key) {
+    const json& value = required(key);
+    if (!value.is_string()) fail(source_, path(key), "expected a string, got " + describe(value));
+    return value.get<std::string>();
+  }
+
+  std::string nonempty_string(const char* key) {
+    std::string text = string(key);
+    if (text.empty()) fail(source_, path(key), "must not be empty");
+    return text;
+  }
+
+  int64_t integer(const char* key, int64_t min, int64_t max) {
+    return read_integer(required(key), path(key), min, max);
+  }
+
+  int64_t read_integer(const json& value, const std::string& at, int64_t min, int64_t max) const {
+    if (!value.is_number_integer()) fail(source_, at, "expected an integer, got " + describe(value));
+    if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+      fail(source_, at, "integer out of range");
+    int64_t number = value.get<int64_t>();
+    if (number < min || number > max)
+      fail(source_, at,
+           "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
+               std::to_string(number));
+    return number;
+  }
+
+  uint64_t byte_count(const char* key) { return uint64_t(integer(key, 0, std::numeric_limits<int64_t>::max())); }
+
+  int device_index(const char* key) { return int(integer(key, 0, std::numeric_limits<int>::max())); }
+
+  DType dtype(const char* key) {
+    std::string name = string(key);
+    std::optional<DType> parsed = parse_dtype(name);
+    if (!parsed) fail(source_, path(key), "unknown dtype '" + name + "'");
+    return *parsed;
+  }
+
+  std::vector<int64_t> shape(const char* key) {
+    const json& value = required(key);
+    if (!value.is_array()) fail(source_, path(key), "expected an array of dimensions, got " + describe(value));
+    std::vector<int64_t> dims;
+    for (size_t i = 0; i < value.size(); ++i)
+      dims.push_back(read_integer(value[i], element_path(path(key), i), 0, std::numeric_limits<int64_t>::max()));
+    return dims;
+  }
+
+  const json& array(const char* key) {
+    const json& value = required(key);
+    if (!value.is_array()) fail(source_, path(key), "expected an array, got " + describe(value));
+    return value;
+  }
+
+  void finish() const {
+    for (auto it = object_.begin(); it != object_.end(); ++it)
+      if (!read_.count(it.key())) fail(source_, path(it.key().c_str()), "unknown field");
+  }
+
+ private:
+  const json& object_;
+  std::string path_;
+  const std::string& source_;
+  std::set<std::string> read_;
+};
+
+template <typename T, typename ReadOne>
+std::vector<T> read_list(ObjectReader& parent, const char* key, ReadOne read_one) {
+  const json& list = parent.array(key);
+  std::vector<T> items;
+  for (size_t i = 0; i < list.size(); ++i) {
+    ObjectReader reader(list[i], element_path(parent.path(key), i), parent.source());
+    items.push_back(read_one(reader));
+    reader.finish();
+  }
+  return items;
+}
+
+ManifestTensor read_tensor(ObjectReader& r) {
+  ManifestTensor t;
+  t.name = r.nonempty_string("name");
+  t.dtype = r.dtype("dtype");
+  t.shape = r.shape("shape");
+  t.device = r.device_index("device");
+  t.span = r.string("span");
+  return t;
+}
+
+std::string read_hash(ObjectReader& r, const char* key) {
+  std::string hex = r.string(key);
+  bool valid = hex.size() == 64 && std::all_of(hex.begin(), hex.end(),
+                                               [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  if (!valid) fail(r.source(), r.path(key), "expected 64 lowercase hex digits (sha256), got '" + hex + "'");
+  return hex;
+}
+
+Manifest read_manifest_json(const json& root, const std::string& source) {
+  ObjectReader r(root, "", source);
+  Manifest m;
+  // The version first: a newer format may differ in any other field.
+  m.format_version = int(r.integer("format_version", 1, std::numeric_limits<int>::max()));
+  if (m.format_version > kArtifactFormatVersion)
+    fail(source, "",
+         "artifact format version " + std::to_string(m.format_version) + " is newer than this runtime supports (" +
+             std::to_string(kArtifactFormatVersion) + ")");
+  m.abi_version = int(r.integer("abi_version", 1, std::numeric_limits<int>::max()));
+  m.switchyard_version = r.string("switchyard_version");
+  m.entry = r.nonempty_string("entry");
+  m.devices = read_list<ManifestDevice>(r, "devices", [](ObjectReader& d) {
+    ManifestDevice device;
+    device.name = d.nonempty_string("name");
+    device.kind = d.nonempty_string("kind");
+    device.id = int(d.integer("id", 0, std::numeric_limits<int>::max()));
+    device.target = d.nonempty_string("target");
+    if (const json* threads = d.optional("threads"))
+      device.threads = int(d.read_integer(*threads, d.path("threads"), 1, std::numeric_limits<int>::max()));
+    return device;
+  });
+  m.inputs = read_list<ManifestTensor>(r, "inputs", read_tensor);
+  m.outputs = read_list<ManifestTensor>(r, "outputs", read_tensor);
+  m.weights = read_list<ManifestWeight>(r, "weights", [](ObjectReader& w) {
+    ManifestWeight weight;
+    weight.name = w.nonempty_string("name");
+    weight.dtype = w.dtype("dtype");
+    weight.shape = w.shape("shape");
+    weight.device = w.device_index("device");
+    weight.offset = w.byte_count("offset");
+    weight.nbytes = w.byte_count("nbytes");
+    return weight;
+  });
+  m.arenas = read_list<ManifestArena>(r, "arenas", [](ObjectReader& a) {
+    ManifestArena arena;
+    arena.device = a.device_index("device");
+    arena.scope = a.nonempty_string("scope");
+    arena.bytes = a.byte_count("bytes");
+    arena.lower_bound_bytes = a.byte_count("lower_bound_bytes");
+    return arena;
+  });
+  m.kernels = read_list<ManifestKernel>(r, "kernels", [](ObjectReader& k) {
+    ManifestKernel kernel;
+    kernel.name = k.nonempty_string("name");
+    kernel.device = k.device_index("device");
+    kernel.span = k.string("span");
+    kernel.kind = k.nonempty_string("kind");
+    return kernel;
+  });
+  m.copies = read_list<ManifestCopy>(r, "copies", [](ObjectReader& c) {
+    ManifestCopy copy;
+    copy.src_device = c.device_index("src_device");
+    copy.dst_device = c.device_index("dst_device");
+    copy.bytes = c.byte_count("bytes");
+    copy.span = c.string("span");
+    return copy;
+  });
+  ObjectReader hashes(r.required("hashes"), r.path("hashes"), source);
+  m.hashes.model_so = read_hash(hashes, "model.so");
+  m.hashes.weights_bin = read_hash(hashes, "weights.bin");
+  hashes.finish();
+  r.finish();
+  return m;
+}
+
+void check_device_index(const Manifest& m, int device, const std::string& source, const std::string& path) {
+  if (device < 0 || size_t(device) >= m.devices.size())
+    fail(source, path,
+         "device index " + std::to_string(device) + " out of range (" + std::to_string(m.devices.size()) + " devices)");
+}
+
+void check_tensors(const Manifest& m, const std::vector<ManifestTensor>& tensors, const char* list,
+                   const std::string& source) {
+  std::set<std::string> names;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    std::string path = element_path(list, i);
+    const ManifestTensor& t = tensors[i];
+    if (t.name.empty()) fail(source, member_path(path, "name"), "must not be empty");
+    if (!names.insert(t.name).second) fail(source, member_path(path, "name"), "duplicate name '" + t.name + "'");
+    check_device_index(m, t.device, source, member_path(path, "device"));
+    try {
+      tensor_nbytes(t.dtype, t.shape);
+    } catch (const RuntimeError& e) {
+      fail(source, member_path(path, "shape"), e.what());
+    }
+  }
+}
+
+void check_weights(const Manifest& m, const std::string& source) {
+  std::set<std::string> names;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < m.weights.size(); ++i) {
+    std::string path = element_path("weights", i);
+    const ManifestWeight& w = m.weights[i];
+    if (w.name.empty()) fail(source, member_path(path, "name"), "must not be empty");
+    if (!names.insert(w.name).second) fail(source, member_path(path, "name"), "duplicate name '" + w.name + "'");
+    check_device_index(m, w.device, source, member_path(path, "device"));
+    uint64_t expected = 0;
+    try {
+      expected = tensor_nbytes(w.dtype, w.shape);
+    } catch (const RuntimeError& e) {
+      fail(source, member_path(path, "shape"), e.what());
+    }
+    if (w.nbytes != expected)
+      fail(source, member_path(path, "nbytes"),
+           std::to_string(w.nbytes) + " does not match " + dtype_name(w.dtype) + " " + shape_to_string(w.shape) + " (" +
+               std::to_string(expected) + " bytes)");
+    if (w.offset % kWeightAlignment != 0)
+      fail(source, member_path(path, "offset"),
+           std::to_string(w.offset) + " is not a multiple of " + std::to_string(kWeightAlignment));
+    if (w.offset > std::numeric_limits<uint64_t>::max() / 2 || w.nbytes > std::numeric_limits<uint64_t>::max() / 2)
+      fail(source, member_path(path, "offset"), "out of range");
+    order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return m.weights[a].offset < m.weights[b].offset; });
+  for (size_t k = 1; k < order.size(); ++k) {
+    const ManifestWeight& before = m.weights[order[k - 1]];
+    const ManifestWeight& after = m.weights[order[k]];
+    if (after.offset < before.offset + before.nbytes)
+      fail(source, element_path("weights", order[k]),
+           "'" + after.name + "' overlaps '" + before.name + "' in weights.bin");
+  }
+  // Each device loads one contiguous block, so blocks must not interleave.
+  std::vector<WeightBlock> blocks = weight_blocks(m);
+  for (size_t a = 0; a < blocks.size(); ++a)
+    for (size_t b = a + 1; b < blocks.size(); ++b)
+      if (!blocks[a].empty() && !blocks[b].empty() && blocks[a].begin < blocks[b].end &&
+          blocks[b].begin < blocks[a].end)
+        fail(source, "weights",
+             "the weights of " + m.devices[a].name + " and " + m.devices[b].name +
+                 " interleave in weights.bin; each device's weights must be contiguous");
+}
+
+using ordered_json = nlohmann::ordered_json;
+
+ordered_json tensor_json(const ManifestTensor& t) {
+  return ordered_json{
+      {"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"device", t.device}, {"span", t.span}};
+}
+
+ordered_json manifest_json(const Manifest& m) {
+  ordered_json root;
+  root["format_version"] = m.format_version;
+  root["abi_version"] = m.abi_version;
+  root["switchyard_version"] = m.switchyard_version;
+  root["entry"] = m.entry;
+  root["devices"] = ordered_json::array();
+  for (const ManifestDevice& d : m.devices) {
+    ordered_json device{{"name", d.name}, {"kind", d.kind}, {"id", d.id}, {"target", d.target}};
+    if (d.threads > 0) device["threads"] = d.threads;
+    root["devices"].push_back(device);
+  }
+  root["inputs"] = ordered_json::array();
+  for (const ManifestTensor& t : m.inputs) root["inputs"].push_back(tensor_json(t));
+  root["outputs"] = ordered_json::array();
+  for (const ManifestTensor& t : m.outputs) root["outputs"].push_back(tensor_json(t));
+  root["weights"] = ordered_json::array();
+  for (const ManifestWeight& w : m.weights)
+    root["weights"].push_back(ordered_json{{"name", w.name},
+                                           {"dtype", dtype_name(w.dtype)},
+                                           {"shape", w.shape},
+                                           {"device", w.device},
+                                           {"offset", w.offset},
+                                           {"nbytes", w.nbytes}});
+  root["arenas"] = ordered_json::array();
+  for (const ManifestArena& a : m.arenas)
+    root["arenas"].push_back(ordered_json{
+        {"device", a.device}, {"scope", a.scope}, {"bytes", a.bytes}, {"lower_bound_bytes", a.lower_bound_bytes}});
+  root["kernels"] = ordered_json::array();
+  for (const ManifestKernel& k : m.kernels)
+    root["kernels"].push_back(ordered_json{{"name", k.name}, {"device", k.device}, {"span", k.span}, {"kind", k.kind}});
+  root["copies"] = ordered_json::array();
+  for (const ManifestCopy& c : m.copies)
+    root["copies"].push_back(
+        ordered_json{{"src_device", c.src_device}, {"dst_device", c.dst_device}, {"bytes", c.bytes}, {"span", c.span}});
+  root["hashes"] = ordered_json{{"model.so", m.hashes.model_so}, {"weights.bin", m.hashes.weights_bin}};
+  return root;
+}
+
+}  // namespace
+
+uint64_t tensor_nbytes(DType dtype, const std::vector<int64_t>& shape) {
+  uint64_t bytes = uint64_t(dtype_bytes(dtype));
+  for (int64_t d : shape) {
+    if (d < 0) throw RuntimeError("negative dimension " + std::to_string(d));
+    if (d != 0 && bytes > uint64_t(std::numeric_limits<int64_t>::max()) / uint64_t(d))
+      throw RuntimeError("tensor size overflows");
+    bytes *= uint64_t(d);
+  }
+  return bytes;
+}
+
+void validate_manifest(const Manifest& m, const std::string& source) {
+  if (m.format_version < 1) fail(source, "format_version", "must be at least 1");
+  if (m.format_version > kArtifactFormatVersion)
+    fail(source, "",
+         "artifact format version " + std::to_string(m.format_version) + " is newer than this runtime supports (" +
+             std::to_string(kArtifactFormatVersion) + ")");
+  if (m.abi_version < 1) fail(source, "abi_version", "must be at least 1");
+  if (m.entry.empty()) fail(source, "entry", "must not be empty");
+  if (m.devices.empty()) fail(source, "devices", "an artifact needs at least one device");
+  std::set<std::string> device_names;
+  for (size_t i = 0; i < m.devices.size(); ++i) {
+    const ManifestDevice& d = m.devices[i];
+    std::string path = element_path("devices", i);
+    if (d.kind.empty()) fail(source, member_path(path, "kind"), "must not be empty");
+    if (d.id < 0) fail(source, member_path(path, "id"), "must not be negative");
+    if (d.target.empty()) fail(source, member_path(path, "target"), "must not be empty");
+    if (d.threads < 0) fail(source, member_path(path, "threads"), "must not be negative");
+    std::string expected = d.kind + ":" + std::to_string(d.id);
+    if (d.name != expected)
+      fail(source, member_path(path, "name"), "'" + d.name + "' does not match kind and id ('" + expected + "')");
+    if (!device_names.insert(d.name).second)
+      fail(source, member_path(path, "name"), "duplicate device '" + d.name + "'");
+  }
+  check_tensors(m, m.inputs, "inputs", source);
+  check_tensors(m, m.outputs, "outputs", source);
+  check_weights(m, source);
+  for (size_t i = 0; i < m.arenas.size(); ++i) {
+    const ManifestArena& a = m.arenas[i];
+    std::string path = element_path("arenas", i);
+    check_device_index(m, a.device, source, member_path(path, "device"));
+    if (a.scope.empty()) fail(source, member_path(path, "scope"), "must not be empty");
+    if (a.lower_bound_bytes > a.bytes)
+      fail(source, member_path(path, "lower_bound_bytes"),
+           std::to_string(a.lower_bound_bytes) + " exceeds bytes (" + std::to_string(a.bytes) + ")");
+  }
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const ManifestKernel& k = m.kernels[i];
+    std::string path = element_path("kernels", i);
+    if (k.name.empty()) fail(source, member_path(path, "name"), "must not be empty");
+    if (k.kind.empty()) fail(source, member_path(path, "kind"), "must not be empty");
+    check_device_index(m, k.device, source, member_path(path, "device"));
+  }
+  for (size_t i = 0; i < m.copies.size(); ++i) {
+    const ManifestCopy& c = m.copies[i];
+    std::string path = element_path("copies", i);
+    check_device_index(m, c.src_device, source, member_path(path, "src_device"));
+    check_device_index(m, c.dst_device, source, member_path(path, "dst_device"));
+    if (c.src_device == c.dst_device)
+      fail(source, path, "copies from " + m.devices[size_t(c.src_device)].name + " to itself");
+  }
+}
+
+Manifest parse_manifest(std::string_view json_text, const std::string& source) {
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    fail(source, "", std::string("invalid JSON: ") + e.what());
+  }
+  Manifest manifest = read_manifest_json(root, source);
+  validate_manifest(manifest, source);
+  return manifest;
+}
+
+std::string format_manifest(const Manifest& manifest) {
+  validate_manifest(manifest, "manifest");
+  return manifest_json(manifest).dump(2) + "\n";
+}
+
+Manifest read_manifest_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw RuntimeError("cannot open " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw RuntimeError("cannot read " + path);
+  return parse_manifest(text.str(), path);
+}
+
+void write_manifest_file(const Manifest& manifest, const std::string& path) {
+  std::string text = format_manifest(manifest);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw RuntimeError("cannot write " + path);
+}
+
+std::vector<WeightBlock> weight_blocks(const Manifest& manifest) {
+  std::vector<WeightBlock> blocks(manifest.devices.size());
+  std::vector<bool> seen(manifest.devices.size(), false);
+  for (const ManifestWeight& w : manifest.weights) {
+    if (w.device < 0 || size_t(w.device) >= blocks.size()) continue;  // validate_manifest reports it
+    WeightBlock& block = blocks[size_t(w.device)];
+    if (!seen[size_t(w.device)]) {
+      block = {w.offset, w.offset + w.nbytes};
+      seen[size_t(w.device)] = true;
+    } else {
+      block.begin = std::min(block.begin, w.offset);
+      block.end = std::max(block.end, w.offset + w.nbytes);
+    }
+  }
+  return blocks;
+}
+
+uint64_t weight_offset_in_block(const Manifest& manifest, int weight_index) {
+  const ManifestWeight& w = manifest.weights.at(size_t(weight_index));
+  return w.offset - weight_blocks(manifest).at(size_t(w.device)).begin;
+}
+
+uint64_t layout_weights(std::vector<ManifestWeight>& weights, int num_devices) {
+  uint64_t end = 0;
+  for (int device = 0; device < num_devices; ++device) {
+    for (ManifestWeight& w : weights) {
+      if (w.device != device) continue;
+      w.nbytes = tensor_nbytes(w.dtype, w.shape);
+      w.offset = (end + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
+      end = w.offset + w.nbytes;
+    }
+  }
+  return end;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,122 @@
+// The artifact manifest (manifest.json): what model.so expects and what the
+// runtime must provide. The compiler writes it, the runtime reads it; the
+// schema is documented in docs/artifact.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/dtype.h"
+
+namespace switchyard {
+
+// The manifest format this runtime reads and writes; older ones are read too.
+constexpr int kArtifactFormatVersion = 1;
+// Every weight's offset in weights.bin is a multiple of this.
+constexpr uint64_t kWeightAlignment = 64;
+
+struct ManifestDevice {
+  std::string name;  // kind + ":" + id, e.g. "cpu:1"
+  std::string kind;  // "cpu"
+  int id = 0;
+  std::string target;  // the compilation target, e.g. "cpu"
+  int threads = 0;     // this device's own share of cores; 0 (omitted) shares the runtime's pool
+};
+
+// A model input or output.
+struct ManifestTensor {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  int device = 0;    // index into Manifest::devices
+  std::string span;  // where it came from in the model ("file:line:column", node name), may be empty
+};
+
+struct ManifestWeight {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  int device = 0;
+  uint64_t offset = 0;  // in weights.bin, a multiple of kWeightAlignment
+  uint64_t nbytes = 0;  // numel(shape) * dtype_bytes(dtype)
+};
+
+// One statically planned workspace of a device and memory scope.
+struct ManifestArena {
+  int device = 0;
+  std::string scope = "global";
+  uint64_t bytes = 0;
+  uint64_t lower_bound_bytes = 0;  // the memory planner's lower bound, for reports; <= bytes
+};
+
+struct ManifestKernel {
+  std::string name;
+  int device = 0;
+  std::string span;
+  std::string kind;  // how it was generated, e.g. "loops" or "dnnl"
+};
+
+struct ManifestCopy {
+  int src_device = 0;
+  int dst_device = 0;
+  uint64_t bytes = 0;
+  std::string span;
+};
+
+struct ManifestHashes {
+  std::string model_so;     // sha256 of model.so, 64 lowercase hex digits
+  std::string weights_bin;  // sha256 of weights.bin
+};
+
+struct Manifest {
+  int format_version = kArtifactFormatVersion;
+  int abi_version = 0;  // SY_MODEL_ABI_VERSION of model.so
+  std::string switchyard_version;
+  std::string entry;  // the compiled IR function, e.g. "main"
+  std::vector<ManifestDevice> devices;
+  std::vector<ManifestTensor> inputs;
+  std::vector<ManifestTensor> outputs;
+  std::vector<ManifestWeight> weights;
+  std::vector<ManifestArena> arenas;
+  std::vector<ManifestKernel> kernels;
+  std::vector<ManifestCopy> copies;
+  ManifestHashes hashes;
+};
+
+// Parses and validates manifest JSON. `source` names the text in messages,
+// which then name the field: "dir/manifest.json: inputs[0].dtype: ...".
+// Throws RuntimeError.
+Manifest parse_manifest(std::string_view json_text, const std::string& source = "manifest.json");
+// The cross-field rules (device indices in range, unique names, the weights
+// layout); parse_manifest applies them. Throws RuntimeError.
+void validate_manifest(const Manifest& manifest, const std::string& source = "manifest.json");
+// Pretty-printed JSON of a valid manifest (validated first).
+std::string format_manifest(const Manifest& manifest);
+
+Manifest read_manifest_file(const std::string& path);
+void write_manifest_file(const Manifest& manifest, const std::string& path);
+
+// Bytes of a dense tensor; throws RuntimeError on a negative dimension or overflow.
+uint64_t tensor_nbytes(DType dtype, const std::vector<int64_t>& shape);
+
+// The part of weights.bin one device loads: [begin, end) spans its weights.
+// A device with no weights has an empty block.
+struct WeightBlock {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  bool empty() const { return end == begin; }
+};
+// One block per device, by device index.
+std::vector<WeightBlock> weight_blocks(const Manifest& manifest);
+// Where weight `weight_index` lies in its device's block: generated code reads
+// it at SyRunArgs::weights[device] + this offset.
+uint64_t weight_offset_in_block(const Manifest& manifest, int weight_index);
+
+// For writers: sets every weight's nbytes and offset so weights are grouped by
+// device (ascending index), in list order within a device, each aligned to
+// kWeightAlignment. Returns the size weights.bin must have.
+uint64_t layout_weights(std::vector<ManifestWeight>& weights, int num_devices);
+
+}  // namespace switchyard

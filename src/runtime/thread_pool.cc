@@ -1,0 +1,101 @@
+// Thread pool: a shared queue of loop invitations; chunks are claimed through
+// an atomic counter, so the caller and any free worker share one loop.
+#include "runtime/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+
+namespace switchyard {
+
+struct ThreadPool::Job {
+  const ParallelBody* body = nullptr;
+  int64_t n = 0;
+  int64_t num_chunks = 0;
+  std::atomic<int64_t> next_chunk{0};
+  std::atomic<int64_t> chunks_done{0};
+  std::mutex mutex;
+  std::condition_variable finished;
+  std::exception_ptr error;  // the first chunk failure, under `mutex`
+};
+
+int default_thread_count() {
+  unsigned count = std::thread::hardware_concurrency();
+  return count == 0 ? 1 : int(count);
+}
+
+ThreadPool::ThreadPool(int num_threads) {
+  if (num_threads <= 0) num_threads = default_thread_count();
+  workers_.reserve(size_t(num_threads - 1));
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& worker : workers_) worker.join();
+}
+
+void ThreadPool::worker_loop() {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left to help with
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    run_chunks(*job);
+  }
+}
+
+void ThreadPool::run_chunks(Job& job) {
+  const int64_t base = job.n / job.num_chunks;
+  const int64_t remainder = job.n % job.num_chunks;
+  for (;;) {
+    int64_t chunk = job.next_chunk.fetch_add(1);
+    if (chunk >= job.num_chunks) return;
+    // The first `remainder` chunks take one extra element.
+    int64_t begin = chunk * base + std::min(chunk, remainder);
+    int64_t end = begin + base + (chunk < remainder ? 1 : 0);
+    try {
+      (*job.body)(begin, end);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(job.mutex);
+      if (!job.error) job.error = std::current_exception();
+    }
+    if (job.chunks_done.fetch_add(1) + 1 == job.num_chunks) {
+      std::lock_guard<std::mutex> lock(job.mutex);
+      job.finished.notify_all();
+    }
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n, int64_t grain, const ParallelBody& body) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  int64_t num_chunks = std::min<int64_t>(n / grain, num_threads());
+  if (num_chunks <= 1) {
+    body(0, n);
+    return;
+  }
+  auto job = std::make_shared<Job>();
+  job->body = &body;
+  job->n = n;
+  job->num_chunks = num_chunks;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int64_t i = 1; i < num_chunks; ++i) queue_.push_back(job);
+  }
+  wake_.notify_all();
+  run_chunks(*job);
+  std::unique_lock<std::mutex> lock(job->mutex);
+  job->finished.wait(lock, [&] { return job->chunks_done.load() == job->num_chunks; });
+  if (job->error) std::rethrow_exception(job->error);
+}
+
+}  // namespace switchyard

@@ -1,0 +1,57 @@
+// A fixed pool of worker threads running statically chunked parallel loops.
+//
+// Several runs may call parallel_for on one pool at once, and a loop body may
+// itself call parallel_for: the calling thread always works through its own
+// loop's chunks and waits only for chunks other threads are already running,
+// so no caller can wait on work that nobody is doing.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace switchyard {
+
+// Runs over [begin, end).
+using ParallelBody = std::function<void(int64_t begin, int64_t end)>;
+
+// The hardware concurrency, at least 1.
+int default_thread_count();
+
+class ThreadPool {
+ public:
+  // `num_threads` counts the calling thread, which works too: a pool of N
+  // starts N-1 workers. 0 (or less) means default_thread_count().
+  explicit ThreadPool(int num_threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const { return int(workers_.size()) + 1; }
+
+  // Splits [0, n) into at most num_threads() contiguous chunks of at least
+  // `grain` elements (one chunk when n < 2 * grain) and runs `body` on each;
+  // returns when all are done. The first exception a chunk throws is
+  // rethrown here after every chunk has finished.
+  void parallel_for(int64_t n, int64_t grain, const ParallelBody& body);
+
+ private:
+  struct Job;
+  void worker_loop();
+  static void run_chunks(Job& job);
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  // One entry per worker invited to help with a job; a worker that finds the
+  // job's chunks all claimed simply moves on.
+  std::deque<std::shared_ptr<Job>> queue_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace switchyard

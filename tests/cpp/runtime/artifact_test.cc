@@ -1,0 +1,291 @@
+// Artifacts without the compiler: the hand-written model (hand_model.h) is
+// compiled by the system compiler, loaded, run, checked against the plan,
+// corrupted in every way the loader must catch, and run from many threads.
+#include "runtime/artifact.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include "hand_model.h"
+#include "runtime/runtime_error.h"
+#include "support/test_paths.h"
+
+namespace switchyard {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::hand_model_input;
+using testing::hand_model_manifest;
+using testing::hand_model_reference;
+using testing::hand_model_weights;
+
+class ArtifactTest : public ::testing::Test {
+ protected:
+  // One compilation per model variant for the whole suite.
+  static void SetUpTestSuite() {
+    build_dir_ = new std::string(testing::scratch_dir("artifact_models"));
+    testing::compile_model(testing::hand_model_source(), model_path(""), "");
+  }
+  static void TearDownTestSuite() {
+    delete build_dir_;
+    build_dir_ = nullptr;
+  }
+
+  // The hand model built with `flags` (one library per distinct flag set).
+  static std::string model_path(const std::string& flags) {
+    std::string name = flags.empty() ? "model" : "model_" + std::to_string(std::hash<std::string>()(flags));
+    std::string path = *build_dir_ + "/" + name + ".so";
+    if (!flags.empty() && !fs::exists(path)) testing::compile_model(testing::hand_model_source(), path, flags);
+    return path;
+  }
+
+  // A fresh artifact directory; `change` edits the manifest before writing.
+  static std::string write(const std::string& name, const std::function<void(Manifest&)>& change = {},
+                           const std::string& flags = "") {
+    Manifest manifest = hand_model_manifest();
+    if (change) change(manifest);
+    std::string dir = testing::scratch_dir(name);
+    testing::write_artifact(dir, model_path(flags), manifest, hand_model_weights(hand_model_manifest()));
+    return dir;
+  }
+
+  static std::string load_error(const std::string& dir) {
+    try {
+      Artifact::load(dir);
+    } catch (const RuntimeError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  }
+
+  static std::string run_error(const Artifact& artifact, const std::vector<NDArray>& inputs) {
+    try {
+      artifact.run(inputs);
+    } catch (const RuntimeError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  }
+
+  static std::string* build_dir_;
+};
+
+std::string* ArtifactTest::build_dir_ = nullptr;
+
+void expect_equal(const NDArray& actual, const NDArray& expected) {
+  ASSERT_EQ(actual.shape(), expected.shape());
+  ASSERT_EQ(actual.dtype(), expected.dtype());
+  for (int64_t i = 0; i < expected.numel(); ++i)
+    ASSERT_FLOAT_EQ(actual.as<float>()[i], expected.as<float>()[i]) << "element " << i;
+}
+
+TEST_F(ArtifactTest, RunsAndRecordsWhereKernelsAndCopiesRan) {
+  auto artifact = Artifact::load(write("good"));
+  ASSERT_EQ(artifact->num_devices(), 2);
+  NDArray x = hand_model_input(1);
+  RunResult result = artifact->run({x});
+  ASSERT_EQ(result.outputs.size(), 1u);
+  expect_equal(result.outputs[0], hand_model_reference(x));
+
+  ASSERT_EQ(result.stats.kernels.size(), 2u);
+  EXPECT_EQ(result.stats.kernels[0].index, 0);
+  EXPECT_EQ(result.stats.kernels[0].name, "fused_relu_add");
+  EXPECT_EQ(result.stats.kernels[0].device, 0);
+  EXPECT_EQ(result.stats.kernels[1].name, "multiply");
+  EXPECT_EQ(result.stats.kernels[1].device, 1);
+  ASSERT_EQ(result.stats.copies.size(), 1u);
+  EXPECT_EQ(result.stats.copies[0].index, 0);
+  EXPECT_EQ(result.stats.copies[0].src_device, 0);
+  EXPECT_EQ(result.stats.copies[0].dst_device, 1);
+  EXPECT_EQ(result.stats.copies[0].bytes, testing::kHandModelTensorBytes);
+  EXPECT_GT(result.stats.total_ns, 0);
+  EXPECT_EQ(artifact->device(1).memory_stats().copies_in, 1u);
+  EXPECT_EQ(artifact->device(0).memory_stats().copies_in, 0u);
+
+  RunOptions quiet;
+  quiet.record_stats = false;
+  RunResult unrecorded = artifact->run({x}, quiet);
+  EXPECT_TRUE(unrecorded.stats.kernels.empty());
+  EXPECT_TRUE(unrecorded.stats.copies.empty());
+  EXPECT_TRUE(unrecorded.outputs[0].bitwise_equal(result.outputs[0]));
+}
+
+TEST_F(ArtifactTest, WeightsAndArenasAreAllocatedOncePerDevice) {
+  auto artifact = Artifact::load(write("memory"));
+  // cpu:0 holds w (512 bytes) and arena 0 (512); cpu:1 holds s (64) and arena 1 (512).
+  EXPECT_EQ(artifact->device(0).memory_stats().bytes_in_use, 1024u);
+  EXPECT_EQ(artifact->device(1).memory_stats().bytes_in_use, 576u);
+  for (int i = 0; i < 5; ++i) artifact->run({hand_model_input(i)});
+  EXPECT_EQ(artifact->device(0).memory_stats().bytes_in_use, 1024u);  // the workspace is reused
+  EXPECT_EQ(artifact->device(1).memory_stats().bytes_in_use, 576u);
+}
+
+TEST_F(ArtifactTest, ThreadsComeFromOptionsOrTheManifest) {
+  auto artifact = Artifact::load(write("threads", [](Manifest& m) { m.devices[1].threads = 1; }), LoadOptions{3});
+  EXPECT_EQ(artifact->device(0).num_threads(), 3);
+  EXPECT_EQ(artifact->device(1).num_threads(), 1);
+  NDArray x = hand_model_input(4);
+  expect_equal(artifact->run({x}).outputs[0], hand_model_reference(x));
+}
+
+TEST_F(ArtifactTest, RunsByName) {
+  auto artifact = Artifact::load(write("by_name"));
+  NDArray x = hand_model_input(2);
+  expect_equal(artifact->run(std::map<std::string, NDArray>{{"x", x}}).outputs[0], hand_model_reference(x));
+  try {
+    artifact->run(std::map<std::string, NDArray>{{"x", x}, {"z", x}});
+    FAIL();
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()), "unknown input 'z' (inputs: x)");
+  }
+  try {
+    artifact->run(std::map<std::string, NDArray>{});
+    FAIL();
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()), "missing input 'x'");
+  }
+}
+
+TEST_F(ArtifactTest, WrongInputsNameExpectedAndActual) {
+  auto artifact = Artifact::load(write("inputs"));
+  EXPECT_EQ(run_error(*artifact, {}), "expected 1 inputs (x), got 0");
+  EXPECT_EQ(run_error(*artifact, {hand_model_input(0), hand_model_input(0)}), "expected 1 inputs (x), got 2");
+  EXPECT_EQ(run_error(*artifact, {NDArray(DType::kFloat32, {16, 8})}),
+            "input 'x': expected float32 (8, 16), got float32 (16, 8)");
+  EXPECT_EQ(run_error(*artifact, {NDArray(DType::kInt32, {8, 16})}),
+            "input 'x': expected float32 (8, 16), got int32 (8, 16)");
+  EXPECT_EQ(run_error(*artifact, {NDArray()}), "input 'x': expected float32 (8, 16), got an empty array");
+}
+
+TEST_F(ArtifactTest, TruncatedWeightsAreRejected) {
+  std::string dir = write("truncated");
+  fs::resize_file(dir + "/weights.bin", 540);
+  EXPECT_EQ(load_error(dir),
+            dir + "/weights.bin is truncated: it has 540 bytes, but weight 's' needs bytes [512, 576)");
+}
+
+TEST_F(ArtifactTest, HashMismatchNamesTheFile) {
+  std::string dir = write("bad_weights_hash");
+  {
+    std::fstream file(dir + "/weights.bin", std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(5);
+    file.put('\x7f');
+  }
+  std::string message = load_error(dir);
+  EXPECT_EQ(message.rfind(dir + "/weights.bin: sha256 ", 0), 0u) << message;
+  EXPECT_NE(message.find("does not match the manifest"), std::string::npos) << message;
+
+  dir = write("bad_model_hash");
+  std::ofstream(dir + "/model.so", std::ios::app | std::ios::binary) << "tail";
+  message = load_error(dir);
+  EXPECT_EQ(message.rfind(dir + "/model.so: sha256 ", 0), 0u) << message;
+}
+
+TEST_F(ArtifactTest, NewerFormatVersionIsRejected) {
+  std::string dir = write("newer");
+  std::string text = testing::read_file(dir + "/manifest.json");
+  text.replace(text.find("\"format_version\": 1"), 19, "\"format_version\": 2");
+  std::ofstream(dir + "/manifest.json") << text;
+  EXPECT_EQ(load_error(dir), dir + "/manifest.json: artifact format version 2 is newer than this runtime supports (1)");
+}
+
+TEST_F(ArtifactTest, MissingFilesAreNamed) {
+  std::string dir = write("missing_model");
+  fs::remove(dir + "/model.so");
+  EXPECT_EQ(load_error(dir), dir + "/model.so: file not found");
+  dir = write("missing_manifest");
+  fs::remove(dir + "/manifest.json");
+  EXPECT_EQ(load_error(dir), dir + "/manifest.json: file not found");
+  EXPECT_EQ(load_error(dir + "/nowhere"), "artifact directory " + dir + "/nowhere not found");
+}
+
+TEST_F(ArtifactTest, UnloadableLibraryShowsTheLoaderError) {
+  // A model.so that is not a shared library, with a matching hash.
+  std::string dir = testing::scratch_dir("not_a_library");
+  std::string fake = dir + "/fake.so";
+  std::ofstream(fake) << "not an ELF file";
+  std::string artifact_dir = testing::scratch_dir("not_a_library_artifact");
+  testing::write_artifact(artifact_dir, fake, hand_model_manifest(), hand_model_weights(hand_model_manifest()));
+  std::string message = load_error(artifact_dir);
+  EXPECT_EQ(message.rfind(artifact_dir + "/model.so: cannot load: ", 0), 0u) << message;
+  EXPECT_NE(message.find("model.so"), message.rfind("model.so")) << "dlerror names the file: " << message;
+}
+
+TEST_F(ArtifactTest, AbiVersionsMustMatch) {
+  std::string dir = write("abi_in_library", {}, "-DHAND_MODEL_ABI_VERSION=99");
+  EXPECT_EQ(load_error(dir), dir + "/model.so: built against model ABI version 99, this runtime supports version 1");
+  dir = write("abi_in_manifest", [](Manifest& m) { m.abi_version = 2; });
+  EXPECT_EQ(load_error(dir), dir + "/manifest.json: abi_version 2 does not match this runtime's model ABI version 1");
+}
+
+TEST_F(ArtifactTest, UnsupportedDeviceKindIsRejected) {
+  std::string dir = write("cuda", [](Manifest& m) {
+    m.devices[1].kind = "cuda";
+    m.devices[1].name = "cuda:1";
+  });
+  EXPECT_EQ(load_error(dir), dir + "/manifest.json: devices[1]: device kind 'cuda' is not supported by this runtime");
+}
+
+TEST_F(ArtifactTest, KernelRunningOffItsPlannedDeviceFailsTheRun) {
+  std::string dir = write("misplaced", {}, "-DHAND_MODEL_MULTIPLY_DEVICE=0");
+  auto artifact = Artifact::load(dir);
+  EXPECT_EQ(run_error(*artifact, {hand_model_input(0)}),
+            dir + "/model.so: kernel 1 'multiply' is planned on cpu:1 but ran parallel work on cpu:0");
+}
+
+TEST_F(ArtifactTest, CopyDifferingFromThePlanFailsTheRun) {
+  std::string dir = write("copy_plan", [](Manifest& m) {
+    m.devices.push_back({"cpu:2", "cpu", 2, "cpu", 0});
+    m.copies[0].dst_device = 2;
+  });
+  auto artifact = Artifact::load(dir);
+  EXPECT_EQ(run_error(*artifact, {hand_model_input(0)}),
+            dir +
+                "/model.so: copy 0 moved 512 bytes from cpu:0 to cpu:1, but the manifest plans 512 bytes from "
+                "cpu:0 to cpu:2");
+}
+
+TEST_F(ArtifactTest, ModelFailureStatusFailsTheRun) {
+  std::string dir = write("status", {}, "-DHAND_MODEL_RUN_STATUS=3");
+  auto artifact = Artifact::load(dir);
+  EXPECT_EQ(run_error(*artifact, {hand_model_input(0)}), dir + "/model.so: sy_model_run failed with status 3");
+}
+
+TEST_F(ArtifactTest, ManyThreadsRunOneArtifactWithIdenticalResults) {
+  auto artifact = Artifact::load(write("concurrent"), LoadOptions{2});
+  constexpr int kThreads = 8, kRuns = 25;
+  std::vector<NDArray> expected;
+  for (int t = 0; t < kThreads; ++t) expected.push_back(artifact->run({hand_model_input(t)}).outputs[0]);
+  std::vector<int> mismatches(kThreads, 0), failures(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      NDArray x = hand_model_input(t);
+      for (int run = 0; run < kRuns; ++run) {
+        try {
+          RunResult result = artifact->run({x});
+          if (!result.outputs[0].bitwise_equal(expected[size_t(t)]) || result.stats.kernels.size() != 2 ||
+              result.stats.copies.size() != 1)
+            mismatches[size_t(t)]++;
+        } catch (const std::exception&) {
+          failures[size_t(t)]++;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(mismatches[size_t(t)], 0) << "thread " << t;
+    EXPECT_EQ(failures[size_t(t)], 0) << "thread " << t;
+    expect_equal(expected[size_t(t)], hand_model_reference(hand_model_input(t)));
+  }
+  // Every run's one copy arrived at cpu:1.
+  EXPECT_EQ(artifact->device(1).memory_stats().copies_in, uint64_t(kThreads + kThreads * kRuns));
+}
+
+}  // namespace
+}  // namespace switchyard

@@ -1,0 +1,218 @@
+// Manifest: JSON round trip, the weights layout, and every validation error
+// naming its JSON path.
+#include "runtime/manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "hand_model.h"
+#include "runtime/runtime_error.h"
+
+namespace switchyard {
+namespace {
+
+using nlohmann::json;
+
+Manifest complete_manifest() {
+  Manifest m = testing::hand_model_manifest();
+  m.devices[1].threads = 2;
+  m.hashes.model_so = std::string(64, 'a');
+  m.hashes.weights_bin = std::string(63, '0') + "f";
+  return m;
+}
+
+std::string parse_error(const json& document) {
+  try {
+    parse_manifest(document.dump());
+  } catch (const RuntimeError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// The manifest's JSON with one change applied.
+json mutated(const std::function<void(json&)>& change) {
+  json document = json::parse(format_manifest(complete_manifest()));
+  change(document);
+  return document;
+}
+
+TEST(Manifest, RoundTripsThroughJson) {
+  Manifest m = complete_manifest();
+  std::string text = format_manifest(m);
+  Manifest back = parse_manifest(text);
+  EXPECT_EQ(format_manifest(back), text);
+  EXPECT_EQ(back.devices[1].threads, 2);
+  EXPECT_EQ(back.devices[0].threads, 0);
+  EXPECT_EQ(back.inputs[0].shape, (std::vector<int64_t>{testing::kHandModelRows, testing::kHandModelCols}));
+  EXPECT_EQ(back.weights[1].offset, m.weights[1].offset);
+  EXPECT_EQ(back.copies[0].dst_device, 1);
+  EXPECT_EQ(back.kernels[1].span, "hand.sy:4:3");
+  EXPECT_EQ(back.hashes.weights_bin, m.hashes.weights_bin);
+  // A device without its own threads omits the field.
+  json document = json::parse(text);
+  EXPECT_FALSE(document["devices"][0].contains("threads"));
+  EXPECT_EQ(document["hashes"]["model.so"], m.hashes.model_so);
+}
+
+TEST(Manifest, FileRoundTrip) {
+  std::string path = testing::scratch_dir("manifest_file") + "/manifest.json";
+  write_manifest_file(complete_manifest(), path);
+  EXPECT_EQ(format_manifest(read_manifest_file(path)), format_manifest(complete_manifest()));
+  EXPECT_THROW(read_manifest_file(path + ".missing"), RuntimeError);
+}
+
+TEST(Manifest, NewerFormatVersionIsRejected) {
+  // Even with fields this runtime does not know: the version decides first.
+  json document = mutated([](json& j) {
+    j["format_version"] = 7;
+    j["new_field"] = true;
+  });
+  EXPECT_EQ(parse_error(document), "manifest.json: artifact format version 7 is newer than this runtime supports (1)");
+}
+
+struct BadField {
+  const char* what;
+  std::function<void(json&)> change;
+  const char* message;  // the whole message after "manifest.json: "
+};
+
+TEST(Manifest, EveryValidationErrorNamesItsPath) {
+  const BadField cases[] = {
+      {"missing entry", [](json& j) { j.erase("entry"); }, "entry: missing field"},
+      {"format version as string", [](json& j) { j["format_version"] = "1"; },
+       "format_version: expected an integer, got string \"1\""},
+      {"format version zero", [](json& j) { j["format_version"] = 0; },
+       "format_version: expected an integer in [1, 2147483647], got 0"},
+      {"abi version float", [](json& j) { j["abi_version"] = 1.5; },
+       "abi_version: expected an integer, got number 1.5"},
+      {"version not a string", [](json& j) { j["switchyard_version"] = 3; },
+       "switchyard_version: expected a string, got number 3"},
+      {"unknown top-level field", [](json& j) { j["extra"] = 1; }, "extra: unknown field"},
+      {"no devices", [](json& j) { j["devices"] = json::array(); }, "devices: an artifact needs at least one device"},
+      {"devices not an array", [](json& j) { j["devices"] = json::object(); },
+       "devices: expected an array, got object {}"},
+      {"device name mismatch", [](json& j) { j["devices"][1]["name"] = "cpu:7"; },
+       "devices[1].name: 'cpu:7' does not match kind and id ('cpu:1')"},
+      {"duplicate device",
+       [](json& j) {
+         j["devices"][1]["id"] = 0;
+         j["devices"][1]["name"] = "cpu:0";
+       },
+       "devices[1].name: duplicate device 'cpu:0'"},
+      {"zero threads", [](json& j) { j["devices"][0]["threads"] = 0; },
+       "devices[0].threads: expected an integer in [1, 2147483647], got 0"},
+      {"device missing target", [](json& j) { j["devices"][0].erase("target"); }, "devices[0].target: missing field"},
+      {"unknown dtype", [](json& j) { j["inputs"][0]["dtype"] = "floot32"; },
+       "inputs[0].dtype: unknown dtype 'floot32'"},
+      {"negative dimension", [](json& j) { j["inputs"][0]["shape"][1] = -3; },
+       "inputs[0].shape[1]: expected an integer in [0, 9223372036854775807], got -3"},
+      {"shape not an array", [](json& j) { j["inputs"][0]["shape"] = "8x16"; },
+       "inputs[0].shape: expected an array of dimensions, got string \"8x16\""},
+      {"input device out of range", [](json& j) { j["inputs"][0]["device"] = 5; },
+       "inputs[0].device: device index 5 out of range (2 devices)"},
+      {"input missing span", [](json& j) { j["inputs"][0].erase("span"); }, "inputs[0].span: missing field"},
+      {"duplicate output", [](json& j) { j["outputs"].push_back(j["outputs"][0]); },
+       "outputs[1].name: duplicate name 'y'"},
+      {"empty input name", [](json& j) { j["inputs"][0]["name"] = ""; }, "inputs[0].name: must not be empty"},
+      {"input not an object", [](json& j) { j["inputs"][0] = 4; }, "inputs[0]: expected an object, got number 4"},
+      {"weight size mismatch", [](json& j) { j["weights"][0]["nbytes"] = 100; },
+       "weights[0].nbytes: 100 does not match float32 (8, 16) (512 bytes)"},
+      {"unaligned weight", [](json& j) { j["weights"][1]["offset"] = 520; },
+       "weights[1].offset: 520 is not a multiple of 64"},
+      {"overlapping weights", [](json& j) { j["weights"][1]["offset"] = 448; },
+       "weights[1]: 's' overlaps 'w' in weights.bin"},
+      {"interleaved device blocks",
+       [](json& j) {
+         j["weights"].push_back(json{
+             {"name", "late"}, {"dtype", "float32"}, {"shape", {4}}, {"device", 0}, {"offset", 576}, {"nbytes", 16}});
+       },
+       "weights: the weights of cpu:0 and cpu:1 interleave in weights.bin; each device's weights must be contiguous"},
+      {"weight negative offset", [](json& j) { j["weights"][0]["offset"] = -64; },
+       "weights[0].offset: expected an integer in [0, 9223372036854775807], got -64"},
+      {"arena bound above size", [](json& j) { j["arenas"][0]["lower_bound_bytes"] = 4096; },
+       "arenas[0].lower_bound_bytes: 4096 exceeds bytes (512)"},
+      {"arena without scope", [](json& j) { j["arenas"][1]["scope"] = ""; }, "arenas[1].scope: must not be empty"},
+      {"kernel device out of range", [](json& j) { j["kernels"][1]["device"] = 2; },
+       "kernels[1].device: device index 2 out of range (2 devices)"},
+      {"unknown kernel field", [](json& j) { j["kernels"][0]["color"] = "red"; }, "kernels[0].color: unknown field"},
+      {"copy to itself", [](json& j) { j["copies"][0]["dst_device"] = 0; }, "copies[0]: copies from cpu:0 to itself"},
+      {"copy bytes mistyped", [](json& j) { j["copies"][0]["bytes"] = "512"; },
+       "copies[0].bytes: expected an integer, got string \"512\""},
+      {"hash not hex", [](json& j) { j["hashes"]["model.so"] = "ABC"; },
+       "hashes.model.so: expected 64 lowercase hex digits (sha256), got 'ABC'"},
+      {"missing weights hash", [](json& j) { j["hashes"].erase("weights.bin"); }, "hashes.weights.bin: missing field"},
+      {"top level not an object", [](json& j) { j = json::array(); },
+       "the top level: expected an object, got array []"},
+  };
+  for (const BadField& bad : cases) {
+    SCOPED_TRACE(bad.what);
+    EXPECT_EQ(parse_error(mutated(bad.change)), std::string("manifest.json: ") + bad.message);
+  }
+}
+
+TEST(Manifest, InvalidJsonIsReported) {
+  try {
+    parse_manifest("{\"format_version\": 1,", "dir/manifest.json");
+    FAIL() << "no error";
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("dir/manifest.json: invalid JSON: ", 0), 0u) << e.what();
+  }
+}
+
+TEST(Manifest, FormattingValidatesFirst) {
+  Manifest m = complete_manifest();
+  m.kernels[0].device = 9;
+  EXPECT_THROW(format_manifest(m), RuntimeError);
+}
+
+TEST(Manifest, LayoutGroupsWeightsByDeviceAndAligns) {
+  std::vector<ManifestWeight> weights = {
+      {"a", DType::kFloat32, {3}, 1, 0, 0},     // 12 bytes
+      {"b", DType::kInt8, {5}, 0, 0, 0},        // 5 bytes
+      {"c", DType::kFloat16, {2, 2}, 1, 0, 0},  // 8 bytes
+      {"d", DType::kInt64, {}, 0, 0, 0},        // 8 bytes
+  };
+  EXPECT_EQ(layout_weights(weights, 2), 200u);
+  EXPECT_EQ(weights[1].offset, 0u);  // device 0 first, in list order
+  EXPECT_EQ(weights[3].offset, 64u);
+  EXPECT_EQ(weights[0].offset, 128u);
+  EXPECT_EQ(weights[2].offset, 192u);
+  EXPECT_EQ(weights[0].nbytes, 12u);
+
+  Manifest m = complete_manifest();
+  m.weights = weights;
+  validate_manifest(m);
+  std::vector<WeightBlock> blocks = weight_blocks(m);
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_EQ(blocks[0].begin, 0u);
+  EXPECT_EQ(blocks[0].end, 72u);
+  EXPECT_EQ(blocks[1].begin, 128u);
+  EXPECT_EQ(blocks[1].end, 200u);
+  EXPECT_EQ(weight_offset_in_block(m, 2), 64u);  // "c": second weight of cpu:1
+  EXPECT_EQ(weight_offset_in_block(m, 3), 64u);  // "d": second weight of cpu:0
+}
+
+TEST(Manifest, DeviceWithoutWeightsHasEmptyBlock) {
+  Manifest m = complete_manifest();
+  m.weights.pop_back();
+  std::vector<WeightBlock> blocks = weight_blocks(m);
+  EXPECT_FALSE(blocks[0].empty());
+  EXPECT_TRUE(blocks[1].empty());
+}
+
+TEST(Manifest, TensorBytesChecksOverflow) {
+  EXPECT_EQ(tensor_nbytes(DType::kFloat16, {3, 5}), 30u);
+  EXPECT_EQ(tensor_nbytes(DType::kInt64, {}), 8u);
+  EXPECT_EQ(tensor_nbytes(DType::kFloat32, {0, int64_t(1) << 62}), 0u);
+  EXPECT_THROW(tensor_nbytes(DType::kFloat32, {int64_t(1) << 40, int64_t(1) << 30}), RuntimeError);
+  EXPECT_THROW(tensor_nbytes(DType::kFloat32, {-1}), RuntimeError);
+  json huge = mutated([](json& j) { j["inputs"][0]["shape"] = {int64_t(1) << 40, int64_t(1) << 30}; });
+  EXPECT_EQ(parse_error(huge), "manifest.json: inputs[0].shape: tensor size overflows");
+}
+
+}  // namespace
+}  // namespace switchyard
