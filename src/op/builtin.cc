@@ -7,6 +7,10 @@ namespace switchyard {
 void register_builtin_ops() {
   register_placement_ops();
   register_elementwise_ops();
+  register_nn_ops();
+  register_window_ops();
+  register_reduce_ops();
+  register_transform_ops();
 }
 
 }  // namespace switchyard

@@ -8,13 +8,13 @@ namespace switchyard {
 namespace {
 
 Type unary_same(const std::vector<Type>& args, const std::string& op) {
-  if (args.size() != 1) throw Error(ErrorKind::kType, "'" + op + "' expects 1 argument, got " + std::to_string(args.size()));
+  if (args.size() != 1) type_fail(op, "expects 1 argument, got " + std::to_string(args.size()));
   expect_tensor(args, 0, op);
   return args[0];
 }
 
 Type binary_broadcast(const std::vector<Type>& args, const std::string& op, std::optional<DType> out_dtype) {
-  if (args.size() != 2) throw Error(ErrorKind::kType, "'" + op + "' expects 2 arguments, got " + std::to_string(args.size()));
+  if (args.size() != 2) type_fail(op, "expects 2 arguments, got " + std::to_string(args.size()));
   expect_same_dtype(args, op);
   const TensorTypeNode& a = expect_tensor(args, 0, op);
   const TensorTypeNode& b = expect_tensor(args, 1, op);
@@ -40,6 +40,50 @@ void register_binary(const std::string& name, std::optional<DType> out_dtype, co
                .doc = doc});
 }
 
+// where(cond, x, y): cond must be bool; the result broadcasts all three.
+Type where_relation(const std::vector<Type>& args, const AttrsNode&) {
+  const std::string op = "where";
+  const TensorTypeNode& cond = expect_tensor(args, 0, op);
+  const TensorTypeNode& x = expect_tensor(args, 1, op);
+  const TensorTypeNode& y = expect_tensor(args, 2, op);
+  if (cond.dtype != DType::kBool)
+    type_fail(op, "argument 0 (condition) must have dtype bool, got " + std::string(dtype_name(cond.dtype)));
+  if (x.dtype != y.dtype)
+    type_fail(op, "x is " + std::string(dtype_name(x.dtype)) + " but y is " + dtype_name(y.dtype) +
+                      "; the two branches must have equal dtypes");
+  std::vector<int64_t> shape = broadcast_shapes(broadcast_shapes(cond.shape, x.shape, op), y.shape, op);
+  return tensor_type(std::move(shape), x.dtype);
+}
+
+void register_clip() {
+  register_op({.name = "clip",
+               .num_inputs = 1,
+               .attrs = {{"a_min", AttrKind::kFloat, AttrValue()}, {"a_max", AttrKind::kFloat, AttrValue()}},
+               .type_relation = [](const std::vector<Type>& a, const AttrsNode&) { return unary_same(a, "clip"); },
+               .pattern = OpPattern::kElementwise,
+               .check_attrs =
+                   [](const AttrsNode& attrs) {
+                     double low = attrs.get_float("a_min"), high = attrs.get_float("a_max");
+                     if (!(low <= high))
+                       type_fail("clip", "a_min (" + attr_value_to_string(low) + ") must not exceed a_max (" +
+                                             attr_value_to_string(high) + ")");
+                   },
+               .doc = "min(max(x, a_min), a_max)"});
+}
+
+void register_cast() {
+  register_op({.name = "cast",
+               .num_inputs = 1,
+               .attrs = {{"dtype", AttrKind::kDType, AttrValue()}},
+               .type_relation =
+                   [](const std::vector<Type>& a, const AttrsNode& attrs) -> Type {
+                     const TensorTypeNode& x = expect_tensor(a, 0, "cast");
+                     return tensor_type(x.shape, *parse_dtype(attrs.get_string("dtype")));
+                   },
+               .pattern = OpPattern::kElementwise,
+               .doc = "x converted to dtype"});
+}
+
 }  // namespace
 
 void register_elementwise_ops() {
@@ -63,6 +107,13 @@ void register_elementwise_ops() {
   register_unary("sigmoid", "1 / (1 + e^-x)");
   register_unary("abs", "|x|");
   register_unary("nn.relu", "max(x, 0)");
+  register_clip();
+  register_cast();
+  register_op({.name = "where",
+               .num_inputs = 3,
+               .type_relation = where_relation,
+               .pattern = OpPattern::kBroadcast,
+               .doc = "cond ? x : y, element-wise with broadcasting"});
 }
 
 }  // namespace switchyard

@@ -1,6 +1,8 @@
-// Helpers shared by operator type relations.
+// Helpers shared by operator type relations and attribute checks. Every
+// failure is an Error(kType) whose message starts with the operator's name.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -9,8 +11,20 @@
 
 namespace switchyard {
 
+// Throws Error(kType, "'op': message").
+[[noreturn]] void type_fail(const std::string& op, const std::string& message);
+
 // The argument's tensor type, or Error(kType) "argument N of 'op' must be a tensor, got T".
 const TensorTypeNode& expect_tensor(const std::vector<Type>& args, size_t index, const std::string& op);
+// The argument's tensor type with exactly `rank` dimensions; `role` names the
+// argument ("data") and `layout` describes the expected dimensions ("(N, C, H, W)").
+const TensorTypeNode& expect_rank(const std::vector<Type>& args, size_t index, int rank, const std::string& op,
+                                  const std::string& role, const std::string& layout = "");
+// The argument's tensor type with at least `min_rank` dimensions.
+const TensorTypeNode& expect_min_rank(const std::vector<Type>& args, size_t index, int min_rank,
+                                      const std::string& op, const std::string& role);
+// Error(kType) unless the argument's dtype is a floating-point type.
+void expect_float(const TensorTypeNode& t, size_t index, const std::string& op, const std::string& role);
 // NumPy broadcasting of two shapes; Error(kType) naming both shapes on mismatch.
 std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                                       const std::string& op);
@@ -18,6 +32,18 @@ std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::
 int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& op, const std::string& attr = "axis");
 // Error(kType) unless all given dtypes are equal.
 void expect_same_dtype(const std::vector<Type>& args, const std::string& op);
-std::string shape_str(const std::vector<int64_t>& shape);
+
+// Attribute checks (for OpDef::check_attrs); `attr` names the attribute.
+// Error unless the list's length is one of `lengths`.
+void check_length(const std::string& op, const std::string& attr, const std::vector<int64_t>& values,
+                  std::initializer_list<size_t> lengths);
+void check_positive(const std::string& op, const std::string& attr, const std::vector<int64_t>& values);
+void check_non_negative(const std::string& op, const std::string& attr, const std::vector<int64_t>& values);
+// Error unless `value` is one of `allowed`.
+void check_one_of(const std::string& op, const std::string& attr, const std::string& value,
+                  std::initializer_list<const char*> allowed);
+
+std::string shape_str(const std::vector<int64_t>& shape);  // "(2, 3)"
+std::string ints_str(const std::vector<int64_t>& values);  // "[2, 3]"
 
 }  // namespace switchyard

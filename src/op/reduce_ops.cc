@@ -1,0 +1,35 @@
+// Reductions: sum, mean, max over a list of axes (Relay's axis/keepdims/exclude).
+#include "op/builtin_ops.h"
+#include "op/registry.h"
+#include "op/relation_helpers.h"
+#include "op/shape_rules.h"
+
+namespace switchyard {
+
+namespace {
+
+void register_reduction(const std::string& op, const std::string& doc) {
+  register_op({.name = op,
+               .num_inputs = 1,
+               .attrs = {{"axis", AttrKind::kInts, AttrValue(), true},
+                         {"keepdims", AttrKind::kBool, AttrValue(false)},
+                         {"exclude", AttrKind::kBool, AttrValue(false)}},
+               .type_relation =
+                   [op](const std::vector<Type>& args, const AttrsNode& attrs) -> Type {
+                     const TensorTypeNode& x = expect_tensor(args, 0, op);
+                     std::vector<int64_t> axes = reduce_axes(x.ndim(), attrs, op);
+                     return tensor_type(reduced_shape(x.shape, axes, attrs.get_bool("keepdims")), x.dtype);
+                   },
+               .pattern = OpPattern::kReduction,
+               .doc = doc});
+}
+
+}  // namespace
+
+void register_reduce_ops() {
+  register_reduction("sum", "sum over axis");
+  register_reduction("mean", "arithmetic mean over axis");
+  register_reduction("max", "maximum over axis");
+}
+
+}  // namespace switchyard

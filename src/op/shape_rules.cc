@@ -1,0 +1,231 @@
+// Shape rules of attribute-dependent operators (see shape_rules.h).
+#include "op/shape_rules.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "op/relation_helpers.h"
+
+namespace switchyard {
+
+Padding2D expand_padding(const std::vector<int64_t>& p) {
+  if (p.size() == 1) return {p[0], p[0], p[0], p[0]};
+  if (p.size() == 2) return {p[0], p[1], p[0], p[1]};
+  if (p.size() == 4) return {p[0], p[1], p[2], p[3]};
+  return {};
+}
+
+std::pair<int64_t, int64_t> expand_pair(const std::vector<int64_t>& values) {
+  if (values.size() == 1) return {values[0], values[0]};
+  if (values.size() == 2) return {values[0], values[1]};
+  return {1, 1};
+}
+
+int64_t window_output_extent(int64_t input, int64_t pad_before, int64_t pad_after, int64_t kernel, int64_t stride,
+                             int64_t dilation, bool ceil_mode, const std::string& op, const std::string& dimension) {
+  int64_t padded = input + pad_before + pad_after;
+  int64_t dilated = (kernel - 1) * dilation + 1;
+  if (dilated > padded)
+    type_fail(op, "the window " + dimension + " " + std::to_string(dilated) +
+                      (dilation > 1 ? " (kernel " + std::to_string(kernel) + ", dilation " + std::to_string(dilation) + ")"
+                                    : "") +
+                      " is larger than the padded input " + dimension + " " + std::to_string(padded) + " (input " +
+                      std::to_string(input) + ", padding " + std::to_string(pad_before) + " + " +
+                      std::to_string(pad_after) + ")");
+  int64_t span = padded - dilated;
+  return (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+}
+
+std::vector<int64_t> reduce_axes(int64_t rank, const AttrsNode& attrs, const std::string& op) {
+  std::vector<int64_t> axes;
+  if (attrs.is_none("axis")) {
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+    return axes;
+  }
+  std::vector<bool> named(size_t(rank), false);
+  for (int64_t a : attrs.get_ints("axis")) {
+    int64_t n = normalize_axis(a, rank, op, "axis");
+    if (named[size_t(n)]) type_fail(op, "axis " + ints_str(attrs.get_ints("axis")) + " names dimension " + std::to_string(n) + " twice");
+    named[size_t(n)] = true;
+  }
+  bool exclude = attrs.get_bool("exclude");
+  for (int64_t i = 0; i < rank; ++i)
+    if (named[size_t(i)] != exclude) axes.push_back(i);
+  return axes;
+}
+
+std::vector<int64_t> reduced_shape(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, bool keepdims) {
+  std::vector<int64_t> out;
+  size_t next = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (next < axes.size() && axes[next] == int64_t(i)) {
+      ++next;
+      if (keepdims) out.push_back(1);
+    } else {
+      out.push_back(shape[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> reshape_target(const std::vector<int64_t>& shape, const std::vector<int64_t>& newshape,
+                                    const std::string& op) {
+  int64_t total = 1;
+  for (int64_t d : shape) total *= d;
+  std::vector<int64_t> out(newshape.size());
+  int64_t known = 1;
+  int inferred = -1;
+  for (size_t i = 0; i < newshape.size(); ++i) {
+    int64_t d = newshape[i];
+    if (d == 0) {
+      if (i >= shape.size())
+        type_fail(op, "newshape " + ints_str(newshape) + " copies dimension " + std::to_string(i) + " (0) but x " +
+                          shape_str(shape) + " has rank " + std::to_string(shape.size()));
+      d = shape[i];
+    } else if (d == -1) {
+      inferred = int(i);
+      continue;
+    } else if (d < -1) {
+      type_fail(op, "newshape " + ints_str(newshape) + " has " + std::to_string(d) + "; only 0 (copy) and -1 (infer) may be non-positive");
+    }
+    out[i] = d;
+    known *= d;
+  }
+  if (inferred >= 0) {
+    if (known == 0 || total % known != 0)
+      type_fail(op, "cannot reshape x " + shape_str(shape) + " (" + std::to_string(total) + " elements) to newshape " +
+                        ints_str(newshape) + ": " + std::to_string(total) + " is not a multiple of " + std::to_string(known));
+    out[size_t(inferred)] = total / known;
+  } else if (known != total) {
+    type_fail(op, "cannot reshape x " + shape_str(shape) + " (" + std::to_string(total) + " elements) to " +
+                      shape_str(out) + " (" + std::to_string(known) + " elements)");
+  }
+  return out;
+}
+
+std::vector<int64_t> transpose_permutation(int64_t rank, const AttrsNode& attrs, const std::string& op) {
+  std::vector<int64_t> perm;
+  if (attrs.is_none("axes")) {
+    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+    return perm;
+  }
+  const std::vector<int64_t>& axes = attrs.get_ints("axes");
+  if (int64_t(axes.size()) != rank)
+    type_fail(op, "axes " + ints_str(axes) + " has " + std::to_string(axes.size()) + " entries but x has rank " +
+                      std::to_string(rank));
+  std::vector<bool> used(size_t(rank), false);
+  for (int64_t a : axes) {
+    int64_t n = normalize_axis(a, rank, op, "axes entry");
+    if (used[size_t(n)]) type_fail(op, "axes " + ints_str(axes) + " is not a permutation: dimension " + std::to_string(n) + " appears twice");
+    used[size_t(n)] = true;
+    perm.push_back(n);
+  }
+  return perm;
+}
+
+std::vector<int64_t> squeeze_shape(const std::vector<int64_t>& shape, const AttrsNode& attrs, const std::string& op) {
+  std::vector<int64_t> out;
+  if (attrs.is_none("axis")) {
+    for (int64_t d : shape)
+      if (d != 1) out.push_back(d);
+    return out;
+  }
+  const std::vector<int64_t>& axes = attrs.get_ints("axis");
+  std::vector<bool> drop(shape.size(), false);
+  for (int64_t a : axes) {
+    int64_t n = normalize_axis(a, int64_t(shape.size()), op, "axis");
+    if (drop[size_t(n)]) type_fail(op, "axis " + ints_str(axes) + " names dimension " + std::to_string(n) + " twice");
+    if (shape[size_t(n)] != 1)
+      type_fail(op, "cannot squeeze dimension " + std::to_string(n) + " of x " + shape_str(shape) + ": its size is " +
+                        std::to_string(shape[size_t(n)]) + ", not 1");
+    drop[size_t(n)] = true;
+  }
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (!drop[i]) out.push_back(shape[i]);
+  return out;
+}
+
+namespace {
+
+// Relay's index canonicalization: negative indices count from the end, then
+// the index is clamped to the range a slice with this stride's sign may use.
+int64_t canonical_index(int64_t index, int64_t extent, int64_t stride) {
+  int64_t low = stride < 0 ? -1 : 0;
+  int64_t high = stride < 0 ? extent - 1 : extent;
+  if (index < 0) index = index < std::numeric_limits<int64_t>::min() + extent ? low : index + extent;
+  return std::clamp(index, low, high);
+}
+
+}  // namespace
+
+std::vector<SliceAxis> strided_slice_axes(const std::vector<int64_t>& shape, const AttrsNode& attrs,
+                                          const std::string& op) {
+  const std::vector<int64_t>& begin = attrs.get_ints("begin");
+  const std::vector<int64_t>& end = attrs.get_ints("end");
+  std::vector<int64_t> strides = attrs.is_none("strides") ? std::vector<int64_t>{} : attrs.get_ints("strides");
+  bool size_mode = attrs.get_string("slice_mode") == "size";
+  int64_t rank = int64_t(shape.size());
+
+  std::vector<SliceAxis> out(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) out[i] = {0, 1, shape[i]};
+
+  std::vector<int64_t> axes;
+  if (attrs.is_none("axes")) {
+    if (int64_t(begin.size()) > rank)
+      type_fail(op, "begin " + ints_str(begin) + " has " + std::to_string(begin.size()) + " entries but x " +
+                        shape_str(shape) + " has rank " + std::to_string(rank));
+    for (size_t i = 0; i < begin.size(); ++i) axes.push_back(int64_t(i));
+  } else {
+    std::vector<bool> named(shape.size(), false);
+    for (int64_t a : attrs.get_ints("axes")) {
+      int64_t n = normalize_axis(a, rank, op, "axes entry");
+      if (named[size_t(n)]) type_fail(op, "axes " + ints_str(attrs.get_ints("axes")) + " names dimension " + std::to_string(n) + " twice");
+      named[size_t(n)] = true;
+      axes.push_back(n);
+    }
+  }
+
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t axis = axes[k];
+    int64_t extent = shape[size_t(axis)];
+    int64_t stride = size_mode || k >= strides.size() ? 1 : strides[k];
+    int64_t b = canonical_index(begin[k], extent, stride);
+    int64_t e;
+    if (size_mode)
+      e = end[k] < 0 || end[k] > extent - b ? extent : b + end[k];
+    else
+      e = canonical_index(end[k], extent, stride);
+    if (stride > 0 ? e < b : e > b)
+      type_fail(op, "dimension " + std::to_string(axis) + " (size " + std::to_string(extent) + "): begin " +
+                        std::to_string(begin[k]) + " and end " + std::to_string(end[k]) + " run against stride " +
+                        std::to_string(stride));
+    int64_t distance = stride > 0 ? e - b : b - e;
+    int64_t step = stride > 0 ? stride : -stride;
+    out[size_t(axis)] = {b, stride, (distance + step - 1) / step};
+  }
+  return out;
+}
+
+std::vector<int64_t> split_sizes(int64_t extent, const AttrValue& indices_or_sections, const std::string& op) {
+  std::vector<int64_t> sizes;
+  if (auto* sections = std::get_if<int64_t>(&indices_or_sections)) {
+    if (*sections <= 0 || extent % *sections != 0)
+      type_fail(op, std::to_string(*sections) + " sections do not divide the split dimension of size " +
+                        std::to_string(extent));
+    sizes.assign(size_t(*sections), extent / *sections);
+    return sizes;
+  }
+  const auto& indices = std::get<std::vector<int64_t>>(indices_or_sections);
+  int64_t start = 0;
+  for (int64_t index : indices) {
+    if (index <= start || index >= extent)
+      type_fail(op, "indices " + ints_str(indices) + " must be ascending, positive and below the split dimension's size " +
+                        std::to_string(extent));
+    sizes.push_back(index - start);
+    start = index;
+  }
+  sizes.push_back(extent - start);
+  return sizes;
+}
+
+}  // namespace switchyard
