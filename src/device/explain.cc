@@ -25,6 +25,10 @@ uint32_t binding_line(const std::string& source_text, const std::string& name) {
   return 0;
 }
 
+std::string plural(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 }  // namespace
 
 std::vector<PlaceId> select_place_nodes(const PlacementGraph& graph, const std::string& name,
@@ -66,18 +70,17 @@ std::string explain_place_node(const PlanResult& plan, PlaceId id, const Compila
   const PlacementGraph& g = plan.graph;
   const PlacementSolution& s = plan.solution;
   std::string out = g.nodes[id].what + where(g.nodes[id]) + " is placed on " + s.device[id]->device_name() + "\n";
+  // Follow the chain of "follows" reasons back to the deciding fact.
   PlaceId cur = id;
-  std::string indent = "  because ";
   for (int steps = 0; steps < 64; ++steps) {
     const PlacementReason& r = s.reason[cur];
-    out += indent + r.text + "\n";
-    if (r.kind != PlacementReason::Kind::kFollows || r.follows < 0) break;
-    cur = r.follows;
-    indent = "  which ";
-    if (s.reason[cur].kind != PlacementReason::Kind::kFollows) {
-      out += "  which is " + g.nodes[cur].what + where(g.nodes[cur]) + ":\n";
-      indent = "    ";
+    bool first = cur == id;
+    if (r.kind != PlacementReason::Kind::kFollows || r.follows < 0) {
+      out += (first ? "  because " : "  and that is because ") + r.text + "\n";
+      break;
     }
+    out += (first ? "  because it follows " : "  which follows ") + r.text + "\n";
+    cur = r.follows;
   }
   // What the other devices would cost, with everything else as planned.
   if (!g.nodes[id].fixed) {
@@ -88,8 +91,8 @@ std::string explain_place_node(const PlanResult& plan, PlaceId id, const Compila
       moved[id] = other;
       auto [b, c] = placement_cost(g, moved);
       out += "  on " + other->device_name() + " instead, the program would copy " + std::to_string(b) +
-             " bytes in " + std::to_string(c) + " copies (planned: " + std::to_string(bytes) + " bytes in " +
-             std::to_string(copies) + ")\n";
+             " bytes in " + plural(c, "copy", "copies") + " (planned: " + std::to_string(bytes) + " bytes in " +
+             plural(copies, "copy", "copies") + ")\n";
     }
   }
   return out;

@@ -284,7 +284,7 @@ class Solver {
       q.pop_front();
       for (int v : adj[u])
         if (sol->reason[v].kind == PlacementReason::Kind::kNone && sol->device[v] == sol->device[u]) {
-          sol->reason[v] = PlacementReason{PlacementReason::Kind::kFollows, "follows " + describe(g_.nodes[u]),
+          sol->reason[v] = PlacementReason{PlacementReason::Kind::kFollows, describe(g_.nodes[u]),
                                            g_.nodes[u].node ? g_.nodes[u].node->span() : Span(), u};
           q.push_back(v);
         }
