@@ -1,0 +1,65 @@
+// Storage of the reference kernel table; the built-in groups are registered
+// once, on first lookup (explicitly, as the operator registry does, because
+// a static-library link may drop static initialisers).
+#include "interp/kernel_registry.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+#include "interp/kernel_groups.h"
+
+namespace switchyard {
+
+namespace {
+
+struct KernelTable {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<InterpKernelDef>> kernels;
+};
+
+KernelTable& table() {
+  static auto* t = new KernelTable();
+  return *t;
+}
+
+void ensure_builtin_kernels() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_elementwise_kernels();
+    register_linear_kernels();
+    register_conv_pool_kernels();
+    register_norm_kernels();
+    register_reduce_kernels();
+    register_shape_kernels();
+  });
+}
+
+}  // namespace
+
+void register_interp_kernel(const std::string& op_name, InterpKernelDef def) {
+  KernelTable& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  if (t.kernels.count(op_name)) throw std::logic_error("reference kernel registered twice: " + op_name);
+  t.kernels.emplace(op_name, std::make_unique<InterpKernelDef>(std::move(def)));
+}
+
+const InterpKernelDef* find_interp_kernel(const std::string& op_name) {
+  ensure_builtin_kernels();
+  KernelTable& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto it = t.kernels.find(op_name);
+  return it == t.kernels.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> interp_kernel_names() {
+  ensure_builtin_kernels();
+  KernelTable& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  std::vector<std::string> names;
+  for (const auto& entry : t.kernels) names.push_back(entry.first);
+  return names;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,133 @@
+// Reference kernels of the element-wise operators, on hand-computed values.
+#include <cmath>
+#include <limits>
+
+#include "interp_test_util.h"
+
+namespace switchyard::testing {
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+TEST(InterpElementwise, ArithmeticBroadcasts) {
+  NDArray a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  expect_array(run_op("add", {a, f32({3}, {10, 20, 30})}), DType::kFloat32, {2, 3}, {11, 22, 33, 14, 25, 36});
+  expect_array(run_op("subtract", {f32({2, 1}, {1, 2}), f32({3}, {1, 2, 3})}), DType::kFloat32, {2, 3},
+               {0, -1, -2, 1, 0, -1});
+  expect_array(run_op("multiply", {f32({2}, {1.5, -2}), f32({}, {4})}), DType::kFloat32, {2}, {6, -8});
+  expect_array(run_op("divide", {f32({3}, {1, -3, 1}), f32({3}, {4, 2, 0})}), DType::kFloat32, {3},
+               {0.25, -1.5, INFINITY});
+  expect_array(run_op("power", {f32({2}, {2, 9}), f32({2}, {3, 0.5})}), DType::kFloat32, {2}, {8, 3});
+}
+
+TEST(InterpElementwise, IntegerArithmeticWrapsAndTruncates) {
+  expect_array(run_op("add", {array(DType::kInt8, {2}, {100, -100}), array(DType::kInt8, {2}, {100, -100})}),
+               DType::kInt8, {2}, {-56, 56});
+  expect_array(run_op("multiply", {array(DType::kUInt8, {1}, {16}), array(DType::kUInt8, {1}, {17})}),
+               DType::kUInt8, {1}, {16});  // 272 mod 256
+  expect_array(run_op("divide", {array(DType::kInt32, {3}, {-7, 7, 7}), array(DType::kInt32, {3}, {2, -2, 2})}),
+               DType::kInt32, {3}, {-3, -3, 3});
+  expect_array(run_op("power", {array(DType::kInt64, {2}, {2, 3}), array(DType::kInt64, {2}, {10, 0})}),
+               DType::kInt64, {2}, {1024, 1});
+}
+
+TEST(InterpElementwise, IntegerDivisionByZeroIsAnError) {
+  Error e = op_error("divide", {array(DType::kInt32, {2}, {1, 2}), array(DType::kInt32, {2}, {1, 0})});
+  EXPECT_EQ(e.kind(), ErrorKind::kRuntime);
+  EXPECT_EQ(e.message(), "'divide': integer division by zero");
+  EXPECT_EQ(op_error("power", {array(DType::kInt32, {1}, {2}), array(DType::kInt32, {1}, {-1})}).kind(),
+            ErrorKind::kRuntime);
+}
+
+TEST(InterpElementwise, MaximumMinimumAndComparisons) {
+  NDArray a = f32({2}, {1, 5}), b = f32({2}, {3, 2});
+  expect_array(run_op("maximum", {a, b}), DType::kFloat32, {2}, {3, 5});
+  expect_array(run_op("minimum", {a, b}), DType::kFloat32, {2}, {1, 2});
+  EXPECT_TRUE(std::isnan(run_op("maximum", {f32({1}, {kNaN}), f32({1}, {1})}).get_as_double(0)));
+  NDArray c = f32({3}, {1, 2, 3}), two = f32({1}, {2});
+  expect_array(run_op("equal", {c, two}), DType::kBool, {3}, {0, 1, 0});
+  expect_array(run_op("less", {c, two}), DType::kBool, {3}, {1, 0, 0});
+  expect_array(run_op("greater", {c, two}), DType::kBool, {3}, {0, 0, 1});
+  NDArray p = array(DType::kBool, {3}, {0, 1, 0}), q = array(DType::kBool, {3}, {0, 0, 1});
+  expect_array(run_op("maximum", {p, q}), DType::kBool, {3}, {0, 1, 1});
+}
+
+TEST(InterpElementwise, Int64ComparesExactly) {
+  // 2^53 and 2^53 + 1 are equal as doubles; the kernel must not go through double.
+  NDArray a(DType::kInt64, {1}), b(DType::kInt64, {1});
+  a.as<int64_t>()[0] = int64_t(1) << 53;
+  b.as<int64_t>()[0] = (int64_t(1) << 53) + 1;
+  expect_array(run_op("equal", {a, b}), DType::kBool, {1}, {0});
+  expect_array(run_op("less", {a, b}), DType::kBool, {1}, {1});
+  EXPECT_EQ(run_op("add", {b, b}).as<int64_t>()[0], (int64_t(1) << 54) + 2);
+}
+
+TEST(InterpElementwise, RejectsMismatchedArguments) {
+  Error e = op_error("add", {f32({2}, {1, 2}), f32({3}, {1, 2, 3})});
+  EXPECT_EQ(e.kind(), ErrorKind::kType);
+  EXPECT_EQ(e.message(), "'add': shapes (2) and (3) do not broadcast");
+  EXPECT_EQ(op_error("add", {f32({1}, {1}), array(DType::kInt32, {1}, {1})}).kind(), ErrorKind::kType);
+  EXPECT_EQ(op_error("add", {array(DType::kBool, {1}, {1}), array(DType::kBool, {1}, {1})}).kind(), ErrorKind::kType);
+  EXPECT_EQ(op_error("exp", {array(DType::kInt32, {1}, {1})}).message(),
+            "'exp': the input must have a floating-point dtype, got int32");
+}
+
+TEST(InterpElementwise, UnaryExact) {
+  expect_array(run_op("negative", {f32({2}, {1, -2.5})}), DType::kFloat32, {2}, {-1, 2.5});
+  expect_array(run_op("negative", {array(DType::kInt8, {1}, {-128})}), DType::kInt8, {1}, {-128});
+  expect_array(run_op("negative", {array(DType::kUInt8, {1}, {1})}), DType::kUInt8, {1}, {255});
+  expect_array(run_op("abs", {f32({2}, {-3, 2})}), DType::kFloat32, {2}, {3, 2});
+  expect_array(run_op("abs", {array(DType::kInt32, {2}, {-5, 4})}), DType::kInt32, {2}, {5, 4});
+  expect_array(run_op("nn.relu", {f32({3}, {-1, 0, 2})}), DType::kFloat32, {3}, {0, 0, 2});
+  expect_array(run_op("nn.relu", {array(DType::kInt64, {2}, {-7, 7})}), DType::kInt64, {2}, {0, 7});
+  expect_array(run_op("sqrt", {f32({2}, {4, 2.25})}), DType::kFloat32, {2}, {2, 1.5});
+  expect_array(run_op("rsqrt", {f32({2}, {4, 0.25})}), DType::kFloat32, {2}, {0.5, 2});
+}
+
+TEST(InterpElementwise, UnaryTranscendental) {
+  expect_near_array(run_op("exp", {f32({2}, {0, 1})}), {2}, {1, 2.718281828});
+  expect_near_array(run_op("log", {f32({2}, {1, 2.718281828})}), {2}, {0, 1});
+  expect_near_array(run_op("erf", {f32({2}, {0, 1})}), {2}, {0, 0.8427007929});
+  expect_near_array(run_op("tanh", {f32({2}, {0, 1})}), {2}, {0, 0.7615941559});
+  expect_near_array(run_op("sigmoid", {f32({3}, {0, 2, -200})}), {3}, {0.5, 0.8807970780, 0});
+}
+
+TEST(InterpElementwise, HalfTypesComputeInFloatAndRound) {
+  // 2049 is not a float16; it rounds to even (2048). 3.75 is exact.
+  expect_array(run_op("add", {array(DType::kFloat16, {2}, {2048, 1.5}), array(DType::kFloat16, {2}, {1, 2.25})}),
+               DType::kFloat16, {2}, {2048, 3.75});
+  // bfloat16 keeps 8 significant bits: 257 rounds to 256.
+  expect_array(run_op("add", {array(DType::kBFloat16, {2}, {256, 1.5}), array(DType::kBFloat16, {2}, {1, 2.25})}),
+               DType::kBFloat16, {2}, {256, 3.75});
+}
+
+TEST(InterpElementwise, Clip) {
+  expect_array(run_op("clip", {f32({3}, {-2, 0.5, 3})}, {{"a_min", number(-1)}, {"a_max", number(1)}}),
+               DType::kFloat32, {3}, {-1, 0.5, 1});
+  expect_array(run_op("clip", {array(DType::kInt32, {3}, {-5, 3, 9})}, {{"a_min", number(0)}, {"a_max", number(4.9)}}),
+               DType::kInt32, {3}, {0, 3, 4});
+}
+
+TEST(InterpElementwise, Cast) {
+  expect_array(run_op("cast", {f32({4}, {-1.7, 2.9, 300, kNaN})}, {{"dtype", text("int8")}}), DType::kInt8, {4},
+               {-1, 2, 44, 0});
+  expect_array(run_op("cast", {f32({3}, {0, 0.5, kNaN})}, {{"dtype", text("bool")}}), DType::kBool, {3}, {0, 1, 1});
+  expect_array(run_op("cast", {array(DType::kInt32, {2}, {3, -1})}, {{"dtype", text("float16")}}), DType::kFloat16,
+               {2}, {3, -1});
+  expect_array(run_op("cast", {array(DType::kInt32, {2}, {300, -1})}, {{"dtype", text("uint8")}}), DType::kUInt8,
+               {2}, {44, 255});
+  expect_array(run_op("cast", {array(DType::kBool, {2}, {1, 0})}, {{"dtype", text("int64")}}), DType::kInt64, {2},
+               {1, 0});
+  // float32 0.1 to bfloat16 rounds to the nearest bfloat16, 0.10009765625.
+  expect_array(run_op("cast", {f32({1}, {0.1})}, {{"dtype", text("bfloat16")}}), DType::kBFloat16, {1},
+               {0.10009765625});
+}
+
+TEST(InterpElementwise, WhereBroadcastsAllThree) {
+  NDArray cond = array(DType::kBool, {3}, {1, 0, 1});
+  NDArray x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  expect_array(run_op("where", {cond, x, f32({}, {-1})}), DType::kFloat32, {2, 3}, {1, -1, 3, 4, -1, 6});
+}
+
+}  // namespace
+}  // namespace switchyard::testing

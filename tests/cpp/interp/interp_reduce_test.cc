@@ -1,0 +1,57 @@
+// Reference kernels of sum, mean and max with axis, keepdims and exclude, on
+//   0 1 2
+//   3 4 5
+#include "interp_test_util.h"
+
+namespace switchyard::testing {
+namespace {
+
+NDArray grid() { return iota(DType::kFloat32, {2, 3}); }
+
+TEST(InterpReduce, SumOverAxes) {
+  expect_array(run_op("sum", {grid()}), DType::kFloat32, {}, {15});
+  expect_array(run_op("sum", {grid()}, {{"axis", ints({0})}}), DType::kFloat32, {3}, {3, 5, 7});
+  expect_array(run_op("sum", {grid()}, {{"axis", ints({-1})}}), DType::kFloat32, {2}, {3, 12});
+  expect_array(run_op("sum", {grid()}, {{"axis", ints({1})}, {"keepdims", boolean(true)}}), DType::kFloat32, {2, 1},
+               {3, 12});
+  expect_array(run_op("sum", {grid()}, {{"keepdims", boolean(true)}}), DType::kFloat32, {1, 1}, {15});
+}
+
+TEST(InterpReduce, ExcludeReducesTheOtherAxes) {
+  expect_array(run_op("sum", {grid()}, {{"axis", ints({0})}, {"exclude", boolean(true)}}), DType::kFloat32, {2},
+               {3, 12});
+  NDArray cube = iota(DType::kFloat32, {2, 2, 2});
+  expect_array(run_op("sum", {cube}, {{"axis", ints({1})}, {"exclude", boolean(true)}}), DType::kFloat32, {2},
+               {0 + 1 + 4 + 5, 2 + 3 + 6 + 7});
+}
+
+TEST(InterpReduce, EmptyAxisListReducesNothing) {
+  expect_array(run_op("sum", {grid()}, {{"axis", ints({})}}), DType::kFloat32, {2, 3}, {0, 1, 2, 3, 4, 5});
+  expect_array(run_op("mean", {grid()}, {{"axis", ints({})}}), DType::kFloat32, {2, 3}, {0, 1, 2, 3, 4, 5});
+}
+
+TEST(InterpReduce, MeanAndMax) {
+  expect_array(run_op("mean", {grid()}, {{"axis", ints({1})}}), DType::kFloat32, {2}, {1, 4});
+  expect_array(run_op("mean", {grid()}), DType::kFloat32, {}, {2.5});
+  expect_array(run_op("max", {f32({2, 2}, {3, -1, -5, -2})}, {{"axis", ints({1})}}), DType::kFloat32, {2}, {3, -2});
+  expect_array(run_op("max", {f32({2, 2}, {3, -1, -5, -2})}, {{"axis", ints({0})}, {"keepdims", boolean(true)}}),
+               DType::kFloat32, {1, 2}, {3, -1});
+}
+
+TEST(InterpReduce, Integers) {
+  NDArray a = array(DType::kInt32, {2, 2}, {1, 2, 4, 4});
+  expect_array(run_op("sum", {a}, {{"axis", ints({1})}}), DType::kInt32, {2}, {3, 8});
+  // An integer mean truncates: 3 / 2 = 1.
+  expect_array(run_op("mean", {a}, {{"axis", ints({1})}}), DType::kInt32, {2}, {1, 4});
+  expect_array(run_op("max", {array(DType::kInt8, {3}, {-7, 100, 3})}), DType::kInt8, {}, {100});
+  expect_array(run_op("max", {array(DType::kBool, {2}, {0, 1})}), DType::kBool, {}, {1});
+}
+
+TEST(InterpReduce, RejectsBadAxes) {
+  EXPECT_EQ(op_error("sum", {grid()}, {{"axis", ints({2})}}).kind(), ErrorKind::kType);
+  EXPECT_EQ(op_error("sum", {grid()}, {{"axis", ints({0, -2})}}).message(), "'sum': axis -2 is listed twice");
+  EXPECT_EQ(op_error("max", {f32({0}, {})}).kind(), ErrorKind::kRuntime);
+}
+
+}  // namespace
+}  // namespace switchyard::testing
