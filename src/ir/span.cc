@@ -51,6 +51,14 @@ Span Span::fused(const std::vector<Span>& parts) {
   return out;
 }
 
+Span Span::at(uint32_t line, uint32_t column) const {
+  Span out;
+  out.source_ = parts_ ? (*parts_)[0].source_ : source_;
+  out.line_ = line;
+  out.column_ = column;
+  return out;
+}
+
 const std::string& Span::source() const {
   if (parts_) return (*parts_)[0].source();
   return source_ ? *source_ : empty_string();

@@ -22,6 +22,9 @@ class Span {
   // A span made from several (duplicates and empty spans are dropped; one
   // remaining part becomes that part).
   static Span fused(const std::vector<Span>& parts);
+  // A span at another position in the same source, without interning the
+  // source name again (the parser makes one per node).
+  Span at(uint32_t line, uint32_t column) const;
 
   bool defined() const { return source_ != nullptr || parts_ != nullptr; }
   bool is_fused() const { return parts_ != nullptr; }
