@@ -1,0 +1,278 @@
+// generate_cpu_kernel: checks a primitive function, flattens its tuple
+// parameters, picks the generator for its group (element-wise loop,
+// reduction, normalisation, oneDNN or plain-loop anchor) and assembles the
+// kernel's translation unit.
+#include <algorithm>
+#include <cctype>
+#include <unordered_map>
+
+#include "backend/cpu_kernel.h"
+#include "backend/kernel.h"
+#include "ir/functor.h"
+#include "op/registry.h"
+#include "support/error.h"
+
+namespace switchyard {
+
+std::string CpuKernel::input(size_t i) const {
+  return "in" + std::to_string(i) + "_" + identifier(function->params.at(i)->name_hint);
+}
+
+std::string CpuKernel::output(size_t j) const { return "out" + std::to_string(j); }
+
+void CpuKernel::parallel_loop(const std::string& loop_name, const std::string& comment, int64_t count, int64_t grain,
+                              const std::function<void(CodeWriter&)>& write_body) {
+  if (count <= 0) {
+    entry.line("// " + comment + ": no elements");
+    return;
+  }
+  CodeWriter body;
+  write_body(body);
+  definitions.line("// " + comment);
+  definitions.open("void " + loop_name + "(void* closure, int64_t begin, int64_t end)");
+  definitions.line("const Buffers& buffers = *static_cast<const Buffers*>(closure);");
+  // In-place kernels may see an output alias an input, so no restrict there.
+  std::string restrict = in_place_safe ? "" : " __restrict";
+  for (const BufferField& f : buffers)
+    if (mentions(body.str(), f.name))
+      definitions.line((f.is_const ? "const " : "") + f.type + "*" + restrict + " " + f.name + " = buffers." + f.name +
+                       ";");
+  definitions.append(body);
+  definitions.close();
+  definitions.line();
+  entry.line("// " + comment);
+  entry.line("services->parallel_for(services->ctx, device_index, " + std::to_string(count) + ", " +
+             std::to_string(std::max<int64_t>(grain, 1)) + ", " + loop_name + ", &buffers);");
+}
+
+ElementEmitter CpuKernel::emitter(CodeWriter& out) {
+  ElementEmitter e(out, helpers, counter);
+  for (size_t i = 0; i < function->params.size(); ++i) e.bind_buffer(function->params[i].get(), input(i));
+  return e;
+}
+
+void CpuKernel::store_result(CodeWriter& out, const std::string& value, const ElementIndex& at) {
+  std::string result = value;
+  if (has_epilogue()) {
+    ElementEmitter e = emitter(out);
+    e.bind_value(master, at, value);
+    result = e.emit(Expr(root), at);
+  }
+  out.line(output(0) + "[" + offset_of(at, outputs.at(0)->shape) + "] = " +
+           store_value(output_dtype(), result, &helpers) + ";");
+}
+
+std::pair<int64_t, int64_t> attr_pair(const CallNode& call, const std::string& name) {
+  const std::vector<int64_t>& v = call.attrs->get_ints(name);
+  return {v.at(0), v.back()};
+}
+
+namespace {
+
+void flatten_type(const Type& t, std::vector<TensorType>* out, const Span& span) {
+  if (const TensorTypeNode* tensor = as_tensor(t)) return out->push_back(TensorType(tensor));
+  const TupleTypeNode* tuple = as_tuple(t);
+  if (!tuple)
+    throw Error(ErrorKind::kBackend, "a kernel takes and returns tensors, got " + (t ? type_to_string(t) : "no type"),
+                span);
+  for (const Type& f : tuple->fields) {
+    if (!as_tensor(f)) throw Error(ErrorKind::kBackend, "nested tuples cannot cross a kernel boundary", span);
+    out->push_back(TensorType(as_tensor(f)));
+  }
+}
+
+// Replaces tuple-typed parameters by one tensor parameter per field.
+class TupleParameterFlattener : public ExprMutator {
+ public:
+  std::unordered_map<const VarNode*, Tuple> fields;
+  Expr visit_var(const Var& v) override {
+    auto it = fields.find(v.get());
+    return it == fields.end() ? Expr(v) : Expr(it->second);
+  }
+};
+
+Function flatten_parameters(const Function& fn) {
+  TupleParameterFlattener flattener;
+  std::vector<Var> params;
+  for (const Var& p : fn->params) {
+    std::vector<TensorType> types;
+    flatten_type(p->checked_type(), &types, p->span());
+    if (as_tensor(p->checked_type())) {
+      params.push_back(p);
+      continue;
+    }
+    std::vector<Expr> vars;
+    for (size_t i = 0; i < types.size(); ++i) {
+      Var field = make_var(p->name_hint + "_" + std::to_string(i), types[i],
+                           {p->virtual_device(), p->span(), types[i]});
+      params.push_back(field);
+      vars.push_back(field);
+    }
+    flattener.fields[p.get()] = make_tuple(vars, {p->virtual_device(), p->span(), p->checked_type()});
+  }
+  if (flattener.fields.empty()) return fn;
+  return with_fields(fn, {.params = params, .body = flattener.mutate(fn->body)});
+}
+
+bool is_master_pattern(OpPattern p) { return p == OpPattern::kAnchor || p == OpPattern::kReduction; }
+
+// Checks the body holds only operator calls, tuples (concatenate's),
+// parameters and constants, and finds the one anchor or reduction.
+void inspect_body(CpuKernel& k) {
+  std::vector<const CallNode*> masters;
+  post_order_visit(k.function->body, [&](const Expr& e) {
+    switch (e->kind()) {
+      case ExprKind::kVar: case ExprKind::kConstant: case ExprKind::kOp: case ExprKind::kTuple: return;
+      case ExprKind::kCall: break;
+      default:
+        throw Error(ErrorKind::kBackend,
+                    std::string("a primitive function for the CPU holds only operator calls, got a ") +
+                        expr_kind_name(e->kind()),
+                    e->span());
+    }
+    const CallNode* call = as<CallNode>(e);
+    const OpNode* op = as<OpNode>(call->op);
+    if (!op) throw Error(ErrorKind::kBackend, "a primitive function for the CPU calls only operators", e->span());
+    if (op->def->pattern == OpPattern::kOpaque)
+      throw Error(ErrorKind::kBackend, "no CPU kernel for operator '" + op->name + "'", e->span());
+    if (is_master_pattern(op->def->pattern)) masters.push_back(call);
+  });
+  if (masters.size() > 1)
+    throw Error(ErrorKind::kBackend,
+                "a CPU kernel holds at most one anchor or reduction; this one has '" +
+                    as<OpNode>(masters[0]->op)->name + "' and '" + as<OpNode>(masters[1]->op)->name + "'",
+                masters[1]->span());
+  k.master = masters.empty() ? nullptr : masters[0];
+  if (!k.master || k.master == k.root) return;
+  const TensorTypeNode* master_type = as_tensor(k.master->checked_type());
+  const TensorTypeNode* root_type = as_tensor(k.root->checked_type());
+  if (!master_type || !root_type || master_type->shape != root_type->shape)
+    throw Error(ErrorKind::kBackend,
+                "the element-wise epilogue of '" + as<OpNode>(k.master->op)->name + "' must keep its shape",
+                k.root->span());
+}
+
+void dispatch(CpuKernel& k) {
+  bool empty = true;
+  for (const TensorType& t : k.outputs) empty = empty && t->numel() == 0;
+  if (empty) {
+    k.entry.line("// The result is empty: nothing to compute.");
+    return;
+  }
+  if (!k.master) return generate_elementwise_kernel(k);
+  const std::string& op = as<OpNode>(k.master->op)->name;
+  if (op == "sum" || op == "mean" || op == "max") return generate_reduction_kernel(k);
+  for (const Expr& arg : k.master->args)
+    if (!is<VarNode>(arg))
+      throw Error(ErrorKind::kBackend,
+                  "'" + op + "' reads a computed value; a CPU kernel's anchor reads only the kernel's parameters",
+                  k.master->span());
+  if (op == "nn.softmax" || op == "nn.layer_norm" || op == "nn.batch_norm") return generate_normalization_kernel(k);
+  if (dnnl_handles(*k.master)) return generate_dnnl_kernel(k);
+  generate_direct_kernel(k);
+}
+
+std::string operator_chain(const Function& fn) {
+  std::vector<std::string> names;
+  post_order_visit(fn->body, [&](const Expr& e) {
+    if (const CallNode* c = as<CallNode>(e))
+      if (const OpNode* op = as<OpNode>(c->op)) names.push_back(op->name);
+  });
+  return join(names, " -> ");
+}
+
+std::string assemble(const CpuKernel& k, const Span& span) {
+  std::string scope = k.name + "_detail";
+  CodeWriter code;
+  code.line("// Switchyard CPU kernel " + k.name + ": " + operator_chain(k.function));
+  if (span.defined()) code.line("// From " + span.to_string());
+  code.line("// Generated code: each parallel loop runs through services->parallel_for.");
+  for (const char* header : {"<algorithm>", "<cmath>", "<cstdint>", "<cstring>"})
+    code.line(std::string("#include ") + header);
+  for (const std::string& header : k.includes) code.line("#include " + header);
+  code.line("#include \"switchyard/model_abi.h\"");
+  code.line();
+  code.line("namespace " + scope + " {");
+  code.line();
+  std::string helpers = cpu_helper_definitions(k.helpers);
+  if (!helpers.empty()) {
+    code.append(helpers);
+    code.line();
+  }
+  code.line("// The buffers of one run; every loop body receives them as its closure.");
+  code.open("struct Buffers");
+  for (const BufferField& f : k.buffers)
+    code.line((f.is_const ? "const " : "") + f.type + "* " + f.name + ";" +
+              (f.comment.empty() ? "" : "  // " + f.comment));
+  code.close(";");
+  code.line();
+  code.append(k.definitions);
+  code.open(
+      "void run(const void* const* inputs, void* const* outputs, const SyRuntimeServices* services, int device_index)");
+  code.append(k.setup);
+  std::vector<std::string> initializers;
+  for (const BufferField& f : k.buffers) initializers.push_back(f.initializer);
+  code.line("Buffers buffers{" + join(initializers) + "};");
+  code.append(k.entry);
+  code.close();
+  code.line();
+  code.line("}  // namespace " + scope);
+  code.line();
+  code.line("extern \"C\" void " + k.name +
+            "(const void* const* inputs, void* const* outputs, const SyRuntimeServices* services, int device_index) {");
+  code.line("  " + scope + "::run(inputs, outputs, services, device_index);");
+  code.line("}");
+  return code.str();
+}
+
+// `name` as a C identifier: other characters become '_'.
+std::string symbol_name(const std::string& name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
+  return out;
+}
+
+}  // namespace
+
+KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name) {
+  CpuKernel k;
+  k.name = symbol_name(name);
+  k.function = flatten_parameters(primitive);
+  k.root = as<CallNode>(k.function->body);
+  if (!k.root || !as<OpNode>(k.root->op))
+    throw Error(ErrorKind::kBackend, "a primitive function's body must be an operator call", primitive->span());
+  flatten_type(k.root->checked_type(), &k.outputs, k.root->span());
+  inspect_body(k);
+
+  KernelSource source;
+  source.name = k.name;
+  for (size_t i = 0; i < k.function->params.size(); ++i) {
+    const Var& p = k.function->params[i];
+    TensorType type(as_tensor(p->checked_type()));
+    source.inputs.push_back(type);
+    k.buffers.push_back({k.input(i), storage_type(type->dtype), true,
+                         "static_cast<const " + storage_type(type->dtype) + "*>(inputs[" + std::to_string(i) + "])",
+                         "%" + p->name_hint + ": " + type_to_string(type)});
+  }
+  for (size_t j = 0; j < k.outputs.size(); ++j)
+    k.buffers.push_back({k.output(j), storage_type(k.outputs[j]->dtype), false,
+                         "static_cast<" + storage_type(k.outputs[j]->dtype) + "*>(outputs[" + std::to_string(j) + "])",
+                         type_to_string(k.outputs[j])});
+  dispatch(k);
+
+  source.outputs = k.outputs;
+  source.elementwise_in_place_safe = k.in_place_safe;
+  source.span = primitive->span();
+  if (!source.span.defined()) {
+    std::vector<Span> spans;
+    post_order_visit(k.function->body, [&](const Expr& e) {
+      if (is<CallNode>(e)) spans.push_back(e->span());
+    });
+    source.span = Span::fused(spans);
+  }
+  source.code = assemble(k, source.span);
+  return source;
+}
+
+}  // namespace switchyard

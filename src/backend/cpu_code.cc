@@ -1,0 +1,240 @@
+// The code writer, dtype spellings and helper functions of generated CPU code.
+#include "backend/cpu_code.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace switchyard {
+
+void CodeWriter::line(const std::string& text) {
+  if (!text.empty()) text_.append(size_t(depth_) * 2, ' ').append(text);
+  text_ += '\n';
+}
+
+void CodeWriter::open(const std::string& header) {
+  line(header + " {");
+  ++depth_;
+}
+
+void CodeWriter::close(const std::string& suffix) {
+  --depth_;
+  line("}" + suffix);
+}
+
+void CodeWriter::next(const std::string& header) {
+  --depth_;
+  line("} " + header + " {");
+  ++depth_;
+}
+
+void CodeWriter::append(const CodeWriter& other) { append(other.str()); }
+
+void CodeWriter::append(const std::string& text) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    line(text.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
+namespace {
+
+const char* kHalfHelpers = R"(// IEEE half precision <-> float, rounding to nearest even.
+inline float sy_half_to_float(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff, bits;
+  if (exponent == 0) {
+    float magnitude = std::ldexp(float(mantissa), -24);
+    std::memcpy(&bits, &magnitude, 4);
+    bits |= sign;
+  } else if (exponent == 31) {
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  }
+  float out;
+  std::memcpy(&out, &bits, 4);
+  return out;
+}
+inline uint16_t sy_float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint16_t sign = uint16_t((x >> 16) & 0x8000);
+  uint32_t magnitude = x & 0x7fffffffu;
+  if (magnitude >= 0x7f800000u) return sign | 0x7c00 | (magnitude > 0x7f800000u ? 0x200 : 0);
+  if (magnitude >= 0x477ff000u) return sign | 0x7c00;
+  if (magnitude < 0x38800000u) {
+    float a;
+    std::memcpy(&a, &magnitude, 4);
+    return sign | uint16_t(std::nearbyint(a * 16777216.0f));
+  }
+  uint32_t rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1);
+  return sign | uint16_t((rounded - 0x38000000u) >> 13);
+}
+)";
+
+const char* kBFloat16Helpers = R"(// bfloat16 <-> float, rounding to nearest even.
+inline float sy_bfloat16_to_float(uint16_t b) {
+  uint32_t bits = uint32_t(b) << 16;
+  float out;
+  std::memcpy(&out, &bits, 4);
+  return out;
+}
+inline uint16_t sy_float_to_bfloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40);
+  x += 0x7fffu + ((x >> 16) & 1);
+  return uint16_t(x >> 16);
+}
+)";
+
+const char* kFloatToIntHelper = R"(// Float to integer as the reference does: truncate, saturate, NaN to 0.
+inline int64_t sy_float_to_int64(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775807.0) return INT64_MAX;
+  if (v <= -9223372036854775808.0) return INT64_MIN;
+  return int64_t(v);
+}
+)";
+
+const char* kIntegerDivideHelper = R"(// Integer division truncating toward zero, wrapping INT64_MIN / -1; a
+// kernel cannot report errors, so a zero divisor gives 0.
+inline int64_t sy_divide_int(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return int64_t(0ull - uint64_t(a));
+  return a / b;
+}
+)";
+
+const char* kIntegerPowerHelper = R"(// Integer power by squaring, wrapping; 0 for a negative exponent.
+inline int64_t sy_power_int(int64_t base, int64_t exponent) {
+  if (exponent < 0) return 0;
+  uint64_t result = 1, factor = uint64_t(base);
+  for (; exponent > 0; exponent >>= 1) {
+    if (exponent & 1) result *= factor;
+    factor *= factor;
+  }
+  return int64_t(result);
+}
+)";
+
+}  // namespace
+
+std::string cpu_helper_definitions(const std::set<CpuHelper>& helpers) {
+  std::string out;
+  for (CpuHelper h : helpers) {
+    switch (h) {
+      case CpuHelper::kHalf: out += kHalfHelpers; break;
+      case CpuHelper::kBFloat16: out += kBFloat16Helpers; break;
+      case CpuHelper::kFloatToInt: out += kFloatToIntHelper; break;
+      case CpuHelper::kIntegerDivide: out += kIntegerDivideHelper; break;
+      case CpuHelper::kIntegerPower: out += kIntegerPowerHelper; break;
+      case CpuHelper::kFloatMath: out += cpu_math_definitions(); break;
+    }
+  }
+  return out;
+}
+
+std::string compute_type(DType dtype) { return dtype_is_float(dtype) ? "float" : dtype_c_type(dtype); }
+
+std::string storage_type(DType dtype) { return dtype_c_type(dtype); }
+
+std::string load_element(DType dtype, const std::string& element, std::set<CpuHelper>* helpers) {
+  switch (dtype) {
+    case DType::kFloat16:
+      helpers->insert(CpuHelper::kHalf);
+      return "sy_half_to_float(" + element + ")";
+    case DType::kBFloat16:
+      helpers->insert(CpuHelper::kBFloat16);
+      return "sy_bfloat16_to_float(" + element + ")";
+    default: return element;
+  }
+}
+
+std::string store_value(DType dtype, const std::string& value, std::set<CpuHelper>* helpers) {
+  switch (dtype) {
+    case DType::kFloat16:
+      helpers->insert(CpuHelper::kHalf);
+      return "sy_float_to_half(" + value + ")";
+    case DType::kBFloat16:
+      helpers->insert(CpuHelper::kBFloat16);
+      return "sy_float_to_bfloat16(" + value + ")";
+    default: return value;
+  }
+}
+
+std::string round_to_dtype(DType dtype, const std::string& value, std::set<CpuHelper>* helpers) {
+  if (dtype != DType::kFloat16 && dtype != DType::kBFloat16) return value;
+  return load_element(dtype, store_value(dtype, value, helpers), helpers);
+}
+
+std::string literal(DType dtype, double value) {
+  if (dtype == DType::kBool) return value != 0 ? "true" : "false";
+  if (dtype_is_float(dtype)) {
+    if (std::isnan(value)) return "NAN";
+    if (std::isinf(value)) return value > 0 ? "INFINITY" : "-INFINITY";
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.9g", value);
+    std::string text = buffer;
+    if (text.find_first_of(".e") == std::string::npos) text += ".0";
+    return text + "f";
+  }
+  int64_t integer = int64_t(value);
+  if (integer == std::numeric_limits<int64_t>::min()) return "INT64_MIN";
+  return storage_type(dtype) + "(" + std::to_string(integer) + ")";
+}
+
+std::string lowest_literal(DType dtype) {
+  switch (dtype) {
+    case DType::kInt8: return "int8_t(-128)";
+    case DType::kInt32: return "INT32_MIN";
+    case DType::kInt64: return "INT64_MIN";
+    case DType::kUInt8: return "uint8_t(0)";
+    case DType::kBool: return "false";
+    default: return "-INFINITY";
+  }
+}
+
+std::string identifier(const std::string& name) {
+  std::string base = name.rfind("nn.", 0) == 0 ? name.substr(3) : name;
+  std::string out;
+  for (char c : base) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v" + out;
+  return out;
+}
+
+bool mentions(const std::string& text, const std::string& name) {
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    bool starts = at == 0 || !is_word(text[at - 1]);
+    bool ends = at + name.size() >= text.size() || !is_word(text[at + name.size()]);
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? separator : "") + parts[i];
+  return out;
+}
+
+std::string span_comment(const Span& span) { return span.defined() ? "  // " + span.to_string() : ""; }
+
+std::string at_span(const Span& span) { return span.defined() ? " at " + span.to_string() : ""; }
+
+std::string double_literal(double value) {
+  if (std::isnan(value)) return "NAN";
+  if (std::isinf(value)) return value > 0 ? "INFINITY" : "-INFINITY";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.17g", value);
+  std::string text = buffer;
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,87 @@
+// Small pieces every CPU kernel generator writes with: an indenting code
+// writer, C++ spellings of dtypes, loads, stores and literals, and the
+// helper functions (half-precision conversions, integer arithmetic with
+// defined overflow) a kernel may need.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/span.h"
+#include "runtime/dtype.h"
+
+namespace switchyard {
+
+// Appends lines of C++ at the current indentation.
+class CodeWriter {
+ public:
+  void line(const std::string& text = "");
+  // "header {" and one level deeper.
+  void open(const std::string& header);
+  // One level shallower and "}" (plus `suffix`, e.g. ";").
+  void close(const std::string& suffix = "");
+  // "} header {" at the same depth: the next branch of an if/else chain.
+  void next(const std::string& header);
+  // Appends another writer's lines at the current indentation.
+  void append(const CodeWriter& other);
+  // Appends lines of text at the current indentation.
+  void append(const std::string& text);
+  const std::string& str() const { return text_; }
+  bool empty() const { return text_.empty(); }
+
+ private:
+  std::string text_;
+  int depth_ = 0;
+};
+
+// Helper functions a kernel's code calls; each is emitted once when used.
+enum class CpuHelper : uint8_t {
+  kHalf,           // sy_half_to_float / sy_float_to_half
+  kBFloat16,       // sy_bfloat16_to_float / sy_float_to_bfloat16
+  kFloatToInt,     // sy_float_to_int64: truncating, saturating, NaN to 0
+  kIntegerDivide,  // sy_divide_int: truncating; 0 for a zero divisor
+  kIntegerPower,   // sy_power_int: wrapping; 0 for a negative exponent
+  kFloatMath,      // sy_exp, sy_log, sy_tanh, sy_sigmoid: vectorisable (cpu_math.cc)
+};
+
+// The definitions of the kFloatMath helpers.
+const char* cpu_math_definitions();
+
+// The definitions of `helpers`, in a fixed order.
+std::string cpu_helper_definitions(const std::set<CpuHelper>& helpers);
+
+// The type arithmetic happens in: float for every floating-point dtype
+// (float16 and bfloat16 through float), the storage type otherwise.
+std::string compute_type(DType dtype);
+// The storage type ("float", "uint16_t", "int8_t", ...).
+std::string storage_type(DType dtype);
+
+// `element` (a storage-typed lvalue, e.g. "x[i]") read as its compute type,
+// and a compute-typed value converted for storing. Records helpers used.
+std::string load_element(DType dtype, const std::string& element, std::set<CpuHelper>* helpers);
+std::string store_value(DType dtype, const std::string& value, std::set<CpuHelper>* helpers);
+// A compute-typed value rounded to what `dtype` can hold (float16 and
+// bfloat16 round; other dtypes are unchanged).
+std::string round_to_dtype(DType dtype, const std::string& value, std::set<CpuHelper>* helpers);
+
+// A compute-typed literal for a number: "2.5f", "-INFINITY", "NAN", "3", "true".
+std::string literal(DType dtype, double value);
+// The lowest value of a dtype (-INFINITY for floats), as a literal.
+std::string lowest_literal(DType dtype);
+
+// A C identifier from an IR name: "nn.relu" -> "relu", "%x.1" -> "x_1".
+std::string identifier(const std::string& name);
+// Whether `name` occurs in `text` as a whole identifier.
+bool mentions(const std::string& text, const std::string& name);
+// "a, b, c".
+std::string join(const std::vector<std::string>& parts, const std::string& separator = ", ");
+// A C++ comment naming a span ("" when it has none).
+std::string span_comment(const Span& span);
+// " at file:line:column" ("" when the span is undefined).
+std::string at_span(const Span& span);
+// A double literal that reads back exactly ("1.0000000000000001e-05").
+std::string double_literal(double value);
+
+}  // namespace switchyard

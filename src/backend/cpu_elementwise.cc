@@ -1,0 +1,165 @@
+// Element-wise kernels: one parallel loop over the output with every
+// producer of the group inlined (no intermediate buffers). The loop runs
+// over the flat offset when no read needs coordinates recovered by
+// division, otherwise over rows with a contiguous, vectorisable inner loop.
+// A split at the root writes each piece with its own loop.
+#include <algorithm>
+
+#include "backend/cpu_kernel.h"
+#include "ir/functor.h"
+#include "op/registry.h"
+#include "op/relation_helpers.h"
+#include "op/shape_rules.h"
+
+namespace switchyard {
+
+namespace {
+
+int64_t numel_of(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// The index of the element a flat loop at `i` or a row loop at (row, j) writes.
+struct LoopShape {
+  bool flat = true;
+  size_t inner_dim = 0;  // row loops: the last dimension with extent > 1
+  int64_t inner = 1;
+  int64_t rows = 1;
+};
+
+void write_flat_loop(CpuKernel& k, CodeWriter& body, DType dtype, const std::string& output, const ValueAt& value) {
+  body.line("#pragma omp simd");
+  body.open("for (int64_t i = begin; i < end; ++i)");
+  ElementEmitter emitter = k.emitter(body);
+  std::string result = value(emitter, ElementIndex::at_offset("i"));
+  body.line(output + "[i] = " + store_value(dtype, result, &k.helpers) + ";");
+  body.close();
+}
+
+void write_row_loop(CpuKernel& k, CodeWriter& body, const std::vector<int64_t>& shape, const LoopShape& loop,
+                    DType dtype, const std::string& output, const ValueAt& value) {
+  std::vector<int64_t> outer(shape.begin(), shape.begin() + int64_t(loop.inner_dim));
+  std::vector<std::string> row_coords = coordinates_of(ElementIndex::at_offset("row"), outer, nullptr);
+  std::vector<std::string> coords(shape.size(), "0");
+  for (size_t d = 0; d < outer.size(); ++d)
+    if (row_coords[d] != "0") coords[d] = "i" + std::to_string(d);
+  std::string j = "i" + std::to_string(loop.inner_dim);
+  coords[loop.inner_dim] = j;
+  std::string offset = "row * " + std::to_string(loop.inner) + " + " + j;
+  CodeWriter inner;
+  inner.line("#pragma omp simd");
+  inner.open("for (int64_t " + j + " = 0; " + j + " < " + std::to_string(loop.inner) + "; ++" + j + ")");
+  ElementEmitter emitter = k.emitter(inner);
+  std::string result = value(emitter, ElementIndex::at(offset, coords));
+  inner.line(output + "[" + offset + "] = " + store_value(dtype, result, &k.helpers) + ";");
+  inner.close();
+  body.open("for (int64_t row = begin; row < end; ++row)");
+  // The row's coordinates that the inner loop reads.
+  for (size_t d = 0; d < outer.size(); ++d)
+    if (coords[d] != "0" && mentions(inner.str(), coords[d]))
+      body.line("const int64_t " + coords[d] + " = " + row_coords[d] + ";");
+  body.append(inner);
+  body.close();
+}
+
+}  // namespace
+
+bool emit_element_loop(CpuKernel& k, const std::string& loop_name, const std::string& comment,
+                       const std::vector<int64_t>& shape, DType dtype, const std::string& output,
+                       const ValueAt& value) {
+  LoopShape loop;
+  int64_t count = numel_of(shape);
+  if (shape.size() > 1) {
+    // Try the flat loop on a scratch writer; keep it if no read divides.
+    CodeWriter trial;
+    std::set<CpuHelper> trial_helpers;
+    int trial_counter = 0;
+    ElementEmitter probe(trial, trial_helpers, trial_counter);
+    for (size_t i = 0; i < k.function->params.size(); ++i) probe.bind_buffer(k.function->params[i].get(), k.input(i));
+    value(probe, ElementIndex::at_offset("i"));
+    loop.flat = !probe.cost().divided;
+  }
+  if (!loop.flat) {
+    loop.inner_dim = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] != 1) loop.inner_dim = d;
+    loop.inner = shape[loop.inner_dim];
+    loop.rows = loop.inner == 0 ? 0 : count / loop.inner;
+  }
+  int64_t iterations = loop.flat ? count : loop.rows;
+  int64_t grain = loop.flat ? kElementGrain : std::max<int64_t>(1, kElementGrain / std::max<int64_t>(loop.inner, 1));
+  k.parallel_loop(loop_name, comment, iterations, grain, [&](CodeWriter& body) {
+    if (loop.flat) write_flat_loop(k, body, dtype, output, value);
+    else write_row_loop(k, body, shape, loop, dtype, output, value);
+  });
+  return loop.flat;
+}
+
+namespace {
+
+// Each piece of a split is its own loop reading the input at an offset
+// along the split axis.
+void generate_split(CpuKernel& k) {
+  const CallNode& split = *k.root;
+  const Expr& input = split.args[0];
+  const std::vector<int64_t>& in_shape = shape_of(input);
+  int64_t axis = normalize_axis(split.attrs->get_int("axis"), int64_t(in_shape.size()), "split");
+  std::vector<int64_t> sizes =
+      split_sizes(in_shape[size_t(axis)], *split.attrs->find("indices_or_sections"), "split");
+  bool leading = true;  // every dimension before the axis has extent 1
+  int64_t axis_stride = 1;
+  for (int64_t d = 0; d < int64_t(in_shape.size()); ++d) {
+    if (d < axis) leading = leading && in_shape[size_t(d)] == 1;
+    if (d > axis) axis_stride *= in_shape[size_t(d)];
+  }
+  int64_t begin = 0;
+  for (size_t piece = 0; piece < sizes.size(); ++piece) {
+    std::vector<int64_t> shape = in_shape;
+    shape[size_t(axis)] = sizes[piece];
+    ValueAt value = [&, begin, shape](ElementEmitter& emitter, const ElementIndex& at) {
+      if (leading && !at.offset.empty())
+        return emitter.emit(input, ElementIndex::at_offset(plus(at.offset, begin * axis_stride)));
+      std::vector<std::string> coords = coordinates_of(at, shape, emitter.cost_tracker());
+      coords[size_t(axis)] = plus(coords[size_t(axis)], begin);
+      return emitter.emit(input, ElementIndex::at_coords(std::move(coords)));
+    };
+    emit_element_loop(k, "split_piece_" + std::to_string(piece),
+                      "split piece " + std::to_string(piece) + ": elements " + std::to_string(begin) + " to " +
+                          std::to_string(begin + sizes[piece]) + " of axis " + std::to_string(axis),
+                      shape, k.output_dtype(piece), k.output(piece), value);
+    begin += sizes[piece];
+  }
+}
+
+// Whether output 0 may share storage with an input of its type: every read
+// of such an input is at the output element's own offset, which holds when
+// no operator moves elements around.
+bool reads_in_place(const CpuKernel& k) {
+  if (k.outputs.size() != 1) return false;
+  bool moves = false;
+  post_order_visit(k.function->body, [&](const Expr& e) {
+    const CallNode* c = as<CallNode>(e);
+    const OpNode* op = c ? as<OpNode>(c->op) : nullptr;
+    if (!op) return;
+    moves = moves || op->name == "take" || op->name == "concatenate" || op->name == "transpose" ||
+            op->name == "strided_slice";
+  });
+  return !moves;
+}
+
+}  // namespace
+
+void generate_elementwise_kernel(CpuKernel& k) {
+  if (as<OpNode>(k.root->op)->name == "split") return generate_split(k);
+  k.in_place_safe = reads_in_place(k);
+  const std::vector<int64_t>& shape = k.outputs[0]->shape;
+  Expr root(k.root);
+  bool flat = emit_element_loop(
+      k, "compute", "Every element of the result, producers inlined", shape, k.output_dtype(), k.output(0),
+      [&](ElementEmitter& emitter, const ElementIndex& at) { return emitter.emit(root, at); });
+  k.in_place_safe = k.in_place_safe && flat;
+}
+
+}  // namespace switchyard

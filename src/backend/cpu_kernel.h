@@ -1,0 +1,87 @@
+// One CPU kernel under construction, shared by the generators of each kind
+// of fused group: element-wise loops (cpu_elementwise.cc), reductions
+// (cpu_reduction.cc), normalisations (cpu_normalization.cc), oneDNN anchors
+// (cpu_dnnl.cc) and plain-loop anchors for dtypes oneDNN lacks
+// (cpu_direct.cc). codegen_cpu.cc prepares the function, dispatches and
+// assembles the translation unit.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backend/cpu_code.h"
+#include "backend/cpu_element_emitter.h"
+#include "ir/expr.h"
+
+namespace switchyard {
+
+// A pointer field of the kernel's `Buffers` struct, which every parallel
+// loop body receives as its closure.
+struct BufferField {
+  std::string name;         // "in0_x", "out0", "scratch"
+  std::string type;         // element storage type
+  bool is_const = false;
+  std::string initializer;  // C++ expression in run()
+  std::string comment;
+};
+
+struct CpuKernel {
+  std::string name;                  // the C symbol
+  Function function;                 // tensor parameters only (tuples flattened)
+  const CallNode* master = nullptr;  // the anchor or reduction, if any
+  const CallNode* root = nullptr;    // the body: the call producing the result
+  std::vector<TensorType> outputs;   // the result, flattened
+  std::set<std::string> includes;    // beyond the standard ones
+  std::set<CpuHelper> helpers;
+  std::vector<BufferField> buffers;
+  CodeWriter definitions;  // namespace scope: plans, loop bodies
+  CodeWriter setup;        // run(): before `buffers` is built (scratch allocation)
+  CodeWriter entry;        // run(): the work
+  int counter = 0;         // numbers locals
+  bool in_place_safe = false;
+
+  // Buffer names of parameter i and output j.
+  std::string input(size_t i) const;
+  std::string output(size_t j) const;
+  DType output_dtype(size_t j = 0) const { return outputs.at(j)->dtype; }
+
+  // Emits `void loop_name(void*, int64_t begin, int64_t end)` whose body
+  // `write_body` writes (it sees `begin`, `end` and every buffer it names),
+  // and runs it over [0, count) through services->parallel_for.
+  void parallel_loop(const std::string& loop_name, const std::string& comment, int64_t count, int64_t grain,
+                     const std::function<void(CodeWriter&)>& write_body);
+
+  // An element emitter over `out` reading every parameter from its buffer.
+  ElementEmitter emitter(CodeWriter& out);
+
+  // Stores the kernel's result element `at` into output 0: the epilogue
+  // applied to the master's compute-typed `value` there.
+  void store_result(CodeWriter& out, const std::string& value, const ElementIndex& at);
+  bool has_epilogue() const { return root != master; }
+};
+
+// Chunks of element loops hold at least this many elements.
+constexpr int64_t kElementGrain = 1 << 15;
+
+// A parallel loop over every element of a tensor of `shape`, storing
+// value(emitter, index) into `output` (of `dtype`). Loops over a flat offset
+// when that needs no division to find coordinates, otherwise over rows with
+// a contiguous inner loop. Returns whether it looped over the flat offset.
+using ValueAt = std::function<std::string(ElementEmitter&, const ElementIndex&)>;
+bool emit_element_loop(CpuKernel& k, const std::string& loop_name, const std::string& comment,
+                       const std::vector<int64_t>& shape, DType dtype, const std::string& output, const ValueAt& value);
+
+void generate_elementwise_kernel(CpuKernel& k);    // no master
+void generate_reduction_kernel(CpuKernel& k);      // sum, mean, max
+void generate_normalization_kernel(CpuKernel& k);  // nn.softmax, nn.layer_norm, nn.batch_norm
+void generate_dnnl_kernel(CpuKernel& k);           // float32 products, convolution and pooling
+void generate_direct_kernel(CpuKernel& k);         // the same anchors as plain loops, any dtype
+// Whether oneDNN computes this anchor call (float32, supported attributes).
+bool dnnl_handles(const CallNode& anchor);
+
+// The normalized attribute `name` as (height, width) from 1 or 2 values.
+std::pair<int64_t, int64_t> attr_pair(const CallNode& call, const std::string& name);
+
+}  // namespace switchyard

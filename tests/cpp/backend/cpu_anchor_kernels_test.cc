@@ -1,0 +1,194 @@
+// Generated CPU kernels of the reductions, normalisations and anchors
+// (through oneDNN for float32, plain loops for other dtypes), alone and with
+// fused prologues and epilogues, compiled and compared with the reference
+// interpreter.
+#include <gtest/gtest.h>
+
+#include "kernel_cases.h"
+
+namespace switchyard::testing {
+namespace {
+
+std::string main_of(const std::string& params, const std::string& body) {
+  return "def @main(" + params + ") {\n" + body + "\n}\n";
+}
+
+std::vector<KernelCase> reduction_cases() {
+  const std::string x3 = "%x: Tensor[(3, 4, 5), float32]";
+  return {
+      {"sum_last", main_of(x3, "  sum(%x, axis=[2])")},
+      {"sum_all", main_of(x3, "  sum(%x)")},
+      {"sum_first_keepdims", main_of(x3, "  sum(%x, axis=[0], keepdims=True)")},
+      {"sum_exclude", main_of(x3, "  sum(%x, axis=[1], exclude=True)")},
+      {"sum_nothing", main_of(x3, "  sum(%x, axis=[])")},
+      {"sum_wide_rows", main_of("%x: Tensor[(3, 700), float32]", "  sum(%x, axis=[0])")},
+      {"mean_middle", main_of(x3, "  mean(%x, axis=[1])")},
+      {"mean_int", main_of("%x: Tensor[(3, 4), int32]", "  mean(%x, axis=[1])"), -2, 2, -50, 50},
+      {"sum_int64", main_of("%x: Tensor[(3, 4), int64]", "  sum(%x)"), -2, 2, -50, 50},
+      {"max_last", main_of(x3, "  max(%x, axis=[-1])")},
+      {"max_first", main_of(x3, "  max(%x, axis=[0, 1])")},
+      {"max_int", main_of("%x: Tensor[(6, 7), int32]", "  max(%x, axis=[0])"), -2, 2, -100, 100},
+      {"sum_half", main_of("%x: Tensor[(4, 9), float16]", "  sum(%x, axis=[1])"), -1, 1, 0, 0, 1e-3},
+      {"prologue", main_of(x3, "  %0 = exp(%x);\n  sum(%0, axis=[1])")},
+      {"broadcast_prologue", main_of(x3 + ", %b: Tensor[(5), float32]", "  %0 = add(%x, %b);\n  mean(%0, axis=[0])")},
+      {"epilogue", main_of(x3, "  %0 = multiply(%x, %x);\n  %1 = sum(%0, axis=[2]);\n  sqrt(%1)")},
+      {"softmax", main_of("%x: Tensor[(4, 10), float32]", "  nn.softmax(%x)"), -5, 5},
+      {"softmax_middle_axis", main_of(x3, "  nn.softmax(%x, axis=1)"), -5, 5},
+      {"softmax_epilogue", main_of("%x: Tensor[(4, 10), float32]", "  %0 = nn.softmax(%x);\n  multiply(%0, 3f)")},
+      {"softmax_half", main_of("%x: Tensor[(4, 10), float16]", "  nn.softmax(%x)"), -2, 2, 0, 0, 1e-2},
+      {"layer_norm",
+       main_of("%x: Tensor[(4, 16), float32], %g: Tensor[(16), float32], %b: Tensor[(16), float32]",
+               "  nn.layer_norm(%x, %g, %b)"),
+       -2, 2, 0, 0, 1e-3},
+      {"layer_norm_plain",
+       main_of(x3 + ", %g: Tensor[(4), float32], %b: Tensor[(4), float32]",
+               "  %0 = nn.layer_norm(%x, %g, %b, axis=1, center=False, scale=False);\n  nn.relu(%0)"),
+       -2, 2, 0, 0, 1e-3},
+      {"batch_norm",
+       main_of("%x: Tensor[(2, 3, 4, 5), float32], %g: Tensor[(3), float32], %b: Tensor[(3), float32], "
+               "%m: Tensor[(3), float32], %v: Tensor[(3), float32]",
+               "  nn.batch_norm(%x, %g, %b, %m, %v)"),
+       0.5, 2, 0, 0, 1e-3},
+  };
+}
+
+std::vector<KernelCase> anchor_cases() {
+  const std::string image = "%x: Tensor[(2, 4, 9, 9), float32]";
+  return {
+      {"dense", main_of("%x: Tensor[(3, 8), float32], %w: Tensor[(16, 8), float32]", "  nn.dense(%x, %w)")},
+      {"dense_3d", main_of("%x: Tensor[(2, 3, 8), float32], %w: Tensor[(5, 8), float32]", "  nn.dense(%x, %w)")},
+      {"dense_add_relu", main_of("%x: Tensor[(3, 8), float32], %w: Tensor[(16, 8), float32], %b: Tensor[(16), float32]",
+                                 "  %0 = nn.dense(%x, %w);\n  %1 = add(%0, %b);\n  nn.relu(%1)")},
+      {"dense_full_operand", main_of("%x: Tensor[(3, 8), float32], %w: Tensor[(16, 8), float32], "
+                                     "%y: Tensor[(3, 16), float32]",
+                                     "  %0 = nn.dense(%x, %w);\n  %1 = subtract(%0, %y);\n  %2 = tanh(%1);\n"
+                                     "  multiply(%2, 2f)")},
+      {"dense_unmapped_epilogue", main_of("%x: Tensor[(3, 8), float32], %w: Tensor[(16, 8), float32], "
+                                          "%y: Tensor[(16), float32]",
+                                          "  %0 = nn.dense(%x, %w);\n  %1 = subtract(%y, %0);\n  erf(%1)")},
+      {"dense_cast",
+       main_of("%x: Tensor[(3, 8), float32], %w: Tensor[(16, 8), float32]",
+               "  %0 = nn.dense(%x, %w);\n  cast(%0, dtype=\"float16\")"),
+       -2, 2, 0, 0, 1e-3},
+      {"matmul", main_of("%a: Tensor[(3, 7), float32], %b: Tensor[(7, 5), float32]", "  matmul(%a, %b)")},
+      {"matmul_batched",
+       main_of("%a: Tensor[(2, 1, 3, 4), float32], %b: Tensor[(5, 4, 6), float32]", "  matmul(%a, %b)")},
+      {"matmul_vector_left", main_of("%a: Tensor[(4), float32], %b: Tensor[(2, 4, 5), float32]", "  matmul(%a, %b)")},
+      {"matmul_vector_right", main_of("%a: Tensor[(3, 4), float32], %b: Tensor[(4), float32], %c: Tensor[(3), float32]",
+                                      "  %0 = matmul(%a, %b);\n  add(%0, %c)")},
+      {"batch_matmul",
+       main_of("%x: Tensor[(2, 3, 4), float32], %y: Tensor[(2, 5, 4), float32]", "  nn.batch_matmul(%x, %y)")},
+      {"batch_matmul_transposed_a", main_of("%x: Tensor[(1, 4, 3), float32], %y: Tensor[(2, 4, 5), float32]",
+                                            "  nn.batch_matmul(%x, %y, transpose_a=True, transpose_b=False)")},
+      {"conv2d", main_of(image + ", %w: Tensor[(6, 4, 3, 3), float32]", "  nn.conv2d(%x, %w)"), -2, 2, 0, 0, 1e-3},
+      {"conv2d_strided",
+       main_of(image + ", %w: Tensor[(6, 4, 3, 3), float32]",
+               "  nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], dilation=[2, 1])"),
+       -2, 2, 0, 0, 1e-3},
+      {"conv2d_groups_bias_relu",
+       main_of(image + ", %w: Tensor[(6, 2, 3, 3), float32], %b: Tensor[(6), float32]",
+               "  %0 = nn.conv2d(%x, %w, padding=[1, 0, 0, 1], groups=2);\n"
+               "  %1 = nn.bias_add(%0, %b);\n  nn.relu(%1)"),
+       -2, 2, 0, 0, 1e-3},
+      {"max_pool", main_of(image, "  nn.max_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])")},
+      {"max_pool_ceil", main_of(image, "  nn.max_pool2d(%x, pool_size=[2, 2], strides=[2, 2], ceil_mode=True)")},
+      {"avg_pool", main_of(image, "  nn.avg_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])")},
+      {"avg_pool_include_pad", main_of(image,
+                                       "  nn.avg_pool2d(%x, pool_size=[3, 3], padding=[1, 1], "
+                                       "count_include_pad=True)")},
+      {"avg_pool_ceil_include_pad", main_of(image,
+                                            "  nn.avg_pool2d(%x, pool_size=[2, 2], strides=[2, 2], "
+                                            "ceil_mode=True, count_include_pad=True)")},
+      {"global_avg_pool", main_of(image, "  %0 = nn.global_avg_pool2d(%x);\n  sigmoid(%0)")},
+      // Dtypes oneDNN does not take: plain loops.
+      {"dense_int", main_of("%x: Tensor[(3, 8), int32], %w: Tensor[(4, 8), int32]", "  nn.dense(%x, %w)")},
+      {"matmul_half", main_of("%a: Tensor[(2, 3, 4), float16], %b: Tensor[(4, 5), float16]", "  matmul(%a, %b)"), -1, 1,
+       0, 0, 1e-2},
+      {"batch_matmul_bfloat16",
+       main_of("%x: Tensor[(2, 3, 4), bfloat16], %y: Tensor[(2, 5, 4), bfloat16]", "  nn.batch_matmul(%x, %y)"), -1, 1,
+       0, 0, 2e-2},
+      {"conv2d_int", main_of("%x: Tensor[(1, 4, 6, 6), int32], %w: Tensor[(2, 2, 3, 3), int32]",
+                             "  %0 = nn.conv2d(%x, %w, groups=2, padding=[1, 1]);\n  nn.relu(%0)")},
+      {"max_pool_int",
+       main_of("%x: Tensor[(1, 2, 5, 5), int32]", "  nn.max_pool2d(%x, pool_size=[2, 2], padding=[1, 1])"), -2, 2, -100,
+       100},
+      {"avg_pool_half",
+       main_of("%x: Tensor[(1, 2, 5, 5), float16]",
+               "  nn.avg_pool2d(%x, pool_size=[2, 2], ceil_mode=True, strides=[2, 2])"),
+       -1, 1, 0, 0, 1e-2},
+      {"global_avg_pool_int", main_of("%x: Tensor[(1, 3, 4, 4), int64]", "  nn.global_avg_pool2d(%x)"), -2, 2, -9, 9},
+  };
+}
+
+const CaseBatch& reductions() {
+  static const CaseBatch built = build_cases(reduction_cases(), "reductions");
+  return built;
+}
+
+const CaseBatch& anchors() {
+  static const CaseBatch built = build_cases(anchor_cases(), "anchors");
+  return built;
+}
+
+const PreparedCase& find_case(const CaseBatch& batch, const std::string& name) {
+  for (const PreparedCase& p : batch.cases)
+    if (p.spec.name == name) return p;
+  throw std::runtime_error("no case " + name);
+}
+
+TEST(CpuAnchorKernels, ReductionsAndNormalisationsMatchTheInterpreter) {
+  TestServices two(2);
+  for (const PreparedCase& p : reductions().cases) expect_matches_interpreter(reductions(), p, two);
+}
+
+TEST(CpuAnchorKernels, ProductsConvolutionsAndPoolsMatchTheInterpreter) {
+  TestServices two(2);
+  for (const PreparedCase& p : anchors().cases) expect_matches_interpreter(anchors(), p, two);
+}
+
+TEST(CpuAnchorKernels, RepeatedRunsReuseTheCachedPrimitive) {
+  const PreparedCase& p = find_case(anchors(), "dense_add_relu");
+  TestServices serial(1);
+  for (int run = 0; run < 3; ++run) expect_matches_interpreter(anchors(), p, serial);
+  EXPECT_NE(p.source.code.find("static const Plan instance"), std::string::npos);
+}
+
+TEST(CpuAnchorKernels, DenseEpilogueBecomesPostOps) {
+  const std::string& code = find_case(anchors(), "dense_add_relu").source.code;
+  EXPECT_NE(code.find("#include <oneapi/dnnl/dnnl.hpp>"), std::string::npos);
+  EXPECT_NE(code.find("epilogue.append_binary(dnnl::algorithm::binary_add"), std::string::npos) << code;
+  EXPECT_NE(code.find("dnnl::algorithm::eltwise_relu"), std::string::npos) << code;
+  EXPECT_NE(code.find("dnnl::stream stream(p.engine);"), std::string::npos) << code;
+  // The fallback loop exists only for a oneDNN that cannot fuse the post-ops.
+  EXPECT_NE(code.find("if (!p.epilogue_fused)"), std::string::npos) << code;
+}
+
+TEST(CpuAnchorKernels, UnmappedEpilogueRunsAsALoopOverTheOutput) {
+  const std::string& code = find_case(anchors(), "dense_unmapped_epilogue").source.code;
+  EXPECT_EQ(code.find("append_binary"), std::string::npos) << code;
+  EXPECT_NE(code.find("std::erf"), std::string::npos) << code;
+  EXPECT_NE(code.find("void epilogue("), std::string::npos) << code;
+}
+
+TEST(CpuAnchorKernels, OtherDtypesUsePlainLoops) {
+  EXPECT_EQ(find_case(anchors(), "dense_int").source.code.find("dnnl"), std::string::npos);
+  EXPECT_EQ(find_case(anchors(), "avg_pool_ceil_include_pad").source.code.find("dnnl"), std::string::npos);
+  EXPECT_NE(find_case(anchors(), "avg_pool").source.code.find("dnnl"), std::string::npos);
+}
+
+TEST(CpuAnchorKernels, SoftmaxSubtractsTheRowMaximum) {
+  const std::string& code = find_case(reductions(), "softmax").source.code;
+  EXPECT_NE(code.find("- row_max"), std::string::npos) << code;
+  EXPECT_NE(code.find("double sum"), std::string::npos) << code;
+}
+
+TEST(CpuAnchorKernels, BatchNormPassesTheMovingStatisticsThrough) {
+  const PreparedCase& p = find_case(reductions(), "batch_norm");
+  ASSERT_EQ(p.source.outputs.size(), 3u);
+  std::vector<NDArray> out = run_kernel(*reductions().library, p.source, p.kernel_inputs, TestServices(1));
+  EXPECT_TRUE(out[1].bitwise_equal(p.inputs.at("m")));
+  EXPECT_TRUE(out[2].bitwise_equal(p.inputs.at("v")));
+}
+
+}  // namespace
+}  // namespace switchyard::testing
