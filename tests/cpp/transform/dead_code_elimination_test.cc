@@ -1,0 +1,61 @@
+// DeadCodeElimination: unused let bindings disappear, transitively and inside
+// branches and function literals; used ones and their devices stay.
+#include <gtest/gtest.h>
+
+#include "pass_test_util.h"
+#include "transform/dead_code_elimination.h"
+
+namespace switchyard {
+namespace {
+
+using testing::expect_module;
+using testing::typed;
+
+TEST(DeadCodeElimination, RemovesUnusedBindingsTransitively) {
+  IRModule mod = typed(R"(
+def @main(%x: Tensor[(2), float32], %flag: bool) -> Tensor[(2), float32] {
+  let %a = exp(%x);
+  let %b = add(%a, %a);
+  let %c = negative(%x) @cpu:1;
+  let %d = if (%flag) {
+    let %e = abs(%c);
+    %c
+  } else {
+    let %f = fn (%u: Tensor[(2), float32]) -> Tensor[(2), float32] {
+      let %g = exp(%u);
+      %u
+    };
+    %f(%c)
+  };
+  %d
+}
+)");
+  expect_module(DeadCodeElimination()(mod), R"(
+def @main(%x: Tensor[(2), float32], %flag: bool) -> Tensor[(2), float32] {
+  let %c = negative(%x) @cpu:1;
+  let %d = if (%flag) {
+    %c
+  } else {
+    let %f = fn (%u: Tensor[(2), float32]) -> Tensor[(2), float32] {
+      %u
+    };
+    %f(%c)
+  };
+  %d
+}
+)");
+}
+
+TEST(DeadCodeElimination, KeepsAModuleWithoutDeadBindings) {
+  IRModule mod = typed(R"(
+def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
+  %0 = exp(%x);
+  let %a = negative(%0);
+  add(%a, %0)
+}
+)");
+  EXPECT_TRUE(DeadCodeElimination()(mod).lookup("main").same_as(mod.lookup("main")));
+}
+
+}  // namespace
+}  // namespace switchyard
