@@ -9,5 +9,10 @@ namespace switchyard {
 
 void add_fmt_command(CLI::App& app);
 void add_check_command(CLI::App& app);
+void add_opt_command(CLI::App& app);
+void add_explain_command(CLI::App& app);
+void add_run_ir_command(CLI::App& app);
+void add_compile_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 
 }  // namespace switchyard

@@ -11,6 +11,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   switchyard::add_fmt_command(app);
   switchyard::add_check_command(app);
+  switchyard::add_opt_command(app);
+  switchyard::add_explain_command(app);
+  switchyard::add_run_ir_command(app);
+  switchyard::add_compile_command(app);
+  switchyard::add_run_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

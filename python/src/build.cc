@@ -1,0 +1,96 @@
+// Binding of the whole compiler: build_artifact, from a module with placement
+// wishes to an artifact directory, and its BuildReport.
+#include "backend/build.h"
+#include "common.h"
+
+namespace switchyard::python {
+
+namespace {
+
+std::vector<std::string> names_of(py::handle value, const std::string& what) {
+  std::vector<std::string> out;
+  if (value.is_none()) return out;
+  if (py::isinstance<py::str>(value)) return {value.cast<std::string>()};
+  if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value))
+    throw py::type_error(what + " must be a list of str, got " + type_name_of(value));
+  for (py::handle item : value) {
+    if (py::isinstance<VirtualDevice>(item)) {
+      out.push_back(item.cast<const VirtualDevice*>()->str());
+    } else if (py::isinstance<py::str>(item)) {
+      out.push_back(item.cast<std::string>());
+    } else {
+      throw py::type_error(what + " entries must be str, got " + type_name_of(item));
+    }
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+BuildReport build(const IRModule& mod, py::handle devices, const std::string& output, py::handle place, int opt_level,
+                  const std::string& default_device, const std::string& host, bool check_invariants,
+                  bool emit_source, const std::string& cxx, const std::string& cache_dir) {
+  std::vector<std::string> device_names = names_of(devices, "devices");
+  if (device_names.empty()) throw py::value_error("build() needs devices=[\"cpu:0\", ...]");
+  if (output.empty()) throw py::value_error("build() needs output=DIRECTORY");
+  BuildOptions options;
+  options.config = CompilationConfig::parse(joined(device_names), default_device, host);
+  for (const std::string& rule : names_of(place, "place"))
+    options.rules.push_back(parse_placement_rule(rule, options.config));
+  options.opt_level = opt_level;
+  options.check_invariants = check_invariants;
+  options.emit_source = emit_source;
+  options.cxx = cxx;
+  options.cache_dir = cache_dir;
+  IRModule own = mod;  // a private copy: the GIL is released while compiling
+  py::gil_scoped_release release;
+  return build_artifact(own, options, output);
+}
+
+}  // namespace
+
+void bind_build(py::module_& m) {
+  py::class_<BuildReport>(m, "BuildReport", "What a build did: stages, passes, memory per device, kernels, copies.")
+      .def_readonly("output_dir", &BuildReport::output_dir)
+      .def_property_readonly("stages",
+                             [](const BuildReport& r) {
+                               py::list out;
+                               for (const BuildStage& s : r.stages) out.append(py::make_tuple(s.name, s.milliseconds));
+                               return out;
+                             })
+      .def_property_readonly("passes",
+                             [](const BuildReport& r) {
+                               py::list out;
+                               for (const auto& p : r.passes) out.append(py::make_tuple(p.pass, p.milliseconds));
+                               return out;
+                             })
+      .def_property_readonly("memory",
+                             [](const BuildReport& r) {
+                               py::list out;
+                               for (const DeviceMemoryReport& d : r.memory)
+                                 out.append(py::dict(py::arg("device") = d.device, py::arg("planned_bytes") = d.planned_bytes,
+                                                     py::arg("lower_bound_bytes") = d.lower_bound_bytes));
+                               return out;
+                             })
+      .def_readonly("kernel_calls", &BuildReport::kernel_calls)
+      .def_readonly("distinct_kernels", &BuildReport::distinct_kernels)
+      .def_readonly("copies", &BuildReport::copies)
+      .def_readonly("objects_compiled", &BuildReport::objects_compiled)
+      .def_readonly("objects_cached", &BuildReport::objects_cached)
+      .def_readonly("link_cached", &BuildReport::link_cached)
+      .def_readonly("compiler_invocations", &BuildReport::compiler_invocations)
+      .def_property_readonly("total_milliseconds", &BuildReport::total_milliseconds)
+      .def("summary", &BuildReport::summary)
+      .def("timing_table", &BuildReport::timing_table)
+      .def("__repr__", [](const BuildReport& r) { return "BuildReport(" + r.summary() + ")"; });
+
+  m.def("build", &build, py::arg("mod"), py::arg("devices"), py::arg("output"), py::arg("place"), py::arg("opt_level"),
+        py::arg("default"), py::arg("host"), py::arg("check_invariants"), py::arg("emit_source"), py::arg("cxx"),
+        py::arg("cache_dir"), "Compiles @main of a module into an artifact directory.");
+}
+
+}  // namespace switchyard::python

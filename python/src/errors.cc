@@ -1,0 +1,95 @@
+// Python exceptions for switchyard errors: sy.Error and one subclass per
+// error kind, each carrying .message (the plain message), .span (a Span or
+// None) and .kind; str() is the rendered diagnostic with the source line.
+#include "common.h"
+#include "runtime/runtime_error.h"
+#include "support/error.h"
+
+namespace switchyard::python {
+
+namespace {
+
+// Exception classes, made once at import and kept for the process's life
+// (pybind11's advice for objects used by translators).
+struct ErrorClasses {
+  PyObject* base = nullptr;
+  PyObject* by_kind[8] = {};
+};
+
+ErrorClasses& classes() {
+  static ErrorClasses c;
+  return c;
+}
+
+int kind_index(ErrorKind kind) { return static_cast<int>(kind); }
+
+void raise(PyObject* cls, const std::string& rendered, const std::string& message, const Span& span,
+           const char* kind) {
+  py::object exc = py::reinterpret_borrow<py::object>(cls)(rendered);
+  exc.attr("message") = message;
+  exc.attr("span") = span_or_none(span);
+  exc.attr("kind") = kind;
+  PyErr_SetObject(cls, exc.ptr());
+}
+
+// Instead of handing a method uninitialized memory for an object made with
+// Class.__new__(Class) and never __init__-ed (pybind11's lazy allocation),
+// raise TypeError.
+void* refuse_lazy_allocation(size_t) {
+  throw py::type_error("this switchyard object was never initialized (its __init__ was not called)");
+}
+
+}  // namespace
+
+void guard_uninitialized_instances() {
+  for (auto& [index, info] : py::detail::get_internals().registered_types_cpp)
+    if (info && info->type && std::string(info->type->tp_name).find("_switchyard") != std::string::npos)
+      info->operator_new = &refuse_lazy_allocation;
+}
+
+void bind_errors(py::module_& m) {
+  ErrorClasses& c = classes();
+  c.base = PyErr_NewExceptionWithDoc("switchyard.Error",
+                                     "A switchyard error: .message, .span (Span or None) and .kind; "
+                                     "str() renders the diagnostic.",
+                                     PyExc_Exception, nullptr);
+  m.attr("Error") = py::handle(c.base);
+  struct Entry {
+    ErrorKind kind;
+    const char* name;
+    const char* doc;
+  };
+  const Entry entries[] = {
+      {ErrorKind::kParse, "ParseError", "Malformed text IR or model file."},
+      {ErrorKind::kType, "TypeInferenceError", "Type inference failed (or bad operator attributes)."},
+      {ErrorKind::kPlacement, "PlacementError", "Device planning: conflicting wishes or missing devices."},
+      {ErrorKind::kInvariant, "InvariantError", "The invariant checker found a broken invariant after a pass."},
+      {ErrorKind::kPass, "PassError", "Pass infrastructure: unknown pass, missing requirement."},
+      {ErrorKind::kBackend, "BackendError", "Lowering, code generation or the toolchain failed."},
+      {ErrorKind::kRuntime, "RuntimeError", "Loading or running an artifact failed."},
+      {ErrorKind::kUsage, "UsageError", "The API was used wrongly (unknown name, bad option)."},
+  };
+  for (const Entry& e : entries) {
+    std::string qualified = std::string("switchyard.") + e.name;
+    PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), e.doc, c.base, nullptr);
+    c.by_kind[kind_index(e.kind)] = cls;
+    m.attr(e.name) = py::handle(cls);
+  }
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      ErrorClasses& cs = classes();
+      raise(cs.by_kind[kind_index(e.kind())], e.render(), e.message(), e.span(), error_kind_name(e.kind()));
+    } catch (const py::cast_error& e) {
+      // A Python value of the wrong kind (or a never-initialized object).
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const RuntimeError& e) {
+      raise(classes().by_kind[kind_index(ErrorKind::kRuntime)], e.what(), e.what(), Span(),
+            error_kind_name(ErrorKind::kRuntime));
+    }
+  });
+}
+
+}  // namespace switchyard::python

@@ -1,0 +1,132 @@
+// Bindings of evaluation and execution: the reference interpreter
+// (evaluate), and loading and running compiled artifacts with their run
+// statistics (which device ran each kernel, which copies happened).
+#include "common.h"
+#include "interp/evaluate.h"
+#include "runtime/artifact.h"
+#include "runtime/manifest.h"
+#include "support/error.h"
+
+namespace switchyard::python {
+
+namespace {
+
+py::object value_to_python(const Value& value) {
+  // Iterative over nested tuples: build children first, then each tuple.
+  struct Frame {
+    const Value* value;
+    size_t next = 0;
+    std::vector<py::object> done;
+  };
+  std::vector<Frame> stack;
+  stack.push_back({&value});
+  py::object result;
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    const Value& v = *top.value;
+    if (v.is_closure())
+      throw Error(ErrorKind::kUsage, "the result is a function (a closure), which has no NumPy form");
+    if (v.is_tensor()) {
+      result = ndarray_to_numpy(v.tensor);
+    } else if (top.next < v.fields.size()) {
+      const Value* child = &v.fields[top.next++];
+      stack.push_back({child});
+      continue;
+    } else {
+      py::tuple out(top.done.size());
+      for (size_t i = 0; i < top.done.size(); ++i) out[i] = top.done[i];
+      result = out;
+    }
+    stack.pop_back();
+    if (!stack.empty()) stack.back().done.push_back(result);
+  }
+  return result;
+}
+
+std::map<std::string, NDArray> input_map(py::handle inputs) {
+  std::map<std::string, NDArray> out;
+  if (inputs.is_none()) return out;
+  if (!py::isinstance<py::dict>(inputs)) throw py::type_error("inputs must be a dict of name -> array, got " + type_name_of(inputs));
+  for (auto item : py::reinterpret_borrow<py::dict>(inputs)) {
+    if (!py::isinstance<py::str>(item.first)) throw py::type_error("input names must be strings");
+    std::string name = item.first.cast<std::string>();
+    out.emplace(name, ndarray_from_python(item.second, "input '" + name + "'"));
+  }
+  return out;
+}
+
+py::dict stats_to_python(const RunStats& stats, const Manifest& manifest) {
+  auto device_name = [&](int index) -> std::string {
+    if (index >= 0 && size_t(index) < manifest.devices.size()) return manifest.devices[size_t(index)].name;
+    return "?";
+  };
+  py::list kernels, copies;
+  for (const KernelRecord& k : stats.kernels)
+    kernels.append(py::dict(py::arg("index") = k.index, py::arg("name") = k.name,
+                            py::arg("device") = device_name(k.device), py::arg("device_index") = k.device,
+                            py::arg("elapsed_ns") = k.elapsed_ns));
+  for (const CopyRecord& c : stats.copies)
+    copies.append(py::dict(py::arg("index") = c.index, py::arg("src") = device_name(c.src_device),
+                           py::arg("dst") = device_name(c.dst_device), py::arg("bytes") = c.bytes,
+                           py::arg("elapsed_ns") = c.elapsed_ns));
+  return py::dict(py::arg("kernels") = kernels, py::arg("copies") = copies, py::arg("total_ns") = stats.total_ns);
+}
+
+void bind_artifact(py::module_& rt) {
+  py::class_<Artifact, std::shared_ptr<Artifact>>(rt, "Artifact", "A loaded artifact (model.so, weights.bin, manifest.json).")
+      .def_static(
+          "load", [](const std::string& dir, int threads) { return Artifact::load(dir, LoadOptions{threads}); },
+          py::arg("path"), py::arg("threads") = 0)
+      .def_property_readonly("directory", &Artifact::directory)
+      .def_property_readonly("manifest_json", [](const Artifact& a) { return format_manifest(a.manifest()); })
+      .def_property_readonly("input_names",
+                             [](const Artifact& a) {
+                               std::vector<std::string> out;
+                               for (const ManifestTensor& t : a.manifest().inputs) out.push_back(t.name);
+                               return out;
+                             })
+      .def_property_readonly("output_names",
+                             [](const Artifact& a) {
+                               std::vector<std::string> out;
+                               for (const ManifestTensor& t : a.manifest().outputs) out.push_back(t.name);
+                               return out;
+                             })
+      .def(
+          "run",
+          [](const Artifact& a, py::handle inputs, bool record_stats) {
+            std::map<std::string, NDArray> arrays = input_map(inputs);
+            RunResult r;
+            {
+              // Runs are thread-safe and call no Python: other threads may run meanwhile.
+              py::gil_scoped_release release;
+              r = a.run(arrays, RunOptions{record_stats});
+            }
+            py::list outputs;
+            for (const NDArray& o : r.outputs) outputs.append(ndarray_to_numpy(o));
+            return py::make_tuple(outputs, stats_to_python(r.stats, a.manifest()));
+          },
+          py::arg("inputs"), py::arg("record_stats") = true,
+          "Runs on inputs by name; returns (outputs in manifest order, run statistics).");
+}
+
+}  // namespace
+
+void bind_runtime(py::module_& m, py::module_& rt) {
+  m.def(
+      "evaluate",
+      [](const IRModule& mod, py::handle inputs, const std::string& entry) {
+        std::map<std::string, NDArray> arrays = input_map(inputs);
+        IRModule own = mod;  // a private copy: the GIL is released while evaluating
+        Value result;
+        {
+          py::gil_scoped_release release;
+          result = evaluate(own, arrays, entry);
+        }
+        return value_to_python(result);
+      },
+      py::arg("mod"), py::arg("inputs"), py::arg("entry") = "main",
+      "Runs a module with the reference interpreter; NumPy arrays in, a NumPy array (or nested tuple) out.");
+  bind_artifact(rt);
+}
+
+}  // namespace switchyard::python

@@ -1,0 +1,389 @@
+// Bindings of the pass infrastructure: Pass (callable on a module),
+// Sequential, PassContext (a context manager), the C++ instruments
+// (InvariantChecker, Timing), Python-subclassable PassInstrument, passes
+// written in Python (make_function_pass / make_module_pass), and the
+// built-in passes by name.
+#include <exception>
+#include <thread>
+
+#include "common.h"
+#include "device/plan_devices.h"
+#include "ir/compilation_config.h"
+#include "pipeline/pass_table.h"
+#include "support/error.h"
+#include "transform/instruments.h"
+#include "transform/pass.h"
+
+namespace switchyard::python {
+
+namespace {
+
+// A Python PassContext: the C++ context, the Python instrument objects it
+// uses (kept alive with it) and the scopes entered through `with`.
+struct PyPassContext {
+  std::shared_ptr<PassContext> ctx = std::make_shared<PassContext>();
+  py::list python_instruments;
+  std::vector<std::unique_ptr<PassContext::Scope>> scopes;
+  // The context stack is per thread: a scope is left on the thread that entered it.
+  std::vector<std::thread::id> scope_threads;
+};
+
+// Exceptions a Python instrument raised in enter_context/exit_context, which
+// run inside Scope's constructor and (noexcept) destructor: they are held
+// here and raised once the scope change is complete.
+std::exception_ptr& pending_instrument_error() {
+  static std::exception_ptr pending;
+  return pending;
+}
+
+void raise_pending_instrument_error() {
+  std::exception_ptr p = pending_instrument_error();
+  pending_instrument_error() = nullptr;
+  if (p) std::rethrow_exception(p);
+}
+
+class PyPassInstrument : public PassInstrument {
+ public:
+  std::string name() const override {
+    py::object self = py::cast(static_cast<const PassInstrument*>(this), py::return_value_policy::reference);
+    py::object attr = py::getattr(self, "name", py::none());
+    if (py::isinstance<py::str>(attr)) return attr.cast<std::string>();
+    if (PyCallable_Check(attr.ptr())) {
+      py::object value = attr();
+      if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+    }
+    return type_name_of(self);
+  }
+  void enter_context() override { deferred("enter_context"); }
+  void exit_context() override { deferred("exit_context"); }
+  void run_before_pass(const IRModule& mod, const PassInfo& info) override {
+    PYBIND11_OVERRIDE_NAME(void, PassInstrument, "run_before_pass", run_before_pass, mod, info);
+  }
+  void run_after_pass(const IRModule& mod, const PassInfo& info) override {
+    PYBIND11_OVERRIDE_NAME(void, PassInstrument, "run_after_pass", run_after_pass, mod, info);
+  }
+
+ private:
+  void deferred(const char* method) {
+    try {
+      if (py::function f = py::get_override(static_cast<const PassInstrument*>(this), method)) f();
+    } catch (...) {
+      if (!pending_instrument_error()) pending_instrument_error() = std::current_exception();
+    }
+  }
+};
+
+// Adds "in Python pass 'X'" to a Python exception raised inside that pass.
+void note_pass(py::error_already_set& e, const std::string& pass_name) {
+  std::string note = "in Python pass '" + pass_name + "'";
+  py::object value = e.value();
+  if (!py::hasattr(value, "add_note")) return;
+  py::object notes = py::getattr(value, "__notes__", py::list());
+  for (py::handle n : notes)
+    if (py::str(n).cast<std::string>() == note) return;
+  value.attr("add_note")(note);
+}
+
+std::shared_ptr<PyPassContext> context_view(const PassContext& ctx) {
+  auto view = std::make_shared<PyPassContext>();
+  view->ctx = std::make_shared<PassContext>(ctx);
+  return view;
+}
+
+PassInfo pass_info(const std::string& name, int opt_level, const std::vector<std::string>& required) {
+  if (name.empty()) throw py::value_error("a pass needs a non-empty name");
+  return PassInfo{name, opt_level, required};
+}
+
+Pass python_function_pass(const std::string& name, int opt_level, const std::vector<std::string>& required,
+                          py::function fn) {
+  return make_function_pass(
+      pass_info(name, opt_level, required),
+      [fn, name](const Function& f, const IRModule& mod, const PassContext& ctx) -> Function {
+        py::object result;
+        try {
+          result = fn(f, mod, context_view(ctx));
+        } catch (py::error_already_set& e) {
+          note_pass(e, name);
+          throw;
+        }
+        if (result.is_none() || !py::isinstance<FunctionNode>(result))
+          throw py::type_error("function pass '" + name + "' must return a Function, got " + type_name_of(result));
+        return result.cast<Function>();
+      });
+}
+
+Pass python_module_pass(const std::string& name, int opt_level, const std::vector<std::string>& required,
+                        py::function fn) {
+  return make_module_pass(pass_info(name, opt_level, required),
+                          [fn, name](const IRModule& mod, const PassContext& ctx) -> IRModule {
+                            py::object result;
+                            try {
+                              result = fn(mod, context_view(ctx));
+                            } catch (py::error_already_set& e) {
+                              note_pass(e, name);
+                              throw;
+                            }
+                            if (!py::isinstance<IRModule>(result))
+                              throw py::type_error("module pass '" + name + "' must return an IRModule, got " +
+                                                   type_name_of(result));
+                            return result.cast<IRModule>();
+                          });
+}
+
+std::vector<std::string> string_list(py::handle value, const std::string& what) {
+  std::vector<std::string> out;
+  if (value.is_none()) return out;
+  if (py::isinstance<py::str>(value) || !(py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)))
+    throw py::type_error(what + " must be a list of str, got " + type_name_of(value));
+  for (py::handle item : value) {
+    if (py::isinstance<VirtualDevice>(item)) {
+      out.push_back(item.cast<const VirtualDevice*>()->str());
+      continue;
+    }
+    if (!py::isinstance<py::str>(item)) throw py::type_error(what + " entries must be str, got " + type_name_of(item));
+    out.push_back(item.cast<std::string>());
+  }
+  return out;
+}
+
+std::string optional_string(py::handle value, const std::string& what) {
+  if (value.is_none()) return "";
+  if (py::isinstance<VirtualDevice>(value)) return value.cast<const VirtualDevice*>()->str();
+  if (!py::isinstance<py::str>(value)) throw py::type_error(what + " must be a str or None, got " + type_name_of(value));
+  return value.cast<std::string>();
+}
+
+PipelineOptions pipeline_options(py::handle devices, py::handle default_device, py::handle host, py::handle place) {
+  PipelineOptions options;
+  if (py::isinstance<py::str>(devices)) devices = py::list(py::make_tuple(devices));
+  std::vector<std::string> names = string_list(devices, "devices");
+  if (names.empty()) {
+    if (!place.is_none() && py::len(place) > 0) throw py::value_error("placement rules need devices=[...]");
+    return options;
+  }
+  std::string joined;
+  for (const std::string& n : names) joined += (joined.empty() ? "" : ",") + n;
+  options.config = CompilationConfig::parse(joined, optional_string(default_device, "default"),
+                                            optional_string(host, "host"));
+  for (const std::string& rule : string_list(place, "place"))
+    options.rules.push_back(parse_placement_rule(rule, *options.config));
+  return options;
+}
+
+py::object instrument_object(const std::shared_ptr<PassInstrument>& inst, const PyPassContext& c) {
+  for (py::handle h : c.python_instruments)
+    if (h.cast<std::shared_ptr<PassInstrument>>().get() == inst.get()) return py::reinterpret_borrow<py::object>(h);
+  return py::cast(inst);
+}
+
+void bind_passes(py::module_& t) {
+  py::class_<PassInfo>(t, "PassInfo", "A pass's name, opt level and required passes.")
+      .def_readonly("name", &PassInfo::name)
+      .def_readonly("opt_level", &PassInfo::opt_level)
+      .def_readonly("required", &PassInfo::required)
+      .def("__repr__", [](const PassInfo& i) { return "PassInfo(" + i.name + ", opt_level=" + std::to_string(i.opt_level) + ")"; });
+
+  py::class_<Pass>(t, "Pass", "A named module-to-module transformation; call it on an IRModule.")
+      .def(py::init<const Pass&>(), py::arg("other"))
+      .def(
+          "__call__",
+          [](const Pass& p, py::handle mod, py::handle ctx) {
+            if (!py::isinstance<IRModule>(mod))
+              throw py::type_error("pass '" + p.name() + "' takes an IRModule, got " + type_name_of(mod));
+            // A copy: a Python pass may change the caller's module object meanwhile.
+            IRModule m = mod.cast<IRModule>();
+            if (ctx.is_none()) return p(m);
+            if (!py::isinstance<PyPassContext>(ctx))
+              throw py::type_error("ctx must be a PassContext, got " + type_name_of(ctx));
+            return p(m, *ctx.cast<const PyPassContext&>().ctx);
+          },
+          py::arg("mod"), py::arg("ctx") = py::none(),
+          "Runs the pass on a module under ctx (default: the current PassContext).")
+      .def_property_readonly("name", &Pass::name)
+      .def_property_readonly("info", &Pass::info)
+      .def_property_readonly("opt_level", [](const Pass& p) { return p.info().opt_level; })
+      .def_property_readonly("required", [](const Pass& p) { return p.info().required; })
+      .def_property_readonly("children", &Pass::children)
+      .def("__repr__", [](const Pass& p) { return "Pass(" + p.name() + ")"; });
+
+  t.def(
+      "Sequential",
+      [](py::handle passes, const std::string& name) {
+        if (!py::isinstance<py::list>(passes) && !py::isinstance<py::tuple>(passes))
+          throw py::type_error("Sequential takes a list of passes, got " + type_name_of(passes));
+        std::vector<Pass> ps;
+        for (py::handle p : passes) {
+          if (!py::isinstance<Pass>(p)) throw py::type_error("Sequential entries must be passes, got " + type_name_of(p));
+          ps.push_back(p.cast<Pass>());
+        }
+        return Sequential(std::move(ps), name);
+      },
+      py::arg("passes"), py::arg("name") = "Sequential", "Runs passes in order, checking each one's requirements.");
+  t.def("make_function_pass", &python_function_pass, py::arg("name"), py::arg("opt_level"), py::arg("required"),
+        py::arg("fn"), "A pass applying fn(func, mod, ctx) -> Function to each function.");
+  t.def("make_module_pass", &python_module_pass, py::arg("name"), py::arg("opt_level"), py::arg("required"),
+        py::arg("fn"), "A pass applying fn(mod, ctx) -> IRModule.");
+  t.def(
+      "pass_by_name",
+      [](const std::string& name, py::handle devices, py::handle default_device, py::handle host, py::handle place) {
+        return pass_by_name(name, pipeline_options(devices, default_device, host, place));
+      },
+      py::arg("name"), py::kw_only(), py::arg("devices") = py::none(), py::arg("default") = py::none(),
+      py::arg("host") = py::none(), py::arg("place") = py::none(), "A built-in pass by name.");
+  t.def("pass_names", &pass_names, "The names pass_by_name knows.");
+  t.def(
+      "PlanDevices",
+      [](py::handle devices, py::handle default_device, py::handle host, py::handle place) {
+        PipelineOptions o = pipeline_options(devices, default_device, host, place);
+        if (!o.config) throw py::value_error("PlanDevices needs devices=[\"cpu:0\", ...]");
+        return PlanDevices(*o.config, o.rules);
+      },
+      py::arg("devices"), py::kw_only(), py::arg("default") = py::none(), py::arg("host") = py::none(),
+      py::arg("place") = py::none(),
+      "Device planning over the given devices (\"cpu:0\", ...), with placement rules such as "
+      "\"op:nn.softmax=cpu:1\".");
+  t.def(
+      "default_pipeline",
+      [](py::handle devices, py::handle default_device, py::handle host, py::handle place) {
+        return default_pipeline(pipeline_options(devices, default_device, host, place));
+      },
+      py::arg("devices"), py::kw_only(), py::arg("default") = py::none(), py::arg("host") = py::none(),
+      py::arg("place") = py::none(), "The compiler's pipeline before lowering.");
+}
+
+void bind_instruments(py::module_& t) {
+  py::class_<PassInstrument, PyPassInstrument, std::shared_ptr<PassInstrument>>(
+      t, "PassInstrument",
+      "Observes pass runs. Subclass and override enter_context(), exit_context(), run_before_pass(mod, info), "
+      "run_after_pass(mod, info); `name` (a str or method) defaults to the class name.")
+      .def(py::init_alias<>())
+      .def("enter_context", [](PassInstrument&) {})
+      .def("exit_context", [](PassInstrument&) {})
+      .def("run_before_pass", [](PassInstrument&, const IRModule&, const PassInfo&) {}, py::arg("mod"), py::arg("info"))
+      .def("run_after_pass", [](PassInstrument&, const IRModule&, const PassInfo&) {}, py::arg("mod"), py::arg("info"));
+
+  py::class_<InvariantChecker, PassInstrument, std::shared_ptr<InvariantChecker>>(
+      t, "InvariantChecker",
+      "After every pass: scoping, types and (once planned) placement; raises InvariantError naming the pass, "
+      "the node and its span.")
+      .def(py::init<>())
+      .def_property_readonly("name", &InvariantChecker::name)
+      .def(
+          "check", [](InvariantChecker& c, const IRModule& mod, const std::string& pass_name) { c.check(mod, pass_name); },
+          py::arg("mod"), py::arg("pass_name") = "<python>", "Checks a module now.")
+      .def(
+          "last_pass_touching",
+          [](const InvariantChecker& c, py::handle node) { return c.last_pass_touching(to_expr(node, "node").get()); },
+          py::arg("node"), "The pass that last produced `node`, or \"\".");
+
+  py::class_<TimingInstrument, PassInstrument, std::shared_ptr<TimingInstrument>>(t, "Timing",
+                                                                                  "Times every pass run.")
+      .def(py::init<>())
+      .def_property_readonly("name", &TimingInstrument::name)
+      .def_property_readonly("entries",
+                             [](const TimingInstrument& ti) {
+                               py::list out;
+                               for (const auto& e : ti.entries()) out.append(py::make_tuple(e.pass, e.milliseconds));
+                               return out;
+                             })
+      .def("report", &TimingInstrument::report, "A table: one line per pass run, then the total.");
+}
+
+void bind_context(py::module_& t) {
+  // Contexts entered with `with` and not yet left are kept alive here, since
+  // the C++ context stack points at them.
+  static py::list* active = new py::list();
+  py::class_<PyPassContext, std::shared_ptr<PyPassContext>>(
+      t, "PassContext",
+      "Opt level, enabled/disabled passes, configuration and instruments for the passes run inside "
+      "`with PassContext(...):`. check_invariants adds an InvariantChecker.")
+      .def(py::init([](int opt_level, bool check_invariants, py::handle instruments, py::handle disabled,
+                       py::handle enabled, py::handle config) {
+             auto c = std::make_shared<PyPassContext>();
+             c->ctx->opt_level = opt_level;
+             c->ctx->disabled_passes = string_list(disabled, "disabled_passes");
+             c->ctx->enabled_passes = string_list(enabled, "enabled_passes");
+             for (auto& [k, v] : to_attr_entries(config, "config")) c->ctx->config[k] = v;
+             bool has_checker = false;
+             if (!instruments.is_none()) {
+               if (!py::isinstance<py::list>(instruments) && !py::isinstance<py::tuple>(instruments))
+                 throw py::type_error("instruments must be a list, got " + type_name_of(instruments));
+               for (py::handle inst : instruments) {
+                 if (!py::isinstance<PassInstrument>(inst))
+                   throw py::type_error("instruments must be PassInstrument objects, got " + type_name_of(inst));
+                 auto p = inst.cast<std::shared_ptr<PassInstrument>>();
+                 has_checker = has_checker || dynamic_cast<InvariantChecker*>(p.get()) != nullptr;
+                 c->ctx->instruments.push_back(p);
+                 c->python_instruments.append(inst);
+               }
+             }
+             if (check_invariants && !has_checker) c->ctx->instruments.push_back(std::make_shared<InvariantChecker>());
+             return c;
+           }),
+           py::arg("opt_level") = 2, py::arg("check_invariants") = true, py::arg("instruments") = py::none(),
+           py::arg("disabled_passes") = py::none(), py::arg("enabled_passes") = py::none(),
+           py::arg("config") = py::none())
+      .def_static("current", []() { return context_view(PassContext::current()); },
+                  "A snapshot of the innermost context entered (a default one outside any).")
+      .def("__enter__",
+           [](py::object self) {
+             PyPassContext& c = self.cast<PyPassContext&>();
+             c.scopes.push_back(std::make_unique<PassContext::Scope>(*c.ctx));
+             c.scope_threads.push_back(std::this_thread::get_id());
+             active->append(self);
+             if (pending_instrument_error()) {
+               c.scopes.pop_back();
+               c.scope_threads.pop_back();
+               active->attr("pop")();
+               raise_pending_instrument_error();
+             }
+             return self;
+           })
+      .def("__exit__",
+           [](py::object self, py::handle, py::handle, py::handle) {
+             PyPassContext& c = self.cast<PyPassContext&>();
+             if (c.scopes.empty()) throw py::value_error("PassContext.__exit__ without a matching __enter__");
+             if (c.scope_threads.back() != std::this_thread::get_id())
+               throw py::value_error("PassContext.__exit__ on another thread than its __enter__");
+             c.scopes.pop_back();
+             c.scope_threads.pop_back();
+             for (size_t i = py::len(*active); i-- > 0;)
+               if (py::object((*active)[i]).is(self)) {
+                 active->attr("pop")(i);
+                 break;
+               }
+             raise_pending_instrument_error();
+             return false;
+           })
+      .def_property_readonly("opt_level", [](const PyPassContext& c) { return c.ctx->opt_level; })
+      .def_property_readonly("disabled_passes", [](const PyPassContext& c) { return c.ctx->disabled_passes; })
+      .def_property_readonly("enabled_passes", [](const PyPassContext& c) { return c.ctx->enabled_passes; })
+      .def_property_readonly("config",
+                             [](const PyPassContext& c) {
+                               py::dict out;
+                               for (const auto& [k, v] : c.ctx->config) out[py::str(k)] = attr_value_to_python(v);
+                               return out;
+                             })
+      .def_property_readonly("instruments",
+                             [](const PyPassContext& c) {
+                               py::list out;
+                               for (const auto& inst : c.ctx->instruments) out.append(instrument_object(inst, c));
+                               return out;
+                             })
+      .def_property_readonly("check_invariants", [](const PyPassContext& c) {
+        for (const auto& inst : c.ctx->instruments)
+          if (dynamic_cast<InvariantChecker*>(inst.get())) return true;
+        return false;
+      });
+}
+
+}  // namespace
+
+void bind_transform(py::module_& transform) {
+  bind_passes(transform);
+  bind_instruments(transform);
+  bind_context(transform);
+}
+
+}  // namespace switchyard::python

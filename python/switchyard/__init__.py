@@ -1,0 +1,110 @@
+"""Switchyard: a device-aware deep-learning compiler.
+
+    import switchyard as sy
+    mod = sy.parse("model.sy")
+    with sy.transform.PassContext(check_invariants=True):
+        mod = sy.transform.Sequential([sy.transform.InferType(),
+                                       sy.transform.PlanDevices(devices=["cpu:0", "cpu:1"])])(mod)
+    out = sy.evaluate(mod, x=np.ones((1, 784), np.float32), ...)
+
+Submodules: ``ir`` (nodes, types, devices, visitors), ``op`` (one function
+per operator), ``transform`` (passes, contexts, instruments), ``runtime``
+(compiled artifacts). Errors are ``sy.Error`` and its subclasses.
+"""
+import os as _os
+
+import numpy as _np
+
+from . import _switchyard as _native
+from . import ir, op, runtime, transform
+from .ir import IRModule
+
+Error = _native.Error
+ParseError = _native.ParseError
+TypeInferenceError = _native.TypeInferenceError
+PlacementError = _native.PlacementError
+InvariantError = _native.InvariantError
+PassError = _native.PassError
+BackendError = _native.BackendError
+RuntimeError = _native.RuntimeError  # noqa: A001 -- sy.RuntimeError mirrors the C++ error kind
+UsageError = _native.UsageError
+
+
+def _looks_like_path(text):
+    return "\n" not in text and "{" not in text and not text.lstrip().startswith("def ")
+
+
+def parse(text_or_path, source_name=None):
+    """Parses text IR, or reads a ``.sy`` file when given a path.
+
+    Text is parsed with spans naming ``source_name`` (default ``"<string>"``);
+    a path (``str`` or ``os.PathLike``) is read and its spans name the file.
+    Raises ``sy.ParseError`` (with ``.span``) on malformed input.
+    """
+    if isinstance(text_or_path, _os.PathLike):
+        return _native.parse_file(_os.fspath(text_or_path))
+    if not isinstance(text_or_path, str):
+        raise TypeError(f"parse() takes text or a path, got {type(text_or_path).__name__}")
+    if _looks_like_path(text_or_path) and source_name is None:
+        return _native.parse_file(text_or_path)
+    return _native.parse_text(text_or_path, source_name or "<string>")
+
+
+def _input_arrays(function, inputs):
+    """NumPy arrays for the inputs; non-arrays take the parameter's dtype."""
+    annotations = {p.name_hint: p.type_annotation for p in function.params}
+    arrays = {}
+    for name, value in inputs.items():
+        if isinstance(value, (_np.ndarray, _np.generic)):
+            arrays[name] = value
+            continue
+        annotation = annotations.get(name)
+        dtype = annotation.dtype if isinstance(annotation, ir.TensorType) else None
+        arrays[name] = _np.asarray(value, dtype=dtype)
+    return arrays
+
+
+def evaluate(mod, inputs=None, entry="main", /, **named_inputs):
+    """Runs ``mod[entry]`` with the reference interpreter.
+
+    Inputs are given by parameter name, as a dict and/or keywords:
+    ``sy.evaluate(mod, x=np.ones((2, 2), np.float32))``. Returns a NumPy
+    array, or a tuple of them for a tuple result. A Function is accepted
+    too (run as ``main``).
+    """
+    if isinstance(mod, ir.Function):
+        mod = IRModule.from_expr(mod)
+    if not isinstance(mod, IRModule):
+        raise TypeError(f"evaluate() takes an IRModule or Function, got {type(mod).__name__}")
+    if inputs is not None and not isinstance(inputs, dict):
+        raise TypeError(f"inputs must be a dict of name -> array, got {type(inputs).__name__}")
+    if not isinstance(entry, str):
+        raise TypeError(f"entry must be a str, got {type(entry).__name__}")
+    if entry not in mod:
+        raise KeyError(f"the module has no function @{entry}")
+    given = dict(inputs or {})
+    given.update(named_inputs)
+    return _native.evaluate(mod, _input_arrays(mod[entry], given), entry)
+
+
+def build(mod, devices, output, place=(), opt_level=2, *, default=None, host=None, check_invariants=False,
+          emit_source=False, cxx="", cache_dir=""):
+    """Compiles ``mod["main"]`` into the artifact directory ``output``.
+
+    ``devices`` lists the build's devices (``["cpu:0", "cpu:1"]``); ``place``
+    holds placement rules (``"op:nn.softmax=cpu:1"``, ``"node:GLOB=cpu:0"``).
+    Returns the BuildReport; load the artifact with ``sy.runtime.load(output)``.
+    """
+    if not isinstance(mod, IRModule):
+        raise TypeError(f"build() takes an IRModule, got {type(mod).__name__}")
+    if isinstance(place, str):
+        place = [place]
+    return _native.build(mod, devices, _os.fspath(output), list(place), opt_level, default or "", host or "",
+                         check_invariants, emit_source, cxx, cache_dir)
+
+
+__all__ = [
+    "ir", "op", "transform", "runtime", "IRModule", "parse", "evaluate", "build",
+    "Error", "ParseError", "TypeInferenceError", "PlacementError", "InvariantError",
+    "PassError", "BackendError", "UsageError",
+]

@@ -1,0 +1,90 @@
+"""The IR: expression nodes, types, devices, spans, modules and visitors.
+
+Every node carries ``.virtual_device``, ``.span`` and ``.checked_type`` and
+is rebuilt with ``node.with_fields(**changes)``, which carries every field not
+named. ``str(node)`` prints the text format; ``==`` on nodes is identity, use
+``structural_equal`` to compare structure (devices and spans included unless
+turned off).
+"""
+import numbers as _numbers
+
+import numpy as _np
+
+from ._switchyard import ir as _ir
+
+Expr = _ir.Expr
+Var = _ir.Var
+Constant = _ir.Constant
+Call = _ir.Call
+Function = _ir.Function
+Let = _ir.Let
+If = _ir.If
+Tuple = _ir.Tuple
+TupleGetItem = _ir.TupleGetItem
+GlobalVar = _ir.GlobalVar
+Op = _ir.Op
+
+Type = _ir.Type
+TensorType = _ir.TensorType
+TupleType = _ir.TupleType
+FuncType = _ir.FuncType
+
+VirtualDevice = _ir.VirtualDevice
+Target = _ir.Target
+Span = _ir.Span
+Attrs = _ir.Attrs
+CompilationConfig = _ir.CompilationConfig
+IRModule = _ir.IRModule
+
+ExprVisitor = _ir.ExprVisitor
+ExprMutator = _ir.ExprMutator
+
+structural_equal = _ir.structural_equal
+structural_hash = _ir.structural_hash
+structural_diff = _ir.structural_diff
+
+# Python values without a NumPy dtype of their own get these.
+_DEFAULT_DTYPES = {bool: "bool", int: "int64", float: "float32"}
+
+
+def _python_dtype(value):
+    """The dtype for a Python scalar or (nested) list: float32, int64 or bool."""
+    kinds = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, bool):
+            kinds.add(bool)
+        elif isinstance(item, _numbers.Integral):
+            kinds.add(int)
+        elif isinstance(item, _numbers.Real):
+            kinds.add(float)
+        else:
+            raise TypeError(f"const() takes numbers or NumPy arrays, got {type(item).__name__}")
+    for kind in (float, int, bool):
+        if kind in kinds:
+            return _DEFAULT_DTYPES[kind]
+    return "float32"
+
+
+def const(value, dtype=None, *, virtual_device=None, span=None):
+    """A Constant from a NumPy array (its dtype kept) or a Python number/list.
+
+    Python floats become float32, ints int64, bools bool, unless ``dtype`` is
+    given. Supported dtypes: float32, float16, int8, int32, int64, uint8, bool.
+    """
+    if isinstance(value, (_np.ndarray, _np.generic)):
+        array = _np.asarray(value) if dtype is None else _np.asarray(value, dtype=dtype)
+    else:
+        array = _np.asarray(value, dtype=dtype or _python_dtype(value))
+    return Constant(array, virtual_device=virtual_device, span=span)
+
+
+__all__ = [
+    "Expr", "Var", "Constant", "Call", "Function", "Let", "If", "Tuple", "TupleGetItem", "GlobalVar", "Op",
+    "Type", "TensorType", "TupleType", "FuncType", "VirtualDevice", "Target", "Span", "Attrs",
+    "CompilationConfig", "IRModule", "ExprVisitor", "ExprMutator", "structural_equal", "structural_hash",
+    "structural_diff", "const",
+]

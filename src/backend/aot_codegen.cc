@@ -1,0 +1,217 @@
+// Generation of the AOT entry function: readable C++ that names every buffer
+// and comments every step with what it runs and where it came from.
+#include "backend/aot_codegen.h"
+
+#include <set>
+#include <sstream>
+
+#include "switchyard/model_abi.h"
+
+namespace switchyard {
+
+namespace {
+
+// Text safe inside a one-line // comment.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+std::string span_note(const Span& span) { return span.defined() ? " (" + one_line(span.to_string()) + ")" : ""; }
+
+class EntryWriter {
+ public:
+  EntryWriter(const LoweredProgram& program, const MemoryPlan& plan, const std::vector<int>& tensor_of_buffer,
+              const Manifest& manifest)
+      : program_(program), plan_(plan), tensor_of_buffer_(tensor_of_buffer), manifest_(manifest) {}
+
+  std::string write() {
+    out_ << "// The entry function of a Switchyard model (@" << program_.entry
+         << "), generated: it runs each kernel\n"
+         << "// and device copy in order on statically planned arenas. Kernels live in their own\n"
+         << "// translation units; the runtime provides the services (include/switchyard/model_abi.h).\n"
+         << "#include <cstring>\n";
+    bool onednn = uses_onednn();
+    if (onednn) out_ << "#include <dlfcn.h>\n\n#include \"oneapi/dnnl/dnnl.h\"\n";
+    out_ << "#include \"switchyard/model_abi.h\"\n\n";
+    if (onednn) write_onednn_pin();
+    write_kernel_declarations();
+    out_ << "extern \"C\" int " SY_MODEL_ABI_VERSION_SYMBOL "(void) { return SY_MODEL_ABI_VERSION; }\n\n";
+    out_ << "extern \"C\" int " SY_MODEL_RUN_SYMBOL "(const SyRunArgs* args) {\n";
+    out_ << "  const SyRuntimeServices* services = args->services;\n";
+    write_bases();
+    write_buffers();
+    out_ << "\n";
+    write_steps();
+    out_ << "  return 0;\n}\n";
+    return out_.str();
+  }
+
+ private:
+  // oneDNN runs its work on OpenMP threads that outlive each call; unloading
+  // oneDNN and its OpenMP runtime under them (when the runtime closes the
+  // last model using it) would crash the process. So a model that uses
+  // oneDNN keeps it loaded; the model itself still unloads.
+  bool uses_onednn() const {
+    for (const KernelSource& k : program_.kernel_sources)
+      if (kernel_kind(k) == "dnnl") return true;
+    return false;
+  }
+
+  void write_onednn_pin() {
+    out_ << "// oneDNN's OpenMP threads outlive each call: keep oneDNN loaded even after this model unloads.\n"
+         << "__attribute__((constructor)) static void sy_keep_onednn_loaded() {\n"
+         << "  Dl_info info;\n"
+         << "  if (dladdr(reinterpret_cast<const void*>(&dnnl_version), &info) != 0 && info.dli_fname != nullptr)\n"
+         << "    dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);\n"
+         << "}\n\n";
+  }
+
+  void write_kernel_declarations() {
+    out_ << "// Kernels: (inputs, outputs, services, device index); buffers are dense, in call order.\n"
+         << "extern \"C\" {\n";
+    for (const KernelSource& k : program_.kernel_sources)
+      out_ << "void " << k.name << "(const void* const*, void* const*, const SyRuntimeServices*, int);\n";
+    out_ << "}\n\n";
+  }
+
+  std::set<int> used_buffers() const {
+    std::set<int> used;
+    for (const LoweredStep& step : program_.steps) {
+      used.insert(step.inputs.begin(), step.inputs.end());
+      used.insert(step.outputs.begin(), step.outputs.end());
+    }
+    return used;
+  }
+
+  // The arenas and weight blocks the buffers point into.
+  void write_bases() {
+    std::set<int> weight_devices;
+    for (int b : used_buffers())
+      if (program_.buffers[size_t(b)].kind == LoweredBuffer::Kind::kWeight)
+        weight_devices.insert(program_.buffers[size_t(b)].device);
+    if (!plan_.arenas.empty()) out_ << "  // Workspace arenas, one per device and memory scope.\n";
+    for (size_t a = 0; a < plan_.arenas.size(); ++a) {
+      const ArenaPlan& arena = plan_.arenas[a];
+      out_ << "  char* const arena_" << a << " = static_cast<char*>(args->arenas[" << a << "]);  // "
+           << device_name(arena.key.device) << " scope " << arena.key.scope << ": " << arena.bytes
+           << " bytes (lower bound " << arena.lower_bound_bytes << ")\n";
+    }
+    if (!weight_devices.empty()) out_ << "  // Weight blocks, one per device.\n";
+    for (int d : weight_devices)
+      out_ << "  const char* const weights_" << d << " = static_cast<const char*>(args->weights[" << d << "]);  // "
+           << device_name(d) << "\n";
+  }
+
+  void write_buffers() {
+    std::vector<WeightBlock> blocks = weight_blocks(manifest_);
+    out_ << "  // Buffers: what each holds, its type and device.\n";
+    for (int b : used_buffers()) {
+      const LoweredBuffer& buffer = program_.buffers[size_t(b)];
+      bool read_only = buffer.kind == LoweredBuffer::Kind::kInput || buffer.kind == LoweredBuffer::Kind::kWeight;
+      out_ << "  " << (read_only ? "const void* const " : "void* const ") << "b" << b << " = ";
+      switch (buffer.kind) {
+        case LoweredBuffer::Kind::kInput:
+          out_ << "args->inputs[" << buffer.index << "]";
+          break;
+        case LoweredBuffer::Kind::kOutput:
+          out_ << "args->outputs[" << buffer.index << "]";
+          break;
+        case LoweredBuffer::Kind::kWeight: {
+          const ManifestWeight& w = manifest_.weights[size_t(buffer.index)];
+          out_ << "weights_" << buffer.device << " + " << w.offset - blocks[size_t(w.device)].begin;
+          break;
+        }
+        case LoweredBuffer::Kind::kIntermediate: {
+          int t = tensor_of_buffer_[size_t(b)];
+          out_ << "arena_" << arena_index(buffer) << " + " << plan_.offsets[size_t(t)];
+          break;
+        }
+      }
+      out_ << ";  // " << one_line(buffer.label) << ": " << type_to_string(buffer.type) << " on "
+           << device_name(buffer.device) << "\n";
+    }
+  }
+
+  void write_steps() {
+    int depth = 1;
+    auto indent = [&] { return std::string(size_t(2 * depth), ' '); };
+    for (const LoweredStep& step : program_.steps) {
+      switch (step.kind) {
+        case LoweredStep::Kind::kKernel: {
+          const LoweredKernelCall& call = program_.kernel_calls[size_t(step.index)];
+          const std::string& symbol = program_.kernel_sources[size_t(call.source)].name;
+          std::string in = indent();
+          out_ << in << "// kernel " << step.index << ": " << symbol << " on " << device_name(call.device)
+               << span_note(call.span) << "\n";
+          out_ << in << "{\n";
+          if (!step.inputs.empty()) out_ << in << "  const void* const inputs[] = {" << buffer_list(step.inputs) << "};\n";
+          if (!step.outputs.empty()) out_ << in << "  void* const outputs[] = {" << buffer_list(step.outputs) << "};\n";
+          out_ << in << "  services->kernel_begin(services->ctx, " << step.index << ");\n";
+          out_ << in << "  " << symbol << "(" << (step.inputs.empty() ? "nullptr" : "inputs") << ", "
+               << (step.outputs.empty() ? "nullptr" : "outputs") << ", services, " << call.device << ");\n";
+          out_ << in << "  services->kernel_end(services->ctx, " << step.index << ");\n";
+          out_ << in << "}\n";
+          break;
+        }
+        case LoweredStep::Kind::kCopy: {
+          const LoweredCopy& copy = program_.copies[size_t(step.index)];
+          out_ << indent() << "// copy " << step.index << ": " << device_name(copy.src_device) << " -> "
+               << device_name(copy.dst_device) << span_note(copy.span) << "\n";
+          out_ << indent() << "services->device_copy(services->ctx, " << step.index << ", " << copy.dst_device
+               << ", b" << step.outputs[0] << ", " << copy.src_device << ", b" << step.inputs[0] << ", "
+               << copy.bytes << ");\n";
+          break;
+        }
+        case LoweredStep::Kind::kMove: {
+          const LoweredBuffer& to = program_.buffers[size_t(step.outputs[0])];
+          out_ << indent() << "std::memcpy(b" << step.outputs[0] << ", b" << step.inputs[0] << ", " << to.bytes()
+               << ");  // on " << device_name(to.device) << span_note(step.span) << "\n";
+          break;
+        }
+        case LoweredStep::Kind::kIfBegin:
+          out_ << indent() << "if (*static_cast<const unsigned char*>(b" << step.inputs[0] << ") != 0) {  // if"
+               << span_note(step.span) << "\n";
+          ++depth;
+          break;
+        case LoweredStep::Kind::kElse:
+          out_ << std::string(size_t(2 * (depth - 1)), ' ') << "} else {\n";
+          break;
+        case LoweredStep::Kind::kIfEnd:
+          --depth;
+          out_ << indent() << "}\n";
+          break;
+      }
+    }
+  }
+
+  static std::string buffer_list(const std::vector<int>& buffers) {
+    std::string text;
+    for (size_t i = 0; i < buffers.size(); ++i) text += (i ? ", b" : "b") + std::to_string(buffers[i]);
+    return text;
+  }
+
+  size_t arena_index(const LoweredBuffer& buffer) const {
+    for (size_t a = 0; a < plan_.arenas.size(); ++a)
+      if (plan_.arenas[a].key.device == buffer.device && plan_.arenas[a].key.scope == buffer.scope) return a;
+    return 0;
+  }
+
+  const std::string& device_name(int device) const { return manifest_.devices.at(size_t(device)).name; }
+
+  const LoweredProgram& program_;
+  const MemoryPlan& plan_;
+  const std::vector<int>& tensor_of_buffer_;
+  const Manifest& manifest_;
+  std::ostringstream out_;
+};
+
+}  // namespace
+
+std::string generate_entry_source(const LoweredProgram& program, const MemoryPlan& plan,
+                                  const std::vector<int>& tensor_of_buffer, const Manifest& manifest) {
+  return EntryWriter(program, plan, tensor_of_buffer, manifest).write();
+}
+
+}  // namespace switchyard

@@ -1,0 +1,133 @@
+// Manifest assembly, weights.bin, and the all-or-nothing artifact directory.
+#include "backend/artifact_writer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include "support/error.h"
+#include "switchyard/model_abi.h"
+
+namespace switchyard {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+ManifestTensor manifest_tensor(std::string name, const LoweredBuffer& buffer) {
+  ManifestTensor t;
+  t.name = std::move(name);
+  t.dtype = buffer.type->dtype;
+  t.shape = buffer.type->shape;
+  t.device = buffer.device;
+  t.span = buffer.span.defined() ? buffer.span.to_string() : "";
+  return t;
+}
+
+bool is_artifact_or_empty(const fs::path& dir) {
+  return fs::is_directory(dir) && (fs::is_empty(dir) || fs::exists(dir / "manifest.json"));
+}
+
+}  // namespace
+
+Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, const CompilationConfig& config) {
+  Manifest m;
+  m.abi_version = SY_MODEL_ABI_VERSION;
+  m.switchyard_version = kSwitchyardVersion;
+  m.entry = program.entry;
+  for (const VirtualDevice* d : config.devices)
+    m.devices.push_back({d->device_name(), device_kind_name(d->kind()), d->device_id(), d->target()->str(), 0});
+  for (size_t i = 0; i < program.inputs.size(); ++i)
+    m.inputs.push_back(manifest_tensor(program.input_names[i], program.buffers[size_t(program.inputs[i])]));
+  for (size_t i = 0; i < program.outputs.size(); ++i)
+    m.outputs.push_back(manifest_tensor("output_" + std::to_string(i), program.buffers[size_t(program.outputs[i])]));
+  for (const LoweredWeight& w : program.weights) {
+    ManifestWeight weight;
+    weight.name = w.name;
+    weight.dtype = w.data.dtype();
+    weight.shape = w.data.shape();
+    weight.device = w.device;
+    m.weights.push_back(std::move(weight));
+  }
+  layout_weights(m.weights, int(m.devices.size()));
+  for (const ArenaPlan& a : plan.arenas) m.arenas.push_back({a.key.device, a.key.scope, a.bytes, a.lower_bound_bytes});
+  for (const LoweredKernelCall& call : program.kernel_calls) {
+    const KernelSource& source = program.kernel_sources.at(size_t(call.source));
+    m.kernels.push_back({source.name, call.device, call.span.defined() ? call.span.to_string() : "", kernel_kind(source)});
+  }
+  for (const LoweredCopy& c : program.copies)
+    m.copies.push_back({c.src_device, c.dst_device, c.bytes, c.span.defined() ? c.span.to_string() : ""});
+  return m;
+}
+
+void write_weights_file(const LoweredProgram& program, const Manifest& manifest, const std::string& path) {
+  // Weights are grouped by device in the file, not in program order.
+  std::vector<size_t> order(program.weights.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return manifest.weights[a].offset < manifest.weights[b].offset; });
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  uint64_t position = 0;
+  for (size_t i : order) {
+    const ManifestWeight& w = manifest.weights[i];
+    // Alignment padding is zeros.
+    for (; position < w.offset; ++position) out.put('\0');
+    out.write(static_cast<const char*>(program.weights[i].data.data()), std::streamsize(w.nbytes));
+    position += w.nbytes;
+  }
+  out.close();
+  if (!out) throw Error(ErrorKind::kBackend, "cannot write " + path);
+}
+
+void check_replaceable(const std::string& output_dir) {
+  if (fs::exists(output_dir) && !is_artifact_or_empty(output_dir))
+    throw Error(ErrorKind::kUsage, output_dir + " exists and is not a Switchyard artifact (no manifest.json); "
+                                                "refusing to replace it");
+}
+
+StagingDirectory::StagingDirectory(const std::string& output_dir) {
+  static std::atomic<uint64_t> counter{0};
+  // "dir/" names dir: the staging directory goes beside it, not inside.
+  fs::path out = fs::absolute(output_dir).lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();
+  output_dir_ = out.string();
+  std::error_code error;
+  fs::create_directories(out.parent_path(), error);
+  std::string name = std::string(".").append(out.filename().string());
+  name.append(".building-").append(std::to_string(getpid())).append("-").append(std::to_string(counter++));
+  path_ = (out.parent_path() / name).string();
+  fs::remove_all(path_, error);
+  if (!fs::create_directory(path_, error) || error)
+    throw Error(ErrorKind::kBackend, "cannot create " + path_ + ": " + error.message());
+}
+
+StagingDirectory::~StagingDirectory() {
+  if (committed_) return;
+  std::error_code ignored;
+  fs::remove_all(path_, ignored);
+}
+
+void StagingDirectory::commit() {
+  check_replaceable(output_dir_);
+  std::error_code error;
+  std::string old = path_ + ".old";
+  bool replacing = fs::exists(output_dir_);
+  if (replacing) {
+    fs::rename(output_dir_, old, error);
+    if (error) throw Error(ErrorKind::kBackend, "cannot move the old " + output_dir_ + " aside: " + error.message());
+  }
+  fs::rename(path_, output_dir_, error);
+  if (error) {
+    std::error_code ignored;
+    if (replacing) fs::rename(old, output_dir_, ignored);
+    throw Error(ErrorKind::kBackend, "cannot move the new artifact to " + output_dir_ + ": " + error.message());
+  }
+  committed_ = true;
+  if (replacing) fs::remove_all(old, error);
+}
+
+}  // namespace switchyard

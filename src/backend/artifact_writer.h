@@ -1,0 +1,49 @@
+// Writing an artifact directory: the manifest of a lowered and planned
+// program, weights.bin, and a staging directory that becomes the artifact
+// only when everything in it is complete.
+#pragma once
+
+#include <string>
+
+#include "backend/lower.h"
+#include "backend/memory_plan.h"
+#include "ir/compilation_config.h"
+#include "runtime/manifest.h"
+
+namespace switchyard {
+
+// The version written into manifests.
+constexpr const char* kSwitchyardVersion = "0.1.0";
+
+// Everything but the hashes: devices (the config's, in order), inputs,
+// outputs, weights (laid out by layout_weights), arenas (in plan order),
+// kernels (one per call, in program order) and copies.
+Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, const CompilationConfig& config);
+
+// Writes weights.bin as `manifest` lays it out (weights in program order).
+void write_weights_file(const LoweredProgram& program, const Manifest& manifest, const std::string& path);
+
+// A fresh directory beside `output_dir`; removed on destruction unless
+// committed. commit() puts it in place of `output_dir`, replacing an older
+// artifact there (a directory holding manifest.json, or an empty one) and
+// refusing to replace anything else.
+class StagingDirectory {
+ public:
+  explicit StagingDirectory(const std::string& output_dir);
+  ~StagingDirectory();
+  StagingDirectory(const StagingDirectory&) = delete;
+  StagingDirectory& operator=(const StagingDirectory&) = delete;
+
+  const std::string& path() const { return path_; }
+  void commit();
+
+ private:
+  std::string output_dir_;
+  std::string path_;
+  bool committed_ = false;
+};
+
+// Error(kUsage) unless `output_dir` is absent, an empty directory or an artifact.
+void check_replaceable(const std::string& output_dir);
+
+}  // namespace switchyard

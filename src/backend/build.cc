@@ -1,0 +1,199 @@
+// The compiler pipeline, one stage after another, each timed.
+#include "backend/build.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "backend/aot_codegen.h"
+#include "backend/artifact_writer.h"
+#include "backend/lower.h"
+#include "backend/lower_check.h"
+#include "backend/memory_plan.h"
+#include "backend/toolchain.h"
+#include "pipeline/pass_table.h"
+#include "runtime/runtime_error.h"
+#include "runtime/sha256.h"
+#include "support/error.h"
+
+namespace switchyard {
+
+namespace {
+
+constexpr const char* kEntry = "main";
+constexpr const char* kEntryUnitName = "sy_model_entry";
+
+// Records the time since the previous stage ended.
+class StageClock {
+ public:
+  explicit StageClock(BuildReport* report) : report_(report), start_(std::chrono::steady_clock::now()) {}
+  void done(const char* stage) {
+    auto now = std::chrono::steady_clock::now();
+    report_->stages.push_back({stage, std::chrono::duration<double, std::milli>(now - start_).count()});
+    start_ = now;
+  }
+
+ private:
+  BuildReport* report_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// The flags of a device's target: its -mcpu option picks the CPU model.
+std::vector<std::string> target_flags(const VirtualDevice* device) {
+  return Toolchain::cpu_flags(device->target()->option("-mcpu"));
+}
+
+// Every kernel in its own translation unit, compiled for its device's
+// target, and the entry function for the host's.
+std::vector<TranslationUnit> translation_units(const LoweredProgram& program, const std::string& entry_source,
+                                               const CompilationConfig& config) {
+  std::vector<TranslationUnit> units(program.kernel_sources.size());
+  for (const LoweredKernelCall& call : program.kernel_calls) {
+    TranslationUnit& unit = units[size_t(call.source)];
+    if (!unit.name.empty()) continue;
+    const KernelSource& kernel = program.kernel_sources[size_t(call.source)];
+    unit = {kernel.name, kernel.code, target_flags(config.devices[size_t(call.device)])};
+  }
+  const VirtualDevice* host = config.host_device ? config.host_device : config.devices.at(0);
+  units.push_back({kEntryUnitName, entry_source, target_flags(host)});
+  return units;
+}
+
+void write_manifest(Manifest& manifest, const std::string& dir) {
+  try {
+    manifest.hashes = {sha256_file_hex(dir + "/model.so"), sha256_file_hex(dir + "/weights.bin")};
+    write_manifest_file(manifest, dir + "/manifest.json");
+  } catch (const RuntimeError& e) {
+    throw Error(ErrorKind::kBackend, std::string("writing the manifest failed: ") + e.what());
+  }
+}
+
+std::string bytes_text(uint64_t bytes) {
+  char text[32];
+  if (bytes >= (uint64_t(1) << 20)) {
+    std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / double(1 << 20));
+  } else if (bytes >= 1024) {
+    std::snprintf(text, sizeof text, "%.1f KiB", double(bytes) / 1024.0);
+  } else {
+    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
+  }
+  return text;
+}
+
+}  // namespace
+
+BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, const std::string& output_dir) {
+  BuildReport report;
+  report.output_dir = output_dir;
+  StageClock clock(&report);
+
+  // Fail before any work when the devices, the output or the compiler are unusable.
+  if (options.config.devices.empty()) throw Error(ErrorKind::kUsage, "a build needs at least one device");
+  check_replaceable(output_dir);
+  Toolchain toolchain = Toolchain::find(options.cxx, options.cache_dir);
+  clock.done("find compiler");
+
+  // Optimise and place: InferType, PlanDevices (with the rules), the default
+  // passes through FuseOps; the checker blames the pass that breaks a rule.
+  auto checker = std::make_shared<InvariantChecker>();
+  auto timing = std::make_shared<TimingInstrument>();
+  PassContext context;
+  context.opt_level = options.opt_level;
+  context.instruments.push_back(timing);
+  if (options.check_invariants) context.instruments.push_back(checker);
+  IRModule planned;
+  {
+    PassContext::Scope scope(context);
+    planned = default_pipeline({options.config, options.rules})(mod, context);
+  }
+  report.passes = timing->entries();
+  clock.done("passes");
+
+  // Check that everything the entry reaches is placed and compilable.
+  check_lowerable(planned, kEntry, options.check_invariants ? checker.get() : nullptr);
+  clock.done("lower check");
+
+  // Lower the entry to kernel calls, copies and moves over buffers.
+  LoweredProgram program = lower_entry(planned, kEntry, options.config);
+  clock.done("lower");
+
+  // Generate each fused function's kernel for its device's target.
+  generate_kernels(program, options.config);
+  clock.done("generate kernels");
+
+  // Plan each device's arenas from the buffers' live ranges.
+  std::vector<int> tensor_of_buffer;
+  MemoryPlan memory = plan_memory(memory_problem(program, &tensor_of_buffer));
+  clock.done("memory plan");
+
+  // Generate the entry function that runs the steps in order.
+  Manifest manifest = make_manifest(program, memory, options.config);
+  std::string entry_source = generate_entry_source(program, memory, tensor_of_buffer, manifest);
+  clock.done("aot entry");
+
+  // Compile (two at a time, cached by content) and link model.so.
+  StagingDirectory staging(output_dir);
+  const std::string source_dir = staging.path() + "/src";
+  std::filesystem::create_directory(source_dir);
+  ToolchainStats stats;
+  std::vector<std::string> objects =
+      toolchain.compile(translation_units(program, entry_source, options.config), source_dir, &stats);
+  clock.done("compile");
+  toolchain.link(objects, staging.path() + "/model.so", &stats);
+  clock.done("link");
+
+  // Write the weights and the manifest, then put the artifact in place.
+  write_weights_file(program, manifest, staging.path() + "/weights.bin");
+  write_manifest(manifest, staging.path());
+  if (!options.emit_source) std::filesystem::remove_all(source_dir);
+  staging.commit();
+  clock.done("write artifact");
+
+  for (size_t d = 0; d < options.config.devices.size(); ++d)
+    report.memory.push_back({options.config.devices[d]->device_name(), memory.planned_bytes(int(d)),
+                             memory.lower_bound_bytes(int(d))});
+  report.kernel_calls = int(program.kernel_calls.size());
+  report.distinct_kernels = int(program.kernel_sources.size());
+  report.copies = int(program.copies.size());
+  report.objects_compiled = stats.objects_compiled;
+  report.objects_cached = stats.objects_cached;
+  report.link_cached = stats.link_cached;
+  report.compiler_invocations = stats.compiler_invocations;
+  return report;
+}
+
+double BuildReport::total_milliseconds() const {
+  double total = 0;
+  for (const BuildStage& s : stages) total += s.milliseconds;
+  return total;
+}
+
+std::string BuildReport::summary() const {
+  std::string text = std::to_string(kernel_calls) + " kernel calls (" + std::to_string(distinct_kernels) +
+                     " distinct), " + std::to_string(copies) + (copies == 1 ? " copy" : " copies") + "; memory";
+  for (size_t i = 0; i < memory.size(); ++i)
+    text += std::string(i ? "," : "") + " " + memory[i].device + " " + bytes_text(memory[i].planned_bytes) +
+            " (lower bound " + bytes_text(memory[i].lower_bound_bytes) + ")";
+  text += "; " + std::to_string(objects_compiled) + " compiled, " + std::to_string(objects_cached) + " cached" +
+          (link_cached ? ", link cached" : "");
+  return text;
+}
+
+std::string BuildReport::timing_table() const {
+  std::string out = "stage                       time (ms)\n";
+  char line[160];
+  for (const BuildStage& s : stages) {
+    std::snprintf(line, sizeof line, "%-26s %10.3f\n", s.name.c_str(), s.milliseconds);
+    out += line;
+    if (s.name != "passes") continue;
+    for (const TimingInstrument::Entry& p : passes) {
+      std::snprintf(line, sizeof line, "  %-24s %10.3f\n", p.pass.c_str(), p.milliseconds);
+      out += line;
+    }
+  }
+  std::snprintf(line, sizeof line, "%-26s %10.3f\n", "total", total_milliseconds());
+  return out + line;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,65 @@
+// build_artifact: the whole compiler, from a module with placement wishes to
+// an artifact directory (model.so + weights.bin + manifest.json) the runtime
+// loads. Reading build.cc top to bottom is reading the compiler.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "device/placement_rules.h"
+#include "ir/compilation_config.h"
+#include "ir/module.h"
+#include "transform/instruments.h"
+
+namespace switchyard {
+
+struct BuildOptions {
+  CompilationConfig config;
+  std::vector<PlacementRule> rules;
+  int opt_level = 2;
+  bool emit_source = false;       // keep the generated C++ in DIR/src/
+  bool check_invariants = false;  // run the invariant checker after every pass
+  std::string cxx = "";           // default: $SY_CXX, else the system c++
+  std::string cache_dir = "";     // default: $XDG_CACHE_HOME/switchyard or ~/.cache/switchyard
+};
+
+struct BuildStage {
+  std::string name;
+  double milliseconds = 0;
+};
+
+struct DeviceMemoryReport {
+  std::string device;                // "cpu:0"
+  uint64_t planned_bytes = 0;        // its arenas' total size
+  uint64_t lower_bound_bytes = 0;    // the most bytes live at once
+};
+
+struct BuildReport {
+  std::string output_dir;
+  std::vector<BuildStage> stages;                 // in pipeline order
+  std::vector<TimingInstrument::Entry> passes;    // each pass of the pipeline stage
+  std::vector<DeviceMemoryReport> memory;         // per device of the build
+  int kernel_calls = 0;
+  int distinct_kernels = 0;
+  int copies = 0;
+  int objects_compiled = 0;      // translation units compiled
+  int objects_cached = 0;        // translation units found in the object cache
+  bool link_cached = false;      // model.so reused from the cache
+  int compiler_invocations = 0;  // compiles plus links that ran
+
+  double total_milliseconds() const;
+  // One line: kernels, copies, memory per device, compiles.
+  std::string summary() const;
+  // A table of stage and pass times.
+  std::string timing_table() const;
+};
+
+// Compiles `mod`'s function @main into the artifact directory `output_dir`,
+// written whole or not at all (an older artifact there is replaced). Throws
+// Error: kType/kPlacement/kInvariant from the passes, kBackend from lowering
+// and the toolchain (with the compiler's message), kUsage when `output_dir`
+// holds something other than an artifact.
+BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, const std::string& output_dir);
+
+}  // namespace switchyard

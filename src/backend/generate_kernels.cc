@@ -1,0 +1,72 @@
+// Kernel generation for every kernel call of a lowered program, by target.
+#include <map>
+
+#include "backend/lower.h"
+#include "runtime/sha256.h"
+#include "support/error.h"
+
+namespace switchyard {
+
+namespace {
+
+// The code generator of a device's target.
+KernelSource generate_for_target(const LoweredKernelCall& call, const VirtualDevice* device,
+                                 const std::string& name) {
+  const Target* target = device->target();
+  if (target->kind() != DeviceKind::kCPU)
+    throw Error(ErrorKind::kBackend,
+                "no code generator for target '" + target->str() + "' (device " + device->device_name() +
+                    "): this build generates CPU kernels only",
+                call.span);
+  return generate_cpu_kernel(call.primitive, name);
+}
+
+// An operator call that fusion left alone, as a one-operator primitive function.
+Function wrap_operator_call(const Call& call) {
+  const VirtualDevice* device = call->virtual_device();
+  std::vector<Var> params;
+  std::vector<Expr> args;
+  std::vector<Type> param_types;
+  for (size_t i = 0; i < call->args.size(); ++i) {
+    const Type& type = call->args[i]->checked_type();
+    params.push_back(make_var(std::string("p").append(std::to_string(i)), type, {device, call->span(), type}));
+    args.push_back(params.back());
+    param_types.push_back(type);
+  }
+  Expr body = make_call(call->op, args, call->attrs, {device, call->span(), call->checked_type()});
+  return make_function(params, body, call->checked_type(), make_attrs({{"Primitive", int64_t(1)}}),
+                       {device, call->span(), func_type(param_types, call->checked_type())});
+}
+
+}  // namespace
+
+std::string kernel_kind(const KernelSource& kernel) {
+  return kernel.code.find("dnnl") != std::string::npos ? "dnnl" : "loops";
+}
+
+void generate_kernels(LoweredProgram& program, const CompilationConfig& config) {
+  // A function called at several places is generated once per device; calls
+  // whose code and target are identical share one kernel.
+  std::map<std::pair<const FunctionNode*, int>, int> by_function;
+  std::map<std::string, int> by_content;  // sha256 of code and target
+  for (LoweredKernelCall& call : program.kernel_calls) {
+    if (!call.primitive) call.primitive = wrap_operator_call(call.operator_call);
+    auto key = std::make_pair(call.primitive.get(), call.device);
+    if (auto it = by_function.find(key); it != by_function.end()) {
+      call.source = it->second;
+      continue;
+    }
+    const VirtualDevice* device = config.devices.at(size_t(call.device));
+    // Named after its content, so an unchanged kernel keeps its name (and
+    // its cached object) across builds and models.
+    KernelSource draft = generate_for_target(call, device, "sy_kernel");
+    std::string identity = draft.code + "\ntarget: " + device->target()->str();
+    std::string hash = sha256_hex(identity.data(), identity.size());
+    auto [it, inserted] = by_content.emplace(hash, int(program.kernel_sources.size()));
+    if (inserted) program.kernel_sources.push_back(generate_for_target(call, device, call.base_name + "_" + hash.substr(0, 12)));
+    call.source = it->second;
+    by_function.emplace(key, it->second);
+  }
+}
+
+}  // namespace switchyard

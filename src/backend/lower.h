@@ -1,0 +1,114 @@
+// Lowering: the planned, fused entry function becomes a flat program of
+// steps (kernel calls, device copies, moves, if) over buffers, each buffer a
+// tensor on one device. Memory planning and the AOT entry function both read
+// this form; neither looks at the IR again.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend/kernel.h"
+#include "backend/memory_plan.h"
+#include "ir/compilation_config.h"
+#include "ir/module.h"
+
+namespace switchyard {
+
+struct LoweredBuffer {
+  enum class Kind : uint8_t {
+    kIntermediate,  // planned into an arena
+    kInput,         // SyRunArgs::inputs[index]
+    kOutput,        // SyRunArgs::outputs[index]
+    kWeight,        // LoweredProgram::weights[index], inside its device's weight block
+  };
+  Kind kind = Kind::kIntermediate;
+  int index = -1;  // for inputs, outputs and weights
+  int device = 0;  // index into the build's devices
+  std::string scope = "global";
+  TensorType type;
+  std::string label;  // what it holds, for comments: "%x", "nn.relu(%1) @cpu:0"
+  Span span;
+  uint64_t bytes() const { return uint64_t(type->nbytes()); }
+};
+
+struct LoweredStep {
+  enum class Kind : uint8_t {
+    kKernel,   // runs kernel call `index` (LoweredProgram::kernel_calls)
+    kCopy,     // copies inputs[0] to outputs[0] across devices: copy `index`
+    kMove,     // copies inputs[0] to outputs[0] on one device (if results, repeated outputs)
+    kIfBegin,  // branches on the bool in inputs[0]; the then-steps follow
+    kElse,     // the else-steps follow
+    kIfEnd,
+  };
+  Kind kind = Kind::kKernel;
+  int index = -1;
+  std::vector<int> inputs;   // buffers read
+  std::vector<int> outputs;  // buffers written
+  // For kernels: inputs whose storage outputs[0] may take over (element-wise
+  // kernels only; the memory planner decides).
+  std::vector<int> in_place_candidates;
+  Span span;
+};
+
+// One call site of a kernel, in manifest "kernels" order.
+struct LoweredKernelCall {
+  Function primitive;     // the fused function it runs, or null for:
+  Call operator_call;     // an operator call fusion left alone (a one-operator kernel)
+  int device = 0;
+  Span span;              // the call's span
+  std::string base_name;  // readable: the operators inside, e.g. "fused_nn_dense_add"
+  int source = -1;        // index into LoweredProgram::kernel_sources, set by generate_kernels
+};
+
+struct LoweredCopy {
+  int src_device = 0;
+  int dst_device = 0;
+  uint64_t bytes = 0;
+  Span span;
+};
+
+struct LoweredWeight {
+  NDArray data;
+  int device = 0;
+  std::string name;  // unique: "const_0", ...
+  Span span;
+};
+
+struct LoweredProgram {
+  std::string entry;
+  std::vector<LoweredBuffer> buffers;
+  std::vector<LoweredStep> steps;
+  std::vector<LoweredKernelCall> kernel_calls;
+  std::vector<KernelSource> kernel_sources;  // distinct kernels, filled by generate_kernels
+  std::vector<LoweredCopy> copies;
+  std::vector<LoweredWeight> weights;  // a constant used on two devices appears twice
+  std::vector<int> inputs;             // buffer of each entry parameter
+  std::vector<std::string> input_names;
+  std::vector<int> outputs;            // buffer of each output (the result, tuples flattened)
+};
+
+// Lowers `entry` of a module that passed check_lowerable. Global functions
+// are expanded at each call. Throws Error(kBackend) naming the node when a
+// value lives on a device the config lacks.
+LoweredProgram lower_entry(const IRModule& mod, const std::string& entry, const CompilationConfig& config);
+
+// How a kernel was generated, for the manifest: "dnnl" when it calls
+// oneDNN, "loops" otherwise.
+std::string kernel_kind(const KernelSource& kernel);
+
+// Generates the code of every kernel call for its device's target (an
+// operator call outside primitive functions becomes a one-operator
+// primitive function first), sharing
+// one kernel among calls with identical code and target), naming each
+// kernel after its operators and a hash of its code. Throws Error(kBackend)
+// for a target without a code generator, or from the generator.
+void generate_kernels(LoweredProgram& program, const CompilationConfig& config);
+
+// The liveness problem of the program's intermediate buffers: one arena per
+// (device, scope) in ascending order, live ranges in step order (an if's two
+// branches in sequence, which only overestimates), in-place candidates of
+// kernels whose code allows it. `tensor_of_buffer` receives each buffer's
+// tensor index, -1 for buffers outside the arenas.
+MemoryProblem memory_problem(const LoweredProgram& program, std::vector<int>* tensor_of_buffer);
+
+}  // namespace switchyard

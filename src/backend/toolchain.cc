@@ -1,0 +1,206 @@
+// Compiler discovery, the content-addressed object and library caches, and
+// parallel compilation.
+#include "backend/toolchain.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "backend/process.h"
+#include "runtime/sha256.h"
+#include "support/error.h"
+
+#ifndef SY_SOURCE_DIR
+#error "SY_SOURCE_DIR must name the repository root (set by CMake)"
+#endif
+
+namespace switchyard {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kParallelCompiles = 2;
+constexpr size_t kMostMessageChars = 6000;
+
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+std::string default_cache_dir() {
+  if (std::string xdg = environment("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/switchyard";
+  if (std::string home = environment("HOME"); !home.empty()) return home + "/.cache/switchyard";
+  return "/tmp/switchyard-cache-" + std::to_string(getuid());
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::kBackend, "cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_whole_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw Error(ErrorKind::kBackend, "cannot write " + path);
+}
+
+void make_directory(const std::string& path) {
+  std::error_code error;
+  fs::create_directories(path, error);
+  if (error) throw Error(ErrorKind::kBackend, "cannot create directory " + path + ": " + error.message());
+}
+
+std::string hash_text(const std::string& text) { return sha256_hex(text.data(), text.size()); }
+
+// A name no other thread or process uses for a file being written.
+std::string temporary_name(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  return path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
+std::string trimmed(const std::string& output) {
+  return output.size() <= kMostMessageChars ? output
+                                            : output.substr(0, kMostMessageChars) + "\n[... compiler output cut]";
+}
+
+}  // namespace
+
+Toolchain Toolchain::find(const std::string& cxx, const std::string& cache_dir) {
+  Toolchain t;
+  t.cxx_ = !cxx.empty() ? cxx : !environment("SY_CXX").empty() ? environment("SY_CXX") : "c++";
+  t.cache_dir_ = cache_dir.empty() ? default_cache_dir() : cache_dir;
+  ProcessResult version = run_process({t.cxx_, "--version"});
+  if (!version.started)
+    throw Error(ErrorKind::kBackend, "cannot run the C++ compiler '" + t.cxx_ + "' (" + version.output +
+                                         "); install one or name it with SY_CXX");
+  if (version.exit_code != 0)
+    throw Error(ErrorKind::kBackend, "the C++ compiler '" + t.cxx_ + "' failed to report its version (exit " +
+                                         std::to_string(version.exit_code) + "):\n" + trimmed(version.output));
+  t.version_ = version.output;
+  t.include_dir_ = std::string(SY_SOURCE_DIR) + "/include";
+  t.abi_header_ = read_whole_file(t.include_dir_ + "/switchyard/model_abi.h");
+  for (const char* sub : {"objects", "models", "failed"}) make_directory(t.cache_dir_ + "/" + sub);
+  return t;
+}
+
+std::vector<std::string> Toolchain::cpu_flags(const std::string& mcpu) {
+  // GCC and Clang spell "this CPU model" -march on x86 and -mcpu elsewhere.
+#if defined(__x86_64__) || defined(__i386__)
+  const char* cpu_flag = "-march=";
+#else
+  const char* cpu_flag = "-mcpu=";
+#endif
+  // Generated loops are `omp simd` loops that call std::sqrt and friends: they
+  // vectorise only with -fopenmp-simd and without errno (docs/design.md).
+  return {"-O3", cpu_flag + (mcpu.empty() ? std::string("native") : mcpu), "-fPIC", "-fopenmp-simd",
+          "-fno-math-errno"};
+}
+
+std::vector<std::string> Toolchain::compile(const std::vector<TranslationUnit>& units, const std::string& source_dir,
+                                            ToolchainStats* stats) const {
+  struct Job {
+    std::vector<std::string> command;
+    std::string source_path, object_path, name;
+  };
+  std::vector<std::string> objects;
+  std::vector<Job> jobs;
+  for (const TranslationUnit& unit : units) {
+    std::string source_path = source_dir + "/" + unit.name + ".cc";
+    write_whole_file(source_path, unit.code);
+    std::vector<std::string> options{"-std=c++20"};
+    options.insert(options.end(), unit.flags.begin(), unit.flags.end());
+    options.insert(options.end(), {"-I", include_dir_});
+    std::string key_text = unit.code + "\n--\n" + command_line(options) + "\n--\n" + version_ + "\n--\n" + abi_header_;
+    std::string object_path = cache_dir_ + "/objects/" + hash_text(key_text) + ".o";
+    objects.push_back(object_path);
+    if (fs::exists(object_path)) {
+      ++stats->objects_cached;
+      continue;
+    }
+    std::vector<std::string> command{cxx_};
+    command.insert(command.end(), options.begin(), options.end());
+    command.insert(command.end(), {"-c", source_path, "-o", object_path});
+    jobs.push_back({command, source_path, object_path, unit.name});
+  }
+
+  // Compile two at a time; after the first failure no new compile starts.
+  std::atomic<size_t> next{0};
+  std::mutex failure_mutex;
+  std::string failure;
+  auto worker = [&] {
+    for (size_t i = next++; i < jobs.size(); i = next++) {
+      {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure.empty()) return;
+      }
+      Job& job = jobs[i];
+      std::string temporary = temporary_name(job.object_path);
+      std::vector<std::string> command = job.command;
+      command.back() = temporary;
+      ProcessResult result = run_process(command);
+      std::error_code ignored;
+      if (result.started && result.exit_code == 0) {
+        fs::rename(temporary, job.object_path, ignored);
+        if (!ignored) continue;
+      }
+      fs::remove(temporary, ignored);
+      std::string kept = cache_dir_ + "/failed/" + job.name + ".cc";
+      fs::copy_file(job.source_path, kept, fs::copy_options::overwrite_existing, ignored);
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (failure.empty())
+        failure = "compiling the generated " + job.name + ".cc failed (" +
+                  (result.started ? "exit " + std::to_string(result.exit_code) : "not started: " + result.output) +
+                  "):\n" + trimmed(result.output) + "\ncommand: " + command_line(command) +
+                  "\nthe source is kept at " + kept;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kParallelCompiles && size_t(t) < jobs.size(); ++t) threads.emplace_back(worker);
+  for (std::thread& t : threads) t.join();
+  stats->objects_compiled += int(jobs.size());
+  stats->compiler_invocations += int(jobs.size());
+  if (!failure.empty()) throw Error(ErrorKind::kBackend, failure);
+  return objects;
+}
+
+void Toolchain::link(const std::vector<std::string>& objects, const std::string& output, ToolchainStats* stats) const {
+  std::vector<std::string> libraries{"-ldnnl"};
+  // Objects are named by their content, so their names identify the library.
+  std::string key_text = cxx_ + "\n" + version_ + "\n" + command_line(libraries);
+  for (const std::string& o : objects) key_text.append("\n").append(fs::path(o).filename().string());
+  std::string cached = cache_dir_ + "/models/" + hash_text(key_text) + ".so";
+  if (fs::exists(cached)) {
+    stats->link_cached = true;
+  } else {
+    std::string temporary = temporary_name(cached);
+    std::vector<std::string> command{cxx_, "-shared", "-o", temporary};
+    command.insert(command.end(), objects.begin(), objects.end());
+    command.insert(command.end(), libraries.begin(), libraries.end());
+    ProcessResult result = run_process(command);
+    ++stats->compiler_invocations;
+    std::error_code error;
+    if (!result.started || result.exit_code != 0) {
+      fs::remove(temporary, error);
+      throw Error(ErrorKind::kBackend, "linking model.so failed:\n" + trimmed(result.output) +
+                                           "\ncommand: " + command_line(command));
+    }
+    fs::rename(temporary, cached, error);
+    if (error) throw Error(ErrorKind::kBackend, "cannot store " + cached + ": " + error.message());
+  }
+  std::error_code error;
+  fs::copy_file(cached, output, fs::copy_options::overwrite_existing, error);
+  if (error) throw Error(ErrorKind::kBackend, "cannot write " + output + ": " + error.message());
+}
+
+}  // namespace switchyard

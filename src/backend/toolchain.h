@@ -1,0 +1,59 @@
+// The system C++ compiler as the backend's toolchain: compiling generated
+// translation units in parallel into a content-addressed object cache, and
+// linking model.so (also cached), so an unchanged kernel is never compiled
+// twice and an unchanged model is never linked twice.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace switchyard {
+
+struct TranslationUnit {
+  std::string name;                // file stem, e.g. "nn_dense_4f1c..." -> NAME.cc
+  std::string code;                // the complete source
+  std::vector<std::string> flags;  // code-generation flags, e.g. {"-O3", "-march=native"}
+};
+
+struct ToolchainStats {
+  int objects_compiled = 0;  // translation units the compiler built
+  int objects_cached = 0;    // translation units found in the cache
+  bool link_cached = false;  // model.so taken from the cache
+  int compiler_invocations = 0;  // compiles and links that ran
+};
+
+class Toolchain {
+ public:
+  // `cxx` "" means $SY_CXX, else "c++"; `cache_dir` "" means
+  // $XDG_CACHE_HOME/switchyard, else ~/.cache/switchyard. Runs the compiler
+  // once for its version; Error(kBackend) when it cannot be run.
+  static Toolchain find(const std::string& cxx, const std::string& cache_dir);
+
+  const std::string& compiler() const { return cxx_; }
+  const std::string& cache_dir() const { return cache_dir_; }
+
+  // The flags of a CPU target: -O3 -march=native -fPIC -fopenmp-simd
+  // -fno-math-errno, with the target's -mcpu option in place of "native".
+  static std::vector<std::string> cpu_flags(const std::string& mcpu);
+
+  // Writes each unit to source_dir/NAME.cc and compiles it (two at a time)
+  // unless the cache holds its object, keyed by the SHA-256 of the source,
+  // the command line, the compiler's version and the model ABI header.
+  // Returns the object paths in unit order. A failed compile is
+  // Error(kBackend) with the compiler's message and the path of a kept copy
+  // of the source.
+  std::vector<std::string> compile(const std::vector<TranslationUnit>& units, const std::string& source_dir,
+                                   ToolchainStats* stats) const;
+
+  // Links the objects (with oneDNN) into the shared library `output`.
+  void link(const std::vector<std::string>& objects, const std::string& output, ToolchainStats* stats) const;
+
+ private:
+  std::string cxx_;
+  std::string version_;
+  std::string cache_dir_;
+  std::string include_dir_;  // where switchyard/model_abi.h lives
+  std::string abi_header_;   // its text, part of every cache key
+};
+
+}  // namespace switchyard

@@ -1,0 +1,63 @@
+// `switchyard compile`: a text-IR model to an artifact directory.
+#include <iostream>
+#include <memory>
+
+#include "backend/build.h"
+#include "driver/commands.h"
+#include "driver/driver_util.h"
+#include "support/error.h"
+#include "text/parser.h"
+
+namespace switchyard {
+
+namespace {
+
+struct CompileFlags {
+  std::string file;
+  std::string output_dir;
+  DeviceFlags devices;
+  std::vector<std::string> rules;
+  int opt_level = 2;
+  bool emit_source = false;
+  bool check_each = false;
+  bool time = false;
+};
+
+void run_compile(const CompileFlags& f) {
+  IRModule mod = parse_file(f.file);
+  BuildOptions options;
+  // Without --devices or devices named in the module, everything runs on cpu:0.
+  options.config = config_from_flags(f.devices, mod).value_or(CompilationConfig::parse("cpu:0"));
+  for (const std::string& r : f.rules) options.rules.push_back(parse_placement_rule(r, options.config));
+  options.opt_level = f.opt_level;
+  options.emit_source = f.emit_source;
+  options.check_invariants = f.check_each;
+  BuildReport report = build_artifact(mod, options, f.output_dir);
+  std::cout << "wrote " << f.output_dir << ": " << report.summary() << "\n";
+  if (f.time) std::cout << report.timing_table();
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app) {
+  auto flags = std::make_shared<CompileFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "compile",
+      "Compile a text-IR model into an artifact directory (model.so, weights.bin, manifest.json)\n"
+      "that `switchyard run` executes. Generated objects are cached in $XDG_CACHE_HOME/switchyard\n"
+      "(or ~/.cache/switchyard); SY_CXX names the C++ compiler.\n"
+      "Example: switchyard compile examples/mlp_two_devices.sy -o mlp.art --devices cpu:0,cpu:1");
+  cmd->add_option("file", flags->file, "text-IR file")->required();
+  cmd->add_option("-o,--output", flags->output_dir, "the artifact directory to write (replaced when it exists)")
+      ->required();
+  add_device_flags(cmd, &flags->devices);
+  cmd->add_option("--place", flags->rules, "placement rule op:NAME=DEVICE or node:GLOB=DEVICE (repeatable)");
+  cmd->add_option("--opt-level", flags->opt_level, "optimisation level: passes above it are skipped (default 2)")
+      ->check(CLI::Range(0, 3));
+  cmd->add_flag("--emit-source", flags->emit_source, "keep the generated C++ in DIR/src/");
+  cmd->add_flag("--check-each", flags->check_each, "run the invariant checker after every pass");
+  cmd->add_flag("--time", flags->time, "print the time of each stage and pass");
+  cmd->callback([flags] { run_compile(*flags); });
+}
+
+}  // namespace switchyard

@@ -1,0 +1,144 @@
+// `switchyard run`: loads an artifact, runs it on .npy inputs, writes and
+// summarises the outputs, and reports run times (per kernel and copy with
+// --profile).
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "driver/commands.h"
+#include "driver/driver_util.h"
+#include "interp/value.h"
+#include "runtime/artifact.h"
+#include "runtime/npy.h"
+#include "runtime/runtime_error.h"
+#include "support/error.h"
+
+namespace switchyard {
+
+namespace {
+
+struct RunFlags {
+  std::string artifact_dir;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::string output_dir = ".";
+  int repeat = 1;
+  int threads = 0;
+  bool profile = false;
+};
+
+double milliseconds(int64_t nanoseconds) { return double(nanoseconds) / 1e6; }
+
+std::string format_ms(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f ms", ms);
+  return text;
+}
+
+// Mean time per run of each kernel and copy, and per device.
+void print_profile(const Manifest& manifest, const std::vector<RunStats>& runs) {
+  const double count = double(runs.size());
+  std::vector<double> kernel_ms(manifest.kernels.size(), 0), copy_ms(manifest.copies.size(), 0);
+  std::vector<double> device_kernel_ms(manifest.devices.size(), 0), device_copy_ms(manifest.devices.size(), 0);
+  for (const RunStats& run : runs) {
+    for (const KernelRecord& k : run.kernels) {
+      kernel_ms[size_t(k.index)] += milliseconds(k.elapsed_ns) / count;
+      device_kernel_ms[size_t(k.device)] += milliseconds(k.elapsed_ns) / count;
+    }
+    for (const CopyRecord& c : run.copies) {
+      copy_ms[size_t(c.index)] += milliseconds(c.elapsed_ns) / count;
+      device_copy_ms[size_t(c.dst_device)] += milliseconds(c.elapsed_ns) / count;
+    }
+  }
+  char line[512];
+  std::cout << "profile (mean per run over " << runs.size() << (runs.size() == 1 ? " run" : " runs") << "):\n";
+  std::snprintf(line, sizeof line, "  %-10s %-12s %12s  %s\n", "kernel", "device", "time", "name (span)");
+  std::cout << line;
+  for (size_t i = 0; i < manifest.kernels.size(); ++i) {
+    const ManifestKernel& k = manifest.kernels[i];
+    std::snprintf(line, sizeof line, "  %-10zu %-12s %12s  %s (%s)\n", i,
+                  manifest.devices[size_t(k.device)].name.c_str(), format_ms(kernel_ms[i]).c_str(), k.name.c_str(),
+                  k.span.c_str());
+    std::cout << line;
+  }
+  for (size_t i = 0; i < manifest.copies.size(); ++i) {
+    const ManifestCopy& c = manifest.copies[i];
+    std::string route = manifest.devices[size_t(c.src_device)].name + "->" + manifest.devices[size_t(c.dst_device)].name;
+    std::snprintf(line, sizeof line, "  copy %-5zu %-12s %12s  %llu bytes (%s)\n", i, route.c_str(),
+                  format_ms(copy_ms[i]).c_str(), static_cast<unsigned long long>(c.bytes), c.span.c_str());
+    std::cout << line;
+  }
+  for (size_t d = 0; d < manifest.devices.size(); ++d)
+    std::cout << "  " << manifest.devices[d].name << ": kernels " << format_ms(device_kernel_ms[d])
+              << ", copies into it " << format_ms(device_copy_ms[d]) << "\n";
+}
+
+void run_artifact(const RunFlags& f) {
+  std::map<std::string, NDArray> inputs = read_npy_inputs(f.inputs);
+  std::shared_ptr<Artifact> artifact;
+  std::vector<RunStats> runs;
+  RunResult result;
+  try {
+    LoadOptions load;
+    load.threads = f.threads;
+    artifact = Artifact::load(f.artifact_dir, load);
+    RunOptions options;  // stats on: they carry each run's time
+    for (int i = 0; i < f.repeat; ++i) {
+      result = artifact->run(inputs, options);
+      runs.push_back(result.stats);
+    }
+  } catch (const RuntimeError& e) {
+    throw Error(ErrorKind::kRuntime, e.what());
+  }
+
+  const Manifest& manifest = artifact->manifest();
+  std::filesystem::path dir(f.output_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(ErrorKind::kUsage, "cannot create the output directory " + f.output_dir + ": " + ec.message());
+  for (size_t i = 0; i < result.outputs.size(); ++i) {
+    std::string name = "output_" + std::to_string(i);
+    try {
+      write_npy((dir / (name + ".npy")).string(), result.outputs[i]);
+    } catch (const std::runtime_error& e) {
+      throw Error(ErrorKind::kUsage, e.what());
+    }
+    const VirtualDevice* device = VirtualDevice::parse(manifest.devices[size_t(manifest.outputs[i].device)].name);
+    std::cout << name << ": " << value_summary(Value::make_tensor(result.outputs[i], device)) << "  "
+              << tensor_statistics(result.outputs[i]) << "\n";
+  }
+
+  double total = 0, fastest = 0;
+  for (const RunStats& run : runs) {
+    total += milliseconds(run.total_ns);
+    fastest = fastest == 0 ? milliseconds(run.total_ns) : std::min(fastest, milliseconds(run.total_ns));
+  }
+  std::cout << "time per run: mean " << format_ms(total / double(runs.size())) << ", min " << format_ms(fastest)
+            << " over " << runs.size() << (runs.size() == 1 ? " run" : " runs") << "\n";
+  if (f.profile) print_profile(manifest, runs);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "Run a compiled artifact on .npy inputs given by name; each output (a tuple result flattened in\n"
+      "order) is written to DIR/output_<i>.npy and summarised, then the time per run is printed.\n"
+      "Example: switchyard run mlp.art --input x=x.npy --input w1=w1.npy --input b1=b1.npy \\\n"
+      "           --input w2=w2.npy --input b2=b2.npy --output-dir out --repeat 100 --profile");
+  cmd->add_option("artifact", flags->artifact_dir, "artifact directory written by `switchyard compile`")->required();
+  cmd->add_option("-i,--input", flags->inputs, "an input as NAME=FILE.npy (repeat for each input)");
+  cmd->add_option("-o,--output-dir", flags->output_dir, "where output_<i>.npy are written (default: .)");
+  cmd->add_option("--repeat", flags->repeat, "run this many times and report the mean and minimum time")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--threads", flags->threads, "threads of the shared CPU pool (default: one per core)")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_flag("--profile", flags->profile, "print the time of each kernel and copy, and per device");
+  cmd->callback([flags] { run_artifact(*flags); });
+}
+
+}  // namespace switchyard

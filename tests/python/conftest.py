@@ -1,0 +1,38 @@
+# Shared fixtures for the Python tests: the package import (from the build
+# directory named by SY_BUILD_DIR when PYTHONPATH does not already have it)
+# and the example models.
+import os
+import pathlib
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = REPO.parent / "shared" / "examples"
+
+if "SY_BUILD_DIR" in os.environ:
+    sys.path.insert(0, str(pathlib.Path(os.environ["SY_BUILD_DIR"]) / "python"))
+
+
+@pytest.fixture
+def mlp_path():
+    return EXAMPLES / "mlp_two_devices.sy"
+
+
+@pytest.fixture
+def mlp_inputs():
+    import numpy as np
+    rng = np.random.default_rng(7)
+    return {
+        "x": rng.standard_normal((1, 784)).astype(np.float32),
+        "w1": (rng.standard_normal((512, 784)) * 0.05).astype(np.float32),
+        "b1": rng.standard_normal(512).astype(np.float32),
+        "w2": (rng.standard_normal((10, 512)) * 0.05).astype(np.float32),
+        "b2": rng.standard_normal(10).astype(np.float32),
+    }
+
+
+def mlp_reference(inputs):
+    import numpy as np
+    hidden = np.maximum(inputs["x"] @ inputs["w1"].T + inputs["b1"], 0)
+    return hidden @ inputs["w2"].T + inputs["b2"]
