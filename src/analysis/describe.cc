@@ -29,9 +29,18 @@ std::string atom(const Expr& e) {
     }
     case ExprKind::kFunction: return "fn(...)";
     case ExprKind::kTuple: return "(...)";
-    case ExprKind::kTupleGetItem:
-      return atom(static_cast<const TupleGetItemNode*>(e.get())->tuple) + "." +
-             std::to_string(static_cast<const TupleGetItemNode*>(e.get())->index);
+    case ExprKind::kTupleGetItem: {
+      // A chain of projections is as deep as the data: walk it iteratively,
+      // naming at most the last few.
+      std::string suffix;
+      Expr inner = e;
+      for (int shown = 0; const auto* t = as<TupleGetItemNode>(inner); ++shown) {
+        if (shown == 4) return "(...)" + suffix;
+        suffix = "." + std::to_string(t->index) + suffix;
+        inner = t->tuple;
+      }
+      return atom(inner) + suffix;
+    }
     case ExprKind::kLet: return "let %" + static_cast<const LetNode*>(e.get())->var->name_hint;
     case ExprKind::kIf: return "if (...)";
   }

@@ -56,10 +56,9 @@ std::vector<PlaceId> select_place_nodes(const PlacementGraph& graph, const std::
     const Expr& n = graph.nodes[i].node;
     if (!n || !n->span().defined()) continue;
     for (const Span& s : n->span().parts()) {
-      bool hit = line ? s.line() == line && (file.empty() || s.source().size() >= file.size() &&
-                                                                 s.source().compare(s.source().size() - file.size(),
-                                                                                    file.size(), file) == 0)
-                      : s.source() == name;
+      bool same_file = file.empty() || (s.source().size() >= file.size() &&
+                                        s.source().compare(s.source().size() - file.size(), file.size(), file) == 0);
+      bool hit = line ? s.line() == line && same_file : s.source() == name;
       if (hit && (out.empty() || out.back() != PlaceId(i))) out.push_back(PlaceId(i));
     }
   }
