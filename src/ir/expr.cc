@@ -5,7 +5,7 @@ namespace switchyard {
 
 const char* expr_kind_name(ExprKind kind) {
   switch (kind) {
-#define SY_CASE(name) \
+#define SY_CASE(name, lower) \
   case ExprKind::k##name: return #name;
     SY_EXPR_KINDS(SY_CASE)
 #undef SY_CASE

@@ -19,20 +19,21 @@
 
 namespace switchyard {
 
-#define SY_EXPR_KINDS(X) \
-  X(Var)                 \
-  X(Constant)            \
-  X(Call)                \
-  X(Function)            \
-  X(Let)                 \
-  X(If)                  \
-  X(Tuple)               \
-  X(TupleGetItem)        \
-  X(GlobalVar)           \
-  X(Op)
+// X(NodeName, visit_method_suffix) for every node kind.
+#define SY_EXPR_KINDS(X)               \
+  X(Var, var)                          \
+  X(Constant, constant)                \
+  X(Call, call)                        \
+  X(Function, function)                \
+  X(Let, let)                          \
+  X(If, if)                            \
+  X(Tuple, tuple)                      \
+  X(TupleGetItem, tuple_get_item)      \
+  X(GlobalVar, global_var)             \
+  X(Op, op)
 
 enum class ExprKind : uint8_t {
-#define SY_ENUM(name) k##name,
+#define SY_ENUM(name, lower) k##name,
   SY_EXPR_KINDS(SY_ENUM)
 #undef SY_ENUM
 };
@@ -63,7 +64,7 @@ class ExprNode : public Object {
 };
 using Expr = Ref<ExprNode>;
 
-#define SY_FORWARD(name)  \
+#define SY_FORWARD(name, lower) \
   class name##Node;       \
   using name = Ref<name##Node>;
 SY_EXPR_KINDS(SY_FORWARD)

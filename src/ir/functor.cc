@@ -63,16 +63,7 @@ void ExprVisitor::dispatch(const Expr& e) {
 #define SY_CASE(name, lower) \
   case ExprKind::k##name:    \
     return visit_##lower(downcast<name##Node>(e));
-    SY_CASE(Var, var)
-    SY_CASE(Constant, constant)
-    SY_CASE(Call, call)
-    SY_CASE(Function, function)
-    SY_CASE(Let, let)
-    SY_CASE(If, if)
-    SY_CASE(Tuple, tuple)
-    SY_CASE(TupleGetItem, tuple_get_item)
-    SY_CASE(GlobalVar, global_var)
-    SY_CASE(Op, op)
+    SY_EXPR_KINDS(SY_CASE)
 #undef SY_CASE
   }
 }
@@ -111,16 +102,7 @@ Expr ExprMutator::dispatch(const Expr& e) {
 #define SY_CASE(name, lower) \
   case ExprKind::k##name:    \
     return visit_##lower(downcast<name##Node>(e));
-    SY_CASE(Var, var)
-    SY_CASE(Constant, constant)
-    SY_CASE(Call, call)
-    SY_CASE(Function, function)
-    SY_CASE(Let, let)
-    SY_CASE(If, if)
-    SY_CASE(Tuple, tuple)
-    SY_CASE(TupleGetItem, tuple_get_item)
-    SY_CASE(GlobalVar, global_var)
-    SY_CASE(Op, op)
+    SY_EXPR_KINDS(SY_CASE)
 #undef SY_CASE
   }
   return e;

@@ -24,16 +24,7 @@ class ExprVisitor {
 
 #define SY_VISIT(name, lower) \
   virtual void visit_##lower(const name&) {}
-  SY_VISIT(Var, var)
-  SY_VISIT(Constant, constant)
-  SY_VISIT(Call, call)
-  SY_VISIT(Function, function)
-  SY_VISIT(Let, let)
-  SY_VISIT(If, if)
-  SY_VISIT(Tuple, tuple)
-  SY_VISIT(TupleGetItem, tuple_get_item)
-  SY_VISIT(GlobalVar, global_var)
-  SY_VISIT(Op, op)
+  SY_EXPR_KINDS(SY_VISIT)
 #undef SY_VISIT
 
  protected:
