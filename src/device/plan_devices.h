@@ -14,11 +14,16 @@ struct PlanResult {
   IRModule module;             // placed
   PlacementGraph graph;        // over the input module's nodes
   PlacementSolution solution;  // per place node of `graph`
+  // Operators moved to the host because their device's target cannot run
+  // them, one rendered warning each (naming the node and span).
+  std::vector<std::string> warnings;
 };
 
 // Plans a typed module. Throws Error(kPlacement) on contradicting wishes
-// (naming every span involved and the path between them) or devices missing
-// from the config.
+// (naming every span involved and the path between them), devices missing
+// from the config, or an operator wished onto a device whose target cannot
+// run it. A free operator planned onto such a device falls back to the host
+// (a warning in PlanResult::warnings) and the rest is planned again.
 PlanResult plan_devices(const IRModule& mod, const CompilationConfig& config);
 
 // The pass (requires InferType; types the result again). Rules are applied

@@ -27,6 +27,7 @@ void run_explain(const ExplainFlags& f) {
   std::vector<PlacementRule> rules;
   for (const std::string& r : f.rules) rules.push_back(parse_placement_rule(r, *config));
   PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, rules).module), *config);
+  for (const std::string& warning : plan.warnings) std::cerr << warning << "\n";
   std::string source = read_text_file(f.file);
   std::string out;
   for (const std::string& name : f.nodes) {

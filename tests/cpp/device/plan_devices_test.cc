@@ -262,6 +262,39 @@ def @main(%x: Tensor[(4), float32] @cpu:0) -> Tensor[(4), float32] @cpu:0 {
   EXPECT_THROW(parse_placement_rule("exp=cpu:1", config), Error);
 }
 
+TEST(PlanDevices, OperatorsATargetCannotRunFallBackToTheHost) {
+  // No CUDA kernels exist yet: the exp lands on the host, with a warning
+  // naming it, and its input is copied there.
+  CompilationConfig config = CompilationConfig::parse("cpu:0,cuda:0");
+  PlanResult plan = plan_devices(parse(R"(
+def @main(%x: Tensor[(4), float32] @cuda:0) -> Tensor[(4), float32] {
+  exp(%x)
+})"),
+                                 config);
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_NE(plan.warnings[0].find("test.sy:3:3"), std::string::npos) << plan.warnings[0];
+  EXPECT_NE(plan.warnings[0].find("'exp' cannot run on cuda:0"), std::string::npos) << plan.warnings[0];
+  EXPECT_EQ(plan.module.lookup("main")->body->virtual_device(), VirtualDevice::parse("cpu:0"));
+  EXPECT_EQ(count_copies(plan.module), 1);
+}
+
+TEST(PlanDevices, OperatorWishedOntoATargetThatCannotRunItIsAnError) {
+  CompilationConfig config = CompilationConfig::parse("cpu:0,cuda:0");
+  IRModule mod = parse(R"(
+def @main(%x: Tensor[(4), float32]) -> Tensor[(4), float32] {
+  exp(%x)
+})");
+  IRModule placed = apply_placement_rules(mod, {parse_placement_rule("op:exp=cuda:0", config)}).module;
+  try {
+    plan_devices(infer_type(placed), config);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kPlacement);
+    EXPECT_NE(e.message().find("cannot run it"), std::string::npos) << e.message();
+    EXPECT_EQ(e.span().line(), 3u);
+  }
+}
+
 TEST(Explain, ChainLeadsFromTheWishToTheNode) {
   std::string dir = testing::shared_examples_dir();
   std::string text = testing::read_file(dir + "/mlp_two_devices.sy");
