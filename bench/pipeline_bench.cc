@@ -1,11 +1,14 @@
-// Device planning scaling: a 10^6-node chain and a 10^5-node wide graph with
-// random wishes on two devices (so the minimum cut does real work).
+// Scaling of device planning and of the whole default pipeline (InferType,
+// PlanDevices, SimplifyExpr, FoldConstant, EliminateCommonSubexpr,
+// DeadCodeElimination, FuseOps) on chains and wide graphs of 10^4 to 10^6
+// nodes with random wishes on two devices (so the minimum cut does real work).
 #include <benchmark/benchmark.h>
 
 #include <random>
 
 #include "device/plan_devices.h"
 #include "op/registry.h"
+#include "pipeline/pass_table.h"
 #include "transform/infer_type.h"
 
 namespace switchyard {
@@ -64,8 +67,26 @@ void BM_PlanWide(benchmark::State& state) {
   state.counters["ns_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
+void BM_DefaultPipelineChain(benchmark::State& state) {
+  IRModule mod = chain(state.range(0), 7);
+  Pass pipeline = default_pipeline({.config = CompilationConfig::parse("cpu:0,cpu:1")});
+  PassContext ctx;
+  for (auto _ : state) benchmark::DoNotOptimize(pipeline(mod, ctx));
+  state.counters["ns_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+void BM_DefaultPipelineWide(benchmark::State& state) {
+  IRModule mod = wide(state.range(0), 7);
+  Pass pipeline = default_pipeline({.config = CompilationConfig::parse("cpu:0,cpu:1")});
+  PassContext ctx;
+  for (auto _ : state) benchmark::DoNotOptimize(pipeline(mod, ctx));
+  state.counters["ns_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
 BENCHMARK(BM_PlanChain)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(2);
-BENCHMARK(BM_PlanWide)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_PlanWide)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_DefaultPipelineChain)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_DefaultPipelineWide)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 }  // namespace switchyard
