@@ -190,67 +190,96 @@ class Solver {
     return Capacity(bytes) * kByteUnit + Capacity(copies) * kCopyUnit + pref;
   }
 
-  // Re-places every free component currently on a or b by a minimum cut
-  // (source side = a). Returns whether the total cost went down.
+  // Re-places every free component currently on a or b by minimum cuts
+  // (source side = a), one per connected group of candidates: a chain cut
+  // into many segments by wishes is many small problems, and Dinic on their
+  // union would need a phase per distinct segment length. Returns whether the
+  // total cost went down.
   bool two_device_move(const VirtualDevice* a, const VirtualDevice* b) {
-    std::vector<int> index(g_.nodes.size(), -1);
+    std::vector<int> ordinal(g_.nodes.size(), -1);
     std::vector<int> candidates;
     for (size_t i = 0; i < g_.nodes.size(); ++i)
       if (uf_.find(int(i)) == int(i) && !comp_fixed_[i] && (assignment_[i] == a || assignment_[i] == b)) {
-        index[i] = int(candidates.size()) + 2;
+        ordinal[i] = int(candidates.size());
         candidates.push_back(int(i));
       }
     if (candidates.empty()) return false;
-    const int S = 0, T = 1;
-    MinCut cut(int(candidates.size()) + 2);
-    enum class Side { kCandidate, kA, kB, kOther };
-    auto side = [&](int comp) {
-      if (index[comp] >= 0) return Side::kCandidate;
-      return assignment_[comp] == a ? Side::kA : assignment_[comp] == b ? Side::kB : Side::kOther;
-    };
+
+    // Groups: candidates joined through a shared value.
+    UnionFind groups(candidates.size());
+    std::vector<int> value_group(comp_values_.size(), -1);
     for (size_t v = 0; v < comp_values_.size(); ++v) {
       const ComponentValue& cv = comp_values_[v];
       if (cv.producer < 0 || cv.consumers.empty()) continue;
-      Capacity cost = Capacity(g_.values[v].bytes) * kByteUnit + kCopyUnit;
-      Side ps = side(cv.producer);
-      bool any_candidate = ps == Side::kCandidate;
-      bool consumer_on_a = false, consumer_on_b = false;
-      std::vector<int> cand_consumers;
+      int first = cv.producer >= 0 ? ordinal[cv.producer] : -1;
       for (int c : cv.consumers) {
-        Side s = side(c);
-        if (s == Side::kCandidate) cand_consumers.push_back(index[c]);
-        consumer_on_a |= s == Side::kA;
-        consumer_on_b |= s == Side::kB;
+        int o = ordinal[c];
+        if (o < 0) continue;
+        if (first < 0) first = o;
+        else groups.parent[groups.find(o)] = groups.find(first);
       }
-      any_candidate |= !cand_consumers.empty();
-      if (!any_candidate) continue;
-      int p = ps == Side::kCandidate ? index[cv.producer] : -1;
-      // Copy to a: some consumer on a (source side) while the producer is not on a.
-      if (ps != Side::kA && (consumer_on_a || !cand_consumers.empty())) {
-        int to_a = cut.add_node();
-        for (int w : cand_consumers) cut.add_edge(w, to_a, kInfiniteCapacity);
-        if (consumer_on_a) cut.add_edge(S, to_a, kInfiniteCapacity);
-        cut.add_edge(to_a, p >= 0 ? p : T, cost);
-      }
-      // Copy to b: some consumer on b (sink side) while the producer is not on b.
-      if (ps != Side::kB && (consumer_on_b || !cand_consumers.empty())) {
-        int to_b = cut.add_node();
-        for (int w : cand_consumers) cut.add_edge(to_b, w, kInfiniteCapacity);
-        if (consumer_on_b) cut.add_edge(to_b, T, kInfiniteCapacity);
-        cut.add_edge(p >= 0 ? p : S, to_b, cost);
-      }
+      value_group[v] = first;
     }
-    // Ties go to the default device: the largest a-side when a is the default.
+    std::vector<std::vector<int>> members(candidates.size()), values(candidates.size());
+    for (size_t o = 0; o < candidates.size(); ++o) members[groups.find(int(o))].push_back(int(o));
+    for (size_t v = 0; v < comp_values_.size(); ++v)
+      if (value_group[v] >= 0) values[groups.find(value_group[v])].push_back(int(v));
+
     Capacity before = total_cost();
     std::vector<const VirtualDevice*> saved = assignment_;
-    cut.solve(S, T, /*prefer_source_side=*/config_.default_device == a);
-    for (int c : candidates) assignment_[c] = cut.on_source_side(index[c]) ? a : b;
+    std::vector<int> position(candidates.size(), -1);
+    for (size_t root = 0; root < candidates.size(); ++root) {
+      if (members[root].empty()) continue;
+      for (size_t k = 0; k < members[root].size(); ++k) position[members[root][k]] = int(k) + 2;
+      MinCut cut(int(members[root].size()) + 2);
+      for (int v : values[root]) add_copy_terms(&cut, v, a, b, ordinal, position);
+      // Ties go to the default device: the largest a-side when a is the default.
+      cut.solve(kSource, kSink, /*prefer_source_side=*/config_.default_device == a);
+      for (int o : members[root]) assignment_[candidates[o]] = cut.on_source_side(position[o]) ? a : b;
+    }
     Capacity after = total_cost();
     if (after > before) {
       assignment_ = saved;
       return false;
     }
     return after < before;
+  }
+
+  static constexpr int kSource = 0, kSink = 1;
+
+  // The cost of copying value v as cut edges: one copy to a when some
+  // consumer is on a (source side) and the producer is not; the mirror for b.
+  void add_copy_terms(MinCut* cut, int v, const VirtualDevice* a, const VirtualDevice* b,
+                      const std::vector<int>& ordinal, const std::vector<int>& position) {
+    enum class Side { kCandidate, kA, kB, kOther };
+    auto side = [&](int comp) {
+      if (ordinal[comp] >= 0) return Side::kCandidate;
+      return assignment_[comp] == a ? Side::kA : assignment_[comp] == b ? Side::kB : Side::kOther;
+    };
+    const ComponentValue& cv = comp_values_[v];
+    Capacity cost = Capacity(g_.values[v].bytes) * kByteUnit + kCopyUnit;
+    Side ps = side(cv.producer);
+    bool consumer_on_a = false, consumer_on_b = false;
+    std::vector<int> cand_consumers;
+    for (int c : cv.consumers) {
+      Side s = side(c);
+      if (s == Side::kCandidate) cand_consumers.push_back(position[ordinal[c]]);
+      consumer_on_a |= s == Side::kA;
+      consumer_on_b |= s == Side::kB;
+    }
+    int p = ps == Side::kCandidate ? position[ordinal[cv.producer]] : -1;
+    if (ps != Side::kA && (consumer_on_a || !cand_consumers.empty())) {
+      int to_a = cut->add_node();
+      for (int w : cand_consumers) cut->add_edge(w, to_a, kInfiniteCapacity);
+      if (consumer_on_a) cut->add_edge(kSource, to_a, kInfiniteCapacity);
+      cut->add_edge(to_a, p >= 0 ? p : kSink, cost);
+    }
+    if (ps != Side::kB && (consumer_on_b || !cand_consumers.empty())) {
+      int to_b = cut->add_node();
+      for (int w : cand_consumers) cut->add_edge(to_b, w, kInfiniteCapacity);
+      if (consumer_on_b) cut->add_edge(to_b, kSink, kInfiniteCapacity);
+      cut->add_edge(p >= 0 ? p : kSource, to_b, cost);
+    }
   }
 
   // Reasons: fixed nodes keep their fact; others follow a neighbour on the same
