@@ -42,7 +42,7 @@ class GraphBuilder {
     const VirtualDevice* vd = config_.resolve(wish);
     if (!vd)
       throw Error(ErrorKind::kPlacement,
-                  what + " wishes for device " + wish->str() + ", which is not among the build's devices (" +
+                  what + " on " + wish->str() + ", which is not among the build's devices (" +
                       config_.to_string() + ")",
                   span);
     return vd;
