@@ -28,7 +28,7 @@ void run_compile(const CompileFlags& f) {
   BuildOptions options;
   // Without --devices or devices named in the module, everything runs on cpu:0.
   options.config = config_from_flags(f.devices, mod).value_or(CompilationConfig::parse("cpu:0"));
-  for (const std::string& r : f.rules) options.rules.push_back(parse_placement_rule(r, options.config));
+  options.rules = rules_from_flags(f.rules, options.config);
   options.opt_level = f.opt_level;
   options.emit_source = f.emit_source;
   options.check_invariants = f.check_each;

@@ -45,6 +45,16 @@ std::optional<CompilationConfig> config_from_flags(const DeviceFlags& flags, con
   return std::nullopt;
 }
 
+std::vector<PlacementRule> rules_from_flags(const std::vector<std::string>& rules,
+                                            const std::optional<CompilationConfig>& config) {
+  std::vector<PlacementRule> out;
+  for (const std::string& r : rules) {
+    if (!config) throw Error(ErrorKind::kUsage, "--place needs --devices");
+    out.push_back(parse_placement_rule(r, *config));
+  }
+  return out;
+}
+
 void add_device_flags(CLI::App* cmd, DeviceFlags* flags) {
   cmd->add_option("--devices", flags->devices, "the build's devices, e.g. cpu:0,cpu:1 (a target may follow '=')");
   cmd->add_option("--default", flags->default_device, "device for values nothing constrains (default: the first)");

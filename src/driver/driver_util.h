@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "device/placement_rules.h"
 #include "ir/compilation_config.h"
 #include "ir/module.h"
 #include "runtime/ndarray.h"
@@ -28,6 +29,10 @@ struct DeviceFlags {
 // From the flags, or else from the module's own device list; nullopt when
 // neither names any device.
 std::optional<CompilationConfig> config_from_flags(const DeviceFlags& flags, const IRModule& mod);
+// Parses --place rules against the build's devices; Error(kUsage) when rules
+// are given without devices.
+std::vector<PlacementRule> rules_from_flags(const std::vector<std::string>& rules,
+                                            const std::optional<CompilationConfig>& config);
 // Adds --devices/--default/--host to a subcommand.
 void add_device_flags(CLI::App* cmd, DeviceFlags* flags);
 

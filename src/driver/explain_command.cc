@@ -24,8 +24,7 @@ void run_explain(const ExplainFlags& f) {
   IRModule mod = parse_file(f.file);
   std::optional<CompilationConfig> config = config_from_flags(f.devices, mod);
   if (!config) throw Error(ErrorKind::kUsage, "explain needs the build's devices (--devices cpu:0,cpu:1)");
-  std::vector<PlacementRule> rules;
-  for (const std::string& r : f.rules) rules.push_back(parse_placement_rule(r, *config));
+  std::vector<PlacementRule> rules = rules_from_flags(f.rules, config);
   PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, rules).module), *config);
   for (const std::string& warning : plan.warnings) std::cerr << warning << "\n";
   std::string source = read_text_file(f.file);

@@ -41,10 +41,7 @@ void run_opt(const OptFlags& f) {
   IRModule mod = parse_file(f.file);
   PipelineOptions options;
   options.config = config_from_flags(f.devices, mod);
-  for (const std::string& r : f.rules) {
-    if (!options.config) throw Error(ErrorKind::kUsage, "--place needs --devices");
-    options.rules.push_back(parse_placement_rule(r, *options.config));
-  }
+  options.rules = rules_from_flags(f.rules, options.config);
   std::vector<Pass> passes;
   for (const std::string& name : split_names(f.passes)) passes.push_back(pass_by_name(name, options));
   if (passes.empty()) throw Error(ErrorKind::kUsage, "-p needs at least one pass name");

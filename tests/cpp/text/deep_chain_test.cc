@@ -1,7 +1,6 @@
 // 1,000,000-node call chains and 1,000,000-deep let chains print, parse,
 // compare and hash in an 8 MiB stack (ARCHITECTURE.md invariant 4).
 #include <gtest/gtest.h>
-#include <pthread.h>
 
 #include <chrono>
 #include <functional>
@@ -9,6 +8,7 @@
 #include "ir/structural_equal.h"
 #include "op/registry.h"
 #include "support/error.h"
+#include "support/stack.h"
 #include "text/parser.h"
 #include "text/printer.h"
 
@@ -17,21 +17,7 @@ namespace {
 
 constexpr int kDepth = 1000000;
 
-// Runs `body` on a thread whose stack is exactly 8 MiB, so the test does not
-// depend on the shell's `ulimit -s`.
-void run_with_8mib_stack(const std::function<void()>& body) {
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 8u << 20);
-  pthread_t thread;
-  auto trampoline = [](void* arg) -> void* {
-    (*static_cast<const std::function<void()>*>(arg))();
-    return nullptr;
-  };
-  ASSERT_EQ(pthread_create(&thread, &attr, trampoline, const_cast<std::function<void()>*>(&body)), 0);
-  pthread_join(thread, nullptr);
-  pthread_attr_destroy(&attr);
-}
+using testing::run_with_8mib_stack;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,7 +1,6 @@
 // The passes on 1,000,000-node chains of calls and of lets, in an 8 MiB
 // stack (ARCHITECTURE.md invariant 4): no native recursion on data depth.
 #include <gtest/gtest.h>
-#include <pthread.h>
 
 #include <functional>
 #include <map>
@@ -16,26 +15,14 @@
 #include "transform/simplify_expr.h"
 #include "transform/to_a_normal_form.h"
 #include "transform/to_graph_normal_form.h"
+#include "support/stack.h"
 
 namespace switchyard {
 namespace {
 
 constexpr int kDepth = 1000000;
 
-// Runs `body` on a thread whose stack is exactly 8 MiB.
-void run_with_8mib_stack(const std::function<void()>& body) {
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 8u << 20);
-  pthread_t thread;
-  auto trampoline = [](void* arg) -> void* {
-    (*static_cast<const std::function<void()>*>(arg))();
-    return nullptr;
-  };
-  ASSERT_EQ(pthread_create(&thread, &attr, trampoline, const_cast<std::function<void()>*>(&body)), 0);
-  pthread_join(thread, nullptr);
-  pthread_attr_destroy(&attr);
-}
+using testing::run_with_8mib_stack;
 
 // How many calls of each operator @main holds (one walk).
 std::map<std::string, size_t> count_calls(const IRModule& mod) {
