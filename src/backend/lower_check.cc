@@ -155,6 +155,10 @@ class LowerableChecker {
                                                                 : e->virtual_device()->str()) +
                   "); every expression must be placed before lowering");
     if (!e->checked_type()) fail(e, "it has no type; type inference must run first");
+    const VirtualDevice* vd = e->virtual_device();
+    if (vd->kind() != DeviceKind::kCPU)
+      fail(e, "no code generator for target '" + vd->target()->str() + "' (device " + vd->device_name() +
+                  "): only CPU devices can be compiled so far");
   }
 
   const IRModule& mod_;
