@@ -124,16 +124,7 @@ class PyExprMutator : public ExprMutator {
     return ExprMutator::visit_##lower(n);                                  \
   }                                                                        \
   Expr base_##lower(const Name& n) { return ExprMutator::visit_##lower(n); }
-  SY_OVERRIDE(Var, var)
-  SY_OVERRIDE(Constant, constant)
-  SY_OVERRIDE(Call, call)
-  SY_OVERRIDE(Function, function)
-  SY_OVERRIDE(Let, let)
-  SY_OVERRIDE(If, if)
-  SY_OVERRIDE(Tuple, tuple)
-  SY_OVERRIDE(TupleGetItem, tuple_get_item)
-  SY_OVERRIDE(GlobalVar, global_var)
-  SY_OVERRIDE(Op, op)
+  SY_EXPR_KINDS(SY_OVERRIDE)
 #undef SY_OVERRIDE
 
  private:
@@ -168,16 +159,7 @@ class PyExprVisitor : public ExprVisitor {
   void visit_##lower(const Name& n) override {                                        \
     if (const py::function& f = overrides_.get(Name##Node::kKind)) f(n);              \
   }
-  SY_OVERRIDE(Var, var)
-  SY_OVERRIDE(Constant, constant)
-  SY_OVERRIDE(Call, call)
-  SY_OVERRIDE(Function, function)
-  SY_OVERRIDE(Let, let)
-  SY_OVERRIDE(If, if)
-  SY_OVERRIDE(Tuple, tuple)
-  SY_OVERRIDE(TupleGetItem, tuple_get_item)
-  SY_OVERRIDE(GlobalVar, global_var)
-  SY_OVERRIDE(Op, op)
+  SY_EXPR_KINDS(SY_OVERRIDE)
 #undef SY_OVERRIDE
 
  private:
