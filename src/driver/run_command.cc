@@ -1,7 +1,9 @@
 // `switchyard run`: loads an artifact, runs it on .npy inputs, writes and
 // summarises the outputs, and reports run times (per kernel and copy with
-// --profile).
+// --profile), ending with one machine-readable `latency_ms` line.
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -30,6 +32,23 @@ struct RunFlags {
 };
 
 double milliseconds(int64_t nanoseconds) { return double(nanoseconds) / 1e6; }
+
+// Order statistics of the counted runs. p90 is the nearest rank (the
+// smallest time at least 90% of runs reach), so it is always a measured run;
+// bench/peers/ computes its peers' figures the same way.
+struct LatencySummary {
+  double median = 0, min = 0, p90 = 0;
+};
+
+LatencySummary summarise_latency(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  LatencySummary s;
+  s.min = ms.front();
+  s.median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  s.p90 = ms[size_t(std::ceil(0.9 * double(n))) - 1];
+  return s;
+}
 
 std::string format_ms(double ms) {
   char text[32];
@@ -78,16 +97,24 @@ void print_profile(const Manifest& manifest, const std::vector<RunStats>& runs) 
 void run_artifact(const RunFlags& f) {
   std::map<std::string, NDArray> inputs = read_npy_inputs(f.inputs);
   std::shared_ptr<Artifact> artifact;
-  std::vector<RunStats> runs;
+  std::vector<RunStats> runs;      // counted runs only
+  std::vector<double> latency_ms;  // wall time of each counted Artifact::run call
   RunResult result;
   try {
     LoadOptions load;
     load.threads = f.threads;
     artifact = Artifact::load(f.artifact_dir, load);
     RunOptions options;  // stats on: they carry each run's time
+    // With several runs the first one is a warm-up (first touch of the arenas
+    // and weights, thread-pool start), which is not what a steady caller pays.
+    const int warm_up = f.repeat > 1 ? 1 : 0;
     for (int i = 0; i < f.repeat; ++i) {
+      auto start = std::chrono::steady_clock::now();
       result = artifact->run(inputs, options);
+      auto elapsed = std::chrono::steady_clock::now() - start;
+      if (i < warm_up) continue;
       runs.push_back(result.stats);
+      latency_ms.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
     }
   } catch (const RuntimeError& e) {
     throw Error(ErrorKind::kRuntime, e.what());
@@ -116,8 +143,15 @@ void run_artifact(const RunFlags& f) {
     fastest = fastest == 0 ? milliseconds(run.total_ns) : std::min(fastest, milliseconds(run.total_ns));
   }
   std::cout << "time per run: mean " << format_ms(total / double(runs.size())) << ", min " << format_ms(fastest)
-            << " over " << runs.size() << (runs.size() == 1 ? " run" : " runs") << "\n";
+            << " over " << runs.size() << (runs.size() == 1 ? " run" : " runs")
+            << (size_t(f.repeat) > runs.size() ? " after 1 warm-up" : "") << "\n";
   if (f.profile) print_profile(manifest, runs);
+
+  const LatencySummary latency = summarise_latency(latency_ms);
+  char line[160];
+  std::snprintf(line, sizeof line, "latency_ms median=%.3f min=%.3f p90=%.3f runs=%zu\n", latency.median, latency.min,
+                latency.p90, latency_ms.size());
+  std::cout << line;
 }
 
 }  // namespace
@@ -128,12 +162,15 @@ void add_run_command(CLI::App& app) {
       "run",
       "Run a compiled artifact on .npy inputs given by name; each output (a tuple result flattened in\n"
       "order) is written to DIR/output_<i>.npy and summarised, then the time per run is printed.\n"
+      "With --repeat N > 1 the first run is a warm-up left out of every figure, so N-1 runs are counted.\n"
+      "The last line is always `latency_ms median=<ms> min=<ms> p90=<ms> runs=<counted>`: the wall time of\n"
+      "each whole run call (p90 by nearest rank), for scripts such as bench/peers/run_peers.py.\n"
       "Example: switchyard run mlp.art --input x=x.npy --input w1=w1.npy --input b1=b1.npy \\\n"
       "           --input w2=w2.npy --input b2=b2.npy --output-dir out --repeat 100 --profile");
   cmd->add_option("artifact", flags->artifact_dir, "artifact directory written by `switchyard compile`")->required();
   cmd->add_option("-i,--input", flags->inputs, "an input as NAME=FILE.npy (repeat for each input)");
   cmd->add_option("-o,--output-dir", flags->output_dir, "where output_<i>.npy are written (default: .)");
-  cmd->add_option("--repeat", flags->repeat, "run this many times and report the mean and minimum time")
+  cmd->add_option("--repeat", flags->repeat, "run this many times, the first as a warm-up when N > 1 (default: 1)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--threads", flags->threads, "threads of the shared CPU pool (default: one per core)")
       ->check(CLI::Range(0, 4096));
