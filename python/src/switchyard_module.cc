@@ -8,6 +8,7 @@ PYBIND11_MODULE(_switchyard, m) {
   pybind11::module_ ir = m.def_submodule("ir", "IR nodes, types, devices, modules and visitors.");
   pybind11::module_ transform = m.def_submodule("transform", "Passes, pass contexts and instruments.");
   pybind11::module_ runtime = m.def_submodule("runtime", "Loading and running compiled artifacts.");
+  pybind11::module_ frontend = m.def_submodule("frontend", "Model importers (ONNX).");
   python::bind_errors(m);
   python::bind_types(ir);
   python::bind_nodes(ir);
@@ -16,5 +17,6 @@ PYBIND11_MODULE(_switchyard, m) {
   python::bind_transform(transform);
   python::bind_runtime(m, runtime);
   python::bind_build(m);
+  python::bind_frontend(frontend);
   python::guard_uninitialized_instances();
 }

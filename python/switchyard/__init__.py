@@ -7,8 +7,8 @@
                                        sy.transform.PlanDevices(devices=["cpu:0", "cpu:1"])])(mod)
     out = sy.evaluate(mod, x=np.ones((1, 784), np.float32), ...)
 
-Submodules: ``ir`` (nodes, types, devices, visitors), ``op`` (one function
-per operator), ``transform`` (passes, contexts, instruments), ``runtime``
+Submodules: ``frontend`` (``from_onnx``), ``ir`` (nodes, types, devices,
+visitors), ``op`` (one function per operator), ``transform`` (passes, contexts, instruments), ``runtime``
 (compiled artifacts). Errors are ``sy.Error`` and its subclasses.
 """
 import os as _os
@@ -16,7 +16,7 @@ import os as _os
 import numpy as _np
 
 from . import _switchyard as _native
-from . import ir, op, runtime, transform
+from . import frontend, ir, op, runtime, transform
 from .ir import IRModule
 
 Error = _native.Error
@@ -104,7 +104,7 @@ def build(mod, devices, output, place=(), opt_level=2, *, default=None, host=Non
 
 
 __all__ = [
-    "ir", "op", "transform", "runtime", "IRModule", "parse", "evaluate", "build",
+    "frontend", "ir", "op", "transform", "runtime", "IRModule", "parse", "evaluate", "build",
     "Error", "ParseError", "TypeInferenceError", "PlacementError", "InvariantError",
     "PassError", "BackendError", "UsageError",
 ]

@@ -3,21 +3,21 @@
 #include <memory>
 
 #include "driver/commands.h"
-#include "text/parser.h"
+#include "driver/driver_util.h"
 #include "transform/infer_type.h"
 
 namespace switchyard {
 
 void add_check_command(CLI::App& app) {
-  auto file = std::make_shared<std::string>();
+  auto model = std::make_shared<ModelFlags>();
   CLI::App* cmd = app.add_subcommand(
       "check",
-      "Parse and type-check a text-IR file; print 'ok', or the first error with its\n"
+      "Parse (or import) and type-check a text-IR or ONNX file; print 'ok', or the first error with its\n"
       "file:line:column, the source line and a caret (exit status 1).\n"
       "Example: switchyard check model.sy");
-  cmd->add_option("file", *file, "text-IR file")->required();
-  cmd->callback([file] {
-    infer_type(parse_file(*file));
+  add_model_flags(cmd, model.get());
+  cmd->callback([model] {
+    infer_type(load_model(*model));
     std::cout << "ok\n";
   });
 }

@@ -14,5 +14,7 @@ void add_explain_command(CLI::App& app);
 void add_run_ir_command(CLI::App& app);
 void add_compile_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_import_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
 
 }  // namespace switchyard

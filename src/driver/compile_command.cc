@@ -6,14 +6,13 @@
 #include "driver/commands.h"
 #include "driver/driver_util.h"
 #include "support/error.h"
-#include "text/parser.h"
 
 namespace switchyard {
 
 namespace {
 
 struct CompileFlags {
-  std::string file;
+  ModelFlags model;
   std::string output_dir;
   DeviceFlags devices;
   std::vector<std::string> rules;
@@ -24,7 +23,7 @@ struct CompileFlags {
 };
 
 void run_compile(const CompileFlags& f) {
-  IRModule mod = parse_file(f.file);
+  IRModule mod = load_model(f.model);
   BuildOptions options;
   // Without --devices or devices named in the module, everything runs on cpu:0.
   options.config = config_from_flags(f.devices, mod).value_or(CompilationConfig::parse("cpu:0"));
@@ -47,7 +46,7 @@ void add_compile_command(CLI::App& app) {
       "that `switchyard run` executes. Generated objects are cached in $XDG_CACHE_HOME/switchyard\n"
       "(or ~/.cache/switchyard); SY_CXX names the C++ compiler.\n"
       "Example: switchyard compile examples/mlp_two_devices.sy -o mlp.art --devices cpu:0,cpu:1");
-  cmd->add_option("file", flags->file, "text-IR file")->required();
+  add_model_flags(cmd, &flags->model);
   cmd->add_option("-o,--output", flags->output_dir, "the artifact directory to write (replaced when it exists)")
       ->required();
   add_device_flags(cmd, &flags->devices);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "frontend/load_model.h"
 #include "runtime/npy.h"
 #include "support/error.h"
 
@@ -34,6 +35,25 @@ void write_text_file_atomically(const std::string& path, const std::string& text
     std::remove(tmp.c_str());
     throw Error(ErrorKind::kUsage, "cannot write " + path);
   }
+}
+
+void add_model_flags(CLI::App* cmd, ModelFlags* flags) {
+  cmd->add_option("file", flags->file, "model: a text-IR file (.sy) or an ONNX file (.onnx)")->required();
+  cmd->add_option("--input-shape", flags->input_shapes,
+                  "fix an ONNX input's shape as NAME=1x3x224x224 (repeatable; needed for symbolic dimensions)");
+}
+
+IRModule load_model(const ModelFlags& flags) {
+  OnnxImportOptions options;
+  for (const std::string& spec : flags.input_shapes) {
+    size_t eq = spec.rfind('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error(ErrorKind::kUsage, "--input-shape '" + spec + "' is not NAME=DIMS (e.g. input=1x3x224x224)");
+    std::string name = spec.substr(0, eq);
+    if (options.input_shapes.count(name)) throw Error(ErrorKind::kUsage, "--input-shape gives '" + name + "' twice");
+    options.input_shapes[name] = parse_shape_text(spec.substr(eq + 1));
+  }
+  return load_model_file(flags.file, options);
 }
 
 std::optional<CompilationConfig> config_from_flags(const DeviceFlags& flags, const IRModule& mod) {

@@ -21,6 +21,17 @@ std::string read_text_file(const std::string& path);
 // Writes through a temporary file and a rename, so a failure leaves nothing.
 void write_text_file_atomically(const std::string& path, const std::string& text);
 
+// The model file every command takes (text IR or ONNX) and the shapes that
+// fix an ONNX model's symbolic input dimensions.
+struct ModelFlags {
+  std::string file;
+  std::vector<std::string> input_shapes;  // NAME=1x3x224x224
+};
+// Adds the positional file and --input-shape (repeatable).
+void add_model_flags(CLI::App* cmd, ModelFlags* flags);
+// Parses or imports the file; Error(kUsage) naming a malformed --input-shape.
+IRModule load_model(const ModelFlags& flags);
+
 struct DeviceFlags {
   std::string devices;  // "cpu:0,cpu:1"
   std::string default_device;

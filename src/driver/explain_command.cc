@@ -5,8 +5,8 @@
 #include "device/explain.h"
 #include "driver/commands.h"
 #include "driver/driver_util.h"
+#include "frontend/load_model.h"
 #include "support/error.h"
-#include "text/parser.h"
 #include "transform/infer_type.h"
 
 namespace switchyard {
@@ -14,20 +14,21 @@ namespace switchyard {
 namespace {
 
 struct ExplainFlags {
-  std::string file;
+  ModelFlags model;
   DeviceFlags devices;
   std::vector<std::string> rules;
   std::vector<std::string> nodes;
 };
 
 void run_explain(const ExplainFlags& f) {
-  IRModule mod = parse_file(f.file);
+  IRModule mod = load_model(f.model);
   std::optional<CompilationConfig> config = config_from_flags(f.devices, mod);
   if (!config) throw Error(ErrorKind::kUsage, "explain needs the build's devices (--devices cpu:0,cpu:1)");
   std::vector<PlacementRule> rules = rules_from_flags(f.rules, config);
   PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, rules).module), *config);
   for (const std::string& warning : plan.warnings) std::cerr << warning << "\n";
-  std::string source = read_text_file(f.file);
+  // %N bindings and line numbers name text-IR nodes; ONNX nodes go by name.
+  std::string source = is_onnx_file(f.model.file) ? std::string() : read_text_file(f.model.file);
   std::string out;
   for (const std::string& name : f.nodes) {
     std::vector<PlaceId> ids = select_place_nodes(plan.graph, name, source);
@@ -48,7 +49,7 @@ void add_explain_command(CLI::App& app) {
       "explain",
       "Explain where device planning put a node, and why.\n"
       "Example: switchyard explain mlp.sy --devices cpu:0,cpu:1 --node %2");
-  cmd->add_option("file", flags->file, "text-IR file")->required();
+  add_model_flags(cmd, &flags->model);
   add_device_flags(cmd, &flags->devices);
   cmd->add_option("--place", flags->rules, "placement rule op:NAME=DEVICE or node:GLOB=DEVICE (repeatable)");
   cmd->add_option("--node", flags->nodes, "a binding (%2), parameter (%x), line, or model node name")->required();

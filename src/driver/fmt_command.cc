@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "driver/commands.h"
-#include "text/parser.h"
+#include "driver/driver_util.h"
 #include "text/printer.h"
 
 namespace switchyard {
@@ -12,14 +12,14 @@ namespace switchyard {
 namespace {
 
 struct FmtFlags {
-  std::string file;
+  ModelFlags model;
   PrintOptions::Devices devices = PrintOptions::Devices::kAll;
 };
 
 void run_fmt(const FmtFlags& flags) {
   // The whole text is built before anything is written: an error leaves no
   // partial output behind.
-  std::string text = print_module(parse_file(flags.file), {.devices = flags.devices});
+  std::string text = print_module(load_model(flags.model), {.devices = flags.devices});
   std::cout << text << std::flush;
 }
 
@@ -32,7 +32,7 @@ void add_fmt_command(CLI::App& app) {
       "Print a text-IR file in canonical form (numbered bindings, devices after what they place,\n"
       "default attributes left out). The output parses back to the same module.\n"
       "Example: switchyard fmt model.sy > model.canonical.sy");
-  cmd->add_option("file", flags->file, "text-IR file")->required();
+  add_model_flags(cmd, &flags->model);
   const std::map<std::string, PrintOptions::Devices> modes = {{"all", PrintOptions::Devices::kAll},
                                                               {"changed", PrintOptions::Devices::kChanged},
                                                               {"none", PrintOptions::Devices::kNone}};

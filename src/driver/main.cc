@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   switchyard::add_run_ir_command(app);
   switchyard::add_compile_command(app);
   switchyard::add_run_command(app);
+  switchyard::add_import_command(app);
+  switchyard::add_inspect_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -8,7 +8,7 @@
 #include "driver/commands.h"
 #include "driver/driver_util.h"
 #include "pipeline/pass_table.h"
-#include "text/parser.h"
+#include "support/error.h"
 #include "text/printer.h"
 #include "transform/instruments.h"
 
@@ -17,7 +17,7 @@ namespace switchyard {
 namespace {
 
 struct OptFlags {
-  std::string file;
+  ModelFlags model;
   std::string passes;
   DeviceFlags devices;
   std::vector<std::string> rules;
@@ -38,7 +38,7 @@ std::vector<std::string> split_names(const std::string& list) {
 }
 
 void run_opt(const OptFlags& f) {
-  IRModule mod = parse_file(f.file);
+  IRModule mod = load_model(f.model);
   PipelineOptions options;
   options.config = config_from_flags(f.devices, mod);
   options.rules = rules_from_flags(f.rules, options.config);
@@ -86,7 +86,7 @@ void add_opt_command(CLI::App& app) {
       "opt",
       "Run passes on a text-IR file and print the result.\n"
       "Example: switchyard opt model.sy -p InferType,PlanDevices --devices cpu:0,cpu:1 --print-devices all");
-  cmd->add_option("file", flags->file, "text-IR file")->required();
+  add_model_flags(cmd, &flags->model);
   cmd->add_option("-p,--passes", flags->passes, "comma-separated pass names, run in order")->required();
   add_device_flags(cmd, &flags->devices);
   cmd->add_option("--place", flags->rules, "placement rule op:NAME=DEVICE or node:GLOB=DEVICE (repeatable)");

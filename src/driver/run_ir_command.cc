@@ -10,7 +10,6 @@
 #include "interp/evaluate.h"
 #include "runtime/npy.h"
 #include "support/error.h"
-#include "text/parser.h"
 #include "transform/infer_type.h"
 
 namespace switchyard {
@@ -18,14 +17,14 @@ namespace switchyard {
 namespace {
 
 struct RunIrFlags {
-  std::string file;
+  ModelFlags model;
   std::vector<std::string> inputs;  // NAME=FILE.npy
   std::string output_dir = ".";
   std::string entry = "main";
 };
 
 void run_ir(const RunIrFlags& flags) {
-  IRModule mod = infer_type(parse_file(flags.file));
+  IRModule mod = infer_type(load_model(flags.model));
   std::map<std::string, NDArray> inputs = read_npy_inputs(flags.inputs);
   // Everything is evaluated before anything is written: a bad input leaves no output.
   std::vector<Value> outputs = flatten_tensors(evaluate(mod, inputs, flags.entry));
@@ -54,7 +53,7 @@ void add_run_ir_command(CLI::App& app) {
       "each output (a tuple result flattened in order) is written to DIR/output_<i>.npy and summarised.\n"
       "Example: switchyard run-ir examples/mlp.sy --input x=x.npy --input w1=w1.npy --input b1=b1.npy \\\n"
       "           --input w2=w2.npy --input b2=b2.npy --output-dir out");
-  cmd->add_option("file", flags->file, "text-IR file")->required();
+  add_model_flags(cmd, &flags->model);
   cmd->add_option("-i,--input", flags->inputs, "an input as NAME=FILE.npy (repeat for each parameter)");
   cmd->add_option("-o,--output-dir", flags->output_dir, "where output_<i>.npy are written (default: .)");
   cmd->add_option("--entry", flags->entry, "the function to run (default: main)");

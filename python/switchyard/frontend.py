@@ -1,0 +1,35 @@
+"""Model importers: ONNX files to IRModules.
+
+    mod = sy.frontend.from_onnx("resnet18.onnx", shapes={"input": (1, 3, 224, 224)})
+
+The module's ``main`` takes the graph's inputs by their ONNX names; each node
+imported from an ONNX node has that node's name as its span, so placement
+rules (``"node:/layer4/*=cpu:1"``) and errors use the model's own names.
+"""
+import os as _os
+
+from . import _switchyard as _native
+
+
+def from_onnx(path, shapes=None):
+    """Imports the ONNX model at ``path`` (opsets 13-17; external data beside it).
+
+    ``shapes`` maps input names to tuples of ints, fixing symbolic dimensions.
+    Raises ``sy.ParseError`` for a malformed model or unsupported operators
+    (all listed with their node names) and ``sy.UsageError`` for a shape that
+    names no input.
+    """
+    if not isinstance(path, (str, _os.PathLike)):
+        raise TypeError(f"from_onnx() takes a path, got {type(path).__name__}")
+    fixed = {}
+    for name, dims in (shapes or {}).items():
+        if not isinstance(name, str):
+            raise TypeError(f"shape names must be str, got {type(name).__name__}")
+        try:
+            fixed[name] = [int(d) for d in dims]
+        except TypeError:
+            raise TypeError(f"the shape of {name!r} must be a sequence of ints, got {dims!r}") from None
+    return _native.frontend.from_onnx(_os.fspath(path), fixed)
+
+
+__all__ = ["from_onnx"]

@@ -1,0 +1,126 @@
+// `switchyard inspect`: a summary of a model (its inputs, outputs,
+// operators and weights; with --devices, where planning puts them and the
+// copies it needs) or of a compiled artifact (devices, kernels, copies,
+// arenas).
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "device/plan_devices.h"
+#include "driver/commands.h"
+#include "driver/driver_util.h"
+#include "ir/functor.h"
+#include "op/registry.h"
+#include "runtime/manifest.h"
+#include "transform/infer_type.h"
+
+namespace switchyard {
+
+namespace {
+
+struct InspectFlags {
+  ModelFlags model;
+  DeviceFlags devices;
+  std::vector<std::string> rules;
+};
+
+std::string mib(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f MiB", double(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+void inspect_artifact(const std::string& dir) {
+  Manifest m = read_manifest_file((std::filesystem::path(dir) / "manifest.json").string());
+  std::cout << "artifact " << dir << " (format " << m.format_version << ", entry @" << m.entry << ")\n";
+  auto device = [&](int i) { return m.devices.at(size_t(i)).name; };
+  for (const ManifestTensor& t : m.inputs)
+    std::cout << "  input  " << t.name << ": " << dtype_name(t.dtype) << shape_to_string(t.shape) << " on " << device(t.device) << "\n";
+  for (const ManifestTensor& t : m.outputs)
+    std::cout << "  output " << t.name << ": " << dtype_name(t.dtype) << shape_to_string(t.shape) << " on " << device(t.device) << "\n";
+  for (size_t d = 0; d < m.devices.size(); ++d) {
+    std::map<std::string, int> kinds;
+    for (const ManifestKernel& k : m.kernels)
+      if (k.device == int(d)) ++kinds[k.kind];
+    uint64_t weights = 0;
+    for (const ManifestWeight& w : m.weights)
+      if (w.device == int(d)) weights += w.nbytes;
+    std::cout << "  device " << m.devices[d].name << ": kernels";
+    for (const auto& [kind, n] : kinds) std::cout << " " << kind << "=" << n;
+    std::cout << ", weights " << mib(weights);
+    for (const ManifestArena& a : m.arenas)
+      if (a.device == int(d))
+        std::cout << ", arena " << a.scope << " " << mib(a.bytes) << " (lower bound " << mib(a.lower_bound_bytes) << ")";
+    std::cout << "\n";
+  }
+  uint64_t copied = 0;
+  for (const ManifestCopy& c : m.copies) copied += c.bytes;
+  std::cout << "  copies: " << m.copies.size() << " (" << copied << " bytes per run)\n";
+  for (const ManifestCopy& c : m.copies)
+    std::cout << "    " << device(c.src_device) << " -> " << device(c.dst_device) << " " << c.bytes << " bytes (" << c.span << ")\n";
+}
+
+// Counts of operator calls per device ("?" before planning), constants and copies.
+void inspect_module(const IRModule& mod, bool planned) {
+  const Function& main = mod.lookup("main");
+  for (const Var& p : main->params)
+    std::cout << "  input  " << p->name_hint << ": " << type_to_string(p->checked_type()) << "\n";
+  std::cout << "  output " << type_to_string(main->body->checked_type()) << "\n";
+  std::map<std::string, std::map<std::string, int>> ops_per_device;
+  int64_t constant_bytes = 0, constants = 0, copies = 0, copied_bytes = 0;
+  post_order_visit(main->body, [&](const Expr& e) {
+    if (const ConstantNode* c = as<ConstantNode>(e)) {
+      ++constants;
+      constant_bytes += int64_t(c->data.nbytes());
+    }
+    const CallNode* call = as<CallNode>(e);
+    const OpNode* op = call ? as<OpNode>(call->op) : nullptr;
+    if (!op) return;
+    if (op->name == "device_copy") {
+      ++copies;
+      copied_bytes += type_nbytes(call->checked_type());
+    }
+    std::string device = planned ? e->virtual_device()->device_name() : "model";
+    ++ops_per_device[device][op->name];
+  });
+  for (const auto& [device, ops] : ops_per_device) {
+    int total = 0;
+    for (const auto& [name, n] : ops) total += n;
+    std::cout << "  " << device << ": " << total << " operator calls:";
+    for (const auto& [name, n] : ops) std::cout << " " << name << "=" << n;
+    std::cout << "\n";
+  }
+  std::cout << "  constants: " << constants << " (" << mib(uint64_t(constant_bytes)) << ")\n";
+  if (planned) std::cout << "  copies: " << copies << " (" << copied_bytes << " bytes per run)\n";
+}
+
+void run_inspect(const InspectFlags& f) {
+  if (std::filesystem::is_directory(f.model.file)) return inspect_artifact(f.model.file);
+  IRModule mod = infer_type(load_model(f.model));
+  std::optional<CompilationConfig> config = config_from_flags(f.devices, mod);
+  std::cout << "model " << f.model.file << "\n";
+  if (!config) return inspect_module(mod, false);
+  std::vector<PlacementRule> rules = rules_from_flags(f.rules, config);
+  PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, rules).module), *config);
+  for (const std::string& warning : plan.warnings) std::cerr << warning << "\n";
+  inspect_module(plan.module, true);
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app) {
+  auto flags = std::make_shared<InspectFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "inspect",
+      "Summarise a model (.sy or .onnx: inputs, outputs, operators, weights; with --devices, the\n"
+      "operators per device and the copies planning inserts) or an artifact directory (devices,\n"
+      "kernels, copies, arena sizes).\n"
+      "Example: switchyard inspect resnet18.onnx --devices cpu:0,cpu:1 --place 'node:/layer4/*=cpu:1'");
+  add_model_flags(cmd, &flags->model);
+  add_device_flags(cmd, &flags->devices);
+  cmd->add_option("--place", flags->rules, "placement rule op:NAME=DEVICE or node:GLOB=DEVICE (repeatable)");
+  cmd->callback([flags] { run_inspect(*flags); });
+}
+
+}  // namespace switchyard

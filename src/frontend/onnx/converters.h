@@ -1,0 +1,34 @@
+// The table of ONNX operator converters: op type -> a function that builds
+// the node's outputs from its inputs (node_context.h). Each converters_*.cc
+// file registers one family; ONNX operators without an IR operator of their
+// own are expressed through several IR operators, all carrying the node's
+// span.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "frontend/onnx/node_context.h"
+
+namespace switchyard {
+
+using OnnxConverter = std::function<void(NodeContext&)>;
+
+// The converter of a default-domain op type, or null when unsupported.
+const OnnxConverter* find_onnx_converter(const std::string& op_type);
+// Every supported op type, sorted.
+std::vector<std::string> supported_onnx_ops();
+
+// Registration, one call per family (converters.cc runs them once).
+void add_onnx_converter(const std::string& op_type, OnnxConverter converter);
+void register_elementwise_converters();  // converters_elementwise.cc
+void register_nn_converters();           // converters_nn.cc
+void register_tensor_converters();       // converters_tensor.cc
+void register_resample_converters();     // converters_resample.cc: Pad, Resize, Tile, ConvTranspose
+
+// Shared by the families: the node's output 0 (`set_output(0, ...)`) when it
+// has only that one.
+inline void set_single_output(NodeContext& ctx, Expr value) { ctx.set_output(0, std::move(value)); }
+
+}  // namespace switchyard

@@ -1,0 +1,178 @@
+// Converters of ONNX's neural-network operators: convolution, matrix
+// products, pools, normalisations and softmax.
+#include <numeric>
+
+#include "frontend/onnx/converters.h"
+#include "frontend/onnx/window_attrs.h"
+
+namespace switchyard {
+
+namespace {
+
+using AttrList = std::vector<std::pair<std::string, AttrValue>>;
+
+std::vector<int64_t> spatial_dims(const std::vector<int64_t>& shape) { return {shape.begin() + 2, shape.end()}; }
+
+// Per-channel values (C,) shaped to broadcast against (N, C, ...) of `rank`.
+Expr channel_broadcast(NodeContext& c, const Expr& v, int rank) {
+  std::vector<int64_t> shape{tensor_type_of(v).numel()};
+  shape.resize(size_t(std::max(rank - 1, 1)), 1);
+  return c.call("reshape", {v}, {{"newshape", shape}});
+}
+
+// The axes [from, rank) as a list.
+std::vector<int64_t> axes_from(int64_t from, int64_t rank) {
+  std::vector<int64_t> axes;
+  for (int64_t a = from; a < rank; ++a) axes.push_back(a);
+  return axes;
+}
+
+int64_t normalized_axis(NodeContext& c, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+void convert_conv(NodeContext& c) {
+  int rank = c.input_type(0).ndim();
+  const std::vector<int64_t>& w_shape = c.input_shape(1);
+  if (rank != 3 && rank != 4) c.fail("only 1-D and 2-D convolutions are supported");
+  Window2d w = read_window(c, spatial_dims(c.input_shape(0)), spatial_dims(w_shape));
+  int64_t groups = c.attr_int("group", 1);
+  Expr weight = rank == 3 ? as_nchw(c, c.input(1)) : c.input(1);
+  Expr y = c.call("nn.conv2d", {as_nchw(c, c.input(0)), weight},
+                  {{"strides", w.strides}, {"padding", w.padding}, {"dilation", w.dilations}, {"groups", groups}});
+  if (c.has_input(2)) y = c.call("nn.bias_add", {y, c.input(2)}, {{"axis", int64_t(1)}});
+  set_single_output(c, from_nchw(c, y, rank));
+}
+
+void convert_pool(NodeContext& c, const std::string& op) {
+  int rank = c.input_type(0).ndim();
+  Window2d w = read_window(c, spatial_dims(c.input_shape(0)), {});
+  AttrList attrs{{"pool_size", w.kernel}, {"strides", w.strides}, {"padding", w.padding},
+                 {"ceil_mode", c.attr_int("ceil_mode", 0) != 0}};
+  if (op == "nn.max_pool2d") {
+    attrs.push_back({"dilation", w.dilations});
+    if (c.attr_int("storage_order", 0) != 0) c.fail("storage_order=1 is not supported");
+    if (c.output_used(1)) c.fail("the Indices output is not supported");
+  } else {
+    if (w.dilations != std::vector<int64_t>{1, 1}) c.fail("dilated average pooling is not supported");
+    attrs.push_back({"count_include_pad", c.attr_int("count_include_pad", 0) != 0});
+  }
+  set_single_output(c, from_nchw(c, c.call(op, {as_nchw(c, c.input(0))}, attrs), rank));
+}
+
+void convert_global_pool(NodeContext& c, const std::string& reduce) {
+  int rank = c.input_type(0).ndim();
+  if (rank < 3) c.fail("expects an (N, C, ...) input");
+  if (rank == 4 && reduce == "mean") {
+    set_single_output(c, c.call("nn.global_avg_pool2d", {c.input(0)}));
+    return;
+  }
+  set_single_output(c, c.call(reduce, {c.input(0)}, {{"axis", axes_from(2, rank)}, {"keepdims", true}}));
+}
+
+void convert_gemm(NodeContext& c) {
+  if (c.input_type(0).ndim() != 2 || c.input_type(1).ndim() != 2) c.fail("A and B must be 2-D");
+  DType t = c.input_dtype(0);
+  Expr a = c.input(0), b = c.input(1);
+  if (c.attr_int("transA", 0)) a = c.call("transpose", {a});
+  if (!c.attr_int("transB", 0)) b = c.call("transpose", {b});  // nn.dense takes (N, K)
+  double alpha = c.attr_float("alpha", 1.0f), beta = c.attr_float("beta", 1.0f);
+  Expr y = c.call("nn.dense", {a, b});
+  if (alpha != 1.0) y = c.call("multiply", {y, c.scalar(alpha, t)});
+  if (c.has_input(2) && beta != 0.0) {
+    Expr bias = c.input(2);
+    if (beta != 1.0) bias = c.call("multiply", {bias, c.scalar(beta, t)});
+    y = c.call("add", {y, bias});
+  }
+  set_single_output(c, y);
+}
+
+void convert_batch_norm(NodeContext& c) {
+  if (c.attr_int("training_mode", 0) != 0) c.fail("training_mode=1 is not supported (inference only)");
+  c.attr_float("momentum", 0.9f);  // a training parameter: no effect in inference
+  for (size_t i = 1; i < c.output_count(); ++i)
+    if (c.output_used(i)) c.fail("the running-statistics outputs are not supported (inference only)");
+  int rank = c.input_type(0).ndim();
+  if (rank < 2) c.fail("expects an (N, C, ...) input");
+  DType t = c.input_dtype(0);
+  double epsilon = c.attr_float("epsilon", 1e-5f);
+  // y = x * s + (b - mean * s) with s = scale / sqrt(var + epsilon): with
+  // constant statistics both factors fold to per-channel constants.
+  Expr s = c.call("multiply", {c.input(1), c.call("rsqrt", {c.call("add", {c.input(4), c.scalar(epsilon, t)})})});
+  Expr shift = c.call("subtract", {c.input(2), c.call("multiply", {c.input(3), s})});
+  Expr y = c.call("multiply", {c.input(0), channel_broadcast(c, s, rank)});
+  set_single_output(c, c.call("add", {y, channel_broadcast(c, shift, rank)}));
+}
+
+// (x - mean) / sqrt(var + epsilon) over `axes`, the statistics kept as
+// broadcastable dimensions.
+Expr normalize_over(NodeContext& c, const Expr& x, const std::vector<int64_t>& axes, double epsilon) {
+  DType t = tensor_type_of(x).dtype;
+  AttrList reduce{{"axis", axes}, {"keepdims", true}};
+  Expr centered = c.call("subtract", {x, c.call("mean", {x}, reduce)});
+  Expr variance = c.call("mean", {c.call("multiply", {centered, centered})}, reduce);
+  return c.call("multiply", {centered, c.call("rsqrt", {c.call("add", {variance, c.scalar(epsilon, t)})})});
+}
+
+void convert_instance_norm(NodeContext& c) {
+  int rank = c.input_type(0).ndim();
+  if (rank < 3) c.fail("expects an (N, C, ...) input");
+  Expr y = normalize_over(c, c.input(0), axes_from(2, rank), c.attr_float("epsilon", 1e-5f));
+  y = c.call("multiply", {y, channel_broadcast(c, c.input(1), rank)});
+  set_single_output(c, c.call("add", {y, channel_broadcast(c, c.input(2), rank)}));
+}
+
+void convert_layer_norm(NodeContext& c) {
+  int64_t rank = c.input_type(0).ndim();
+  int64_t axis = normalized_axis(c, c.attr_int("axis", -1), rank);
+  double epsilon = c.attr_float("epsilon", 1e-5f);
+  c.attr_int("stash_type", 1);  // statistics in float32: what the IR computes
+  if (c.output_used(1) || c.output_used(2)) c.fail("the Mean and InvStdDev outputs are not supported");
+  DType t = c.input_dtype(0);
+  const std::vector<int64_t>& shape = c.input_shape(0);
+  int64_t width = shape.back();
+  bool per_last_axis = axis == rank - 1 && c.input_type(1).numel() == width &&
+                       (!c.has_input(2) || c.input_type(2).numel() == width);
+  if (per_last_axis) {
+    Expr gamma = c.call("reshape", {c.input(1)}, {{"newshape", std::vector<int64_t>{width}}});
+    Expr beta = c.has_input(2) ? c.call("reshape", {c.input(2)}, {{"newshape", std::vector<int64_t>{width}}})
+                               : c.constant(NDArray(t, {width}));
+    set_single_output(c, c.call("nn.layer_norm", {c.input(0), gamma, beta}, {{"axis", int64_t(-1)}, {"epsilon", epsilon}}));
+    return;
+  }
+  Expr y = c.call("multiply", {normalize_over(c, c.input(0), axes_from(axis, rank), epsilon), c.input(1)});
+  if (c.has_input(2)) y = c.call("add", {y, c.input(2)});
+  set_single_output(c, y);
+}
+
+void convert_log_softmax(NodeContext& c) {
+  int64_t axis = normalized_axis(c, c.attr_int("axis", -1), c.input_type(0).ndim());
+  AttrList reduce{{"axis", std::vector<int64_t>{axis}}, {"keepdims", true}};
+  Expr x = c.input(0);
+  Expr shifted = c.call("subtract", {x, c.call("max", {x}, reduce)});
+  Expr log_sum = c.call("log", {c.call("sum", {c.call("exp", {shifted})}, reduce)});
+  set_single_output(c, c.call("subtract", {shifted, log_sum}));
+}
+
+}  // namespace
+
+void register_nn_converters() {
+  add_onnx_converter("Conv", convert_conv);
+  add_onnx_converter("MatMul", [](NodeContext& c) { set_single_output(c, c.call("matmul", {c.input(0), c.input(1)})); });
+  add_onnx_converter("Gemm", convert_gemm);
+  add_onnx_converter("MaxPool", [](NodeContext& c) { convert_pool(c, "nn.max_pool2d"); });
+  add_onnx_converter("AveragePool", [](NodeContext& c) { convert_pool(c, "nn.avg_pool2d"); });
+  add_onnx_converter("GlobalAveragePool", [](NodeContext& c) { convert_global_pool(c, "mean"); });
+  add_onnx_converter("GlobalMaxPool", [](NodeContext& c) { convert_global_pool(c, "max"); });
+  add_onnx_converter("BatchNormalization", convert_batch_norm);
+  add_onnx_converter("InstanceNormalization", convert_instance_norm);
+  add_onnx_converter("LayerNormalization", convert_layer_norm);
+  add_onnx_converter("Softmax", [](NodeContext& c) {
+    int64_t axis = normalized_axis(c, c.attr_int("axis", -1), c.input_type(0).ndim());
+    set_single_output(c, c.call("nn.softmax", {c.input(0)}, {{"axis", axis}}));
+  });
+  add_onnx_converter("LogSoftmax", convert_log_softmax);
+}
+
+}  // namespace switchyard

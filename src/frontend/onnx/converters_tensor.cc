@@ -1,0 +1,343 @@
+// Converters of ONNX's tensor-manipulation operators: shapes, reshapes,
+// slicing, gathering, concatenation, constants and reductions. Shapes are
+// resolved at import (every value has a static shape), so Shape, Size,
+// Range and ConstantOfShape become constants and Reshape, Squeeze and
+// Unsqueeze become reshapes to explicit dimensions.
+#include <cmath>
+#include <numeric>
+
+#include "frontend/onnx/converters.h"
+#include "frontend/onnx/onnx_tensor.h"
+
+namespace switchyard {
+
+namespace {
+
+using AttrList = std::vector<std::pair<std::string, AttrValue>>;
+
+int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= dims[i];
+  return p;
+}
+
+int64_t normalize(NodeContext& c, int64_t axis, int64_t rank, const std::string& what = "axis") {
+  if (axis < -rank || axis >= rank)
+    c.fail(what + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+Expr reshape_to(NodeContext& c, const Expr& x, std::vector<int64_t> shape) {
+  if (tensor_type_of(x).shape == shape) return x;
+  return c.call("reshape", {x}, {{"newshape", std::move(shape)}});
+}
+
+NDArray int64_vector(const std::vector<int64_t>& values) {
+  NDArray a(DType::kInt64, {int64_t(values.size())});
+  std::copy(values.begin(), values.end(), a.as<int64_t>());
+  return a;
+}
+
+void convert_reshape(NodeContext& c) {
+  std::vector<int64_t> in = c.input_shape(0);
+  std::vector<int64_t> spec = c.constant_ints(1, "shape");
+  bool allow_zero = c.attr_int("allowzero", 0) != 0;
+  std::vector<int64_t> out(spec.size());
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    int64_t d = spec[i];
+    if (d == 0 && !allow_zero) {
+      if (i >= in.size()) c.fail("shape entry 0 at position " + std::to_string(i) + " has no input dimension to copy");
+      d = in[i];
+    }
+    if (d == -1) {
+      if (infer >= 0) c.fail("shape has more than one -1");
+      infer = int(i);
+      continue;
+    }
+    if (d < 0) c.fail("shape entry " + std::to_string(d) + " is invalid");
+    out[i] = d;
+    known *= d;
+  }
+  int64_t total = product(in, 0, in.size());
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0) c.fail("cannot infer the -1 in the shape");
+    out[size_t(infer)] = total / known;
+  } else if (known != total) {
+    c.fail("cannot reshape " + shape_to_string(in) + " to " + shape_to_string(out));
+  }
+  set_single_output(c, reshape_to(c, c.input(0), out));
+}
+
+void convert_flatten(NodeContext& c) {
+  const std::vector<int64_t>& in = c.input_shape(0);
+  int64_t rank = int64_t(in.size());
+  int64_t axis = c.attr_int("axis", 1);
+  if (axis < -rank || axis > rank) c.fail("axis " + std::to_string(axis) + " is out of range");
+  if (axis < 0) axis += rank;
+  set_single_output(c, reshape_to(c, c.input(0), {product(in, 0, size_t(axis)), product(in, size_t(axis), in.size())}));
+}
+
+void convert_squeeze(NodeContext& c, bool unsqueeze) {
+  const std::vector<int64_t>& in = c.input_shape(0);
+  std::vector<int64_t> axes;
+  if (c.has_input(1)) axes = c.constant_ints(1, "axes");
+  std::vector<int64_t> out;
+  if (unsqueeze) {
+    int64_t rank = int64_t(in.size() + axes.size());
+    std::vector<bool> inserted(size_t(rank), false);
+    for (int64_t a : axes) {
+      int64_t n = normalize(c, a, rank);
+      if (inserted[size_t(n)]) c.fail("axis " + std::to_string(a) + " is given twice");
+      inserted[size_t(n)] = true;
+    }
+    size_t next = 0;
+    for (int64_t i = 0; i < rank; ++i) out.push_back(inserted[size_t(i)] ? 1 : in[next++]);
+  } else {
+    std::vector<bool> removed(in.size(), axes.empty());
+    for (int64_t a : axes) {
+      int64_t n = normalize(c, a, int64_t(in.size()));
+      if (in[size_t(n)] != 1) c.fail("cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(in[size_t(n)]));
+      removed[size_t(n)] = true;
+    }
+    for (size_t i = 0; i < in.size(); ++i)
+      if (!(removed[i] && in[i] == 1)) out.push_back(in[i]);
+  }
+  set_single_output(c, reshape_to(c, c.input(0), out));
+}
+
+void convert_split(NodeContext& c) {
+  const std::vector<int64_t>& in = c.input_shape(0);
+  int64_t axis = normalize(c, c.attr_int("axis", 0), int64_t(in.size()));
+  int64_t extent = in[size_t(axis)];
+  std::vector<int64_t> sizes;
+  if (c.has_input(1)) {
+    sizes = c.constant_ints(1, "split");
+  } else {
+    int64_t parts = int64_t(c.output_count());
+    if (extent % parts != 0) c.fail("cannot split " + std::to_string(extent) + " into " + std::to_string(parts) + " equal parts");
+    sizes.assign(size_t(parts), extent / parts);
+  }
+  if (sizes.size() != c.output_count()) c.fail("split sizes do not match the number of outputs");
+  if (std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != extent) c.fail("split sizes do not add up to the axis");
+  for (int64_t s : sizes)
+    if (s <= 0) c.fail("empty split parts are not supported");
+  if (sizes.size() == 1) {
+    c.set_output(0, c.input(0));
+    return;
+  }
+  std::vector<int64_t> indices;
+  int64_t at = 0;
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) indices.push_back(at += sizes[i]);
+  Expr parts = c.call("split", {c.input(0)}, {{"indices_or_sections", indices}, {"axis", axis}});
+  for (size_t i = 0; i < sizes.size(); ++i) c.set_output(i, c.tuple_item(parts, int(i)));
+}
+
+// Slice with ONNX's clamping; a negative step becomes a take of the
+// selected indices (the IR's strided_slice cannot express an end before 0).
+void convert_slice(NodeContext& c) {
+  const std::vector<int64_t>& in = c.input_shape(0);
+  int64_t rank = int64_t(in.size());
+  std::vector<int64_t> starts = c.constant_ints(1, "starts");
+  std::vector<int64_t> ends = c.constant_ints(2, "ends");
+  std::vector<int64_t> axes(starts.size());
+  std::iota(axes.begin(), axes.end(), 0);
+  if (c.has_input(3)) axes = c.constant_ints(3, "axes");
+  std::vector<int64_t> steps(starts.size(), 1);
+  if (c.has_input(4)) steps = c.constant_ints(4, "steps");
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    c.fail("starts, ends, axes and steps must have equal lengths");
+  Expr x = c.input(0);
+  std::vector<int64_t> begin, end, strides, slice_axes;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t axis = normalize(c, axes[i], rank);
+    int64_t dim = in[size_t(axis)], step = steps[i];
+    if (step == 0) c.fail("a step of 0");
+    auto clamp = [](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
+    int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
+    if (ends[i] <= std::numeric_limits<int64_t>::min() / 2) e = -1;  // INT64_MIN: "to the very start"
+    s = step > 0 ? clamp(s, 0, dim) : clamp(s, 0, dim - 1);
+    e = step > 0 ? clamp(e, 0, dim) : clamp(e, -1, dim - 1);
+    int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e + (-step) - 1) / (-step);
+    if (count <= 0) c.fail("the slice of axis " + std::to_string(axis) + " is empty (empty tensors are not supported)");
+    if (step > 0) {
+      begin.push_back(s), end.push_back(e), strides.push_back(step), slice_axes.push_back(axis);
+      continue;
+    }
+    std::vector<int64_t> picked;
+    for (int64_t k = 0; k < count; ++k) picked.push_back(s + k * step);
+    x = c.call("take", {x, c.constant(int64_vector(picked))}, {{"axis", axis}});
+  }
+  if (!begin.empty())
+    x = c.call("strided_slice", {x}, {{"begin", begin}, {"end", end}, {"strides", strides}, {"axes", slice_axes}});
+  set_single_output(c, x);
+}
+
+void convert_gather(NodeContext& c) {
+  const std::vector<int64_t>& in = c.input_shape(0);
+  int64_t axis = normalize(c, c.attr_int("axis", 0), int64_t(in.size()));
+  int64_t dim = in[size_t(axis)];
+  if (!dtype_is_int(c.input_dtype(1))) c.fail("indices must be integers");
+  Expr indices = c.input(1);
+  std::string mode = "wrap";  // indices computed at run time: negative ones count from the end
+  if (const NDArray* known = c.constant_input(1)) {
+    NDArray fixed(DType::kInt64, known->shape());
+    for (int64_t i = 0; i < known->numel(); ++i) {
+      int64_t v = int64_t(known->get_as_double(i));
+      if (v < -dim || v >= dim) c.fail("index " + std::to_string(v) + " is out of range for an axis of " + std::to_string(dim));
+      fixed.as<int64_t>()[i] = v < 0 ? v + dim : v;
+    }
+    indices = c.constant(std::move(fixed));
+    mode = "clip";
+  }
+  set_single_output(c, c.call("take", {c.input(0), indices}, {{"axis", axis}, {"mode", mode}}));
+}
+
+void convert_expand(NodeContext& c) {
+  std::vector<int64_t> shape = c.constant_ints(1, "shape");
+  const std::vector<int64_t>& in = c.input_shape(0);
+  // Bidirectional broadcasting: the result is the broadcast of both shapes.
+  size_t rank = std::max(shape.size(), in.size());
+  std::vector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t a = i < rank - in.size() ? 1 : in[i - (rank - in.size())];
+    int64_t b = i < rank - shape.size() ? 1 : shape[i - (rank - shape.size())];
+    if (a != b && a != 1 && b != 1) c.fail("cannot expand " + shape_to_string(in) + " to " + shape_to_string(shape));
+    out[i] = a == 1 ? b : a;
+  }
+  set_single_output(c, out == in ? c.input(0) : c.call("broadcast_to", {c.input(0)}, {{"shape", out}}));
+}
+
+void convert_constant(NodeContext& c) {
+  if (c.has_attr("value")) return set_single_output(c, c.constant(c.attr_tensor("value")));
+  if (c.has_attr("value_float")) return set_single_output(c, c.scalar(c.attr_float("value_float"), DType::kFloat32));
+  if (c.has_attr("value_int")) return set_single_output(c, c.scalar(double(c.attr_int("value_int")), DType::kInt64));
+  if (c.has_attr("value_ints")) return set_single_output(c, c.constant(int64_vector(c.attr_ints("value_ints"))));
+  if (c.has_attr("value_floats")) {
+    std::vector<float> v = c.attr_floats("value_floats");
+    NDArray a(DType::kFloat32, {int64_t(v.size())});
+    std::copy(v.begin(), v.end(), a.as<float>());
+    return set_single_output(c, c.constant(std::move(a)));
+  }
+  c.fail("only tensor, float, int, floats and ints values are supported");
+}
+
+void convert_constant_of_shape(NodeContext& c) {
+  std::vector<int64_t> shape = c.constant_ints(0, "shape");
+  NDArray fill = c.has_attr("value") ? c.attr_tensor("value") : NDArray(DType::kFloat32, {1});
+  if (fill.numel() != 1) c.fail("value must hold one element");
+  for (int64_t d : shape)
+    if (d <= 0) c.fail("empty tensors are not supported");
+  NDArray out(fill.dtype(), shape);
+  for (int64_t i = 0; i < out.numel(); ++i) out.set_from_double(i, fill.get_as_double(0));
+  if (fill.dtype() == DType::kInt64)
+    std::fill(out.as<int64_t>(), out.as<int64_t>() + out.numel(), fill.as<int64_t>()[0]);
+  set_single_output(c, c.constant(std::move(out)));
+}
+
+void convert_range(NodeContext& c) {
+  DType t = c.input_dtype(0);
+  double start = c.constant_floats(0, "start")[0], limit = c.constant_floats(1, "limit")[0];
+  double delta = c.constant_floats(2, "delta")[0];
+  if (delta == 0) c.fail("delta is 0");
+  int64_t n = std::max<int64_t>(int64_t(std::ceil((limit - start) / delta)), 0);
+  if (n == 0) c.fail("the range is empty (empty tensors are not supported)");
+  NDArray out(t, {n});
+  for (int64_t i = 0; i < n; ++i) out.set_from_double(i, start + double(i) * delta);
+  set_single_output(c, c.constant(std::move(out)));
+}
+
+// ReduceX: axes from the attribute (opset 13 for all but ReduceSum) or the
+// second input (ReduceSum, and every Reduce from opset 18).
+void convert_reduce(NodeContext& c, const std::string& kind) {
+  int64_t rank = c.input_type(0).ndim();
+  std::vector<int64_t> axes;
+  if (c.has_attr("axes")) axes = c.attr_ints("axes");
+  if (c.has_input(1)) axes = c.constant_ints(1, "axes");
+  bool keepdims = c.attr_int("keepdims", 1) != 0;
+  bool noop = c.attr_int("noop_with_empty_axes", 0) != 0;
+  if (axes.empty() && noop) return set_single_output(c, c.input(0));
+  for (int64_t& a : axes) a = normalize(c, a, rank);
+  AttrValue axis = axes.empty() ? AttrValue() : AttrValue(axes);
+  AttrList attrs{{"axis", axis}, {"keepdims", keepdims}};
+  Expr x = c.input(0);
+  DType t = c.input_dtype(0);
+  if (kind == "ReduceMin" || kind == "ReduceLogSumExp" || kind == "ReduceL2" || kind == "ReduceSumSquare" ||
+      kind == "ReduceL1")
+    if (!dtype_is_float(t)) c.fail("needs a floating-point input");
+  Expr y;
+  if (kind == "ReduceMean") y = c.call("mean", {x}, attrs);
+  else if (kind == "ReduceSum") y = c.call("sum", {x}, attrs);
+  else if (kind == "ReduceMax") y = c.call("max", {x}, attrs);
+  else if (kind == "ReduceMin") y = c.call("negative", {c.call("max", {c.call("negative", {x})}, attrs)});
+  else if (kind == "ReduceSumSquare") y = c.call("sum", {c.call("multiply", {x, x})}, attrs);
+  else if (kind == "ReduceL1") y = c.call("sum", {c.call("abs", {x})}, attrs);
+  else if (kind == "ReduceL2") y = c.call("sqrt", {c.call("sum", {c.call("multiply", {x, x})}, attrs)});
+  else {  // ReduceLogSumExp, shifted by the maximum so exp cannot overflow
+    AttrList kept{{"axis", axis}, {"keepdims", true}};
+    Expr m = c.call("max", {x}, kept);
+    Expr log_sum = c.call("log", {c.call("sum", {c.call("exp", {c.call("subtract", {x, m})})}, kept)});
+    y = c.call("add", {log_sum, m});
+    if (!keepdims) y = c.call("squeeze", {y}, {{"axis", axes.empty() ? AttrValue() : AttrValue(axes)}});
+  }
+  set_single_output(c, y);
+}
+
+}  // namespace
+
+void register_tensor_converters() {
+  add_onnx_converter("Identity", [](NodeContext& c) { set_single_output(c, c.input(0)); });
+  add_onnx_converter("Dropout", [](NodeContext& c) {
+    if (c.has_attr("seed")) c.attr_int("seed");
+    if (c.has_input(2)) {
+      const NDArray& training = c.require_constant(2, "training_mode");
+      if (training.get_as_double(0) != 0) c.fail("training_mode=true is not supported (inference only)");
+    }
+    c.set_output(0, c.input(0));
+    if (c.output_used(1)) {  // the mask: all true in inference
+      Expr yes = c.scalar(1, DType::kBool);
+      c.set_output(1, c.call("broadcast_to", {yes}, {{"shape", c.input_shape(0)}}));
+    }
+  });
+  add_onnx_converter("Reshape", convert_reshape);
+  add_onnx_converter("Flatten", convert_flatten);
+  add_onnx_converter("Squeeze", [](NodeContext& c) { convert_squeeze(c, false); });
+  add_onnx_converter("Unsqueeze", [](NodeContext& c) { convert_squeeze(c, true); });
+  add_onnx_converter("Transpose", [](NodeContext& c) {
+    AttrValue perm = c.has_attr("perm") ? AttrValue(c.attr_ints("perm")) : AttrValue();
+    set_single_output(c, c.call("transpose", {c.input(0)}, {{"axes", perm}}));
+  });
+  add_onnx_converter("Concat", [](NodeContext& c) {
+    std::vector<Expr> parts;
+    for (size_t i = 0; i < c.input_count(); ++i) parts.push_back(c.input(i));
+    int64_t axis = normalize(c, c.attr_int("axis"), c.input_type(0).ndim());
+    set_single_output(c, parts.size() == 1 ? parts[0] : c.call("concatenate", {c.tuple(parts)}, {{"axis", axis}}));
+  });
+  add_onnx_converter("Split", convert_split);
+  add_onnx_converter("Slice", convert_slice);
+  add_onnx_converter("Gather", convert_gather);
+  add_onnx_converter("Expand", convert_expand);
+  add_onnx_converter("Shape", [](NodeContext& c) {
+    std::vector<int64_t> shape = c.input_shape(0);
+    int64_t rank = int64_t(shape.size());
+    auto bound = [rank](int64_t v) { return std::min(std::max(v < 0 ? v + rank : v, int64_t(0)), rank); };
+    int64_t start = bound(c.attr_int("start", 0)), end = bound(c.attr_int("end", rank));
+    if (start >= end) c.fail("the shape slice is empty (empty tensors are not supported)");
+    set_single_output(c, c.constant(int64_vector({shape.begin() + start, shape.begin() + end})));
+  });
+  add_onnx_converter("Size", [](NodeContext& c) {
+    set_single_output(c, c.scalar(double(c.input_type(0).numel()), DType::kInt64));
+  });
+  add_onnx_converter("Constant", convert_constant);
+  add_onnx_converter("ConstantOfShape", convert_constant_of_shape);
+  add_onnx_converter("Range", convert_range);
+  for (const char* kind : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL1",
+                           "ReduceL2", "ReduceLogSumExp"}) {
+    std::string k = kind;
+    add_onnx_converter(k, [k](NodeContext& c) { convert_reduce(c, k); });
+  }
+}
+
+}  // namespace switchyard

@@ -1,0 +1,92 @@
+// What an operator converter sees of one ONNX node: its inputs as typed IR
+// expressions (constants where the value is known at import), its
+// attributes, and a builder that makes typed calls carrying the node's span
+// and folds them when every argument is a constant. Folding is what turns
+// shape-computing subgraphs (Shape -> Gather -> Concat -> Reshape) into
+// static shapes.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "frontend/onnx/sy_onnx.pb.h"
+#include "ir/expr.h"
+
+namespace switchyard {
+
+class NodeContext {
+ public:
+  // `inputs` are the node's inputs in order (null for an absent optional one).
+  NodeContext(const sy_onnx::NodeProto& node, Span span, std::vector<Expr> inputs, int opset,
+              const std::string& model_dir);
+
+  const sy_onnx::NodeProto& node() const { return node_; }
+  const Span& span() const { return span_; }
+  int opset() const { return opset_; }
+
+  // Inputs. An absent optional input (empty name, or past the end) is null.
+  size_t input_count() const { return inputs_.size(); }
+  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i]; }
+  const Expr& input(size_t i) const;                 // Error when absent
+  const TensorTypeNode& input_type(size_t i) const;  // of a present input
+  const std::vector<int64_t>& input_shape(size_t i) const { return input_type(i).shape; }
+  DType input_dtype(size_t i) const { return input_type(i).dtype; }
+  // The input's value when it is known at import (an initializer, a
+  // Constant, or folded), else null.
+  const NDArray* constant_input(size_t i) const;
+  // The known value, or Error: `role` names it ("shape", "pads").
+  const NDArray& require_constant(size_t i, const std::string& role) const;
+  // A known integer input as int64 values.
+  std::vector<int64_t> constant_ints(size_t i, const std::string& role) const;
+  std::vector<double> constant_floats(size_t i, const std::string& role) const;
+
+  // Attributes. Every attribute the node has must be read by its converter,
+  // or the import fails naming it, so an unknown option is never ignored.
+  bool has_attr(const std::string& name) const;
+  int64_t attr_int(const std::string& name, std::optional<int64_t> fallback = std::nullopt) const;
+  float attr_float(const std::string& name, std::optional<float> fallback = std::nullopt) const;
+  std::string attr_string(const std::string& name, std::optional<std::string> fallback = std::nullopt) const;
+  std::vector<int64_t> attr_ints(const std::string& name, std::optional<std::vector<int64_t>> fallback = std::nullopt) const;
+  std::vector<float> attr_floats(const std::string& name) const;
+  NDArray attr_tensor(const std::string& name) const;
+  // Attributes present on the node that no accessor asked for.
+  std::vector<std::string> unread_attrs() const;
+
+  // Building. Each call is typed by its operator's relation (a type error
+  // becomes an import error naming the node) and folded to a constant when
+  // all arguments are constants and the result is not much larger.
+  Expr call(const std::string& op, std::vector<Expr> args, std::vector<std::pair<std::string, AttrValue>> attrs = {});
+  Expr constant(NDArray value);
+  Expr scalar(double value, DType dtype);  // a 0-d constant
+  Expr tuple(std::vector<Expr> fields);
+  Expr tuple_item(const Expr& tuple, int index);
+
+  // Outputs, in order; an output the node does not produce stays unset.
+  void set_output(size_t i, Expr value);
+  const std::vector<Expr>& outputs() const { return outputs_; }
+  size_t output_count() const { return size_t(node_.output_size()); }
+  bool output_used(size_t i) const { return int(i) < node_.output_size() && !node_.output(int(i)).empty(); }
+
+  // Error(kParse) naming the node: "node 'conv1' (Conv): message".
+  [[noreturn]] void fail(const std::string& message) const;
+
+ private:
+  const sy_onnx::AttributeProto* find_attr(const std::string& name) const;
+  const sy_onnx::AttributeProto& require_attr(const std::string& name, int type) const;
+
+  const sy_onnx::NodeProto& node_;
+  Span span_;
+  std::vector<Expr> inputs_;
+  int opset_;
+  std::string model_dir_;
+  std::vector<Expr> outputs_;
+  mutable std::set<std::string> read_attrs_;
+};
+
+// The tensor type an imported expression was built with.
+const TensorTypeNode& tensor_type_of(const Expr& e);
+
+}  // namespace switchyard

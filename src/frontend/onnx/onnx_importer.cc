@@ -1,0 +1,240 @@
+// The ONNX importer (see onnx_importer.h): reads the model, checks its
+// opset and operators up front, then converts the graph node by node.
+#include "frontend/onnx/onnx_importer.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "frontend/onnx/converters.h"
+#include "frontend/onnx/onnx_tensor.h"
+#include "support/error.h"
+
+namespace switchyard {
+
+namespace {
+
+constexpr int kMinOpset = 13;
+constexpr int kMaxOpset = 17;
+
+[[noreturn]] void model_fail(const std::string& source, const std::string& message) {
+  throw Error(ErrorKind::kParse, source + ": " + message);
+}
+
+std::string node_label(const sy_onnx::NodeProto& node) {
+  return (node.name().empty() ? std::string("(unnamed)") : "'" + node.name() + "'") + " (" + node.op_type() + ")";
+}
+
+bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+int default_opset(const sy_onnx::ModelProto& model, const std::string& source) {
+  int opset = -1;
+  for (const auto& entry : model.opset_import())
+    if (is_default_domain(entry.domain())) opset = int(entry.version());
+  if (opset < 0) model_fail(source, "the model imports no version of the default ONNX operator set");
+  if (opset < kMinOpset || opset > kMaxOpset)
+    model_fail(source, "opset " + std::to_string(opset) + " is not supported (Switchyard imports opsets " +
+                           std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
+                           "; convert the model with onnx.version_converter)");
+  return opset;
+}
+
+// Every node whose operator has no converter, in one error.
+void check_operators(const sy_onnx::GraphProto& graph, const std::string& source) {
+  std::vector<std::string> unsupported;
+  for (const auto& node : graph.node()) {
+    if (!is_default_domain(node.domain()))
+      unsupported.push_back(node_label(node) + " of domain '" + node.domain() + "'");
+    else if (!find_onnx_converter(node.op_type()))
+      unsupported.push_back(node_label(node));
+  }
+  if (unsupported.empty()) return;
+  std::string list;
+  for (const std::string& u : unsupported) list += "\n  " + u;
+  model_fail(source, std::to_string(unsupported.size()) + " node" + (unsupported.size() == 1 ? "" : "s") +
+                         " with unsupported operators:" + list);
+}
+
+// The parameter of a graph input: its declared element type and shape,
+// symbolic dimensions fixed by `fixed` (which may give the whole shape).
+Var make_input(const sy_onnx::ValueInfoProto& info, const std::vector<int64_t>* fixed, const std::string& source) {
+  const std::string& name = info.name();
+  if (!info.type().has_tensor_type()) model_fail(source, "input '" + name + "' is not a tensor");
+  const auto& tt = info.type().tensor_type();
+  std::optional<DType> dtype = dtype_from_onnx(tt.elem_type());
+  if (!dtype)
+    model_fail(source, "input '" + name + "' has element type " + onnx_type_name(tt.elem_type()) +
+                           ", which Switchyard does not support");
+  std::vector<int64_t> shape;
+  if (fixed) {
+    if (tt.has_shape() && tt.shape().dim_size() != int(fixed->size()))
+      throw Error(ErrorKind::kUsage, "--input-shape " + name + " gives " + std::to_string(fixed->size()) +
+                                         " dimensions, but the model declares " +
+                                         std::to_string(tt.shape().dim_size()));
+    for (size_t i = 0; i < fixed->size(); ++i) {
+      int64_t d = (*fixed)[i];
+      if (tt.has_shape() && tt.shape().dim(int(i)).has_dim_value() && tt.shape().dim(int(i)).dim_value() != d)
+        throw Error(ErrorKind::kUsage, "--input-shape " + name + ": dimension " + std::to_string(i) + " is " +
+                                           std::to_string(tt.shape().dim(int(i)).dim_value()) +
+                                           " in the model, not " + std::to_string(d));
+    }
+    shape = *fixed;
+  } else {
+    if (!tt.has_shape())
+      model_fail(source, "input '" + name + "' has no declared shape; give one with --input-shape " + name + "=...");
+    for (int i = 0; i < tt.shape().dim_size(); ++i) {
+      const auto& dim = tt.shape().dim(i);
+      if (!dim.has_dim_value() || dim.dim_value() < 0) {
+        std::string what = dim.has_dim_param() ? "'" + dim.dim_param() + "'" : "unknown";
+        model_fail(source, "input '" + name + "' dimension " + std::to_string(i) + " is symbolic (" + what +
+                               "); fix it with --input-shape " + name + "=DxDx... (shapes={'" + name +
+                               "': (...)} in Python)");
+      }
+      shape.push_back(dim.dim_value());
+    }
+  }
+  Type type = tensor_type(shape, *dtype);
+  return make_var(name, type, {.span = Span(name, 0, 0), .checked_type = type});
+}
+
+class GraphImporter {
+ public:
+  GraphImporter(const sy_onnx::ModelProto& model, std::string source, std::string model_dir,
+                const OnnxImportOptions& options)
+      : model_(model), source_(std::move(source)), model_dir_(std::move(model_dir)), options_(options) {}
+
+  IRModule run() {
+    const sy_onnx::GraphProto& graph = model_.graph();
+    int opset = default_opset(model_, source_);
+    check_operators(graph, source_);
+    for (const auto& init : graph.initializer()) {
+      NDArray value;
+      try {
+        value = tensor_from_onnx(init, model_dir_);
+      } catch (const Error& e) {
+        model_fail(source_, e.message());
+      }
+      values_[init.name()] = make_constant(std::move(value), {.span = Span(init.name(), 0, 0)});
+    }
+    std::vector<Var> params = import_inputs(graph);
+    for (const auto& node : graph.node()) convert_node(node, opset);
+    Expr body = import_outputs(graph);
+    IRModule mod;
+    mod.add("main", make_function(std::move(params), body, body->checked_type(), Attrs(),
+                                  {.span = Span(source_, 0, 0)}));
+    return mod;
+  }
+
+ private:
+  std::vector<Var> import_inputs(const sy_onnx::GraphProto& graph) {
+    std::vector<Var> params;
+    std::vector<std::string> names;
+    for (const auto& info : graph.input()) {
+      if (values_.count(info.name())) continue;  // an initializer: a constant, not a parameter
+      names.push_back(info.name());
+      auto fixed = options_.input_shapes.find(info.name());
+      Var v = make_input(info, fixed == options_.input_shapes.end() ? nullptr : &fixed->second, source_);
+      values_[info.name()] = v;
+      params.push_back(v);
+    }
+    for (const auto& [name, shape] : options_.input_shapes) {
+      if (values_.count(name) && is<VarNode>(values_[name])) continue;
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      throw Error(ErrorKind::kUsage, "--input-shape names '" + name + "', which is not an input of " + source_ +
+                                         " (its inputs: " + (list.empty() ? "none" : list) + ")");
+    }
+    return params;
+  }
+
+  void convert_node(const sy_onnx::NodeProto& node, int opset) {
+    Span span(node.name().empty() ? node.op_type() : node.name(), 0, 0);
+    std::vector<Expr> inputs;
+    for (const std::string& name : node.input()) {
+      if (name.empty()) {
+        inputs.push_back(Expr());
+        continue;
+      }
+      auto it = values_.find(name);
+      if (it == values_.end())
+        throw Error(ErrorKind::kParse,
+                    "node " + node_label(node) + " uses '" + name + "', which no earlier node or input defines", span);
+      inputs.push_back(it->second);
+    }
+    NodeContext ctx(node, span, std::move(inputs), opset, model_dir_);
+    (*find_onnx_converter(node.op_type()))(ctx);
+    std::vector<std::string> unread = ctx.unread_attrs();
+    if (!unread.empty()) ctx.fail("attribute '" + unread.front() + "' is not supported");
+    for (int i = 0; i < node.output_size(); ++i) {
+      if (node.output(i).empty()) continue;
+      if (!ctx.outputs()[size_t(i)]) ctx.fail("output " + std::to_string(i) + " ('" + node.output(i) + "') is not supported");
+      values_[node.output(i)] = ctx.outputs()[size_t(i)];
+    }
+  }
+
+  Expr import_outputs(const sy_onnx::GraphProto& graph) {
+    std::vector<Expr> outputs;
+    for (const auto& info : graph.output()) {
+      auto it = values_.find(info.name());
+      if (it == values_.end()) model_fail(source_, "graph output '" + info.name() + "' is never computed");
+      outputs.push_back(it->second);
+    }
+    if (outputs.empty()) model_fail(source_, "the graph has no outputs");
+    if (outputs.size() == 1) return outputs[0];
+    std::vector<Type> types;
+    for (const Expr& o : outputs) types.push_back(o->checked_type());
+    return make_tuple(std::move(outputs), {.span = Span(source_, 0, 0), .checked_type = tuple_type(std::move(types))});
+  }
+
+  const sy_onnx::ModelProto& model_;
+  std::string source_;
+  std::string model_dir_;
+  const OnnxImportOptions& options_;
+  std::unordered_map<std::string, Expr> values_;
+};
+
+}  // namespace
+
+IRModule import_onnx_bytes(const std::string& bytes, const std::string& source_name, const std::string& model_dir,
+                           const OnnxImportOptions& options) {
+  sy_onnx::ModelProto model;
+  if (!model.ParseFromString(bytes))
+    model_fail(source_name, "not an ONNX model (the file does not parse as an ONNX protobuf; is it truncated?)");
+  if (!model.has_graph() || model.ir_version() <= 0)
+    model_fail(source_name, "not an ONNX model (no graph or IR version)");
+  return GraphImporter(model, source_name, model_dir, options).run();
+}
+
+IRModule import_onnx_file(const std::string& path, const OnnxImportOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw Error(ErrorKind::kUsage, "cannot read " + path + ": no such file");
+  // Read once into one buffer: weights may be hundreds of megabytes.
+  std::string bytes(size_t(std::filesystem::file_size(path, ec)), '\0');
+  std::ifstream in(path, std::ios::binary);
+  if (ec || !in.read(bytes.data(), std::streamsize(bytes.size()))) throw Error(ErrorKind::kUsage, "cannot read " + path);
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return import_onnx_bytes(bytes, path, dir.empty() ? "." : dir, options);
+}
+
+std::vector<int64_t> parse_shape_text(const std::string& text) {
+  std::vector<int64_t> dims;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, 'x')) {
+    size_t used = 0;
+    int64_t d = -1;
+    try {
+      d = std::stoll(part, &used);
+    } catch (const std::exception&) {
+    }
+    if (part.empty() || used != part.size() || d < 0)
+      throw Error(ErrorKind::kUsage, "malformed shape '" + text + "' (expected dimensions like 1x3x224x224)");
+    dims.push_back(d);
+  }
+  if (text.empty() || text.back() == 'x')
+    throw Error(ErrorKind::kUsage, "malformed shape '" + text + "' (expected dimensions like 1x3x224x224)");
+  return dims;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,42 @@
+// The ONNX importer: an ONNX model file (opsets 13 to 17, weights inline or
+// in external data files beside it) to an IRModule whose function `main`
+// takes the graph's inputs as parameters, by their ONNX names, and returns
+// its outputs (a tuple when there are several).
+//
+// Initializers become constants. Everything computable at import (shape
+// subgraphs, constant expressions) is folded, so the IR has static shapes
+// only. Every node made from an ONNX node has that node's name as its span
+// (its op type when it has no name), so placement rules, `explain` and
+// errors speak the model's own names.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/module.h"
+
+namespace switchyard {
+
+struct OnnxImportOptions {
+  // Fixes an input's shape (its symbolic dimensions, or all of them):
+  // input name -> dims. Naming an input the model lacks is an error.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+// Throws Error(kParse) for a file that is not an ONNX model or is truncated,
+// an opset outside 13-17, bad or out-of-directory external data, unsupported
+// operators (all of them listed with their node names, in one error), a
+// symbolic input dimension left unfixed; Error(kUsage) for an unreadable
+// file or an input shape naming no input.
+IRModule import_onnx_file(const std::string& path, const OnnxImportOptions& options = {});
+
+// The same from the bytes of a model; external data is looked up in `model_dir`.
+IRModule import_onnx_bytes(const std::string& bytes, const std::string& source_name, const std::string& model_dir,
+                           const OnnxImportOptions& options = {});
+
+// "1x3x224x224" -> {1, 3, 224, 224}; Error(kUsage) naming the text when malformed.
+std::vector<int64_t> parse_shape_text(const std::string& text);
+
+}  // namespace switchyard

@@ -1,0 +1,139 @@
+// ONNX TensorProto to NDArray (see onnx_tensor.h).
+#include "frontend/onnx/onnx_tensor.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "support/error.h"
+
+namespace switchyard {
+
+namespace {
+
+using sy_onnx::TensorProto;
+
+[[noreturn]] void tensor_fail(const TensorProto& t, const std::string& message) {
+  throw Error(ErrorKind::kParse, "tensor '" + t.name() + "': " + message);
+}
+
+// The number of elements, refusing negative dims and counts that overflow.
+int64_t element_count(const TensorProto& t) {
+  int64_t count = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0) tensor_fail(t, "negative dimension " + std::to_string(d));
+    if (d != 0 && count > std::numeric_limits<int64_t>::max() / d) tensor_fail(t, "element count overflows int64");
+    count *= d;
+  }
+  return count;
+}
+
+// A relative path inside the model's directory, never above it.
+std::filesystem::path external_path(const TensorProto& t, const std::string& location, const std::string& model_dir) {
+  std::filesystem::path rel(location);
+  if (location.empty()) tensor_fail(t, "external data without a location");
+  if (rel.is_absolute()) tensor_fail(t, "external data location '" + location + "' is an absolute path (refused)");
+  for (const auto& part : rel)
+    if (part == "..") tensor_fail(t, "external data location '" + location + "' leaves the model's directory (refused)");
+  return std::filesystem::path(model_dir) / rel;
+}
+
+void read_external(const TensorProto& t, const std::string& model_dir, NDArray& out) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& entry : t.external_data()) {
+    try {
+      if (entry.key() == "location") location = entry.value();
+      else if (entry.key() == "offset") offset = std::stoll(entry.value());
+      else if (entry.key() == "length") length = std::stoll(entry.value());
+    } catch (const std::exception&) {
+      tensor_fail(t, "external data " + entry.key() + " '" + entry.value() + "' is not a number");
+    }
+  }
+  std::filesystem::path path = external_path(t, location, model_dir);
+  int64_t expected = int64_t(out.nbytes());
+  if (offset < 0) tensor_fail(t, "negative external data offset");
+  if (length >= 0 && length != expected)
+    tensor_fail(t, "external data length " + std::to_string(length) + " does not match its dims (" +
+                       std::to_string(expected) + " bytes)");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) tensor_fail(t, "external data file " + path.string() + " not found");
+  int64_t file_size = int64_t(std::filesystem::file_size(path, ec));
+  if (ec || offset > file_size || file_size - offset < expected)
+    tensor_fail(t, "external data file " + path.string() + " is too short for " + std::to_string(expected) +
+                       " bytes at offset " + std::to_string(offset));
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(offset);
+  in.read(static_cast<char*>(out.data()), expected);
+  if (!in) tensor_fail(t, "cannot read external data file " + path.string());
+}
+
+// Copies a typed repeated field, converting each element with `store`.
+template <typename Field, typename Store>
+void copy_typed(const TensorProto& t, const Field& field, int64_t count, const char* field_name, Store store) {
+  if (int64_t(field.size()) != count)
+    tensor_fail(t, std::string(field_name) + " holds " + std::to_string(field.size()) + " values for " +
+                       std::to_string(count) + " elements");
+  for (int64_t i = 0; i < count; ++i) store(i, field.Get(int(i)));
+}
+
+}  // namespace
+
+std::optional<DType> dtype_from_onnx(int onnx_type) {
+  switch (onnx_type) {
+    case TensorProto::FLOAT: return DType::kFloat32;
+    case TensorProto::FLOAT16: return DType::kFloat16;
+    case TensorProto::BFLOAT16: return DType::kBFloat16;
+    case TensorProto::INT8: return DType::kInt8;
+    case TensorProto::INT32: return DType::kInt32;
+    case TensorProto::INT64: return DType::kInt64;
+    case TensorProto::UINT8: return DType::kUInt8;
+    case TensorProto::BOOL: return DType::kBool;
+    default: return std::nullopt;
+  }
+}
+
+std::string onnx_type_name(int onnx_type) {
+  if (TensorProto::DataType_IsValid(onnx_type))
+    return TensorProto::DataType_Name(static_cast<TensorProto::DataType>(onnx_type));
+  return "type " + std::to_string(onnx_type);
+}
+
+NDArray tensor_from_onnx(const TensorProto& t, const std::string& model_dir) {
+  std::optional<DType> dtype = dtype_from_onnx(t.data_type());
+  if (!dtype) tensor_fail(t, "element type " + onnx_type_name(t.data_type()) + " is not supported");
+  int64_t count = element_count(t);
+  std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
+  NDArray out(*dtype, shape);
+  if (t.data_location() == TensorProto::EXTERNAL) {
+    read_external(t, model_dir, out);
+    return out;
+  }
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != out.nbytes())
+      tensor_fail(t, "raw_data holds " + std::to_string(t.raw_data().size()) + " bytes for " +
+                         std::to_string(out.nbytes()) + " expected");
+    if (out.nbytes() > 0) std::memcpy(out.data(), t.raw_data().data(), out.nbytes());
+    return out;
+  }
+  switch (*dtype) {
+    case DType::kFloat32:
+      copy_typed(t, t.float_data(), count, "float_data", [&](int64_t i, float v) { out.as<float>()[i] = v; });
+      break;
+    case DType::kInt64:
+      copy_typed(t, t.int64_data(), count, "int64_data", [&](int64_t i, int64_t v) { out.as<int64_t>()[i] = v; });
+      break;
+    case DType::kFloat16:
+    case DType::kBFloat16:  // the 16 bits of each value, held in int32_data
+      copy_typed(t, t.int32_data(), count, "int32_data",
+                 [&](int64_t i, int32_t v) { out.as<uint16_t>()[i] = uint16_t(v); });
+      break;
+    default:  // int32, int8, uint8, bool: one value per int32_data entry
+      copy_typed(t, t.int32_data(), count, "int32_data", [&](int64_t i, int32_t v) { out.set_from_double(i, v); });
+      break;
+  }
+  return out;
+}
+
+}  // namespace switchyard
