@@ -1,0 +1,178 @@
+"""Switchyard against ONNX Runtime and PyTorch on the model suite (tests/models).
+
+For each model and thread count, one process at a time: Switchyard compiles
+the ONNX file (cold kernel cache, then cached) and runs it, checking its
+output against PyTorch's; ONNX Runtime (ort_bench.js, npm's
+onnxruntime-node) and PyTorch eager (torch_bench.py) run the same model.
+Prints a Markdown table and writes it, with every figure, as JSON.
+
+    /usr/bin/python3 bench/peers/run_peers.py --build build [--models mlp,resnet18] [--threads 1,2] [--runs 50]
+"""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO / "tests" / "models"))
+import model_zoo  # noqa: E402
+from export_models import default_cache_dir, model_files  # noqa: E402
+from measure import run_measured  # noqa: E402
+import report  # noqa: E402
+import switchyard_peer  # noqa: E402
+
+# Pinned, so that figures from different days compare the same peer.
+ONNXRUNTIME_NODE = "onnxruntime-node@1.30.0"
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def ensure_suite(suite, names):
+    missing = [n for n in names if not all(p.exists() for p in model_files(suite, n))]
+    if missing:
+        log(f"exporting {', '.join(missing)} into {suite}")
+        # Its failures show up below as missing files, per model.
+        subprocess.run([sys.executable, str(REPO / "tests/models/export_models.py"), "--out", str(suite),
+                        "--models", ",".join(missing)], stdout=sys.stderr)
+
+
+def ensure_onnxruntime(prefix):
+    """npm's onnxruntime-node under `prefix` (the build folder, never the
+    repository). Its install script only fetches GPU binaries, so it is
+    skipped: the CPU library ships in the package and works offline."""
+    if (prefix / "node_modules/onnxruntime-node/package.json").exists():
+        return None
+    prefix.mkdir(parents=True, exist_ok=True)
+    log(f"installing {ONNXRUNTIME_NODE} into {prefix}")
+    m = run_measured(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(prefix),
+                      ONNXRUNTIME_NODE])
+    return None if m.ok() else f"npm install: {m.first_error_line()}"
+
+
+def run_json_peer(command, env=None, timeout_s=None):
+    """Runs a peer that prints one JSON object; adds its measured peak memory."""
+    m = run_measured(command, env=env, timeout_s=timeout_s)
+    if not m.ok():
+        return {"error": m.first_error_line()}
+    figures = json.loads(m.stdout.strip().splitlines()[-1])
+    figures["process_peak_rss_mib"] = m.peak_rss_mib  # GNU time's, next to the peer's own
+    return figures
+
+
+def run_ort(node_modules, files, threads, args):
+    env = dict(os.environ, NODE_PATH=str(node_modules))
+    onnx, inputs, expected, _ = files
+    return run_json_peer(["node", str(HERE / "ort_bench.js"), "--model", onnx, "--input", inputs, "--expected",
+                          expected, "--threads", threads, "--warmup", args.warmup, "--runs", args.runs],
+                         env=env, timeout_s=args.timeout)
+
+
+def run_pytorch(name, files, threads, args):
+    # OPENBLAS_CORETYPE pins OpenBLAS to one kernel set; PyTorch (which uses
+    # OpenBLAS) is compared as it runs by default, so it is unset for it alone.
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    return run_json_peer([sys.executable, str(HERE / "torch_bench.py"), "--model", name, "--threads", threads,
+                          "--warmup", args.warmup, "--runs", args.runs, "--expected", files[2]],
+                         env=env, timeout_s=args.timeout)
+
+
+def cpu_model():
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+            if line.startswith("Model name:"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def commit():
+    def git(*a):
+        return subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True).stdout.strip()
+    return git("rev-parse", "--short", "HEAD") + (" (uncommitted changes)" if git("status", "--porcelain") else "")
+
+
+def benchmark_model(name, args, switchyard, node_modules, ort_error, work):
+    files = model_files(args.suite, name)
+    threads = args.thread_counts
+    if not all(p.exists() for p in files):
+        missing = {"error": "export failed (see export_models.py above)"}
+        return [dict(model=name, threads=t, compile=missing, switchyard=missing, ort=missing, pytorch=missing)
+                for t in threads]
+    description = json.loads(files[3].read_text())
+    log(f"{name}: Switchyard compile and run")
+    compiled, runs = switchyard_peer.benchmark(switchyard, files[0], {description["input"]: files[1]},
+                                               np.load(files[2]), threads, args.runs, work, args.timeout)
+    rows = []
+    for t in threads:
+        log(f"{name}, {t} thread(s): ONNX Runtime, PyTorch")
+        ort = {"error": ort_error} if ort_error else run_ort(node_modules, files, t, args)
+        rows.append(dict(model=name, threads=t, compile=compiled, switchyard=runs[t], ort=ort,
+                         pytorch=run_pytorch(name, files, t, args)))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", type=Path, default=REPO / "build", help="build folder (default: build)")
+    parser.add_argument("--models", default=",".join(model_zoo.MODELS), help="default: %(default)s")
+    parser.add_argument("--threads", default="1,2", help="thread counts (default: %(default)s)")
+    parser.add_argument("--runs", type=int, default=50, help="counted runs per measurement (default: 50)")
+    parser.add_argument("--warmup", type=int, default=5, help="ONNX Runtime and PyTorch warm-up runs "
+                        "(Switchyard's run does one; default: 5)")
+    parser.add_argument("--suite", type=Path, default=default_cache_dir(), help="default: %(default)s")
+    parser.add_argument("--json", type=Path, help="default: BUILD/peers/results.json (and .md next to it)")
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds per step (default: 3600)")
+    args = parser.parse_args()
+    args.thread_counts = [int(t) for t in args.threads.split(",") if t]
+    names = [n for n in args.models.split(",") if n]
+    if unknown := [n for n in names if n not in model_zoo.MODELS]:
+        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(model_zoo.MODELS)}")
+    if args.runs < 1 or not args.thread_counts or min(args.thread_counts) < 1:
+        parser.error("--runs and every --threads count must be at least 1")
+    switchyard = (args.build / "bin" / "switchyard").resolve()
+    if not switchyard.exists():
+        parser.error(f"{switchyard} is missing: build it first (ninja -C {args.build} switchyard)")
+    json_path = args.json or args.build / "peers" / "results.json"
+
+    ensure_suite(args.suite, names)
+    ort_error = ensure_onnxruntime(args.build / "peers")
+    if shutil.which("node") is None:
+        ort_error = "node is not installed"
+    result = dict(cpu=cpu_model(), cores=os.cpu_count(), commit=commit(), runs=args.runs, warmup=args.warmup,
+                  date=datetime.datetime.now().isoformat(timespec="seconds"),
+                  load_average_start=" ".join(f"{x:.2f}" for x in os.getloadavg()), rows=[])
+    work = Path(tempfile.mkdtemp(prefix="sy-peers-"))
+    try:
+        for name in names:
+            result["rows"] += benchmark_model(name, args, switchyard, args.build / "peers" / "node_modules",
+                                              ort_error, work / name)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result["load_average_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    for row in result["rows"]:
+        report.add_ratios(row)
+    result["geometric_mean"] = report.geometric_means(result["rows"])
+    result["versions"] = {r[p]["peer"]: r[p]["version"] for r in result["rows"] for p in ("ort", "pytorch")
+                          if "version" in r[p]}
+
+    table = report.markdown(result)
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(result, indent=2) + "\n")
+    json_path.with_suffix(".md").write_text(table)
+    print(table, end="")
+    log(f"written {json_path} and {json_path.with_suffix('.md')}")
+
+
+if __name__ == "__main__":
+    main()
