@@ -65,7 +65,20 @@ std::vector<PlaceId> select_place_nodes(const PlacementGraph& graph, const std::
   return out;
 }
 
-std::string explain_place_node(const PlanResult& plan, PlaceId id, const CompilationConfig& config) {
+namespace {
+
+// " by placement rule 'node:...'" when a rule set the deciding call's device.
+std::string rule_suffix(const PlaceNode& node, const std::vector<PlacementRule>& rules) {
+  const CallNode* call = as<CallNode>(node.node);
+  const OpNode* op = call ? as<OpNode>(call->op) : nullptr;
+  const PlacementRule* rule = op ? matching_rule(rules, op->name, call->span()) : nullptr;
+  return rule ? " by placement rule '" + rule->text + "'" : "";
+}
+
+}  // namespace
+
+std::string explain_place_node(const PlanResult& plan, PlaceId id, const CompilationConfig& config,
+                               const std::vector<PlacementRule>& rules) {
   const PlacementGraph& g = plan.graph;
   const PlacementSolution& s = plan.solution;
   std::string out = g.nodes[id].what + where(g.nodes[id]) + " is placed on " + s.device[id]->device_name() + "\n";
@@ -75,7 +88,8 @@ std::string explain_place_node(const PlanResult& plan, PlaceId id, const Compila
     const PlacementReason& r = s.reason[cur];
     bool first = cur == id;
     if (r.kind != PlacementReason::Kind::kFollows || r.follows < 0) {
-      out += (first ? "  because " : "  and that is because ") + r.text + "\n";
+      std::string by_rule = r.kind == PlacementReason::Kind::kRule ? rule_suffix(g.nodes[cur], rules) : "";
+      out += (first ? "  because " : "  and that is because ") + r.text + by_rule + "\n";
       break;
     }
     out += (first ? "  because it follows " : "  which follows ") + r.text + "\n";

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "device/placement_rules.h"
 #include "device/plan_devices.h"
 
 namespace switchyard {
@@ -16,7 +17,9 @@ namespace switchyard {
 std::vector<PlaceId> select_place_nodes(const PlacementGraph& graph, const std::string& name,
                                         const std::string& source_text);
 
-// Multi-line explanation of one place node's device.
-std::string explain_place_node(const PlanResult& plan, PlaceId id, const CompilationConfig& config);
+// Multi-line explanation of one place node's device. A device set by one of
+// `rules` (the build's --place rules) names the rule.
+std::string explain_place_node(const PlanResult& plan, PlaceId id, const CompilationConfig& config,
+                               const std::vector<PlacementRule>& rules = {});
 
 }  // namespace switchyard

@@ -55,6 +55,10 @@ bool span_matches(const Span& span, const std::string& glob) {
   return false;
 }
 
+bool rule_matches(const PlacementRule& r, const std::string& op_name, const Span& span) {
+  return r.kind == PlacementRule::Kind::kOperator ? op_name == r.pattern : span_matches(span, r.pattern);
+}
+
 class RuleApplier : public ExprMutator {
  public:
   RuleApplier(const std::vector<PlacementRule>& rules, std::vector<int>* matches) : rules_(rules), matches_(matches) {}
@@ -63,15 +67,9 @@ class RuleApplier : public ExprMutator {
     Expr base = ExprMutator::visit_call(c);
     const OpNode* op = as<OpNode>(c->op);
     if (!op || op->name == "on_device" || op->name == "device_copy") return base;
-    const PlacementRule* chosen = nullptr;
-    for (size_t i = 0; i < rules_.size(); ++i) {
-      const PlacementRule& r = rules_[i];
-      bool hit = r.kind == PlacementRule::Kind::kOperator ? op->name == r.pattern : span_matches(c->span(), r.pattern);
-      if (hit) {
-        (*matches_)[i]++;
-        chosen = &r;
-      }
-    }
+    for (size_t i = 0; i < rules_.size(); ++i)
+      if (rule_matches(rules_[i], op->name, c->span())) (*matches_)[i]++;
+    const PlacementRule* chosen = matching_rule(rules_, op->name, c->span());
     if (!chosen) return base;
     const VirtualDevice* stated = c->virtual_device();
     if (!stated->is_fully_unconstrained() && !VirtualDevice::join(stated, chosen->device))
@@ -88,6 +86,14 @@ class RuleApplier : public ExprMutator {
 };
 
 }  // namespace
+
+const PlacementRule* matching_rule(const std::vector<PlacementRule>& rules, const std::string& op_name,
+                                   const Span& span) {
+  const PlacementRule* chosen = nullptr;
+  for (const PlacementRule& r : rules)
+    if (rule_matches(r, op_name, span)) chosen = &r;
+  return chosen;
+}
 
 RuleApplication apply_placement_rules(const IRModule& mod, const std::vector<PlacementRule>& rules) {
   RuleApplication out;

@@ -24,6 +24,11 @@ struct PlacementRule {
 // rule, an unknown operator or a device missing from `config`.
 PlacementRule parse_placement_rule(const std::string& text, const CompilationConfig& config);
 
+// The rule that decides a call of `op_name` at `span`: the last one that
+// matches, as when rules are applied; null when none does.
+const PlacementRule* matching_rule(const std::vector<PlacementRule>& rules, const std::string& op_name,
+                                   const Span& span);
+
 struct RuleApplication {
   IRModule module;
   std::vector<int> matches;  // calls matched per rule (0 deserves a warning)

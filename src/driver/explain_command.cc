@@ -36,7 +36,7 @@ void run_explain(const ExplainFlags& f) {
       throw Error(ErrorKind::kUsage, "no node matches '" + name +
                                          "' (give a binding like %2, a parameter like %x, a line number, or a model "
                                          "node name)");
-    for (PlaceId id : ids) out += explain_place_node(plan, id, *config);
+    for (PlaceId id : ids) out += explain_place_node(plan, id, *config, rules);
   }
   std::cout << out;
 }
