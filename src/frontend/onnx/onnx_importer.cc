@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -128,22 +129,25 @@ class GraphImporter {
 
  private:
   std::vector<Var> import_inputs(const sy_onnx::GraphProto& graph) {
-    std::vector<Var> params;
-    std::vector<std::string> names;
+    std::vector<const sy_onnx::ValueInfoProto*> inputs;
+    std::set<std::string> names;
+    std::string list;
     for (const auto& info : graph.input()) {
       if (values_.count(info.name())) continue;  // an initializer: a constant, not a parameter
-      names.push_back(info.name());
-      auto fixed = options_.input_shapes.find(info.name());
-      Var v = make_input(info, fixed == options_.input_shapes.end() ? nullptr : &fixed->second, source_);
-      values_[info.name()] = v;
-      params.push_back(v);
+      inputs.push_back(&info);
+      names.insert(info.name());
+      list += (list.empty() ? "" : ", ") + info.name();
     }
-    for (const auto& [name, shape] : options_.input_shapes) {
-      if (values_.count(name) && is<VarNode>(values_[name])) continue;
-      std::string list;
-      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-      throw Error(ErrorKind::kUsage, "--input-shape names '" + name + "', which is not an input of " + source_ +
-                                         " (its inputs: " + (list.empty() ? "none" : list) + ")");
+    for (const auto& [name, shape] : options_.input_shapes)
+      if (!names.count(name))
+        throw Error(ErrorKind::kUsage, "--input-shape names '" + name + "', which is not an input of " + source_ +
+                                           " (its inputs: " + (list.empty() ? "none" : list) + ")");
+    std::vector<Var> params;
+    for (const sy_onnx::ValueInfoProto* info : inputs) {
+      auto fixed = options_.input_shapes.find(info->name());
+      Var v = make_input(*info, fixed == options_.input_shapes.end() ? nullptr : &fixed->second, source_);
+      values_[info->name()] = v;
+      params.push_back(v);
     }
     return params;
   }
