@@ -3,12 +3,12 @@
 #include "frontend/onnx/onnx_importer.h"
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <unordered_map>
 
 #include "frontend/onnx/converters.h"
+#include "frontend/onnx/model_reader.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "support/error.h"
 
@@ -101,18 +101,20 @@ Var make_input(const sy_onnx::ValueInfoProto& info, const std::vector<int64_t>* 
 
 class GraphImporter {
  public:
-  GraphImporter(const sy_onnx::ModelProto& model, std::string source, std::string model_dir,
-                const OnnxImportOptions& options)
-      : model_(model), source_(std::move(source)), model_dir_(std::move(model_dir)), options_(options) {}
+  GraphImporter(const OnnxModelFile& file, std::string source, std::string model_dir, const OnnxImportOptions& options)
+      : file_(file), model_(file.model), source_(std::move(source)), model_dir_(std::move(model_dir)), options_(options) {}
 
   IRModule run() {
     const sy_onnx::GraphProto& graph = model_.graph();
     int opset = default_opset(model_, source_);
     check_operators(graph, source_);
-    for (const auto& init : graph.initializer()) {
+    for (int i = 0; i < graph.initializer_size(); ++i) {
+      const sy_onnx::TensorProto& init = graph.initializer(i);
+      std::string_view raw = size_t(i) < file_.initializer_raw_data.size() ? file_.initializer_raw_data[size_t(i)]
+                                                                            : std::string_view();
       NDArray value;
       try {
-        value = tensor_from_onnx(init, model_dir_);
+        value = tensor_from_onnx(init, model_dir_, raw);
       } catch (const Error& e) {
         model_fail(source_, e.message());
       }
@@ -191,6 +193,7 @@ class GraphImporter {
     return make_tuple(std::move(outputs), {.span = Span(source_, 0, 0), .checked_type = tuple_type(std::move(types))});
   }
 
+  const OnnxModelFile& file_;
   const sy_onnx::ModelProto& model_;
   std::string source_;
   std::string model_dir_;
@@ -198,27 +201,25 @@ class GraphImporter {
   std::unordered_map<std::string, Expr> values_;
 };
 
+IRModule import_model(const OnnxModelFile& file, const std::string& source, const std::string& model_dir,
+                      const OnnxImportOptions& options) {
+  if (!file.model.has_graph() || file.model.ir_version() <= 0)
+    model_fail(source, "not an ONNX model (no graph or IR version)");
+  return GraphImporter(file, source, model_dir, options).run();
+}
+
 }  // namespace
 
 IRModule import_onnx_bytes(const std::string& bytes, const std::string& source_name, const std::string& model_dir,
                            const OnnxImportOptions& options) {
-  sy_onnx::ModelProto model;
-  if (!model.ParseFromString(bytes))
-    model_fail(source_name, "not an ONNX model (the file does not parse as an ONNX protobuf; is it truncated?)");
-  if (!model.has_graph() || model.ir_version() <= 0)
-    model_fail(source_name, "not an ONNX model (no graph or IR version)");
-  return GraphImporter(model, source_name, model_dir, options).run();
+  return import_model(read_onnx_bytes(bytes, source_name), source_name, model_dir, options);
 }
 
 IRModule import_onnx_file(const std::string& path, const OnnxImportOptions& options) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw Error(ErrorKind::kUsage, "cannot read " + path + ": no such file");
-  // Read once into one buffer: weights may be hundreds of megabytes.
-  std::string bytes(size_t(std::filesystem::file_size(path, ec)), '\0');
-  std::ifstream in(path, std::ios::binary);
-  if (ec || !in.read(bytes.data(), std::streamsize(bytes.size()))) throw Error(ErrorKind::kUsage, "cannot read " + path);
   std::string dir = std::filesystem::path(path).parent_path().string();
-  return import_onnx_bytes(bytes, path, dir.empty() ? "." : dir, options);
+  return import_model(read_onnx_file(path), path, dir.empty() ? "." : dir, options);
 }
 
 std::vector<int64_t> parse_shape_text(const std::string& text) {

@@ -100,7 +100,7 @@ std::string onnx_type_name(int onnx_type) {
   return "type " + std::to_string(onnx_type);
 }
 
-NDArray tensor_from_onnx(const TensorProto& t, const std::string& model_dir) {
+NDArray tensor_from_onnx(const TensorProto& t, const std::string& model_dir, std::string_view raw_data) {
   std::optional<DType> dtype = dtype_from_onnx(t.data_type());
   if (!dtype) tensor_fail(t, "element type " + onnx_type_name(t.data_type()) + " is not supported");
   int64_t count = element_count(t);
@@ -110,11 +110,12 @@ NDArray tensor_from_onnx(const TensorProto& t, const std::string& model_dir) {
     read_external(t, model_dir, out);
     return out;
   }
-  if (t.has_raw_data()) {
-    if (t.raw_data().size() != out.nbytes())
-      tensor_fail(t, "raw_data holds " + std::to_string(t.raw_data().size()) + " bytes for " +
+  if (t.has_raw_data()) raw_data = t.raw_data();
+  if (t.has_raw_data() || !raw_data.empty()) {
+    if (raw_data.size() != out.nbytes())
+      tensor_fail(t, "raw_data holds " + std::to_string(raw_data.size()) + " bytes for " +
                          std::to_string(out.nbytes()) + " expected");
-    if (out.nbytes() > 0) std::memcpy(out.data(), t.raw_data().data(), out.nbytes());
+    if (out.nbytes() > 0) std::memcpy(out.data(), raw_data.data(), out.nbytes());
     return out;
   }
   switch (*dtype) {

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "frontend/onnx/sy_onnx.pb.h"
 #include "runtime/ndarray.h"
@@ -22,6 +23,9 @@ std::string onnx_type_name(int onnx_type);
 // a data field whose size does not match the dims, or external data that is
 // missing, too short, or outside the model's directory (an absolute path or
 // one with a `..` component).
-NDArray tensor_from_onnx(const sy_onnx::TensorProto& tensor, const std::string& model_dir);
+// `raw_data`, when not empty, holds the tensor's bytes kept outside the
+// message (model_reader.h).
+NDArray tensor_from_onnx(const sy_onnx::TensorProto& tensor, const std::string& model_dir,
+                         std::string_view raw_data = {});
 
 }  // namespace switchyard
