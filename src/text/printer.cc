@@ -566,7 +566,7 @@ class FunctionPrinter {
         write_definition(n, task.indent, device, ";\n");
         return;
       }
-      write_definition(n, task.indent, device, ";\n");
+      write_definition(n, task.indent, device, (";" + model_node_comment(n) + "\n").c_str());
     }
     const ExprNode* final = block.tail;
     while (final->kind() == ExprKind::kLet && info(final).chain_let) final = static_cast<const LetNode*>(final)->body.get();
@@ -576,7 +576,20 @@ class FunctionPrinter {
       out_ += "\n";
       return;
     }
-    write_definition(final, task.indent, definition_device(final, task.previous, true), "\n");
+    write_definition(final, task.indent, definition_device(final, task.previous, true),
+                     (model_node_comment(final) + "\n").c_str());
+  }
+
+  // "  # /layer1/conv/Conv" for a node imported from a model (its span is
+  // the model node's name, not a file position), so the printed IR still
+  // names the model's nodes. A comment: parsing the text gives file spans.
+  static std::string model_node_comment(const ExprNode* n) {
+    const Span& span = n->span();
+    if (!span.defined() || span.line() != 0) return "";
+    std::string name = span.to_string();
+    for (char& c : name)
+      if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    return "  # " + name;
   }
 
   void write(int indent) {
