@@ -8,7 +8,7 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-EXAMPLES = REPO.parent / "shared" / "examples"
+EXAMPLES = REPO / "tests" / "data"
 
 if "SY_BUILD_DIR" in os.environ:
     sys.path.insert(0, str(pathlib.Path(os.environ["SY_BUILD_DIR"]) / "python"))

@@ -9,7 +9,7 @@ namespace switchyard::testing {
 
 std::string source_dir() { return SY_SOURCE_DIR; }
 std::string binary_dir() { return SY_BINARY_DIR; }
-std::string shared_examples_dir() { return std::string(SY_SOURCE_DIR) + "/../shared/examples"; }
+std::string example_models_dir() { return std::string(SY_SOURCE_DIR) + "/tests/data"; }
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);

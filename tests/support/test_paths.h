@@ -1,4 +1,4 @@
-// Paths tests use: the source tree, the build tree and ../shared/examples.
+// Paths tests use: the source tree, the build tree and the example models in tests/data.
 #pragma once
 
 #include <string>
@@ -7,7 +7,7 @@ namespace switchyard::testing {
 
 std::string source_dir();          // the repository root
 std::string binary_dir();          // the CMake build directory
-std::string shared_examples_dir(); // ../shared/examples beside the repository
+std::string example_models_dir();  // tests/data: the project's own copies of the shared examples
 std::string read_file(const std::string& path);
 
 }  // namespace switchyard::testing

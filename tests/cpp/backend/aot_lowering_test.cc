@@ -114,7 +114,7 @@ TEST(LowerCheck, EntryParametersMustBeTensors) {
 TEST(Lower, TheTwoDeviceMlpBecomesKernelsAndOneCopy) {
   PipelineOptions options;
   options.config = CompilationConfig::parse("cpu:0,cpu:1");
-  IRModule planned = default_pipeline(options)(parse_file(testing::shared_examples_dir() + "/mlp_two_devices.sy"));
+  IRModule planned = default_pipeline(options)(parse_file(testing::example_models_dir() + "/mlp_two_devices.sy"));
   check_lowerable(planned, "main");
   LoweredProgram program = lower_entry(planned, "main", *options.config);
   ASSERT_EQ(program.inputs.size(), 5u);

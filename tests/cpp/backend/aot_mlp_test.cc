@@ -1,4 +1,4 @@
-// End to end on ../shared/examples/mlp_two_devices.sy for cpu:0,cpu:1:
+// End to end on tests/data/mlp_two_devices.sy for cpu:0,cpu:1:
 // compile, run through the runtime, compare with the interpreter, check where
 // kernels and copies ran, the object cache, and the artifact's defences.
 #include <filesystem>
@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 class AotMlp : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    model_ = new IRModule(parse_file(shared_examples_dir() + "/mlp_two_devices.sy"));
+    model_ = new IRModule(parse_file(example_models_dir() + "/mlp_two_devices.sy"));
     dir_ = new std::string(aot_scratch_dir("mlp") + "/artifact");
     BuildOptions options = aot_options("cpu:0,cpu:1");
     options.emit_source = true;
@@ -182,7 +182,7 @@ TEST(AotBuild, AFailedCompileLeavesNoArtifactAndShowsTheCompilersMessage) {
   options.cache_dir = scratch + "/cache";
   std::string output = scratch + "/artifact";
   try {
-    build_artifact(parse_file(shared_examples_dir() + "/mlp_two_devices.sy"), options, output);
+    build_artifact(parse_file(example_models_dir() + "/mlp_two_devices.sy"), options, output);
     FAIL() << "the build succeeded with a compiler that always fails";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kBackend);
@@ -201,7 +201,7 @@ TEST(AotBuild, AMissingCompilerIsAClearError) {
   options.cxx = "/nonexistent/switchyard-test-c++";
   std::string output = aot_scratch_dir("missing_compiler") + "/artifact";
   try {
-    build_artifact(parse_file(shared_examples_dir() + "/mlp_two_devices.sy"), options, output);
+    build_artifact(parse_file(example_models_dir() + "/mlp_two_devices.sy"), options, output);
     FAIL() << "the build succeeded without a compiler";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kBackend);
@@ -236,7 +236,7 @@ TEST(AotBuild, ADeviceWithoutACodeGeneratorIsAClearError) {
 TEST(AotBuild, RefusesToReplaceADirectoryThatIsNotAnArtifact) {
   std::string output = aot_scratch_dir("not_an_artifact");
   { std::ofstream(output + "/notes.txt") << "keep me\n"; }
-  EXPECT_THROW(build_artifact(parse_file(shared_examples_dir() + "/mlp_two_devices.sy"), aot_options("cpu:0,cpu:1"),
+  EXPECT_THROW(build_artifact(parse_file(example_models_dir() + "/mlp_two_devices.sy"), aot_options("cpu:0,cpu:1"),
                               output),
                Error);
   EXPECT_TRUE(fs::exists(output + "/notes.txt"));

@@ -46,7 +46,7 @@ void expect_planned_as(const std::string& input, const std::string& expected) {
 }
 
 TEST(PlanDevices, SharedMlpExampleMatchesThePlannedFile) {
-  std::string dir = testing::shared_examples_dir();
+  std::string dir = testing::example_models_dir();
   IRModule got = plan_devices(infer_type(parse_file(dir + "/mlp_two_devices.sy")), two_cpus()).module;
   IRModule want = parse_file(dir + "/mlp_two_devices.planned.sy");
   auto diff = structural_diff(got, want, {.compare_devices = true, .compare_spans = false});
@@ -203,7 +203,7 @@ def @main(%a: Tensor[(4), float32] @cpu:1) -> Tensor[(4), float32] {
 
 TEST(PlanDevices, ForDeviceSharedExampleFormsPlans) {
   // Every form of the text IR plans and satisfies the invariants.
-  IRModule mod = infer_type(parse_file(testing::shared_examples_dir() + "/forms.sy"));
+  IRModule mod = infer_type(parse_file(testing::example_models_dir() + "/forms.sy"));
   IRModule got = plan_devices(mod, two_cpus()).module;
   InvariantChecker checker;
   EXPECT_NO_THROW(checker.check(got, "PlanDevices"));
@@ -296,7 +296,7 @@ def @main(%x: Tensor[(4), float32]) -> Tensor[(4), float32] {
 }
 
 TEST(Explain, ChainLeadsFromTheWishToTheNode) {
-  std::string dir = testing::shared_examples_dir();
+  std::string dir = testing::example_models_dir();
   std::string text = testing::read_file(dir + "/mlp_two_devices.sy");
   PlanResult plan = plan_devices(infer_type(parse_module(text, "mlp_two_devices.sy")), two_cpus());
   std::vector<PlaceId> ids = select_place_nodes(plan.graph, "%4", text);

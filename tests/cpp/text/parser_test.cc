@@ -14,13 +14,13 @@
 namespace switchyard {
 namespace {
 
-IRModule parse_forms() { return parse_file(testing::shared_examples_dir() + "/forms.sy"); }
+IRModule parse_forms() { return parse_file(testing::example_models_dir() + "/forms.sy"); }
 
 std::string where(const Expr& e) { return e->span().to_string(); }
 
 TEST(Parser, EveryNodeGetsTheSpanOfItsFirstToken) {
   IRModule m = parse_forms();
-  std::string file = testing::shared_examples_dir() + "/forms.sy";
+  std::string file = testing::example_models_dir() + "/forms.sy";
   auto at = [&](int line, int column) { return file + ":" + std::to_string(line) + ":" + std::to_string(column); };
   const Function& scale = m.lookup("scale");
   EXPECT_EQ(where(scale), at(5, 1));

@@ -36,7 +36,7 @@ void expect_round_trip(const IRModule& m, const std::string& what) {
 
 TEST(RoundTrip, SharedExamples) {
   int count = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(testing::shared_examples_dir())) {
+  for (const auto& entry : std::filesystem::directory_iterator(testing::example_models_dir())) {
     if (entry.path().extension() != ".sy") continue;
     ++count;
     IRModule m = parse_file(entry.path().string());
@@ -49,7 +49,7 @@ TEST(RoundTrip, SharedExamples) {
 }
 
 TEST(RoundTrip, PlannedExampleIsAlreadyCanonical) {
-  std::string path = testing::shared_examples_dir() + "/mlp_two_devices.planned.sy";
+  std::string path = testing::example_models_dir() + "/mlp_two_devices.planned.sy";
   std::string text = testing::read_file(path);
   std::string body = text.substr(text.find("def @main"));
   EXPECT_EQ(print_module(parse_file(path)), body);

@@ -16,10 +16,10 @@
 namespace switchyard {
 namespace {
 
-// ../shared/examples/mlp_two_devices.planned.sy, parsed, typed and marked
+// tests/data/mlp_two_devices.planned.sy, parsed, typed and marked
 // planned (spans name "mlp_two_devices.planned.sy").
 IRModule planned_mlp() {
-  std::string text = testing::read_file(testing::shared_examples_dir() + "/mlp_two_devices.planned.sy");
+  std::string text = testing::read_file(testing::example_models_dir() + "/mlp_two_devices.planned.sy");
   register_source_text("mlp_two_devices.planned.sy", text);
   IRModule mod = infer_type(parse_module(text, "mlp_two_devices.planned.sy"));
   mod.set_devices(CompilationConfig::parse("cpu:0,cpu:1").devices);
