@@ -35,10 +35,11 @@ void inspect_artifact(const std::string& dir) {
   Manifest m = read_manifest_file((std::filesystem::path(dir) / "manifest.json").string());
   std::cout << "artifact " << dir << " (format " << m.format_version << ", entry @" << m.entry << ")\n";
   auto device = [&](int i) { return m.devices.at(size_t(i)).name; };
+  auto type = [](const ManifestTensor& t) { return type_to_string(tensor_type(t.shape, t.dtype)); };
   for (const ManifestTensor& t : m.inputs)
-    std::cout << "  input  " << t.name << ": " << dtype_name(t.dtype) << shape_to_string(t.shape) << " on " << device(t.device) << "\n";
+    std::cout << "  input  " << t.name << ": " << type(t) << " on " << device(t.device) << "\n";
   for (const ManifestTensor& t : m.outputs)
-    std::cout << "  output " << t.name << ": " << dtype_name(t.dtype) << shape_to_string(t.shape) << " on " << device(t.device) << "\n";
+    std::cout << "  output " << t.name << ": " << type(t) << " on " << device(t.device) << "\n";
   for (size_t d = 0; d < m.devices.size(); ++d) {
     std::map<std::string, int> kinds;
     for (const ManifestKernel& k : m.kernels)
