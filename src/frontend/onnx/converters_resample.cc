@@ -1,9 +1,368 @@
 // Converters of ONNX's resampling and padding operators: Pad, Resize, Tile
-// and ConvTranspose.
+// and ConvTranspose. None has an IR operator of its own; each becomes index
+// arithmetic done at import (constant index and weight arrays for `take`
+// and `multiply`) plus the IR's concatenate, broadcast_to, reshape,
+// strided_slice and nn.conv2d, so every backend that runs those runs these.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
 #include "frontend/onnx/converters.h"
+#include "frontend/onnx/window_attrs.h"
 
 namespace switchyard {
 
-void register_resample_converters() {}
+namespace {
+
+using AttrList = std::vector<std::pair<std::string, AttrValue>>;
+
+NDArray int64_vector(const std::vector<int64_t>& values) {
+  NDArray a(DType::kInt64, {int64_t(values.size())});
+  std::copy(values.begin(), values.end(), a.as<int64_t>());
+  return a;
+}
+
+Expr reshape_to(NodeContext& c, const Expr& x, std::vector<int64_t> shape) {
+  if (tensor_type_of(x).shape == shape) return x;
+  return c.call("reshape", {x}, {{"newshape", std::move(shape)}});
+}
+
+// x gathered along `axis` at constant indices (an identity gather is skipped).
+Expr take_along(NodeContext& c, const Expr& x, int64_t axis, const std::vector<int64_t>& indices) {
+  std::vector<int64_t> identity(size_t(tensor_type_of(x).shape[size_t(axis)]));
+  std::iota(identity.begin(), identity.end(), 0);
+  if (indices == identity) return x;
+  return c.call("take", {x, c.constant(int64_vector(indices))}, {{"axis", axis}});
+}
+
+// `fill` (0-d) broadcast to `shape`: a block of padding.
+Expr filled(NodeContext& c, const Expr& fill, std::vector<int64_t> shape) {
+  return c.call("broadcast_to", {fill}, {{"shape", std::move(shape)}});
+}
+
+// x with `before` and `after` fill blocks concatenated along `axis`.
+Expr pad_axis(NodeContext& c, const Expr& x, int64_t axis, int64_t before, int64_t after, const Expr& fill) {
+  if (before == 0 && after == 0) return x;
+  auto block = [&](int64_t extent) {
+    std::vector<int64_t> shape = tensor_type_of(x).shape;
+    shape[size_t(axis)] = extent;
+    return filled(c, fill, shape);
+  };
+  std::vector<Expr> parts;
+  if (before > 0) parts.push_back(block(before));
+  parts.push_back(x);
+  if (after > 0) parts.push_back(block(after));
+  return c.call("concatenate", {c.tuple(parts)}, {{"axis", axis}});
+}
+
+// ---- Pad -------------------------------------------------------------------
+
+// Where output position j (counted from the start of the padded axis, whose
+// source has `n` elements) reads from, for reflect and edge modes. Reflect
+// repeats the mirror for pads wider than the axis, as numpy.pad does.
+int64_t pad_source(const std::string& mode, int64_t j, int64_t n) {
+  if (mode == "edge" || n == 1) return std::min(std::max(j, int64_t(0)), n - 1);
+  int64_t period = 2 * (n - 1);
+  int64_t m = ((j % period) + period) % period;
+  return m < n ? m : period - m;
+}
+
+void convert_pad(NodeContext& c) {
+  std::string mode = c.attr_string("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    c.fail("mode '" + mode + "' is not one of constant, reflect, edge");
+  if (c.has_input(3)) c.fail("the axes input (opset 18) is not supported");
+  const std::vector<int64_t> in = c.input_shape(0);
+  size_t rank = in.size();
+  std::vector<int64_t> pads = c.constant_ints(1, "pads");
+  if (pads.size() != 2 * rank)
+    c.fail("pads has " + std::to_string(pads.size()) + " entries; a rank-" + std::to_string(rank) +
+           " input needs " + std::to_string(2 * rank));
+  for (size_t a = 0; a < rank; ++a)
+    if (in[a] + pads[a] + pads[a + rank] <= 0)
+      c.fail("pads leave axis " + std::to_string(a) + " empty (empty tensors are not supported)");
+  // Negative pads crop first (as ONNX Runtime does), so reflection mirrors
+  // the cropped tensor.
+  Expr x = c.input(0);
+  std::vector<int64_t> begin, end, axes;
+  for (size_t a = 0; a < rank; ++a) {
+    int64_t cut_before = std::max(-pads[a], int64_t(0)), cut_after = std::max(-pads[a + rank], int64_t(0));
+    if (cut_before == 0 && cut_after == 0) continue;
+    if (cut_before + cut_after >= in[a])
+      c.fail("negative pads remove all of axis " + std::to_string(a) + " before padding it");
+    begin.push_back(cut_before), end.push_back(in[a] - cut_after), axes.push_back(int64_t(a));
+  }
+  if (!axes.empty()) x = c.call("strided_slice", {x}, {{"begin", begin}, {"end", end}, {"axes", axes}});
+  DType dtype = c.input_dtype(0);
+  if (mode == "constant") {
+    Expr fill = c.scalar(0, dtype);
+    if (c.has_input(2)) {
+      if (c.input_type(2).numel() != 1) c.fail("constant_value must hold one element");
+      if (c.input_dtype(2) != dtype) c.fail("constant_value must have the data's element type");
+      const NDArray* known = c.constant_input(2);
+      fill = known ? c.constant(known->reshaped({})) : reshape_to(c, c.input(2), {});
+    }
+    for (size_t a = 0; a < rank; ++a)
+      x = pad_axis(c, x, int64_t(a), std::max(pads[a], int64_t(0)), std::max(pads[a + rank], int64_t(0)), fill);
+  } else {
+    if (c.has_input(2)) c.fail("constant_value is given, but mode is '" + mode + "'");
+    for (size_t a = 0; a < rank; ++a) {
+      int64_t n = tensor_type_of(x).shape[a];
+      int64_t before = std::max(pads[a], int64_t(0)), after = std::max(pads[a + rank], int64_t(0));
+      std::vector<int64_t> source;
+      for (int64_t j = -before; j < n + after; ++j) source.push_back(pad_source(mode, j, n));
+      x = take_along(c, x, int64_t(a), source);
+    }
+  }
+  set_single_output(c, x);
+}
+
+// ---- Resize ----------------------------------------------------------------
+
+struct ResizeAttrs {
+  std::string mode, coordinates, nearest;
+};
+
+// The source coordinate of output position `x` along an axis of `in`
+// elements resized by `scale` to `out` (Resize-13's formulas). align_corners
+// divides by in * scale - 1, unrounded, as the ONNX reference does: with
+// given scales that differs from out - 1.
+double source_coordinate(const std::string& mode, int64_t x, int64_t in, int64_t out, double scale) {
+  if (mode == "align_corners") return out == 1 ? 0.0 : double(x) * double(in - 1) / (scale * double(in) - 1);
+  if (mode == "asymmetric") return double(x) / scale;
+  if (mode == "pytorch_half_pixel" && out == 1) return 0.0;
+  return (double(x) + 0.5) / scale - 0.5;  // half_pixel, pytorch_half_pixel
+}
+
+// Resamples axis `axis` of x to `out` elements.
+Expr resize_axis(NodeContext& c, const Expr& x, int64_t axis, int64_t out, double scale, const ResizeAttrs& r) {
+  const TensorTypeNode& t = tensor_type_of(x);
+  int64_t in = t.shape[size_t(axis)];
+  auto clamp = [in](int64_t i) { return std::min(std::max(i, int64_t(0)), in - 1); };
+  size_t count = static_cast<size_t>(out);
+  std::vector<int64_t> low(count), high(count);
+  std::vector<double> ratio(count);
+  for (int64_t j = 0; j < out; ++j) {
+    double source = source_coordinate(r.coordinates, j, in, out, scale);
+    double base = std::floor(source);
+    low[size_t(j)] = clamp(int64_t(base));
+    high[size_t(j)] = clamp(int64_t(base) + 1);
+    ratio[size_t(j)] = source - base;  // 0 at an exact sample: the low neighbour alone
+  }
+  if (r.mode == "nearest") {
+    std::vector<int64_t> picked(count);
+    for (size_t j = 0; j < count; ++j) {
+      double f = ratio[j];
+      bool up = f != 0 && (r.nearest == "ceil" || (r.nearest == "round_prefer_floor" && f > 0.5) ||
+                           (r.nearest == "round_prefer_ceil" && f >= 0.5));
+      picked[j] = up ? high[j] : low[j];
+    }
+    return take_along(c, x, axis, picked);
+  }
+  // Linear: out = take(x, low) * (1 - ratio) + take(x, high) * ratio, the
+  // weights shaped (out, 1, ...) to broadcast along this axis.
+  if (std::all_of(ratio.begin(), ratio.end(), [](double f) { return f == 0; })) return take_along(c, x, axis, low);
+  std::vector<int64_t> weight_shape(size_t(t.ndim() - axis), 1);
+  weight_shape[0] = out;
+  NDArray w_low(t.dtype, weight_shape), w_high(t.dtype, weight_shape);
+  for (int64_t j = 0; j < out; ++j) {
+    w_low.set_from_double(j, 1 - ratio[size_t(j)]);
+    w_high.set_from_double(j, ratio[size_t(j)]);
+  }
+  Expr a = c.call("multiply", {take_along(c, x, axis, low), c.constant(std::move(w_low))});
+  Expr b = c.call("multiply", {take_along(c, x, axis, high), c.constant(std::move(w_high))});
+  return c.call("add", {a, b});
+}
+
+void convert_resize(NodeContext& c) {
+  ResizeAttrs r{c.attr_string("mode", "nearest"), c.attr_string("coordinate_transformation_mode", "half_pixel"),
+                c.attr_string("nearest_mode", "round_prefer_floor")};
+  c.attr_float("cubic_coeff_a", -0.75f);      // cubic only, which is refused below
+  c.attr_float("extrapolation_value", 0.0f);  // tf_crop_and_resize only, refused below
+  bool exclude_outside = c.attr_int("exclude_outside", 0) != 0;
+  if (r.mode == "cubic") c.fail("mode 'cubic' is not supported (only nearest and linear)");
+  if (r.mode != "nearest" && r.mode != "linear") c.fail("mode '" + r.mode + "' is not one of nearest, linear, cubic");
+  if (r.coordinates == "tf_crop_and_resize") c.fail("coordinate_transformation_mode 'tf_crop_and_resize' is not supported");
+  if (r.coordinates != "half_pixel" && r.coordinates != "asymmetric" && r.coordinates != "align_corners" &&
+      r.coordinates != "pytorch_half_pixel")
+    c.fail("coordinate_transformation_mode '" + r.coordinates +
+           "' is not one of half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_crop_and_resize");
+  if (r.nearest != "round_prefer_floor" && r.nearest != "round_prefer_ceil" && r.nearest != "floor" &&
+      r.nearest != "ceil")
+    c.fail("nearest_mode '" + r.nearest + "' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil");
+  // exclude_outside reweights samples outside the input: with edge-clamped
+  // linear neighbours that changes nothing, but a nearest pick outside
+  // would get weight 0 (an undefined result), so refuse it there.
+  if (exclude_outside && r.mode == "nearest") c.fail("exclude_outside=1 is not supported with mode 'nearest'");
+  if (r.mode == "linear" && !dtype_is_float(c.input_dtype(0))) c.fail("linear mode needs a floating-point input");
+
+  const std::vector<int64_t> in = c.input_shape(0);
+  size_t rank = in.size();
+  bool has_scales = c.has_input(2) && c.input_type(2).numel() > 0;  // an empty scales means "use sizes"
+  bool has_sizes = c.has_input(3) && c.input_type(3).numel() > 0;
+  if (has_scales == has_sizes) c.fail("exactly one of scales and sizes must be given");
+  std::vector<int64_t> out(rank);
+  std::vector<double> scales(rank);
+  if (has_scales) {
+    scales = c.constant_floats(2, "scales");
+    if (scales.size() != rank) c.fail("scales must have one entry per input dimension (" + std::to_string(rank) + ")");
+    for (size_t a = 0; a < rank; ++a) {
+      if (!(scales[a] > 0)) c.fail("scales must be positive");
+      out[a] = int64_t(std::floor(scales[a] * double(in[a])));
+    }
+  } else {
+    out = c.constant_ints(3, "sizes");
+    if (out.size() != rank) c.fail("sizes must have one entry per input dimension (" + std::to_string(rank) + ")");
+    for (size_t a = 0; a < rank; ++a) scales[a] = double(out[a]) / double(in[a]);
+  }
+  for (size_t a = 0; a < rank; ++a)
+    if (out[a] <= 0) c.fail("the output's axis " + std::to_string(a) + " is empty (empty tensors are not supported)");
+  // Separable: each resized axis in turn (every mode transforms the axes
+  // independently, so the order does not matter).
+  Expr x = c.input(0);
+  for (size_t a = 0; a < rank; ++a)
+    if (!(out[a] == in[a] && scales[a] == 1.0)) x = resize_axis(c, x, int64_t(a), out[a], scales[a], r);
+  set_single_output(c, x);
+}
+
+// ---- Tile ------------------------------------------------------------------
+
+// Tile as broadcasting: (d0, d1) -> (1, d0, 1, d1) -> (r0, d0, r1, d1) ->
+// (r0*d0, r1*d1); only axes repeated more than once get the extra axis.
+void convert_tile(NodeContext& c) {
+  const std::vector<int64_t> in = c.input_shape(0);
+  std::vector<int64_t> repeats = c.constant_ints(1, "repeats");
+  if (repeats.size() != in.size())
+    c.fail("repeats has " + std::to_string(repeats.size()) + " entries for a rank-" + std::to_string(in.size()) +
+           " input");
+  std::vector<int64_t> spread, broadcast, out;
+  for (size_t a = 0; a < in.size(); ++a) {
+    if (repeats[a] < 0) c.fail("repeats must not be negative");
+    if (repeats[a] == 0) c.fail("a repeat of 0 gives an empty tensor (empty tensors are not supported)");
+    if (repeats[a] > 1) spread.push_back(1), broadcast.push_back(repeats[a]);
+    spread.push_back(in[a]), broadcast.push_back(in[a]), out.push_back(in[a] * repeats[a]);
+  }
+  if (out == in) return set_single_output(c, c.input(0));
+  Expr x = reshape_to(c, c.input(0), spread);
+  x = c.call("broadcast_to", {x}, {{"shape", broadcast}});
+  set_single_output(c, reshape_to(c, x, out));
+}
+
+// ---- ConvTranspose ---------------------------------------------------------
+
+// x (N, C, H, W) with stride-1 zeros between neighbouring pixels:
+// (N, C, (H-1)*sh+1, (W-1)*sw+1). Each strided axis gets a new axis of 1
+// after it, zeros concatenated there to the stride, the pair merged, and
+// the trailing zeros cut.
+Expr insert_zeros(NodeContext& c, const Expr& x, const std::vector<int64_t>& strides) {
+  std::vector<int64_t> shape = tensor_type_of(x).shape;
+  int64_t n = shape[0], ch = shape[1], h = shape[2], w = shape[3], sh = strides[0], sw = strides[1];
+  if (sh == 1 && sw == 1) return x;
+  Expr zero = c.scalar(0, tensor_type_of(x).dtype);
+  Expr y = reshape_to(c, x, {n, ch, h, 1, w, 1});
+  y = pad_axis(c, y, 3, 0, sh - 1, zero);
+  y = pad_axis(c, y, 5, 0, sw - 1, zero);
+  y = reshape_to(c, y, {n, ch, h * sh, w * sw});
+  return c.call("strided_slice", {y},
+                {{"begin", std::vector<int64_t>{0, 0}},
+                 {"end", std::vector<int64_t>{(h - 1) * sh + 1, (w - 1) * sw + 1}},
+                 {"axes", std::vector<int64_t>{2, 3}}});
+}
+
+// The ConvTranspose weight (C, M/g, KH, KW) as the equivalent convolution's
+// (M, C/g, KH, KW): in and out channels swapped within each group, and the
+// kernel flipped in both spatial axes.
+Expr conv_weight(NodeContext& c, const Expr& weight, int64_t groups) {
+  std::vector<int64_t> s = tensor_type_of(weight).shape;
+  int64_t ci = s[0], co = s[1], kh = s[2], kw = s[3];
+  Expr w = reshape_to(c, weight, {groups, ci / groups, co, kh, kw});
+  w = c.call("transpose", {w}, {{"axes", std::vector<int64_t>{0, 2, 1, 3, 4}}});
+  w = reshape_to(c, w, {groups * co, ci / groups, kh, kw});
+  for (int64_t axis : {2, 3}) {
+    std::vector<int64_t> reversed(size_t(s[size_t(axis)]));
+    std::iota(reversed.rbegin(), reversed.rend(), 0);
+    w = take_along(c, w, axis, reversed);
+  }
+  return w;
+}
+
+// Transposed convolution as a convolution: y[o] = sum_k x[i] * w[k] over
+// o = i*s - pad_begin + k*d is the stride-1 correlation, with dilation d, of
+// the zero-inserted input padded by d*(K-1) - pad on each side (plus
+// output_padding at the end) with the flipped kernel. A negative padding is
+// a crop of the result.
+void convert_conv_transpose(NodeContext& c) {
+  int rank = c.input_type(0).ndim();
+  if (rank != 3 && rank != 4) c.fail("only 1-D and 2-D transposed convolutions are supported");
+  if (c.input_type(1).ndim() != rank) c.fail("the weight must have the input's rank");
+  std::vector<int64_t> spatial(c.input_shape(0).begin() + 2, c.input_shape(0).end());
+  std::vector<int64_t> kernel(c.input_shape(1).begin() + 2, c.input_shape(1).end());
+  size_t n = spatial.size();
+  Window2d w = read_window(c, spatial, kernel, /*transposed=*/true);
+  int64_t groups = c.attr_int("group", 1);
+  std::vector<int64_t> output_padding = c.attr_ints("output_padding", std::vector<int64_t>(n, 0));
+  std::vector<int64_t> output_shape = c.attr_ints("output_shape", std::vector<int64_t>{});
+  std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  if (output_padding.size() != n) c.fail("output_padding must have one entry per spatial axis");
+  for (int64_t v : output_padding)
+    if (v < 0) c.fail("output_padding must not be negative");
+  int64_t channels = c.input_shape(0)[1];
+  if (groups <= 0 || channels % groups != 0)
+    c.fail("group " + std::to_string(groups) + " does not divide the " + std::to_string(channels) + " input channels");
+  if (c.input_shape(1)[0] != channels)
+    c.fail("the weight has " + std::to_string(c.input_shape(1)[0]) + " input channels, the input " +
+           std::to_string(channels));
+  // As 2-D: index 0 is the height (1 for a 1-D input), 1 the width.
+  std::vector<int64_t> extents = n == 1 ? std::vector<int64_t>{1, spatial[0]} : spatial;
+  std::vector<int64_t> extra = n == 1 ? std::vector<int64_t>{0, output_padding[0]} : output_padding;
+  std::vector<int64_t> head{w.padding[0], w.padding[1]}, tail{w.padding[2], w.padding[3]};
+  if (!output_shape.empty()) {
+    // The output shape fixes the total padding; the pads attribute is ignored.
+    if (output_shape.size() == n + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+    if (output_shape.size() != n) c.fail("output_shape must have one entry per spatial axis");
+    std::vector<int64_t> wanted = n == 1 ? std::vector<int64_t>{extents[0], output_shape[0]} : output_shape;
+    for (size_t i = 0; i < 2; ++i) {
+      int64_t total = w.strides[i] * (extents[i] - 1) + extra[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 - wanted[i];
+      // A negative total lengthens the output at the end, as output_padding does.
+      int64_t small = std::max<int64_t>(total, 0) / 2, large = total - small;
+      head[i] = auto_pad == "SAME_UPPER" ? small : (total < 0 ? 0 : large);
+      tail[i] = total - head[i];
+    }
+  }
+  Expr x = insert_zeros(c, as_nchw(c, c.input(0)), w.strides);
+  Expr weight = conv_weight(c, rank == 3 ? as_nchw(c, c.input(1)) : c.input(1), groups);
+  std::vector<int64_t> before(2), after(2);
+  for (size_t i = 0; i < 2; ++i) {
+    int64_t reach = w.dilations[i] * (w.kernel[i] - 1);
+    before[i] = reach - head[i];
+    after[i] = reach - tail[i] + extra[i];
+  }
+  auto positive = [](int64_t v) { return std::max<int64_t>(v, 0); };
+  Expr y = c.call("nn.conv2d", {x, weight},
+                  {{"padding", std::vector<int64_t>{positive(before[0]), positive(before[1]), positive(after[0]),
+                                                    positive(after[1])}},
+                   {"dilation", w.dilations},
+                   {"groups", groups}});
+  const std::vector<int64_t>& full = tensor_type_of(y).shape;
+  std::vector<int64_t> begin, end;
+  for (size_t i = 0; i < 2; ++i) {
+    begin.push_back(positive(-before[i]));
+    end.push_back(full[2 + i] - positive(-after[i]));
+    if (end.back() <= begin.back()) c.fail("the pads leave an empty output (empty tensors are not supported)");
+  }
+  if (begin != std::vector<int64_t>{0, 0} || end != std::vector<int64_t>{full[2], full[3]})
+    y = c.call("strided_slice", {y}, {{"begin", begin}, {"end", end}, {"axes", std::vector<int64_t>{2, 3}}});
+  if (c.has_input(2)) y = c.call("nn.bias_add", {y, c.input(2)}, {{"axis", int64_t(1)}});
+  set_single_output(c, from_nchw(c, y, rank));
+}
+
+}  // namespace
+
+void register_resample_converters() {
+  add_onnx_converter("Pad", convert_pad);
+  add_onnx_converter("Resize", convert_resize);
+  add_onnx_converter("Tile", convert_tile);
+  add_onnx_converter("ConvTranspose", convert_conv_transpose);
+}
 
 }  // namespace switchyard

@@ -34,14 +34,27 @@ Window2d read_window(NodeContext& c, const std::vector<int64_t>& spatial, std::v
   if (auto_pad == "VALID") {
     pads.assign(2 * n, 0);
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    // A transposed window's output_padding counts towards its output, which
+    // SAME makes input * stride.
+    std::vector<int64_t> output_padding(n, 0);
+    if (transposed) output_padding = c.attr_ints("output_padding", output_padding);
+    if (output_padding.size() != n) c.fail("output_padding must have one entry per spatial axis");
     for (size_t i = 0; i < n; ++i) {
       int64_t extent = (kernel_attr[i] - 1) * dilations[i] + 1;
       int64_t total = 0;
       if (transposed) {
-        total = std::max<int64_t>(0, (spatial[i] - 1) * strides[i] + extent - spatial[i] * strides[i]);
+        total = (spatial[i] - 1) * strides[i] + output_padding[i] + extent - spatial[i] * strides[i];
       } else {
         int64_t out = (spatial[i] + strides[i] - 1) / strides[i];
         total = std::max<int64_t>(0, (out - 1) * strides[i] + extent - spatial[i]);
+      }
+      if (total < 0) {
+        // A kernel shorter than the stride leaves the transposed output
+        // short of input * stride: a negative pad at the end lengthens it
+        // (the caller pads with zeros there), as output_padding would.
+        pads[i] = 0;
+        pads[i + n] = total;
+        continue;
       }
       int64_t small = total / 2, large = total - small;
       bool upper = auto_pad == "SAME_UPPER";
