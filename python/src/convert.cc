@@ -226,7 +226,8 @@ NDArray ndarray_from_python(py::handle value, const std::string& what) {
   py::object numpy = py::module_::import("numpy");
   if (!py::isinstance(value, numpy.attr("ndarray")) && !is_numpy_scalar(value))
     wrong_type(what, "a NumPy array", value);
-  py::object array = numpy.attr("ascontiguousarray")(value);
+  // ascontiguousarray makes a 0-d array (or a NumPy scalar) 1-d: keep its shape.
+  py::object array = numpy.attr("ascontiguousarray")(value).attr("reshape")(numpy.attr("shape")(value));
   py::object dtype = array.attr("dtype");
   if (!dtype.attr("isnative").cast<bool>()) {
     array = array.attr("astype")(dtype.attr("newbyteorder")("="));
