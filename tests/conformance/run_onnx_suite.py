@@ -1,0 +1,446 @@
+#!/usr/bin/env python3
+"""ONNX's own backend node tests as the ONNX importer's conformance suite.
+
+Every case folder under /usr/share/libonnx-testdata/data/node/ (a model.onnx
+and test_data_set_*/input_N.pb, output_N.pb) is imported with
+sy.frontend.from_onnx and run with sy.evaluate, in child processes with a
+per-case timeout, so that a crash or a hang is counted instead of ending the
+run. Each case is one of:
+
+  pass     every output of every data set matches (shape, dtype kind, values:
+           floats within 1e-4 relative to the largest expected magnitude plus
+           1e-4 relative per element, NaN where NaN is expected; ints and
+           bools exact)
+  refused  import or evaluation raised a sy.Error (the reason is the first
+           line of its message)
+  wrong    it ran, and an output does not match
+  crash    the child died or hung, or raised an exception that is not a
+           sy.Error
+
+Prints the four counts, the refusal reasons grouped, and the wrong and crash
+cases; exits 1 when any case is wrong or crashed.
+
+    /usr/bin/python3 tests/conformance/run_onnx_suite.py [--filter 'test_conv*'] [--jobs 2] [--json report.json]
+
+The package is imported from $SY_BUILD_DIR/python, else from PYTHONPATH,
+else from build/python (or --build-dir).
+"""
+import argparse
+import collections
+import fnmatch
+import glob
+import json
+import os
+import pathlib
+import queue
+import re
+import selectors
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+DEFAULT_DATA = "/usr/share/libonnx-testdata/data/node"
+RESULT_PREFIX = "@@sy-conformance "
+TOLERANCE = 1e-4
+
+
+# ---------------------------------------------------------------- the child
+
+def load_case_data(case_dir, model):
+    """[(inputs by name, expected outputs)] per data set, or raise."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    initializers = {t.name for t in model.graph.initializer}
+    graph_inputs = [i for i in model.graph.input if i.name not in initializers]
+    sets = []
+    for set_dir in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
+        inputs = {}
+        for k, info in enumerate(graph_inputs):
+            path = os.path.join(set_dir, f"input_{k}.pb")
+            if not os.path.exists(path):
+                continue  # an optional input left out
+            if not info.type.HasField("tensor_type"):
+                raise NonTensorData(f"input '{info.name}' is not a tensor")
+            inputs[info.name] = tensor_array(onnx.load_tensor(path), info)
+        expected = []
+        for k, info in enumerate(model.graph.output):
+            if not info.type.HasField("tensor_type"):
+                raise NonTensorData(f"output '{info.name}' is not a tensor")
+            expected.append(tensor_array(onnx.load_tensor(os.path.join(set_dir, f"output_{k}.pb")), info))
+        fix = EXPECTED_DATA_FIXES.get(os.path.basename(os.path.normpath(case_dir)))
+        if fix:
+            expected = fix[1](inputs, expected)
+        sets.append((inputs, expected))
+    return sets
+
+
+def tensor_array(tensor, info):
+    """The tensor as NumPy holds it. Where the graph declares bfloat16, the
+    data holds its bits as uint16 (NumPy has no bfloat16): widened to
+    float32, the form sy.evaluate returns a bfloat16 tensor in."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    array = np.asarray(numpy_helper.to_array(tensor))
+    if info.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16 and array.dtype == np.uint16:
+        array = (array.astype(np.uint32) << 16).view(np.float32)
+    return array
+
+
+class NonTensorData(Exception):
+    pass
+
+
+def bfloat16_nearest_even(x):
+    """float32 -> bfloat16 rounded to nearest even, widened back to float32."""
+    import numpy as np
+
+    bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(x), x, rounded)
+
+
+# Cases whose stored expected data contradicts the ONNX specification as it
+# stands: name -> (why, a function of (inputs, expected) giving the right
+# expected outputs). The case is still checked, against the corrected data.
+EXPECTED_DATA_FIXES = {
+    "test_cast_FLOAT_to_BFLOAT16": (
+        "the stored output truncates float32 to bfloat16 (onnx < 1.14 made it so); Cast rounds to nearest even",
+        lambda inputs, expected: [bfloat16_nearest_even(inputs["input"])]),
+}
+
+
+def compare(actual, expected):
+    """None when `actual` matches `expected`, else what differs."""
+    import numpy as np
+
+    actual = np.asarray(actual)
+    if actual.shape != expected.shape:
+        return f"shape {actual.shape}, expected {expected.shape}"
+    kind = lambda a: "f" if a.dtype.kind in "fc" else a.dtype.kind
+    if kind(actual) != kind(expected):
+        return f"dtype {actual.dtype}, expected {expected.dtype}"
+    if expected.size == 0:
+        return None
+    if kind(expected) != "f":
+        if np.array_equal(actual, expected):
+            return None
+        bad = np.argwhere(actual != expected)
+        i = tuple(bad[0])
+        return f"{len(bad)} of {expected.size} values differ; at {list(i)}: {actual[i]!r}, expected {expected[i]!r}"
+    a = actual.astype(np.float64)
+    e = expected.astype(np.float64)
+    nan_expected = np.isnan(e)
+    if not np.array_equal(nan_expected, np.isnan(a)):
+        i = tuple(np.argwhere(nan_expected != np.isnan(a))[0])
+        return f"NaN mismatch at {list(i)}: {a[i]!r}, expected {e[i]!r}"
+    finite = np.isfinite(e)
+    if not np.array_equal(a[~finite & ~nan_expected], e[~finite & ~nan_expected]):
+        i = tuple(np.argwhere(~finite & ~nan_expected & (a != e))[0])
+        return f"infinity mismatch at {list(i)}: {a[i]!r}, expected {e[i]!r}"
+    if not finite.any():
+        return None
+    scale = float(np.abs(e[finite]).max())
+    atol = TOLERANCE * (scale if scale > 0 else 1.0)
+    with np.errstate(invalid="ignore"):
+        err = np.where(finite, np.abs(a - e), 0.0)
+        bound = atol + TOLERANCE * np.abs(e)
+    bad = np.argwhere(finite & ~(err <= bound))
+    if len(bad) == 0:
+        return None
+    i = tuple(bad[0])
+    worst = float(np.nanmax(np.where(finite, err, 0.0)))
+    return (f"{len(bad)} of {e.size} values differ (largest error {worst:.3g}, scale {scale:.3g}); "
+            f"at {list(i)}: {a[i]!r}, expected {e[i]!r}")
+
+
+def first_line(text):
+    lines = str(text).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def run_case(case_dir, sy):
+    """The result of one case as a dict (status, reason, stage, detail)."""
+    import onnx
+
+    path = os.path.join(case_dir, "model.onnx")
+    try:
+        mod = sy.frontend.from_onnx(path)
+    except sy.Error as e:
+        return {"status": "refused", "stage": "import", "message": str(e.message)}
+    except Exception as e:  # noqa: BLE001 - anything else is a crash to report
+        return {"status": "crash", "stage": "import", "detail": f"{type(e).__name__}: {first_line(e)}"}
+    try:
+        data = load_case_data(case_dir, onnx.load(path))
+    except NonTensorData as e:
+        return {"status": "wrong", "stage": "data", "detail": f"the importer accepted a model whose {e}"}
+    if not data:
+        return {"status": "crash", "stage": "data", "detail": "no test_data_set_* folder"}
+    for k, (inputs, expected) in enumerate(data):
+        try:
+            result = sy.evaluate(mod, **inputs)
+        except sy.Error as e:
+            return {"status": "refused", "stage": "evaluate", "message": str(e.message)}
+        except Exception as e:  # noqa: BLE001
+            return {"status": "crash", "stage": "evaluate", "detail": f"{type(e).__name__}: {first_line(e)}"}
+        outputs = list(result) if isinstance(result, tuple) else [result]
+        if len(outputs) != len(expected):
+            return {"status": "wrong", "stage": "compare",
+                    "detail": f"{len(outputs)} outputs, expected {len(expected)}"}
+        for j, (a, e) in enumerate(zip(outputs, expected)):
+            if isinstance(a, tuple):
+                return {"status": "wrong", "stage": "compare", "detail": f"output {j} is a tuple"}
+            diff = compare(a, e)
+            if diff:
+                return {"status": "wrong", "stage": "compare", "detail": f"data set {k}, output {j}: {diff}"}
+    fix = EXPECTED_DATA_FIXES.get(os.path.basename(os.path.normpath(case_dir)))
+    return {"status": "pass", "note": "expected data corrected: " + fix[0]} if fix else {"status": "pass"}
+
+
+def worker_main():
+    """Reads case folders from stdin, one a line; writes one result line each."""
+    import numpy as np
+    import switchyard as sy
+
+    np.seterr(all="ignore")
+    out = sys.stdout
+    for line in sys.stdin:
+        case_dir = line.strip()
+        if not case_dir:
+            continue
+        start = time.monotonic()
+        try:
+            result = run_case(case_dir, sy)
+        except Exception as e:  # noqa: BLE001 - a harness failure is still a result
+            result = {"status": "crash", "stage": "harness", "detail": f"{type(e).__name__}: {first_line(e)}"}
+        result["seconds"] = round(time.monotonic() - start, 3)
+        out.write(RESULT_PREFIX + json.dumps(result) + "\n")
+        out.flush()
+
+
+# ---------------------------------------------------------------- the parent
+
+class Child:
+    """One worker process; `run` sends it a case and waits for its result."""
+
+    def __init__(self, env):
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker"], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.proc.stdout, selectors.EVENT_READ)
+        self.buffer = b""
+
+    def run(self, case_dir, timeout):
+        """The child's result dict, or None with a reason when it died or hung."""
+        try:
+            self.proc.stdin.write((case_dir + "\n").encode())
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            return None, self.death()
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\n" in self.buffer:
+                line, self.buffer = self.buffer.split(b"\n", 1)
+                text = line.decode(errors="replace")
+                if text.startswith(RESULT_PREFIX):
+                    return json.loads(text[len(RESULT_PREFIX):]), None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                return None, f"timed out after {timeout:g} s"
+            if not self.selector.select(left):
+                continue
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                return None, self.death()
+            self.buffer += chunk
+
+    def death(self):
+        code = self.proc.wait()
+        self.stderr.seek(0)
+        tail = [l for l in self.stderr.read().decode(errors="replace").strip().splitlines() if l.strip()]
+        how = f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
+        return how + (f" ({tail[-1].strip()[:200]})" if tail else "")
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.selector.close()
+        self.stderr.close()
+
+
+def run_cases(case_dirs, jobs, timeout, env, progress):
+    """{case name: result}, running `jobs` children over a shared queue."""
+    todo = queue.Queue()
+    for d in case_dirs:
+        todo.put(d)
+    results = {}
+    lock = threading.Lock()
+
+    def alone(case_dir):
+        child = Child(env)
+        try:
+            return child.run(case_dir, timeout)
+        finally:
+            child.close()
+
+    def work():
+        child = None
+        while True:
+            try:
+                case_dir = todo.get_nowait()
+            except queue.Empty:
+                break
+            child = child or Child(env)
+            result, death = child.run(case_dir, timeout)
+            if result is None:
+                child.close()
+                child = None
+                # Confirm in a fresh child of its own: a crash caused by an
+                # earlier case in the batch is reported as such.
+                result, death_alone = alone(case_dir)
+                if result is None:
+                    result = {"status": "crash", "stage": "child", "detail": death_alone}
+                else:
+                    result["note"] = f"its batch child {death}; it ran alone"
+            with lock:
+                results[os.path.basename(case_dir)] = result
+                progress(len(results))
+        if child:
+            child.close()
+
+    threads = [threading.Thread(target=work) for _ in range(max(1, jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def refusal_reason(message):
+    """The first line of a refusal, without the model's path, made generic
+    enough to group: node names and numbers replaced, the operator kept."""
+    lines = message.strip().splitlines()
+    line = lines[0] if lines else ""
+    line = re.sub(r"^\S*model\.onnx: ", "", line)
+    if re.match(r"\d+ nodes? with unsupported operators:", line):
+        ops = sorted({m.group(1) for l in lines[1:] for m in [re.search(r"\((\w+)\)(?: of domain|$)", l)] if m})
+        return "unsupported operator: " + ", ".join(ops)
+    line = re.sub(r"^node (?:'[^']*'|\(unnamed\)) \((\w+)\): ", r"\1: ", line)
+    line = re.sub(r"'[^']*'", "'…'", line)
+    return line
+
+
+def summarize(results):
+    counts = collections.Counter(r["status"] for r in results.values())
+    for status in ("pass", "refused", "wrong", "crash"):
+        counts.setdefault(status, 0)
+    return counts
+
+
+def print_report(results, seconds, jobs):
+    counts = summarize(results)
+    total = len(results)
+    print(f"ONNX node tests: {total} cases in {seconds:.1f} s ({jobs} jobs)")
+    print("  " + "  ".join(f"{s} {counts[s]}" for s in ("pass", "refused", "wrong", "crash")))
+    reasons = collections.defaultdict(list)
+    for name, r in sorted(results.items()):
+        if r["status"] == "refused":
+            reasons[f"[{r['stage']}] {refusal_reason(r['message'])}"].append(name)
+    if reasons:
+        print("\nrefusals, by reason:")
+        for reason, names in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            shown = ", ".join(n[len("test_"):] if n.startswith("test_") else n for n in names[:3])
+            more = f", +{len(names) - 3}" if len(names) > 3 else ""
+            print(f"  {len(names):4d}  {reason[:110]}\n        ({shown}{more})")
+    for status in ("wrong", "crash"):
+        bad = [(n, r) for n, r in sorted(results.items()) if r["status"] == status]
+        if bad:
+            print(f"\n{status}:")
+            for name, r in bad:
+                print(f"  {name}: [{r.get('stage')}] {r.get('detail')}")
+    notes = [(n, r["note"]) for n, r in sorted(results.items()) if r.get("note")]
+    if notes:
+        print("\nnotes:")
+        for name, note in notes:
+            print(f"  {name}: {note}")
+
+
+def child_env(build_dir):
+    env = dict(os.environ)
+    if build_dir:
+        python_dir = str(pathlib.Path(build_dir).resolve() / "python")
+    elif "SY_BUILD_DIR" in env:
+        python_dir = str(pathlib.Path(env["SY_BUILD_DIR"]).resolve() / "python")
+    elif env.get("PYTHONPATH"):
+        return env
+    else:
+        python_dir = str(REPO / "build" / "python")
+    env["PYTHONPATH"] = python_dir + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="example: run_onnx_suite.py --filter 'test_conv*' --json report.json")
+    parser.add_argument("--data", default=DEFAULT_DATA, help="the folder of case folders (default: %(default)s)")
+    parser.add_argument("--filter", action="append", metavar="GLOB",
+                        help="run only cases whose folder name matches (repeatable)")
+    parser.add_argument("--jobs", type=int, default=2, help="child processes at once (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=60, help="seconds per case (default: %(default)s)")
+    parser.add_argument("--json", metavar="FILE", help="write the full report as JSON")
+    parser.add_argument("--build-dir", help="the build folder whose python/ holds the package")
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker_main()
+        return 0
+
+    if not os.path.isdir(args.data):
+        print(f"run_onnx_suite: no test data at {args.data} (install Debian's libonnx-testdata)", file=sys.stderr)
+        return 2
+    cases = sorted(d for d in glob.glob(os.path.join(args.data, "*"))
+                   if os.path.isfile(os.path.join(d, "model.onnx")))
+    if args.filter:
+        cases = [d for d in cases if any(fnmatch.fnmatchcase(os.path.basename(d), g) for g in args.filter)]
+    if not cases:
+        print("run_onnx_suite: no case matches", file=sys.stderr)
+        return 2
+
+    show = sys.stderr.isatty() and not args.quiet
+
+    def progress(done):
+        if show:
+            print(f"\r{done}/{len(cases)}", end="", file=sys.stderr, flush=True)
+
+    start = time.monotonic()
+    results = run_cases(cases, args.jobs, args.timeout, child_env(args.build_dir), progress)
+    seconds = time.monotonic() - start
+    if show:
+        print(file=sys.stderr)
+    print_report(results, seconds, args.jobs)
+    counts = summarize(results)
+    if args.json:
+        report = {
+            "data": args.data,
+            "seconds": round(seconds, 1),
+            "jobs": args.jobs,
+            "counts": dict(counts),
+            "cases": {n: dict(r, reason=refusal_reason(r["message"])) if r["status"] == "refused" else r
+                      for n, r in sorted(results.items())},
+        }
+        pathlib.Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    return 1 if counts["wrong"] + counts["crash"] > 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
