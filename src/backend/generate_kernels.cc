@@ -1,7 +1,10 @@
 // Kernel generation for every kernel call of a lowered program, by target.
+#include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "backend/lower.h"
+#include "ir/structural_equal.h"
 #include "runtime/sha256.h"
 #include "support/error.h"
 
@@ -46,9 +49,13 @@ std::string kernel_kind(const KernelSource& kernel) {
 
 void generate_kernels(LoweredProgram& program, const CompilationConfig& config) {
   // A function called at several places is generated once per device; calls
-  // whose code and target are identical share one kernel.
+  // that compute the same thing (the same primitive up to spans and devices)
+  // for the same target share one kernel, so a model's repeated layers
+  // compile once; calls whose code and target are identical share one too.
   std::map<std::pair<const FunctionNode*, int>, int> by_function;
+  std::unordered_map<size_t, std::vector<std::pair<Function, int>>> by_structure;
   std::map<std::string, int> by_content;  // sha256 of code and target
+  const StructuralEqualOptions identity{.compare_devices = false, .compare_spans = false};
   for (LoweredKernelCall& call : program.kernel_calls) {
     if (!call.primitive) call.primitive = wrap_operator_call(call.operator_call);
     auto key = std::make_pair(call.primitive.get(), call.device);
@@ -57,15 +64,31 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config) 
       continue;
     }
     const VirtualDevice* device = config.devices.at(size_t(call.device));
+    const std::string& target = device->target()->str();
+    std::vector<std::pair<Function, int>>& same_hash =
+        by_structure[structural_hash(call.primitive, identity) ^ std::hash<std::string>()(target)];
+    auto same = std::find_if(same_hash.begin(), same_hash.end(), [&](const std::pair<Function, int>& known) {
+      return program.kernel_sources[size_t(known.second)].target == target &&
+             structural_equal(known.first, call.primitive, identity);
+    });
+    if (same != same_hash.end()) {
+      call.source = same->second;
+      by_function.emplace(key, same->second);
+      continue;
+    }
     // Named after its content, so an unchanged kernel keeps its name (and
     // its cached object) across builds and models.
     KernelSource draft = generate_for_target(call, device, "sy_kernel");
     std::string identity = draft.code + "\ntarget: " + device->target()->str();
     std::string hash = sha256_hex(identity.data(), identity.size());
     auto [it, inserted] = by_content.emplace(hash, int(program.kernel_sources.size()));
-    if (inserted) program.kernel_sources.push_back(generate_for_target(call, device, call.base_name + "_" + hash.substr(0, 12)));
+    if (inserted) {
+      program.kernel_sources.push_back(generate_for_target(call, device, call.base_name + "_" + hash.substr(0, 12)));
+      program.kernel_sources.back().target = target;
+    }
     call.source = it->second;
     by_function.emplace(key, it->second);
+    same_hash.emplace_back(call.primitive, it->second);
   }
 }
 

@@ -28,6 +28,7 @@ struct KernelSource {
   std::vector<TensorType> outputs;  // flattened, in order
   bool elementwise_in_place_safe = false;  // outputs[0] may share inputs[i] of the same type
   Span span;                        // the fused span of the function's nodes
+  std::string target;               // the target it was generated for ("cpu", ...)
 };
 
 // Generates the kernel of a primitive function for a CPU target (its options,
