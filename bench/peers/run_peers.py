@@ -113,12 +113,19 @@ def benchmark_model(name, args, switchyard, node_modules, ort_error, work):
     log(f"{name}: Switchyard compile and run")
     compiled, runs = switchyard_peer.benchmark(switchyard, files[0], {description["input"]: files[1]},
                                                np.load(files[2]), threads, args.runs, work, args.timeout)
+    if "error" in compiled:
+        log(f"  {compiled['error']}")
+    else:
+        log(f"  compile {compiled['compile_cold_s']:.2f} s cold, {compiled['compile_cached_s']:.2f} s cached")
     rows = []
     for t in threads:
         log(f"{name}, {t} thread(s): ONNX Runtime, PyTorch")
         ort = {"error": ort_error} if ort_error else run_ort(node_modules, files, t, args)
         rows.append(dict(model=name, threads=t, compile=compiled, switchyard=runs[t], ort=ort,
                          pytorch=run_pytorch(name, files, t, args)))
+        for peer in ("switchyard", "ort", "pytorch"):
+            figures = rows[-1][peer]
+            log(f"  {peer}: " + (figures["error"] if "error" in figures else f"{report.median_ms(figures):.3f} ms"))
     return rows
 
 
