@@ -44,8 +44,18 @@ def _error(figures):
     return text.replace("|", "\\|")
 
 
+# A median this far above the fastest run means the runs were disturbed (the
+# machine is shared); such cells are marked rather than silently trusted.
+NOISY_SPREAD = 2.0
+
+
+def is_noisy(figures):
+    latency = figures.get("latency_ms")
+    return bool(latency) and latency["median"] > NOISY_SPREAD * latency["min"]
+
+
 def _latency(figures):
-    return _error(figures) or "{:.3f}".format(median_ms(figures))
+    return _error(figures) or "{:.3f}{}".format(median_ms(figures), " *" if is_noisy(figures) else "")
 
 
 def table_row(row):
@@ -68,6 +78,9 @@ def markdown(result):
         g = result["geometric_mean"][peer]
         value = "—" if g["value"] is None else f"{g['value']:.2f}x"
         lines.append(f"Geometric mean of Switchyard / {label} median latency: {value} over {g['rows']} rows.")
+    if any(is_noisy(r[p]) for r in result["rows"] for p in ("switchyard", "ort", "pytorch")):
+        lines.append(f"\\* median over {NOISY_SPREAD:g}x the fastest run: disturbed runs (a busy machine?); "
+                     "see min and p90 in the JSON.")
     for row in result["rows"]:
         for peer in ("ort", "pytorch"):
             error = row[peer].get("relative_error", 0)
