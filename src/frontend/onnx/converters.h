@@ -31,4 +31,13 @@ void register_resample_converters();     // converters_resample.cc: Pad, Resize,
 // has only that one.
 inline void set_single_output(NodeContext& ctx, Expr value) { ctx.set_output(0, std::move(value)); }
 
+// x != x, elementwise (converters_elementwise.cc).
+Expr is_nan_expr(NodeContext& ctx, const Expr& x);
+// ONNX GatherElements: `data` at `indices` (same rank, negative ones counting
+// from the end) along `axis` (converters_tensor.cc).
+Expr gather_elements(NodeContext& ctx, const Expr& data, const Expr& indices, int64_t axis);
+// The int64 index of the first (or `last`) largest or smallest element along
+// `axis`, which stays as a dimension of 1 (converters_tensor.cc).
+Expr arg_extreme(NodeContext& ctx, const Expr& x, int64_t axis, bool largest, bool last);
+
 }  // namespace switchyard

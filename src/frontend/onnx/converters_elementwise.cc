@@ -32,6 +32,32 @@ void require_float(NodeContext& c, size_t i) {
   if (!dtype_is_float(c.input_dtype(i))) c.fail(std::string("needs a floating-point input, got ") + dtype_name(c.input_dtype(i)));
 }
 
+Expr cast_to(NodeContext& c, const Expr& x, DType dtype) {
+  if (tensor_type_of(x).dtype == dtype) return x;
+  return c.call("cast", {x}, {{"dtype", std::string(dtype_name(dtype))}});
+}
+
+
+// Integer Mod from the IR's truncating division: a - trunc(a / b) * b has
+// the dividend's sign (fmod=1); fmod=0 moves a remainder whose sign differs
+// from the divisor's by one divisor. A floating-point Mod would need a
+// truncation the IR does not have.
+void convert_mod(NodeContext& c) {
+  bool fmod = c.attr_int("fmod", 0) != 0;
+  DType t = c.input_dtype(0);
+  if (!dtype_is_int(t)) c.fail(std::string("Mod of ") + dtype_name(t) + " is not supported (integers only)");
+  Expr a = c.input(0), b = c.input(1);
+  Expr r = c.call("subtract", {a, c.call("multiply", {c.call("divide", {a, b}), b})});
+  if (!fmod && t != DType::kUInt8) {
+    Expr zero = c.scalar(0, t);
+    Expr same_sign = c.call("equal", {c.call("less", {r, zero}), c.call("less", {b, zero})});
+    Expr fix = c.call("minimum", {c.call("equal", {same_sign, c.scalar(0, DType::kBool)}),
+                                  c.call("equal", {c.call("equal", {r, zero}), c.scalar(0, DType::kBool)})});
+    r = c.call("where", {fix, c.call("add", {r, b}), r});
+  }
+  set_single_output(c, r);
+}
+
 // x < 0 ? negative_branch : x
 Expr negative_part(NodeContext& c, const Expr& x, const Expr& negative_branch) {
   Expr is_negative = c.call("less", {x, c.scalar(0, tensor_type_of(x).dtype)});
@@ -110,6 +136,42 @@ void register_activations() {
     Expr half_x = c.call("multiply", {x, c.scalar(0.5, t)});
     set_single_output(c, c.call("multiply", {half_x, c.call("add", {inner, c.scalar(1, t)})}));
   });
+  add_onnx_converter("ThresholdedRelu", [](NodeContext& c) {
+    require_float(c, 0);
+    Expr x = c.input(0);
+    DType t = c.input_dtype(0);
+    Expr above = c.call("greater", {x, c.scalar(c.attr_float("alpha", 1.0f), t)});
+    set_single_output(c, c.call("where", {above, x, c.scalar(0, t)}));
+  });
+  add_onnx_converter("Shrink", [](NodeContext& c) {
+    require_float(c, 0);
+    Expr x = c.input(0);
+    DType t = c.input_dtype(0);
+    double lambd = c.attr_float("lambd", 0.5f), bias = c.attr_float("bias", 0.0f);
+    Expr high = c.call("where", {c.call("greater", {x, c.scalar(lambd, t)}), c.call("subtract", {x, c.scalar(bias, t)}),
+                                 c.scalar(0, t)});
+    Expr low = c.call("less", {x, c.scalar(-lambd, t)});
+    set_single_output(c, c.call("where", {low, c.call("add", {x, c.scalar(bias, t)}), high}));
+  });
+  // log(1 + e^x) as max(x, 0) + log(1 + e^-|x|), which cannot overflow.
+  add_onnx_converter("Softplus", [](NodeContext& c) {
+    require_float(c, 0);
+    Expr x = c.input(0);
+    DType t = c.input_dtype(0);
+    Expr tail = c.call("exp", {c.call("negative", {c.call("abs", {x})})});
+    Expr log1p = c.call("log", {c.call("add", {tail, c.scalar(1, t)})});
+    set_single_output(c, c.call("add", {c.call("nn.relu", {x}), log1p}));
+  });
+  // max(0, x) + min(0, alpha (e^(x / alpha) - 1))
+  add_onnx_converter("Celu", [](NodeContext& c) {
+    if (c.input_dtype(0) != DType::kFloat32) c.fail("needs a float32 input");
+    Expr x = c.input(0);
+    DType t = c.input_dtype(0);
+    double alpha = c.attr_float("alpha", 1.0f);
+    Expr expm1 = c.call("subtract", {c.call("exp", {c.call("divide", {x, c.scalar(alpha, t)})}), c.scalar(1, t)});
+    Expr negative = c.call("minimum", {c.call("multiply", {expm1, c.scalar(alpha, t)}), c.scalar(0, t)});
+    set_single_output(c, c.call("add", {c.call("nn.relu", {x}), negative}));
+  });
   add_onnx_converter("Clip", [](NodeContext& c) {
     Expr x = c.input(0);
     const NDArray* low = c.constant_input(1);
@@ -128,6 +190,10 @@ void register_activations() {
 }
 
 }  // namespace
+
+Expr is_nan_expr(NodeContext& c, const Expr& x) {
+  return c.call("equal", {c.call("equal", {x, x}), c.scalar(0, DType::kBool)});
+}
 
 void register_elementwise_converters() {
   binary("Add", "add");
@@ -179,6 +245,34 @@ void register_elementwise_converters() {
   unary("Tanh", "tanh");
   unary("Sigmoid", "sigmoid");
   unary("Relu", "nn.relu");
+  add_onnx_converter("Sign", [](NodeContext& c) {
+    Expr x = c.input(0);
+    DType t = c.input_dtype(0);
+    if (t == DType::kBool) c.fail("needs a numeric input");
+    Expr zero = c.scalar(0, t);
+    Expr y = c.call("where", {c.call("greater", {x, zero}), c.scalar(1, t), zero});
+    if (t != DType::kUInt8) y = c.call("where", {c.call("less", {x, zero}), c.scalar(-1, t), y});
+    if (dtype_is_float(t)) y = c.call("where", {is_nan_expr(c, x), x, y});  // the sign of NaN is NaN
+    set_single_output(c, y);
+  });
+  add_onnx_converter("IsNaN", [](NodeContext& c) {
+    require_float(c, 0);
+    set_single_output(c, is_nan_expr(c, c.input(0)));
+  });
+  add_onnx_converter("IsInf", [](NodeContext& c) {
+    require_float(c, 0);
+    Expr x = c.input(0);
+    DType t = c.input_dtype(0);
+    bool positive = c.attr_int("detect_positive", 1) != 0, negative = c.attr_int("detect_negative", 1) != 0;
+    Expr y = c.call("broadcast_to", {c.scalar(0, DType::kBool)}, {{"shape", c.input_shape(0)}});
+    if (positive) y = c.call("equal", {x, c.scalar(INFINITY, t)});
+    if (negative) {
+      Expr is_negative = c.call("equal", {x, c.scalar(-INFINITY, t)});
+      y = positive ? c.call("maximum", {y, is_negative}) : is_negative;
+    }
+    set_single_output(c, y);
+  });
+  add_onnx_converter("Mod", convert_mod);
   add_onnx_converter("Reciprocal", [](NodeContext& c) {
     require_float(c, 0);
     set_single_output(c, c.call("divide", {c.scalar(1, c.input_dtype(0)), c.input(0)}));
@@ -189,10 +283,13 @@ void register_elementwise_converters() {
   add_onnx_converter("Cast", [](NodeContext& c) {
     int to = int(c.attr_int("to"));
     std::optional<DType> dtype = dtype_from_onnx(to);
-    if (!dtype) c.fail("cast to an unsupported element type");
+    if (!dtype) c.fail("cast to element type " + onnx_type_name(to) + ", which Switchyard does not support");
     if (c.has_attr("saturate")) c.attr_int("saturate");
-    set_single_output(c, *dtype == c.input_dtype(0) ? c.input(0)
-                                                    : c.call("cast", {c.input(0)}, {{"dtype", std::string(dtype_name(*dtype))}}));
+    set_single_output(c, cast_to(c, c.input(0), *dtype));
+  });
+  add_onnx_converter("CastLike", [](NodeContext& c) {
+    if (c.has_attr("saturate")) c.attr_int("saturate");
+    set_single_output(c, cast_to(c, c.input(0), c.input_dtype(1)));
   });
   register_activations();
 }

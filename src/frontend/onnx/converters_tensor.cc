@@ -265,7 +265,7 @@ void convert_reduce(NodeContext& c, const std::string& kind) {
   Expr x = c.input(0);
   DType t = c.input_dtype(0);
   if (kind == "ReduceMin" || kind == "ReduceLogSumExp" || kind == "ReduceL2" || kind == "ReduceSumSquare" ||
-      kind == "ReduceL1")
+      kind == "ReduceL1" || kind == "ReduceLogSum")
     if (!dtype_is_float(t)) c.fail("needs a floating-point input");
   Expr y;
   if (kind == "ReduceMean") y = c.call("mean", {x}, attrs);
@@ -275,6 +275,7 @@ void convert_reduce(NodeContext& c, const std::string& kind) {
   else if (kind == "ReduceSumSquare") y = c.call("sum", {c.call("multiply", {x, x})}, attrs);
   else if (kind == "ReduceL1") y = c.call("sum", {c.call("abs", {x})}, attrs);
   else if (kind == "ReduceL2") y = c.call("sqrt", {c.call("sum", {c.call("multiply", {x, x})}, attrs)});
+  else if (kind == "ReduceLogSum") y = c.call("log", {c.call("sum", {x}, attrs)});
   else {  // ReduceLogSumExp, shifted by the maximum so exp cannot overflow
     AttrList kept{{"axis", axis}, {"keepdims", true}};
     Expr m = c.call("max", {x}, kept);
@@ -285,7 +286,173 @@ void convert_reduce(NodeContext& c, const std::string& kind) {
   set_single_output(c, y);
 }
 
+void convert_gather_elements(NodeContext& c) {
+  int64_t axis = normalize(c, c.attr_int("axis", 0), c.input_type(0).ndim());
+  set_single_output(c, gather_elements(c, c.input(0), c.input(1), axis));
+}
+
+// Trilu keeps the triangle on and above (upper) or below diagonal k of the
+// last two axes: a where over the mask "column - row >= k" (upper) or
+// "<= k", with the differences a constant and k known or not.
+void convert_trilu(NodeContext& c) {
+  const std::vector<int64_t>& in = c.input_shape(0);
+  if (in.size() < 2) c.fail("needs an input of rank 2 or more");
+  bool upper = c.attr_int("upper", 1) != 0;
+  Expr k = c.scalar(0, DType::kInt64);
+  if (c.has_input(1)) {
+    if (c.input_dtype(1) != DType::kInt64 || c.input_type(1).numel() != 1) c.fail("k must hold one int64");
+    k = reshape_to(c, c.input(1), {});
+  }
+  int64_t rows = in[in.size() - 2], cols = in.back();
+  NDArray diagonal(DType::kInt64, {rows, cols});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) diagonal.as<int64_t>()[i * cols + j] = j - i;
+  Expr outside = c.call(upper ? "less" : "greater", {c.constant(std::move(diagonal)), k});
+  set_single_output(c, c.call("where", {outside, c.scalar(0, c.input_dtype(0)), c.input(0)}));
+}
+
+// DepthToSpace and SpaceToDepth: a reshape to six dimensions, a transpose,
+// and a reshape back to four.
+void convert_depth_space(NodeContext& c, bool to_space) {
+  const std::vector<int64_t>& in = c.input_shape(0);
+  if (in.size() != 4) c.fail("needs an (N, C, H, W) input");
+  int64_t b = c.attr_int("blocksize");
+  if (b <= 0) c.fail("blocksize must be positive");
+  int64_t n = in[0], ch = in[1], h = in[2], w = in[3];
+  std::vector<int64_t> split, perm, out;
+  if (to_space) {
+    std::string mode = c.attr_string("mode", "DCR");
+    if (ch % (b * b) != 0) c.fail("the channels (" + std::to_string(ch) + ") are not a multiple of blocksize squared");
+    if (mode == "DCR") split = {n, b, b, ch / (b * b), h, w}, perm = {0, 3, 4, 1, 5, 2};
+    else if (mode == "CRD") split = {n, ch / (b * b), b, b, h, w}, perm = {0, 1, 4, 2, 5, 3};
+    else c.fail("mode '" + mode + "' is not one of DCR, CRD");
+    out = {n, ch / (b * b), h * b, w * b};
+  } else {
+    if (h % b != 0 || w % b != 0) c.fail("the height and width must be multiples of blocksize");
+    split = {n, ch, h / b, b, w / b, b}, perm = {0, 3, 5, 1, 2, 4};
+    out = {n, ch * b * b, h / b, w / b};
+  }
+  Expr y = c.call("transpose", {reshape_to(c, c.input(0), split)}, {{"axes", perm}});
+  set_single_output(c, reshape_to(c, y, out));
+}
+
+void convert_eye_like(NodeContext& c) {
+  const std::vector<int64_t>& in = c.input_shape(0);
+  if (in.size() != 2) c.fail("needs a 2-D input");
+  DType t = c.input_dtype(0);
+  if (c.has_attr("dtype")) {
+    int onnx_type = int(c.attr_int("dtype"));
+    std::optional<DType> d = dtype_from_onnx(onnx_type);
+    if (!d) c.fail("dtype " + onnx_type_name(onnx_type) + " is not supported");
+    t = *d;
+  }
+  int64_t k = c.attr_int("k", 0);
+  NDArray eye(t, in);
+  for (int64_t i = 0; i < in[0]; ++i)
+    if (i + k >= 0 && i + k < in[1]) eye.set_from_double(i * in[1] + i + k, 1);
+  set_single_output(c, c.constant(std::move(eye)));
+}
+
+// OneHot: indices compared with 0..depth-1 along the new axis; negative
+// indices count from depth, and any other index out of range is all off.
+void convert_one_hot(NodeContext& c) {
+  std::vector<double> depth_value = c.constant_floats(1, "depth");
+  if (depth_value.size() != 1) c.fail("depth must hold one value");
+  int64_t depth = int64_t(depth_value[0]);
+  if (depth <= 0) c.fail("depth must be positive");
+  if (c.input_type(2).numel() != 2) c.fail("values must hold two elements (off, on)");
+  int64_t rank = c.input_type(0).ndim() + 1;
+  int64_t axis = normalize(c, c.attr_int("axis", -1), rank);
+  Expr indices = c.call("cast", {c.input(0)}, {{"dtype", std::string("int64")}});
+  Expr negative = c.call("less", {indices, c.scalar(0, DType::kInt64)});
+  indices = c.call("where", {negative, c.call("add", {indices, c.scalar(double(depth), DType::kInt64)}), indices});
+  indices = c.call("expand_dims", {indices}, {{"axis", axis}});
+  std::vector<int64_t> iota_shape(size_t(rank), 1);
+  iota_shape[size_t(axis)] = depth;
+  NDArray iota(DType::kInt64, iota_shape);
+  std::iota(iota.as<int64_t>(), iota.as<int64_t>() + depth, int64_t(0));
+  Expr hot = c.call("equal", {indices, c.constant(std::move(iota))});
+  Expr values = reshape_to(c, c.input(2), {2});
+  Expr off = c.call("take", {values, c.scalar(0, DType::kInt64)}, {{"axis", int64_t(0)}});
+  Expr on = c.call("take", {values, c.scalar(1, DType::kInt64)}, {{"axis", int64_t(0)}});
+  set_single_output(c, c.call("where", {hot, on, off}));
+}
+
+void convert_arg_extreme(NodeContext& c, bool largest) {
+  int64_t axis = normalize(c, c.attr_int("axis", 0), c.input_type(0).ndim());
+  bool keepdims = c.attr_int("keepdims", 1) != 0;
+  bool last = c.attr_int("select_last_index", 0) != 0;
+  Expr index = arg_extreme(c, c.input(0), axis, largest, last);
+  set_single_output(c, keepdims ? index : c.call("squeeze", {index}, {{"axis", std::vector<int64_t>{axis}}}));
+}
+
 }  // namespace
+
+// The element of `data` at each position of `indices`, with the index along
+// `axis` from `indices`: one take from the flattened data, at flat offsets
+// whose other-axis part is a constant built at import.
+Expr gather_elements(NodeContext& c, const Expr& data, const Expr& indices, int64_t axis) {
+  const std::vector<int64_t>& d = tensor_type_of(data).shape;
+  const TensorTypeNode& it = tensor_type_of(indices);
+  const std::vector<int64_t>& i = it.shape;
+  if (!dtype_is_int(it.dtype)) c.fail("indices must be integers");
+  if (i.size() != d.size()) c.fail("indices must have the data's rank");
+  std::vector<int64_t> strides(d.size(), 1);
+  for (size_t k = d.size(); k-- > 1;) strides[k - 1] = strides[k] * d[k];
+  for (size_t k = 0; k < d.size(); ++k)
+    if (int64_t(k) != axis && i[k] > d[k])
+      c.fail("indices " + shape_to_string(i) + " are larger than the data " + shape_to_string(d) + " off the axis");
+  NDArray base(DType::kInt64, i);
+  for (int64_t flat = 0; flat < base.numel(); ++flat) {
+    int64_t rest = flat, offset = 0;
+    for (size_t k = i.size(); k-- > 0;) {
+      if (int64_t(k) != axis) offset += (rest % i[k]) * strides[k];
+      rest /= i[k];
+    }
+    base.as<int64_t>()[flat] = offset;
+  }
+  int64_t dim = d[size_t(axis)];
+  Expr index = c.call("cast", {indices}, {{"dtype", std::string("int64")}});
+  if (const ConstantNode* known = as<ConstantNode>(indices))
+    for (int64_t k = 0; k < known->data.numel(); ++k) {
+      double v = known->data.get_as_double(k);
+      if (v < double(-dim) || v >= double(dim))
+        c.fail("index " + std::to_string(int64_t(v)) + " is out of range for an axis of " + std::to_string(dim));
+    }
+  Expr negative = c.call("less", {index, c.scalar(0, DType::kInt64)});
+  index = c.call("where", {negative, c.call("add", {index, c.scalar(double(dim), DType::kInt64)}), index});
+  Expr flat = c.call("add", {c.call("multiply", {index, c.scalar(double(strides[size_t(axis)]), DType::kInt64)}),
+                             c.constant(std::move(base))});
+  Expr flat_data = reshape_to(c, data, {tensor_type_of(data).numel()});
+  return c.call("take", {flat_data, flat}, {{"axis", int64_t(0)}, {"mode", std::string("clip")}});
+}
+
+// The index of the largest (or smallest) element along `axis`, kept as a
+// dimension of 1: the first or last position equal to the extreme, NaN
+// counting as the extreme wherever the extreme is NaN, as NumPy does.
+Expr arg_extreme(NodeContext& c, const Expr& x, int64_t axis, bool largest, bool last) {
+  const TensorTypeNode& t = tensor_type_of(x);
+  if (t.dtype == DType::kBool) c.fail("needs a numeric input");
+  AttrList kept{{"axis", std::vector<int64_t>{axis}}, {"keepdims", true}};
+  // min(x) = f(max(f(x))) with f an order-reversing involution that cannot
+  // overflow: -x for floats, -1 - x for signed and 255 - x for unsigned bytes.
+  auto flip = [&](const Expr& v) {
+    if (dtype_is_float(t.dtype)) return c.call("negative", {v});
+    return c.call("subtract", {c.scalar(t.dtype == DType::kUInt8 ? 255 : -1, t.dtype), v});
+  };
+  Expr extreme = largest ? c.call("max", {x}, kept) : flip(c.call("max", {flip(x)}, kept));
+  Expr is_extreme = c.call("equal", {x, extreme});
+  if (dtype_is_float(t.dtype)) is_extreme = c.call("maximum", {is_extreme, is_nan_expr(c, x)});
+  int64_t n = t.shape[size_t(axis)];
+  std::vector<int64_t> iota_shape(t.shape.size(), 1);
+  iota_shape[size_t(axis)] = n;
+  NDArray position(DType::kInt64, iota_shape);
+  // The last index is the largest position; the first, the largest reversed one.
+  for (int64_t k = 0; k < n; ++k) position.as<int64_t>()[k] = last ? k : n - 1 - k;
+  Expr candidates = c.call("where", {is_extreme, c.constant(std::move(position)), c.scalar(-1, DType::kInt64)});
+  Expr best = c.call("max", {candidates}, kept);
+  return last ? best : c.call("subtract", {c.scalar(double(n - 1), DType::kInt64), best});
+}
 
 void register_tensor_converters() {
   add_onnx_converter("Identity", [](NodeContext& c) { set_single_output(c, c.input(0)); });
@@ -333,8 +500,16 @@ void register_tensor_converters() {
   add_onnx_converter("Constant", convert_constant);
   add_onnx_converter("ConstantOfShape", convert_constant_of_shape);
   add_onnx_converter("Range", convert_range);
+  add_onnx_converter("GatherElements", convert_gather_elements);
+  add_onnx_converter("Trilu", convert_trilu);
+  add_onnx_converter("DepthToSpace", [](NodeContext& c) { convert_depth_space(c, true); });
+  add_onnx_converter("SpaceToDepth", [](NodeContext& c) { convert_depth_space(c, false); });
+  add_onnx_converter("EyeLike", convert_eye_like);
+  add_onnx_converter("OneHot", convert_one_hot);
+  add_onnx_converter("ArgMax", [](NodeContext& c) { convert_arg_extreme(c, true); });
+  add_onnx_converter("ArgMin", [](NodeContext& c) { convert_arg_extreme(c, false); });
   for (const char* kind : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL1",
-                           "ReduceL2", "ReduceLogSumExp"}) {
+                           "ReduceL2", "ReduceLogSumExp", "ReduceLogSum"}) {
     std::string k = kind;
     add_onnx_converter(k, [k](NodeContext& c) { convert_reduce(c, k); });
   }
