@@ -27,6 +27,10 @@ std::vector<int64_t> axes_from(int64_t from, int64_t rank) {
   return axes;
 }
 
+void require_float(NodeContext& c, size_t i) {
+  if (!dtype_is_float(c.input_dtype(i))) c.fail(std::string("needs a floating-point input, got ") + dtype_name(c.input_dtype(i)));
+}
+
 int64_t normalized_axis(NodeContext& c, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   return axis < 0 ? axis + rank : axis;
@@ -105,20 +109,34 @@ void convert_batch_norm(NodeContext& c) {
   set_single_output(c, c.call("add", {y, channel_broadcast(c, shift, rank)}));
 }
 
-// (x - mean) / sqrt(var + epsilon) over `axes`, the statistics kept as
-// broadcastable dimensions.
-Expr normalize_over(NodeContext& c, const Expr& x, const std::vector<int64_t>& axes, double epsilon) {
+Expr cast_to(NodeContext& c, const Expr& x, DType dtype) {
+  if (tensor_type_of(x).dtype == dtype) return x;
+  return c.call("cast", {x}, {{"dtype", std::string(dtype_name(dtype))}});
+}
+
+struct Normalized {
+  Expr value;     // (x - mean) / sqrt(variance + epsilon)
+  Expr mean;      // the statistics, reduced axes kept as dimensions of 1
+  Expr inv_std;   // 1 / sqrt(variance + epsilon)
+};
+
+// x normalized over `axes`.
+Normalized normalize_over(NodeContext& c, const Expr& x, const std::vector<int64_t>& axes, double epsilon) {
   DType t = tensor_type_of(x).dtype;
   AttrList reduce{{"axis", axes}, {"keepdims", true}};
-  Expr centered = c.call("subtract", {x, c.call("mean", {x}, reduce)});
+  Normalized n;
+  n.mean = c.call("mean", {x}, reduce);
+  Expr centered = c.call("subtract", {x, n.mean});
   Expr variance = c.call("mean", {c.call("multiply", {centered, centered})}, reduce);
-  return c.call("multiply", {centered, c.call("rsqrt", {c.call("add", {variance, c.scalar(epsilon, t)})})});
+  n.inv_std = c.call("rsqrt", {c.call("add", {variance, c.scalar(epsilon, t)})});
+  n.value = c.call("multiply", {centered, n.inv_std});
+  return n;
 }
 
 void convert_instance_norm(NodeContext& c) {
   int rank = c.input_type(0).ndim();
   if (rank < 3) c.fail("expects an (N, C, ...) input");
-  Expr y = normalize_over(c, c.input(0), axes_from(2, rank), c.attr_float("epsilon", 1e-5f));
+  Expr y = normalize_over(c, c.input(0), axes_from(2, rank), c.attr_float("epsilon", 1e-5f)).value;
   y = c.call("multiply", {y, channel_broadcast(c, c.input(1), rank)});
   set_single_output(c, c.call("add", {y, channel_broadcast(c, c.input(2), rank)}));
 }
@@ -127,32 +145,130 @@ void convert_layer_norm(NodeContext& c) {
   int64_t rank = c.input_type(0).ndim();
   int64_t axis = normalized_axis(c, c.attr_int("axis", -1), rank);
   double epsilon = c.attr_float("epsilon", 1e-5f);
-  c.attr_int("stash_type", 1);  // statistics in float32: what the IR computes
-  if (c.output_used(1) || c.output_used(2)) c.fail("the Mean and InvStdDev outputs are not supported");
+  if (c.attr_int("stash_type", 1) != 1) c.fail("only stash_type=1 (statistics in float32) is supported");
+  bool statistics = c.output_used(1) || c.output_used(2);
   DType t = c.input_dtype(0);
   const std::vector<int64_t>& shape = c.input_shape(0);
   int64_t width = shape.back();
   bool per_last_axis = axis == rank - 1 && c.input_type(1).numel() == width &&
                        (!c.has_input(2) || c.input_type(2).numel() == width);
-  if (per_last_axis) {
+  if (per_last_axis && !statistics) {
     Expr gamma = c.call("reshape", {c.input(1)}, {{"newshape", std::vector<int64_t>{width}}});
     Expr beta = c.has_input(2) ? c.call("reshape", {c.input(2)}, {{"newshape", std::vector<int64_t>{width}}})
                                : c.constant(NDArray(t, {width}));
     set_single_output(c, c.call("nn.layer_norm", {c.input(0), gamma, beta}, {{"axis", int64_t(-1)}, {"epsilon", epsilon}}));
     return;
   }
-  Expr y = c.call("multiply", {normalize_over(c, c.input(0), axes_from(axis, rank), epsilon), c.input(1)});
+  // As ONNX's function body: the statistics (outputs Mean and InvStdDev)
+  // in float32, the normalized value cast back before the scale and bias.
+  Normalized n = normalize_over(c, cast_to(c, c.input(0), DType::kFloat32), axes_from(axis, rank), epsilon);
+  Expr y = c.call("multiply", {cast_to(c, n.value, t), c.input(1)});
   if (c.has_input(2)) y = c.call("add", {y, c.input(2)});
-  set_single_output(c, y);
+  c.set_output(0, y);
+  c.set_output(1, n.mean);
+  c.set_output(2, n.inv_std);
+}
+
+// MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over axes.
+void convert_mean_variance_norm(NodeContext& c) {
+  require_float(c, 0);
+  int64_t rank = c.input_type(0).ndim();
+  std::vector<int64_t> axes = c.attr_ints("axes", std::vector<int64_t>{0, 2, 3});
+  for (int64_t& a : axes) a = normalized_axis(c, a, rank);
+  Expr x = c.input(0);
+  DType t = c.input_dtype(0);
+  AttrList reduce{{"axis", axes}, {"keepdims", true}};
+  Expr centered = c.call("subtract", {x, c.call("mean", {x}, reduce)});
+  Expr deviation = c.call("sqrt", {c.call("mean", {c.call("multiply", {centered, centered})}, reduce)});
+  set_single_output(c, c.call("divide", {centered, c.call("add", {deviation, c.scalar(1e-9, t)})}));
+}
+
+// LRN: x / (bias + alpha / size * sum of squares over `size` neighbouring
+// channels)^beta; the window sum is an average pool over the channels of
+// an (N, 1, C, rest) view, padded with zeros, times the window size.
+void convert_lrn(NodeContext& c) {
+  require_float(c, 0);
+  const std::vector<int64_t>& in = c.input_shape(0);
+  if (in.size() < 2) c.fail("expects an (N, C, ...) input");
+  int64_t size = c.attr_int("size");
+  if (size <= 0) c.fail("size must be positive");
+  double alpha = c.attr_float("alpha", 1e-4f), beta = c.attr_float("beta", 0.75f), bias = c.attr_float("bias", 1.0f);
+  DType t = c.input_dtype(0);
+  Expr x = c.input(0);
+  int64_t rest = 1;
+  for (size_t i = 2; i < in.size(); ++i) rest *= in[i];
+  Expr squares = c.call("reshape", {c.call("multiply", {x, x})}, {{"newshape", std::vector<int64_t>{in[0], 1, in[1], rest}}});
+  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  Expr window = c.call("nn.avg_pool2d", {squares},
+                       {{"pool_size", std::vector<int64_t>{size, 1}},
+                        {"padding", std::vector<int64_t>{before, 0, after, 0}},
+                        {"count_include_pad", true}});
+  window = c.call("reshape", {window}, {{"newshape", in}});
+  // avg * size * alpha / size = avg * alpha
+  Expr base = c.call("add", {c.call("multiply", {window, c.scalar(alpha, t)}), c.scalar(bias, t)});
+  set_single_output(c, c.call("divide", {x, c.call("power", {base, c.scalar(beta, t)})}));
+}
+
+void convert_hardmax(NodeContext& c) {
+  require_float(c, 0);
+  const std::vector<int64_t>& in = c.input_shape(0);
+  int64_t axis = normalized_axis(c, c.attr_int("axis", -1), int64_t(in.size()));
+  Expr index = arg_extreme(c, c.input(0), axis, true, false);
+  std::vector<int64_t> iota_shape(in.size(), 1);
+  iota_shape[size_t(axis)] = in[size_t(axis)];
+  NDArray iota(DType::kInt64, iota_shape);
+  std::iota(iota.as<int64_t>(), iota.as<int64_t>() + iota.numel(), int64_t(0));
+  set_single_output(c, cast_to(c, c.call("equal", {c.constant(std::move(iota)), index}), c.input_dtype(0)));
+}
+
+// NegativeLogLikelihoodLoss of log-probabilities (N, C, d...) at the target
+// classes (N, d...): -input[n, target, d...] * weight[target], zero where
+// the target is ignore_index; "mean" divides by the weights' sum.
+Expr nll_loss(NodeContext& c, const Expr& input, const Expr& target, const Expr& weight) {
+  std::vector<int64_t> in = tensor_type_of(input).shape;
+  const TensorTypeNode& target_type = tensor_type_of(target);
+  DType t = tensor_type_of(input).dtype;
+  if (!dtype_is_float(t)) c.fail("needs a floating-point input");
+  if (in.size() < 2) c.fail("expects an (N, C, ...) input");
+  std::vector<int64_t> index_shape = in;
+  index_shape[1] = 1;
+  std::vector<int64_t> expected_target = in;
+  expected_target.erase(expected_target.begin() + 1);
+  if (target_type.shape != expected_target || !dtype_is_int(target_type.dtype))
+    c.fail("the target must be integers of shape " + shape_to_string(expected_target));
+  std::string reduction = c.attr_string("reduction", "mean");
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
+    c.fail("reduction '" + reduction + "' is not one of none, sum, mean");
+  Expr classes = cast_to(c, target, DType::kInt64);
+  Expr kept;  // bool: not ignored
+  if (c.has_attr("ignore_index")) {
+    Expr ignored = c.call("equal", {classes, c.scalar(double(c.attr_int("ignore_index")), DType::kInt64)});
+    kept = c.call("equal", {ignored, c.scalar(0, DType::kBool)});
+    classes = c.call("where", {ignored, c.scalar(0, DType::kInt64), classes});
+  }
+  Expr picked = gather_elements(c, input, c.call("reshape", {classes}, {{"newshape", index_shape}}), 1);
+  Expr loss = c.call("negative", {c.call("reshape", {picked}, {{"newshape", expected_target}})});
+  Expr weights;  // per element, when not all 1
+  if (weight) weights = c.call("take", {weight, classes}, {{"axis", int64_t(0)}, {"mode", std::string("clip")}});
+  if (kept) weights = weight ? c.call("where", {kept, weights, c.scalar(0, t)}) : cast_to(c, kept, t);
+  if (weights) loss = c.call("multiply", {loss, weights});
+  if (reduction == "none") return loss;
+  AttrList all{{"axis", AttrValue()}, {"keepdims", false}};
+  Expr total = c.call("sum", {loss}, all);
+  if (reduction == "sum") return total;
+  return weights ? c.call("divide", {total, c.call("sum", {weights}, all)}) : c.call("mean", {loss}, all);
+}
+
+Expr log_softmax(NodeContext& c, const Expr& x, int64_t axis) {
+  AttrList reduce{{"axis", std::vector<int64_t>{axis}}, {"keepdims", true}};
+  Expr shifted = c.call("subtract", {x, c.call("max", {x}, reduce)});
+  Expr log_sum = c.call("log", {c.call("sum", {c.call("exp", {shifted})}, reduce)});
+  return c.call("subtract", {shifted, log_sum});
 }
 
 void convert_log_softmax(NodeContext& c) {
   int64_t axis = normalized_axis(c, c.attr_int("axis", -1), c.input_type(0).ndim());
-  AttrList reduce{{"axis", std::vector<int64_t>{axis}}, {"keepdims", true}};
-  Expr x = c.input(0);
-  Expr shifted = c.call("subtract", {x, c.call("max", {x}, reduce)});
-  Expr log_sum = c.call("log", {c.call("sum", {c.call("exp", {shifted})}, reduce)});
-  set_single_output(c, c.call("subtract", {shifted, log_sum}));
+  set_single_output(c, log_softmax(c, c.input(0), axis));
 }
 
 }  // namespace
@@ -173,6 +289,18 @@ void register_nn_converters() {
     set_single_output(c, c.call("nn.softmax", {c.input(0)}, {{"axis", axis}}));
   });
   add_onnx_converter("LogSoftmax", convert_log_softmax);
+  add_onnx_converter("MeanVarianceNormalization", convert_mean_variance_norm);
+  add_onnx_converter("LRN", convert_lrn);
+  add_onnx_converter("Hardmax", convert_hardmax);
+  add_onnx_converter("NegativeLogLikelihoodLoss", [](NodeContext& c) {
+    set_single_output(c, nll_loss(c, c.input(0), c.input(1), c.has_input(2) ? c.input(2) : Expr()));
+  });
+  add_onnx_converter("SoftmaxCrossEntropyLoss", [](NodeContext& c) {
+    if (c.input_type(0).ndim() < 2) c.fail("expects (N, C, ...) scores");
+    Expr log_prob = log_softmax(c, c.input(0), 1);
+    c.set_output(0, nll_loss(c, log_prob, c.input(1), c.has_input(2) ? c.input(2) : Expr()));
+    c.set_output(1, log_prob);
+  });
 }
 
 }  // namespace switchyard

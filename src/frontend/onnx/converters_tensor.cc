@@ -161,7 +161,15 @@ void convert_slice(NodeContext& c) {
     s = step > 0 ? clamp(s, 0, dim) : clamp(s, 0, dim - 1);
     e = step > 0 ? clamp(e, 0, dim) : clamp(e, -1, dim - 1);
     int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e + (-step) - 1) / (-step);
-    if (count <= 0) c.fail("the slice of axis " + std::to_string(axis) + " is empty (empty tensors are not supported)");
+    if (count <= 0) {
+      // Shape computations slice known shapes empty (the prefix before
+      // axis 0): an empty constant, which Concat drops.
+      if (!c.constant_input(0))
+        c.fail("the slice of axis " + std::to_string(axis) + " is empty (empty tensors are not supported)");
+      std::vector<int64_t> shape = in;
+      shape[size_t(axis)] = 0;
+      return set_single_output(c, c.constant(NDArray(c.input_dtype(0), shape)));
+    }
     if (step > 0) {
       begin.push_back(s), end.push_back(e), strides.push_back(step), slice_axes.push_back(axis);
       continue;
@@ -478,8 +486,12 @@ void register_tensor_converters() {
   });
   add_onnx_converter("Concat", [](NodeContext& c) {
     std::vector<Expr> parts;
-    for (size_t i = 0; i < c.input_count(); ++i) parts.push_back(c.input(i));
     int64_t axis = normalize(c, c.attr_int("axis"), c.input_type(0).ndim());
+    // An empty known part (a slice of a shape) adds nothing.
+    for (size_t i = 0; i < c.input_count(); ++i)
+      if (!c.constant_input(i) || c.input_type(i).numel() > 0) parts.push_back(c.input(i));
+    if (parts.empty())
+      for (size_t i = 0; i < c.input_count(); ++i) parts.push_back(c.input(i));
     set_single_output(c, parts.size() == 1 ? parts[0] : c.call("concatenate", {c.tuple(parts)}, {{"axis", axis}}));
   });
   add_onnx_converter("Split", convert_split);
@@ -491,8 +503,7 @@ void register_tensor_converters() {
     int64_t rank = int64_t(shape.size());
     auto bound = [rank](int64_t v) { return std::min(std::max(v < 0 ? v + rank : v, int64_t(0)), rank); };
     int64_t start = bound(c.attr_int("start", 0)), end = bound(c.attr_int("end", rank));
-    if (start >= end) c.fail("the shape slice is empty (empty tensors are not supported)");
-    set_single_output(c, c.constant(int64_vector({shape.begin() + start, shape.begin() + end})));
+    set_single_output(c, c.constant(int64_vector({shape.begin() + start, shape.begin() + std::max(start, end)})));
   });
   add_onnx_converter("Size", [](NodeContext& c) {
     set_single_output(c, c.scalar(double(c.input_type(0).numel()), DType::kInt64));
