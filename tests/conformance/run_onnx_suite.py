@@ -7,7 +7,7 @@ sy.frontend.from_onnx and run with sy.evaluate, in child processes with a
 per-case timeout, so that a crash or a hang is counted instead of ending the
 run. Each case is one of:
 
-  pass     every output of every data set matches (shape, dtype kind, values:
+  pass     every output of every data set matches (shape, dtype, values:
            floats within 1e-4 relative to the largest expected magnitude plus
            1e-4 relative per element, NaN where NaN is expected; ints and
            bools exact)
@@ -123,12 +123,11 @@ def compare(actual, expected):
     actual = np.asarray(actual)
     if actual.shape != expected.shape:
         return f"shape {actual.shape}, expected {expected.shape}"
-    kind = lambda a: "f" if a.dtype.kind in "fc" else a.dtype.kind
-    if kind(actual) != kind(expected):
+    if actual.dtype != expected.dtype:
         return f"dtype {actual.dtype}, expected {expected.dtype}"
     if expected.size == 0:
         return None
-    if kind(expected) != "f":
+    if expected.dtype.kind != "f":
         if np.array_equal(actual, expected):
             return None
         bad = np.argwhere(actual != expected)
