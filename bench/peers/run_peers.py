@@ -77,6 +77,15 @@ def run_ort(node_modules, files, threads, args):
                          env=env, timeout_s=args.timeout)
 
 
+def pytorch_problem():
+    """Why PyTorch cannot be measured as intended, or None."""
+    status = subprocess.run(["dpkg-query", "-W", "-f=${Status}", "libopenblas0-openmp"], capture_output=True,
+                            text=True).stdout
+    # Debian's PyTorch takes its BLAS from the libblas alternative; without
+    # this package it would be compared on the slow reference BLAS.
+    return None if "install ok installed" in status else "libopenblas0-openmp is not installed"
+
+
 def run_pytorch(name, files, threads, args):
     # OPENBLAS_CORETYPE pins OpenBLAS to one kernel set; PyTorch (which uses
     # OpenBLAS) is compared as it runs by default, so it is unset for it alone.
@@ -102,7 +111,7 @@ def commit():
     return git("rev-parse", "--short", "HEAD") + (" (uncommitted changes)" if git("status", "--porcelain") else "")
 
 
-def benchmark_model(name, args, switchyard, node_modules, ort_error, work):
+def benchmark_model(name, args, switchyard, node_modules, ort_error, pytorch_error, work):
     files = model_files(args.suite, name)
     threads = args.thread_counts
     if not all(p.exists() for p in files):
@@ -121,8 +130,8 @@ def benchmark_model(name, args, switchyard, node_modules, ort_error, work):
     for t in threads:
         log(f"{name}, {t} thread(s): ONNX Runtime, PyTorch")
         ort = {"error": ort_error} if ort_error else run_ort(node_modules, files, t, args)
-        rows.append(dict(model=name, threads=t, compile=compiled, switchyard=runs[t], ort=ort,
-                         pytorch=run_pytorch(name, files, t, args)))
+        pytorch = {"error": pytorch_error} if pytorch_error else run_pytorch(name, files, t, args)
+        rows.append(dict(model=name, threads=t, compile=compiled, switchyard=runs[t], ort=ort, pytorch=pytorch))
         for peer in ("switchyard", "ort", "pytorch"):
             figures = rows[-1][peer]
             log(f"  {peer}: " + (figures["error"] if "error" in figures else f"{report.median_ms(figures):.3f} ms"))
@@ -163,7 +172,7 @@ def main():
     try:
         for name in names:
             result["rows"] += benchmark_model(name, args, switchyard, args.build / "peers" / "node_modules",
-                                              ort_error, work / name)
+                                              ort_error, pytorch_problem(), work / name)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result["load_average_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
