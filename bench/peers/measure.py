@@ -31,9 +31,14 @@ class Measured:
         if self.returncode is None:
             return f"timed out after {self.wall_s:.0f} s"
         for text in (self.stderr, self.stdout):
-            for line in text.splitlines():
-                if line.strip():
-                    return line.strip()
+            lines = [line.strip() for line in text.splitlines() if line.strip()]
+            if lines:
+                # A first line ending in ':' only announces the lines after it
+                # ("2 nodes with unsupported operators:"); those say what.
+                message, rest = lines[0], lines[1:4]
+                while message.endswith(":") and rest:
+                    message += " " + rest.pop(0)
+                return message if len(message) <= 240 else message[:237] + "..."
         return f"exit status {self.returncode}"
 
 
