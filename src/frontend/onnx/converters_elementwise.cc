@@ -58,6 +58,34 @@ void convert_mod(NodeContext& c) {
   set_single_output(c, r);
 }
 
+// DequantizeLinear: (x - zero_point) * scale in float32, the scale and
+// zero point one value or one per element of `axis`.
+void convert_dequantize(NodeContext& c) {
+  DType t = c.input_dtype(0);
+  if (t != DType::kInt8 && t != DType::kUInt8 && t != DType::kInt32) c.fail("needs an int8, uint8 or int32 input");
+  if (c.input_dtype(1) != DType::kFloat32) c.fail("the scale must be float32");
+  int64_t rank = c.input_type(0).ndim();
+  int64_t axis = c.attr_int("axis", 1);
+  // A per-axis vector is shaped to broadcast along `axis` (which only then matters).
+  auto along_axis = [&](const Expr& v) {
+    const TensorTypeNode& vt = tensor_type_of(v);
+    if (vt.ndim() == 0) return v;
+    if (axis < -rank || axis >= rank) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    if (axis < 0) axis += rank;
+    if (vt.ndim() != 1 || vt.shape[0] != c.input_shape(0)[size_t(axis)])
+      c.fail("the scale and zero point must be scalars or hold one value per element of axis " + std::to_string(axis));
+    std::vector<int64_t> shape(size_t(rank - axis), 1);
+    shape[0] = vt.shape[0];
+    return c.call("reshape", {v}, {{"newshape", shape}});
+  };
+  Expr x = cast_to(c, c.input(0), DType::kFloat32);
+  if (c.has_input(2)) {
+    if (c.input_dtype(2) != t) c.fail("the zero point must have the input's element type");
+    x = c.call("subtract", {x, along_axis(cast_to(c, c.input(2), DType::kFloat32))});
+  }
+  set_single_output(c, c.call("multiply", {x, along_axis(c.input(1))}));
+}
+
 // x < 0 ? negative_branch : x
 Expr negative_part(NodeContext& c, const Expr& x, const Expr& negative_branch) {
   Expr is_negative = c.call("less", {x, c.scalar(0, tensor_type_of(x).dtype)});
@@ -273,6 +301,7 @@ void register_elementwise_converters() {
     set_single_output(c, y);
   });
   add_onnx_converter("Mod", convert_mod);
+  add_onnx_converter("DequantizeLinear", convert_dequantize);
   add_onnx_converter("Reciprocal", [](NodeContext& c) {
     require_float(c, 0);
     set_single_output(c, c.call("divide", {c.scalar(1, c.input_dtype(0)), c.input(0)}));

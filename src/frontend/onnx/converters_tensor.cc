@@ -299,6 +299,44 @@ void convert_gather_elements(NodeContext& c) {
   set_single_output(c, gather_elements(c, c.input(0), c.input(1), axis));
 }
 
+// GatherND: each index tuple (the last axis of `indices`) picks a slice of
+// data; the tuples become rows of data viewed as (batch * indexed, rest...),
+// the row of a tuple being its dot product with the indexed axes' strides
+// plus its batch's first row.
+void convert_gather_nd(NodeContext& c) {
+  const std::vector<int64_t>& d = c.input_shape(0);
+  const std::vector<int64_t>& i = c.input_shape(1);
+  if (!dtype_is_int(c.input_dtype(1))) c.fail("indices must be integers");
+  int64_t b = c.attr_int("batch_dims", 0);
+  if (i.empty() || b < 0 || b >= int64_t(i.size()) || b >= int64_t(d.size())) c.fail("batch_dims is out of range");
+  int64_t k = i.back();
+  if (k < 1 || b + k > int64_t(d.size())) c.fail("the index tuples (" + std::to_string(k) + " long) do not fit the data");
+  for (int64_t a = 0; a < b; ++a)
+    if (i[size_t(a)] != d[size_t(a)]) c.fail("indices and data differ in the batch dimensions");
+  std::vector<int64_t> rest(d.begin() + b + k, d.end());
+  int64_t batches = product(d, 0, size_t(b)), indexed = product(d, size_t(b), size_t(b + k));
+  NDArray extents(DType::kInt64, {k}), strides(DType::kInt64, {k});
+  for (int64_t j = 0; j < k; ++j) {
+    extents.as<int64_t>()[j] = d[size_t(b + j)];
+    strides.as<int64_t>()[j] = product(d, size_t(b + j + 1), size_t(b + k));
+  }
+  std::vector<int64_t> tuples(i.begin(), i.end() - 1);
+  NDArray first_row(DType::kInt64, tuples);
+  int64_t per_batch = first_row.numel() / std::max<int64_t>(batches, 1);
+  for (int64_t p = 0; p < first_row.numel(); ++p) first_row.as<int64_t>()[p] = p / per_batch * indexed;
+  Expr index = c.call("cast", {c.input(1)}, {{"dtype", std::string("int64")}});
+  Expr extent = c.constant(std::move(extents));
+  Expr negative = c.call("less", {index, c.scalar(0, DType::kInt64)});
+  index = c.call("where", {negative, c.call("add", {index, extent}), index});
+  Expr row = c.call("sum", {c.call("multiply", {index, c.constant(std::move(strides))})},
+                    {{"axis", std::vector<int64_t>{-1}}, {"keepdims", false}});
+  row = c.call("add", {row, c.constant(std::move(first_row))});
+  std::vector<int64_t> view{batches * indexed};
+  view.insert(view.end(), rest.begin(), rest.end());
+  set_single_output(c, c.call("take", {reshape_to(c, c.input(0), view), row},
+                              {{"axis", int64_t(0)}, {"mode", std::string("clip")}}));
+}
+
 // Trilu keeps the triangle on and above (upper) or below diagonal k of the
 // last two axes: a where over the mask "column - row >= k" (upper) or
 // "<= k", with the differences a constant and k known or not.
@@ -512,6 +550,7 @@ void register_tensor_converters() {
   add_onnx_converter("ConstantOfShape", convert_constant_of_shape);
   add_onnx_converter("Range", convert_range);
   add_onnx_converter("GatherElements", convert_gather_elements);
+  add_onnx_converter("GatherND", convert_gather_nd);
   add_onnx_converter("Trilu", convert_trilu);
   add_onnx_converter("DepthToSpace", [](NodeContext& c) { convert_depth_space(c, true); });
   add_onnx_converter("SpaceToDepth", [](NodeContext& c) { convert_depth_space(c, false); });
