@@ -88,7 +88,9 @@ def markdown(result):
                 lines.append(f"Warning: {peer} on {row['model']} is off PyTorch's exported output by {error:.2g} "
                              "(relative): the export itself may be wrong.")
     lines.append("")
-    lines.append(f"CPU: {result['cpu']}; {result['cores']} cores; load average {result['load_average_start']} "
+    peak = result.get("fma_peak_gflops")
+    peak_text = f"; FMA peak {peak} GFLOP/s on one core (bench/fma_peak_bench.cc)" if peak else ""
+    lines.append(f"CPU: {result['cpu']}; {result['cores']} cores{peak_text}; load average {result['load_average_start']} "
                  f"before, {result['load_average_end']} after. Switchyard {result['commit']}, "
                  f"onnxruntime-node {result['versions'].get('onnxruntime-node', '?')}, "
                  f"PyTorch {result['versions'].get('pytorch', '?')}; median of {result['runs']} runs after "

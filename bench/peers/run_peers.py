@@ -105,6 +105,17 @@ def cpu_model():
     return "unknown"
 
 
+def fma_peak_gflops(build):
+    """One core's single-precision FMA peak (bench/fma_peak_bench.cc), the
+    yardstick for every GFLOP/s figure; None when the benchmark is not built."""
+    binary = build / "bin" / "fma_peak_bench"
+    if not binary.exists():
+        return None
+    out = subprocess.run([str(binary), "--benchmark_format=json"], capture_output=True, text=True).stdout
+    rates = [b["GFLOP/s"] for b in json.loads(out or "{}").get("benchmarks", []) if "GFLOP/s" in b]
+    return round(max(rates), 1) if rates else None
+
+
 def commit():
     def git(*a):
         return subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True).stdout.strip()
@@ -165,7 +176,8 @@ def main():
     ort_error = ensure_onnxruntime(args.build / "peers")
     if shutil.which("node") is None:
         ort_error = "node is not installed"
-    result = dict(cpu=cpu_model(), cores=os.cpu_count(), commit=commit(), runs=args.runs, warmup=args.warmup,
+    result = dict(cpu=cpu_model(), cores=os.cpu_count(), fma_peak_gflops=fma_peak_gflops(args.build),
+                  commit=commit(), runs=args.runs, warmup=args.warmup,
                   date=datetime.datetime.now().isoformat(timespec="seconds"),
                   load_average_start=" ".join(f"{x:.2f}" for x in os.getloadavg()), rows=[])
     work = Path(tempfile.mkdtemp(prefix="sy-peers-"))
