@@ -12,6 +12,7 @@ import numpy as np
 
 from measure import run_measured
 
+STARTUP_LINE = re.compile(r"^startup_ms load=([\d.]+) first_run=([\d.]+)$", re.M)
 LATENCY_LINE = re.compile(r"^latency_ms median=([\d.]+) min=([\d.]+) p90=([\d.]+) runs=(\d+)$", re.M)
 TOLERANCE = 1e-4  # max |actual - expected| over max |expected|
 
@@ -59,9 +60,11 @@ def run_artifact(switchyard, artifact, inputs, expected, threads, runs, work, ti
     if not found:
         raise StepFailed("run: no latency_ms line in its output")
     median, fastest, p90, counted = found[-1]
+    startup = STARTUP_LINE.findall(m.stdout)
     error = relative_error(np.load(out / "output_0.npy"), expected)
     return {
         "latency_ms": {"median": float(median), "min": float(fastest), "p90": float(p90)},
+        "load_plus_first_run_s": (float(startup[-1][0]) + float(startup[-1][1])) / 1e3 if startup else None,
         "runs": int(counted),
         "peak_rss_mib": m.peak_rss_mib,
         "relative_error": error,

@@ -100,10 +100,13 @@ void run_artifact(const RunFlags& f) {
   std::vector<RunStats> runs;      // counted runs only
   std::vector<double> latency_ms;  // wall time of each counted Artifact::run call
   RunResult result;
+  double load_ms = 0, first_run_ms = 0;  // what a process pays before its steady state
   try {
     LoadOptions load;
     load.threads = f.threads;
+    auto load_start = std::chrono::steady_clock::now();
     artifact = Artifact::load(f.artifact_dir, load);
+    load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
     RunOptions options;  // stats on: they carry each run's time
     // With several runs the first one is a warm-up (first touch of the arenas
     // and weights, thread-pool start), which is not what a steady caller pays.
@@ -112,6 +115,7 @@ void run_artifact(const RunFlags& f) {
       auto start = std::chrono::steady_clock::now();
       result = artifact->run(inputs, options);
       auto elapsed = std::chrono::steady_clock::now() - start;
+      if (i == 0) first_run_ms = std::chrono::duration<double, std::milli>(elapsed).count();
       if (i < warm_up) continue;
       runs.push_back(result.stats);
       latency_ms.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
@@ -149,6 +153,8 @@ void run_artifact(const RunFlags& f) {
 
   const LatencySummary latency = summarise_latency(latency_ms);
   char line[160];
+  std::snprintf(line, sizeof line, "startup_ms load=%.3f first_run=%.3f\n", load_ms, first_run_ms);
+  std::cout << line;
   std::snprintf(line, sizeof line, "latency_ms median=%.3f min=%.3f p90=%.3f runs=%zu\n", latency.median, latency.min,
                 latency.p90, latency_ms.size());
   std::cout << line;
@@ -163,6 +169,7 @@ void add_run_command(CLI::App& app) {
       "Run a compiled artifact on .npy inputs given by name; each output (a tuple result flattened in\n"
       "order) is written to DIR/output_<i>.npy and summarised, then the time per run is printed.\n"
       "With --repeat N > 1 the first run is a warm-up left out of every figure, so N-1 runs are counted.\n"
+      "Before it, `startup_ms load=<ms> first_run=<ms>` times loading the artifact and the first run.\n"
       "The last line is always `latency_ms median=<ms> min=<ms> p90=<ms> runs=<counted>`: the wall time of\n"
       "each whole run call (p90 by nearest rank), for scripts such as bench/peers/run_peers.py.\n"
       "Example: switchyard run mlp.art --input x=x.npy --input w1=w1.npy --input b1=b1.npy \\\n"
