@@ -31,6 +31,15 @@ void register_resample_converters();     // converters_resample.cc: Pad, Resize,
 // has only that one.
 inline void set_single_output(NodeContext& ctx, Expr value) { ctx.set_output(0, std::move(value)); }
 
+// Helpers every family uses (converters.cc).
+// A 1-D int64 constant's value.
+NDArray int64_vector(const std::vector<int64_t>& values);
+// x reshaped to `shape` (x itself when it already has it).
+Expr reshape_to(NodeContext& ctx, const Expr& x, std::vector<int64_t> shape);
+// `axis` in [0, rank), counting a negative one from the end; fails naming
+// `what` when out of range.
+int64_t normalize_axis(NodeContext& ctx, int64_t axis, int64_t rank, const std::string& what = "axis");
+
 // x != x, elementwise (converters_elementwise.cc).
 Expr is_nan_expr(NodeContext& ctx, const Expr& x);
 // ONNX GatherElements: `data` at `indices` (same rank, negative ones counting

@@ -32,11 +32,6 @@ void require_float(NodeContext& c, size_t i) {
   if (!dtype_is_float(c.input_dtype(i))) c.fail(std::string("needs a floating-point input, got ") + dtype_name(c.input_dtype(i)));
 }
 
-int64_t normalized_axis(NodeContext& c, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
 void convert_conv(NodeContext& c) {
   int rank = c.input_type(0).ndim();
   const std::vector<int64_t>& w_shape = c.input_shape(1);
@@ -144,7 +139,7 @@ void convert_instance_norm(NodeContext& c) {
 
 void convert_layer_norm(NodeContext& c) {
   int64_t rank = c.input_type(0).ndim();
-  int64_t axis = normalized_axis(c, c.attr_int("axis", -1), rank);
+  int64_t axis = normalize_axis(c, c.attr_int("axis", -1), rank);
   double epsilon = c.attr_float("epsilon", 1e-5f);
   if (c.attr_int("stash_type", 1) != 1) c.fail("only stash_type=1 (statistics in float32) is supported");
   bool statistics = c.output_used(1) || c.output_used(2);
@@ -175,7 +170,7 @@ void convert_mean_variance_norm(NodeContext& c) {
   require_float(c, 0);
   int64_t rank = c.input_type(0).ndim();
   std::vector<int64_t> axes = c.attr_ints("axes", std::vector<int64_t>{0, 2, 3});
-  for (int64_t& a : axes) a = normalized_axis(c, a, rank);
+  for (int64_t& a : axes) a = normalize_axis(c, a, rank);
   Expr x = c.input(0);
   DType t = c.input_dtype(0);
   AttrList reduce{{"axis", axes}, {"keepdims", true}};
@@ -213,7 +208,7 @@ void convert_lrn(NodeContext& c) {
 void convert_hardmax(NodeContext& c) {
   require_float(c, 0);
   const std::vector<int64_t>& in = c.input_shape(0);
-  int64_t axis = normalized_axis(c, c.attr_int("axis", -1), int64_t(in.size()));
+  int64_t axis = normalize_axis(c, c.attr_int("axis", -1), int64_t(in.size()));
   Expr index = arg_extreme(c, c.input(0), axis, true, false);
   std::vector<int64_t> iota_shape(in.size(), 1);
   iota_shape[size_t(axis)] = in[size_t(axis)];
@@ -268,7 +263,7 @@ Expr log_softmax(NodeContext& c, const Expr& x, int64_t axis) {
 }
 
 void convert_log_softmax(NodeContext& c) {
-  int64_t axis = normalized_axis(c, c.attr_int("axis", -1), c.input_type(0).ndim());
+  int64_t axis = normalize_axis(c, c.attr_int("axis", -1), c.input_type(0).ndim());
   set_single_output(c, log_softmax(c, c.input(0), axis));
 }
 
@@ -483,7 +478,7 @@ void register_nn_converters() {
   add_onnx_converter("InstanceNormalization", convert_instance_norm);
   add_onnx_converter("LayerNormalization", convert_layer_norm);
   add_onnx_converter("Softmax", [](NodeContext& c) {
-    int64_t axis = normalized_axis(c, c.attr_int("axis", -1), c.input_type(0).ndim());
+    int64_t axis = normalize_axis(c, c.attr_int("axis", -1), c.input_type(0).ndim());
     set_single_output(c, c.call("nn.softmax", {c.input(0)}, {{"axis", axis}}));
   });
   add_onnx_converter("LogSoftmax", convert_log_softmax);

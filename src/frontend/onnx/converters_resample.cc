@@ -16,17 +16,6 @@ namespace {
 
 using AttrList = std::vector<std::pair<std::string, AttrValue>>;
 
-NDArray int64_vector(const std::vector<int64_t>& values) {
-  NDArray a(DType::kInt64, {int64_t(values.size())});
-  std::copy(values.begin(), values.end(), a.as<int64_t>());
-  return a;
-}
-
-Expr reshape_to(NodeContext& c, const Expr& x, std::vector<int64_t> shape) {
-  if (tensor_type_of(x).shape == shape) return x;
-  return c.call("reshape", {x}, {{"newshape", std::move(shape)}});
-}
-
 // x gathered along `axis` at constant indices (an identity gather is skipped).
 Expr take_along(NodeContext& c, const Expr& x, int64_t axis, const std::vector<int64_t>& indices) {
   std::vector<int64_t> identity(size_t(tensor_type_of(x).shape[size_t(axis)]));

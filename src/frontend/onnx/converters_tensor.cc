@@ -21,23 +21,6 @@ int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   return p;
 }
 
-int64_t normalize(NodeContext& c, int64_t axis, int64_t rank, const std::string& what = "axis") {
-  if (axis < -rank || axis >= rank)
-    c.fail(what + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
-Expr reshape_to(NodeContext& c, const Expr& x, std::vector<int64_t> shape) {
-  if (tensor_type_of(x).shape == shape) return x;
-  return c.call("reshape", {x}, {{"newshape", std::move(shape)}});
-}
-
-NDArray int64_vector(const std::vector<int64_t>& values) {
-  NDArray a(DType::kInt64, {int64_t(values.size())});
-  std::copy(values.begin(), values.end(), a.as<int64_t>());
-  return a;
-}
-
 void convert_reshape(NodeContext& c) {
   std::vector<int64_t> in = c.input_shape(0);
   std::vector<int64_t> spec = c.constant_ints(1, "shape");
@@ -88,7 +71,7 @@ void convert_squeeze(NodeContext& c, bool unsqueeze) {
     int64_t rank = int64_t(in.size() + axes.size());
     std::vector<bool> inserted(size_t(rank), false);
     for (int64_t a : axes) {
-      int64_t n = normalize(c, a, rank);
+      int64_t n = normalize_axis(c, a, rank);
       if (inserted[size_t(n)]) c.fail("axis " + std::to_string(a) + " is given twice");
       inserted[size_t(n)] = true;
     }
@@ -97,7 +80,7 @@ void convert_squeeze(NodeContext& c, bool unsqueeze) {
   } else {
     std::vector<bool> removed(in.size(), axes.empty());
     for (int64_t a : axes) {
-      int64_t n = normalize(c, a, int64_t(in.size()));
+      int64_t n = normalize_axis(c, a, int64_t(in.size()));
       if (in[size_t(n)] != 1) c.fail("cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(in[size_t(n)]));
       removed[size_t(n)] = true;
     }
@@ -109,7 +92,7 @@ void convert_squeeze(NodeContext& c, bool unsqueeze) {
 
 void convert_split(NodeContext& c) {
   const std::vector<int64_t>& in = c.input_shape(0);
-  int64_t axis = normalize(c, c.attr_int("axis", 0), int64_t(in.size()));
+  int64_t axis = normalize_axis(c, c.attr_int("axis", 0), int64_t(in.size()));
   int64_t extent = in[size_t(axis)];
   std::vector<int64_t> sizes;
   if (c.has_input(1)) {
@@ -151,7 +134,7 @@ void convert_slice(NodeContext& c) {
   Expr x = c.input(0);
   std::vector<int64_t> begin, end, strides, slice_axes;
   for (size_t i = 0; i < starts.size(); ++i) {
-    int64_t axis = normalize(c, axes[i], rank);
+    int64_t axis = normalize_axis(c, axes[i], rank);
     int64_t dim = in[size_t(axis)], step = steps[i];
     if (step == 0) c.fail("a step of 0");
     auto clamp = [](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
@@ -185,7 +168,7 @@ void convert_slice(NodeContext& c) {
 
 void convert_gather(NodeContext& c) {
   const std::vector<int64_t>& in = c.input_shape(0);
-  int64_t axis = normalize(c, c.attr_int("axis", 0), int64_t(in.size()));
+  int64_t axis = normalize_axis(c, c.attr_int("axis", 0), int64_t(in.size()));
   int64_t dim = in[size_t(axis)];
   if (!dtype_is_int(c.input_dtype(1))) c.fail("indices must be integers");
   Expr indices = c.input(1);
@@ -267,7 +250,7 @@ void convert_reduce(NodeContext& c, const std::string& kind) {
   bool keepdims = c.attr_int("keepdims", 1) != 0;
   bool noop = c.attr_int("noop_with_empty_axes", 0) != 0;
   if (axes.empty() && noop) return set_single_output(c, c.input(0));
-  for (int64_t& a : axes) a = normalize(c, a, rank);
+  for (int64_t& a : axes) a = normalize_axis(c, a, rank);
   AttrValue axis = axes.empty() ? AttrValue() : AttrValue(axes);
   AttrList attrs{{"axis", axis}, {"keepdims", keepdims}};
   Expr x = c.input(0);
@@ -295,7 +278,7 @@ void convert_reduce(NodeContext& c, const std::string& kind) {
 }
 
 void convert_gather_elements(NodeContext& c) {
-  int64_t axis = normalize(c, c.attr_int("axis", 0), c.input_type(0).ndim());
+  int64_t axis = normalize_axis(c, c.attr_int("axis", 0), c.input_type(0).ndim());
   set_single_output(c, gather_elements(c, c.input(0), c.input(1), axis));
 }
 
@@ -408,7 +391,7 @@ void convert_one_hot(NodeContext& c) {
   if (depth <= 0) c.fail("depth must be positive");
   if (c.input_type(2).numel() != 2) c.fail("values must hold two elements (off, on)");
   int64_t rank = c.input_type(0).ndim() + 1;
-  int64_t axis = normalize(c, c.attr_int("axis", -1), rank);
+  int64_t axis = normalize_axis(c, c.attr_int("axis", -1), rank);
   Expr indices = c.call("cast", {c.input(0)}, {{"dtype", std::string("int64")}});
   Expr negative = c.call("less", {indices, c.scalar(0, DType::kInt64)});
   indices = c.call("where", {negative, c.call("add", {indices, c.scalar(double(depth), DType::kInt64)}), indices});
@@ -425,7 +408,7 @@ void convert_one_hot(NodeContext& c) {
 }
 
 void convert_arg_extreme(NodeContext& c, bool largest) {
-  int64_t axis = normalize(c, c.attr_int("axis", 0), c.input_type(0).ndim());
+  int64_t axis = normalize_axis(c, c.attr_int("axis", 0), c.input_type(0).ndim());
   bool keepdims = c.attr_int("keepdims", 1) != 0;
   bool last = c.attr_int("select_last_index", 0) != 0;
   Expr index = arg_extreme(c, c.input(0), axis, largest, last);
@@ -524,7 +507,7 @@ void register_tensor_converters() {
   });
   add_onnx_converter("Concat", [](NodeContext& c) {
     std::vector<Expr> parts;
-    int64_t axis = normalize(c, c.attr_int("axis"), c.input_type(0).ndim());
+    int64_t axis = normalize_axis(c, c.attr_int("axis"), c.input_type(0).ndim());
     // An empty known part (a slice of a shape) adds nothing.
     for (size_t i = 0; i < c.input_count(); ++i)
       if (!c.constant_input(i) || c.input_type(i).numel() > 0) parts.push_back(c.input(i));
