@@ -2,6 +2,7 @@
 // opset and operators up front, then converts the graph node by node.
 #include "frontend/onnx/onnx_importer.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -51,8 +52,11 @@ void check_operators(const sy_onnx::GraphProto& graph, const std::string& source
       unsupported.push_back(node_label(node));
   }
   if (unsupported.empty()) return;
+  // Every one, up to a screenful: a generated model may repeat one operator thousands of times.
+  constexpr size_t kMostListed = 50;
   std::string list;
-  for (const std::string& u : unsupported) list += "\n  " + u;
+  for (size_t i = 0; i < std::min(unsupported.size(), kMostListed); ++i) list += "\n  " + unsupported[i];
+  if (unsupported.size() > kMostListed) list += "\n  ... and " + std::to_string(unsupported.size() - kMostListed) + " more";
   model_fail(source, std::to_string(unsupported.size()) + " node" + (unsupported.size() == 1 ? "" : "s") +
                          " with unsupported operators:" + list);
 }
