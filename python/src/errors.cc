@@ -1,6 +1,8 @@
 // Python exceptions for switchyard errors: sy.Error and one subclass per
 // error kind, each carrying .message (the plain message), .span (a Span or
 // None) and .kind; str() is the rendered diagnostic with the source line.
+// Each kind also derives from the builtin a Python caller would catch for
+// that mistake, so `except ValueError` works without knowing switchyard.
 #include "common.h"
 #include "runtime/runtime_error.h"
 #include "support/error.h"
@@ -57,21 +59,31 @@ void bind_errors(py::module_& m) {
   struct Entry {
     ErrorKind kind;
     const char* name;
+    PyObject* builtin;  // the second base: what the mistake is in Python's terms
     const char* doc;
   };
   const Entry entries[] = {
-      {ErrorKind::kParse, "ParseError", "Malformed text IR or model file."},
-      {ErrorKind::kType, "TypeInferenceError", "Type inference failed (or bad operator attributes)."},
-      {ErrorKind::kPlacement, "PlacementError", "Device planning: conflicting wishes or missing devices."},
-      {ErrorKind::kInvariant, "InvariantError", "The invariant checker found a broken invariant after a pass."},
-      {ErrorKind::kPass, "PassError", "Pass infrastructure: unknown pass, missing requirement."},
-      {ErrorKind::kBackend, "BackendError", "Lowering, code generation or the toolchain failed."},
-      {ErrorKind::kRuntime, "RuntimeError", "Loading or running an artifact failed."},
-      {ErrorKind::kUsage, "UsageError", "The API was used wrongly (unknown name, bad option)."},
+      {ErrorKind::kParse, "ParseError", PyExc_ValueError, "Malformed text IR or model file (a ValueError)."},
+      // An operator applied to operands (or attributes) of the wrong type is
+      // what Python calls a TypeError.
+      {ErrorKind::kType, "TypeInferenceError", PyExc_TypeError,
+       "Type inference failed, or bad operator attributes (a TypeError)."},
+      {ErrorKind::kPlacement, "PlacementError", PyExc_ValueError,
+       "Device planning: conflicting wishes or missing devices (a ValueError)."},
+      {ErrorKind::kInvariant, "InvariantError", PyExc_RuntimeError,
+       "The invariant checker found a broken invariant after a pass (a RuntimeError)."},
+      {ErrorKind::kPass, "PassError", PyExc_ValueError,
+       "A misassembled pipeline: unknown pass name, missing requirement (a ValueError)."},
+      {ErrorKind::kBackend, "BackendError", PyExc_RuntimeError,
+       "Lowering, code generation or the toolchain failed (a RuntimeError)."},
+      {ErrorKind::kRuntime, "RuntimeError", PyExc_RuntimeError, "Loading or running an artifact failed (a RuntimeError)."},
+      {ErrorKind::kUsage, "UsageError", PyExc_ValueError,
+       "The API was used wrongly: unknown name, bad option, wrong input shape (a ValueError)."},
   };
   for (const Entry& e : entries) {
     std::string qualified = std::string("switchyard.") + e.name;
-    PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), e.doc, c.base, nullptr);
+    py::tuple bases = py::make_tuple(py::handle(c.base), py::handle(e.builtin));
+    PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), e.doc, bases.ptr(), nullptr);
     c.by_kind[kind_index(e.kind)] = cls;
     m.attr(e.name) = py::handle(cls);
   }

@@ -1,8 +1,11 @@
 // Bindings of evaluation and execution: the reference interpreter
 // (evaluate), and loading and running compiled artifacts with their run
-// statistics (which device ran each kernel, which copies happened).
+// statistics (which device ran each kernel, which copies happened). Inputs
+// to an artifact are checked here, as the interpreter checks them, so that a
+// wrong input is the same UsageError (same words) on both paths.
 #include "common.h"
 #include "interp/evaluate.h"
+#include "ir/type.h"
 #include "runtime/artifact.h"
 #include "runtime/manifest.h"
 #include "support/error.h"
@@ -55,6 +58,38 @@ std::map<std::string, NDArray> input_map(py::handle inputs) {
   return out;
 }
 
+std::string describe(DType dtype, const std::vector<int64_t>& shape) {
+  return type_to_string(tensor_type(shape, dtype));
+}
+
+std::string input_list(const Manifest& manifest) {
+  std::string out;
+  for (const ManifestTensor& t : manifest.inputs) out += (out.empty() ? "" : ", ") + t.name;
+  return out.empty() ? "no inputs" : out;
+}
+
+const ManifestTensor& manifest_input(const Manifest& manifest, const std::string& name) {
+  for (const ManifestTensor& t : manifest.inputs)
+    if (t.name == name) return t;
+  throw Error(ErrorKind::kUsage, "unknown input '" + name + "': the model takes " + input_list(manifest));
+}
+
+void check_input(const Manifest& manifest, const std::string& name, const NDArray& array) {
+  const ManifestTensor& expected = manifest_input(manifest, name);
+  if (!array.defined()) throw Error(ErrorKind::kUsage, "input '" + name + "' is an undefined array");
+  if (array.dtype() != expected.dtype || array.shape() != expected.shape)
+    throw Error(ErrorKind::kUsage, "input '" + name + "': expected " + describe(expected.dtype, expected.shape) +
+                                       ", got " + describe(array.dtype(), array.shape()));
+}
+
+void check_inputs(const Manifest& manifest, const std::map<std::string, NDArray>& arrays) {
+  for (const auto& [name, array] : arrays) check_input(manifest, name, array);
+  for (const ManifestTensor& t : manifest.inputs)
+    if (!arrays.count(t.name))
+      throw Error(ErrorKind::kUsage,
+                  "missing input '" + t.name + "' (expected " + describe(t.dtype, t.shape) + ")");
+}
+
 py::dict stats_to_python(const RunStats& stats, const Manifest& manifest) {
   auto device_name = [&](int index) -> std::string {
     if (index >= 0 && size_t(index) < manifest.devices.size()) return manifest.devices[size_t(index)].name;
@@ -95,6 +130,7 @@ void bind_artifact(py::module_& rt) {
           "run",
           [](const Artifact& a, py::handle inputs, bool record_stats) {
             std::map<std::string, NDArray> arrays = input_map(inputs);
+            check_inputs(a.manifest(), arrays);
             RunResult r;
             {
               // Runs are thread-safe and call no Python: other threads may run meanwhile.
@@ -106,7 +142,13 @@ void bind_artifact(py::module_& rt) {
             return py::make_tuple(outputs, stats_to_python(r.stats, a.manifest()));
           },
           py::arg("inputs"), py::arg("record_stats") = true,
-          "Runs on inputs by name; returns (outputs in manifest order, run statistics).");
+          "Runs on inputs by name; returns (outputs in manifest order, run statistics).")
+      .def(
+          "check_input",
+          [](const Artifact& a, const std::string& name, py::handle value) {
+            check_input(a.manifest(), name, ndarray_from_python(value, "input '" + name + "'"));
+          },
+          py::arg("name"), py::arg("value"), "Raises UsageError unless value fits the model's input `name`.");
 }
 
 }  // namespace

@@ -9,14 +9,16 @@
 
 Submodules: ``frontend`` (``from_onnx``), ``ir`` (nodes, types, devices,
 visitors), ``op`` (one function per operator), ``transform`` (passes, contexts, instruments), ``runtime``
-(compiled artifacts). Errors are ``sy.Error`` and its subclasses.
+(compiled artifacts), ``testing`` (``assert_structural_equal``). Errors are ``sy.Error`` and its subclasses.
 """
 import os as _os
 
 import numpy as _np
 
 from . import _switchyard as _native
-from . import frontend, ir, op, runtime, transform
+from . import frontend, ir, op, runtime, testing, transform
+from ._errors import check_file as _check_file
+from ._errors import error as _error
 from .ir import IRModule
 
 Error = _native.Error
@@ -39,15 +41,23 @@ def parse(text_or_path, source_name=None):
 
     Text is parsed with spans naming ``source_name`` (default ``"<string>"``);
     a path (``str`` or ``os.PathLike``) is read and its spans name the file.
-    Raises ``sy.ParseError`` (with ``.span``) on malformed input.
+    Raises ``sy.ParseError`` (with ``.span``) on malformed input; a path
+    that is missing or a directory raises a ``sy.UsageError`` that is also
+    ``FileNotFoundError`` / ``IsADirectoryError``.
     """
     if isinstance(text_or_path, _os.PathLike):
-        return _native.parse_file(_os.fspath(text_or_path))
+        return _parse_file(_os.fspath(text_or_path))
     if not isinstance(text_or_path, str):
         raise TypeError(f"parse() takes text or a path, got {type(text_or_path).__name__}")
     if _looks_like_path(text_or_path) and source_name is None:
-        return _native.parse_file(text_or_path)
+        return _parse_file(text_or_path)
     return _native.parse_text(text_or_path, source_name or "<string>")
+
+
+def _parse_file(path):
+    # Checked here: the C++ reader takes a directory for an empty file.
+    _check_file("UsageError", path)
+    return _native.parse_file(path)
 
 
 def _input_arrays(function, inputs):
@@ -87,6 +97,17 @@ def evaluate(mod, inputs=None, entry="main", /, **named_inputs):
     return _native.evaluate(mod, _input_arrays(mod[entry], given), entry)
 
 
+def _refuse_context_options():
+    # The build runs its own pipeline under its own context (opt_level= and
+    # check_invariants= are its arguments); pass selection and configuration
+    # from an enclosing PassContext would be silently ignored.
+    ctx = transform.PassContext.current()
+    ignored = [name for name in ("disabled_passes", "enabled_passes", "config") if getattr(ctx, name)]
+    if ignored:
+        raise _error("UsageError", "build() does not read the enclosing PassContext's " + " and ".join(ignored)
+                     + "; it runs its own pipeline under its own context, so call it outside this one")
+
+
 def build(mod, devices, output, place=(), opt_level=2, *, default=None, host=None, check_invariants=False,
           emit_source=False, cxx="", cache_dir=""):
     """Compiles ``mod["main"]`` into the artifact directory ``output``.
@@ -97,6 +118,7 @@ def build(mod, devices, output, place=(), opt_level=2, *, default=None, host=Non
     """
     if not isinstance(mod, IRModule):
         raise TypeError(f"build() takes an IRModule, got {type(mod).__name__}")
+    _refuse_context_options()
     if isinstance(place, str):
         place = [place]
     return _native.build(mod, devices, _os.fspath(output), list(place), opt_level, default or "", host or "",
@@ -104,7 +126,7 @@ def build(mod, devices, output, place=(), opt_level=2, *, default=None, host=Non
 
 
 __all__ = [
-    "frontend", "ir", "op", "transform", "runtime", "IRModule", "parse", "evaluate", "build",
+    "frontend", "ir", "op", "testing", "transform", "runtime", "IRModule", "parse", "evaluate", "build",
     "Error", "ParseError", "TypeInferenceError", "PlacementError", "InvariantError",
     "PassError", "BackendError", "UsageError",
 ]

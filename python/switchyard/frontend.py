@@ -9,6 +9,7 @@ rules (``"node:/layer4/*=cpu:1"``) and errors use the model's own names.
 import os as _os
 
 from . import _switchyard as _native
+from ._errors import check_file as _check_file
 
 
 def from_onnx(path, shapes=None):
@@ -17,7 +18,8 @@ def from_onnx(path, shapes=None):
     ``shapes`` maps input names to tuples of ints, fixing symbolic dimensions.
     Raises ``sy.ParseError`` for a malformed model or unsupported operators
     (all listed with their node names) and ``sy.UsageError`` for a shape that
-    names no input.
+    names no input; a missing file is a ``sy.UsageError`` that is also a
+    ``FileNotFoundError``.
     """
     if not isinstance(path, (str, _os.PathLike)):
         raise TypeError(f"from_onnx() takes a path, got {type(path).__name__}")
@@ -29,6 +31,7 @@ def from_onnx(path, shapes=None):
             fixed[name] = [int(d) for d in dims]
         except TypeError:
             raise TypeError(f"the shape of {name!r} must be a sequence of ints, got {dims!r}") from None
+    _check_file("UsageError", path)
     return _native.frontend.from_onnx(_os.fspath(path), fixed)
 
 

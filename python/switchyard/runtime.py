@@ -4,13 +4,23 @@
     y = model.run(x=np.ones((1, 784), np.float32))
     for k in model.last_stats.kernels:
         print(k.name, k.device)
+
+or executor-style, as in TVM's graph executor:
+
+    model.set_input("x", x)
+    model.run()
+    model.get_output(0, out=preallocated)
+    print(model.benchmark(repeat=20))
 """
 import dataclasses as _dataclasses
 import json as _json
 import os as _os
+import time as _time
 
 import numpy as _np
 
+from ._errors import check_file as _check_file
+from ._errors import error as _error
 from ._switchyard import runtime as _rt
 
 
@@ -53,12 +63,30 @@ def _stats(raw):
                     total_ns=raw["total_ns"])
 
 
+@_dataclasses.dataclass(frozen=True)
+class BenchmarkResult:
+    """Milliseconds per run over ``repeat`` timed runs (after one warm-up run)."""
+    median_ms: float
+    min_ms: float
+    p90_ms: float
+    repeat: int
+    times_ms: tuple
+
+    def __str__(self):
+        return (f"median {self.median_ms:.3f} ms, min {self.min_ms:.3f} ms, p90 {self.p90_ms:.3f} ms "
+                f"over {self.repeat} runs")
+
+
 class Module:
-    """A loaded artifact. ``run`` is safe to call from several threads."""
+    """A loaded artifact. ``run(**inputs)`` is safe to call from several
+    threads; the executor-style ``set_input``/``run()``/``get_output`` keep
+    state on the module, so give each thread its own module for those."""
 
     def __init__(self, artifact):
         self._artifact = artifact
         self._manifest = _json.loads(artifact.manifest_json)
+        self._inputs = {}    # set_input's arrays, by name
+        self._outputs = None  # the last run's outputs, in manifest order
         self.last_stats = None
 
     @property
@@ -87,29 +115,103 @@ class Module:
             if name in given:
                 raise TypeError(f"input '{name}' given twice")
             given[name] = value
+        return {name: self._array(name, value) for name, value in given.items()}
+
+    def _array(self, name, value):
+        if isinstance(value, (_np.ndarray, _np.generic)):
+            return value
         dtypes = {t["name"]: t["dtype"] for t in self._manifest.get("inputs", [])}
-        arrays = {}
-        for name, value in given.items():
-            if isinstance(value, (_np.ndarray, _np.generic)):
-                arrays[name] = value
-            else:
-                arrays[name] = _np.asarray(value, dtype=dtypes.get(name))
-        return arrays
+        return _np.asarray(value, dtype=dtypes.get(name))
+
+    def set_input(self, name, value):
+        """Sets input ``name`` for ``run()`` with no arguments; checked now (``sy.UsageError``).
+
+        The array is copied, so changing it afterwards does not change the input.
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"set_input() takes an input name (str), got {type(name).__name__}")
+        array = self._array(name, value)
+        self._artifact.check_input(name, array)
+        self._inputs[name] = _np.array(array, copy=True, order="C")
 
     def run(self, *args, record_stats=True, **inputs):
         """Runs on inputs (positional in manifest order, or by name).
 
         Returns the output array, or a tuple when there are several; the run's
         statistics (kernels with their devices, copies) are in ``last_stats``.
+        With no inputs given, runs on those of ``set_input`` (a missing one is
+        a ``sy.UsageError``); the outputs are also kept for ``get_output``.
         """
-        outputs, raw = self._artifact.run(self._arrays(args, inputs), record_stats)
+        arrays = self._arrays(args, inputs) if args or inputs else self._inputs
+        outputs, raw = self._artifact.run(arrays, record_stats)
+        self._outputs = outputs
         self.last_stats = _stats(raw)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
+    def _output_index(self, index):
+        names = self.output_names
+        if isinstance(index, str):
+            if index not in names:
+                raise _error("UsageError", f"unknown output '{index}': the model has {', '.join(names)}")
+            return names.index(index)
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise TypeError(f"get_output() takes an output index or name, got {type(index).__name__}")
+        if not -len(names) <= index < len(names):
+            raise IndexError(f"output index {index} out of range: the model has {len(names)} outputs")
+        return index % len(names)
+
+    def get_output(self, index, out=None):
+        """Output ``index`` (or name) of the last run.
+
+        With ``out`` (a writeable NumPy array of the output's shape and
+        dtype), the output is written into it and ``out`` is returned;
+        otherwise a new array is.
+        """
+        i = self._output_index(index)
+        if self._outputs is None:
+            raise _error("UsageError", "get_output() before run(): there are no outputs yet")
+        result = self._outputs[i]
+        if out is None:
+            return result.copy()
+        if not isinstance(out, _np.ndarray):
+            raise TypeError(f"out must be a NumPy array, got {type(out).__name__}")
+        name = self.output_names[i]
+        if out.shape != result.shape or out.dtype != result.dtype:
+            raise _error("UsageError", f"out for output '{name}': expected shape {result.shape} {result.dtype}, "
+                                       f"got shape {out.shape} {out.dtype}")
+        if not out.flags.writeable:
+            raise _error("UsageError", f"out for output '{name}' is read-only")
+        _np.copyto(out, result)
+        return out
+
+    def benchmark(self, repeat=10, **inputs):
+        """Times ``repeat`` runs after one warm-up run; returns median, min and p90 milliseconds.
+
+        Runs on ``inputs`` when given, else on those of ``set_input``. Each
+        time is the wall time of one run call without statistics recording.
+        """
+        if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
+            raise ValueError(f"repeat must be a positive int, got {repeat!r}")
+        arrays = self._arrays((), inputs) if inputs else self._inputs
+        self._artifact.run(arrays, False)
+        times = []
+        for _ in range(repeat):
+            start = _time.perf_counter()
+            self._artifact.run(arrays, False)
+            times.append((_time.perf_counter() - start) * 1e3)
+        ordered = sorted(times)
+        return BenchmarkResult(median_ms=float(_np.median(ordered)), min_ms=ordered[0],
+                               p90_ms=float(_np.percentile(ordered, 90)), repeat=repeat, times_ms=tuple(times))
+
 
 def load(path, threads=0):
-    """Loads an artifact directory; raises ``sy.RuntimeError`` naming the file at fault."""
+    """Loads an artifact directory; raises ``sy.RuntimeError`` naming the file at fault.
+
+    A path that is missing or not a directory raises a ``sy.RuntimeError``
+    that is also ``FileNotFoundError`` / ``NotADirectoryError``.
+    """
+    _check_file("RuntimeError", path, want_directory=True)
     return Module(_rt.Artifact.load(_os.fspath(path), threads))
 
 
-__all__ = ["load", "Module", "RunStats", "KernelRecord", "CopyRecord"]
+__all__ = ["load", "Module", "RunStats", "KernelRecord", "CopyRecord", "BenchmarkResult"]

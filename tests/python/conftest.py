@@ -36,3 +36,13 @@ def mlp_reference(inputs):
     import numpy as np
     hidden = np.maximum(inputs["x"] @ inputs["w1"].T + inputs["b1"], 0)
     return hidden @ inputs["w2"].T + inputs["b2"]
+
+
+@pytest.fixture(scope="session")
+def mlp_artifact(tmp_path_factory):
+    """The two-device MLP compiled once per session: (its IRModule, its artifact directory)."""
+    import switchyard as sy
+    mod = sy.parse(EXAMPLES / "mlp_two_devices.sy")
+    out = tmp_path_factory.mktemp("mlp") / "artifact"
+    sy.build(mod, devices=["cpu:0", "cpu:1"], output=out)
+    return mod, out

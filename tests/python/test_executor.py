@@ -1,0 +1,113 @@
+# The executor-style interface of a loaded artifact, as TVM's graph executor
+# has it: set_input, run() on the set inputs, get_output into a preallocated
+# array, and benchmark's median/min/p90; run(**inputs) keeps working.
+import numpy as np
+import pytest
+
+import switchyard as sy
+from conftest import mlp_reference
+
+
+@pytest.fixture
+def model(mlp_artifact):
+    return sy.runtime.load(mlp_artifact[1])
+
+
+def set_all(model, inputs):
+    for name, value in inputs.items():
+        model.set_input(name, value)
+
+
+def test_set_input_run_get_output_matches_numpy(model, mlp_inputs):
+    set_all(model, mlp_inputs)
+    returned = model.run()
+    expected = mlp_reference(mlp_inputs)
+    np.testing.assert_allclose(returned, expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(model.get_output(0), returned)
+    np.testing.assert_array_equal(model.get_output(model.output_names[0]), returned)
+    np.testing.assert_array_equal(model.get_output(-1), returned)
+    assert model.last_stats.devices == {"cpu:0", "cpu:1"}
+
+
+def test_set_input_copies_and_later_runs_see_new_inputs(model, mlp_inputs):
+    set_all(model, mlp_inputs)
+    x = mlp_inputs["x"].copy()
+    model.set_input("x", x)
+    x[:] = 0  # the model keeps its own copy
+    np.testing.assert_allclose(model.run(), mlp_reference(mlp_inputs), rtol=1e-4, atol=1e-5)
+    model.set_input("x", -mlp_inputs["x"])
+    flipped = dict(mlp_inputs, x=-mlp_inputs["x"])
+    np.testing.assert_allclose(model.run(), mlp_reference(flipped), rtol=1e-4, atol=1e-5)
+    # Keyword inputs run on those instead and leave the set ones alone.
+    np.testing.assert_allclose(model.run(**mlp_inputs), mlp_reference(mlp_inputs), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(model.run(), mlp_reference(flipped), rtol=1e-4, atol=1e-5)
+
+
+def test_get_output_writes_into_a_preallocated_array(model, mlp_inputs):
+    set_all(model, mlp_inputs)
+    model.run()
+    out = np.full((1, 10), np.nan, np.float32)
+    assert model.get_output(0, out=out) is out
+    np.testing.assert_allclose(out, mlp_reference(mlp_inputs), rtol=1e-4, atol=1e-5)
+    view = np.zeros((3, 10), np.float32)[1:2]  # a view into a larger buffer
+    model.get_output(0, out=view)
+    np.testing.assert_array_equal(view, out)
+
+
+@pytest.mark.parametrize("out, words", [
+    (np.zeros((10,), np.float32), r"expected shape \(1, 10\) float32, got shape \(10,\) float32"),
+    (np.zeros((1, 10), np.float64), r"expected shape \(1, 10\) float32, got shape \(1, 10\) float64"),
+])
+def test_get_output_refuses_a_mismatched_buffer(model, mlp_inputs, out, words):
+    model.run(**mlp_inputs)
+    with pytest.raises(sy.UsageError, match=words):
+        model.get_output(0, out=out)
+    assert not out.any(), "nothing written"
+
+
+def test_get_output_refuses_read_only_buffers_and_bad_indices(model, mlp_inputs):
+    with pytest.raises(sy.UsageError, match="before run"):
+        model.get_output(0)
+    model.run(**mlp_inputs)
+    frozen = np.zeros((1, 10), np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(sy.UsageError, match="read-only"):
+        model.get_output(0, out=frozen)
+    with pytest.raises(TypeError, match="NumPy array"):
+        model.get_output(0, out=[0.0] * 10)
+    with pytest.raises(IndexError, match="1 outputs"):
+        model.get_output(1)
+    with pytest.raises(sy.UsageError, match="unknown output 'logits'"):
+        model.get_output("logits")
+
+
+def test_set_input_checks_now_and_run_names_what_is_missing(model, mlp_inputs):
+    with pytest.raises(sy.UsageError, match=r"input 'x': expected Tensor\[\(1, 784\), float32\]"):
+        model.set_input("x", np.ones((784,), np.float32))
+    with pytest.raises(sy.UsageError, match="unknown input 'y'"):
+        model.set_input("y", mlp_inputs["x"])
+    with pytest.raises(TypeError):
+        model.set_input(0, mlp_inputs["x"])
+    model.set_input("x", mlp_inputs["x"])
+    with pytest.raises(sy.UsageError, match="missing input 'w1'"):
+        model.run()
+
+
+def test_set_input_takes_lists_in_the_input_dtype(model, mlp_inputs):
+    set_all(model, mlp_inputs)
+    model.set_input("b2", mlp_inputs["b2"].tolist())
+    np.testing.assert_allclose(model.run(), mlp_reference(mlp_inputs), rtol=1e-4, atol=1e-5)
+
+
+def test_benchmark_reports_median_min_p90(model, mlp_inputs):
+    set_all(model, mlp_inputs)
+    result = model.benchmark(repeat=7)
+    assert result.repeat == 7 and len(result.times_ms) == 7
+    assert 0 < result.min_ms <= result.median_ms <= result.p90_ms <= max(result.times_ms)
+    assert result.min_ms == min(result.times_ms)
+    assert result.median_ms == pytest.approx(float(np.median(result.times_ms)))
+    assert "median" in str(result) and "7 runs" in str(result)
+    on_keywords = model.benchmark(repeat=2, **mlp_inputs)
+    assert on_keywords.repeat == 2
+    with pytest.raises(ValueError, match="positive"):
+        model.benchmark(repeat=0)
