@@ -2,8 +2,12 @@
 // Sequential, PassContext (a context manager), the C++ instruments
 // (InvariantChecker, Timing), Python-subclassable PassInstrument, passes
 // written in Python (make_function_pass / make_module_pass), and the
-// built-in passes by name.
+// built-in passes by name. A PassContext refuses what it would otherwise
+// ignore: a pass name no pass has (a typo would silently disable nothing) and
+// an instrument's should_run, which the C++ pass runner never asks.
+#include <cctype>
 #include <exception>
+#include <set>
 #include <thread>
 
 #include "common.h"
@@ -90,8 +94,41 @@ std::shared_ptr<PyPassContext> context_view(const PassContext& ctx) {
   return view;
 }
 
+// Names of the passes made in this process besides the built-in table
+// (Python passes, Sequentials), so that PassContext can tell a typo from a
+// pass of the user's own. Touched only with the GIL held.
+std::set<std::string>& made_pass_names() {
+  static auto* names = new std::set<std::string>();
+  return *names;
+}
+
+const Pass& remember(const Pass& p) {
+  made_pass_names().insert(p.name());
+  for (const Pass& child : p.children()) remember(child);
+  return p;
+}
+
+// PassError naming each of `names` that no pass has, with the close matches.
+void check_pass_names(const std::vector<std::string>& names, const std::string& option) {
+  std::set<std::string> known = made_pass_names();
+  for (const std::string& n : pass_names()) known.insert(n);
+  for (const std::string& name : names) {
+    if (known.count(name)) continue;
+    py::list candidates;
+    for (const std::string& k : known) candidates.append(k);
+    py::list close = py::module_::import("difflib").attr("get_close_matches")(name, candidates, 3, 0.6);
+    std::string hint;
+    for (py::handle c : close) hint += (hint.empty() ? "" : "' or '") + c.cast<std::string>();
+    std::string all;
+    for (const std::string& k : known) all += (all.empty() ? "" : ", ") + k;
+    throw Error(ErrorKind::kPass, "unknown pass '" + name + "' in " + option +
+                                      (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (known: " + all + ")");
+  }
+}
+
 PassInfo pass_info(const std::string& name, int opt_level, const std::vector<std::string>& required) {
   if (name.empty()) throw py::value_error("a pass needs a non-empty name");
+  made_pass_names().insert(name);
   return PassInfo{name, opt_level, required};
 }
 
@@ -171,6 +208,40 @@ PipelineOptions pipeline_options(py::handle devices, py::handle default_device, 
   return options;
 }
 
+// The configuration keys the built-in passes read (inline.cc, fuse_ops.cc;
+// both integers). A key under a built-in pass's prefix that is not one of
+// them would be silently ignored, so it is refused; other keys are the
+// user's own (Python passes read them from ctx.config) and pass through.
+void check_config_key(const std::string& key, const AttrValue& value) {
+  static const std::set<std::string> integer_keys = {"FuseOps.max_group_size", "inline.max_calls"};
+  if (integer_keys.count(key)) {
+    if (!std::holds_alternative<int64_t>(value))
+      throw Error(ErrorKind::kUsage, "configuration '" + key + "' must be an integer, got " + attr_value_to_string(value));
+    return;
+  }
+  std::string prefix = key.substr(0, key.find('.'));
+  if (prefix == key) return;
+  auto lower = [](std::string text) {
+    for (char& ch : text) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    return text;
+  };
+  for (const std::string& name : pass_names()) {
+    if (lower(name) != lower(prefix)) continue;
+    std::string known;
+    for (const std::string& k : integer_keys) known += (known.empty() ? "" : ", ") + k;
+    throw Error(ErrorKind::kUsage, "unknown configuration '" + key + "': no built-in pass reads it (known: " + known + ")");
+  }
+}
+
+// TVM instruments may veto a pass with should_run; ours cannot, so one that
+// defines it is refused rather than silently never asked.
+void refuse_should_run(py::handle inst) {
+  if (py::hasattr(inst, "should_run"))
+    throw Error(ErrorKind::kUsage, "instrument '" + type_name_of(inst) +
+                                       "' defines should_run, which switchyard never calls; skip passes with "
+                                       "PassContext(disabled_passes=[...]) or opt levels instead");
+}
+
 py::object instrument_object(const std::shared_ptr<PassInstrument>& inst, const PyPassContext& c) {
   for (py::handle h : c.python_instruments)
     if (h.cast<std::shared_ptr<PassInstrument>>().get() == inst.get()) return py::reinterpret_borrow<py::object>(h);
@@ -217,7 +288,7 @@ void bind_passes(py::module_& t) {
           if (!py::isinstance<Pass>(p)) throw py::type_error("Sequential entries must be passes, got " + type_name_of(p));
           ps.push_back(p.cast<Pass>());
         }
-        return Sequential(std::move(ps), name);
+        return remember(Sequential(std::move(ps), name));
       },
       py::arg("passes"), py::arg("name") = "Sequential", "Runs passes in order, checking each one's requirements.");
   t.def("make_function_pass", &python_function_pass, py::arg("name"), py::arg("opt_level"), py::arg("required"),
@@ -233,6 +304,9 @@ void bind_passes(py::module_& t) {
       py::arg("host") = py::none(), py::arg("place") = py::none(), "A built-in pass by name.");
   t.def("pass_names", &pass_names, "The names pass_by_name knows.");
   t.def(
+      "register_pass_name", [](const std::string& name) { made_pass_names().insert(name); }, py::arg("name"),
+      "Makes `name` known to PassContext's name check before a pass of that name is made.");
+  t.def(
       "PlanDevices",
       [](py::handle devices, py::handle default_device, py::handle host, py::handle place) {
         PipelineOptions o = pipeline_options(devices, default_device, host, place);
@@ -246,7 +320,7 @@ void bind_passes(py::module_& t) {
   t.def(
       "default_pipeline",
       [](py::handle devices, py::handle default_device, py::handle host, py::handle place) {
-        return default_pipeline(pipeline_options(devices, default_device, host, place));
+        return remember(default_pipeline(pipeline_options(devices, default_device, host, place)));
       },
       py::arg("devices"), py::kw_only(), py::arg("default") = py::none(), py::arg("host") = py::none(),
       py::arg("place") = py::none(), "The compiler's pipeline before lowering.");
@@ -304,7 +378,12 @@ void bind_context(py::module_& t) {
              c->ctx->opt_level = opt_level;
              c->ctx->disabled_passes = string_list(disabled, "disabled_passes");
              c->ctx->enabled_passes = string_list(enabled, "enabled_passes");
-             for (auto& [k, v] : to_attr_entries(config, "config")) c->ctx->config[k] = v;
+             check_pass_names(c->ctx->disabled_passes, "disabled_passes");
+             check_pass_names(c->ctx->enabled_passes, "enabled_passes");
+             for (auto& [k, v] : to_attr_entries(config, "config")) {
+               check_config_key(k, v);
+               c->ctx->config[k] = v;
+             }
              bool has_checker = false;
              if (!instruments.is_none()) {
                if (!py::isinstance<py::list>(instruments) && !py::isinstance<py::tuple>(instruments))
@@ -312,6 +391,7 @@ void bind_context(py::module_& t) {
                for (py::handle inst : instruments) {
                  if (!py::isinstance<PassInstrument>(inst))
                    throw py::type_error("instruments must be PassInstrument objects, got " + type_name_of(inst));
+                 refuse_should_run(inst);
                  auto p = inst.cast<std::shared_ptr<PassInstrument>>();
                  has_checker = has_checker || dynamic_cast<InvariantChecker*>(p.get()) != nullptr;
                  c->ctx->instruments.push_back(p);

@@ -62,6 +62,8 @@ def _decorator(target, make, method, opt_level, name, required):
             raise TypeError(f"a pass decorator needs a function or class, got {type(obj).__name__}")
         pass_name = name or getattr(obj, "__name__", None) or type(obj).__name__
         if _inspect.isclass(obj):
+            # Known to PassContext's name check before the first instance exists.
+            _t.register_pass_name(pass_name)
             return _wrap_class(obj, make, method, pass_name, opt_level, required)
         return make(pass_name, opt_level, list(required), obj)
 

@@ -1,0 +1,114 @@
+# PassContext refuses what it would otherwise ignore: a misspelled pass name
+# in disabled_passes/enabled_passes (named, with close matches), a config key
+# under a built-in pass that no pass reads (or of the wrong type), an
+# instrument's should_run, and pass selection around sy.build; and what it
+# accepts is honoured.
+import pytest
+
+import switchyard as sy
+from switchyard import ir
+from switchyard import transform as T
+
+MLP_DEVICES = ["cpu:0", "cpu:1"]
+
+
+def primitive_functions(mod):
+    class Count(ir.ExprVisitor):
+        count = 0
+
+        def visit_function(self, function):
+            if function.attrs and function.attrs.get("Primitive"):
+                self.count += 1
+
+    counter = Count()
+    counter.visit(mod)
+    return counter.count
+
+
+@pytest.mark.parametrize("option", ["disabled_passes", "enabled_passes"])
+def test_misspelled_pass_name_is_named_with_close_matches(option):
+    with pytest.raises(sy.PassError) as info:
+        T.PassContext(**{option: ["InferType", "SimplifyExp"]})
+    message = info.value.message
+    assert "unknown pass 'SimplifyExp' in " + option in message
+    assert "did you mean 'SimplifyExpr'?" in message
+    assert "known:" in message and "FoldConstant" in message
+    assert isinstance(info.value, ValueError), "a PassError is a ValueError"
+
+
+def test_name_without_close_match_lists_the_known_passes():
+    with pytest.raises(sy.PassError, match=r"unknown pass 'Zzzz' in disabled_passes \(known: .*InferType"):
+        T.PassContext(disabled_passes=["Zzzz"])
+
+
+def test_pass_names_of_python_passes_and_sequentials_are_known():
+    @T.function_pass(name="ContextCheckFunctionPass")
+    def identity(func, mod, ctx):
+        return func
+
+    @T.module_pass(name="ContextCheckClassPass")
+    class NotYetMade:
+        def transform_module(self, mod, ctx):
+            return mod
+
+    T.Sequential([T.InferType()], name="ContextCheckSequential")
+    T.default_pipeline(MLP_DEVICES)
+    ctx = T.PassContext(disabled_passes=["ContextCheckFunctionPass", "ContextCheckClassPass",
+                                         "ContextCheckSequential", "DefaultPipeline"])
+    assert "ContextCheckClassPass" in ctx.disabled_passes
+
+
+def test_disabled_pass_is_skipped(mlp_path):
+    mod = T.InferType()(sy.parse(mlp_path))
+    with T.PassContext(opt_level=3, disabled_passes=["FuseOps"]):
+        assert primitive_functions(T.default_pipeline(MLP_DEVICES)(mod)) == 0
+    with T.PassContext(opt_level=3):
+        assert primitive_functions(T.default_pipeline(MLP_DEVICES)(mod)) == 2
+
+
+def test_builtin_config_key_is_honoured(mlp_path):
+    mod = sy.parse(mlp_path)
+    with T.PassContext(config={"FuseOps.max_group_size": 1}):
+        one_per_group = T.default_pipeline(MLP_DEVICES)(mod)
+    assert primitive_functions(one_per_group) == 5, "each of the five operators alone"
+
+
+@pytest.mark.parametrize("config, words", [
+    ({"FuseOps.max_grup_size": 1}, "unknown configuration 'FuseOps.max_grup_size'"),
+    ({"inline.max_call": 3}, "known: FuseOps.max_group_size, inline.max_calls"),
+    ({"FuseOps.max_group_size": "4"}, "'FuseOps.max_group_size' must be an integer"),
+    ({"inline.max_calls": 2.5}, "'inline.max_calls' must be an integer"),
+])
+def test_config_a_builtin_pass_would_ignore_is_refused(config, words):
+    with pytest.raises(sy.UsageError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        T.PassContext(config=config)
+
+
+def test_config_of_ones_own_is_kept_for_python_passes():
+    seen = {}
+
+    @T.module_pass(name="ReadsConfig")
+    def reads_config(mod, ctx):
+        seen.update(ctx.config)
+        return mod
+
+    with T.PassContext(config={"mine.threshold": 3, "label": "x"}):
+        reads_config(ir.IRModule.from_expr(ir.Function([], ir.const(1.0))))
+    assert seen == {"mine.threshold": 3, "label": "x"}
+
+
+def test_instrument_with_should_run_is_refused():
+    class Veto(T.PassInstrument):
+        def should_run(self, mod, info):
+            return info.name != "FoldConstant"
+
+    with pytest.raises(sy.UsageError, match="'Veto' defines should_run, which switchyard never calls"):
+        T.PassContext(instruments=[Veto()])
+
+
+def test_build_refuses_pass_selection_it_would_ignore(mlp_path, tmp_path):
+    mod = sy.parse(mlp_path)
+    with T.PassContext(disabled_passes=["FoldConstant"]):
+        with pytest.raises(sy.UsageError, match="does not read the enclosing PassContext's disabled_passes"):
+            sy.build(mod, devices=MLP_DEVICES, output=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
