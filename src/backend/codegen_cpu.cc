@@ -235,10 +235,13 @@ std::string symbol_name(const std::string& name) {
 
 }  // namespace
 
-KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name) {
+KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name,
+                                 const std::vector<bool>& constant_inputs) {
   CpuKernel k;
   k.name = symbol_name(name);
   k.function = flatten_parameters(primitive);
+  k.constant_inputs = constant_inputs;
+  k.constant_inputs.resize(k.function->params.size(), false);
   k.root = as<CallNode>(k.function->body);
   if (!k.root || !as<OpNode>(k.root->op))
     throw Error(ErrorKind::kBackend, "a primitive function's body must be an operator call", primitive->span());

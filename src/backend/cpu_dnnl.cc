@@ -1,29 +1,20 @@
 // float32 anchors through oneDNN: nn.dense, matmul and nn.batch_matmul as
 // matmul primitives (transposes expressed as strides, no copies),
-// nn.conv2d, and the pools. The primitive is created once, on first use, in a
-// function-local static (thread-safe); each run makes its own stream and
-// scratchpad, so concurrent runs share nothing mutable. The element-wise
-// epilogue becomes oneDNN post-ops when every step maps to one; when this
-// oneDNN build cannot fuse them (or a step has no post-op) it runs as a
-// generated loop over the output.
+// nn.conv2d, and the pools. This file says what oneDNN computes for each
+// anchor; cpu_dnnl_epilogue.cc maps the element-wise epilogue onto the
+// primitive's bias and post-ops, cpu_dnnl_plan.cc writes the plan that makes
+// the primitive (once per thread count) and the call.
 #include <algorithm>
-#include <functional>
-#include <map>
-#include <optional>
 #include <set>
 
-#include "backend/cpu_kernel.h"
+#include "backend/cpu_dnnl.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
 #include "support/error.h"
 
 namespace switchyard {
 
-namespace {
-
-using Dims = std::vector<int64_t>;
-
-std::string dims(const Dims& values) {
+std::string dnnl_dims(const Dims& values) {
   std::vector<std::string> parts;
   for (int64_t v : values) parts.push_back(std::to_string(v));
   return "dims{" + join(parts) + "}";
@@ -35,37 +26,18 @@ Dims dense_strides(const Dims& shape) {
   return strides;
 }
 
-struct Descriptor {
-  std::string name;  // field of Plan
-  Dims shape, strides;
-};
+namespace {
 
-struct Argument {
-  std::string role;      // "DNNL_ARG_SRC"
-  std::string desc;      // descriptor name
-  std::string pointer;   // "buffers.in0_x"
-  bool is_const = true;
-};
-
-// What oneDNN computes for the anchor, and how the IR output maps onto its
-// destination's dimensions (they differ for nn.dense and promoted matmul).
-struct Operation {
-  std::string primitive;         // "dnnl::matmul"
-  std::string description;       // the operation descriptor's constructor arguments
-  std::vector<Descriptor> descriptors;
-  std::vector<Argument> arguments;
-  std::function<std::optional<Dims>(const Dims&)> to_destination;  // IR output dims -> dst dims
-};
-
-Descriptor plain(const std::string& name, const Dims& shape) { return {name, shape, dense_strides(shape)}; }
-
-Operation product(const CpuKernel& k) {
+DnnlDescriptor plain(const std::string& name, const Dims& shape) { return {name, shape, dense_strides(shape)}; }
+DnnlOperation product(const CpuKernel& k) {
   const CallNode& call = *k.master;
   const std::string& op = as<OpNode>(call.op)->name;
   Dims a = shape_of(call.args[0]), b = shape_of(call.args[1]);
-  Operation o;
+  DnnlOperation o;
   o.primitive = "dnnl::matmul";
-  o.description = "p.src, p.weights, p.dst";
+  o.description = [](const std::string& weights, bool bias) {
+    return "src, " + weights + (bias ? ", bias" : "") + ", dst";
+  };
   Dims out = shape_of(Expr(&call));
   if (op == "nn.dense") {
     int64_t k_size = a.back(), n = b[0], m = 1;
@@ -106,8 +78,10 @@ Operation product(const CpuKernel& k) {
                      plain("dst", out)};
     o.to_destination = [](const Dims& side) { return std::optional<Dims>(side); };
   }
-  o.arguments = {{"DNNL_ARG_SRC", "src", "buffers." + k.input(0)},
-                 {"DNNL_ARG_WEIGHTS", "weights", "buffers." + k.input(1)}};
+  o.arguments = {{"DNNL_ARG_SRC", "src", "buffers." + k.input(0)}};
+  o.weights_input = 1;
+  // A packed layout pays only when the reorder is not repeated every call.
+  o.weights_any = k.constant_inputs.at(1);
   return o;
 }
 
@@ -118,19 +92,20 @@ int64_t effective_right_padding(int64_t input, int64_t left, int64_t right, int6
   return std::max(right, (output - 1) * stride + (kernel - 1) * dilation + 1 - input - left);
 }
 
-Operation window(const CpuKernel& k) {
+DnnlOperation window(const CpuKernel& k) {
   const CallNode& call = *k.master;
   const std::string& op = as<OpNode>(call.op)->name;
   Dims in = shape_of(call.args[0]), out = shape_of(Expr(&call));
-  Operation o;
+  DnnlOperation o;
   o.to_destination = [](const Dims& side) { return std::optional<Dims>(side); };
   o.arguments = {{"DNNL_ARG_SRC", "src", "buffers." + k.input(0)}};
   if (op == "nn.global_avg_pool2d") {
     o.primitive = "dnnl::pooling_v2_forward";
     o.descriptors = {plain("src", in), plain("dst", out)};
-    o.description = "dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_avg_exclude_padding, p.src, p.dst, " +
-                    dims({1, 1}) + ", " + dims({in[2], in[3]}) + ", " + dims({0, 0}) + ", " + dims({0, 0}) + ", " +
-                    dims({0, 0});
+    std::string text = "dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_avg_exclude_padding, src, dst, " +
+                       dnnl_dims({1, 1}) + ", " + dnnl_dims({in[2], in[3]}) + ", " + dnnl_dims({0, 0}) + ", " +
+                       dnnl_dims({0, 0}) + ", " + dnnl_dims({0, 0});
+    o.description = [text](const std::string&, bool) { return text; };
     return o;
   }
   auto [stride_h, stride_w] = attr_pair(call, "strides");
@@ -142,11 +117,17 @@ Operation window(const CpuKernel& k) {
     Dims weights = groups == 1 ? w : Dims{groups, w[0] / groups, w[1], w[2], w[3]};
     o.primitive = "dnnl::convolution_forward";
     o.descriptors = {plain("src", in), plain("weights", weights), plain("dst", out)};
-    o.description =
-        "dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, p.src, p.weights, p.dst, " +
-        dims({stride_h, stride_w}) + ", " + dims({dilation_h - 1, dilation_w - 1}) + ", " + dims({pad.top, pad.left}) +
-        ", " + dims({pad.bottom, pad.right});
-    o.arguments.push_back({"DNNL_ARG_WEIGHTS", "weights", "buffers." + k.input(1)});
+    std::string geometry = dnnl_dims({stride_h, stride_w}) + ", " + dnnl_dims({dilation_h - 1, dilation_w - 1}) + ", " +
+                           dnnl_dims({pad.top, pad.left}) + ", " + dnnl_dims({pad.bottom, pad.right});
+    o.description = [geometry](const std::string& weights, bool bias) {
+      return "dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, " + weights +
+             (bias ? ", bias" : "") + ", dst, " + geometry;
+    };
+    o.weights_input = 1;
+    // Plain OIHW weights send oneDNN to its slow paths: let it choose, even
+    // when that means a reorder per call for computed weights.
+    o.weights_any = true;
+    o.is_convolution = true;
     return o;
   }
   auto [pool_h, pool_w] = expand_pair(call.attrs->get_ints("pool_size"));
@@ -157,177 +138,20 @@ Operation window(const CpuKernel& k) {
                                                                        : "pooling_avg_exclude_padding";
   o.primitive = "dnnl::pooling_v2_forward";
   o.descriptors = {plain("src", in), plain("dst", out)};
-  o.description = "dnnl::prop_kind::forward_inference, dnnl::algorithm::" + algorithm + ", p.src, p.dst, " +
-                  dims({stride_h, stride_w}) + ", " + dims({pool_h, pool_w}) + ", " +
-                  dims({dilation_h - 1, dilation_w - 1}) + ", " + dims({pad.top, pad.left}) + ", " +
-                  dims({bottom, right});
+  std::string text = "dnnl::prop_kind::forward_inference, dnnl::algorithm::" + algorithm + ", src, dst, " +
+                     dnnl_dims({stride_h, stride_w}) + ", " + dnnl_dims({pool_h, pool_w}) + ", " +
+                     dnnl_dims({dilation_h - 1, dilation_w - 1}) + ", " + dnnl_dims({pad.top, pad.left}) + ", " +
+                     dnnl_dims({bottom, right});
+  o.description = [text](const std::string&, bool) { return text; };
   return o;
 }
 
-struct PostOp {
-  std::string append;  // the post_ops call
-  int input = -1;      // the parameter a binary post-op reads
-  Dims operand;        // its dims in the destination's view
-};
-
-std::optional<std::string> eltwise(const std::string& op, const CallNode& call) {
-  auto append = [](const std::string& algorithm, double alpha, double beta) {
-    return "epilogue.append_eltwise(1.0f, dnnl::algorithm::" + algorithm + ", " + literal(DType::kFloat32, alpha) +
-           ", " + literal(DType::kFloat32, beta) + ");";
-  };
-  if (op == "nn.relu") return append("eltwise_relu", 0, 0);
-  if (op == "tanh") return append("eltwise_tanh", 0, 0);
-  if (op == "sigmoid") return append("eltwise_logistic", 0, 0);
-  if (op == "exp") return append("eltwise_exp", 0, 0);
-  if (op == "log") return append("eltwise_log", 0, 0);
-  if (op == "sqrt") return append("eltwise_sqrt", 0, 0);
-  if (op == "abs") return append("eltwise_abs", 0, 0);
-  if (op == "negative") return append("eltwise_linear", -1, 0);
-  if (op == "rsqrt") return append("eltwise_pow", 1, -0.5);
-  if (op == "clip") return append("eltwise_clip", call.attrs->get_float("a_min"), call.attrs->get_float("a_max"));
-  return std::nullopt;
-}
-
-// The epilogue as post-ops, or nullopt when some step has none: a chain of
-// calls from the anchor to the result, each reading the chain once plus
-// parameters or scalar constants.
-std::optional<std::vector<PostOp>> map_epilogue(const CpuKernel& k, const Operation& operation) {
-  std::vector<std::pair<const CallNode*, size_t>> chain;  // call, argument index of the chain
-  for (const CallNode* node = k.root; node != k.master;) {
-    const CallNode* next = nullptr;
-    size_t position = 0;
-    for (size_t i = 0; i < node->args.size(); ++i) {
-      const Expr& a = node->args[i];
-      if (const CallNode* c = as<CallNode>(a)) {
-        if (next) return std::nullopt;
-        next = c;
-        position = i;
-      } else if (!is<VarNode>(a) && !(is<ConstantNode>(a) && as<ConstantNode>(a)->data.ndim() == 0)) {
-        return std::nullopt;
-      }
-    }
-    if (!next) return std::nullopt;
-    chain.emplace_back(node, position);
-    node = next;
-  }
-  std::reverse(chain.begin(), chain.end());
-  std::vector<PostOp> post_ops;
-  static const std::map<std::string, std::string> binary = {
-      {"add", "binary_add"}, {"nn.bias_add", "binary_add"}, {"multiply", "binary_mul"}, {"subtract", "binary_sub"},
-      {"divide", "binary_div"}, {"maximum", "binary_max"}, {"minimum", "binary_min"}};
-  for (auto [call, position] : chain) {
-    const std::string& op = as<OpNode>(call->op)->name;
-    if (dtype_of(Expr(call)) != DType::kFloat32) return std::nullopt;
-    if (std::optional<std::string> e = eltwise(op, *call)) {
-      post_ops.push_back({*e});
-      continue;
-    }
-    auto it = binary.find(op);
-    if (it == binary.end() || call->args.size() != 2) return std::nullopt;
-    const Expr& side = call->args[1 - position];
-    bool chain_first = position == 0;
-    if (const ConstantNode* c = as<ConstantNode>(side)) {
-      if (c->data.dtype() != DType::kFloat32) return std::nullopt;
-      double s = c->data.get_as_double(0);
-      auto linear = [](double alpha, double beta) {
-        return "epilogue.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, " + literal(DType::kFloat32, alpha) +
-               ", " + literal(DType::kFloat32, beta) + ");";
-      };
-      if (op == "add") post_ops.push_back({linear(1, s)});
-      else if (op == "multiply") post_ops.push_back({linear(s, 0)});
-      else if (op == "subtract") post_ops.push_back({chain_first ? linear(1, -s) : linear(-1, s)});
-      else if (op == "divide" && chain_first && s != 0) post_ops.push_back({linear(1 / s, 0)});
-      else return std::nullopt;
-      continue;
-    }
-    if (!chain_first && (op == "subtract" || op == "divide" || op == "nn.bias_add")) return std::nullopt;
-    if (dtype_of(side) != DType::kFloat32) return std::nullopt;
-    const Dims& out = shape_of(Expr(call));
-    Dims side_shape = shape_of(side);
-    if (op == "nn.bias_add") {
-      int64_t axis = call->attrs->get_int("axis");
-      if (axis < 0) axis += int64_t(out.size());
-      side_shape.assign(out.size(), 1);
-      side_shape[size_t(axis)] = out[size_t(axis)];
-    } else {
-      side_shape.insert(side_shape.begin(), out.size() - side_shape.size(), 1);
-    }
-    std::optional<Dims> operand = operation.to_destination(side_shape);
-    if (!operand) return std::nullopt;
-    int input = -1;
-    for (size_t i = 0; i < k.function->params.size(); ++i)
-      if (k.function->params[i].get() == side.get()) input = int(i);
-    if (input < 0) return std::nullopt;
-    std::string name = "binary_" + std::to_string(post_ops.size());
-    post_ops.push_back(
-        {"epilogue.append_binary(dnnl::algorithm::" + it->second + ", p." + name + ");", input, *operand});
-  }
-  return post_ops;
-}
-
-void write_plan(CpuKernel& k, const Operation& o, const std::optional<std::vector<PostOp>>& post_ops) {
-  CodeWriter& d = k.definitions;
-  std::string op = as<OpNode>(k.master->op)->name;
-  d.line("// The oneDNN plan of " + op + at_span(k.master->span()) + ": made once, on first use.");
-  d.open("struct Plan");
-  d.line("dnnl::engine engine{dnnl::engine::kind::cpu, 0};");
-  std::vector<std::string> names;
-  for (const Descriptor& desc : o.descriptors) names.push_back(desc.name);
-  if (post_ops)
-    for (size_t i = 0; i < post_ops->size(); ++i)
-      if ((*post_ops)[i].input >= 0) names.push_back("binary_" + std::to_string(i));
-  d.line("dnnl::memory::desc " + join(names) + ", scratchpad;");
-  d.line(o.primitive + " primitive;");
-  d.line("bool epilogue_fused = false;");
-  d.close(";");
-  d.line();
-  d.open("const Plan& plan()");
-  d.open("static const Plan instance = []");
-  d.line("using dims = dnnl::memory::dims;");
-  d.line("const auto f32 = dnnl::memory::data_type::f32;");
-  d.line("Plan p;");
-  for (const Descriptor& desc : o.descriptors)
-    d.line("p." + desc.name + " = dnnl::memory::desc(" + dims(desc.shape) + ", f32, " + dims(desc.strides) + ");");
-  if (post_ops)
-    for (size_t i = 0; i < post_ops->size(); ++i)
-      if ((*post_ops)[i].input >= 0)
-        d.line("p.binary_" + std::to_string(i) + " = dnnl::memory::desc(" + dims((*post_ops)[i].operand) + ", f32, " +
-               dims(dense_strides((*post_ops)[i].operand)) + ");");
-  d.line("const " + o.primitive + "::desc operation(" + o.description + ");");
-  d.open("auto attributes = [&](bool with_epilogue)");
-  d.line("dnnl::primitive_attr attr;");
-  d.line("attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per run: runs may overlap");
-  if (post_ops && !post_ops->empty()) {
-    d.open("if (with_epilogue)");
-    d.line("dnnl::post_ops epilogue;");
-    for (const PostOp& post : *post_ops) d.line(post.append);
-    d.line("attr.set_post_ops(epilogue);");
-    d.close();
-  }
-  d.line("return attr;");
-  d.close(";");
-  d.line(o.primitive + "::primitive_desc description;");
-  if (post_ops && !post_ops->empty()) {
-    d.open("try");
-    d.line("description = " + o.primitive + "::primitive_desc(operation, attributes(true), p.engine);");
-    d.line("p.epilogue_fused = true;");
-    d.next("catch (const dnnl::error&)");
-    d.line("// This oneDNN cannot fuse the epilogue: it runs as a loop after the primitive.");
-    d.line("description = " + o.primitive + "::primitive_desc(operation, attributes(false), p.engine);");
-    d.close();
-  } else {
-    d.line("description = " + o.primitive + "::primitive_desc(operation, attributes(false), p.engine);");
-  }
-  d.line("p.scratchpad = description.scratchpad_desc();");
-  d.line("p.primitive = " + o.primitive + "(description);");
-  d.line("return p;");
-  d.close("();");
-  d.line("return instance;");
-  d.close();
-  d.line();
-}
-
 }  // namespace
+
+DnnlOperation dnnl_operation(const CpuKernel& k) {
+  const std::string& op = as<OpNode>(k.master->op)->name;
+  return op == "nn.dense" || op == "matmul" || op == "nn.batch_matmul" ? product(k) : window(k);
+}
 
 bool dnnl_handles(const CallNode& anchor) {
   static const std::set<std::string> ops = {"nn.dense",    "matmul",       "nn.batch_matmul",     "nn.conv2d",
@@ -361,11 +185,11 @@ bool dnnl_handles(const CallNode& anchor) {
 
 void generate_dnnl_kernel(CpuKernel& k) {
   const std::string& op = as<OpNode>(k.master->op)->name;
-  Operation o = op == "nn.dense" || op == "matmul" || op == "nn.batch_matmul" ? product(k) : window(k);
+  DnnlOperation o = dnnl_operation(k);
   k.includes.insert("<oneapi/dnnl/dnnl.hpp>");
-  k.includes.insert("<unordered_map>");
-  std::optional<std::vector<PostOp>> post_ops;
-  if (k.has_epilogue()) post_ops = map_epilogue(k, o);
+  DnnlEpilogue epilogue;
+  epilogue.base = k.master;
+  if (k.has_epilogue()) epilogue = map_dnnl_epilogue(k, o);
   // The anchor writes the output directly unless the epilogue changes the dtype.
   std::string destination = k.output(0);
   if (k.has_epilogue() && k.output_dtype() != DType::kFloat32) {
@@ -375,42 +199,15 @@ void generate_dnnl_kernel(CpuKernel& k) {
     k.includes.insert("<memory>");
     destination = "anchor";
   }
-  o.arguments.push_back({"DNNL_ARG_DST", "dst", "buffers." + destination, false});
-  write_plan(k, o, post_ops);
-
+  write_dnnl_plan_and_call(k, o, epilogue, destination);
+  if (epilogue.base == k.root) return;
+  bool fusable = epilogue.post_ops && !epilogue.post_ops->empty();
   CodeWriter& e = k.entry;
-  e.line("const Plan& p = plan();");
-  e.line("dnnl::stream stream(p.engine);");
-  e.open("std::unordered_map<int, dnnl::memory> arguments");
-  for (size_t i = 0; i < o.arguments.size(); ++i) {
-    const Argument& a = o.arguments[i];
-    std::string pointer = a.is_const ? "const_cast<float*>(" + a.pointer + ")" : a.pointer;
-    e.line("{" + a.role + ", dnnl::memory(p." + a.desc + ", p.engine, " + pointer + ")}" +
-           (i + 1 < o.arguments.size() ? "," : ""));
-  }
-  e.close(";");
-  e.line(
-      "if (p.scratchpad.get_size() > 0) arguments.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(p.scratchpad, p.engine));");
-  bool fusable = post_ops && !post_ops->empty();
-  if (fusable) {
-    e.open("if (p.epilogue_fused)");
-    for (size_t i = 0; i < post_ops->size(); ++i) {
-      const PostOp& post = (*post_ops)[i];
-      if (post.input < 0) continue;
-      e.line("arguments.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(" + std::to_string(i) +
-             ") | DNNL_ARG_SRC_1, dnnl::memory(p.binary_" + std::to_string(i) +
-             ", p.engine, const_cast<float*>(buffers." + k.input(size_t(post.input)) + ")));");
-    }
-    e.close();
-  }
-  e.line("p.primitive.execute(stream, arguments);");
-  e.line("stream.wait();");
-  if (!k.has_epilogue()) return;
-  if (fusable) e.open("if (!p.epilogue_fused)");
+  if (fusable) e.open("if (!v.epilogue_fused)");
   Expr root(k.root);
   emit_element_loop(k, "epilogue", "The epilogue over " + op + "'s result", k.outputs[0]->shape, k.output_dtype(),
                     k.output(0), [&](ElementEmitter& emitter, const ElementIndex& at) {
-                      emitter.bind_buffer(k.master, destination);
+                      emitter.bind_buffer(epilogue.base, destination);
                       return emitter.emit(root, at);
                     });
   if (fusable) e.close();

@@ -32,6 +32,7 @@ struct CpuKernel {
   Function function;                 // tensor parameters only (tuples flattened)
   const CallNode* master = nullptr;  // the anchor or reduction, if any
   const CallNode* root = nullptr;    // the body: the call producing the result
+  std::vector<bool> constant_inputs;  // by parameter: a weight, unchanged between runs
   std::vector<TensorType> outputs;   // the result, flattened
   std::set<std::string> includes;    // beyond the standard ones
   std::set<CpuHelper> helpers;

@@ -1,6 +1,7 @@
 // Kernel generation for every kernel call of a lowered program, by target.
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "backend/lower.h"
@@ -14,14 +15,14 @@ namespace {
 
 // The code generator of a device's target.
 KernelSource generate_for_target(const LoweredKernelCall& call, const VirtualDevice* device,
-                                 const std::string& name) {
+                                 const std::string& name, const std::vector<bool>& constant_inputs) {
   const Target* target = device->target();
   if (target->kind() != DeviceKind::kCPU)
     throw Error(ErrorKind::kBackend,
                 "no code generator for target '" + target->str() + "' (device " + device->device_name() +
                     "): this build generates CPU kernels only",
                 call.span);
-  return generate_cpu_kernel(call.primitive, name);
+  return generate_cpu_kernel(call.primitive, name, constant_inputs);
 }
 
 // An operator call that fusion left alone, as a one-operator primitive function.
@@ -52,43 +53,55 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config) 
   // that compute the same thing (the same primitive up to spans and devices)
   // for the same target share one kernel, so a model's repeated layers
   // compile once; calls whose code and target are identical share one too.
-  std::map<std::pair<const FunctionNode*, int>, int> by_function;
-  std::unordered_map<size_t, std::vector<std::pair<Function, int>>> by_structure;
+  // Which inputs are weights is part of a kernel's identity: oneDNN kernels
+  // cache weights reordered into their preferred layout only for those.
+  std::vector<std::vector<bool>> constant_inputs(program.kernel_calls.size());
+  for (const LoweredStep& step : program.steps)
+    if (step.kind == LoweredStep::Kind::kKernel)
+      for (int b : step.inputs)
+        constant_inputs[size_t(step.index)].push_back(program.buffers[size_t(b)].kind ==
+                                                      LoweredBuffer::Kind::kWeight);
+  using Known = std::tuple<Function, std::vector<bool>, int>;
+  std::map<std::tuple<const FunctionNode*, int, std::vector<bool>>, int> by_function;
+  std::unordered_map<size_t, std::vector<Known>> by_structure;
   std::map<std::string, int> by_content;  // sha256 of code and target
   const StructuralEqualOptions identity{.compare_devices = false, .compare_spans = false};
-  for (LoweredKernelCall& call : program.kernel_calls) {
+  for (size_t index = 0; index < program.kernel_calls.size(); ++index) {
+    LoweredKernelCall& call = program.kernel_calls[index];
+    const std::vector<bool>& constant = constant_inputs[index];
     if (!call.primitive) call.primitive = wrap_operator_call(call.operator_call);
-    auto key = std::make_pair(call.primitive.get(), call.device);
+    auto key = std::make_tuple(call.primitive.get(), call.device, constant);
     if (auto it = by_function.find(key); it != by_function.end()) {
       call.source = it->second;
       continue;
     }
     const VirtualDevice* device = config.devices.at(size_t(call.device));
     const std::string& target = device->target()->str();
-    std::vector<std::pair<Function, int>>& same_hash =
+    std::vector<Known>& same_hash =
         by_structure[structural_hash(call.primitive, identity) ^ std::hash<std::string>()(target)];
-    auto same = std::find_if(same_hash.begin(), same_hash.end(), [&](const std::pair<Function, int>& known) {
-      return program.kernel_sources[size_t(known.second)].target == target &&
-             structural_equal(known.first, call.primitive, identity);
+    auto same = std::find_if(same_hash.begin(), same_hash.end(), [&](const Known& known) {
+      return program.kernel_sources[size_t(std::get<2>(known))].target == target && std::get<1>(known) == constant &&
+             structural_equal(std::get<0>(known), call.primitive, identity);
     });
     if (same != same_hash.end()) {
-      call.source = same->second;
-      by_function.emplace(key, same->second);
+      call.source = std::get<2>(*same);
+      by_function.emplace(key, call.source);
       continue;
     }
     // Named after its content, so an unchanged kernel keeps its name (and
     // its cached object) across builds and models.
-    KernelSource draft = generate_for_target(call, device, "sy_kernel");
+    KernelSource draft = generate_for_target(call, device, "sy_kernel", constant);
     std::string identity = draft.code + "\ntarget: " + device->target()->str();
     std::string hash = sha256_hex(identity.data(), identity.size());
     auto [it, inserted] = by_content.emplace(hash, int(program.kernel_sources.size()));
     if (inserted) {
-      program.kernel_sources.push_back(generate_for_target(call, device, call.base_name + "_" + hash.substr(0, 12)));
+      program.kernel_sources.push_back(
+          generate_for_target(call, device, call.base_name + "_" + hash.substr(0, 12), constant));
       program.kernel_sources.back().target = target;
     }
     call.source = it->second;
     by_function.emplace(key, it->second);
-    same_hash.emplace_back(call.primitive, it->second);
+    same_hash.emplace_back(call.primitive, constant, it->second);
   }
 }
 

@@ -32,8 +32,12 @@ struct KernelSource {
 };
 
 // Generates the kernel of a primitive function for a CPU target (its options,
-// e.g. -mcpu, go to the compiler, not here). Throws Error(kBackend) naming the
+// e.g. -mcpu, go to the compiler, not here). `constant_inputs[i]` says
+// flattened input i is a weight, unchanged between runs at one address
+// (oneDNN kernels keep a copy reordered into the primitive's preferred
+// layout); missing entries mean false. Throws Error(kBackend) naming the
 // operator and span when an operator has no CPU kernel.
-KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name);
+KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name,
+                                 const std::vector<bool>& constant_inputs = {});
 
 }  // namespace switchyard

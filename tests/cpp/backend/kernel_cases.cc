@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -49,12 +50,16 @@ PreparedCase prepare_case(const KernelCase& spec, int seed) {
   if (!fn || !fn->is_primitive())
     throw std::runtime_error(spec.name + ": @main did not fuse into a single primitive call");
   p.primitive = Function(fn);
+  std::vector<bool> constant_inputs;
   for (const Expr& arg : call->args) {
     if (const VarNode* v = as<VarNode>(arg)) p.kernel_inputs.push_back(p.inputs.at(v->name_hint));
     else if (const ConstantNode* c = as<ConstantNode>(arg)) p.kernel_inputs.push_back(c->data);
     else throw std::runtime_error(spec.name + ": a kernel argument is neither a parameter nor a constant");
+    const VarNode* v = as<VarNode>(arg);
+    constant_inputs.push_back(is<ConstantNode>(arg) || (v && std::find(spec.weights.begin(), spec.weights.end(),
+                                                                        v->name_hint) != spec.weights.end()));
   }
-  p.source = generate_cpu_kernel(p.primitive, "kernel_" + identifier(spec.name));
+  p.source = generate_cpu_kernel(p.primitive, "kernel_" + identifier(spec.name), constant_inputs);
   return p;
 }
 

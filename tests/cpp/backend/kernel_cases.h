@@ -21,6 +21,9 @@ struct KernelCase {
   double low = -2, high = 2;  // range of float inputs
   int64_t int_low = -3, int_high = 5;  // range of integer inputs
   double tolerance = 1e-4;    // relative, plus the same absolute
+  // @main parameters the kernel is told are weights (constant between runs
+  // at one address), as the AOT build tells it for weights.bin's constants.
+  std::vector<std::string> weights = {};
 };
 
 struct PreparedCase {
