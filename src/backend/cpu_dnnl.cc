@@ -120,14 +120,19 @@ DnnlOperation window(const CpuKernel& k) {
     std::string geometry = dnnl_dims({stride_h, stride_w}) + ", " + dnnl_dims({dilation_h - 1, dilation_w - 1}) + ", " +
                            dnnl_dims({pad.top, pad.left}) + ", " + dnnl_dims({pad.bottom, pad.right});
     o.description = [geometry](const std::string& weights, bool bias) {
-      return "dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, " + weights +
-             (bias ? ", bias" : "") + ", dst, " + geometry;
+      return "dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, " + weights +
+             (bias ? ", bias" : "") + ", dst_any, " + geometry;
     };
     o.weights_input = 1;
     // Plain OIHW weights send oneDNN to its slow paths: let it choose, even
     // when that means a reorder per call for computed weights.
     o.weights_any = true;
     o.is_convolution = true;
+    // Its fast kernels read and write blocked activations only (with plain
+    // ones oneDNN falls back to im2col and GEMM): the kernel reorders them
+    // in and out around the primitive, until layout planning keeps them
+    // blocked between operators.
+    o.activations_any = true;
     return o;
   }
   auto [pool_h, pool_w] = expand_pair(call.attrs->get_ints("pool_size"));

@@ -43,6 +43,9 @@ struct DnnlOperation {
   // Whether oneDNN may choose the weights' layout: it then reads a copy
   // reordered once (constant weights) or per call.
   bool weights_any = false;
+  // Whether oneDNN may choose src and dst layouts (the description then
+  // names `src_any` and `dst_any`): the kernel reorders around the primitive.
+  bool activations_any = false;
   bool is_convolution = false;
   std::function<std::optional<Dims>(const Dims&)> to_destination;  // IR output dims -> dst dims
 };

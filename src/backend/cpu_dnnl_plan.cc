@@ -37,6 +37,10 @@ void write_variant_and_plan(CpuKernel& k, const DnnlOperation& o, const DnnlEpil
   d.open("struct Variant");
   d.line(o.primitive + " primitive;");
   d.line("dnnl::memory::desc weights, scratchpad;  // weights: the layout the primitive reads");
+  if (o.activations_any) {
+    d.line("dnnl::memory::desc src, dst;  // the layouts the primitive reads and writes");
+    d.line("dnnl::reorder to_src, to_dst, from_dst;  // from and to the plain layouts, where they differ");
+  }
   d.line("bool epilogue_fused = false;");
   if (o.weights_any) {
     d.line("std::mutex mutex;  // guards `reordered`");
@@ -78,6 +82,10 @@ void write_variant_and_plan(CpuKernel& k, const DnnlOperation& o, const DnnlEpil
            "dnnl::memory::format_tag::any);");
     weights = "weights_any";
   }
+  if (o.activations_any)
+    for (const char* name : {"src", "dst"})
+      d.line(std::string("const dnnl::memory::desc ") + name + "_any(" + name +
+             ".dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);");
   d.line("const " + o.primitive + "::desc operation(" + o.description(weights, bias) + ");");
   d.open("auto attributes = [&](bool with_epilogue)");
   d.line("dnnl::primitive_attr attr;");
@@ -109,6 +117,17 @@ void write_variant_and_plan(CpuKernel& k, const DnnlOperation& o, const DnnlEpil
   }
   if (o.weights_input >= 0) d.line("v->weights = description.weights_desc();");
   d.line("v->scratchpad = description.scratchpad_desc();");
+  if (o.activations_any) {
+    d.line("v->src = description.src_desc();");
+    d.line("v->dst = description.dst_desc();");
+    d.open("if (v->src != src)");
+    d.line("v->to_src = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src, engine, v->src));");
+    d.close();
+    d.open("if (v->dst != dst)");
+    d.line("v->to_dst = dnnl::reorder(dnnl::reorder::primitive_desc(engine, dst, engine, v->dst));");
+    d.line("v->from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(engine, v->dst, engine, dst));");
+    d.close();
+  }
   d.line("v->primitive = " + o.primitive + "(description);");
   d.line("return *v;");
   d.close();
@@ -172,8 +191,19 @@ void write_dnnl_plan_and_call(CpuKernel& k, const DnnlOperation& o, const DnnlEp
   e.line("Variant& v = p.variant(threads);");
   e.line("dnnl::stream stream(p.engine);");
   std::vector<std::pair<std::string, std::string>> arguments;  // role, memory expression
-  for (const DnnlArgument& a : o.arguments)
-    arguments.emplace_back(a.role, "dnnl::memory(p." + a.desc + ", p.engine, const_cast<float*>(" + a.pointer + "))");
+  for (const DnnlArgument& a : o.arguments) {
+    std::string memory = "dnnl::memory(p." + a.desc + ", p.engine, const_cast<float*>(" + a.pointer + "))";
+    if (o.activations_any && a.role == "DNNL_ARG_SRC") {
+      e.line("dnnl::memory src = " + memory + ";");
+      e.open("if (v.src != p.src)");
+      e.line("dnnl::memory blocked(v.src, p.engine);");
+      e.line("v.to_src.execute(stream, src, blocked);");
+      e.line("src = blocked;");
+      e.close();
+      memory = "src";
+    }
+    arguments.emplace_back(a.role, memory);
+  }
   if (o.weights_input >= 0) {
     std::string source = "buffers." + k.input(size_t(o.weights_input));
     if (o.weights_any) {
@@ -187,7 +217,13 @@ void write_dnnl_plan_and_call(CpuKernel& k, const DnnlOperation& o, const DnnlEp
   if (epilogue.bias_input >= 0)
     arguments.emplace_back("DNNL_ARG_BIAS", "dnnl::memory(p.bias, p.engine, const_cast<float*>(buffers." +
                                                 k.input(size_t(epilogue.bias_input)) + "))");
-  arguments.emplace_back("DNNL_ARG_DST", "dnnl::memory(p.dst, p.engine, buffers." + destination + ")");
+  if (o.activations_any) {
+    e.line("dnnl::memory output(p.dst, p.engine, buffers." + destination + ");");
+    e.line("dnnl::memory dst = v.dst == p.dst ? output : dnnl::memory(v.dst, p.engine);");
+    arguments.emplace_back("DNNL_ARG_DST", "dst");
+  } else {
+    arguments.emplace_back("DNNL_ARG_DST", "dnnl::memory(p.dst, p.engine, buffers." + destination + ")");
+  }
   e.open("std::unordered_map<int, dnnl::memory> arguments");
   for (size_t i = 0; i < arguments.size(); ++i)
     e.line("{" + arguments[i].first + ", " + arguments[i].second + "}" + (i + 1 < arguments.size() ? "," : ""));
@@ -202,8 +238,18 @@ void write_dnnl_plan_and_call(CpuKernel& k, const DnnlOperation& o, const DnnlEp
       if (post.sum) {
         int64_t bytes = as_tensor(k.master->checked_type())->numel() * 4;
         e.line("// The sum post-op adds what the destination holds: the residual.");
-        e.line("if (static_cast<const void*>(buffers." + destination + ") != " + input + ") std::memcpy(buffers." +
-               destination + ", " + input + ", " + std::to_string(bytes) + ");");
+        std::string copy = "if (static_cast<const void*>(buffers." + destination + ") != " + input +
+                           ") std::memcpy(buffers." + destination + ", " + input + ", " + std::to_string(bytes) + ");";
+        if (o.activations_any) {
+          e.open("if (v.dst != p.dst)");
+          e.line("dnnl::memory residual(p.dst, p.engine, const_cast<float*>(" + input + "));");
+          e.line("v.to_dst.execute(stream, residual, dst);");
+          e.next("else");
+          e.line(copy);
+          e.close();
+        } else {
+          e.line(copy);
+        }
         continue;
       }
       e.line("arguments.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(" + std::to_string(i) +
@@ -213,6 +259,7 @@ void write_dnnl_plan_and_call(CpuKernel& k, const DnnlOperation& o, const DnnlEp
     e.close();
   }
   e.line("v.primitive.execute(stream, arguments);");
+  if (o.activations_any) e.line("if (v.dst != p.dst) v.from_dst.execute(stream, dst, output);");
   e.line("stream.wait();");
 }
 

@@ -1,7 +1,8 @@
 // oneDNN anchor kernels: the bias through the primitive's bias argument, the
 // residual add as a sum post-op, weights in the layout oneDNN chooses
-// (reordered once when constant, per call when computed) and one primitive
-// per thread count, each compared with the reference interpreter.
+// (reordered once when constant, per call when computed), convolution
+// activations reordered to and from oneDNN's blocked layouts, and one
+// primitive per thread count, each compared with the reference interpreter.
 #include <gtest/gtest.h>
 
 #include "kernel_cases.h"
@@ -128,6 +129,14 @@ TEST(CpuDnnlKernels, ConstantWeightsAreReorderedOnceComputedOnesEveryCall) {
   EXPECT_TRUE(has(find_case("dense_bias_add_tanh").source.code, "format_tag::any"));
   // A product's computed right operand stays plain: a reorder every call would not pay.
   EXPECT_FALSE(has(find_case("matmul_bias").source.code, "format_tag::any"));
+}
+
+TEST(CpuDnnlKernels, ConvolutionsReorderTheirActivationsIntoTheLayoutOneDnnChose) {
+  const std::string& code = find_case("conv_bias_residual_relu").source.code;
+  EXPECT_TRUE(has(code, "v.to_src.execute(stream, src, blocked);")) << code;
+  // The residual goes into the blocked destination through a reorder, not a copy.
+  EXPECT_TRUE(has(code, "v.to_dst.execute(stream, residual, dst);")) << code;
+  EXPECT_TRUE(has(code, "v.from_dst.execute(stream, dst, output);")) << code;
 }
 
 TEST(CpuDnnlKernels, AnUnmappedEpilogueLoopsOverTheBiasedResult) {
