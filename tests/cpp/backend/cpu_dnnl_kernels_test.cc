@@ -5,6 +5,9 @@
 // primitive per thread count, each compared with the reference interpreter.
 #include <gtest/gtest.h>
 
+#include <thread>
+
+#include "interp/evaluate.h"
 #include "kernel_cases.h"
 
 namespace switchyard::testing {
@@ -99,6 +102,25 @@ TEST(CpuDnnlKernels, NewConstantWeightsAtAnotherAddressAreReorderedAgain) {
       expect_matches_interpreter(cases(), second, services);
     }
   }
+}
+
+// Runs overlap: the first calls of several threads at once make each thread
+// count's primitive and reorder the weights exactly once, and later calls
+// share them.
+TEST(CpuDnnlKernels, OverlappingRunsAgree) {
+  PreparedCase fresh = prepare_case(find_case("conv_bias_residual_relu").spec, 3);  // weights not yet reordered
+  std::vector<NDArray> expected = flatten_value(evaluate(fresh.module, fresh.inputs));
+  std::vector<std::string> failures(6);
+  std::vector<std::thread> runs;
+  for (size_t t = 0; t < failures.size(); ++t)
+    runs.emplace_back([&, t] {
+      TestServices services(int(t % 2) + 1);
+      for (int run = 0; run < 3 && failures[t].empty(); ++run)
+        failures[t] = compare_arrays(run_kernel(*cases().library, fresh.source, fresh.kernel_inputs, services)[0],
+                                     expected[0], fresh.spec.tolerance);
+    });
+  for (std::thread& run : runs) run.join();
+  for (const std::string& failure : failures) EXPECT_EQ(failure, "");
 }
 
 TEST(CpuDnnlKernels, TheBiasIsThePrimitivesOwnArgument) {
