@@ -189,10 +189,10 @@ std::string ElementEmitter::expression(const CallNode* call, const std::vector<s
     return is_float ? "std::fabs(" + v[0] + ")" : v[0] + " < 0 ? " + wrap("0ull - " + wide(v[0])) + " : " + v[0];
   if (op == "nn.relu")
     return is_float ? v[0] + " < 0.0f ? 0.0f : " + v[0] : v[0] + " < 0 ? " + wrap("0") + " : " + v[0];
-  // exp, log, tanh and sigmoid use the vectorisable helpers of cpu_math.cc.
-  static const std::map<std::string, std::string> unary = {{"exp", "sy_exp"},       {"log", "sy_log"},
-                                                           {"tanh", "sy_tanh"},     {"sigmoid", "sy_sigmoid"},
-                                                           {"sqrt", "std::sqrt"},   {"erf", "std::erf"}};
+  // exp, log, tanh, sigmoid and erf use the vectorisable helpers of cpu_math.cc.
+  static const std::map<std::string, std::string> unary = {{"exp", "sy_exp"},     {"log", "sy_log"},
+                                                           {"tanh", "sy_tanh"},   {"sigmoid", "sy_sigmoid"},
+                                                           {"sqrt", "std::sqrt"}, {"erf", "sy_erf"}};
   if (auto it = unary.find(op); it != unary.end()) {
     if (it->second.rfind("sy_", 0) == 0) helpers_.insert(CpuHelper::kFloatMath);
     return float_only(it->second + "(" + v[0] + ")");

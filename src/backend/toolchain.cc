@@ -102,9 +102,12 @@ std::vector<std::string> Toolchain::cpu_flags(const std::string& mcpu) {
   const char* cpu_flag = "-mcpu=";
 #endif
   // Generated loops are `omp simd` loops that call std::sqrt and friends: they
-  // vectorise only with -fopenmp-simd and without errno (docs/design.md).
+  // vectorise only with -fopenmp-simd and without errno; and without trapping
+  // math, under which GCC will not turn a floating-point condition (NaN
+  // checks, sy_erf's two ranges) into a select (docs/design.md). Neither
+  // changes a result.
   return {"-O3", cpu_flag + (mcpu.empty() ? std::string("native") : mcpu), "-fPIC", "-fopenmp-simd",
-          "-fno-math-errno"};
+          "-fno-math-errno", "-fno-trapping-math"};
 }
 
 std::vector<std::string> Toolchain::compile(const std::vector<TranslationUnit>& units, const std::string& source_dir,

@@ -33,7 +33,8 @@ class Toolchain {
   const std::string& cache_dir() const { return cache_dir_; }
 
   // The flags of a CPU target: -O3 -march=native -fPIC -fopenmp-simd
-  // -fno-math-errno, with the target's -mcpu option in place of "native".
+  // -fno-math-errno -fno-trapping-math, with the target's -mcpu option in
+  // place of "native".
   static std::vector<std::string> cpu_flags(const std::string& mcpu);
 
   // Writes each unit to source_dir/NAME.cc and compiles it (two at a time)

@@ -21,10 +21,11 @@ using KernelFunction = void (*)(const void* const* inputs, void* const* outputs,
 class KernelLibrary {
  public:
   // Compiles `sources` as one translation unit (`c++ -O2 -march=native
-  // -fopenmp-simd -fno-math-errno -shared -fPIC -I<repo>/include
-  // -I<repo>/src ... -ldnnl`) and loads it. (-fopenmp-simd honours the
-  // kernels' `omp simd` loops; without -fno-math-errno std::sqrt stops
-  // vectorisation.) Libraries are cached under the build tree by the hash of
+  // -fopenmp-simd -fno-math-errno -fno-trapping-math -shared -fPIC
+  // -I<repo>/include -I<repo>/src ... -ldnnl`) and loads it. (-fopenmp-simd
+  // honours the kernels' `omp simd` loops; without -fno-math-errno std::sqrt
+  // stops vectorisation, and without -fno-trapping-math selects on float
+  // conditions do.) Libraries are cached under the build tree by the hash of
   // their code, so an unchanged set of kernels compiles once. Throws
   // std::runtime_error carrying the compiler's output on failure.
   static std::shared_ptr<KernelLibrary> build(const std::vector<KernelSource>& sources, const std::string& label);
