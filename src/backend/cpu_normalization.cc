@@ -1,8 +1,9 @@
 // Normalisation kernels along one axis: nn.softmax (the row's maximum is
-// subtracted before exponentiating; the sum accumulates in double),
-// nn.layer_norm (mean and variance in double, two passes) and nn.batch_norm
-// (inference: the moving statistics, per channel). Softmax and layer_norm
-// apply their element-wise epilogue as they store.
+// subtracted before exponentiating, each exponential computed once),
+// nn.layer_norm (mean, then variance: two passes) and nn.batch_norm
+// (inference: the moving statistics, per channel). Sums are vectorised float
+// sums over blocks (emit_float_sum). Softmax and layer_norm apply their
+// element-wise epilogue as they store.
 #include <algorithm>
 
 #include "backend/cpu_kernel.h"
@@ -42,33 +43,81 @@ void open_rows(CodeWriter& body, const AxisView& v) {
               " + row % " + std::to_string(v.inner) + ";");
 }
 
+// Emits `target += term(a)` over a = 0 .. length-1 in float, as an `omp simd`
+// reduction (one partial sum per vector lane) over blocks of kSumBlock
+// elements whose totals are added up after each block: every float sum adds
+// at most kSumBlock / lanes + length / kSumBlock terms, so long rows stay
+// accurate (rows up to kSumBlock are one block). `before` lines open each
+// element's body ahead of the term, e.g. to name and store a value.
+constexpr int64_t kSumBlock = 1024;
+
+void emit_float_sum(CodeWriter& body, const std::string& target, int64_t length,
+                    const std::vector<std::string>& before, const std::string& term) {
+  bool blocked = length > kSumBlock;
+  std::string sum = blocked ? target + "_block" : target;
+  std::string first = "0", stop = std::to_string(length);
+  body.line("float " + target + " = 0.0f;");
+  if (blocked) {
+    body.open("for (int64_t block = 0; block < " + stop + "; block += " + std::to_string(kSumBlock) + ")");
+    body.line("const int64_t block_end = block + " + std::to_string(kSumBlock) + " < " + stop + " ? block + " +
+              std::to_string(kSumBlock) + " : " + stop + ";");
+    body.line("float " + sum + " = 0.0f;");
+    first = "block";
+    stop = "block_end";
+  }
+  body.line("#pragma omp simd reduction(+ : " + sum + ")");
+  body.open("for (int64_t a = " + first + "; a < " + stop + "; ++a)");
+  for (const std::string& line : before) body.line(line);
+  body.line(sum + " += " + term + ";");
+  body.close();
+  if (blocked) {
+    body.line(target + " += " + sum + ";");
+    body.close();
+  }
+}
+
+// Three passes over each row: its maximum; e^(x - max), computed once, stored
+// into the output and summed in float; the scaling by 1 / sum (with the
+// epilogue). The stored exponentials are read back at the element that
+// holds them, so a float32 output may hold them (it never aliases the input:
+// in_place_safe is false). Another output dtype would round them, so there
+// the exponential is computed again in the last pass.
 void softmax(CpuKernel& k, const AxisView& v, DType dtype) {
   k.helpers.insert(CpuHelper::kFloatMath);
   std::string x = k.input(0);
   auto load = [&](const std::string& a) { return load_element(dtype, x + "[" + along(v, a) + "]", &k.helpers); };
+  std::string length = std::to_string(v.length);
+  bool keep_exp = k.output_dtype() == DType::kFloat32;
+  // Where store_result puts element `a`, so the last pass reads its own exponential.
+  std::string slot =
+      k.output(0) + "[" + offset_of(ElementIndex::at_offset(along(v, "a")), k.outputs.at(0)->shape) + "]";
   k.parallel_loop("softmax", "nn.softmax" + at_span(k.master->span()) + ", one row at a time",
                   v.outer * v.inner, std::max<int64_t>(1, kElementGrain / std::max<int64_t>(v.length, 1)),
                   [&](CodeWriter& body) {
                     open_rows(body, v);
+                    // NaN is skipped here, as by the interpreter's std::max, and
+                    // comes out of the exponential below.
                     body.line("float row_max = -INFINITY;");
                     body.line("#pragma omp simd reduction(max : row_max)");
-                    body.line("for (int64_t a = 0; a < " + std::to_string(v.length) +
-                              "; ++a) row_max = " + load("a") + " > row_max ? " + load("a") + " : row_max;");
-                    body.line("double sum = 0.0;");
-                    body.line("#pragma omp simd reduction(+ : sum)");
-                    body.line("for (int64_t a = 0; a < " + std::to_string(v.length) + "; ++a) sum += sy_exp(" +
-                              load("a") + " - row_max);");
-                    body.line("const float scale = float(1.0 / sum);");
+                    body.line("for (int64_t a = 0; a < " + length + "; ++a) row_max = " + load("a") +
+                              " > row_max ? " + load("a") + " : row_max;");
+                    std::vector<std::string> before = {"const float e = sy_exp(" + load("a") + " - row_max);"};
+                    if (keep_exp) before.push_back(slot + " = e;");
+                    emit_float_sum(body, "sum", v.length, before, "e");
+                    body.line("const float scale = 1.0f / sum;");
                     body.line("#pragma omp simd");
-                    body.open("for (int64_t a = 0; a < " + std::to_string(v.length) + "; ++a)");
-                    body.line("const float softmax = " +
-                              round_to_dtype(dtype, "sy_exp(" + load("a") + " - row_max) * scale", &k.helpers) + ";");
+                    body.open("for (int64_t a = 0; a < " + length + "; ++a)");
+                    std::string e = keep_exp ? slot : "sy_exp(" + load("a") + " - row_max)";
+                    body.line("const float softmax = " + round_to_dtype(dtype, e + " * scale", &k.helpers) + ";");
                     k.store_result(body, "softmax", ElementIndex::at_offset(along(v, "a")));
                     body.close();
                     body.close();
                   });
 }
 
+// The mean, then the mean square deviation from it (two passes, so no
+// cancellation), both summed in float by emit_float_sum; then the normalised
+// row with the epilogue.
 void layer_norm(CpuKernel& k, const AxisView& v, DType dtype) {
   const AttrsNode& attrs = *k.master->attrs;
   std::string x = k.input(0);
@@ -81,19 +130,12 @@ void layer_norm(CpuKernel& k, const AxisView& v, DType dtype) {
                   v.outer * v.inner, std::max<int64_t>(1, kElementGrain / std::max<int64_t>(v.length, 1)),
                   [&](CodeWriter& body) {
                     open_rows(body, v);
-                    body.line("double sum = 0.0;");
-                    body.line("#pragma omp simd reduction(+ : sum)");
-                    body.line("for (int64_t a = 0; a < " + length + "; ++a) sum += " + load("a") + ";");
-                    body.line("const double mean_exact = sum / " + length + ".0;");
-                    body.line("double squares = 0.0;");
-                    body.line("#pragma omp simd reduction(+ : squares)");
-                    body.open("for (int64_t a = 0; a < " + length + "; ++a)");
-                    body.line("const double deviation = " + load("a") + " - mean_exact;");
-                    body.line("squares += deviation * deviation;");
-                    body.close();
-                    body.line("const float mean = float(mean_exact);");
-                    body.line("const float inv_std = float(1.0 / std::sqrt(squares / " + length + ".0 + " +
-                              double_literal(attrs.get_float("epsilon")) + "));");
+                    emit_float_sum(body, "sum", v.length, {}, load("a"));
+                    body.line("const float mean = sum / " + length + ".0f;");
+                    emit_float_sum(body, "squares", v.length, {"const float deviation = " + load("a") + " - mean;"},
+                                   "deviation * deviation");
+                    body.line("const float inv_std = 1.0f / std::sqrt(squares / " + length + ".0f + " +
+                              literal(DType::kFloat32, attrs.get_float("epsilon")) + ");");
                     body.line("#pragma omp simd");
                     body.open("for (int64_t a = 0; a < " + length + "; ++a)");
                     body.line("const float layer_norm = " + round_to_dtype(dtype, value, &k.helpers) + ";");
