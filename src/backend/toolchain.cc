@@ -74,6 +74,28 @@ std::string trimmed(const std::string& output) {
                                             : output.substr(0, kMostMessageChars) + "\n[... compiler output cut]";
 }
 
+// The compiler's resolved -march=native (GCC reports it; others may not) and
+// the feature flags of /proc/cpuinfo's first processor.
+std::string describe_native_cpu(const std::string& cxx) {
+  std::string description;
+  ProcessResult target = run_process({cxx, "-march=native", "-Q", "--help=target"});
+  if (target.started && target.exit_code == 0) {
+    std::istringstream lines(target.output);
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("-march=") != std::string::npos) {
+        description += "march:" + line.substr(line.find_last_of(" \t") + 1) + "\n";
+        break;
+      }
+  }
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("flags", 0) == 0) {
+      description += line + "\n";
+      break;
+    }
+  return description;
+}
+
 }  // namespace
 
 Toolchain Toolchain::find(const std::string& cxx, const std::string& cache_dir) {
@@ -90,6 +112,7 @@ Toolchain Toolchain::find(const std::string& cxx, const std::string& cache_dir) 
   t.version_ = version.output;
   t.include_dir_ = std::string(SY_SOURCE_DIR) + "/include";
   t.abi_header_ = read_whole_file(t.include_dir_ + "/switchyard/model_abi.h");
+  t.native_cpu_ = describe_native_cpu(t.cxx_);
   for (const char* sub : {"objects", "models", "failed"}) make_directory(t.cache_dir_ + "/" + sub);
   return t;
 }
@@ -124,7 +147,8 @@ std::vector<std::string> Toolchain::compile(const std::vector<TranslationUnit>& 
     std::vector<std::string> options{"-std=c++20"};
     options.insert(options.end(), unit.flags.begin(), unit.flags.end());
     options.insert(options.end(), {"-I", include_dir_});
-    std::string key_text = unit.code + "\n--\n" + command_line(options) + "\n--\n" + version_ + "\n--\n" + abi_header_;
+    std::string key_text = unit.code + "\n--\n" + command_line(options) + "\n--\n" + version_ + "\n--\n" +
+                           abi_header_ + "\n--\n" + native_cpu_;
     std::string object_path = cache_dir_ + "/objects/" + hash_text(key_text) + ".o";
     objects.push_back(object_path);
     if (fs::exists(object_path)) {

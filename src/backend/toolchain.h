@@ -55,6 +55,10 @@ class Toolchain {
   std::string cache_dir_;
   std::string include_dir_;  // where switchyard/model_abi.h lives
   std::string abi_header_;   // its text, part of every cache key
+  // What -march=native means on this machine (the compiler's resolved CPU
+  // and the CPU's feature flags), part of every cache key: a cache shared
+  // by machines with different CPUs must not hand one the other's objects.
+  std::string native_cpu_;
 };
 
 }  // namespace switchyard
