@@ -2,6 +2,7 @@
 #include "driver/driver_util.h"
 
 #include <cmath>
+#include <iostream>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include "frontend/load_model.h"
 #include "runtime/npy.h"
 #include "support/error.h"
+#include "transform/infer_type.h"
 
 namespace switchyard {
 
@@ -73,6 +75,13 @@ std::vector<PlacementRule> rules_from_flags(const std::vector<std::string>& rule
     out.push_back(parse_placement_rule(r, *config));
   }
   return out;
+}
+
+PlanResult plan_with_rules(const IRModule& mod, const CompilationConfig& config,
+                           const std::vector<PlacementRule>& rules) {
+  PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, rules).module), config);
+  for (const std::string& warning : plan.warnings) std::cerr << warning << "\n";
+  return plan;
 }
 
 void add_device_flags(CLI::App* cmd, DeviceFlags* flags) {

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "device/placement_rules.h"
+#include "device/plan_devices.h"
 #include "ir/compilation_config.h"
 #include "ir/module.h"
 #include "runtime/ndarray.h"
@@ -44,6 +45,10 @@ std::optional<CompilationConfig> config_from_flags(const DeviceFlags& flags, con
 // are given without devices.
 std::vector<PlacementRule> rules_from_flags(const std::vector<std::string>& rules,
                                             const std::optional<CompilationConfig>& config);
+// Applies the rules, types the result and plans devices, printing the
+// planner's warnings to standard error (explain, inspect).
+PlanResult plan_with_rules(const IRModule& mod, const CompilationConfig& config,
+                           const std::vector<PlacementRule>& rules);
 // Adds --devices/--default/--host to a subcommand.
 void add_device_flags(CLI::App* cmd, DeviceFlags* flags);
 

@@ -7,7 +7,6 @@
 #include "driver/driver_util.h"
 #include "frontend/load_model.h"
 #include "support/error.h"
-#include "transform/infer_type.h"
 
 namespace switchyard {
 
@@ -25,8 +24,7 @@ void run_explain(const ExplainFlags& f) {
   std::optional<CompilationConfig> config = config_from_flags(f.devices, mod);
   if (!config) throw Error(ErrorKind::kUsage, "explain needs the build's devices (--devices cpu:0,cpu:1)");
   std::vector<PlacementRule> rules = rules_from_flags(f.rules, config);
-  PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, rules).module), *config);
-  for (const std::string& warning : plan.warnings) std::cerr << warning << "\n";
+  PlanResult plan = plan_with_rules(mod, *config, rules);
   // %N bindings and line numbers name text-IR nodes; ONNX nodes go by name.
   std::string source = is_onnx_file(f.model.file) ? std::string() : read_text_file(f.model.file);
   std::string out;

@@ -7,7 +7,6 @@
 #include <map>
 #include <memory>
 
-#include "device/plan_devices.h"
 #include "driver/commands.h"
 #include "driver/driver_util.h"
 #include "ir/functor.h"
@@ -103,8 +102,7 @@ void run_inspect(const InspectFlags& f) {
   std::cout << "model " << f.model.file << "\n";
   if (!config) return inspect_module(mod, false);
   std::vector<PlacementRule> rules = rules_from_flags(f.rules, config);
-  PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, rules).module), *config);
-  for (const std::string& warning : plan.warnings) std::cerr << warning << "\n";
+  PlanResult plan = plan_with_rules(mod, *config, rules);
   inspect_module(plan.module, true);
 }
 
