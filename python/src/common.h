@@ -70,6 +70,7 @@ void bind_transform(py::module_& transform);
 void bind_runtime(py::module_& m, py::module_& runtime);
 void bind_build(py::module_& m);
 void bind_frontend(py::module_& frontend);
+void bind_pattern(py::module_& pattern);
 // Run after every class is bound: makes methods of a never-initialized object
 // raise TypeError instead of reading uninitialized memory.
 void guard_uninitialized_instances();

@@ -1,5 +1,5 @@
 // The extension module `switchyard._switchyard`: errors, the IR (ir), passes
-// (transform) and execution (runtime). The pure-Python package re-exports it.
+// (transform), patterns (pattern) and execution (runtime). The pure-Python package re-exports it.
 #include "common.h"
 
 PYBIND11_MODULE(_switchyard, m) {
@@ -9,6 +9,7 @@ PYBIND11_MODULE(_switchyard, m) {
   pybind11::module_ transform = m.def_submodule("transform", "Passes, pass contexts and instruments.");
   pybind11::module_ runtime = m.def_submodule("runtime", "Loading and running compiled artifacts.");
   pybind11::module_ frontend = m.def_submodule("frontend", "Model importers (ONNX).");
+  pybind11::module_ pattern = m.def_submodule("pattern", "Dataflow patterns: matching and rewriting.");
   python::bind_errors(m);
   python::bind_types(ir);
   python::bind_nodes(ir);
@@ -18,5 +19,6 @@ PYBIND11_MODULE(_switchyard, m) {
   python::bind_runtime(m, runtime);
   python::bind_build(m);
   python::bind_frontend(frontend);
+  python::bind_pattern(pattern);
   python::guard_uninitialized_instances();
 }

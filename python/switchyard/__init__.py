@@ -8,15 +8,17 @@
     out = sy.evaluate(mod, x=np.ones((1, 784), np.float32), ...)
 
 Submodules: ``frontend`` (``from_onnx``), ``ir`` (nodes, types, devices,
-visitors), ``op`` (one function per operator), ``transform`` (passes, contexts, instruments), ``runtime``
-(compiled artifacts), ``testing`` (``assert_structural_equal``). Errors are ``sy.Error`` and its subclasses.
+visitors), ``op`` (one function per operator), ``pattern`` (matching and
+rewriting), ``transform`` (passes, contexts, instruments), ``runtime``
+(compiled artifacts), ``testing`` (``assert_structural_equal``). Errors are
+``sy.Error`` and its subclasses.
 """
 import os as _os
 
 import numpy as _np
 
 from . import _switchyard as _native
-from . import frontend, ir, op, runtime, testing, transform
+from . import frontend, ir, op, pattern, runtime, testing, transform
 from ._errors import check_file as _check_file
 from ._errors import error as _error
 from .ir import IRModule
@@ -126,7 +128,7 @@ def build(mod, devices, output, place=(), opt_level=2, *, default=None, host=Non
 
 
 __all__ = [
-    "frontend", "ir", "op", "testing", "transform", "runtime", "IRModule", "parse", "evaluate", "build",
+    "frontend", "ir", "op", "pattern", "testing", "transform", "runtime", "IRModule", "parse", "evaluate", "build",
     "Error", "ParseError", "TypeInferenceError", "PlacementError", "InvariantError",
     "PassError", "BackendError", "UsageError",
 ]
