@@ -3,8 +3,7 @@
 // (InvariantChecker, Timing), Python-subclassable PassInstrument, passes
 // written in Python (make_function_pass / make_module_pass), and the
 // built-in passes by name. A PassContext refuses what it would otherwise
-// ignore: a pass name no pass has (a typo would silently disable nothing) and
-// an instrument's should_run, which the C++ pass runner never asks.
+// ignore: a pass name no pass has (a typo would silently disable nothing).
 #include <cctype>
 #include <exception>
 #include <set>
@@ -60,6 +59,17 @@ class PyPassInstrument : public PassInstrument {
   }
   void enter_context() override { deferred("enter_context"); }
   void exit_context() override { deferred("exit_context"); }
+  bool should_run(const IRModule& mod, const PassInfo& info) override {
+    py::gil_scoped_acquire gil;
+    py::function f = py::get_override(static_cast<const PassInstrument*>(this), "should_run");
+    if (!f) return true;
+    py::object answer = f(mod, info);
+    // Anything else than a bool is refused: None from a forgotten return would skip every pass.
+    if (!PyBool_Check(answer.ptr()))
+      throw py::type_error(type_name_of(py::cast(static_cast<const PassInstrument*>(this))) +
+                           ".should_run must return a bool, got " + type_name_of(answer));
+    return answer.cast<bool>();
+  }
   void run_before_pass(const IRModule& mod, const PassInfo& info) override {
     PYBIND11_OVERRIDE_NAME(void, PassInstrument, "run_before_pass", run_before_pass, mod, info);
   }
@@ -233,15 +243,6 @@ void check_config_key(const std::string& key, const AttrValue& value) {
   }
 }
 
-// TVM instruments may veto a pass with should_run; ours cannot, so one that
-// defines it is refused rather than silently never asked.
-void refuse_should_run(py::handle inst) {
-  if (py::hasattr(inst, "should_run"))
-    throw Error(ErrorKind::kUsage, "instrument '" + type_name_of(inst) +
-                                       "' defines should_run, which switchyard never calls; skip passes with "
-                                       "PassContext(disabled_passes=[...]) or opt levels instead");
-}
-
 py::object instrument_object(const std::shared_ptr<PassInstrument>& inst, const PyPassContext& c) {
   for (py::handle h : c.python_instruments)
     if (h.cast<std::shared_ptr<PassInstrument>>().get() == inst.get()) return py::reinterpret_borrow<py::object>(h);
@@ -329,11 +330,13 @@ void bind_passes(py::module_& t) {
 void bind_instruments(py::module_& t) {
   py::class_<PassInstrument, PyPassInstrument, std::shared_ptr<PassInstrument>>(
       t, "PassInstrument",
-      "Observes pass runs. Subclass and override enter_context(), exit_context(), run_before_pass(mod, info), "
-      "run_after_pass(mod, info); `name` (a str or method) defaults to the class name.")
+      "Observes pass runs. Subclass and override enter_context(), exit_context(), should_run(mod, info) "
+      "(False skips the pass), run_before_pass(mod, info), run_after_pass(mod, info); `name` (a str or "
+      "method) defaults to the class name.")
       .def(py::init_alias<>())
       .def("enter_context", [](PassInstrument&) {})
       .def("exit_context", [](PassInstrument&) {})
+      .def("should_run", [](PassInstrument&, const IRModule&, const PassInfo&) { return true; }, py::arg("mod"), py::arg("info"))
       .def("run_before_pass", [](PassInstrument&, const IRModule&, const PassInfo&) {}, py::arg("mod"), py::arg("info"))
       .def("run_after_pass", [](PassInstrument&, const IRModule&, const PassInfo&) {}, py::arg("mod"), py::arg("info"));
 
@@ -391,7 +394,6 @@ void bind_context(py::module_& t) {
                for (py::handle inst : instruments) {
                  if (!py::isinstance<PassInstrument>(inst))
                    throw py::type_error("instruments must be PassInstrument objects, got " + type_name_of(inst));
-                 refuse_should_run(inst);
                  auto p = inst.cast<std::shared_ptr<PassInstrument>>();
                  has_checker = has_checker || dynamic_cast<InvariantChecker*>(p.get()) != nullptr;
                  c->ctx->instruments.push_back(p);

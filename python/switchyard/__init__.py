@@ -99,28 +99,38 @@ def evaluate(mod, inputs=None, entry="main", /, **named_inputs):
     return _native.evaluate(mod, _input_arrays(mod[entry], given), entry)
 
 
-def _refuse_context_options():
-    # The build runs its own pipeline under its own context (opt_level= and
-    # check_invariants= are its arguments); pass selection and configuration
-    # from an enclosing PassContext would be silently ignored.
+def _context_options(opt_level, check_invariants):
+    """The build's opt level and checking: given ones, else the enclosing PassContext's.
+
+    The build runs its own pipeline under its own context, so what else an
+    enclosing context holds (pass selection, configuration, instruments other
+    than the invariant checker) would be silently ignored: it is refused.
+    """
     ctx = transform.PassContext.current()
     ignored = [name for name in ("disabled_passes", "enabled_passes", "config") if getattr(ctx, name)]
+    others = [type(i).__name__ for i in ctx.instruments if not isinstance(i, transform.InvariantChecker)]
+    if others:
+        ignored.append("instruments (" + ", ".join(others) + ")")
     if ignored:
         raise _error("UsageError", "build() does not read the enclosing PassContext's " + " and ".join(ignored)
                      + "; it runs its own pipeline under its own context, so call it outside this one")
+    return (ctx.opt_level if opt_level is None else opt_level,
+            ctx.check_invariants if check_invariants is None else check_invariants)
 
 
-def build(mod, devices, output, place=(), opt_level=2, *, default=None, host=None, check_invariants=False,
+def build(mod, devices, output, place=(), opt_level=None, *, default=None, host=None, check_invariants=None,
           emit_source=False, cxx="", cache_dir=""):
     """Compiles ``mod["main"]`` into the artifact directory ``output``.
 
     ``devices`` lists the build's devices (``["cpu:0", "cpu:1"]``); ``place``
     holds placement rules (``"op:nn.softmax=cpu:1"``, ``"node:GLOB=cpu:0"``).
+    ``opt_level`` and ``check_invariants`` default to the enclosing
+    PassContext's (2 and False outside any).
     Returns the BuildReport; load the artifact with ``sy.runtime.load(output)``.
     """
     if not isinstance(mod, IRModule):
         raise TypeError(f"build() takes an IRModule, got {type(mod).__name__}")
-    _refuse_context_options()
+    opt_level, check_invariants = _context_options(opt_level, check_invariants)
     if isinstance(place, str):
         place = [place]
     return _native.build(mod, devices, _os.fspath(output), list(place), opt_level, default or "", host or "",

@@ -20,8 +20,11 @@ IRModule Pass::operator()(const IRModule& mod, const PassContext& ctx) const {
   if (ctx.is_disabled(pi.name)) return mod;
   if (pi.opt_level > ctx.opt_level && !ctx.is_enabled(pi.name)) return mod;
   bool leaf = impl_->children.empty();
-  if (leaf)
+  if (leaf) {
+    for (const auto& inst : ctx.instruments)
+      if (!inst->should_run(mod, pi)) return mod;
     for (const auto& inst : ctx.instruments) inst->run_before_pass(mod, pi);
+  }
   IRModule out = impl_->fn(mod, ctx);
   if (leaf)
     for (const auto& inst : ctx.instruments) inst->run_after_pass(out, pi);

@@ -32,6 +32,9 @@ class PassInstrument {
   virtual std::string name() const = 0;
   virtual void enter_context() {}
   virtual void exit_context() {}
+  // Asked before each leaf pass (as TVM's should_run): when any instrument
+  // says false the pass is skipped, and no instrument sees it run.
+  virtual bool should_run(const IRModule& mod, const PassInfo& info) { return true; }
   virtual void run_before_pass(const IRModule& mod, const PassInfo& info) {}
   virtual void run_after_pass(const IRModule& mod, const PassInfo& info) {}
 };
@@ -46,8 +49,9 @@ class Pass {
   const std::string& name() const { return impl_->info.name; }
   // Runs under PassContext::current().
   IRModule operator()(const IRModule& mod) const;
-  // Runs under `ctx`: skipped when disabled or above the opt level (unless
-  // enabled by name); instruments run before and after.
+  // Runs under `ctx`: skipped when disabled, above the opt level (unless
+  // enabled by name) or vetoed by an instrument's should_run; instruments
+  // run before and after.
   IRModule operator()(const IRModule& mod, const PassContext& ctx) const;
   // The passes inside a Sequential (empty for a leaf pass).
   const std::vector<Pass>& children() const { return impl_->children; }

@@ -1,8 +1,8 @@
 # PassContext refuses what it would otherwise ignore: a misspelled pass name
 # in disabled_passes/enabled_passes (named, with close matches), a config key
-# under a built-in pass that no pass reads (or of the wrong type), an
-# instrument's should_run, and pass selection around sy.build; and what it
-# accepts is honoured.
+# under a built-in pass that no pass reads (or of the wrong type), and pass
+# selection or instruments around sy.build; and what it accepts is honoured:
+# disabled passes, an instrument's should_run, the opt level in sy.build.
 import pytest
 
 import switchyard as sy
@@ -97,13 +97,53 @@ def test_config_of_ones_own_is_kept_for_python_passes():
     assert seen == {"mine.threshold": 3, "label": "x"}
 
 
-def test_instrument_with_should_run_is_refused():
+class Recorder(T.PassInstrument):
+    def __init__(self):
+        super().__init__()
+        self.ran = []
+
+    def run_before_pass(self, mod, info):
+        self.ran.append(info.name)
+
+
+def test_should_run_false_skips_the_pass(mlp_path):
     class Veto(T.PassInstrument):
         def should_run(self, mod, info):
             return info.name != "FoldConstant"
 
-    with pytest.raises(sy.UsageError, match="'Veto' defines should_run, which switchyard never calls"):
-        T.PassContext(instruments=[Veto()])
+    recorder = Recorder()
+    with T.PassContext(opt_level=3, instruments=[Veto(), recorder]):
+        T.default_pipeline(MLP_DEVICES)(sy.parse(mlp_path))
+    assert "FoldConstant" not in recorder.ran, "no instrument sees a vetoed pass"
+    assert "SimplifyExpr" in recorder.ran and "FuseOps" in recorder.ran
+
+
+def test_should_run_must_answer_a_bool(mlp_path):
+    class Forgets(T.PassInstrument):
+        def should_run(self, mod, info):
+            pass
+
+    with T.PassContext(instruments=[Forgets()]):
+        with pytest.raises(TypeError, match="Forgets.should_run must return a bool, got NoneType"):
+            T.InferType()(sy.parse(mlp_path))
+
+
+def test_build_takes_the_enclosing_opt_level(mlp_path, tmp_path):
+    mod = sy.parse(mlp_path)
+    with T.PassContext(opt_level=0):
+        low = [name for name, _ in sy.build(mod, devices=MLP_DEVICES, output=tmp_path / "low").passes]
+    assert "FoldConstant" not in low and "SimplifyExpr" not in low and "FuseOps" in low
+    default = [name for name, _ in sy.build(mod, devices=MLP_DEVICES, output=tmp_path / "default").passes]
+    assert "FoldConstant" in default
+    with T.PassContext(opt_level=0):
+        given = [name for name, _ in sy.build(mod, devices=MLP_DEVICES, output=tmp_path / "given", opt_level=2).passes]
+    assert "FoldConstant" in given, "an explicit opt_level wins"
+
+
+def test_build_refuses_instruments_it_would_not_run(mlp_path, tmp_path):
+    with T.PassContext(instruments=[Recorder()]):
+        with pytest.raises(sy.UsageError, match=r"does not read the enclosing PassContext's instruments \(Recorder\)"):
+            sy.build(sy.parse(mlp_path), devices=MLP_DEVICES, output=tmp_path / "out")
 
 
 def test_build_refuses_pass_selection_it_would_ignore(mlp_path, tmp_path):
