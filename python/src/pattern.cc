@@ -1,5 +1,6 @@
 // Bindings of the pattern language (sy.pattern): Pattern objects built with
-// wildcard(), is_op(...)(...), `|`, .has_attr/.has_dtype/.has_shape, match(),
+// wildcard(), is_op(...)(...), `|`, .has_attr/.has_dtype/.has_shape/.has_type,
+// match(),
 // and rewrite() with Python callbacks in the form of TVM's DFPatternCallback
 // (an object with `pattern` and `callback(pre, post, node_map)`).
 #include "common.h"
@@ -60,6 +61,14 @@ Pattern shape_pattern(const Pattern& inner, py::handle shape) {
     dims.push_back(d.cast<int64_t>());
   }
   return has_type(inner, std::nullopt, std::move(dims));
+}
+
+// TVM's has_type: a tensor type is its dtype and shape together.
+Pattern tensor_type_pattern(const Pattern& inner, py::handle type) {
+  if (!py::isinstance<TensorTypeNode>(type))
+    throw py::type_error("has_type() takes a TensorType, got " + type_name_of(type));
+  TensorType t = type.cast<TensorType>();
+  return has_type(inner, t->dtype, t->shape);
 }
 
 // {pattern: [expr]}, as TVM's node_map: the Pattern objects the callback
@@ -132,6 +141,7 @@ void bind_pattern(py::module_& m) {
           py::arg("attrs"), "Also requires these call (or function) attributes, e.g. {\"axis\": [1]}.")
       .def("has_dtype", &dtype_pattern, py::arg("dtype"), "Also requires a tensor of this dtype (\"float32\").")
       .def("has_shape", &shape_pattern, py::arg("shape"), "Also requires a tensor of this shape.")
+      .def("has_type", &tensor_type_pattern, py::arg("type"), "Also requires this TensorType (dtype and shape).")
       .def(
           "match", [](const Pattern& self, py::handle e) { return match(self, to_expr(e, "match() expression")); },
           py::arg("expr"), "Whether the expression matches.")

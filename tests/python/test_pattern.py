@@ -66,6 +66,8 @@ def test_alternatives_attributes_and_types():
     assert match(float_relu, fields[0]) and not match(float_relu, fields[1])
     assert match(is_op("nn.relu")(wildcard()).has_shape((2, 3)), fields[1])
     assert not match(is_op("nn.relu")(wildcard()).has_shape([3, 2]), fields[1])
+    assert match(wildcard().has_type(ir.TensorType((2, 3), "int32")), fields[1])
+    assert not match(wildcard().has_type(ir.TensorType((2, 3), "float32")), fields[1])
     assert match(wildcard().has_dtype("int32"), i), "a Var's annotation is its type before InferType"
     assert not match(float_relu, sy.op.nn.relu(x)), "an untyped call matches no type constraint"
 
@@ -84,6 +86,8 @@ def test_patterns_that_could_never_match_are_refused():
         wildcard().has_dtype("flaot32")
     with pytest.raises(TypeError, match="argument\\[0\\] must be a Pattern"):
         is_op("nn.relu")(ir.Var("x"))
+    with pytest.raises(TypeError, match="has_type\\(\\) takes a TensorType, got TupleType"):
+        wildcard().has_type(ir.TupleType([]))
     with pytest.raises(TypeError, match="has_shape\\(\\) dimensions must be ints"):
         wildcard().has_shape((2, "3"))
 
