@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define SY_MODEL_ABI_VERSION 1
+#define SY_MODEL_ABI_VERSION 2
 
 /* A body of a parallel loop over [begin, end). */
 typedef void (*SyParallelBody)(void* closure, int64_t begin, int64_t end);
@@ -33,6 +33,9 @@ typedef struct SyRuntimeServices {
    * and for recording where each kernel ran. */
   void (*kernel_begin)(void* ctx, int kernel_index);
   void (*kernel_end)(void* ctx, int kernel_index);
+  /* Runs the oneDNN primitive of the open kernel (its manifest "primitive")
+   * on device `device_index` over the kernel's own inputs and outputs. */
+  void (*run_primitive)(void* ctx, int device_index, const void* const* inputs, void* const* outputs);
 } SyRuntimeServices;
 
 /* Everything one run needs. Arrays are indexed as in the manifest. */

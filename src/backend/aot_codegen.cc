@@ -32,10 +32,7 @@ class EntryWriter {
          << "// and device copy in order on statically planned arenas. Kernels live in their own\n"
          << "// translation units; the runtime provides the services (include/switchyard/model_abi.h).\n"
          << "#include <cstring>\n";
-    bool onednn = uses_onednn();
-    if (onednn) out_ << "#include <dlfcn.h>\n\n#include \"oneapi/dnnl/dnnl.h\"\n";
     out_ << "#include \"switchyard/model_abi.h\"\n\n";
-    if (onednn) write_onednn_pin();
     write_kernel_declarations();
     out_ << "extern \"C\" int " SY_MODEL_ABI_VERSION_SYMBOL "(void) { return SY_MODEL_ABI_VERSION; }\n\n";
     out_ << "extern \"C\" int " SY_MODEL_RUN_SYMBOL "(const SyRunArgs* args) {\n";
@@ -49,30 +46,12 @@ class EntryWriter {
   }
 
  private:
-  // oneDNN runs its work on OpenMP threads that outlive each call; unloading
-  // oneDNN and its OpenMP runtime under them (when the runtime closes the
-  // last model using it) would crash the process. So a model that uses
-  // oneDNN keeps it loaded; the model itself still unloads.
-  bool uses_onednn() const {
-    for (const KernelSource& k : program_.kernel_sources)
-      if (kernel_kind(k) == "dnnl") return true;
-    return false;
-  }
-
-  void write_onednn_pin() {
-    out_ << "// oneDNN's OpenMP threads outlive each call: keep oneDNN loaded even after this model unloads.\n"
-         << "__attribute__((constructor)) static void sy_keep_onednn_loaded() {\n"
-         << "  Dl_info info;\n"
-         << "  if (dladdr(reinterpret_cast<const void*>(&dnnl_version), &info) != 0 && info.dli_fname != nullptr)\n"
-         << "    dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);\n"
-         << "}\n\n";
-  }
-
   void write_kernel_declarations() {
     out_ << "// Kernels: (inputs, outputs, services, device index); buffers are dense, in call order.\n"
          << "extern \"C\" {\n";
     for (const KernelSource& k : program_.kernel_sources)
-      out_ << "void " << k.name << "(const void* const*, void* const*, const SyRuntimeServices*, int);\n";
+      if (!k.library_only())
+        out_ << "void " << k.name << "(const void* const*, void* const*, const SyRuntimeServices*, int);\n";
     out_ << "}\n\n";
   }
 
@@ -141,7 +120,8 @@ class EntryWriter {
       switch (step.kind) {
         case LoweredStep::Kind::kKernel: {
           const LoweredKernelCall& call = program_.kernel_calls[size_t(step.index)];
-          const std::string& symbol = program_.kernel_sources[size_t(call.source)].name;
+          const KernelSource& source = program_.kernel_sources[size_t(call.source)];
+          const std::string& symbol = source.name;
           std::string in = indent();
           out_ << in << "// kernel " << step.index << ": " << symbol << " on " << device_name(call.device)
                << span_note(call.span) << "\n";
@@ -149,8 +129,13 @@ class EntryWriter {
           if (!step.inputs.empty()) out_ << in << "  const void* const inputs[] = {" << buffer_list(step.inputs) << "};\n";
           if (!step.outputs.empty()) out_ << in << "  void* const outputs[] = {" << buffer_list(step.outputs) << "};\n";
           out_ << in << "  services->kernel_begin(services->ctx, " << step.index << ");\n";
-          out_ << in << "  " << symbol << "(" << (step.inputs.empty() ? "nullptr" : "inputs") << ", "
-               << (step.outputs.empty() ? "nullptr" : "outputs") << ", services, " << call.device << ");\n";
+          std::string arguments = std::string(step.inputs.empty() ? "nullptr" : "inputs") + ", " +
+                                  (step.outputs.empty() ? "nullptr" : "outputs");
+          if (source.library_only())
+            out_ << in << "  services->run_primitive(services->ctx, " << call.device << ", " << arguments
+                 << ");  // oneDNN, made when the artifact loaded\n";
+          else
+            out_ << in << "  " << symbol << "(" << arguments << ", services, " << call.device << ");\n";
           out_ << in << "  services->kernel_end(services->ctx, " << step.index << ");\n";
           out_ << in << "}\n";
           break;

@@ -55,9 +55,31 @@ Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, co
   }
   layout_weights(m.weights, int(m.devices.size()));
   for (const ArenaPlan& a : plan.arenas) m.arenas.push_back({a.key.device, a.key.scope, a.bytes, a.lower_bound_bytes});
-  for (const LoweredKernelCall& call : program.kernel_calls) {
+  // Each distinct kernel's primitive once; a kernel names the weight its
+  // primitive reads when that is a constant, for the runtime to reorder at load.
+  std::vector<int> primitive_of_source(program.kernel_sources.size(), -1);
+  std::vector<const LoweredStep*> step_of_call(program.kernel_calls.size(), nullptr);
+  for (const LoweredStep& step : program.steps)
+    if (step.kind == LoweredStep::Kind::kKernel) step_of_call[size_t(step.index)] = &step;
+  for (size_t c = 0; c < program.kernel_calls.size(); ++c) {
+    const LoweredKernelCall& call = program.kernel_calls[c];
     const KernelSource& source = program.kernel_sources.at(size_t(call.source));
-    m.kernels.push_back({source.name, call.device, call.span.defined() ? call.span.to_string() : "", kernel_kind(source)});
+    ManifestKernel kernel{source.name, call.device, call.span.defined() ? call.span.to_string() : "",
+                          kernel_kind(source)};
+    if (source.primitive) {
+      int& primitive = primitive_of_source[size_t(call.source)];
+      if (primitive < 0) {
+        primitive = int(m.primitives.size());
+        m.primitives.push_back(*source.primitive);
+      }
+      kernel.primitive = primitive;
+      int weights_input = source.primitive->weights_input;
+      if (weights_input >= 0 && step_of_call[c]) {
+        const LoweredBuffer& buffer = program.buffers[size_t(step_of_call[c]->inputs.at(size_t(weights_input)))];
+        if (buffer.kind == LoweredBuffer::Kind::kWeight) kernel.weights = buffer.index;
+      }
+    }
+    m.kernels.push_back(std::move(kernel));
   }
   for (const LoweredCopy& c : program.copies)
     m.copies.push_back({c.src_device, c.dst_device, c.bytes, c.span.defined() ? c.span.to_string() : ""});

@@ -44,16 +44,18 @@ std::vector<std::string> target_flags(const VirtualDevice* device) {
   return Toolchain::cpu_flags(device->target()->option("-mcpu"));
 }
 
-// Every kernel in its own translation unit, compiled for its device's
-// target, and the entry function for the host's.
+// Every kernel with code in its own translation unit, compiled for its
+// device's target, and the entry function for the host's. (A kernel that is
+// a oneDNN primitive alone has no code: the runtime runs it.)
 std::vector<TranslationUnit> translation_units(const LoweredProgram& program, const std::string& entry_source,
                                                const CompilationConfig& config) {
-  std::vector<TranslationUnit> units(program.kernel_sources.size());
+  std::vector<TranslationUnit> units;
+  std::vector<bool> added(program.kernel_sources.size(), false);
   for (const LoweredKernelCall& call : program.kernel_calls) {
-    TranslationUnit& unit = units[size_t(call.source)];
-    if (!unit.name.empty()) continue;
     const KernelSource& kernel = program.kernel_sources[size_t(call.source)];
-    unit = {kernel.name, kernel.code, target_flags(config.devices[size_t(call.device)])};
+    if (added[size_t(call.source)] || kernel.library_only()) continue;
+    added[size_t(call.source)] = true;
+    units.push_back({kernel.name, kernel.code, target_flags(config.devices[size_t(call.device)])});
   }
   const VirtualDevice* host = config.host_device ? config.host_device : config.devices.at(0);
   units.push_back({kEntryUnitName, entry_source, target_flags(host)});
@@ -155,6 +157,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
                              memory.lower_bound_bytes(int(d))});
   report.kernel_calls = int(program.kernel_calls.size());
   report.distinct_kernels = int(program.kernel_sources.size());
+  for (const KernelSource& k : program.kernel_sources) report.primitive_only_kernels += k.library_only();
   report.copies = int(program.copies.size());
   report.objects_compiled = stats.objects_compiled;
   report.objects_cached = stats.objects_cached;
@@ -171,7 +174,8 @@ double BuildReport::total_milliseconds() const {
 
 std::string BuildReport::summary() const {
   std::string text = std::to_string(kernel_calls) + " kernel calls (" + std::to_string(distinct_kernels) +
-                     " distinct), " + std::to_string(copies) + (copies == 1 ? " copy" : " copies") + "; memory";
+                     " distinct, " +
+                     std::to_string(primitive_only_kernels) + " of them oneDNN alone), " + std::to_string(copies) + (copies == 1 ? " copy" : " copies") + "; memory";
   for (size_t i = 0; i < memory.size(); ++i)
     text += std::string(i ? "," : "") + " " + memory[i].device + " " + bytes_text(memory[i].planned_bytes) +
             " (lower bound " + bytes_text(memory[i].lower_bound_bytes) + ")";

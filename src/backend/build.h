@@ -42,6 +42,7 @@ struct BuildReport {
   std::vector<DeviceMemoryReport> memory;         // per device of the build
   int kernel_calls = 0;
   int distinct_kernels = 0;
+  int primitive_only_kernels = 0;  // distinct kernels that are a oneDNN primitive alone: no code to compile
   int copies = 0;
   int objects_compiled = 0;      // translation units compiled
   int objects_cached = 0;        // translation units found in the object cache

@@ -274,7 +274,8 @@ KernelSource generate_cpu_kernel(const Function& primitive, const std::string& n
     });
     source.span = Span::fused(spans);
   }
-  source.code = assemble(k, source.span);
+  source.primitive = k.primitive;
+  if (!k.library_only) source.code = assemble(k, source.span);
   return source;
 }
 

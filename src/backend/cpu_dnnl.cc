@@ -1,24 +1,20 @@
 // float32 anchors through oneDNN: nn.dense, matmul and nn.batch_matmul as
 // matmul primitives (transposes expressed as strides, no copies),
 // nn.conv2d, and the pools. This file says what oneDNN computes for each
-// anchor; cpu_dnnl_epilogue.cc maps the element-wise epilogue onto the
-// primitive's bias and post-ops, cpu_dnnl_plan.cc writes the plan that makes
-// the primitive (once per thread count) and the call.
+// anchor and writes the kernel; cpu_dnnl_epilogue.cc maps the element-wise
+// epilogue onto the primitive's bias and post-ops. The primitive itself
+// lives in the runtime: a kernel whose epilogue oneDNN fuses whole has no
+// code at all.
 #include <algorithm>
 #include <set>
 
 #include "backend/cpu_dnnl.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
+#include "runtime/dnnl_primitive.h"
 #include "support/error.h"
 
 namespace switchyard {
-
-std::string dnnl_dims(const Dims& values) {
-  std::vector<std::string> parts;
-  for (int64_t v : values) parts.push_back(std::to_string(v));
-  return "dims{" + join(parts) + "}";
-}
 
 Dims dense_strides(const Dims& shape) {
   Dims strides(shape.size(), 1);
@@ -28,21 +24,22 @@ Dims dense_strides(const Dims& shape) {
 
 namespace {
 
-DnnlDescriptor plain(const std::string& name, const Dims& shape) { return {name, shape, dense_strides(shape)}; }
-DnnlOperation product(const CpuKernel& k) {
+PrimitiveTensor plain(const Dims& shape) { return {shape, dense_strides(shape)}; }
+
+DnnlAnchor product(const CpuKernel& k) {
   const CallNode& call = *k.master;
   const std::string& op = as<OpNode>(call.op)->name;
   Dims a = shape_of(call.args[0]), b = shape_of(call.args[1]);
-  DnnlOperation o;
-  o.primitive = "dnnl::matmul";
-  o.description = [](const std::string& weights, bool bias) {
-    return "src, " + weights + (bias ? ", bias" : "") + ", dst";
-  };
+  DnnlAnchor o;
+  PrimitiveSpec& s = o.spec;
+  s.kind = PrimitiveKind::kMatmul;
   Dims out = shape_of(Expr(&call));
   if (op == "nn.dense") {
     int64_t k_size = a.back(), n = b[0], m = 1;
     for (size_t d = 0; d + 1 < a.size(); ++d) m *= a[d];
-    o.descriptors = {plain("src", {m, k_size}), {"weights", {k_size, n}, {1, k_size}}, plain("dst", {m, n})};
+    s.src = plain({m, k_size});
+    s.weights = {{k_size, n}, {1, k_size}};
+    s.dst = plain({m, n});
     o.to_destination = [out, m](const Dims& side) -> std::optional<Dims> {
       bool ones = true, full = true;
       for (size_t d = 0; d + 1 < side.size(); ++d) {
@@ -63,7 +60,9 @@ DnnlOperation product(const CpuKernel& k) {
     Dims dst = a;
     for (size_t d = 0; d + 2 < rank; ++d) dst[d] = std::max(a[d], b[d]);
     dst[rank - 1] = b[rank - 1];
-    o.descriptors = {plain("src", a), plain("weights", b), plain("dst", dst)};
+    s.src = plain(a);
+    s.weights = plain(b);
+    s.dst = plain(dst);
     o.to_destination = [rank, a_vector, b_vector](Dims side) -> std::optional<Dims> {
       if (b_vector) side.push_back(1);
       if (a_vector) side.insert(side.end() - 1, 1);
@@ -73,15 +72,15 @@ DnnlOperation product(const CpuKernel& k) {
   } else {  // nn.batch_matmul
     bool ta = call.attrs->get_bool("transpose_a"), tb = call.attrs->get_bool("transpose_b");
     int64_t m = ta ? a[2] : a[1], k_size = ta ? a[1] : a[2], n = tb ? b[1] : b[2];
-    o.descriptors = {{"src", {a[0], m, k_size}, ta ? Dims{m * k_size, 1, m} : Dims{m * k_size, k_size, 1}},
-                     {"weights", {b[0], k_size, n}, tb ? Dims{k_size * n, 1, k_size} : Dims{k_size * n, n, 1}},
-                     plain("dst", out)};
+    s.src = {{a[0], m, k_size}, ta ? Dims{m * k_size, 1, m} : Dims{m * k_size, k_size, 1}};
+    s.weights = {{b[0], k_size, n}, tb ? Dims{k_size * n, 1, k_size} : Dims{k_size * n, n, 1}};
+    s.dst = plain(out);
     o.to_destination = [](const Dims& side) { return std::optional<Dims>(side); };
   }
-  o.arguments = {{"DNNL_ARG_SRC", "src", "buffers." + k.input(0)}};
-  o.weights_input = 1;
+  s.src_input = 0;
+  s.weights_input = 1;
   // A packed layout pays only when the reorder is not repeated every call.
-  o.weights_any = k.constant_inputs.at(1);
+  s.any_weights_layout = k.constant_inputs.at(1);
   return o;
 }
 
@@ -92,20 +91,22 @@ int64_t effective_right_padding(int64_t input, int64_t left, int64_t right, int6
   return std::max(right, (output - 1) * stride + (kernel - 1) * dilation + 1 - input - left);
 }
 
-DnnlOperation window(const CpuKernel& k) {
+DnnlAnchor window(const CpuKernel& k) {
   const CallNode& call = *k.master;
   const std::string& op = as<OpNode>(call.op)->name;
   Dims in = shape_of(call.args[0]), out = shape_of(Expr(&call));
-  DnnlOperation o;
+  DnnlAnchor o;
+  PrimitiveSpec& s = o.spec;
   o.to_destination = [](const Dims& side) { return std::optional<Dims>(side); };
-  o.arguments = {{"DNNL_ARG_SRC", "src", "buffers." + k.input(0)}};
+  s.src = plain(in);
+  s.dst = plain(out);
+  s.src_input = 0;
   if (op == "nn.global_avg_pool2d") {
-    o.primitive = "dnnl::pooling_v2_forward";
-    o.descriptors = {plain("src", in), plain("dst", out)};
-    std::string text = "dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_avg_exclude_padding, src, dst, " +
-                       dnnl_dims({1, 1}) + ", " + dnnl_dims({in[2], in[3]}) + ", " + dnnl_dims({0, 0}) + ", " +
-                       dnnl_dims({0, 0}) + ", " + dnnl_dims({0, 0});
-    o.description = [text](const std::string&, bool) { return text; };
+    s.kind = PrimitiveKind::kPooling;
+    s.algorithm = "pooling_avg_exclude_padding";
+    s.strides = {1, 1};
+    s.kernel = {in[2], in[3]};
+    s.dilation = s.padding_l = s.padding_r = {0, 0};
     return o;
   }
   auto [stride_h, stride_w] = attr_pair(call, "strides");
@@ -115,24 +116,23 @@ DnnlOperation window(const CpuKernel& k) {
     Dims w = shape_of(call.args[1]);
     int64_t groups = call.attrs->get_int("groups");
     Dims weights = groups == 1 ? w : Dims{groups, w[0] / groups, w[1], w[2], w[3]};
-    o.primitive = "dnnl::convolution_forward";
-    o.descriptors = {plain("src", in), plain("weights", weights), plain("dst", out)};
-    std::string geometry = dnnl_dims({stride_h, stride_w}) + ", " + dnnl_dims({dilation_h - 1, dilation_w - 1}) + ", " +
-                           dnnl_dims({pad.top, pad.left}) + ", " + dnnl_dims({pad.bottom, pad.right});
-    o.description = [geometry](const std::string& weights, bool bias) {
-      return "dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, " + weights +
-             (bias ? ", bias" : "") + ", dst_any, " + geometry;
-    };
-    o.weights_input = 1;
+    s.kind = PrimitiveKind::kConvolution;
+    s.algorithm = "convolution_direct";
+    s.weights = plain(weights);
+    s.weights_input = 1;
+    s.strides = {stride_h, stride_w};
+    s.dilation = {dilation_h - 1, dilation_w - 1};
+    s.padding_l = {pad.top, pad.left};
+    s.padding_r = {pad.bottom, pad.right};
     // Plain OIHW weights send oneDNN to its slow paths: let it choose, even
     // when that means a reorder per call for computed weights.
-    o.weights_any = true;
+    s.any_weights_layout = true;
     o.is_convolution = true;
     // Its fast kernels read and write blocked activations only (with plain
-    // ones oneDNN falls back to im2col and GEMM): the kernel reorders them
+    // ones oneDNN falls back to im2col and GEMM): the runtime reorders them
     // in and out around the primitive, until layout planning keeps them
     // blocked between operators.
-    o.activations_any = true;
+    s.any_activation_layout = true;
     return o;
   }
   auto [pool_h, pool_w] = expand_pair(call.attrs->get_ints("pool_size"));
@@ -141,19 +141,19 @@ DnnlOperation window(const CpuKernel& k) {
   std::string algorithm = op == "nn.max_pool2d"                        ? "pooling_max"
                           : call.attrs->get_bool("count_include_pad") ? "pooling_avg_include_padding"
                                                                        : "pooling_avg_exclude_padding";
-  o.primitive = "dnnl::pooling_v2_forward";
-  o.descriptors = {plain("src", in), plain("dst", out)};
-  std::string text = "dnnl::prop_kind::forward_inference, dnnl::algorithm::" + algorithm + ", src, dst, " +
-                     dnnl_dims({stride_h, stride_w}) + ", " + dnnl_dims({pool_h, pool_w}) + ", " +
-                     dnnl_dims({dilation_h - 1, dilation_w - 1}) + ", " + dnnl_dims({pad.top, pad.left}) + ", " +
-                     dnnl_dims({bottom, right});
-  o.description = [text](const std::string&, bool) { return text; };
+  s.kind = PrimitiveKind::kPooling;
+  s.algorithm = algorithm;
+  s.strides = {stride_h, stride_w};
+  s.kernel = {pool_h, pool_w};
+  s.dilation = {dilation_h - 1, dilation_w - 1};
+  s.padding_l = {pad.top, pad.left};
+  s.padding_r = {bottom, right};
   return o;
 }
 
 }  // namespace
 
-DnnlOperation dnnl_operation(const CpuKernel& k) {
+DnnlAnchor dnnl_anchor(const CpuKernel& k) {
   const std::string& op = as<OpNode>(k.master->op)->name;
   return op == "nn.dense" || op == "matmul" || op == "nn.batch_matmul" ? product(k) : window(k);
 }
@@ -190,32 +190,51 @@ bool dnnl_handles(const CallNode& anchor) {
 
 void generate_dnnl_kernel(CpuKernel& k) {
   const std::string& op = as<OpNode>(k.master->op)->name;
-  DnnlOperation o = dnnl_operation(k);
-  k.includes.insert("<oneapi/dnnl/dnnl.hpp>");
+  DnnlAnchor anchor = dnnl_anchor(k);
+  PrimitiveSpec spec = anchor.spec;
   DnnlEpilogue epilogue;
   epilogue.base = k.master;
-  if (k.has_epilogue()) epilogue = map_dnnl_epilogue(k, o);
-  // The anchor writes the output directly unless the epilogue changes the dtype.
+  if (k.has_epilogue()) epilogue = map_dnnl_epilogue(k, anchor);
+  if (epilogue.bias_input >= 0) {
+    spec.bias = {epilogue.bias_dims, dense_strides(epilogue.bias_dims)};
+    spec.bias_input = epilogue.bias_input;
+  }
+  // The epilogue is fused only where this oneDNN makes the primitive with
+  // it; otherwise it runs as a loop after the primitive.
+  bool fused = false;
+  if (epilogue.post_ops && !epilogue.post_ops->empty()) {
+    PrimitiveSpec with_epilogue = spec;
+    with_epilogue.post_ops = *epilogue.post_ops;
+    fused = dnnl_makes(with_epilogue);
+    if (fused) spec = with_epilogue;
+  }
+  if (!fused && !dnnl_makes(spec)) return generate_direct_kernel(k);
+  k.primitive = spec;
+  const CallNode* computed = fused ? k.root : epilogue.base;
+  if (computed == k.root) {
+    k.library_only = true;
+    return;
+  }
+  // The primitive writes the output directly unless the epilogue changes the dtype.
+  CodeWriter& e = k.entry;
   std::string destination = k.output(0);
-  if (k.has_epilogue() && k.output_dtype() != DType::kFloat32) {
-    int64_t count = as_tensor(k.master->checked_type())->numel();
+  if (k.output_dtype() != DType::kFloat32) {
+    int64_t count = as_tensor(computed->checked_type())->numel();
     k.setup.line("std::unique_ptr<float[]> anchor_storage(new float[" + std::to_string(count) + "]);");
     k.buffers.push_back({"anchor", "float", false, "anchor_storage.get()", op + "'s result, before the epilogue"});
     k.includes.insert("<memory>");
     destination = "anchor";
+    e.line("void* const primitive_outputs[] = {buffers.anchor};");
+    e.line("services->run_primitive(services->ctx, device_index, inputs, primitive_outputs);");
+  } else {
+    e.line("services->run_primitive(services->ctx, device_index, inputs, outputs);");
   }
-  write_dnnl_plan_and_call(k, o, epilogue, destination);
-  if (epilogue.base == k.root) return;
-  bool fusable = epilogue.post_ops && !epilogue.post_ops->empty();
-  CodeWriter& e = k.entry;
-  if (fusable) e.open("if (!v.epilogue_fused)");
   Expr root(k.root);
   emit_element_loop(k, "epilogue", "The epilogue over " + op + "'s result", k.outputs[0]->shape, k.output_dtype(),
                     k.output(0), [&](ElementEmitter& emitter, const ElementIndex& at) {
-                      emitter.bind_buffer(epilogue.base, destination);
+                      emitter.bind_buffer(computed, destination);
                       return emitter.emit(root, at);
                     });
-  if (fusable) e.close();
 }
 
 }  // namespace switchyard

@@ -16,11 +16,15 @@ namespace switchyard {
 
 namespace {
 
-std::optional<std::string> eltwise(const std::string& op, const CallNode& call) {
-  auto append = [](const std::string& algorithm, double alpha, double beta) {
-    return "epilogue.append_eltwise(1.0f, dnnl::algorithm::" + algorithm + ", " + literal(DType::kFloat32, alpha) +
-           ", " + literal(DType::kFloat32, beta) + ");";
-  };
+PrimitivePostOp append(const std::string& algorithm, double alpha, double beta) {
+  PrimitivePostOp post;
+  post.algorithm = algorithm;
+  post.alpha = float(alpha);
+  post.beta = float(beta);
+  return post;
+}
+
+std::optional<PrimitivePostOp> eltwise(const std::string& op, const CallNode& call) {
   if (op == "nn.relu") return append("eltwise_relu", 0, 0);
   if (op == "tanh") return append("eltwise_tanh", 0, 0);
   if (op == "sigmoid") return append("eltwise_logistic", 0, 0);
@@ -70,7 +74,7 @@ int parameter_index(const CpuKernel& k, const Expr& e) {
 
 // The dims, in the destination's view, of the other operand of a binary
 // step of the chain: nullopt when it does not broadcast onto the destination.
-std::optional<Dims> operand_dims(const CallNode& call, const Expr& side, const DnnlOperation& operation) {
+std::optional<Dims> operand_dims(const CallNode& call, const Expr& side, const DnnlAnchor& operation) {
   const Dims& out = shape_of(Expr(&call));
   Dims side_shape = shape_of(side);
   if (as<OpNode>(call.op)->name == "nn.bias_add") {
@@ -88,9 +92,9 @@ std::optional<Dims> operand_dims(const CallNode& call, const Expr& side, const D
 // The primitive's bias dims when `call` (the chain's first step) adds a
 // per-output-channel vector parameter, else nullopt.
 std::optional<Dims> bias_dims(const CpuKernel& k, const CallNode& call, size_t position,
-                              const DnnlOperation& operation) {
+                              const DnnlAnchor& operation) {
   const std::string& op = as<OpNode>(call.op)->name;
-  if (operation.weights_input < 0 || call.args.size() != 2) return std::nullopt;
+  if (operation.spec.weights_input < 0 || call.args.size() != 2) return std::nullopt;
   if (!(op == "nn.bias_add" && position == 0) && op != "add") return std::nullopt;
   const Expr& side = call.args[1 - position];
   if (parameter_index(k, side) < 0 || dtype_of(side) != DType::kFloat32) return std::nullopt;
@@ -108,7 +112,7 @@ std::optional<Dims> bias_dims(const CpuKernel& k, const CallNode& call, size_t p
 
 }  // namespace
 
-DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlOperation& operation) {
+DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlAnchor& operation) {
   DnnlEpilogue epilogue;
   epilogue.base = k.master;
   std::optional<Chain> chain = epilogue_chain(k);
@@ -122,7 +126,7 @@ DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlOperation& operatio
       epilogue.bias_dims = *bias;
       first = 1;
     }
-  std::vector<DnnlPostOp> post_ops;
+  std::vector<PrimitivePostOp> post_ops;
   static const std::map<std::string, std::string> binary = {
       {"add", "binary_add"}, {"nn.bias_add", "binary_add"}, {"multiply", "binary_mul"}, {"subtract", "binary_sub"},
       {"divide", "binary_div"}, {"maximum", "binary_max"}, {"minimum", "binary_min"}};
@@ -131,8 +135,8 @@ DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlOperation& operatio
     auto [call, position] = (*chain)[step];
     const std::string& op = as<OpNode>(call->op)->name;
     if (dtype_of(Expr(call)) != DType::kFloat32) return epilogue;
-    if (std::optional<std::string> e = eltwise(op, *call)) {
-      post_ops.push_back({*e});
+    if (std::optional<PrimitivePostOp> e = eltwise(op, *call)) {
+      post_ops.push_back(*e);
       continue;
     }
     auto it = binary.find(op);
@@ -142,14 +146,11 @@ DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlOperation& operatio
     if (const ConstantNode* c = as<ConstantNode>(side)) {
       if (c->data.dtype() != DType::kFloat32) return epilogue;
       double s = c->data.get_as_double(0);
-      auto linear = [](double alpha, double beta) {
-        return "epilogue.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, " + literal(DType::kFloat32, alpha) +
-               ", " + literal(DType::kFloat32, beta) + ");";
-      };
-      if (op == "add") post_ops.push_back({linear(1, s)});
-      else if (op == "multiply") post_ops.push_back({linear(s, 0)});
-      else if (op == "subtract") post_ops.push_back({chain_first ? linear(1, -s) : linear(-1, s)});
-      else if (op == "divide" && chain_first && s != 0) post_ops.push_back({linear(1 / s, 0)});
+      auto linear = [](double alpha, double beta) { return append("eltwise_linear", alpha, beta); };
+      if (op == "add") post_ops.push_back(linear(1, s));
+      else if (op == "multiply") post_ops.push_back(linear(s, 0));
+      else if (op == "subtract") post_ops.push_back(chain_first ? linear(1, -s) : linear(-1, s));
+      else if (op == "divide" && chain_first && s != 0) post_ops.push_back(linear(1 / s, 0));
       else return epilogue;
       continue;
     }
@@ -161,14 +162,20 @@ DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlOperation& operatio
     // destination already holds (one sum per chain, as oneDNN allows).
     if (op == "add" && !summed && shape_of(side) == shape_of(Expr(call))) {
       summed = true;
-      post_ops.push_back({"epilogue.append_sum(1.0f);", input, {}, true});
+      PrimitivePostOp sum;
+      sum.kind = PrimitivePostOp::Kind::kSum;
+      sum.input = input;
+      post_ops.push_back(sum);
       continue;
     }
     std::optional<Dims> operand = operand_dims(*call, side, operation);
     if (!operand) return epilogue;
-    std::string name = "binary_" + std::to_string(post_ops.size());
-    post_ops.push_back(
-        {"epilogue.append_binary(dnnl::algorithm::" + it->second + ", p." + name + ");", input, *operand});
+    PrimitivePostOp binary_op;
+    binary_op.kind = PrimitivePostOp::Kind::kBinary;
+    binary_op.algorithm = it->second;
+    binary_op.input = input;
+    binary_op.operand = {*operand, dense_strides(*operand)};
+    post_ops.push_back(binary_op);
   }
   epilogue.post_ops = post_ops;
   return epilogue;

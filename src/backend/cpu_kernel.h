@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "backend/cpu_code.h"
 #include "backend/cpu_element_emitter.h"
 #include "ir/expr.h"
+#include "runtime/primitive_spec.h"
 
 namespace switchyard {
 
@@ -42,6 +44,11 @@ struct CpuKernel {
   CodeWriter entry;        // run(): the work
   int counter = 0;         // numbers locals
   bool in_place_safe = false;
+  // The oneDNN primitive it runs through services->run_primitive, if any;
+  // `library_only` when that is all it does (it then has no code: the entry
+  // function asks the runtime to run the primitive directly).
+  std::optional<PrimitiveSpec> primitive;
+  bool library_only = false;
 
   // Buffer names of parameter i and output j.
   std::string input(size_t i) const;

@@ -6,6 +6,7 @@
 
 #include "backend/lower.h"
 #include "ir/structural_equal.h"
+#include "runtime/primitive_json.h"
 #include "runtime/sha256.h"
 #include "support/error.h"
 
@@ -44,9 +45,7 @@ Function wrap_operator_call(const Call& call) {
 
 }  // namespace
 
-std::string kernel_kind(const KernelSource& kernel) {
-  return kernel.code.find("dnnl") != std::string::npos ? "dnnl" : "loops";
-}
+std::string kernel_kind(const KernelSource& kernel) { return kernel.primitive ? "dnnl" : "loops"; }
 
 void generate_kernels(LoweredProgram& program, const CompilationConfig& config) {
   // A function called at several places is generated once per device; calls
@@ -92,6 +91,7 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config) 
     // its cached object) across builds and models.
     KernelSource draft = generate_for_target(call, device, "sy_kernel", constant);
     std::string identity = draft.code + "\ntarget: " + device->target()->str();
+    if (draft.primitive) identity += "\nprimitive: " + primitive_spec_text(*draft.primitive);
     std::string hash = sha256_hex(identity.data(), identity.size());
     auto [it, inserted] = by_content.emplace(hash, int(program.kernel_sources.size()));
     if (inserted) {

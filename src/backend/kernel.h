@@ -14,10 +14,12 @@
 // Parallel work goes through services->parallel_for with `device_index`.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/expr.h"
+#include "runtime/primitive_spec.h"
 
 namespace switchyard {
 
@@ -29,6 +31,11 @@ struct KernelSource {
   bool elementwise_in_place_safe = false;  // outputs[0] may share inputs[i] of the same type
   Span span;                        // the fused span of the function's nodes
   std::string target;               // the target it was generated for ("cpu", ...)
+  // The oneDNN primitive the kernel runs through services->run_primitive.
+  // A kernel with a primitive and no code is the primitive alone: the entry
+  // function calls run_primitive with the kernel's buffers instead.
+  std::optional<PrimitiveSpec> primitive;
+  bool library_only() const { return primitive.has_value() && code.empty(); }
 };
 
 // Generates the kernel of a primitive function for a CPU target (its options,

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "runtime/dnnl_primitive.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "switchyard/model_abi.h"
@@ -36,9 +37,18 @@ std::string list_names(const std::vector<ManifestTensor>& tensors) {
 // One run's state behind SyRuntimeServices::ctx. kernel_begin, kernel_end
 // and device_copy come from the thread that called sy_model_run;
 // parallel_for may also come from inside a parallel body.
+// What a kernel's oneDNN primitive needs at run time, made at load time.
+struct KernelPrimitive {
+  const DnnlPrimitive* primitive = nullptr;
+  std::shared_ptr<const PreparedWeights> weights;  // constant weights in its layout, if it reorders them
+  const void* weights_address = nullptr;           // where the kernel must pass those weights from
+};
+
 struct RunContext {
   const Manifest* manifest = nullptr;
   const std::vector<std::unique_ptr<Device>>* devices = nullptr;
+  const std::vector<KernelPrimitive>* kernel_primitives = nullptr;  // by manifest kernel
+  void* const* primitive_workspaces = nullptr;                      // by device index
   bool record_stats = true;
   RunStats stats;
   int open_kernel = -1;
@@ -135,6 +145,27 @@ void service_kernel_end(void* ctx, int kernel_index) {
   }
 }
 
+void service_run_primitive(void* ctx, int device_index, const void* const* inputs, void* const* outputs) {
+  auto& run = *static_cast<RunContext*>(ctx);
+  try {
+    int kernel = run.open_kernel;
+    if (kernel < 0) return run.fail("a oneDNN primitive ran outside any kernel");
+    const KernelPrimitive& planned = (*run.kernel_primitives)[size_t(kernel)];
+    if (!planned.primitive) return run.fail(run.kernel_label(kernel) + " ran a oneDNN primitive, but plans none");
+    if (run.manifest->kernels[size_t(kernel)].device != device_index)
+      return run.fail(run.kernel_label(kernel) + " is planned on " +
+                      run.device_name(run.manifest->kernels[size_t(kernel)].device) +
+                      " but ran its primitive on device index " + std::to_string(device_index));
+    int weights_input = planned.primitive->spec().weights_input;
+    if (planned.weights_address && inputs[weights_input] != planned.weights_address)
+      return run.fail(run.kernel_label(kernel) + " passed other weights than the manifest's weight " +
+                      std::to_string(run.manifest->kernels[size_t(kernel)].weights));
+    planned.primitive->execute(inputs, outputs, planned.weights.get(), run.primitive_workspaces[device_index]);
+  } catch (const std::exception& e) {
+    run.fail(run.kernel_label(run.open_kernel) + ": oneDNN failed: " + e.what());
+  }
+}
+
 // Reads [begin, end) of `path` into host memory at `destination`.
 void read_file_range(const std::string& path, uint64_t begin, uint64_t end, void* destination) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
@@ -152,11 +183,16 @@ class Artifact::Impl {
   struct Workspace {
     std::vector<DeviceBuffer> arenas;
     std::vector<void*> arena_pointers;
+    // Per device: scratch of the primitives that run there, one at a time.
+    std::vector<DeviceBuffer> primitive_workspaces;
+    std::vector<void*> primitive_workspace_pointers;
   };
 
   ~Impl() {
     // Buffers go before the library that might still reference them.
     workspaces.clear();
+    kernel_primitives.clear();
+    primitives.clear();
     weight_blocks.clear();
     if (library) dlclose(library);
   }
@@ -175,6 +211,12 @@ class Artifact::Impl {
       workspace->arenas.emplace_back(artifact.device(arena.device), size_t(arena.bytes));
       workspace->arena_pointers.push_back(workspace->arenas.back().data());
     }
+    for (size_t d = 0; d < primitive_workspace_bytes.size(); ++d) {
+      workspace->primitive_workspaces.emplace_back();
+      if (primitive_workspace_bytes[d] > 0)
+        workspace->primitive_workspaces.back() = DeviceBuffer(artifact.device(int(d)), primitive_workspace_bytes[d]);
+      workspace->primitive_workspace_pointers.push_back(workspace->primitive_workspaces.back().data());
+    }
     return workspace;
   }
 
@@ -187,11 +229,52 @@ class Artifact::Impl {
   SyModelRunFn run_function = nullptr;
   std::vector<DeviceBuffer> weight_blocks;   // by device index; empty for a device without weights
   std::vector<const void*> weight_pointers;  // by device index; null for a device without weights
+  std::vector<std::unique_ptr<DnnlPrimitive>> primitives;  // by manifest primitive, on the first device using it
+  std::vector<KernelPrimitive> kernel_primitives;          // by manifest kernel
+  std::vector<size_t> primitive_workspace_bytes;           // by device index
   std::mutex workspace_mutex;
   std::vector<std::unique_ptr<Workspace>> workspaces;  // free for the next run
 };
 
 Artifact::~Artifact() = default;
+
+// Makes every primitive for the threads of the device that runs it and
+// reorders each kernel's constant weights into its primitive's layout, so
+// that no run makes or reorders anything.
+void Artifact::make_primitives(Artifact& artifact, const std::string& manifest_path) {
+  Impl& impl = *artifact.impl_;
+  const Manifest& manifest = artifact.manifest_;
+  impl.primitive_workspace_bytes.assign(manifest.devices.size(), 0);
+  impl.kernel_primitives.resize(manifest.kernels.size());
+  // A primitive is made per (primitive, device): a device's thread count shapes it.
+  std::map<std::pair<int, int>, const DnnlPrimitive*> made;
+  std::map<std::pair<const DnnlPrimitive*, int>, std::shared_ptr<const PreparedWeights>> prepared;
+  for (size_t k = 0; k < manifest.kernels.size(); ++k) {
+    const ManifestKernel& kernel = manifest.kernels[k];
+    if (kernel.primitive < 0) continue;
+    const DnnlPrimitive*& primitive = made[{kernel.primitive, kernel.device}];
+    std::string where = manifest_path + ": kernels[" + std::to_string(k) + "] '" + kernel.name + "'";
+    if (!primitive) {
+      try {
+        impl.primitives.push_back(std::make_unique<DnnlPrimitive>(manifest.primitives[size_t(kernel.primitive)],
+                                                                  artifact.device(kernel.device).num_threads()));
+      } catch (const RuntimeError& e) {
+        throw RuntimeError(where + ": " + e.what());
+      }
+      primitive = impl.primitives.back().get();
+      size_t& bytes = impl.primitive_workspace_bytes[size_t(kernel.device)];
+      bytes = std::max(bytes, primitive->workspace_bytes());
+    }
+    KernelPrimitive& planned = impl.kernel_primitives[k];
+    planned.primitive = primitive;
+    if (kernel.weights < 0) continue;
+    const char* block = static_cast<const char*>(impl.weight_pointers[size_t(kernel.device)]);
+    planned.weights_address = block + weight_offset_in_block(manifest, kernel.weights);
+    std::shared_ptr<const PreparedWeights>& weights = prepared[{primitive, kernel.weights}];
+    if (!weights) weights = primitive->prepare_weights(planned.weights_address);
+    planned.weights = weights;
+  }
+}
 
 std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptions& options) {
   std::shared_ptr<Artifact> artifact(new Artifact());
@@ -278,6 +361,7 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
     impl.weight_pointers.push_back(buffer.data());
     impl.weight_blocks.push_back(std::move(buffer));
   }
+  make_primitives(*artifact, manifest_path);
   // The first workspace now, so running out of memory shows at load time.
   impl.release_workspace(impl.acquire_workspace(*artifact));
   return artifact;
@@ -313,8 +397,10 @@ RunStats Artifact::execute(const std::vector<const void*>& host_inputs, const st
   context.record_stats = options.record_stats;
   context.stats.kernels.reserve(manifest_.kernels.size());
   context.stats.copies.reserve(manifest_.copies.size());
-  SyRuntimeServices services{&context, service_parallel_for, service_device_copy, service_kernel_begin,
-                             service_kernel_end};
+  context.kernel_primitives = &impl.kernel_primitives;
+  context.primitive_workspaces = workspace->primitive_workspace_pointers.data();
+  SyRuntimeServices services{&context,           service_parallel_for, service_device_copy, service_kernel_begin,
+                             service_kernel_end, service_run_primitive};
   SyRunArgs args{workspace->arena_pointers.data(), impl.weight_pointers.data(), inputs.data(), outputs.data(),
                  &services};
   Clock::time_point start = Clock::now();

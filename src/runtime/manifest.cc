@@ -9,131 +9,15 @@
 #include <set>
 #include <sstream>
 
+#include "runtime/json_fields.h"
 #include "runtime/ndarray.h"
+#include "runtime/primitive_json.h"
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
 namespace {
 
-using nlohmann::json;
-
-[[noreturn]] void fail(const std::string& source, const std::string& path, const std::string& message) {
-  throw RuntimeError(source + ": " + (path.empty() ? "" : path + ": ") + message);
-}
-
-std::string member_path(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
-std::string element_path(const std::string& path, size_t index) { return path + "[" + std::to_string(index) + "]"; }
-
-// A short rendering of an unexpected value for messages.
-std::string describe(const json& value) {
-  std::string text = value.dump();
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
-  return std::string(value.type_name()) + " " + text;
-}
-
-// Reads one JSON object field by field, then rejects any field not read.
-class ObjectReader {
- public:
-  ObjectReader(const json& object, std::string path, const std::string& source)
-      : object_(object), path_(std::move(path)), source_(source) {
-    if (!object_.is_object())
-      fail(source_, path_.empty() ? "the top level" : path_, "expected an object, got " + describe(object_));
-  }
-
-  const std::string& source() const { return source_; }
-  std::string path(const char* key) const { return member_path(path_, key); }
-
-  const json* optional(const char* key) {
-    read_.insert(key);
-    auto it = object_.find(key);
-    return it == object_.end() ? nullptr : &*it;
-  }
-
-  const json& required(const char* key) {
-    const json* value = optional(key);
-    if (!value) fail(source_, path(key), "missing field");
-    return *value;
-  }
-
-  std::string string(const char* key) {
-    const json& value = required(key);
-    if (!value.is_string()) fail(source_, path(key), "expected a string, got " + describe(value));
-    return value.get<std::string>();
-  }
-
-  std::string nonempty_string(const char* key) {
-    std::string text = string(key);
-    if (text.empty()) fail(source_, path(key), "must not be empty");
-    return text;
-  }
-
-  int64_t integer(const char* key, int64_t min, int64_t max) {
-    return read_integer(required(key), path(key), min, max);
-  }
-
-  int64_t read_integer(const json& value, const std::string& at, int64_t min, int64_t max) const {
-    if (!value.is_number_integer()) fail(source_, at, "expected an integer, got " + describe(value));
-    if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
-      fail(source_, at, "integer out of range");
-    int64_t number = value.get<int64_t>();
-    if (number < min || number > max)
-      fail(source_, at,
-           "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
-               std::to_string(number));
-    return number;
-  }
-
-  uint64_t byte_count(const char* key) { return uint64_t(integer(key, 0, std::numeric_limits<int64_t>::max())); }
-
-  int device_index(const char* key) { return int(integer(key, 0, std::numeric_limits<int>::max())); }
-
-  DType dtype(const char* key) {
-    std::string name = string(key);
-    std::optional<DType> parsed = parse_dtype(name);
-    if (!parsed) fail(source_, path(key), "unknown dtype '" + name + "'");
-    return *parsed;
-  }
-
-  std::vector<int64_t> shape(const char* key) {
-    const json& value = required(key);
-    if (!value.is_array()) fail(source_, path(key), "expected an array of dimensions, got " + describe(value));
-    std::vector<int64_t> dims;
-    for (size_t i = 0; i < value.size(); ++i)
-      dims.push_back(read_integer(value[i], element_path(path(key), i), 0, std::numeric_limits<int64_t>::max()));
-    return dims;
-  }
-
-  const json& array(const char* key) {
-    const json& value = required(key);
-    if (!value.is_array()) fail(source_, path(key), "expected an array, got " + describe(value));
-    return value;
-  }
-
-  void finish() const {
-    for (auto it = object_.begin(); it != object_.end(); ++it)
-      if (!read_.count(it.key())) fail(source_, path(it.key().c_str()), "unknown field");
-  }
-
- private:
-  const json& object_;
-  std::string path_;
-  const std::string& source_;
-  std::set<std::string> read_;
-};
-
-template <typename T, typename ReadOne>
-std::vector<T> read_list(ObjectReader& parent, const char* key, ReadOne read_one) {
-  const json& list = parent.array(key);
-  std::vector<T> items;
-  for (size_t i = 0; i < list.size(); ++i) {
-    ObjectReader reader(list[i], element_path(parent.path(key), i), parent.source());
-    items.push_back(read_one(reader));
-    reader.finish();
-  }
-  return items;
-}
+using namespace json_fields;
 
 ManifestTensor read_tensor(ObjectReader& r) {
   ManifestTensor t;
@@ -201,8 +85,13 @@ Manifest read_manifest_json(const json& root, const std::string& source) {
     kernel.device = k.device_index("device");
     kernel.span = k.string("span");
     kernel.kind = k.nonempty_string("kind");
+    if (const json* primitive = k.optional("primitive"))
+      kernel.primitive = int(k.read_integer(*primitive, k.path("primitive"), 0, std::numeric_limits<int>::max()));
+    if (const json* weights = k.optional("weights"))
+      kernel.weights = int(k.read_integer(*weights, k.path("weights"), 0, std::numeric_limits<int>::max()));
     return kernel;
   });
+  if (r.optional("primitives")) m.primitives = read_list<PrimitiveSpec>(r, "primitives", read_primitive_spec);
   m.copies = read_list<ManifestCopy>(r, "copies", [](ObjectReader& c) {
     ManifestCopy copy;
     copy.src_device = c.device_index("src_device");
@@ -323,8 +212,16 @@ ordered_json manifest_json(const Manifest& m) {
     root["arenas"].push_back(ordered_json{
         {"device", a.device}, {"scope", a.scope}, {"bytes", a.bytes}, {"lower_bound_bytes", a.lower_bound_bytes}});
   root["kernels"] = ordered_json::array();
-  for (const ManifestKernel& k : m.kernels)
-    root["kernels"].push_back(ordered_json{{"name", k.name}, {"device", k.device}, {"span", k.span}, {"kind", k.kind}});
+  for (const ManifestKernel& k : m.kernels) {
+    ordered_json kernel{{"name", k.name}, {"device", k.device}, {"span", k.span}, {"kind", k.kind}};
+    if (k.primitive >= 0) kernel["primitive"] = k.primitive;
+    if (k.weights >= 0) kernel["weights"] = k.weights;
+    root["kernels"].push_back(kernel);
+  }
+  if (!m.primitives.empty()) {
+    root["primitives"] = ordered_json::array();
+    for (const PrimitiveSpec& p : m.primitives) root["primitives"].push_back(primitive_spec_json(p));
+  }
   root["copies"] = ordered_json::array();
   for (const ManifestCopy& c : m.copies)
     root["copies"].push_back(
@@ -387,6 +284,25 @@ void validate_manifest(const Manifest& m, const std::string& source) {
     if (k.name.empty()) fail(source, member_path(path, "name"), "must not be empty");
     if (k.kind.empty()) fail(source, member_path(path, "kind"), "must not be empty");
     check_device_index(m, k.device, source, member_path(path, "device"));
+    if (k.primitive >= int(m.primitives.size()))
+      fail(source, member_path(path, "primitive"),
+           std::to_string(k.primitive) + " out of range (" + std::to_string(m.primitives.size()) + " primitives)");
+    if (k.weights >= int(m.weights.size()))
+      fail(source, member_path(path, "weights"),
+           std::to_string(k.weights) + " out of range (" + std::to_string(m.weights.size()) + " weights)");
+    if (k.weights >= 0) {
+      if (k.primitive < 0) fail(source, member_path(path, "weights"), "names weights but the kernel runs no primitive");
+      const ManifestWeight& w = m.weights[size_t(k.weights)];
+      const PrimitiveTensor& expected = m.primitives[size_t(k.primitive)].weights;
+      int64_t numel = 1;
+      for (int64_t d : expected.dims) numel *= d;
+      if (expected.empty() || w.dtype != DType::kFloat32 || w.device != k.device ||
+          w.nbytes != uint64_t(numel) * sizeof(float))
+        fail(source, member_path(path, "weights"),
+             "weight '" + w.name + "' (" + dtype_name(w.dtype) + " " + shape_to_string(w.shape) + " on " +
+                 m.devices[size_t(w.device)].name + ") is not the float32 weights of primitive " +
+                 std::to_string(k.primitive) + " on this kernel's device");
+    }
   }
   for (size_t i = 0; i < m.copies.size(); ++i) {
     const ManifestCopy& c = m.copies[i];

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/dtype.h"
+#include "runtime/primitive_spec.h"
 
 namespace switchyard {
 
@@ -56,6 +57,10 @@ struct ManifestKernel {
   int device = 0;
   std::string span;
   std::string kind;  // how it was generated, e.g. "loops" or "dnnl"
+  int primitive = -1;  // the oneDNN primitive it runs (index into Manifest::primitives), if any
+  // The weight the primitive reads as its weights argument, reordered into
+  // the primitive's layout once at load time; -1 when they are computed.
+  int weights = -1;
 };
 
 struct ManifestCopy {
@@ -81,6 +86,7 @@ struct Manifest {
   std::vector<ManifestWeight> weights;
   std::vector<ManifestArena> arenas;
   std::vector<ManifestKernel> kernels;
+  std::vector<PrimitiveSpec> primitives;  // made once when the artifact loads
   std::vector<ManifestCopy> copies;
   ManifestHashes hashes;
 };

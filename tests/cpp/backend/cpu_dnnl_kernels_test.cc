@@ -91,12 +91,13 @@ TEST(CpuDnnlKernels, MatchTheInterpreterOnOneAndTwoThreads) {
   }
 }
 
-TEST(CpuDnnlKernels, NewConstantWeightsAtAnotherAddressAreReorderedAgain) {
+TEST(CpuDnnlKernels, NewWeightsAtAnotherAddressGiveTheirOwnResult) {
   TestServices services(2);
   for (const char* name : {"conv_bias_relu", "depthwise_bias_clip", "dense_bias_add_tanh"}) {
     const PreparedCase& first = find_case(name);
     PreparedCase second = prepare_case(first.spec, 2);  // new arrays: new addresses, other values
-    ASSERT_EQ(second.source.code, first.source.code);
+    ASSERT_TRUE(second.source.primitive && first.source.primitive);
+    ASSERT_EQ(*second.source.primitive, *first.source.primitive);
     for (int run = 0; run < 2; ++run) {
       expect_matches_interpreter(cases(), first, services);
       expect_matches_interpreter(cases(), second, services);
@@ -104,9 +105,7 @@ TEST(CpuDnnlKernels, NewConstantWeightsAtAnotherAddressAreReorderedAgain) {
   }
 }
 
-// Runs overlap: the first calls of several threads at once make each thread
-// count's primitive and reorder the weights exactly once, and later calls
-// share them.
+// Runs overlap: several threads run primitives of one spec at once.
 TEST(CpuDnnlKernels, OverlappingRunsAgree) {
   PreparedCase fresh = prepare_case(find_case("conv_bias_residual_relu").spec, 3);  // weights not yet reordered
   std::vector<NDArray> expected = flatten_value(evaluate(fresh.module, fresh.inputs));
@@ -123,54 +122,60 @@ TEST(CpuDnnlKernels, OverlappingRunsAgree) {
   for (const std::string& failure : failures) EXPECT_EQ(failure, "");
 }
 
+const PrimitiveSpec& spec_of(const char* name) {
+  const PreparedCase& p = find_case(name);
+  if (!p.source.primitive) throw std::runtime_error(std::string(name) + " runs no oneDNN primitive");
+  return *p.source.primitive;
+}
+
+bool has_post_op(const PrimitiveSpec& spec, PrimitivePostOp::Kind kind, const std::string& algorithm = "") {
+  for (const PrimitivePostOp& p : spec.post_ops)
+    if (p.kind == kind && (algorithm.empty() || p.algorithm == algorithm)) return true;
+  return false;
+}
+
 TEST(CpuDnnlKernels, TheBiasIsThePrimitivesOwnArgument) {
   for (const char* name : {"conv_bias_relu", "conv_bias_residual_relu", "depthwise_bias_clip",
                            "grouped_channel_vector_bias", "conv_bias_unmapped_epilogue", "dense_bias_add_tanh",
                            "dense_bias_residual", "matmul_bias", "conv_bias_computed_weights"}) {
-    const std::string& code = find_case(name).source.code;
-    EXPECT_TRUE(has(code, "{DNNL_ARG_BIAS, ")) << name << "\n" << code;
-    EXPECT_FALSE(has(code, "append_binary")) << name << "\n" << code;
+    const PrimitiveSpec& spec = spec_of(name);
+    EXPECT_FALSE(spec.bias.empty()) << name;
+    EXPECT_GE(spec.bias_input, 0) << name;
+    EXPECT_FALSE(has_post_op(spec, PrimitivePostOp::Kind::kBinary)) << name;
   }
-  const std::string& scaled = find_case("conv_scale_operand").source.code;
-  EXPECT_FALSE(has(scaled, "DNNL_ARG_BIAS")) << scaled;
-  EXPECT_TRUE(has(scaled, "append_binary(dnnl::algorithm::binary_mul")) << scaled;
+  const PrimitiveSpec& scaled = spec_of("conv_scale_operand");
+  EXPECT_TRUE(scaled.bias.empty());
+  EXPECT_TRUE(has_post_op(scaled, PrimitivePostOp::Kind::kBinary, "binary_mul"));
 }
 
-TEST(CpuDnnlKernels, TheResidualAddIsASumOverACopyInTheDestination) {
-  for (const char* name : {"conv_bias_residual_relu", "conv_residual_left", "dense_bias_residual"}) {
-    const std::string& code = find_case(name).source.code;
-    EXPECT_TRUE(has(code, "epilogue.append_sum(1.0f);")) << name << "\n" << code;
-    EXPECT_TRUE(has(code, "std::memcpy(buffers.out0, buffers.")) << name << "\n" << code;
+TEST(CpuDnnlKernels, TheResidualAddIsASumPostOp) {
+  for (const char* name : {"conv_bias_residual_relu", "conv_residual_left", "dense_bias_residual"})
+    EXPECT_TRUE(has_post_op(spec_of(name), PrimitivePostOp::Kind::kSum)) << name;
+}
+
+TEST(CpuDnnlKernels, AFusedEpilogueLeavesNoCodeToCompile) {
+  for (const char* name : {"conv_bias_relu", "conv_bias_residual_relu", "dense_bias_add_tanh"}) {
+    const PreparedCase& p = find_case(name);
+    EXPECT_TRUE(p.source.library_only()) << name << "\n" << p.source.code;
   }
 }
 
-TEST(CpuDnnlKernels, ConstantWeightsAreReorderedOnceComputedOnesEveryCall) {
-  EXPECT_TRUE(has(find_case("conv_bias_relu").source.code, "weights_for(p, v, stream, buffers.in1_w, true)"));
-  EXPECT_TRUE(
-      has(find_case("conv_bias_computed_weights").source.code, "weights_for(p, v, stream, buffers.in1_w, false)"));
-  EXPECT_TRUE(has(find_case("dense_bias_add_tanh").source.code, "format_tag::any"));
+TEST(CpuDnnlKernels, OneDnnChoosesTheLayoutOfConstantWeightsAndOfConvolutions) {
+  EXPECT_TRUE(spec_of("conv_bias_relu").any_weights_layout);
+  EXPECT_TRUE(spec_of("conv_bias_relu").any_activation_layout);
+  EXPECT_TRUE(spec_of("conv_bias_computed_weights").any_weights_layout);
+  EXPECT_TRUE(spec_of("dense_bias_add_tanh").any_weights_layout);
   // A product's computed right operand stays plain: a reorder every call would not pay.
-  EXPECT_FALSE(has(find_case("matmul_bias").source.code, "format_tag::any"));
-}
-
-TEST(CpuDnnlKernels, ConvolutionsReorderTheirActivationsIntoTheLayoutOneDnnChose) {
-  const std::string& code = find_case("conv_bias_residual_relu").source.code;
-  EXPECT_TRUE(has(code, "v.to_src.execute(stream, src, blocked);")) << code;
-  // The residual goes into the blocked destination through a reorder, not a copy.
-  EXPECT_TRUE(has(code, "v.to_dst.execute(stream, residual, dst);")) << code;
-  EXPECT_TRUE(has(code, "v.from_dst.execute(stream, dst, output);")) << code;
+  EXPECT_FALSE(spec_of("matmul_bias").any_weights_layout);
 }
 
 TEST(CpuDnnlKernels, AnUnmappedEpilogueLoopsOverTheBiasedResult) {
-  const std::string& code = find_case("conv_bias_unmapped_epilogue").source.code;
-  EXPECT_TRUE(has(code, "void epilogue(")) << code;
-  EXPECT_TRUE(has(code, "sy_erf(") || has(code, "std::erf(")) << code;
-}
-
-TEST(CpuDnnlKernels, OneDnnRunsOnTheDevicesThreadShare) {
-  const std::string& code = find_case("conv_bias_relu").source.code;
-  EXPECT_TRUE(has(code, "omp_set_num_threads(threads);")) << code;
-  EXPECT_TRUE(has(code, "p.variant(threads)")) << code;
+  const PreparedCase& p = find_case("conv_bias_unmapped_epilogue");
+  EXPECT_FALSE(p.source.library_only());
+  EXPECT_TRUE(has(p.source.code, "services->run_primitive(")) << p.source.code;
+  EXPECT_TRUE(has(p.source.code, "void epilogue(")) << p.source.code;
+  EXPECT_TRUE(has(p.source.code, "sy_erf(") || has(p.source.code, "std::erf(")) << p.source.code;
+  EXPECT_FALSE(has(p.source.code, "dnnl")) << p.source.code;
 }
 
 }  // namespace

@@ -71,6 +71,21 @@ KernelFunction KernelLibrary::kernel(const std::string& name) const {
 TestServices::TestServices(int threads) : threads_(std::max(threads, 1)) {
   services_.ctx = this;
   services_.parallel_for = &TestServices::parallel_for;
+  services_.run_primitive = &TestServices::run_primitive;
+}
+
+void TestServices::set_primitive(const DnnlPrimitive* primitive) const {
+  primitive_ = primitive;
+  // 64 bytes of slack for aligning the start.
+  if (primitive) workspace_.assign(primitive->workspace_bytes() + 64, 0);
+}
+
+void TestServices::run_primitive(void* ctx, int, const void* const* inputs, void* const* outputs) {
+  auto* self = static_cast<TestServices*>(ctx);
+  if (!self->primitive_) throw std::runtime_error("run_primitive called by a kernel without a primitive");
+  auto base = reinterpret_cast<uintptr_t>(self->workspace_.data());
+  void* aligned = reinterpret_cast<void*>((base + 63) / 64 * 64);
+  self->primitive_->execute(inputs, outputs, nullptr, aligned);
 }
 
 void TestServices::parallel_for(void* ctx, int device_index, int64_t n, int64_t grain, SyParallelBody body,
@@ -113,7 +128,14 @@ std::vector<NDArray> run_kernel(const KernelLibrary& library, const KernelSource
     outputs.emplace_back(t->dtype, t->shape);
     out.push_back(outputs.back().data());
   }
-  library.kernel(source.name)(in.data(), out.data(), services.get(), 0);
+  std::unique_ptr<DnnlPrimitive> primitive;
+  if (source.primitive) primitive = std::make_unique<DnnlPrimitive>(*source.primitive, services.threads());
+  services.set_primitive(primitive.get());
+  if (source.library_only())
+    services.get()->run_primitive(services.get()->ctx, 0, in.data(), out.data());
+  else
+    library.kernel(source.name)(in.data(), out.data(), services.get(), 0);
+  services.set_primitive(nullptr);
   return outputs;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/kernel.h"
+#include "runtime/dnnl_primitive.h"
 #include "runtime/ndarray.h"
 #include "switchyard/model_abi.h"
 
@@ -44,24 +45,34 @@ class KernelLibrary {
 };
 
 // Runtime services for tests: parallel_for splits [0, n) into chunks of at
-// least `grain` over `threads` threads (1 runs the body once, in the caller).
+// least `grain` over `threads` threads (1 runs the body once, in the caller);
+// run_primitive runs the primitive of the kernel run_kernel is running, made
+// for `threads` threads (weights reordered per call, as for computed ones).
 class TestServices {
  public:
   explicit TestServices(int threads = 1);
   const SyRuntimeServices* get() const { return &services_; }
+  int threads() const { return threads_; }
+  // The primitive run_primitive runs, with its workspace; null for none.
+  void set_primitive(const DnnlPrimitive* primitive) const;
   // parallel_for calls so far, and the largest number of chunks one used.
   int64_t parallel_calls() const { return calls_; }
   int64_t most_chunks() const { return most_chunks_; }
 
  private:
   static void parallel_for(void* ctx, int device_index, int64_t n, int64_t grain, SyParallelBody body, void* closure);
+  static void run_primitive(void* ctx, int device_index, const void* const* inputs, void* const* outputs);
   SyRuntimeServices services_{};
+  mutable const DnnlPrimitive* primitive_ = nullptr;
+  mutable std::vector<unsigned char> workspace_;
   int threads_;
   std::atomic<int64_t> calls_{0}, most_chunks_{0};
 };
 
 // Runs `source`'s kernel on `inputs` (kernel input order; shapes and dtypes
-// must match) and returns its outputs, freshly allocated.
+// must match) and returns its outputs, freshly allocated. A kernel with a
+// primitive has it made first; one that is the primitive alone needs no code
+// in `library`.
 std::vector<NDArray> run_kernel(const KernelLibrary& library, const KernelSource& source,
                                 const std::vector<NDArray>& inputs, const TestServices& services);
 

@@ -13,6 +13,7 @@
 #include "hand_model.h"
 #include "runtime/runtime_error.h"
 #include "support/test_paths.h"
+#include "switchyard/model_abi.h"
 
 namespace switchyard {
 namespace {
@@ -217,9 +218,12 @@ TEST_F(ArtifactTest, UnloadableLibraryShowsTheLoaderError) {
 
 TEST_F(ArtifactTest, AbiVersionsMustMatch) {
   std::string dir = write("abi_in_library", {}, "-DHAND_MODEL_ABI_VERSION=99");
-  EXPECT_EQ(load_error(dir), dir + "/model.so: built against model ABI version 99, this runtime supports version 1");
-  dir = write("abi_in_manifest", [](Manifest& m) { m.abi_version = 2; });
-  EXPECT_EQ(load_error(dir), dir + "/manifest.json: abi_version 2 does not match this runtime's model ABI version 1");
+  const std::string supported = std::to_string(SY_MODEL_ABI_VERSION);
+  EXPECT_EQ(load_error(dir),
+            dir + "/model.so: built against model ABI version 99, this runtime supports version " + supported);
+  dir = write("abi_in_manifest", [](Manifest& m) { m.abi_version = SY_MODEL_ABI_VERSION + 1; });
+  EXPECT_EQ(load_error(dir), dir + "/manifest.json: abi_version " + std::to_string(SY_MODEL_ABI_VERSION + 1) +
+                                 " does not match this runtime's model ABI version " + supported);
 }
 
 TEST_F(ArtifactTest, UnsupportedDeviceKindIsRejected) {

@@ -15,6 +15,7 @@
 
 #include "runtime/sha256.h"
 #include "support/test_paths.h"
+#include "switchyard/model_abi.h"
 
 namespace switchyard::testing {
 namespace fs = std::filesystem;
@@ -110,7 +111,7 @@ void compile_model(const std::string& source, const std::string& so_path, const 
 
 Manifest hand_model_manifest() {
   Manifest m;
-  m.abi_version = 1;
+  m.abi_version = SY_MODEL_ABI_VERSION;
   m.switchyard_version = "test";
   m.entry = "main";
   m.devices = {{"cpu:0", "cpu", 0, "cpu", 0}, {"cpu:1", "cpu", 1, "cpu", 0}};

@@ -94,7 +94,7 @@ TEST(Manifest, EveryValidationErrorNamesItsPath) {
       {"unknown top-level field", [](json& j) { j["extra"] = 1; }, "extra: unknown field"},
       {"no devices", [](json& j) { j["devices"] = json::array(); }, "devices: an artifact needs at least one device"},
       {"devices not an array", [](json& j) { j["devices"] = json::object(); },
-       "devices: expected an array, got object {}"},
+       "devices: expected an array, got object of 0 fields"},
       {"device name mismatch", [](json& j) { j["devices"][1]["name"] = "cpu:7"; },
        "devices[1].name: 'cpu:7' does not match kind and id ('cpu:1')"},
       {"duplicate device",
@@ -146,7 +146,7 @@ TEST(Manifest, EveryValidationErrorNamesItsPath) {
        "hashes.model.so: expected 64 lowercase hex digits (sha256), got 'ABC'"},
       {"missing weights hash", [](json& j) { j["hashes"].erase("weights.bin"); }, "hashes.weights.bin: missing field"},
       {"top level not an object", [](json& j) { j = json::array(); },
-       "the top level: expected an object, got array []"},
+       "the top level: expected an object, got array of 0 elements"},
   };
   for (const BadField& bad : cases) {
     SCOPED_TRACE(bad.what);

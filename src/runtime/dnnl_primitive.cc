@@ -1,0 +1,258 @@
+#include "runtime/dnnl_primitive.h"
+
+#include <omp.h>
+
+#include <cstring>
+#include <map>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
+
+#include "runtime/primitive_json.h"
+#include "runtime/runtime_error.h"
+
+namespace switchyard {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr memory::data_type kF32 = memory::data_type::f32;
+constexpr size_t kWorkspaceAlignment = 64;
+
+dnnl::algorithm algorithm_named(const std::string& name) {
+  static const std::map<std::string, dnnl::algorithm> known = {
+      {"convolution_direct", dnnl::algorithm::convolution_direct},
+      {"pooling_max", dnnl::algorithm::pooling_max},
+      {"pooling_avg_include_padding", dnnl::algorithm::pooling_avg_include_padding},
+      {"pooling_avg_exclude_padding", dnnl::algorithm::pooling_avg_exclude_padding},
+      {"eltwise_relu", dnnl::algorithm::eltwise_relu},
+      {"eltwise_tanh", dnnl::algorithm::eltwise_tanh},
+      {"eltwise_logistic", dnnl::algorithm::eltwise_logistic},
+      {"eltwise_exp", dnnl::algorithm::eltwise_exp},
+      {"eltwise_log", dnnl::algorithm::eltwise_log},
+      {"eltwise_sqrt", dnnl::algorithm::eltwise_sqrt},
+      {"eltwise_abs", dnnl::algorithm::eltwise_abs},
+      {"eltwise_linear", dnnl::algorithm::eltwise_linear},
+      {"eltwise_pow", dnnl::algorithm::eltwise_pow},
+      {"eltwise_clip", dnnl::algorithm::eltwise_clip},
+      {"eltwise_hardswish", dnnl::algorithm::eltwise_hardswish},
+      {"eltwise_gelu_erf", dnnl::algorithm::eltwise_gelu_erf},
+      {"binary_add", dnnl::algorithm::binary_add},
+      {"binary_mul", dnnl::algorithm::binary_mul},
+      {"binary_sub", dnnl::algorithm::binary_sub},
+      {"binary_div", dnnl::algorithm::binary_div},
+      {"binary_max", dnnl::algorithm::binary_max},
+      {"binary_min", dnnl::algorithm::binary_min},
+  };
+  auto it = known.find(name);
+  if (it == known.end()) throw RuntimeError("unknown oneDNN algorithm '" + name + "'");
+  return it->second;
+}
+
+memory::desc plain(const PrimitiveTensor& t) { return memory::desc(t.dims, kF32, t.strides); }
+memory::desc any_layout(const PrimitiveTensor& t) { return memory::desc(t.dims, kF32, Tag::any); }
+
+size_t aligned(size_t bytes) { return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
+
+struct Weights final : PreparedWeights {
+  memory reordered;
+};
+
+}  // namespace
+
+struct DnnlPrimitive::Impl {
+  PrimitiveSpec spec;
+  int threads = 1;
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  memory::desc src, weights, bias, dst;  // the plain layouts of the kernel's buffers
+  std::vector<memory::desc> operands;    // of binary post-ops, by post-op index
+  // The layouts the primitive reads and writes, and its scratchpad.
+  memory::desc chosen_src, chosen_weights, chosen_dst, scratchpad;
+  dnnl::primitive primitive;
+  dnnl::reorder to_src, to_dst, from_dst, to_weights;
+  // Where each piece lies in the workspace.
+  size_t scratchpad_offset = 0, src_offset = 0, dst_offset = 0, weights_offset = 0, workspace_bytes = 0;
+
+  bool blocked_src() const { return chosen_src != src; }
+  bool blocked_dst() const { return chosen_dst != dst; }
+  bool blocked_weights() const { return !spec.weights.empty() && chosen_weights != weights; }
+
+  dnnl::primitive_attr attributes() const {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::post_ops posts;
+    for (size_t i = 0; i < spec.post_ops.size(); ++i) {
+      const PrimitivePostOp& p = spec.post_ops[i];
+      switch (p.kind) {
+        case PrimitivePostOp::Kind::kEltwise:
+          posts.append_eltwise(1.0f, algorithm_named(p.algorithm), p.alpha, p.beta);
+          break;
+        case PrimitivePostOp::Kind::kSum:
+          posts.append_sum(1.0f);
+          break;
+        case PrimitivePostOp::Kind::kBinary:
+          posts.append_binary(algorithm_named(p.algorithm), operands[i]);
+          break;
+      }
+    }
+    attr.set_post_ops(posts);
+    return attr;
+  }
+
+  // Makes the primitive and records the layouts it chose.
+  template <typename Primitive>
+  void make(const typename Primitive::desc& operation) {
+    typename Primitive::primitive_desc description(operation, attributes(), engine);
+    chosen_src = description.src_desc();
+    chosen_dst = description.dst_desc();
+    if (!spec.weights.empty()) chosen_weights = description.weights_desc();
+    scratchpad = description.scratchpad_desc();
+    primitive = Primitive(description);
+  }
+
+  void make_primitive() {
+    memory::desc src_layout = spec.any_activation_layout ? any_layout(spec.src) : src;
+    memory::desc dst_layout = spec.any_activation_layout ? any_layout(spec.dst) : dst;
+    memory::desc weights_layout = spec.any_weights_layout ? any_layout(spec.weights) : weights;
+    switch (spec.kind) {
+      case PrimitiveKind::kMatmul:
+        make<dnnl::matmul>(spec.bias.empty() ? dnnl::matmul::desc(src_layout, weights_layout, dst_layout)
+                                             : dnnl::matmul::desc(src_layout, weights_layout, bias, dst_layout));
+        break;
+      case PrimitiveKind::kConvolution: {
+        const auto prop = dnnl::prop_kind::forward_inference;
+        const dnnl::algorithm algorithm = algorithm_named(spec.algorithm);
+        make<dnnl::convolution_forward>(
+            spec.bias.empty()
+                ? dnnl::convolution_forward::desc(prop, algorithm, src_layout, weights_layout, dst_layout, spec.strides,
+                                                  spec.dilation, spec.padding_l, spec.padding_r)
+                : dnnl::convolution_forward::desc(prop, algorithm, src_layout, weights_layout, bias, dst_layout,
+                                                  spec.strides, spec.dilation, spec.padding_l, spec.padding_r));
+        break;
+      }
+      case PrimitiveKind::kPooling:
+        make<dnnl::pooling_v2_forward>(dnnl::pooling_v2_forward::desc(
+            dnnl::prop_kind::forward_inference, algorithm_named(spec.algorithm), src_layout, dst_layout, spec.strides,
+            spec.kernel, spec.dilation, spec.padding_l, spec.padding_r));
+        break;
+    }
+    if (blocked_src()) to_src = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src, engine, chosen_src));
+    if (blocked_dst()) {
+      to_dst = dnnl::reorder(dnnl::reorder::primitive_desc(engine, dst, engine, chosen_dst));
+      from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(engine, chosen_dst, engine, dst));
+    }
+    if (blocked_weights())
+      to_weights = dnnl::reorder(dnnl::reorder::primitive_desc(engine, weights, engine, chosen_weights));
+    auto place = [&](size_t bytes) {
+      size_t offset = workspace_bytes;
+      workspace_bytes += aligned(bytes);
+      return offset;
+    };
+    scratchpad_offset = place(scratchpad.get_size());
+    if (blocked_src()) src_offset = place(chosen_src.get_size());
+    if (blocked_dst()) dst_offset = place(chosen_dst.get_size());
+    if (blocked_weights()) weights_offset = place(chosen_weights.get_size());
+  }
+};
+
+DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std::make_unique<Impl>()) {
+  Impl& p = *impl_;
+  p.spec = spec;
+  p.threads = std::max(threads, 1);
+  p.src = plain(spec.src);
+  p.dst = plain(spec.dst);
+  if (!spec.weights.empty()) p.weights = plain(spec.weights);
+  if (!spec.bias.empty()) p.bias = plain(spec.bias);
+  for (const PrimitivePostOp& post : spec.post_ops)
+    p.operands.push_back(post.kind == PrimitivePostOp::Kind::kBinary ? plain(post.operand) : memory::desc());
+  // The primitive's blocking depends on the thread count it is made for.
+  omp_set_num_threads(p.threads);
+  try {
+    p.make_primitive();
+  } catch (const dnnl::error& e) {
+    throw RuntimeError(std::string("oneDNN cannot make the ") + primitive_kind_name(spec.kind) + " primitive " +
+                       primitive_spec_text(spec).substr(0, 200) + ": " + e.what());
+  }
+}
+
+DnnlPrimitive::~DnnlPrimitive() = default;
+
+const PrimitiveSpec& DnnlPrimitive::spec() const { return impl_->spec; }
+size_t DnnlPrimitive::workspace_bytes() const { return impl_->workspace_bytes; }
+
+std::shared_ptr<const PreparedWeights> DnnlPrimitive::prepare_weights(const void* weights) const {
+  const Impl& p = *impl_;
+  if (!p.blocked_weights()) return nullptr;
+  auto prepared = std::make_shared<Weights>();
+  prepared->reordered = memory(p.chosen_weights, p.engine);
+  omp_set_num_threads(p.threads);
+  dnnl::stream stream(p.engine);
+  memory given(p.weights, p.engine, const_cast<void*>(weights));
+  p.to_weights.execute(stream, given, prepared->reordered);
+  stream.wait();
+  return prepared;
+}
+
+void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, const PreparedWeights* weights,
+                            void* workspace) const {
+  const Impl& p = *impl_;
+  const PrimitiveSpec& s = p.spec;
+  char* scratch = static_cast<char*>(workspace);
+  auto input = [&](int index) { return const_cast<void*>(inputs[index]); };
+  omp_set_num_threads(p.threads);  // oneDNN's OpenMP reads the calling thread's setting
+  dnnl::stream stream(p.engine);
+  std::unordered_map<int, memory> arguments;
+
+  memory src(p.src, p.engine, input(s.src_input));
+  if (p.blocked_src()) {
+    memory blocked(p.chosen_src, p.engine, scratch + p.src_offset);
+    p.to_src.execute(stream, src, blocked);
+    src = blocked;
+  }
+  arguments.emplace(DNNL_ARG_SRC, src);
+  if (!s.weights.empty()) {
+    if (weights) {
+      arguments.emplace(DNNL_ARG_WEIGHTS, static_cast<const Weights*>(weights)->reordered);
+    } else if (p.blocked_weights()) {
+      memory given(p.weights, p.engine, input(s.weights_input));
+      memory reordered(p.chosen_weights, p.engine, scratch + p.weights_offset);
+      p.to_weights.execute(stream, given, reordered);
+      arguments.emplace(DNNL_ARG_WEIGHTS, reordered);
+    } else {
+      arguments.emplace(DNNL_ARG_WEIGHTS, memory(p.weights, p.engine, input(s.weights_input)));
+    }
+  }
+  if (!s.bias.empty()) arguments.emplace(DNNL_ARG_BIAS, memory(p.bias, p.engine, input(s.bias_input)));
+  memory output(p.dst, p.engine, outputs[0]);
+  memory dst = p.blocked_dst() ? memory(p.chosen_dst, p.engine, scratch + p.dst_offset) : output;
+  arguments.emplace(DNNL_ARG_DST, dst);
+  for (size_t i = 0; i < s.post_ops.size(); ++i) {
+    const PrimitivePostOp& post = s.post_ops[i];
+    if (post.kind == PrimitivePostOp::Kind::kBinary) {
+      arguments.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(int(i)) | DNNL_ARG_SRC_1,
+                        memory(p.operands[i], p.engine, input(post.input)));
+    } else if (post.kind == PrimitivePostOp::Kind::kSum) {
+      // The sum post-op adds what the destination holds: the residual goes there first.
+      memory residual(p.dst, p.engine, input(post.input));
+      if (p.blocked_dst())
+        p.to_dst.execute(stream, residual, dst);
+      else if (input(post.input) != outputs[0])
+        std::memcpy(outputs[0], input(post.input), p.dst.get_size());
+    }
+  }
+  if (p.scratchpad.get_size() > 0)
+    arguments.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, p.engine, scratch + p.scratchpad_offset));
+  p.primitive.execute(stream, arguments);
+  if (p.blocked_dst()) p.from_dst.execute(stream, dst, output);
+  stream.wait();
+}
+
+bool dnnl_makes(const PrimitiveSpec& spec) {
+  try {
+    DnnlPrimitive primitive(spec, 1);
+    return true;
+  } catch (const RuntimeError&) {
+    return false;
+  }
+}
+
+}  // namespace switchyard

@@ -1,0 +1,52 @@
+// A oneDNN primitive made from its PrimitiveSpec when an artifact loads.
+// oneDNN fixes how a primitive splits its work among threads when it is
+// made, and Debian's oneDNN runs on OpenMP threads of its own, so a
+// primitive is made for its device's thread count and every call sets
+// OpenMP's count to it first. Constant weights are reordered into the layout
+// the primitive chose once, at load time; scratchpads and reordered
+// activations live in per-run workspace memory, so concurrent runs share
+// nothing mutable.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "runtime/primitive_spec.h"
+
+namespace switchyard {
+
+// Weights in the layout a primitive reads, made from a plain copy.
+class PreparedWeights {
+ public:
+  virtual ~PreparedWeights() = default;
+};
+
+class DnnlPrimitive {
+ public:
+  // Throws RuntimeError saying what oneDNN refused (e.g. the post-ops).
+  DnnlPrimitive(const PrimitiveSpec& spec, int threads);
+  ~DnnlPrimitive();
+  DnnlPrimitive(const DnnlPrimitive&) = delete;
+  DnnlPrimitive& operator=(const DnnlPrimitive&) = delete;
+
+  const PrimitiveSpec& spec() const;
+  // Bytes of workspace one call needs (scratchpad, blocked activations,
+  // computed weights in the primitive's layout).
+  size_t workspace_bytes() const;
+  // The plain weights at `weights` in the primitive's layout.
+  std::shared_ptr<const PreparedWeights> prepare_weights(const void* weights) const;
+  // Runs on the kernel's buffers. `weights` replaces the weights input when
+  // given; `workspace` holds workspace_bytes(), 64-byte aligned.
+  void execute(const void* const* inputs, void* const* outputs, const PreparedWeights* weights,
+               void* workspace) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Whether this machine's oneDNN makes the primitive, post-ops included: the
+// compiler asks before fusing an epilogue into it.
+bool dnnl_makes(const PrimitiveSpec& spec);
+
+}  // namespace switchyard

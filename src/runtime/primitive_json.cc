@@ -1,0 +1,199 @@
+#include "runtime/primitive_json.h"
+
+#include <algorithm>
+#include <array>
+
+namespace switchyard {
+
+using namespace json_fields;
+using nlohmann::ordered_json;
+
+const char* primitive_kind_name(PrimitiveKind kind) {
+  switch (kind) {
+    case PrimitiveKind::kConvolution:
+      return "convolution";
+    case PrimitiveKind::kMatmul:
+      return "matmul";
+    case PrimitiveKind::kPooling:
+      return "pooling";
+  }
+  return "?";
+}
+
+namespace {
+
+// Bounds that no real model reaches and that keep every product of dims and
+// index arithmetic far from overflow.
+constexpr int64_t kMaxRank = 12;
+constexpr int64_t kMaxKernelArguments = 1024;
+constexpr size_t kMaxPostOps = 32;
+
+const char* post_op_kind_name(PrimitivePostOp::Kind kind) {
+  switch (kind) {
+    case PrimitivePostOp::Kind::kEltwise:
+      return "eltwise";
+    case PrimitivePostOp::Kind::kSum:
+      return "sum";
+    case PrimitivePostOp::Kind::kBinary:
+      return "binary";
+  }
+  return "?";
+}
+
+template <size_t N>
+std::string one_of(ObjectReader& r, const char* key, const std::array<const char*, N>& names) {
+  std::string value = r.string(key);
+  if (std::find_if(names.begin(), names.end(), [&](const char* n) { return value == n; }) != names.end())
+    return value;
+  std::string known;
+  for (const char* n : names) known += (known.empty() ? "" : ", ") + std::string(n);
+  fail(r.source(), r.path(key), "unknown value '" + value.substr(0, 40) + "' (expected one of " + known + ")");
+}
+
+std::vector<int64_t> integers(ObjectReader& r, const char* key, int64_t min, int64_t max, size_t count) {
+  const json& list = r.array(key);
+  if (list.size() > size_t(kMaxRank)) fail(r.source(), r.path(key), "more than " + std::to_string(kMaxRank) + " values");
+  if (count != size_t(-1) && list.size() != count)
+    fail(r.source(), r.path(key), "expected " + std::to_string(count) + " values, got " + std::to_string(list.size()));
+  std::vector<int64_t> values;
+  for (size_t i = 0; i < list.size(); ++i) values.push_back(r.read_integer(list[i], element_path(r.path(key), i), min, max));
+  return values;
+}
+
+// Dims are positive and bounded so that numel and the largest offset fit in int64.
+PrimitiveTensor read_tensor(ObjectReader& parent, const char* key, bool required) {
+  const json* value = parent.optional(key);
+  if (!value) {
+    if (required) fail(parent.source(), parent.path(key), "missing field");
+    return {};
+  }
+  ObjectReader r(*value, parent.path(key), parent.source());
+  PrimitiveTensor t;
+  t.dims = integers(r, "dims", 1, int64_t(1) << 31, size_t(-1));
+  t.strides = integers(r, "strides", 0, int64_t(1) << 40, t.dims.size());
+  if (t.dims.empty()) fail(r.source(), r.path("dims"), "must not be empty");
+  __int128 extent = 1;
+  for (size_t d = 0; d < t.dims.size(); ++d) extent += __int128(t.dims[d] - 1) * t.strides[d];
+  if (extent > (__int128(1) << 40)) fail(r.source(), r.path("dims"), "the tensor spans more than 2^40 elements");
+  r.finish();
+  return t;
+}
+
+ordered_json tensor_json(const PrimitiveTensor& t) { return ordered_json{{"dims", t.dims}, {"strides", t.strides}}; }
+
+int read_input(ObjectReader& r, const char* key, bool required) {
+  const json* value = r.optional(key);
+  if (!value) {
+    if (required) fail(r.source(), r.path(key), "missing field");
+    return -1;
+  }
+  return int(r.read_integer(*value, r.path(key), 0, kMaxKernelArguments - 1));
+}
+
+PrimitivePostOp read_post_op(ObjectReader& r) {
+  PrimitivePostOp post;
+  std::string kind = one_of(r, "kind", std::array{"eltwise", "sum", "binary"});
+  if (kind == "eltwise") {
+    post.kind = PrimitivePostOp::Kind::kEltwise;
+    post.algorithm = one_of(r, "algorithm",
+                            std::array{"eltwise_relu", "eltwise_tanh", "eltwise_logistic", "eltwise_exp", "eltwise_log",
+                                       "eltwise_sqrt", "eltwise_abs", "eltwise_linear", "eltwise_pow", "eltwise_clip",
+                                       "eltwise_hardswish", "eltwise_gelu_erf"});
+    for (const char* key : {"alpha", "beta"}) {
+      const json& v = r.required(key);
+      if (!v.is_number()) fail(r.source(), r.path(key), "expected a number, got " + describe(v));
+      (key[0] == 'a' ? post.alpha : post.beta) = v.get<float>();
+    }
+  } else if (kind == "sum") {
+    post.kind = PrimitivePostOp::Kind::kSum;
+    post.input = read_input(r, "input", true);
+  } else {
+    post.kind = PrimitivePostOp::Kind::kBinary;
+    post.algorithm = one_of(r, "algorithm",
+                            std::array{"binary_add", "binary_mul", "binary_sub", "binary_div", "binary_max", "binary_min"});
+    post.input = read_input(r, "input", true);
+    post.operand = read_tensor(r, "operand", true);
+  }
+  return post;
+}
+
+}  // namespace
+
+PrimitiveSpec read_primitive_spec(ObjectReader& r) {
+  PrimitiveSpec s;
+  std::string kind = one_of(r, "kind", std::array{"convolution", "matmul", "pooling"});
+  s.kind = kind == "convolution" ? PrimitiveKind::kConvolution
+           : kind == "matmul"    ? PrimitiveKind::kMatmul
+                                 : PrimitiveKind::kPooling;
+  if (s.kind == PrimitiveKind::kConvolution)
+    s.algorithm = one_of(r, "algorithm", std::array{"convolution_direct"});
+  else if (s.kind == PrimitiveKind::kPooling)
+    s.algorithm = one_of(r, "algorithm",
+                         std::array{"pooling_max", "pooling_avg_include_padding", "pooling_avg_exclude_padding"});
+  s.src = read_tensor(r, "src", true);
+  s.weights = read_tensor(r, "weights", s.kind != PrimitiveKind::kPooling);
+  s.bias = read_tensor(r, "bias", false);
+  s.dst = read_tensor(r, "dst", true);
+  s.src_input = read_input(r, "src_input", true);
+  s.weights_input = read_input(r, "weights_input", !s.weights.empty());
+  s.bias_input = read_input(r, "bias_input", !s.bias.empty());
+  if (s.kind != PrimitiveKind::kMatmul) {
+    size_t spatial = s.src.dims.size() < 3 ? 0 : s.src.dims.size() - 2;
+    if (spatial == 0) fail(r.source(), r.path("src"), "a window needs spatial dimensions");
+    s.strides = integers(r, "strides", 1, 1 << 20, spatial);
+    if (s.kind == PrimitiveKind::kPooling) s.kernel = integers(r, "kernel", 1, 1 << 20, spatial);
+    s.dilation = integers(r, "dilation", 0, 1 << 20, spatial);
+    s.padding_l = integers(r, "padding_l", 0, 1 << 20, spatial);
+    s.padding_r = integers(r, "padding_r", -(1 << 20), 1 << 20, spatial);
+  }
+  s.any_weights_layout = r.boolean("any_weights_layout");
+  s.any_activation_layout = r.boolean("any_activation_layout");
+  const json& posts = r.array("post_ops");
+  if (posts.size() > kMaxPostOps)
+    fail(r.source(), r.path("post_ops"), "more than " + std::to_string(kMaxPostOps) + " post-ops");
+  for (size_t i = 0; i < posts.size(); ++i) {
+    ObjectReader post(posts[i], element_path(r.path("post_ops"), i), r.source());
+    s.post_ops.push_back(read_post_op(post));
+    post.finish();
+  }
+  return s;
+}
+
+ordered_json primitive_spec_json(const PrimitiveSpec& s) {
+  ordered_json j{{"kind", primitive_kind_name(s.kind)}};
+  if (!s.algorithm.empty()) j["algorithm"] = s.algorithm;
+  j["src"] = tensor_json(s.src);
+  if (!s.weights.empty()) j["weights"] = tensor_json(s.weights);
+  if (!s.bias.empty()) j["bias"] = tensor_json(s.bias);
+  j["dst"] = tensor_json(s.dst);
+  j["src_input"] = s.src_input;
+  if (s.weights_input >= 0) j["weights_input"] = s.weights_input;
+  if (s.bias_input >= 0) j["bias_input"] = s.bias_input;
+  if (s.kind != PrimitiveKind::kMatmul) {
+    j["strides"] = s.strides;
+    if (s.kind == PrimitiveKind::kPooling) j["kernel"] = s.kernel;
+    j["dilation"] = s.dilation;
+    j["padding_l"] = s.padding_l;
+    j["padding_r"] = s.padding_r;
+  }
+  j["any_weights_layout"] = s.any_weights_layout;
+  j["any_activation_layout"] = s.any_activation_layout;
+  j["post_ops"] = ordered_json::array();
+  for (const PrimitivePostOp& p : s.post_ops) {
+    ordered_json post{{"kind", post_op_kind_name(p.kind)}};
+    if (!p.algorithm.empty()) post["algorithm"] = p.algorithm;
+    if (p.kind == PrimitivePostOp::Kind::kEltwise) {
+      post["alpha"] = p.alpha;
+      post["beta"] = p.beta;
+    } else {
+      post["input"] = p.input;
+    }
+    if (p.kind == PrimitivePostOp::Kind::kBinary) post["operand"] = tensor_json(p.operand);
+    j["post_ops"].push_back(post);
+  }
+  return j;
+}
+
+std::string primitive_spec_text(const PrimitiveSpec& spec) { return primitive_spec_json(spec).dump(); }
+
+}  // namespace switchyard

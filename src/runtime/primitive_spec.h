@@ -1,0 +1,58 @@
+// A oneDNN primitive of a compiled model, as the manifest describes it: what
+// it computes, which of its kernel's buffers it reads and writes, and the
+// element-wise epilogue it fuses. The compiler fills it in
+// (backend/cpu_dnnl.cc); the runtime makes the primitive from it when an
+// artifact loads (runtime/dnnl_primitive.h), so no generated code includes
+// oneDNN and no run pays for making a primitive.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace switchyard {
+
+// A float32 tensor as oneDNN sees it: dims and element strides.
+struct PrimitiveTensor {
+  std::vector<int64_t> dims, strides;
+  bool empty() const { return dims.empty(); }
+  bool operator==(const PrimitiveTensor&) const = default;
+};
+
+enum class PrimitiveKind : uint8_t { kConvolution, kMatmul, kPooling };
+
+struct PrimitivePostOp {
+  enum class Kind : uint8_t {
+    kEltwise,  // algorithm(alpha, beta) on the result
+    kSum,      // adds kernel input `input` (of the destination's shape) to the result
+    kBinary,   // algorithm(result, kernel input `input` broadcast from `operand`)
+  };
+  Kind kind = Kind::kEltwise;
+  std::string algorithm;  // oneDNN's name: "eltwise_relu", "binary_add"; empty for sum
+  float alpha = 0, beta = 0;
+  int input = -1;
+  PrimitiveTensor operand;
+  bool operator==(const PrimitivePostOp&) const = default;
+};
+
+struct PrimitiveSpec {
+  PrimitiveKind kind = PrimitiveKind::kMatmul;
+  // oneDNN's name: "convolution_direct", "pooling_max",
+  // "pooling_avg_include_padding", "pooling_avg_exclude_padding"; empty for matmul.
+  std::string algorithm;
+  PrimitiveTensor src, weights, bias, dst;  // weights and bias are empty when absent
+  // The kernel inputs they are read from; dst is the kernel's output 0.
+  int src_input = 0, weights_input = -1, bias_input = -1;
+  // Window geometry of convolutions and pools, per spatial dimension;
+  // dilation counts skipped elements (0: dense), as oneDNN does.
+  std::vector<int64_t> strides, kernel, dilation, padding_l, padding_r;
+  // Whether oneDNN chooses the layout of the weights, and of the activations
+  // (which are then reordered from and to the plain layouts around it).
+  bool any_weights_layout = false, any_activation_layout = false;
+  std::vector<PrimitivePostOp> post_ops;
+  bool operator==(const PrimitiveSpec&) const = default;
+};
+
+const char* primitive_kind_name(PrimitiveKind kind);
+
+}  // namespace switchyard
