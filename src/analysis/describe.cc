@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "ir/virtual_device.h"
+#include "runtime/clipped_text.h"
 
 namespace switchyard {
 
@@ -103,7 +104,7 @@ std::string source_context(const Span& span, int radius) {
     if (text.empty() && l > span.line()) break;
     char num[16];
     std::snprintf(num, sizeof num, "%5u", l);
-    out += std::string(l == span.line() ? "  > " : "    ") + num + " | " + text + "\n";
+    out += std::string(l == span.line() ? "  > " : "    ") + num + " | " + clipped_text(text) + "\n";
   }
   return out;
 }

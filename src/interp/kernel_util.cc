@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "runtime/clipped_text.h"
+
 namespace switchyard {
 
 void kernel_fail(const std::string& message) { throw Error(ErrorKind::kType, message); }
@@ -40,7 +42,7 @@ const AttrValue& require_attr(const AttrsNode& attrs, const std::string& name) {
 }
 
 [[noreturn]] void attr_kind_fail(const std::string& name, const char* expected, const AttrValue& v) {
-  kernel_fail("attribute '" + name + "' must be " + expected + ", got " + attr_value_to_string(v));
+  kernel_fail("attribute '" + name + "' must be " + expected + ", got " + clipped_text(attr_value_to_string(v)));
 }
 
 }  // namespace

@@ -1,8 +1,13 @@
 // Type construction, interning, equality and printing.
 #include "ir/type.h"
 
+#include <limits>
 #include <map>
 #include <mutex>
+
+#include "runtime/clipped_text.h"
+#include "runtime/tensor_size.h"
+#include "support/error.h"
 
 namespace switchyard {
 
@@ -12,7 +17,32 @@ int64_t TensorTypeNode::numel() const {
   return n;
 }
 
+namespace {
+
+// "(4294967296, 4294967296)", clipped for a message.
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size() && text.size() <= kMostQuotedChars; ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return clipped_text(text + ")");
+}
+
+void check_tensor_size(const std::vector<int64_t>& shape, DType dtype) {
+  std::string type = "Tensor[" + shape_text(shape) + ", " + dtype_name(dtype) + "]";
+  if (shape.size() > kMaxTensorRank)
+    throw Error(ErrorKind::kType, "the tensor type " + type + " has " + std::to_string(shape.size()) +
+                                      " dimensions; at most " + std::to_string(kMaxTensorRank) + " are supported");
+  for (int64_t d : shape)
+    if (d < 0)
+      throw Error(ErrorKind::kType, "the tensor type " + type + " has a negative dimension " + std::to_string(d));
+  if (!checked_nbytes(shape, dtype))
+    throw Error(ErrorKind::kType, "the tensor type " + type + " is too large: its size in bytes overflows int64");
+}
+
+}  // namespace
+
 TensorType tensor_type(std::vector<int64_t> shape, DType dtype) {
+  check_tensor_size(shape, dtype);
   // Interned forever: the number of distinct tensor types in a program is small.
   static auto* table = new std::map<std::pair<std::vector<int64_t>, DType>, TensorType>();
   static std::mutex mutex;
@@ -107,7 +137,8 @@ int64_t type_nbytes(const Type& t) {
   if (auto* tt = as_tensor(t)) return tt->nbytes();
   if (auto* tt = as_tuple(t)) {
     int64_t n = 0;
-    for (const Type& f : tt->fields) n += type_nbytes(f);
+    for (const Type& f : tt->fields)
+      if (__builtin_add_overflow(n, type_nbytes(f), &n)) return std::numeric_limits<int64_t>::max();
     return n;
   }
   return 0;

@@ -30,6 +30,7 @@ class TensorTypeNode : public TypeNode {
   const std::vector<int64_t> shape;
   const DType dtype;
   int ndim() const { return int(shape.size()); }
+  // Never overflow: tensor_type refuses shapes whose byte size does not fit in int64.
   int64_t numel() const;
   int64_t nbytes() const { return numel() * dtype_bytes(dtype); }
 };
@@ -51,7 +52,14 @@ class FuncTypeNode : public TypeNode {
 };
 using FuncType = Ref<FuncTypeNode>;
 
-// Interned tensor type.
+// The most dimensions a tensor type may have (NumPy's limit): a bound on
+// what one attribute, such as expand_dims's num_newaxis, can make the
+// compiler allocate.
+constexpr size_t kMaxTensorRank = 64;
+
+// Interned tensor type. Error(kType) naming the type when a dimension is
+// negative, the rank exceeds kMaxTensorRank, or the size in bytes does not
+// fit in int64.
 TensorType tensor_type(std::vector<int64_t> shape, DType dtype);
 TensorType scalar_type(DType dtype);
 Type tuple_type(std::vector<Type> fields);
@@ -66,7 +74,7 @@ bool type_equal(const Type& a, const Type& b);
 size_t type_hash(const Type& t);
 // Text form: "Tensor[(2, 4), float32]", "float32" for scalars, "(T, U)", "fn (T) -> U".
 std::string type_to_string(const Type& t);
-// Total bytes of all tensors in a (possibly tuple) type.
+// Total bytes of all tensors in a (possibly tuple) type, saturating at INT64_MAX.
 int64_t type_nbytes(const Type& t);
 
 }  // namespace switchyard

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "runtime/clipped_text.h"
 #include "support/error.h"
 
 namespace switchyard {
@@ -54,8 +55,8 @@ const Target* Target::get(std::string_view text) {
   if (words.empty()) throw Error(ErrorKind::kUsage, "empty target");
   DeviceKind kind = parse_kind(words[0]);
   if (kind == DeviceKind::kUnconstrained)
-    throw Error(ErrorKind::kUsage, "unknown target kind '" + words[0] + "' in target \"" + t +
-                                       "\" (expected cpu or cuda)");
+    throw Error(ErrorKind::kUsage, "unknown target kind '" + clipped_text(words[0]) + "' in target \"" +
+                                       clipped_text(t) + "\" (expected cpu or cuda)");
   for (const std::string& w : words) canonical += (canonical.empty() ? "" : " ") + w;
   static auto* table = new std::map<std::string, Target*>();
   std::lock_guard<std::mutex> lock(intern_mutex());
@@ -110,7 +111,7 @@ const VirtualDevice* VirtualDevice::parse(std::string_view text) {
   std::string t = trim(text);
   if (t.size() >= 2 && t.front() == '{' && t.back() == '}') t = trim(std::string_view(t).substr(1, t.size() - 2));
   auto bad = [&](const std::string& why) {
-    return Error(ErrorKind::kParse, "malformed device \"" + t + "\": " + why);
+    return Error(ErrorKind::kParse, "malformed device \"" + clipped_text(t) + "\": " + why);
   };
   auto parse_name = [&](const std::string& name, DeviceKind* kind, int* id) {
     size_t colon = name.find(':');

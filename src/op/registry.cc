@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "runtime/clipped_text.h"
 #include "support/error.h"
 
 namespace switchyard {
@@ -75,7 +76,7 @@ std::optional<AttrValue> coerce(const AttrSpec& spec, const AttrValue& v) {
       auto* s = std::get_if<std::string>(&v);
       if (!s) return std::nullopt;
       if (!parse_dtype(*s))
-        throw Error(ErrorKind::kType, "attribute '" + spec.name + "': unknown dtype \"" + *s + "\"");
+        throw Error(ErrorKind::kType, "attribute '" + spec.name + "': unknown dtype \"" + clipped_text(*s) + "\"");
       return v;
     }
     case AttrKind::kDevice: {
@@ -172,7 +173,8 @@ Attrs normalize_attrs(const OpDef& def, std::vector<std::pair<std::string, AttrV
     std::optional<AttrValue> v = coerce(spec, *value);
     if (!v)
       throw Error(ErrorKind::kType, "attribute '" + spec.name + "' of '" + def.name + "' must be " +
-                                        attr_kind_name(spec.kind) + ", got " + attr_value_to_string(*value));
+                                        attr_kind_name(spec.kind) + ", got " +
+                                        clipped_text(attr_value_to_string(*value)));
     out.emplace_back(spec.name, std::move(*v));
   }
   Attrs attrs = make_attrs(std::move(out));

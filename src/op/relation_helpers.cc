@@ -3,23 +3,30 @@
 
 #include <algorithm>
 
+#include "runtime/clipped_text.h"
+
 namespace switchyard {
 
 void type_fail(const std::string& op, const std::string& message) {
   throw Error(ErrorKind::kType, "'" + op + "': " + message);
 }
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + ")";
+namespace {
+
+// The values between brackets, stopping once the text is longer than a
+// message quotes (an attribute may hold millions of entries).
+std::string bracketed(const std::vector<int64_t>& values, char open, char close) {
+  std::string s(1, open);
+  for (size_t i = 0; i < values.size() && s.size() <= kMostQuotedChars; ++i)
+    s += (i ? ", " : "") + std::to_string(values[i]);
+  return clipped_text(s + close);
 }
 
-std::string ints_str(const std::vector<int64_t>& values) {
-  std::string s = "[";
-  for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);
-  return s + "]";
-}
+}  // namespace
+
+std::string shape_str(const std::vector<int64_t>& shape) { return bracketed(shape, '(', ')'); }
+
+std::string ints_str(const std::vector<int64_t>& values) { return bracketed(values, '[', ']'); }
 
 const TensorTypeNode& expect_tensor(const std::vector<Type>& args, size_t index, const std::string& op) {
   if (index >= args.size())
@@ -123,7 +130,7 @@ void check_one_of(const std::string& op, const std::string& attr, const std::str
     if (value == a) return;
     names += (names.empty() ? "\"" : ", \"") + std::string(a) + "\"";
   }
-  type_fail(op, attr + " must be one of " + names + ", got \"" + value + "\"");
+  type_fail(op, attr + " must be one of " + names + ", got \"" + clipped_text(value) + "\"");
 }
 
 }  // namespace switchyard

@@ -23,8 +23,12 @@ std::pair<int64_t, int64_t> expand_pair(const std::vector<int64_t>& values) {
 
 int64_t window_output_extent(int64_t input, int64_t pad_before, int64_t pad_after, int64_t kernel, int64_t stride,
                              int64_t dilation, bool ceil_mode, const std::string& op, const std::string& dimension) {
-  int64_t padded = input + pad_before + pad_after;
-  int64_t dilated = (kernel - 1) * dilation + 1;
+  int64_t padded = 0, dilated = 0;
+  if (__builtin_add_overflow(input, pad_before, &padded) || __builtin_add_overflow(padded, pad_after, &padded) ||
+      __builtin_mul_overflow(kernel - 1, dilation, &dilated) || __builtin_add_overflow(dilated, 1, &dilated))
+    type_fail(op, "the padded input " + dimension + " (input " + std::to_string(input) + ", padding " +
+                      std::to_string(pad_before) + " + " + std::to_string(pad_after) + ") or the window (kernel " +
+                      std::to_string(kernel) + ", dilation " + std::to_string(dilation) + ") overflows int64");
   if (dilated > padded)
     type_fail(op, "the window " + dimension + " " + std::to_string(dilated) +
                       (dilation > 1 ? " (kernel " + std::to_string(kernel) + ", dilation " + std::to_string(dilation) + ")"
@@ -33,7 +37,7 @@ int64_t window_output_extent(int64_t input, int64_t pad_before, int64_t pad_afte
                       std::to_string(input) + ", padding " + std::to_string(pad_before) + " + " +
                       std::to_string(pad_after) + ")");
   int64_t span = padded - dilated;
-  return (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  return span / stride + (ceil_mode && span % stride != 0) + 1;
 }
 
 std::vector<int64_t> reduce_axes(int64_t rank, const AttrsNode& attrs, const std::string& op) {
@@ -89,7 +93,10 @@ std::vector<int64_t> reshape_target(const std::vector<int64_t>& shape, const std
       type_fail(op, "newshape " + ints_str(newshape) + " has " + std::to_string(d) + "; only 0 (copy) and -1 (infer) may be non-positive");
     }
     out[i] = d;
-    known *= d;
+    // A product that wraps could match the input's count ([6, 7, 7905747460161236407] wraps to 6).
+    if (__builtin_mul_overflow(known, d, &known))
+      type_fail(op, "cannot reshape x " + shape_str(shape) + " to newshape " + ints_str(newshape) +
+                        ": its element count overflows int64");
   }
   if (inferred >= 0) {
     if (known == 0 || total % known != 0)

@@ -57,6 +57,10 @@ Type expand_dims_relation(const std::vector<Type>& args, const AttrsNode& attrs)
     type_fail(op, "axis " + std::to_string(axis) + " is out of range for x " + shape_str(x.shape) + " (allowed " +
                       std::to_string(-rank - 1) + ".." + std::to_string(rank) + ")");
   if (axis < 0) axis += rank + 1;
+  // Checked before the shape is built: num_newaxis alone could ask for gigabytes of dimensions.
+  if (attrs.get_int("num_newaxis") > int64_t(kMaxTensorRank) - rank)
+    type_fail(op, "num_newaxis " + std::to_string(attrs.get_int("num_newaxis")) + " would give x " +
+                      shape_str(x.shape) + " more than " + std::to_string(kMaxTensorRank) + " dimensions");
   std::vector<int64_t> shape = x.shape;
   shape.insert(shape.begin() + axis, size_t(attrs.get_int("num_newaxis")), 1);
   return tensor_type(std::move(shape), x.dtype);
@@ -97,7 +101,9 @@ Type concatenate_relation(const std::vector<Type>& args, const AttrsNode& attrs)
         type_fail(op, "field " + std::to_string(i) + " " + shape_str(t.shape) + " differs from field 0 " +
                           shape_str(first.shape) + " in dimension " + std::to_string(d) + " (only axis " +
                           std::to_string(axis) + " may differ)");
-    shape[size_t(axis)] += t.shape[size_t(axis)];
+    if (__builtin_add_overflow(shape[size_t(axis)], t.shape[size_t(axis)], &shape[size_t(axis)]))
+      type_fail(op, "the concatenated dimension " + std::to_string(axis) + " overflows int64 at field " +
+                        std::to_string(i));
   }
   return tensor_type(std::move(shape), first.dtype);
 }

@@ -1,14 +1,13 @@
 // Device bookkeeping, the CPU device and copies between devices.
 #include "runtime/device.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "runtime/runtime_error.h"
+#include "runtime/tensor_size.h"
 
 namespace switchyard {
 
@@ -48,7 +47,7 @@ CpuDevice::~CpuDevice() {
 void* CpuDevice::allocate(size_t bytes) {
   // A request beyond physical memory (a corrupt manifest, an overflowed size)
   // is refused here rather than left to the allocator's overcommit policy.
-  static const size_t physical_bytes = size_t(sysconf(_SC_PHYS_PAGES)) * size_t(sysconf(_SC_PAGESIZE));
+  const size_t physical_bytes = size_t(physical_memory_bytes());
   if (bytes > physical_bytes)
     throw RuntimeError(name() + ": out of memory allocating " + std::to_string(bytes) + " bytes (the machine has " +
                        std::to_string(physical_bytes) + ")");

@@ -5,7 +5,12 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
+
+#include "runtime/clipped_text.h"
+#include "runtime/runtime_error.h"
+#include "runtime/tensor_size.h"
 
 namespace switchyard {
 
@@ -15,8 +20,20 @@ constexpr size_t kHugePage = size_t(2) << 20;
 
 NDArray::NDArray(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
   for (int64_t d : shape_)
-    if (d < 0) throw std::invalid_argument("NDArray: negative dimension in " + shape_string());
-  size_t bytes = nbytes();
+    if (d < 0) throw std::invalid_argument("NDArray: negative dimension in " + clipped_text(shape_string()));
+  auto refuse = [&](const std::string& reason) {
+    return RuntimeError("cannot allocate a " + std::string(dtype_name(dtype_)) + " array of shape " +
+                        clipped_text(shape_string()) + ": " + reason);
+  };
+  // Refused before allocating: a size that wraps would allocate too little,
+  // and one beyond physical memory would not fail but exhaust the machine
+  // while the buffer is zeroed.
+  std::optional<int64_t> checked = checked_nbytes(shape_, dtype_);
+  if (!checked) throw refuse("its size in bytes overflows int64");
+  if (*checked > physical_memory_bytes())
+    throw refuse("it needs " + byte_count_text(*checked) + ", more than this machine's " +
+                 byte_count_text(physical_memory_bytes()) + " of memory");
+  size_t bytes = size_t(*checked);
   // Large buffers (weights, arenas) go on 2 MiB pages where the kernel
   // allows it: first touch then costs one fault per 2 MiB instead of one per
   // 4 KiB, which dominates loading a model's weights.
@@ -24,7 +41,7 @@ NDArray::NDArray(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape
   size_t alloc = (bytes + alignment - 1) / alignment * alignment;
   if (alloc == 0) alloc = 64;
   void* p = std::aligned_alloc(alignment, alloc);
-  if (!p) throw std::bad_alloc();
+  if (!p) throw refuse("out of memory for its " + byte_count_text(*checked));
   if (alignment == kHugePage) madvise(p, alloc, MADV_HUGEPAGE);
   std::memset(p, 0, alloc);
   data_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
@@ -85,9 +102,9 @@ NDArray NDArray::copy() const {
 }
 
 NDArray NDArray::reshaped(std::vector<int64_t> shape) const {
+  if (checked_numel(shape) != numel()) throw std::invalid_argument("NDArray::reshaped: element count differs");
   NDArray out = *this;
   out.shape_ = std::move(shape);
-  if (out.numel() != numel()) throw std::invalid_argument("NDArray::reshaped: element count differs");
   return out;
 }
 

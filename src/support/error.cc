@@ -1,6 +1,10 @@
 // Rendering of diagnostics with the source line and a caret.
 #include "support/error.h"
 
+#include <algorithm>
+
+#include "runtime/clipped_text.h"
+
 namespace switchyard {
 
 const char* error_kind_name(ErrorKind kind) {
@@ -18,12 +22,32 @@ const char* error_kind_name(ErrorKind kind) {
 }
 
 Error::Error(ErrorKind kind, std::string message, Span span)
-    : std::runtime_error(render_diagnostic(span, error_kind_name(kind), message)),
+    : std::runtime_error(render_diagnostic(span, error_kind_name(kind), clipped_text(message, kMostMessageChars))),
       kind_(kind),
-      message_(std::move(message)),
+      message_(clipped_text(message, kMostMessageChars)),
       span_(std::move(span)) {}
 
 std::string Error::render() const { return what(); }
+
+namespace {
+
+// At most kMostQuotedChars of `line` around `column` (1-based), with "..."
+// where it was cut; `caret` becomes the column within the result.
+std::string line_around(const std::string& line, uint32_t column, size_t* caret) {
+  size_t at = column ? std::min<size_t>(column - 1, line.size()) : 0;
+  if (line.size() <= kMostQuotedChars) {
+    *caret = at;
+    return line;
+  }
+  size_t start = at > kMostQuotedChars / 2 ? at - kMostQuotedChars / 2 : 0;
+  start = std::min(start, line.size() - kMostQuotedChars);
+  std::string prefix = start > 0 ? "..." : "";
+  std::string suffix = start + kMostQuotedChars < line.size() ? "..." : "";
+  *caret = prefix.size() + (at - start);
+  return prefix + line.substr(start, kMostQuotedChars) + suffix;
+}
+
+}  // namespace
 
 std::string render_diagnostic(const Span& span, const std::string& severity,
                               const std::string& message) {
@@ -31,11 +55,11 @@ std::string render_diagnostic(const Span& span, const std::string& severity,
   if (span.defined()) out += span.to_string() + ": ";
   out += severity + ": " + message;
   if (span.defined() && !span.is_fused()) {
-    std::string line = source_line(span.source(), span.line());
+    size_t caret = 0;
+    std::string line = line_around(source_line(span.source(), span.line()), span.column(), &caret);
     if (!line.empty()) {
       out += "\n  " + line + "\n  ";
-      for (uint32_t i = 1; i < span.column() && i <= line.size(); ++i)
-        out += line[i - 1] == '\t' ? '\t' : ' ';
+      for (size_t i = 0; i < caret; ++i) out += line[i] == '\t' ? '\t' : ' ';
       out += "^";
     }
   }

@@ -21,6 +21,10 @@ enum class ErrorKind {
 
 const char* error_kind_name(ErrorKind kind);
 
+// The longest message an Error keeps: sites quote at most a line's worth of
+// input (clipped_text), and this bounds whatever else a message gathers.
+constexpr size_t kMostMessageChars = 16384;
+
 class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, std::string message, Span span = Span());

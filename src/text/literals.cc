@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ir/type.h"
+#include "runtime/clipped_text.h"
 
 namespace switchyard {
 
@@ -134,11 +135,11 @@ std::string read_float(std::string_view text, float* out) {
     return "";
   }
   if (body.empty() || !(std::isdigit(static_cast<unsigned char>(body[0])) || body[0] == '.'))
-    return "'" + std::string(text) + "' is not a number";
+    return "'" + clipped_text(text) + "' is not a number";
   auto result = std::from_chars(text.data(), text.data() + text.size(), *out);
-  if (result.ec == std::errc::result_out_of_range) return "'" + std::string(text) + "' is out of range for float32";
+  if (result.ec == std::errc::result_out_of_range) return "'" + clipped_text(text) + "' is out of range for float32";
   if (result.ec != std::errc() || result.ptr != text.data() + text.size())
-    return "'" + std::string(text) + "' is not a number";
+    return "'" + clipped_text(text) + "' is not a number";
   return "";
 }
 
@@ -302,7 +303,7 @@ std::string set_element_from_text(NDArray& array, int64_t index, std::string_vie
       return error;
     }
     case DType::kBool:
-      if (text != "True" && text != "False") return "expected True or False, got '" + std::string(text) + "'";
+      if (text != "True" && text != "False") return "expected True or False, got '" + clipped_text(text) + "'";
       bytes[index] = text == "True";
       return "";
     default: break;
@@ -310,7 +311,7 @@ std::string set_element_from_text(NDArray& array, int64_t index, std::string_vie
   int64_t value = 0;
   auto result = std::from_chars(text.data(), text.data() + text.size(), value);
   if (!is_integer_text(text) || result.ec == std::errc::invalid_argument)
-    return "expected an integer for " + std::string(dtype_name(dtype)) + ", got '" + std::string(text) + "'";
+    return "expected an integer for " + std::string(dtype_name(dtype)) + ", got '" + clipped_text(text) + "'";
   int64_t low = 0, high = 0;
   switch (dtype) {
     case DType::kInt8: low = -128, high = 127; break;
@@ -319,7 +320,7 @@ std::string set_element_from_text(NDArray& array, int64_t index, std::string_vie
     default: low = std::numeric_limits<int64_t>::min(), high = std::numeric_limits<int64_t>::max(); break;
   }
   if (result.ec == std::errc::result_out_of_range || value < low || value > high)
-    return "'" + std::string(text) + "' is out of range for " + dtype_name(dtype);
+    return "'" + clipped_text(text) + "' is out of range for " + dtype_name(dtype);
   switch (dtype) {
     case DType::kInt8: reinterpret_cast<int8_t*>(bytes)[index] = int8_t(value); break;
     case DType::kUInt8: bytes[index] = uint8_t(value); break;
@@ -354,7 +355,7 @@ NDArray parse_scalar_literal(std::string_view text, std::string* error) {
       float_form = true;
     }
     if (!any) {
-      *error = "'" + std::string(text) + "' is not a number";
+      *error = "'" + clipped_text(text) + "' is not a number";
       return NDArray();
     }
     if (position < text.size() && (text[position] == 'e' || text[position] == 'E')) {
@@ -368,12 +369,12 @@ NDArray parse_scalar_literal(std::string_view text, std::string* error) {
   std::string_view suffix = text.substr(position);
   std::optional<DType> dtype = dtype_of_suffix(suffix, float_form);
   if (!dtype) {
-    *error = "unknown literal suffix '" + std::string(suffix) + "' in '" + std::string(text) +
+    *error = "unknown literal suffix '" + clipped_text(suffix) + "' in '" + clipped_text(text) +
              "' (expected f, f16, bf16, i8, i32, i64 or u8)";
     return NDArray();
   }
   if (float_form && !dtype_is_float(*dtype)) {
-    *error = "'" + std::string(text) + "': an integer literal cannot have a fraction, exponent, nan or inf";
+    *error = "'" + clipped_text(text) + "': an integer literal cannot have a fraction, exponent, nan or inf";
     return NDArray();
   }
   NDArray out(*dtype, {});

@@ -15,6 +15,7 @@
 
 #include "ir/with_fields.h"
 #include "op/registry.h"
+#include "runtime/clipped_text.h"
 #include "support/error.h"
 #include "text/lexer.h"
 #include "text/literals.h"
@@ -46,6 +47,8 @@ std::string operator_suggestion(std::string_view name) {
   size_t best_distance = 3;
   for (const OpDef* def : all_op_defs()) {
     const std::string& candidate = def->name;
+    // The distance is at least the difference in length: a long name needs no table.
+    if (name.size() >= candidate.size() + best_distance) continue;
     size_t distance = edit_distance(name, candidate);
     size_t dot = candidate.rfind('.');
     if (dot != std::string::npos && candidate.substr(dot + 1) == name) distance = 0;
@@ -67,11 +70,13 @@ class Parser {
       Token name_token = expect(TokenKind::kGlobal);
       std::string name = global_name(name_token);
       auto [it, inserted] = defined.emplace(name, span_of(name_token));
-      if (!inserted) fail(name_token, "function @" + name + " is defined twice (first at " + it->second.to_string() + ")");
+      if (!inserted)
+        fail(name_token,
+             "function @" + clipped_text(name) + " is defined twice (first at " + it->second.to_string() + ")");
       module.add(name, parse_function_rest(def_token));
     }
     for (const auto& [name, span] : global_references_)
-      if (!defined.count(name)) throw Error(ErrorKind::kParse, "undefined function @" + name, span);
+      if (!defined.count(name)) throw Error(ErrorKind::kParse, "undefined function @" + clipped_text(name), span);
     return module;
   }
 
@@ -125,10 +130,10 @@ class Parser {
   static std::string describe(const Token& t) {
     switch (t.kind) {
       case TokenKind::kEnd: return "end of input";
-      case TokenKind::kLocal: return "'%" + std::string(t.text) + "'";
-      case TokenKind::kGlobal: return "'@" + std::string(t.text) + "'";
+      case TokenKind::kLocal: return "'%" + clipped_text(t.text) + "'";
+      case TokenKind::kGlobal: return "'@" + clipped_text(t.text) + "'";
       case TokenKind::kDevice: return "a device";
-      default: return "'" + std::string(t.text) + "'";
+      default: return "'" + clipped_text(t.text) + "'";
     }
   }
   Span span_of(const Token& t) const { return lexer_.span_at(t.line, t.column); }
@@ -143,7 +148,7 @@ class Parser {
   void bind(const Token& name, Expr node) {
     auto [it, inserted] = names_.try_emplace(name.text, Binding{std::move(node), span_of(name)});
     if (!inserted)
-      fail(name, "%" + std::string(name.text) + " is already bound at " + it->second.span.to_string());
+      fail(name, "%" + clipped_text(name.text) + " is already bound at " + it->second.span.to_string());
     bound_.push_back(name.text);
   }
   size_t open_scope() const { return bound_.size(); }
@@ -296,7 +301,7 @@ class Parser {
     switch (t.kind) {
       case TokenKind::kLocal: {
         auto it = names_.find(t.text);
-        if (it == names_.end()) fail(t, "undefined variable %" + std::string(t.text));
+        if (it == names_.end()) fail(t, "undefined variable %" + clipped_text(t.text));
         *is_reference = true;
         take();
         return it->second.node;
@@ -361,7 +366,7 @@ class Parser {
     auto known = operators_.find(word);
     if (known == operators_.end()) {
       const OpDef* def = find_op_def(std::string(word));
-      if (!def) fail(t, "unknown operator '" + std::string(word) + "'" + operator_suggestion(word));
+      if (!def) fail(t, "unknown operator '" + clipped_text(word) + "'" + operator_suggestion(word));
       known = operators_.emplace(word, op_get(def->name)).first;
     }
     Op op = known->second;
@@ -426,23 +431,29 @@ class Parser {
   }
 
   // "Tensor[(2), float32]{1, 2}", "Tensor[(64), float32]{b64"..."}", "float32{b64"..."}".
+  // The data is read and checked before the array is allocated, so the
+  // allocation is bounded by the text that fills it: a short file cannot
+  // declare a huge constant and make the parser zero gigabytes first.
   Expr parse_tensor_literal() {
     Token first = peek();
     Type type = parse_type();
     const TensorTypeNode* tensor = as_tensor(type);
-    NDArray data(tensor->dtype, tensor->shape);
-    int64_t count = data.numel();
+    int64_t count = tensor->numel();
+    int64_t nbytes = tensor->nbytes();
     expect(TokenKind::kLBrace);
+    std::string bytes;
     if (is_word(peek(), "b64") && peek(1).kind == TokenKind::kString) {
       take();
       Token encoded = take();
-      std::optional<std::string> bytes = base64_decode(encoded.text.substr(1, encoded.text.size() - 2));
-      if (!bytes) fail(encoded, "malformed base64 data");
-      if (bytes->size() != data.nbytes())
-        fail(encoded, "base64 data has " + std::to_string(bytes->size()) + " bytes; " + type_to_string(type) +
-                          " needs " + std::to_string(data.nbytes()));
-      std::memcpy(data.data(), bytes->data(), bytes->size());
+      std::optional<std::string> decoded = base64_decode(encoded.text.substr(1, encoded.text.size() - 2));
+      if (!decoded) fail(encoded, "malformed base64 data");
+      if (int64_t(decoded->size()) != nbytes)
+        fail(encoded, "base64 data has " + std::to_string(decoded->size()) + " bytes; " + type_to_string(type) +
+                          " needs " + std::to_string(nbytes));
+      bytes = std::move(*decoded);
     } else {
+      // Each element goes through a scalar of the dtype into `bytes`.
+      NDArray element_value(tensor->dtype, {});
       int64_t index = 0;
       while (peek().kind != TokenKind::kRBrace) {
         const Token& element = peek();
@@ -450,8 +461,10 @@ class Parser {
           fail(element, "expected a tensor element, found " + describe(element));
         if (index >= count)
           fail(element, "too many elements: " + type_to_string(type) + " has " + std::to_string(count));
-        std::string error = set_element_from_text(data, index++, element.text);
+        std::string error = set_element_from_text(element_value, 0, element.text);
         if (!error.empty()) fail(element, error);
+        bytes.append(static_cast<const char*>(element_value.data()), size_t(dtype_bytes(tensor->dtype)));
+        ++index;
         take();
         if (!accept(TokenKind::kComma)) break;
       }
@@ -460,6 +473,13 @@ class Parser {
                          std::to_string(index));
     }
     expect(TokenKind::kRBrace);
+    NDArray data;
+    try {
+      data = NDArray(tensor->dtype, tensor->shape);
+    } catch (const std::exception& e) {
+      fail(first, e.what());
+    }
+    if (!bytes.empty()) std::memcpy(data.data(), bytes.data(), bytes.size());
     return make_constant(std::move(data), {.span = span_of(first)});
   }
 
@@ -484,7 +504,11 @@ class Parser {
       expect(TokenKind::kComma);
       DType dtype = parse_dtype_token(expect(TokenKind::kIdent));
       expect(TokenKind::kRBracket);
-      return tensor_type(std::move(shape), dtype);
+      try {
+        return tensor_type(std::move(shape), dtype);
+      } catch (const Error& e) {
+        fail(t, e.message());
+      }
     }
     if (is_word(t, "fn")) {
       expect(TokenKind::kLParen);
@@ -510,7 +534,7 @@ class Parser {
 
   DType parse_dtype_token(const Token& t) {
     std::optional<DType> dtype = parse_dtype(t.text);
-    if (!dtype) fail(t, "unknown type '" + std::string(t.text) + "'");
+    if (!dtype) fail(t, "unknown type '" + clipped_text(t.text) + "'");
     return *dtype;
   }
 
@@ -558,7 +582,7 @@ class Parser {
     if (is_integer_text(text)) {
       int64_t value = 0;
       auto result = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (result.ec != std::errc()) fail(t, "integer '" + std::string(text) + "' is out of range");
+      if (result.ec != std::errc()) fail(t, "integer '" + clipped_text(text) + "' is out of range");
       return value;
     }
     bool negative = !text.empty() && text[0] == '-';
@@ -571,7 +595,7 @@ class Parser {
     double value = 0;
     auto result = std::from_chars(text.data(), text.data() + text.size(), value);
     if (result.ec != std::errc() || result.ptr != text.data() + text.size())
-      fail(t, "malformed number '" + std::string(t.text) + "'");
+      fail(t, "malformed number '" + clipped_text(t.text) + "'");
     return value;
   }
 
