@@ -1,17 +1,23 @@
 // NumPy .npy reading and writing (see npy.h for the dtype mapping).
 #include "runtime/npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <optional>
 #include <stdexcept>
+
+#include "runtime/clipped_text.h"
+#include "runtime/runtime_error.h"
+#include "runtime/tensor_size.h"
 
 namespace switchyard {
 
@@ -87,7 +93,9 @@ class HeaderParser {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& what) { npy_fail(path_, "malformed header (" + what + "): " + text_); }
+  [[noreturn]] void fail(const std::string& what) {
+    npy_fail(path_, "malformed header (" + what + "): " + clipped_text(text_));
+  }
 
   void skip_space() {
     while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n')) ++pos_;
@@ -153,25 +161,68 @@ uint32_t read_le(const std::string& bytes, size_t at, size_t width) {
   return v;
 }
 
+// An open file descriptor, closed when it goes out of scope.
+struct OpenFile {
+  int fd = -1;
+  ~OpenFile() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// What a file that is not a regular file is, for the message.
+std::string file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a pipe";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// Reads exactly `size` bytes at `offset`; false when the file ends first or a read fails.
+bool read_at(int fd, void* out, size_t size, uint64_t offset) {
+  char* p = static_cast<char*>(out);
+  while (size > 0) {
+    ssize_t got = ::pread(fd, p, size, off_t(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    size -= size_t(got);
+    offset += uint64_t(got);
+  }
+  return true;
+}
+
 }  // namespace
 
 NDArray read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) npy_fail(path, std::string("cannot open for reading: ") + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) npy_fail(path, "read error");
-  if (bytes.size() < kMagicSize || bytes.compare(0, kMagicSize, kMagic, kMagicSize) != 0)
+  // Only a regular file: its size is known before reading, so the header can
+  // be checked against it and nothing is read past what the header declares;
+  // a device or a pipe may never end (--input x=/dev/zero). O_NONBLOCK keeps
+  // opening a pipe with no writer from waiting forever.
+  OpenFile file{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  if (file.fd < 0) npy_fail(path, std::string("cannot open for reading: ") + std::strerror(errno));
+  struct stat status;
+  if (::fstat(file.fd, &status) != 0) npy_fail(path, std::string("cannot inspect: ") + std::strerror(errno));
+  if (!S_ISREG(status.st_mode))
+    npy_fail(path, "is " + file_kind(status.st_mode) + ", not a regular file; inputs are read only from .npy files");
+  uint64_t file_size = uint64_t(status.st_size);
+
+  std::string prefix(size_t(std::min<uint64_t>(file_size, kMagicSize + 2 + 4)), '\0');
+  if (!read_at(file.fd, prefix.data(), prefix.size(), 0)) npy_fail(path, "read error");
+  if (prefix.size() < kMagicSize || prefix.compare(0, kMagicSize, kMagic, kMagicSize) != 0)
     npy_fail(path, "not a .npy file (bad magic)");
-  if (bytes.size() < kMagicSize + 4) npy_fail(path, "truncated header");
-  int major = uint8_t(bytes[6]), minor = uint8_t(bytes[7]);
+  if (prefix.size() < kMagicSize + 4) npy_fail(path, "truncated header");
+  int major = uint8_t(prefix[6]), minor = uint8_t(prefix[7]);
   size_t length_width = major == 1 ? 2 : (major == 2 || major == 3) ? 4 : 0;
   if (length_width == 0)
     npy_fail(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor));
   size_t header_start = kMagicSize + 2 + length_width;
-  if (bytes.size() < header_start) npy_fail(path, "truncated header");
-  size_t header_length = read_le(bytes, kMagicSize + 2, length_width);
-  if (bytes.size() < header_start + header_length) npy_fail(path, "truncated header");
-  std::string header = bytes.substr(header_start, header_length);
+  if (file_size < header_start) npy_fail(path, "truncated header");
+  size_t header_length = read_le(prefix, kMagicSize + 2, length_width);
+  if (file_size < header_start + header_length) npy_fail(path, "truncated header");
+  std::string header(header_length, '\0');
+  if (!read_at(file.fd, header.data(), header.size(), header_start)) npy_fail(path, "read error");
 
   std::optional<std::string> descr;
   std::optional<bool> fortran_order;
@@ -180,37 +231,39 @@ NDArray read_npy(const std::string& path) {
     if (key == "descr" && value.kind == HeaderValue::Kind::kString) descr = value.text;
     else if (key == "fortran_order" && value.kind == HeaderValue::Kind::kBool) fortran_order = value.flag;
     else if (key == "shape" && value.kind == HeaderValue::Kind::kInts) shape = value.ints;
-    else npy_fail(path, "malformed header (unexpected entry '" + key + "'): " + header);
+    else npy_fail(path, "malformed header (unexpected entry '" + clipped_text(key) + "'): " + clipped_text(header));
   }
   if (!descr || !fortran_order || !shape)
-    npy_fail(path, "malformed header (needs 'descr', 'fortran_order' and 'shape'): " + header);
+    npy_fail(path, "malformed header (needs 'descr', 'fortran_order' and 'shape'): " + clipped_text(header));
   std::optional<DType> dtype = dtype_of_descr(*descr, path);
   if (!dtype)
-    npy_fail(path, "unsupported dtype '" + *descr +
+    npy_fail(path, "unsupported dtype '" + clipped_text(*descr) +
                        "' (supported: '<f4', '<f2', '<u2' as bfloat16 bits, '|i1', '<i4', '<i8', '|u1', '|b1')");
   if (*fortran_order && shape->size() > 1)
     npy_fail(path, "Fortran-order arrays are not supported; save a C-order array (numpy.ascontiguousarray)");
 
-  // The element count, guarding against overflow from a hostile header.
-  uint64_t count = 1;
-  for (int64_t d : *shape) {
-    if (d != 0 && count > uint64_t(std::numeric_limits<int64_t>::max()) / uint64_t(d) / 8)
-      npy_fail(path, "shape " + shape_to_string(*shape) + " is too large");
-    count *= uint64_t(d);
-  }
+  std::string shape_text = clipped_text(shape_to_string(*shape));
+  std::optional<int64_t> nbytes = checked_nbytes(*shape, *dtype);
+  if (!nbytes) npy_fail(path, "shape " + shape_text + " is too large: its size in bytes overflows int64");
   size_t data_start = header_start + header_length;
-  uint64_t expected = count * uint64_t(dtype_bytes(*dtype));
-  uint64_t present = bytes.size() - data_start;
+  uint64_t expected = uint64_t(*nbytes);
+  uint64_t present = file_size - data_start;
   if (present < expected)
-    npy_fail(path, "truncated data: shape " + shape_to_string(*shape) + " of " + dtype_name(*dtype) + " needs " +
+    npy_fail(path, "truncated data: shape " + shape_text + " of " + dtype_name(*dtype) + " needs " +
                        std::to_string(expected) + " bytes, the file has " + std::to_string(present));
   if (present > expected)
-    npy_fail(path, "data size mismatch: shape " + shape_to_string(*shape) + " of " + dtype_name(*dtype) + " needs " +
+    npy_fail(path, "data size mismatch: shape " + shape_text + " of " + dtype_name(*dtype) + " needs " +
                        std::to_string(expected) + " bytes, the file has " + std::to_string(present));
-  NDArray array(*dtype, *shape);
-  if (expected) std::memcpy(array.data(), bytes.data() + data_start, expected);
+  NDArray array;
+  try {
+    array = NDArray(*dtype, *shape);
+  } catch (const RuntimeError& e) {
+    npy_fail(path, e.what());
+  }
+  if (!read_at(file.fd, array.data(), size_t(expected), data_start))
+    npy_fail(path, "read error (the file changed while it was read?)");
   if (*dtype == DType::kBool)  // any nonzero byte is true; keep the canonical 0/1
-    for (uint64_t i = 0; i < count; ++i) array.as<uint8_t>()[i] = array.as<uint8_t>()[i] != 0;
+    for (uint64_t i = 0; i < expected; ++i) array.as<uint8_t>()[i] = array.as<uint8_t>()[i] != 0;
   return array;
 }
 

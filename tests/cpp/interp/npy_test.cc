@@ -1,6 +1,7 @@
 // .npy reading and writing: round trips of every dtype, the exact header
 // NumPy writes, hand-made files of both header versions, malformed files.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -143,6 +144,34 @@ TEST_F(NpyTest, ErrorsNameThePath) {
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(std::string(e.what()).rfind(missing + ": cannot open for reading", 0), 0u) << e.what();
   }
+}
+
+TEST_F(NpyTest, ReadsOnlyRegularFiles) {
+  // The message read_npy throws for `file`.
+  auto error_of = [](const std::string& file) -> std::string {
+    try {
+      read_npy(file);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "read_npy accepted " + file;
+  };
+  // /dev/zero never ends: refused at once, by name, before reading a byte.
+  EXPECT_EQ(error_of("/dev/zero"),
+            "/dev/zero: is a character device, not a regular file; inputs are read only from .npy files");
+  // A pipe with no writer: refused without waiting for one.
+  ASSERT_EQ(::mkfifo(path("pipe.npy").c_str(), 0600), 0);
+  const std::string refused = ", not a regular file; inputs are read only from .npy files";
+  EXPECT_EQ(error_of(path("pipe.npy")), path("pipe.npy") + ": is a pipe" + refused);
+  EXPECT_EQ(error_of(dir_.string()), dir_.string() + ": is a directory" + refused);
+}
+
+TEST_F(NpyTest, AHugeHeaderIsQuotedAsOneLine) {
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'extra': '" + std::string(1 << 20, 'x') + "'}";
+  std::string message = read_error(npy_file(2, header, float_bytes({1})));
+  EXPECT_NE(message.find("malformed header (unexpected entry 'extra')"), std::string::npos) << message.substr(0, 300);
+  EXPECT_LT(message.size(), 1000u);
 }
 
 TEST_F(NpyTest, FailedWriteLeavesNoFile) {

@@ -1,0 +1,52 @@
+# Resource limits through the Python API and the command line: tensor types
+# whose size overflows int64, constants checked before allocation, inputs
+# read only from regular files, messages that quote a line's worth of input.
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+import switchyard as sy
+from switchyard import ir
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SWITCHYARD = pathlib.Path(os.environ.get("SY_BUILD_DIR", REPO / "build")) / "bin" / "switchyard"
+
+
+def test_a_tensor_type_whose_size_overflows_is_refused():
+    with pytest.raises(sy.Error, match=r"Tensor\[\(4611686018427387904, 4611686018427387904\), float32\] is too large"):
+        ir.TensorType((2**62, 2**62))
+    with pytest.raises(sy.ParseError, match="overflows int64"):
+        sy.parse("def @main(%x: Tensor[(4294967296, 4294967296), float32]) {\n  %x\n}\n")
+
+
+def test_a_huge_constant_is_refused_by_position_not_bad_alloc():
+    with pytest.raises(sy.ParseError, match="needs 1000000000000000 elements, found 0") as info:
+        sy.parse("def @main() {\n  Tensor[(1000000000000000), float32]{}\n}\n")
+    assert str(info.value.span) == "<string>:2:39"
+
+
+def test_a_huge_attribute_gives_a_short_message():
+    text = ("def @main(%x: Tensor[(4), float32], %i: Tensor[(2), int32]) {\n  take(%x, %i, mode=\""
+            + "A" * 20_000_000 + "\")\n}\n")
+    with pytest.raises(sy.Error) as info:
+        sy.parse(text)
+    assert len(str(info.value)) < 2000
+    assert "more characters" in str(info.value)
+
+
+def test_an_input_that_is_not_a_regular_file_fails_at_once(tmp_path):
+    model = tmp_path / "m.sy"
+    model.write_text("def @main(%x: Tensor[(4), float32]) {\n  negative(%x)\n}\n")
+    result = subprocess.run([str(SWITCHYARD), "run-ir", str(model), "--input", "x=/dev/zero",
+                             "--output-dir", str(tmp_path / "out")], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert "input 'x': /dev/zero: is a character device, not a regular file" in result.stderr
+    # A regular file whose size matches its header still runs.
+    np.save(tmp_path / "x.npy", np.arange(4, dtype=np.float32))
+    result = subprocess.run([str(SWITCHYARD), "run-ir", str(model), "--input", f"x={tmp_path / 'x.npy'}",
+                             "--output-dir", str(tmp_path / "out")], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert np.array_equal(np.load(tmp_path / "out" / "output_0.npy"), -np.arange(4, dtype=np.float32))
