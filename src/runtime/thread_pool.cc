@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <string>
+#include <system_error>
+
+#include "runtime/runtime_error.h"
 
 namespace switchyard {
 
@@ -21,22 +25,36 @@ struct ThreadPool::Job {
 
 int default_thread_count() {
   unsigned count = std::thread::hardware_concurrency();
-  return count == 0 ? 1 : int(count);
+  return count == 0 ? 1 : int(std::min<unsigned>(count, kMaxPoolThreads));
 }
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) num_threads = default_thread_count();
+  if (num_threads > kMaxPoolThreads)
+    throw RuntimeError("a thread pool of " + std::to_string(num_threads) + " threads is refused (at most " +
+                       std::to_string(kMaxPoolThreads) + ")");
   workers_.reserve(size_t(num_threads - 1));
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  try {
+    for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  } catch (const std::system_error& e) {
+    // Joinable threads must not be destroyed: stop the ones that started.
+    std::string started = std::to_string(workers_.size() + 1);
+    stop_workers();
+    throw RuntimeError("cannot start a thread pool of " + std::to_string(num_threads) + " threads (" + started +
+                       " started): " + e.what());
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   for (std::thread& worker : workers_) worker.join();
+  workers_.clear();
 }
 
 void ThreadPool::worker_loop() {

@@ -20,13 +20,21 @@ namespace switchyard {
 // Runs over [begin, end).
 using ParallelBody = std::function<void(int64_t begin, int64_t end)>;
 
-// The hardware concurrency, at least 1.
+// The most threads one pool may have: a corrupt count (a manifest's
+// devices[].threads of 10^6) is refused instead of exhausting the process
+// table. Four times the widest CPU a host has today, and fixed, so an
+// artifact valid on one machine is valid on another.
+constexpr int kMaxPoolThreads = 1024;
+
+// The hardware concurrency, at least 1 and at most kMaxPoolThreads.
 int default_thread_count();
 
 class ThreadPool {
  public:
   // `num_threads` counts the calling thread, which works too: a pool of N
-  // starts N-1 workers. 0 (or less) means default_thread_count().
+  // starts N-1 workers. 0 (or less) means default_thread_count(). Throws
+  // RuntimeError above kMaxPoolThreads, or when the system cannot start a
+  // worker (after stopping those already started).
   explicit ThreadPool(int num_threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -43,6 +51,7 @@ class ThreadPool {
  private:
   struct Job;
   void worker_loop();
+  void stop_workers();  // wakes, joins and forgets every worker
   static void run_chunks(Job& job);
 
   std::mutex mutex_;

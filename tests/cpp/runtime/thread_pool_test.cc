@@ -1,5 +1,6 @@
 // Thread pool: every index exactly once, static chunks of at least `grain`,
-// nested and concurrent loops without deadlock, exceptions carried back.
+// nested and concurrent loops without deadlock, exceptions carried back, a
+// capped size.
 #include "runtime/thread_pool.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#include "runtime/runtime_error.h"
 
 namespace switchyard {
 namespace {
@@ -99,6 +102,18 @@ TEST(ThreadPool, ExceptionsReachTheCallerAfterAllChunks) {
                std::runtime_error);
   EXPECT_EQ(finished.load(), 3);
   EXPECT_EQ(parallel_sum(pool, 100, 1), 4950);  // still usable
+}
+
+// A corrupt count (a manifest's devices[].threads of 10^6) is refused before
+// any thread starts, rather than exhausting the process table.
+TEST(ThreadPoolLimitTest, RefusesMoreThanTheCap) {
+  try {
+    ThreadPool pool(kMaxPoolThreads + 1);
+    FAIL() << "started a pool of 1025 threads";
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()), "a thread pool of 1025 threads is refused (at most 1024)");
+  }
+  EXPECT_LE(default_thread_count(), kMaxPoolThreads);
 }
 
 }  // namespace
