@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "backend/process.h"
+#include "backend/verified_cache.h"
 #include "runtime/sha256.h"
 #include "support/error.h"
 
@@ -63,12 +64,6 @@ void make_directory(const std::string& path) {
 
 std::string hash_text(const std::string& text) { return sha256_hex(text.data(), text.size()); }
 
-// A name no other thread or process uses for a file being written.
-std::string temporary_name(const std::string& path) {
-  static std::atomic<uint64_t> counter{0};
-  return path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-}
-
 std::string trimmed(const std::string& output) {
   return output.size() <= kMostMessageChars ? output
                                             : output.substr(0, kMostMessageChars) + "\n[... compiler output cut]";
@@ -114,6 +109,7 @@ Toolchain Toolchain::find(const std::string& cxx, const std::string& cache_dir) 
   t.abi_header_ = read_whole_file(t.include_dir_ + "/switchyard/model_abi.h");
   t.native_cpu_ = describe_native_cpu(t.cxx_);
   for (const char* sub : {"objects", "models", "failed"}) make_directory(t.cache_dir_ + "/" + sub);
+  for (const char* sub : {"objects", "models"}) remove_orphaned_temporaries(t.cache_dir_ + "/" + sub);
   return t;
 }
 
@@ -151,10 +147,12 @@ std::vector<std::string> Toolchain::compile(const std::vector<TranslationUnit>& 
                            abi_header_ + "\n--\n" + native_cpu_;
     std::string object_path = cache_dir_ + "/objects/" + hash_text(key_text) + ".o";
     objects.push_back(object_path);
-    if (fs::exists(object_path)) {
+    std::string problem;
+    if (verified_cache_entry(object_path, &problem)) {
       ++stats->objects_cached;
       continue;
     }
+    if (!problem.empty()) stats->notes.push_back("rebuilt the cached object " + object_path + ": " + problem);
     std::vector<std::string> command{cxx_};
     command.insert(command.end(), options.begin(), options.end());
     command.insert(command.end(), {"-c", source_path, "-o", object_path});
@@ -172,15 +170,19 @@ std::vector<std::string> Toolchain::compile(const std::vector<TranslationUnit>& 
         if (!failure.empty()) return;
       }
       Job& job = jobs[i];
-      std::string temporary = temporary_name(job.object_path);
+      std::string temporary = cache_temporary_name(job.object_path);
       std::vector<std::string> command = job.command;
       command.back() = temporary;
       ProcessResult result = run_process(command);
-      std::error_code ignored;
       if (result.started && result.exit_code == 0) {
-        fs::rename(temporary, job.object_path, ignored);
-        if (!ignored) continue;
+        try {
+          store_cache_entry(temporary, job.object_path);
+          continue;
+        } catch (const Error& e) {
+          result.output += "\n" + e.message();
+        }
       }
+      std::error_code ignored;
       fs::remove(temporary, ignored);
       std::string kept = cache_dir_ + "/failed/" + job.name + ".cc";
       fs::copy_file(job.source_path, kept, fs::copy_options::overwrite_existing, ignored);
@@ -208,23 +210,24 @@ void Toolchain::link(const std::vector<std::string>& objects, const std::string&
   std::string key_text = cxx_ + "\n" + version_ + "\n" + command_line(libraries);
   for (const std::string& o : objects) key_text.append("\n").append(fs::path(o).filename().string());
   std::string cached = cache_dir_ + "/models/" + hash_text(key_text) + ".so";
-  if (fs::exists(cached)) {
+  std::string problem;
+  if (verified_cache_entry(cached, &problem)) {
     stats->link_cached = true;
   } else {
-    std::string temporary = temporary_name(cached);
+    if (!problem.empty()) stats->notes.push_back("relinked the cached model " + cached + ": " + problem);
+    std::string temporary = cache_temporary_name(cached);
     std::vector<std::string> command{cxx_, "-shared", "-o", temporary};
     command.insert(command.end(), objects.begin(), objects.end());
     command.insert(command.end(), libraries.begin(), libraries.end());
     ProcessResult result = run_process(command);
     ++stats->compiler_invocations;
-    std::error_code error;
     if (!result.started || result.exit_code != 0) {
-      fs::remove(temporary, error);
+      std::error_code ignored;
+      fs::remove(temporary, ignored);
       throw Error(ErrorKind::kBackend, "linking model.so failed:\n" + trimmed(result.output) +
                                            "\ncommand: " + command_line(command));
     }
-    fs::rename(temporary, cached, error);
-    if (error) throw Error(ErrorKind::kBackend, "cannot store " + cached + ": " + error.message());
+    store_cache_entry(temporary, cached);
   }
   std::error_code error;
   fs::copy_file(cached, output, fs::copy_options::overwrite_existing, error);

@@ -20,6 +20,8 @@ struct ToolchainStats {
   int objects_cached = 0;    // translation units found in the cache
   bool link_cached = false;  // model.so taken from the cache
   int compiler_invocations = 0;  // compiles and links that ran
+  // One line per cache entry that failed its hash check and was rebuilt.
+  std::vector<std::string> notes;
 };
 
 class Toolchain {
@@ -39,14 +41,17 @@ class Toolchain {
 
   // Writes each unit to source_dir/NAME.cc and compiles it (two at a time)
   // unless the cache holds its object, keyed by the SHA-256 of the source,
-  // the command line, the compiler's version and the model ABI header.
+  // the command line, the compiler's version and the model ABI header, and
+  // verified by the SHA-256 of its content (verified_cache.h): a corrupt
+  // entry is rebuilt, with a line in stats->notes.
   // Returns the object paths in unit order. A failed compile is
   // Error(kBackend) with the compiler's message and the path of a kept copy
   // of the source.
   std::vector<std::string> compile(const std::vector<TranslationUnit>& units, const std::string& source_dir,
                                    ToolchainStats* stats) const;
 
-  // Links the objects (with oneDNN) into the shared library `output`.
+  // Links the objects into the shared library `output`, through a cache
+  // verified the same way.
   void link(const std::vector<std::string>& objects, const std::string& output, ToolchainStats* stats) const;
 
  private:
