@@ -22,8 +22,8 @@ using ParallelBody = std::function<void(int64_t begin, int64_t end)>;
 
 // The most threads one pool may have: a corrupt count (a manifest's
 // devices[].threads of 10^6) is refused instead of exhausting the process
-// table. Four times the widest CPU a host has today, and fixed, so an
-// artifact valid on one machine is valid on another.
+// table. Twice the hardware threads of today's largest two-socket servers,
+// and fixed, so an artifact valid on one machine is valid on another.
 constexpr int kMaxPoolThreads = 1024;
 
 // The hardware concurrency, at least 1 and at most kMaxPoolThreads.
