@@ -95,12 +95,14 @@ void store_cache_entry(const std::string& temporary, const std::string& path) {
     out.close();
     if (!out) fail("cannot write " + hash_temporary + " (disk full?)");
   }
-  // The file first, then its hash: until both are in place the pair does
-  // not verify, so a reader in between rebuilds rather than trusts it.
-  fs::rename(temporary, path, error);
-  if (error) fail("cannot rename " + temporary + " into place: " + error.message());
+  // The hash first, then the file: a reader in between finds no file (and
+  // builds its own) or an old one that fails the new hash, and what it
+  // removes then is at most the hash, never the file this process is about
+  // to link.
   fs::rename(hash_temporary, hash_path(path), error);
   if (error) fail("cannot rename " + hash_temporary + " into place: " + error.message());
+  fs::rename(temporary, path, error);
+  if (error) fail("cannot rename " + temporary + " into place: " + error.message());
 }
 
 std::string cache_temporary_name(const std::string& path) {

@@ -17,7 +17,7 @@ namespace switchyard {
 bool verified_cache_entry(const std::string& path, std::string* problem);
 
 // Makes the finished file `temporary` the entry `path`: records its hash,
-// then renames both into place. Error(kBackend) naming the entry when
+// then renames the hash and the file into place, in that order. Error(kBackend) naming the entry when
 // `temporary` is empty or cannot be stored; `temporary` is gone either way.
 void store_cache_entry(const std::string& temporary, const std::string& path);
 
