@@ -204,8 +204,8 @@ std::vector<std::string> Toolchain::compile(const std::vector<TranslationUnit>& 
 }
 
 void Toolchain::link(const std::vector<std::string>& objects, const std::string& output, ToolchainStats* stats) const {
-  // -lgomp: oneDNN kernels set the thread count of its OpenMP runtime.
-  std::vector<std::string> libraries{"-ldnnl", "-lgomp"};
+  // Generated code links nothing: oneDNN's primitives run in the runtime.
+  std::vector<std::string> libraries;
   // Objects are named by their content, so their names identify the library.
   std::string key_text = cxx_ + "\n" + version_ + "\n" + command_line(libraries);
   for (const std::string& o : objects) key_text.append("\n").append(fs::path(o).filename().string());
