@@ -109,7 +109,7 @@ class EntryWriter {
         }
       }
       out_ << ";  // " << one_line(buffer.label) << ": " << type_to_string(buffer.type) << " on "
-           << device_name(buffer.device) << "\n";
+           << device_name(buffer.device) << (buffer.layout.empty() ? "" : ", oneDNN layout " + buffer.layout) << "\n";
     }
   }
 

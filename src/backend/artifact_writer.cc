@@ -7,8 +7,10 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 
+#include "runtime/primitive_json.h"
 #include "support/error.h"
 #include "switchyard/model_abi.h"
 
@@ -55,9 +57,10 @@ Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, co
   }
   layout_weights(m.weights, int(m.devices.size()));
   for (const ArenaPlan& a : plan.arenas) m.arenas.push_back({a.key.device, a.key.scope, a.bytes, a.lower_bound_bytes});
-  // Each distinct kernel's primitive once; a kernel names the weight its
-  // primitive reads when that is a constant, for the runtime to reorder at load.
-  std::vector<int> primitive_of_source(program.kernel_sources.size(), -1);
+  // Each distinct primitive once (calls of one kernel may differ in their
+  // buffers' layouts); a kernel names the weight its primitive reads when
+  // that is a constant, for the runtime to reorder at load.
+  std::map<std::string, int> primitive_by_text;
   std::vector<const LoweredStep*> step_of_call(program.kernel_calls.size(), nullptr);
   for (const LoweredStep& step : program.steps)
     if (step.kind == LoweredStep::Kind::kKernel) step_of_call[size_t(step.index)] = &step;
@@ -67,13 +70,11 @@ Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, co
     ManifestKernel kernel{source.name, call.device, call.span.defined() ? call.span.to_string() : "",
                           kernel_kind(source)};
     if (source.primitive) {
-      int& primitive = primitive_of_source[size_t(call.source)];
-      if (primitive < 0) {
-        primitive = int(m.primitives.size());
-        m.primitives.push_back(*source.primitive);
-      }
-      kernel.primitive = primitive;
-      int weights_input = source.primitive->weights_input;
+      const PrimitiveSpec& spec = call.dnnl_primitive ? *call.dnnl_primitive : *source.primitive;
+      auto [it, inserted] = primitive_by_text.emplace(primitive_spec_text(spec), int(m.primitives.size()));
+      if (inserted) m.primitives.push_back(spec);
+      kernel.primitive = it->second;
+      int weights_input = spec.weights_input;
       if (weights_input >= 0 && step_of_call[c]) {
         const LoweredBuffer& buffer = program.buffers[size_t(step_of_call[c]->inputs.at(size_t(weights_input)))];
         if (buffer.kind == LoweredBuffer::Kind::kWeight) kernel.weights = buffer.index;

@@ -13,6 +13,7 @@
 #include "backend/memory_plan.h"
 #include "backend/toolchain.h"
 #include "pipeline/pass_table.h"
+#include "runtime/dnnl_primitive.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "support/error.h"
@@ -123,6 +124,10 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   // Generate each fused function's kernel for its device's target.
   generate_kernels(program, options.config);
   clock.done("generate kernels");
+
+  // Keep activations between oneDNN convolutions and pools blocked.
+  plan_layouts(program, dnnl_channel_block());
+  clock.done("layout plan");
 
   // Plan each device's arenas from the buffers' live ranges.
   std::vector<int> tensor_of_buffer;

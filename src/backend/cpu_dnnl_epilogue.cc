@@ -165,6 +165,7 @@ DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlAnchor& operation) 
       PrimitivePostOp sum;
       sum.kind = PrimitivePostOp::Kind::kSum;
       sum.input = input;
+      sum.operand = operation.spec.dst;  // the residual has the destination's shape and layout
       post_ops.push_back(sum);
       continue;
     }

@@ -4,6 +4,7 @@
 // this form; neither looks at the IR again.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,11 @@ struct LoweredBuffer {
   TensorType type;
   std::string label;  // what it holds, for comments: "%x", "nn.relu(%1) @cpu:0"
   Span span;
-  uint64_t bytes() const { return uint64_t(type->nbytes()); }
+  // A oneDNN blocked format ("nChw8c") when only oneDNN primitives read and
+  // write it (plan_layouts), with its padded size; empty: dense row-major.
+  std::string layout;
+  uint64_t layout_bytes = 0;
+  uint64_t bytes() const { return layout.empty() ? uint64_t(type->nbytes()) : layout_bytes; }
 };
 
 struct LoweredStep {
@@ -58,6 +63,8 @@ struct LoweredKernelCall {
   Span span;              // the call's span
   std::string base_name;  // readable: the operators inside, e.g. "fused_nn_dense_add"
   int source = -1;        // index into LoweredProgram::kernel_sources, set by generate_kernels
+  // The source's primitive with the layouts of this call's buffers (plan_layouts).
+  std::optional<PrimitiveSpec> dnnl_primitive;
 };
 
 struct LoweredCopy {
@@ -103,6 +110,15 @@ std::string kernel_kind(const KernelSource& kernel);
 // kernel after its operators and a hash of its code. Throws Error(kBackend)
 // for a target without a code generator, or from the generator.
 void generate_kernels(LoweredProgram& program, const CompilationConfig& config);
+
+// Keeps the activations between oneDNN convolutions and pools in the blocked
+// layout their fastest kernels read and write (channels in blocks of
+// `channel_block`), so that no reorder runs between them: an intermediate
+// 4-d buffer is blocked when a primitive-only kernel writes it and every
+// reader is one that reads it as its source or its residual. Sets each such
+// buffer's layout and each kernel call's primitive. Run after
+// generate_kernels, before memory planning.
+void plan_layouts(LoweredProgram& program, int channel_block);
 
 // The liveness problem of the program's intermediate buffers: one arena per
 // (device, scope) in ascending order, live ranges in step order (an if's two

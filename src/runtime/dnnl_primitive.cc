@@ -48,7 +48,16 @@ dnnl::algorithm algorithm_named(const std::string& name) {
   return it->second;
 }
 
-memory::desc plain(const PrimitiveTensor& t) { return memory::desc(t.dims, kF32, t.strides); }
+Tag format_named(const std::string& name) {
+  if (name == "nChw8c") return Tag::nChw8c;
+  if (name == "nChw16c") return Tag::nChw16c;
+  throw RuntimeError("unknown oneDNN format '" + name + "'");
+}
+
+// The layout of a kernel's buffer.
+memory::desc plain(const PrimitiveTensor& t) {
+  return t.format.empty() ? memory::desc(t.dims, kF32, t.strides) : memory::desc(t.dims, kF32, format_named(t.format));
+}
 memory::desc any_layout(const PrimitiveTensor& t) { return memory::desc(t.dims, kF32, Tag::any); }
 
 size_t aligned(size_t bytes) { return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
@@ -63,8 +72,9 @@ struct DnnlPrimitive::Impl {
   PrimitiveSpec spec;
   int threads = 1;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  memory::desc src, weights, bias, dst;  // the plain layouts of the kernel's buffers
-  std::vector<memory::desc> operands;    // of binary post-ops, by post-op index
+  memory::desc src, weights, bias, dst;  // the layouts of the kernel's buffers
+  std::vector<memory::desc> operands;    // of binary and sum post-ops, by post-op index
+  std::vector<dnnl::reorder> to_residual;  // a sum's residual into the chosen dst layout, where they differ
   // The layouts the primitive reads and writes, and its scratchpad.
   memory::desc chosen_src, chosen_weights, chosen_dst, scratchpad;
   dnnl::primitive primitive;
@@ -110,8 +120,12 @@ struct DnnlPrimitive::Impl {
   }
 
   void make_primitive() {
-    memory::desc src_layout = spec.any_activation_layout ? any_layout(spec.src) : src;
-    memory::desc dst_layout = spec.any_activation_layout ? any_layout(spec.dst) : dst;
+    // A blocked buffer is read and written as it is; oneDNN chooses for plain ones.
+    memory::desc src_layout = spec.any_activation_layout && spec.src.format.empty() ? any_layout(spec.src) : src;
+    memory::desc dst_layout = spec.any_activation_layout && spec.dst.format.empty() ? any_layout(spec.dst) : dst;
+    // oneDNN's fast pools write the layout they read.
+    if (spec.kind == PrimitiveKind::kPooling && !spec.src.format.empty())
+      dst_layout = memory::desc(spec.dst.dims, kF32, format_named(spec.src.format));
     memory::desc weights_layout = spec.any_weights_layout ? any_layout(spec.weights) : weights;
     switch (spec.kind) {
       case PrimitiveKind::kMatmul:
@@ -142,6 +156,10 @@ struct DnnlPrimitive::Impl {
     }
     if (blocked_weights())
       to_weights = dnnl::reorder(dnnl::reorder::primitive_desc(engine, weights, engine, chosen_weights));
+    to_residual.resize(spec.post_ops.size());
+    for (size_t i = 0; i < spec.post_ops.size(); ++i)
+      if (spec.post_ops[i].kind == PrimitivePostOp::Kind::kSum && operands[i] != chosen_dst)
+        to_residual[i] = dnnl::reorder(dnnl::reorder::primitive_desc(engine, operands[i], engine, chosen_dst));
     auto place = [&](size_t bytes) {
       size_t offset = workspace_bytes;
       workspace_bytes += aligned(bytes);
@@ -163,7 +181,7 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
   if (!spec.weights.empty()) p.weights = plain(spec.weights);
   if (!spec.bias.empty()) p.bias = plain(spec.bias);
   for (const PrimitivePostOp& post : spec.post_ops)
-    p.operands.push_back(post.kind == PrimitivePostOp::Kind::kBinary ? plain(post.operand) : memory::desc());
+    p.operands.push_back(post.kind == PrimitivePostOp::Kind::kEltwise ? memory::desc() : plain(post.operand));
   // The primitive's blocking depends on the thread count it is made for.
   omp_set_num_threads(p.threads);
   try {
@@ -232,11 +250,11 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
                         memory(p.operands[i], p.engine, input(post.input)));
     } else if (post.kind == PrimitivePostOp::Kind::kSum) {
       // The sum post-op adds what the destination holds: the residual goes there first.
-      memory residual(p.dst, p.engine, input(post.input));
-      if (p.blocked_dst())
-        p.to_dst.execute(stream, residual, dst);
-      else if (input(post.input) != outputs[0])
-        std::memcpy(outputs[0], input(post.input), p.dst.get_size());
+      memory residual(p.operands[i], p.engine, input(post.input));
+      if (p.operands[i] != p.chosen_dst)
+        p.to_residual[i].execute(stream, residual, dst);
+      else if (input(post.input) != dst.get_data_handle())
+        std::memcpy(dst.get_data_handle(), input(post.input), p.chosen_dst.get_size());
     }
   }
   if (p.scratchpad.get_size() > 0)
@@ -244,6 +262,20 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
   p.primitive.execute(stream, arguments);
   if (p.blocked_dst()) p.from_dst.execute(stream, dst, output);
   stream.wait();
+}
+
+size_t dnnl_tensor_bytes(const PrimitiveTensor& tensor) { return plain(tensor).get_size(); }
+
+int dnnl_channel_block() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core:
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx:
+      return 16;
+    default:
+      return 8;
+  }
 }
 
 bool dnnl_makes(const PrimitiveSpec& spec) {

@@ -72,6 +72,10 @@ PrimitiveTensor read_tensor(ObjectReader& parent, const char* key, bool required
   t.dims = integers(r, "dims", 1, int64_t(1) << 31, size_t(-1));
   t.strides = integers(r, "strides", 0, int64_t(1) << 40, t.dims.size());
   if (t.dims.empty()) fail(r.source(), r.path("dims"), "must not be empty");
+  if (r.optional("format")) {
+    t.format = one_of(r, "format", std::array{kBlockedFormats[0], kBlockedFormats[1]});
+    if (t.dims.size() != 4) fail(r.source(), r.path("format"), "a blocked format needs 4 dims");
+  }
   __int128 extent = 1;
   for (size_t d = 0; d < t.dims.size(); ++d) extent += __int128(t.dims[d] - 1) * t.strides[d];
   if (extent > (__int128(1) << 40)) fail(r.source(), r.path("dims"), "the tensor spans more than 2^40 elements");
@@ -79,7 +83,11 @@ PrimitiveTensor read_tensor(ObjectReader& parent, const char* key, bool required
   return t;
 }
 
-ordered_json tensor_json(const PrimitiveTensor& t) { return ordered_json{{"dims", t.dims}, {"strides", t.strides}}; }
+ordered_json tensor_json(const PrimitiveTensor& t) {
+  ordered_json j{{"dims", t.dims}, {"strides", t.strides}};
+  if (!t.format.empty()) j["format"] = t.format;
+  return j;
+}
 
 int read_input(ObjectReader& r, const char* key, bool required) {
   const json* value = r.optional(key);
@@ -107,6 +115,7 @@ PrimitivePostOp read_post_op(ObjectReader& r) {
   } else if (kind == "sum") {
     post.kind = PrimitivePostOp::Kind::kSum;
     post.input = read_input(r, "input", true);
+    post.operand = read_tensor(r, "operand", true);
   } else {
     post.kind = PrimitivePostOp::Kind::kBinary;
     post.algorithm = one_of(r, "algorithm",
@@ -188,7 +197,7 @@ ordered_json primitive_spec_json(const PrimitiveSpec& s) {
     } else {
       post["input"] = p.input;
     }
-    if (p.kind == PrimitivePostOp::Kind::kBinary) post["operand"] = tensor_json(p.operand);
+    if (p.kind != PrimitivePostOp::Kind::kEltwise) post["operand"] = tensor_json(p.operand);
     j["post_ops"].push_back(post);
   }
   return j;

@@ -12,9 +12,12 @@
 
 namespace switchyard {
 
-// A float32 tensor as oneDNN sees it: dims and element strides.
+// A float32 tensor as oneDNN sees it: dims and element strides, or a
+// blocked layout of oneDNN's (`format`, e.g. "nChw8c": channels in blocks of
+// 8 innermost, padded) that only primitives read and write.
 struct PrimitiveTensor {
   std::vector<int64_t> dims, strides;
+  std::string format;  // empty: strides apply
   bool empty() const { return dims.empty(); }
   bool operator==(const PrimitiveTensor&) const = default;
 };
@@ -24,7 +27,7 @@ enum class PrimitiveKind : uint8_t { kConvolution, kMatmul, kPooling };
 struct PrimitivePostOp {
   enum class Kind : uint8_t {
     kEltwise,  // algorithm(alpha, beta) on the result
-    kSum,      // adds kernel input `input` (of the destination's shape) to the result
+    kSum,      // adds kernel input `input` (the destination's dims, laid out as `operand`) to the result
     kBinary,   // algorithm(result, kernel input `input` broadcast from `operand`)
   };
   Kind kind = Kind::kEltwise;
@@ -54,5 +57,8 @@ struct PrimitiveSpec {
 };
 
 const char* primitive_kind_name(PrimitiveKind kind);
+
+// The blocked activation formats a primitive may read and write.
+constexpr const char* kBlockedFormats[] = {"nChw8c", "nChw16c"};
 
 }  // namespace switchyard

@@ -44,6 +44,7 @@ PrimitiveSpec dense_spec() {
   PrimitivePostOp sum;
   sum.kind = PrimitivePostOp::Kind::kSum;
   sum.input = 3;
+  sum.operand = s.dst;
   s.post_ops = {relu, sum};
   return s;
 }

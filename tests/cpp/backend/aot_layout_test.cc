@@ -1,0 +1,88 @@
+// Layout planning: activations between oneDNN convolutions and pools stay in
+// oneDNN's blocked layout, buffers any other code touches stay plain, and
+// the artifact computes what the interpreter does, on one device and split
+// across two (the copy's buffers are plain).
+#include <gtest/gtest.h>
+
+#include "aot_test_util.h"
+#include "device/placement_rules.h"
+#include "runtime/artifact.h"
+#include "runtime/dnnl_primitive.h"
+#include "text/parser.h"
+
+namespace switchyard::testing {
+namespace {
+
+// A residual block with a pool, its channels (12) not a multiple of the
+// block (8 or 16), so blocked buffers are padded; the pool's result is read
+// by a convolution and as the block's residual; a loop kernel (the softmax)
+// reads the last convolution's result.
+const char* kResidualBlock =
+    "def @main(%x: Tensor[(1, 3, 17, 15), float32], %w0: Tensor[(12, 3, 3, 3), float32],\n"
+    "          %b0: Tensor[(12), float32], %w1: Tensor[(12, 12, 3, 3), float32],\n"
+    "          %w2: Tensor[(12, 12, 1, 1), float32]) -> Tensor[(1, 12, 9, 8), float32] {\n"
+    "  %0 = nn.conv2d(%x, %w0, padding=[1, 1]);\n"
+    "  %1 = nn.relu(nn.bias_add(%0, %b0));\n"
+    "  %2 = nn.max_pool2d(%1, pool_size=[3, 3], strides=[2, 2], padding=[1, 1]);\n"
+    "  %3 = nn.relu(nn.conv2d(%2, %w1, padding=[1, 1]));\n"
+    "  %4 = nn.relu(add(nn.conv2d(%3, %w2), %2));\n"
+    "  nn.softmax(nn.conv2d(%4, %w2), axis=1)\n"
+    "}\n";
+
+struct Built {
+  Manifest manifest;
+  std::vector<NDArray> actual, expected;
+};
+
+Built build_and_run(const std::string& devices, const std::vector<std::string>& rules, const std::string& name) {
+  IRModule mod = parse_module(kResidualBlock, "residual_block.sy");
+  BuildOptions options = aot_options(devices);
+  for (const std::string& rule : rules) options.rules.push_back(parse_placement_rule(rule, options.config));
+  std::string dir = aot_scratch_dir(name) + "/artifact";
+  build_artifact(mod, options, dir);
+  auto artifact = Artifact::load(dir);
+  std::map<std::string, NDArray> inputs = random_inputs(mod, 3);
+  return {artifact->manifest(), artifact->run(inputs).outputs, interpret(mod, inputs)};
+}
+
+std::string blocked_format() { return "nChw" + std::to_string(dnnl_channel_block()) + "c"; }
+
+TEST(AotLayout, ActivationsBetweenPrimitivesStayBlocked) {
+  Built b = build_and_run("cpu:0", {}, "layout_one_device");
+  ASSERT_EQ(b.actual.size(), 1u);
+  EXPECT_EQ(compare_arrays(b.actual[0], b.expected[0], 1e-4, 1e-4), "");
+  // conv0 -> pool -> conv1 -> conv2 (+ pool's result) -> conv3 -> softmax loop.
+  std::vector<const PrimitiveSpec*> by_kernel;
+  for (const ManifestKernel& k : b.manifest.kernels)
+    by_kernel.push_back(k.primitive >= 0 ? &b.manifest.primitives[size_t(k.primitive)] : nullptr);
+  ASSERT_EQ(by_kernel.size(), 6u);
+  for (size_t k = 0; k < 5; ++k) ASSERT_TRUE(by_kernel[k]) << "kernel " << k;
+  EXPECT_EQ(by_kernel[5], nullptr);  // the softmax
+  const std::string format = blocked_format();
+  EXPECT_EQ(by_kernel[0]->src.format, "");  // the model's input
+  EXPECT_EQ(by_kernel[0]->dst.format, format);
+  EXPECT_EQ(by_kernel[1]->src.format, format);
+  EXPECT_EQ(by_kernel[1]->dst.format, format);
+  EXPECT_EQ(by_kernel[2]->src.format, format);
+  EXPECT_EQ(by_kernel[3]->src.format, format);
+  ASSERT_EQ(by_kernel[3]->post_ops.size(), 2u);
+  EXPECT_EQ(by_kernel[3]->post_ops[0].kind, PrimitivePostOp::Kind::kSum);
+  EXPECT_EQ(by_kernel[3]->post_ops[0].operand.format, format);  // the pool's result as residual
+  EXPECT_EQ(by_kernel[4]->src.format, format);
+  EXPECT_EQ(by_kernel[4]->dst.format, "");  // read by the softmax loop
+}
+
+TEST(AotLayout, BuffersCrossingDevicesStayPlain) {
+  Built b = build_and_run("cpu:0,cpu:1", {"op:nn.conv2d=cpu:0", "op:nn.max_pool2d=cpu:1"}, "layout_two_devices");
+  EXPECT_EQ(compare_arrays(b.actual[0], b.expected[0], 1e-4, 1e-4), "");
+  ASSERT_EQ(b.manifest.copies.size(), 2u);  // the pool's input there and its result back
+  const PrimitiveSpec& conv0 = b.manifest.primitives[size_t(b.manifest.kernels[0].primitive)];
+  const PrimitiveSpec& pool = b.manifest.primitives[size_t(b.manifest.kernels[1].primitive)];
+  EXPECT_EQ(b.manifest.kernels[1].device, 1);
+  EXPECT_EQ(conv0.dst.format, "");
+  EXPECT_EQ(pool.src.format, "");
+  EXPECT_EQ(pool.dst.format, "");
+}
+
+}  // namespace
+}  // namespace switchyard::testing
