@@ -61,6 +61,7 @@ class FusionPlanner {
     info_[body.get()].shared = true;  // the function's result is used outside
     for (const ExprNode* n : order_)
       if (is_fusable_call(n)) plan_call(static_cast<const CallNode*>(n));
+    if (merge_) fuse_epilogue_diamonds(body.get());
     for (const ExprNode* n : order_)
       if (group_of_.count(n)) groups_[find(group_of_[n])].members.push_back(n);
     return rewrite(body);
@@ -100,6 +101,7 @@ class FusionPlanner {
   }
 
   void note_use(const ExprNode* child, const ExprNode* user) {
+    users_[child].push_back(user);
     NodeInfo& i = info_[child];
     if (!i.consumer) i.consumer = user;
     else if (i.consumer != user) i.shared = true;
@@ -180,6 +182,46 @@ class FusionPlanner {
       bool into_elementwise = is_elementwise_like(pattern) && !mine.master;
       bool into_reduction = pattern == OpPattern::kReduction && mine.master == c;
       if (into_elementwise || into_reduction) merge(p, c);
+    }
+  }
+
+  // An anchor's result read by several element-wise calls that all belong
+  // to one element-wise group (an exact GELU reads it twice) makes that
+  // group its epilogue when every call of the group keeps the anchor's
+  // shape: a diamond the single-consumer rule of plan_call cannot see. (No
+  // member of the group can feed the anchor: only a group's root has users
+  // outside it.)
+  void fuse_epilogue_diamonds(const ExprNode* result) {
+    std::unordered_map<int, const std::vector<int64_t>*> shape_of_group;  // null: members differ
+    for (const ExprNode* n : order_) {
+      auto g = group_of_.find(n);
+      if (g == group_of_.end() || n->kind() != ExprKind::kCall) continue;
+      const std::vector<int64_t>* shape = tensor_shape(n);
+      auto [it, inserted] = shape_of_group.emplace(find(g->second), shape);
+      if (!inserted && (!it->second || !shape || *it->second != *shape)) it->second = nullptr;
+    }
+    for (const ExprNode* n : order_) {
+      if (n == result || !group_of_.count(n) || users_[n].size() < 2) continue;
+      int anchor = group(n);
+      const ExprNode* master = groups_[anchor].master;
+      if (!master || pattern_of(master) != OpPattern::kAnchor) continue;
+      int target = -1;
+      bool joins = true;
+      for (const ExprNode* u : users_[n]) {
+        std::optional<OpPattern> pattern = pattern_of(u);
+        joins = joins && pattern && is_elementwise_like(*pattern) && group_of_.count(u) &&
+                u->virtual_device() == n->virtual_device() && group(u) != anchor &&
+                (target < 0 || group(u) == target);
+        if (!joins) break;
+        target = group(u);
+      }
+      if (!joins || target < 0 || groups_[target].master) continue;
+      const std::vector<int64_t>* anchor_shape = shape_of_group[anchor];
+      const std::vector<int64_t>* target_shape = shape_of_group[target];
+      if (!anchor_shape || !target_shape || *anchor_shape != *target_shape) continue;
+      if (groups_[anchor].size + groups_[target].size > max_group_size_) continue;
+      merge(n, *users_[n].begin());
+      shape_of_group[group(n)] = anchor_shape;
     }
   }
 
@@ -266,6 +308,7 @@ class FusionPlanner {
   bool merge_;
   int64_t max_group_size_;
   std::unordered_map<const ExprNode*, NodeInfo> info_;
+  std::unordered_map<const ExprNode*, std::vector<const ExprNode*>> users_;
   std::vector<const ExprNode*> order_;
   std::vector<Group> groups_;
   std::unordered_map<const ExprNode*, int> group_of_;
