@@ -6,6 +6,7 @@
 // of the destination's own shape becomes a sum post-op over a copy of the
 // residual in the destination, which oneDNN's fast kernels all support.
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "backend/cpu_dnnl.h"
@@ -38,14 +39,66 @@ std::optional<PrimitivePostOp> eltwise(const std::string& op, const CallNode& ca
   return std::nullopt;
 }
 
+// Whether `e` is a float scalar constant within 1e-6 of `value`.
+bool is_scalar(const Expr& e, double value) {
+  const ConstantNode* c = as<ConstantNode>(e);
+  return c && c->data.ndim() == 0 && c->data.dtype() == DType::kFloat32 &&
+         std::abs(c->data.get_as_double(0) - value) <= 1e-6;
+}
+
+const CallNode* call_of(const Expr& e, const char* op) {
+  const CallNode* c = as<CallNode>(e);
+  return c && as<OpNode>(c->op) && as<OpNode>(c->op)->name == op && c->args.size() == 2 ? c : nullptr;
+}
+
+// The two arguments of a commutative call in the order that makes `first`
+// accept the first of them, or nullptrs.
+template <typename Accept>
+std::pair<const Expr*, const Expr*> either_order(const CallNode* c, Accept first) {
+  if (!c) return {nullptr, nullptr};
+  if (first(c->args[0])) return {&c->args[0], &c->args[1]};
+  if (first(c->args[1])) return {&c->args[1], &c->args[0]};
+  return {nullptr, nullptr};
+}
+
+// Whether `e` is 1 + erf(x / sqrt(2)) (or x * (1 / sqrt(2))).
+bool is_one_plus_erf_of(const Expr& e, const Expr& x) {
+  auto [one, erf_term] = either_order(call_of(e, "add"), [](const Expr& a) { return is_scalar(a, 1.0); });
+  if (!one) return false;
+  const CallNode* erf = as<CallNode>(*erf_term);
+  if (!erf || !as<OpNode>(erf->op) || as<OpNode>(erf->op)->name != "erf") return false;
+  const Expr& scaled = erf->args[0];
+  if (const CallNode* d = call_of(scaled, "divide")) return d->args[0].get() == x.get() && is_scalar(d->args[1], M_SQRT2);
+  auto [factor, value] = either_order(call_of(scaled, "multiply"), [](const Expr& a) { return is_scalar(a, M_SQRT1_2); });
+  return factor && value->get() == x.get();
+}
+
+// The x of an exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))), in the
+// association orders exporters write it, or null.
+const CallNode* gelu_argument(const CallNode* root) {
+  const CallNode* outer = call_of(Expr(root), "multiply");
+  auto [half, product] = either_order(outer, [](const Expr& a) { return is_scalar(a, 0.5); });
+  if (half) {  // 0.5 * (x * (1 + erf))
+    const CallNode* inner = call_of(*product, "multiply");
+    for (int i = 0; inner && i < 2; ++i)
+      if (is_one_plus_erf_of(inner->args[1 - i], inner->args[i])) return as<CallNode>(inner->args[i]);
+    return nullptr;
+  }
+  for (int i = 0; outer && i < 2; ++i) {  // (0.5 * x) * (1 + erf(x / sqrt(2)))
+    auto [scale, x] = either_order(call_of(outer->args[i], "multiply"), [](const Expr& a) { return is_scalar(a, 0.5); });
+    if (scale && is_one_plus_erf_of(outer->args[1 - i], *x)) return as<CallNode>(*x);
+  }
+  return nullptr;
+}
+
 using Chain = std::vector<std::pair<const CallNode*, size_t>>;  // call, argument index of the chain
 
-// The epilogue as a chain of calls from the anchor to the result, each
+// The epilogue up to `root` as a chain of calls from the anchor, each
 // reading the chain once plus parameters or scalar constants; nullopt when
 // it is not one.
-std::optional<Chain> epilogue_chain(const CpuKernel& k) {
+std::optional<Chain> epilogue_chain(const CpuKernel& k, const CallNode* root) {
   Chain chain;
-  for (const CallNode* node = k.root; node != k.master;) {
+  for (const CallNode* node = root; node != k.master;) {
     const CallNode* next = nullptr;
     size_t position = 0;
     for (size_t i = 0; i < node->args.size(); ++i) {
@@ -115,7 +168,11 @@ std::optional<Dims> bias_dims(const CpuKernel& k, const CallNode& call, size_t p
 DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlAnchor& operation) {
   DnnlEpilogue epilogue;
   epilogue.base = k.master;
-  std::optional<Chain> chain = epilogue_chain(k);
+  // An exact GELU ending the epilogue is one post-op (the encoder's feed-forward).
+  const CallNode* chain_root = k.root;
+  const CallNode* gelu = gelu_argument(k.root);
+  if (gelu && dtype_of(Expr(k.root)) == DType::kFloat32) chain_root = gelu;
+  std::optional<Chain> chain = epilogue_chain(k, chain_root);
   if (!chain) return epilogue;
   size_t first = 0;
   if (!chain->empty() && dtype_of(Expr(chain->front().first)) == DType::kFloat32)
@@ -178,6 +235,7 @@ DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlAnchor& operation) 
     binary_op.operand = {*operand, dense_strides(*operand)};
     post_ops.push_back(binary_op);
   }
+  if (chain_root != k.root) post_ops.push_back(append("eltwise_gelu_erf", 0, 0));
   epilogue.post_ops = post_ops;
   return epilogue;
 }

@@ -67,6 +67,23 @@ std::vector<KernelCase> dnnl_cases() {
       {"matmul_bias",
        main_of("%a: Tensor[(3, 7), float32], %b: Tensor[(7, 5), float32], %c: Tensor[(5), float32]",
                "  %0 = matmul(%a, %b);\n  add(%0, %c)")},
+      // Exact GELU as PyTorch exports it, and with the other association.
+      {"matmul_bias_gelu",
+       main_of("%a: Tensor[(6, 16), float32], %b: Tensor[(16, 24), float32], %c: Tensor[(24), float32]",
+               "  %0 = add(%c, matmul(%a, %b));\n  %1 = erf(divide(%0, 1.4142135f));\n"
+               "  multiply(multiply(%0, add(%1, 1f)), 0.5f)"),
+       -2, 2, 0, 0, 1e-5, {"b", "c"}},
+      {"dense_gelu_scaled_first",
+       main_of("%x: Tensor[(5, 8), float32], %w: Tensor[(12, 8), float32]",
+               "  %0 = nn.dense(%x, %w);\n  %1 = add(1f, erf(multiply(0.70710677f, %0)));\n"
+               "  multiply(%1, multiply(0.5f, %0))"),
+       -2, 2, 0, 0, 1e-5, {"w"}},
+      // A diamond that is not a GELU (the erf's scale is wrong): fused, as a loop.
+      {"dense_almost_gelu",
+       main_of("%x: Tensor[(5, 8), float32], %w: Tensor[(12, 8), float32]",
+               "  %0 = nn.dense(%x, %w);\n  %1 = add(1f, erf(multiply(0.5f, %0)));\n"
+               "  multiply(%1, multiply(0.5f, %0))"),
+       -2, 2, 0, 0, 1e-5, {"w"}},
   };
 }
 
@@ -167,6 +184,18 @@ TEST(CpuDnnlKernels, OneDnnChoosesTheLayoutOfConstantWeightsAndOfConvolutions) {
   EXPECT_TRUE(spec_of("dense_bias_add_tanh").any_weights_layout);
   // A product's computed right operand stays plain: a reorder every call would not pay.
   EXPECT_FALSE(spec_of("matmul_bias").any_weights_layout);
+}
+
+TEST(CpuDnnlKernels, AnExactGeluIsOnePostOp) {
+  for (const char* name : {"matmul_bias_gelu", "dense_gelu_scaled_first"}) {
+    const PreparedCase& p = find_case(name);
+    ASSERT_TRUE(p.source.primitive) << name;
+    ASSERT_FALSE(p.source.primitive->post_ops.empty()) << name;
+    EXPECT_EQ(p.source.primitive->post_ops.back().algorithm, "eltwise_gelu_erf") << name;
+    EXPECT_TRUE(p.source.library_only()) << name << "\n" << p.source.code;
+  }
+  EXPECT_FALSE(spec_of("matmul_bias_gelu").bias.empty());
+  EXPECT_FALSE(find_case("dense_almost_gelu").source.library_only());
 }
 
 TEST(CpuDnnlKernels, AnUnmappedEpilogueLoopsOverTheBiasedResult) {
