@@ -34,11 +34,15 @@ DnnlAnchor product(const CpuKernel& k) {
   PrimitiveSpec& s = o.spec;
   s.kind = PrimitiveKind::kMatmul;
   Dims out = shape_of(Expr(&call));
-  if (op == "nn.dense") {
-    int64_t k_size = a.back(), n = b[0], m = 1;
+  // A product of a matrix of rows with shared weights: nn.dense, and a
+  // matmul whose right operand is one matrix (a batch of rows times the
+  // same weights is one matrix product, not a batch of vector products).
+  bool shared_weights = op == "nn.dense" || (op == "matmul" && a.size() >= 2 && b.size() == 2);
+  if (shared_weights) {
+    int64_t k_size = a.back(), n = op == "nn.dense" ? b[0] : b[1], m = 1;
     for (size_t d = 0; d + 1 < a.size(); ++d) m *= a[d];
     s.src = plain({m, k_size});
-    s.weights = {{k_size, n}, {1, k_size}};
+    s.weights = op == "nn.dense" ? PrimitiveTensor{{k_size, n}, {1, k_size}} : plain({k_size, n});
     s.dst = plain({m, n});
     o.to_destination = [out, m](const Dims& side) -> std::optional<Dims> {
       bool ones = true, full = true;

@@ -67,6 +67,12 @@ std::vector<KernelCase> dnnl_cases() {
       {"matmul_bias",
        main_of("%a: Tensor[(3, 7), float32], %b: Tensor[(7, 5), float32], %c: Tensor[(5), float32]",
                "  %0 = matmul(%a, %b);\n  add(%0, %c)")},
+      // A batch of rows times one weight matrix: one matrix product.
+      {"matmul_rows_bias_residual",
+       main_of("%a: Tensor[(4, 3, 16), float32], %b: Tensor[(16, 8), float32], %c: Tensor[(8), float32], "
+               "%r: Tensor[(4, 3, 8), float32]",
+               "  %0 = matmul(%a, %b);\n  add(add(%0, %c), %r)"),
+       -2, 2, 0, 0, 1e-5, {"b", "c"}},
       // Exact GELU as PyTorch exports it, and with the other association.
       {"matmul_bias_gelu",
        main_of("%a: Tensor[(6, 16), float32], %b: Tensor[(16, 24), float32], %c: Tensor[(24), float32]",
@@ -184,6 +190,16 @@ TEST(CpuDnnlKernels, OneDnnChoosesTheLayoutOfConstantWeightsAndOfConvolutions) {
   EXPECT_TRUE(spec_of("dense_bias_add_tanh").any_weights_layout);
   // A product's computed right operand stays plain: a reorder every call would not pay.
   EXPECT_FALSE(spec_of("matmul_bias").any_weights_layout);
+}
+
+TEST(CpuDnnlKernels, RowsTimesSharedWeightsAreOneMatrixProduct) {
+  const PrimitiveSpec& spec = spec_of("matmul_rows_bias_residual");
+  EXPECT_EQ(spec.src.dims, (std::vector<int64_t>{12, 16}));
+  EXPECT_EQ(spec.weights.dims, (std::vector<int64_t>{16, 8}));
+  EXPECT_EQ(spec.dst.dims, (std::vector<int64_t>{12, 8}));
+  EXPECT_FALSE(spec.bias.empty());
+  ASSERT_EQ(spec.post_ops.size(), 1u);
+  EXPECT_EQ(spec.post_ops[0].kind, PrimitivePostOp::Kind::kSum);
 }
 
 TEST(CpuDnnlKernels, AnExactGeluIsOnePostOp) {
