@@ -3,9 +3,11 @@
 #include <iostream>
 
 #include "driver/commands.h"
+#include "driver/openmp_policy.h"
 #include "support/error.h"
 
 int main(int argc, char** argv) {
+  switchyard::restart_with_passive_openmp(argv);
   CLI::App app{"switchyard: a device-aware deep-learning compiler.\n"
                "Example: switchyard check examples/mlp.sy"};
   app.require_subcommand(1);
