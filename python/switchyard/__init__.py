@@ -108,18 +108,15 @@ def evaluate(mod, inputs=None, entry="main", /, **named_inputs):
 def _context_options(opt_level, check_invariants):
     """The build's opt level and checking: given ones, else the enclosing PassContext's.
 
-    The build runs its own pipeline under its own context, so what else an
-    enclosing context holds (pass selection, configuration, instruments other
-    than the invariant checker) would be silently ignored: it is refused.
+    The build also takes the context's pass selection and configuration; it
+    runs its own instruments (timing, the checker), so others would be
+    silently ignored: they are refused.
     """
     ctx = transform.PassContext.current()
-    ignored = [name for name in ("disabled_passes", "enabled_passes", "config") if getattr(ctx, name)]
     others = [type(i).__name__ for i in ctx.instruments if not isinstance(i, transform.InvariantChecker)]
     if others:
-        ignored.append("instruments (" + ", ".join(others) + ")")
-    if ignored:
-        raise _error("UsageError", "build() does not read the enclosing PassContext's " + " and ".join(ignored)
-                     + "; it runs its own pipeline under its own context, so call it outside this one")
+        raise _error("UsageError", "build() does not read the enclosing PassContext's instruments ("
+                     + ", ".join(others) + "); it runs its own, so call it outside this context")
     return (ctx.opt_level if opt_level is None else opt_level,
             ctx.check_invariants if check_invariants is None else check_invariants)
 
@@ -131,7 +128,8 @@ def build(mod, devices, output, place=(), opt_level=None, *, default=None, host=
     ``devices`` lists the build's devices (``["cpu:0", "cpu:1"]``); ``place``
     holds placement rules (``"op:nn.softmax=cpu:1"``, ``"node:GLOB=cpu:0"``).
     ``opt_level`` and ``check_invariants`` default to the enclosing
-    PassContext's (2 and False outside any).
+    PassContext's (2 and False outside any); its ``disabled_passes``,
+    ``enabled_passes`` and ``config`` apply to the build's pipeline.
     Returns the BuildReport; load the artifact with ``sy.runtime.load(output)``.
     """
     if not isinstance(mod, IRModule):

@@ -103,6 +103,9 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   auto timing = std::make_shared<TimingInstrument>();
   PassContext context;
   context.opt_level = options.opt_level;
+  context.disabled_passes = options.disabled_passes;
+  context.enabled_passes = options.enabled_passes;
+  context.config = options.pass_config;
   context.instruments.push_back(timing);
   if (options.check_invariants) context.instruments.push_back(checker);
   IRModule planned;

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "device/placement_rules.h"
+#include "ir/attrs.h"
 #include "ir/compilation_config.h"
 #include "ir/module.h"
 #include "transform/instruments.h"
@@ -18,6 +20,10 @@ struct BuildOptions {
   CompilationConfig config;
   std::vector<PlacementRule> rules;
   int opt_level = 2;
+  // As PassContext's: passes never run, passes run above the opt level, and
+  // typed pass configuration.
+  std::vector<std::string> disabled_passes, enabled_passes;
+  std::map<std::string, AttrValue> pass_config;
   bool emit_source = false;       // keep the generated C++ in DIR/src/
   bool check_invariants = false;  // run the invariant checker after every pass
   std::string cxx = "";           // default: $SY_CXX, else the system c++

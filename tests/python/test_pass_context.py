@@ -3,6 +3,7 @@
 # under a built-in pass that no pass reads (or of the wrong type), and pass
 # selection or instruments around sy.build; and what it accepts is honoured:
 # disabled passes, an instrument's should_run, the opt level in sy.build.
+import numpy as np
 import pytest
 
 import switchyard as sy
@@ -146,9 +147,14 @@ def test_build_refuses_instruments_it_would_not_run(mlp_path, tmp_path):
             sy.build(sy.parse(mlp_path), devices=MLP_DEVICES, output=tmp_path / "out")
 
 
-def test_build_refuses_pass_selection_it_would_ignore(mlp_path, tmp_path):
+def test_build_honours_the_enclosing_pass_selection(mlp_path, tmp_path):
     mod = sy.parse(mlp_path)
-    with T.PassContext(disabled_passes=["FoldConstant"]):
-        with pytest.raises(sy.UsageError, match="does not read the enclosing PassContext's disabled_passes"):
-            sy.build(mod, devices=MLP_DEVICES, output=tmp_path / "out")
-    assert not (tmp_path / "out").exists()
+    default = sy.build(mod, devices=MLP_DEVICES, output=tmp_path / "default")
+    with T.PassContext(disabled_passes=["FuseOps"]):
+        unfused = sy.build(mod, devices=MLP_DEVICES, output=tmp_path / "unfused")
+    assert "FuseOps" not in [name for name, _ in unfused.passes]
+    assert unfused.kernel_calls > default.kernel_calls, "without fusion every operator is its own kernel"
+    rng = np.random.default_rng(0)
+    inputs = {p.name_hint: rng.standard_normal(p.checked_type.shape).astype(np.float32) for p in T.InferType()(mod)["main"].params}
+    np.testing.assert_allclose(sy.runtime.load(tmp_path / "unfused").run(**inputs),
+                               sy.runtime.load(tmp_path / "default").run(**inputs), rtol=1e-5, atol=1e-5)
