@@ -81,6 +81,33 @@ void plan_layouts(LoweredProgram& program, int channel_block) {
     buffer.layout = format;
     buffer.layout_bytes = dnnl_tensor_bytes({buffer.type->shape, {}, format});
   }
+  restrict_primitive_in_place(program);
+}
+
+void restrict_primitive_in_place(LoweredProgram& program) {
+  // A primitive must not write over what it reads, except the residual its
+  // sum post-op adds: the destination then already holds it, and the copy
+  // into the destination before the primitive runs is saved.
+  for (LoweredStep& step : program.steps) {
+    if (step.kind != LoweredStep::Kind::kKernel) continue;
+    const LoweredKernelCall& call = program.kernel_calls[size_t(step.index)];
+    const KernelSource& source = program.kernel_sources[size_t(call.source)];
+    if (!source.library_only()) continue;
+    const PrimitiveSpec& spec = call.dnnl_primitive ? *call.dnnl_primitive : *source.primitive;
+    std::vector<int> residuals;
+    const LoweredBuffer& out = program.buffers[size_t(step.outputs.at(0))];
+    for (const PrimitivePostOp& post : spec.post_ops) {
+      if (post.kind != PrimitivePostOp::Kind::kSum) continue;
+      int b = step.inputs.at(size_t(post.input));
+      const LoweredBuffer& residual = program.buffers[size_t(b)];
+      bool reads_otherwise = false;
+      for (size_t i = 0; i < step.inputs.size(); ++i) reads_otherwise |= step.inputs[i] == b && int(i) != post.input;
+      if (!reads_otherwise && residual.layout == out.layout && residual.bytes() == out.bytes() &&
+          residual.type->dtype == out.type->dtype && residual.type->shape == out.type->shape)
+        residuals.push_back(b);
+    }
+    step.in_place_candidates = residuals;
+  }
 }
 
 }  // namespace switchyard

@@ -45,7 +45,10 @@ MemoryProblem memory_problem(const LoweredProgram& program, std::vector<int>* te
   for (const LoweredStep& step : program.steps) {
     if (step.kind != LoweredStep::Kind::kKernel || step.outputs.empty()) continue;
     int source = program.kernel_calls[size_t(step.index)].source;
-    if (source < 0 || !program.kernel_sources[size_t(source)].elementwise_in_place_safe) continue;
+    if (source < 0) continue;
+    const KernelSource& kernel = program.kernel_sources[size_t(source)];
+    // restrict_primitive_in_place left a primitive-only kernel only its sum's residual.
+    if (!kernel.elementwise_in_place_safe && !kernel.library_only()) continue;
     int output = (*tensor_of_buffer)[size_t(step.outputs[0])];
     if (output < 0) continue;
     for (int b : step.in_place_candidates)

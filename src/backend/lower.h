@@ -119,6 +119,10 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config);
 // buffer's layout and each kernel call's primitive. Run after
 // generate_kernels, before memory planning.
 void plan_layouts(LoweredProgram& program, int channel_block);
+// Leaves a primitive-only kernel's output free to take over only the
+// residual its sum post-op adds (never a buffer the primitive reads);
+// plan_layouts calls it.
+void restrict_primitive_in_place(LoweredProgram& program);
 
 // The liveness problem of the program's intermediate buffers: one arena per
 // (device, scope) in ascending order, live ranges in step order (an if's two

@@ -4,6 +4,10 @@
 // across two (the copy's buffers are plain).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <regex>
+#include <sstream>
+
 #include "aot_test_util.h"
 #include "device/placement_rules.h"
 #include "runtime/artifact.h"
@@ -32,17 +36,45 @@ const char* kResidualBlock =
 struct Built {
   Manifest manifest;
   std::vector<NDArray> actual, expected;
+  std::string entry_source;
 };
 
 Built build_and_run(const std::string& devices, const std::vector<std::string>& rules, const std::string& name) {
   IRModule mod = parse_module(kResidualBlock, "residual_block.sy");
   BuildOptions options = aot_options(devices);
+  options.emit_source = true;
   for (const std::string& rule : rules) options.rules.push_back(parse_placement_rule(rule, options.config));
   std::string dir = aot_scratch_dir(name) + "/artifact";
   build_artifact(mod, options, dir);
   auto artifact = Artifact::load(dir);
   std::map<std::string, NDArray> inputs = random_inputs(mod, 3);
-  return {artifact->manifest(), artifact->run(inputs).outputs, interpret(mod, inputs)};
+  std::ifstream entry(dir + "/src/sy_model_entry.cc");
+  std::stringstream text;
+  text << entry.rdbuf();
+  return {artifact->manifest(), artifact->run(inputs).outputs, interpret(mod, inputs), text.str()};
+}
+
+// The arena offset of buffer `b` in the generated entry ("b7 = arena_0 + 128;"), or -1.
+int64_t arena_offset(const std::string& entry, const std::string& buffer) {
+  std::smatch m;
+  if (!std::regex_search(entry, m, std::regex(" " + buffer + " = arena_0 \\+ ([0-9]+);"))) return -1;
+  return std::stoll(m[1]);
+}
+
+// The buffers kernel `k` of the entry reads and writes, in order.
+std::pair<std::vector<std::string>, std::vector<std::string>> kernel_buffers(const std::string& entry, int k) {
+  std::smatch m;
+  std::regex step("// kernel " + std::to_string(k) +
+                  ":[^\\n]*\\n[^\\n]*\\n\\s*const void\\* const inputs\\[\\] = \\{([^}]*)\\};\\n\\s*void\\* const "
+                  "outputs\\[\\] = \\{([^}]*)\\};");
+  if (!std::regex_search(entry, m, step)) return {};
+  auto split = [](const std::string& list) {
+    std::vector<std::string> names;
+    std::stringstream in(list);
+    for (std::string name; std::getline(in, name, ',');) names.push_back(name.substr(name.find('b')));
+    return names;
+  };
+  return {split(m[1]), split(m[2])};
 }
 
 std::string blocked_format() { return "nChw" + std::to_string(dnnl_channel_block()) + "c"; }
@@ -70,6 +102,14 @@ TEST(AotLayout, ActivationsBetweenPrimitivesStayBlocked) {
   EXPECT_EQ(by_kernel[3]->post_ops[0].operand.format, format);  // the pool's result as residual
   EXPECT_EQ(by_kernel[4]->src.format, format);
   EXPECT_EQ(by_kernel[4]->dst.format, "");  // read by the softmax loop
+  // The residual's last reader writes its result over it: no copy into the destination.
+  auto [inputs, outputs] = kernel_buffers(b.entry_source, 3);
+  ASSERT_EQ(inputs.size(), 3u) << b.entry_source;
+  ASSERT_EQ(outputs.size(), 1u);
+  const std::string& residual = inputs[size_t(by_kernel[3]->post_ops[0].input)];
+  EXPECT_GE(arena_offset(b.entry_source, residual), 0) << b.entry_source;
+  EXPECT_EQ(arena_offset(b.entry_source, outputs[0]), arena_offset(b.entry_source, residual)) << b.entry_source;
+  EXPECT_NE(arena_offset(b.entry_source, outputs[0]), arena_offset(b.entry_source, inputs[0]));
 }
 
 TEST(AotLayout, BuffersCrossingDevicesStayPlain) {
