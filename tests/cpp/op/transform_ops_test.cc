@@ -98,6 +98,11 @@ TEST(TransformOps, SplitReturnsATuple) {
   EXPECT_EQ(type_str(relate("split", {x}, {{"indices_or_sections", ints({})}})), "(Tensor[(2, 10), float32],)");
   EXPECT_EQ(relate_error("split", {x}, {{"indices_or_sections", integer(3)}, {"axis", integer(1)}}),
             "'split': 3 sections do not divide the split dimension of size 10 (dimension 1 of x (2, 10))");
+  EXPECT_EQ(relate_error("split", {f32({0, 3})}, {{"indices_or_sections", integer(1000000000000)}}),
+            "'split': 1000000000000 sections of an empty split dimension; it splits into 1 section "
+            "(dimension 0 of x (0, 3))");
+  EXPECT_EQ(type_str(relate("split", {f32({0, 3})}, {{"indices_or_sections", integer(1)}})),
+            "(Tensor[(0, 3), float32],)");
   EXPECT_EQ(relate_error("split", {x}, {{"indices_or_sections", ints({4, 12})}, {"axis", integer(1)}}),
             "'split': indices [4, 12] must be ascending, positive and below the split dimension's size 10 "
             "(dimension 1 of x (2, 10))");
