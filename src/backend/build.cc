@@ -139,6 +139,14 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
 
   // Generate the entry function that runs the steps in order.
   Manifest manifest = make_manifest(program, memory, options.config);
+  // The CPU features each device's code is compiled for, checked at load.
+  std::map<std::string, std::vector<std::string>> features_of_mcpu;
+  for (size_t d = 0; d < options.config.devices.size(); ++d) {
+    std::string mcpu = options.config.devices[d]->target()->option("-mcpu");
+    auto it = features_of_mcpu.find(mcpu);
+    if (it == features_of_mcpu.end()) it = features_of_mcpu.emplace(mcpu, toolchain.cpu_features(mcpu)).first;
+    manifest.devices[d].cpu_features = it->second;
+  }
   std::string entry_source = generate_entry_source(program, memory, tensor_of_buffer, manifest);
   clock.done("aot entry");
 

@@ -14,6 +14,7 @@
 
 #include "backend/process.h"
 #include "backend/verified_cache.h"
+#include "runtime/cpu_features.h"
 #include "runtime/sha256.h"
 #include "support/error.h"
 
@@ -127,6 +128,27 @@ std::vector<std::string> Toolchain::cpu_flags(const std::string& mcpu) {
   // changes a result.
   return {"-O3", cpu_flag + (mcpu.empty() ? std::string("native") : mcpu), "-fPIC", "-fopenmp-simd",
           "-fno-math-errno", "-fno-trapping-math"};
+}
+
+std::vector<std::string> Toolchain::cpu_features(const std::string& mcpu) const {
+  std::vector<std::string> command{cxx_};
+  for (const std::string& flag : cpu_flags(mcpu))
+    if (flag.rfind("-march=", 0) == 0 || flag.rfind("-mcpu=", 0) == 0) command.push_back(flag);
+  command.insert(command.end(), {"-Q", "--help=target"});
+  ProcessResult target = run_process(command);
+  // GCC reports its target; a compiler that does not leaves the artifact unchecked.
+  if (!target.started || target.exit_code != 0) return {};
+  // Lines such as "  -mavx2    [enabled]".
+  std::vector<std::string> features;
+  std::istringstream lines(target.output);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string option, state;
+    words >> option >> state;
+    if (state == "[enabled]" && option.rfind("-m", 0) == 0 && is_known_cpu_feature(option.substr(2)))
+      features.push_back(option.substr(2));
+  }
+  return features;
 }
 
 std::vector<std::string> Toolchain::compile(const std::vector<TranslationUnit>& units, const std::string& source_dir,

@@ -38,6 +38,10 @@ class Toolchain {
   // -fno-math-errno -fno-trapping-math, with the target's -mcpu option in
   // place of "native".
   static std::vector<std::string> cpu_flags(const std::string& mcpu);
+  // The instruction-set extensions (runtime/cpu_features.h) that code
+  // compiled with cpu_flags(mcpu) may use, as the compiler reports them
+  // (GCC does; for a compiler that does not, none).
+  std::vector<std::string> cpu_features(const std::string& mcpu) const;
 
   // Writes each unit to source_dir/NAME.cc and compiles it (two at a time)
   // unless the cache holds its object, keyed by the SHA-256 of the source,

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "runtime/cpu_features.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
@@ -301,6 +302,13 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
     if (d.kind != "cpu")
       throw RuntimeError(manifest_path + ": devices[" + std::to_string(i) + "]: device kind '" + d.kind +
                          "' is not supported by this runtime");
+    if (std::vector<std::string> missing = missing_cpu_features(d.cpu_features); !missing.empty()) {
+      std::string names;
+      for (const std::string& f : missing) names += (names.empty() ? "" : ", ") + f;
+      throw RuntimeError(manifest_path + ": devices[" + std::to_string(i) + "] (" + d.name +
+                         "): model.so was compiled for CPU features this machine lacks: " + names +
+                         "; compile the model on (or for) this machine");
+    }
     std::shared_ptr<ThreadPool> pool;
     if (d.threads > 0) {
       pool = std::make_shared<ThreadPool>(d.threads);

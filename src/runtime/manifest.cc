@@ -9,10 +9,12 @@
 #include <set>
 #include <sstream>
 
+#include "runtime/cpu_features.h"
 #include "runtime/json_fields.h"
 #include "runtime/ndarray.h"
 #include "runtime/primitive_json.h"
 #include "runtime/runtime_error.h"
+#include "runtime/thread_pool.h"
 
 namespace switchyard {
 namespace {
@@ -56,7 +58,17 @@ Manifest read_manifest_json(const json& root, const std::string& source) {
     device.id = int(d.integer("id", 0, std::numeric_limits<int>::max()));
     device.target = d.nonempty_string("target");
     if (const json* threads = d.optional("threads"))
-      device.threads = int(d.read_integer(*threads, d.path("threads"), 1, std::numeric_limits<int>::max()));
+      device.threads = int(d.read_integer(*threads, d.path("threads"), 1, kMaxPoolThreads));
+    if (d.optional("cpu_features")) {
+      const json& features = d.array("cpu_features");
+      for (size_t f = 0; f < features.size(); ++f) {
+        std::string at = element_path(d.path("cpu_features"), f);
+        if (!features[f].is_string()) fail(d.source(), at, "expected a string, got " + describe(features[f]));
+        std::string name = features[f].get<std::string>();
+        if (!is_known_cpu_feature(name)) fail(d.source(), at, "unknown CPU feature '" + name.substr(0, 40) + "'");
+        device.cpu_features.push_back(name);
+      }
+    }
     return device;
   });
   m.inputs = read_list<ManifestTensor>(r, "inputs", read_tensor);
@@ -193,6 +205,7 @@ ordered_json manifest_json(const Manifest& m) {
   for (const ManifestDevice& d : m.devices) {
     ordered_json device{{"name", d.name}, {"kind", d.kind}, {"id", d.id}, {"target", d.target}};
     if (d.threads > 0) device["threads"] = d.threads;
+    if (!d.cpu_features.empty()) device["cpu_features"] = d.cpu_features;
     root["devices"].push_back(device);
   }
   root["inputs"] = ordered_json::array();
@@ -260,6 +273,8 @@ void validate_manifest(const Manifest& m, const std::string& source) {
     if (d.id < 0) fail(source, member_path(path, "id"), "must not be negative");
     if (d.target.empty()) fail(source, member_path(path, "target"), "must not be empty");
     if (d.threads < 0) fail(source, member_path(path, "threads"), "must not be negative");
+    if (d.threads > kMaxPoolThreads)
+      fail(source, member_path(path, "threads"), "must be at most " + std::to_string(kMaxPoolThreads));
     std::string expected = d.kind + ":" + std::to_string(d.id);
     if (d.name != expected)
       fail(source, member_path(path, "name"), "'" + d.name + "' does not match kind and id ('" + expected + "')");

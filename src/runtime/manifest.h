@@ -24,6 +24,9 @@ struct ManifestDevice {
   int id = 0;
   std::string target;  // the compilation target, e.g. "cpu"
   int threads = 0;     // this device's own share of cores; 0 (omitted) shares the runtime's pool
+  // The instruction-set extensions its generated code was compiled for
+  // (runtime/cpu_features.h); the runtime refuses a CPU that lacks one.
+  std::vector<std::string> cpu_features;
 };
 
 // A model input or output.

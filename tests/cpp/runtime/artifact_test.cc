@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "hand_model.h"
+#include "runtime/cpu_features.h"
 #include "runtime/runtime_error.h"
 #include "support/test_paths.h"
 #include "switchyard/model_abi.h"
@@ -232,6 +233,22 @@ TEST_F(ArtifactTest, UnsupportedDeviceKindIsRejected) {
     m.devices[1].name = "cuda:1";
   });
   EXPECT_EQ(load_error(dir), dir + "/manifest.json: devices[1]: device kind 'cuda' is not supported by this runtime");
+}
+
+// An artifact compiled for instructions this CPU lacks is refused before
+// its model.so is loaded, naming them, instead of dying of SIGILL.
+TEST_F(ArtifactTest, CpuFeaturesTheMachineLacksAreNamed) {
+  std::vector<std::string> lacking = missing_cpu_features(known_cpu_features());
+  std::string dir = write("features_present", [](Manifest& m) { m.devices[0].cpu_features = {"sse4.2"}; });
+  if (missing_cpu_features({"sse4.2"}).empty()) {
+    EXPECT_NO_THROW(Artifact::load(dir));
+  }
+  if (lacking.empty()) GTEST_SKIP() << "this CPU has every feature the runtime knows; nothing to refuse";
+  dir = write("features_lacking", [&](Manifest& m) { m.devices[1].cpu_features = {"avx", lacking[0]}; });
+  std::string error = load_error(dir);
+  EXPECT_NE(error.find("devices[1] (cpu:1): model.so was compiled for CPU features this machine lacks: " + lacking[0]),
+            std::string::npos)
+      << error;
 }
 
 TEST_F(ArtifactTest, KernelRunningOffItsPlannedDeviceFailsTheRun) {

@@ -19,6 +19,7 @@ using nlohmann::json;
 Manifest complete_manifest() {
   Manifest m = testing::hand_model_manifest();
   m.devices[1].threads = 2;
+  m.devices[1].cpu_features = {"avx2", "fma"};
   m.hashes.model_so = std::string(64, 'a');
   m.hashes.weights_bin = std::string(63, '0') + "f";
   return m;
@@ -47,6 +48,7 @@ TEST(Manifest, RoundTripsThroughJson) {
   EXPECT_EQ(format_manifest(back), text);
   EXPECT_EQ(back.devices[1].threads, 2);
   EXPECT_EQ(back.devices[0].threads, 0);
+  EXPECT_EQ(back.devices[1].cpu_features, (std::vector<std::string>{"avx2", "fma"}));
   EXPECT_EQ(back.inputs[0].shape, (std::vector<int64_t>{testing::kHandModelRows, testing::kHandModelCols}));
   EXPECT_EQ(back.weights[1].offset, m.weights[1].offset);
   EXPECT_EQ(back.copies[0].dst_device, 1);
@@ -104,7 +106,7 @@ TEST(Manifest, EveryValidationErrorNamesItsPath) {
        },
        "devices[1].name: duplicate device 'cpu:0'"},
       {"zero threads", [](json& j) { j["devices"][0]["threads"] = 0; },
-       "devices[0].threads: expected an integer in [1, 2147483647], got 0"},
+       "devices[0].threads: expected an integer in [1, 1024], got 0"},
       {"device missing target", [](json& j) { j["devices"][0].erase("target"); }, "devices[0].target: missing field"},
       {"unknown dtype", [](json& j) { j["inputs"][0]["dtype"] = "floot32"; },
        "inputs[0].dtype: unknown dtype 'floot32'"},
@@ -145,6 +147,10 @@ TEST(Manifest, EveryValidationErrorNamesItsPath) {
       {"hash not hex", [](json& j) { j["hashes"]["model.so"] = "ABC"; },
        "hashes.model.so: expected 64 lowercase hex digits (sha256), got 'ABC'"},
       {"missing weights hash", [](json& j) { j["hashes"].erase("weights.bin"); }, "hashes.weights.bin: missing field"},
+      {"too many threads", [](json& j) { j["devices"][1]["threads"] = 100000; },
+       "devices[1].threads: expected an integer in [1, 1024], got 100000"},
+      {"unknown cpu feature", [](json& j) { j["devices"][1]["cpu_features"] = {"avx2", "warp_drive"}; },
+       "devices[1].cpu_features[1]: unknown CPU feature 'warp_drive'"},
       {"top level not an object", [](json& j) { j = json::array(); },
        "the top level: expected an object, got array of 0 elements"},
   };
