@@ -85,6 +85,7 @@ void bind_build(py::module_& m) {
       .def_readonly("kernel_calls", &BuildReport::kernel_calls)
       .def_readonly("distinct_kernels", &BuildReport::distinct_kernels)
       .def_readonly("primitive_only_kernels", &BuildReport::primitive_only_kernels)
+      .def_readonly("notes", &BuildReport::notes)
       .def_readonly("copies", &BuildReport::copies)
       .def_readonly("objects_compiled", &BuildReport::objects_compiled)
       .def_readonly("objects_cached", &BuildReport::objects_cached)

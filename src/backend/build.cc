@@ -179,6 +179,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   report.objects_cached = stats.objects_cached;
   report.link_cached = stats.link_cached;
   report.compiler_invocations = stats.compiler_invocations;
+  report.notes = stats.notes;
   return report;
 }
 

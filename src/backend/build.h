@@ -54,6 +54,7 @@ struct BuildReport {
   int objects_cached = 0;        // translation units found in the object cache
   bool link_cached = false;      // model.so reused from the cache
   int compiler_invocations = 0;  // compiles plus links that ran
+  std::vector<std::string> notes;  // what the build repaired on its way (a corrupt cache entry rebuilt)
 
   double total_milliseconds() const;
   // One line: kernels, copies, memory per device, compiles.

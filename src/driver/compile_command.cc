@@ -32,6 +32,7 @@ void run_compile(const CompileFlags& f) {
   options.emit_source = f.emit_source;
   options.check_invariants = f.check_each;
   BuildReport report = build_artifact(mod, options, f.output_dir);
+  for (const std::string& note : report.notes) std::cerr << "note: " << note << "\n";
   std::cout << "wrote " << f.output_dir << ": " << report.summary() << "\n";
   if (f.time) std::cout << report.timing_table();
 }

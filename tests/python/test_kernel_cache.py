@@ -1,0 +1,45 @@
+# The verified kernel cache seen from the command line: a corrupted cached
+# object is rebuilt, said so on stderr, and never linked into the artifact.
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SWITCHYARD = pathlib.Path(os.environ.get("SY_BUILD_DIR", REPO / "build")) / "bin" / "switchyard"
+MODEL = REPO / "tests" / "data" / "mlp_two_devices.sy"
+
+
+def compile_model(cache, output):
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    return subprocess.run([str(SWITCHYARD), "compile", str(MODEL), "--devices", "cpu:0,cpu:1", "-o", str(output)],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def run_model(artifact, tmp_path):
+    inputs = []
+    rng = np.random.default_rng(1)
+    for name, shape in (("x", (1, 784)), ("w1", (512, 784)), ("b1", (512,)), ("w2", (10, 512)), ("b2", (10,))):
+        path = tmp_path / f"{name}.npy"
+        np.save(path, rng.standard_normal(shape).astype(np.float32))
+        inputs += ["--input", f"{name}={path}"]
+    out = tmp_path / f"out_{artifact.name}"
+    result = subprocess.run([str(SWITCHYARD), "run", str(artifact), *inputs, "--output-dir", str(out)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return np.load(next(out.glob("*.npy")))
+
+
+def test_a_corrupted_cached_object_is_rebuilt_and_said_so(tmp_path):
+    cache = tmp_path / "cache"
+    first = compile_model(cache, tmp_path / "first")
+    assert first.returncode == 0, first.stderr
+    objects = [p for p in (cache / "switchyard" / "objects").iterdir() if p.suffix == ".o"]
+    assert objects, "the build cached its objects"
+    for obj in objects:
+        obj.write_bytes(obj.read_bytes()[: len(obj.read_bytes()) // 2])
+    second = compile_model(cache, tmp_path / "second")
+    assert second.returncode == 0, second.stderr
+    assert second.stderr.count("note: rebuilt the cached object") == len(objects), second.stderr
+    np.testing.assert_array_equal(run_model(tmp_path / "second", tmp_path), run_model(tmp_path / "first", tmp_path))
