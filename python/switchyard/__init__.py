@@ -17,11 +17,12 @@ import os as _os
 
 import numpy as _np
 
-# oneDNN's OpenMP threads would otherwise spin between primitives, holding
-# the cores the runtime's own pool needs (src/driver/openmp_policy.h). libgomp
-# reads this once, when it loads: a process that loaded it before (PyTorch
-# imported first) keeps its policy.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# oneDNN's OpenMP threads spin only briefly between primitives, so they do not
+# hold the cores the runtime's own pool needs (src/driver/openmp_policy.h).
+# libgomp reads this once, when it loads: a process that loaded it before
+# (PyTorch imported first) keeps its setting.
+if "OMP_WAIT_POLICY" not in _os.environ:
+    _os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 from . import _switchyard as _native
 from . import frontend, ir, op, pattern, runtime, testing, transform

@@ -7,7 +7,7 @@
 #include "support/error.h"
 
 int main(int argc, char** argv) {
-  switchyard::restart_with_passive_openmp(argv);
+  switchyard::restart_with_short_openmp_spin(argv);
   CLI::App app{"switchyard: a device-aware deep-learning compiler.\n"
                "Example: switchyard check examples/mlp.sy"};
   app.require_subcommand(1);

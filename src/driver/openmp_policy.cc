@@ -6,9 +6,9 @@
 
 namespace switchyard {
 
-void restart_with_passive_openmp(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY")) return;
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+void restart_with_short_openmp_spin(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
+  setenv("GOMP_SPINCOUNT", "10000", 1);
   execv("/proc/self/exe", argv);
 }
 
