@@ -4,6 +4,7 @@
 #include "ir/functor.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
+#include "transform/layer_norm_rule.h"
 
 namespace switchyard {
 
@@ -44,6 +45,7 @@ class Simplifier : public ExprMutator {
 
   static Expr simplify(const Call& call, const std::string& name) {
     const std::vector<Expr>& args = call->args;
+    if (Expr norm = fold_layer_norm(call, name)) return norm;
     if (name == "add") {
       if (is_constant_all(args[1], 0)) return keep(call, args[0]);
       if (is_constant_all(args[0], 0)) return keep(call, args[1]);

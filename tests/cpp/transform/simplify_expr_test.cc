@@ -4,6 +4,7 @@
 
 #include "pass_test_util.h"
 #include "support/error.h"
+#include "transform/dead_code_elimination.h"
 #include "transform/simplify_expr.h"
 
 namespace switchyard {
@@ -129,6 +130,42 @@ def @main(%x: Tensor[(2), float32] @cpu:0) -> Tensor[(2), float32] {
   IRModule out = SimplifyExpr()(mod);
   ASSERT_EQ(calls_of(out, "add").size(), 1u);
   EXPECT_EQ(calls_of(out, "add")[0]->virtual_device()->str(), "cpu:1");
+}
+
+// A layer normalisation written out as exporters before opset 17 do becomes
+// one nn.layer_norm, scale and shift included, computing the same values;
+// with another axis or a power other than 2 it stays as written.
+TEST(SimplifyExpr, FoldsAWrittenOutLayerNormalisation) {
+  const std::string written = R"(
+def @main(%x: Tensor[(2, 4, 3), float32]) -> Tensor[(2, 4, 3), float32] {
+  %0 = mean(%x, axis=[-1], keepdims=True);
+  %1 = subtract(%x, %0);
+  %2 = power(%1, 2f);
+  %3 = mean(%2, axis=[-1], keepdims=True);
+  %4 = add(%3, 1e-05f);
+  %5 = sqrt(%4);
+  %6 = divide(%1, %5);
+  %7 = multiply(%6, Tensor[(3), float32]{0.5, 2, -1});
+  add(%7, Tensor[(3), float32]{1, 0, 3})
+}
+)";
+  IRModule mod = typed(written);
+  IRModule simpler = DeadCodeElimination()(SimplifyExpr()(mod));
+  EXPECT_EQ(calls_of(simpler, "nn.layer_norm").size(), 1u);
+  EXPECT_EQ(calls_of(simpler, "mean").size() + calls_of(simpler, "sqrt").size() + calls_of(simpler, "multiply").size(),
+            0u);
+  NDArray x(DType::kFloat32, {2, 4, 3});
+  for (int i = 0; i < 24; ++i) x.as<float>()[i] = 0.37f * float(i % 7) - float(i % 3);
+  NDArray before = flatten_value(evaluate(mod, {{"x", x}})).at(0);
+  NDArray after = flatten_value(evaluate(simpler, {{"x", x}})).at(0);
+  for (int i = 0; i < 24; ++i) EXPECT_NEAR(after.as<float>()[i], before.as<float>()[i], 1e-5) << i;
+
+  std::string other_axis = written;
+  other_axis.replace(other_axis.find("axis=[-1]"), 9, "axis=[1]");
+  EXPECT_TRUE(calls_of(SimplifyExpr()(typed(other_axis)), "nn.layer_norm").empty());
+  std::string cube = written;
+  cube.replace(cube.find("2f"), 2, "3f");
+  EXPECT_TRUE(calls_of(SimplifyExpr()(typed(cube)), "nn.layer_norm").empty());
 }
 
 TEST(SimplifyExpr, RequiresInferType) {
