@@ -52,11 +52,13 @@ std::string one_of(ObjectReader& r, const char* key, const std::array<const char
 
 std::vector<int64_t> integers(ObjectReader& r, const char* key, int64_t min, int64_t max, size_t count) {
   const json& list = r.array(key);
-  if (list.size() > size_t(kMaxRank)) fail(r.source(), r.path(key), "more than " + std::to_string(kMaxRank) + " values");
+  if (list.size() > size_t(kMaxRank))
+    fail(r.source(), r.path(key), "more than " + std::to_string(kMaxRank) + " values");
   if (count != size_t(-1) && list.size() != count)
     fail(r.source(), r.path(key), "expected " + std::to_string(count) + " values, got " + std::to_string(list.size()));
   std::vector<int64_t> values;
-  for (size_t i = 0; i < list.size(); ++i) values.push_back(r.read_integer(list[i], element_path(r.path(key), i), min, max));
+  for (size_t i = 0; i < list.size(); ++i)
+    values.push_back(r.read_integer(list[i], element_path(r.path(key), i), min, max));
   return values;
 }
 
@@ -119,7 +121,8 @@ PrimitivePostOp read_post_op(ObjectReader& r) {
   } else {
     post.kind = PrimitivePostOp::Kind::kBinary;
     post.algorithm = one_of(r, "algorithm",
-                            std::array{"binary_add", "binary_mul", "binary_sub", "binary_div", "binary_max", "binary_min"});
+                            std::array{"binary_add", "binary_mul", "binary_sub", "binary_div", "binary_max",
+                                       "binary_min"});
     post.input = read_input(r, "input", true);
     post.operand = read_tensor(r, "operand", true);
   }
@@ -157,14 +160,9 @@ PrimitiveSpec read_primitive_spec(ObjectReader& r) {
   }
   s.any_weights_layout = r.boolean("any_weights_layout");
   s.any_activation_layout = r.boolean("any_activation_layout");
-  const json& posts = r.array("post_ops");
-  if (posts.size() > kMaxPostOps)
+  if (r.array("post_ops").size() > kMaxPostOps)
     fail(r.source(), r.path("post_ops"), "more than " + std::to_string(kMaxPostOps) + " post-ops");
-  for (size_t i = 0; i < posts.size(); ++i) {
-    ObjectReader post(posts[i], element_path(r.path("post_ops"), i), r.source());
-    s.post_ops.push_back(read_post_op(post));
-    post.finish();
-  }
+  s.post_ops = read_list<PrimitivePostOp>(r, "post_ops", read_post_op);
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "hand_model.h"
+#include "manifest_error.h"
 #include "runtime/manifest.h"
 #include "runtime/runtime_error.h"
 
@@ -62,14 +63,7 @@ Manifest manifest_with_primitive() {
   return m;
 }
 
-std::string parse_error(const json& document) {
-  try {
-    parse_manifest(document.dump());
-  } catch (const RuntimeError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::manifest_parse_error;
 
 TEST(PrimitiveManifest, RoundTripsThroughJson) {
   Manifest m = manifest_with_primitive();
@@ -119,7 +113,7 @@ TEST(PrimitiveManifest, EveryRefusalNamesItsPath) {
     SCOPED_TRACE(bad.what);
     json changed = document;
     bad.change(changed);
-    std::string error = parse_error(changed);
+    std::string error = manifest_parse_error(changed);
     EXPECT_EQ(error.rfind("manifest.json: " + bad.message, 0), 0u) << error;
   }
 }
@@ -137,7 +131,8 @@ TEST(PrimitiveManifest, ADeeplyNestedValueIsRefusedWithoutRecursion) {
     parse_manifest(text);
     FAIL() << "parsed";
   } catch (const RuntimeError& e) {
-    EXPECT_EQ(std::string(e.what()), "manifest.json: primitives[0].post_ops[0]: expected an object, got array of 1 elements");
+    EXPECT_EQ(std::string(e.what()),
+              "manifest.json: primitives[0].post_ops[0]: expected an object, got array of 1 elements");
   }
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hand_model.h"
+#include "manifest_error.h"
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
@@ -25,14 +26,7 @@ Manifest complete_manifest() {
   return m;
 }
 
-std::string parse_error(const json& document) {
-  try {
-    parse_manifest(document.dump());
-  } catch (const RuntimeError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::manifest_parse_error;
 
 // The manifest's JSON with one change applied.
 json mutated(const std::function<void(json&)>& change) {
@@ -73,7 +67,8 @@ TEST(Manifest, NewerFormatVersionIsRejected) {
     j["format_version"] = 7;
     j["new_field"] = true;
   });
-  EXPECT_EQ(parse_error(document), "manifest.json: artifact format version 7 is newer than this runtime supports (1)");
+  EXPECT_EQ(manifest_parse_error(document),
+            "manifest.json: artifact format version 7 is newer than this runtime supports (1)");
 }
 
 struct BadField {
@@ -156,7 +151,7 @@ TEST(Manifest, EveryValidationErrorNamesItsPath) {
   };
   for (const BadField& bad : cases) {
     SCOPED_TRACE(bad.what);
-    EXPECT_EQ(parse_error(mutated(bad.change)), std::string("manifest.json: ") + bad.message);
+    EXPECT_EQ(manifest_parse_error(mutated(bad.change)), std::string("manifest.json: ") + bad.message);
   }
 }
 
@@ -217,7 +212,7 @@ TEST(Manifest, TensorBytesChecksOverflow) {
   EXPECT_THROW(tensor_nbytes(DType::kFloat32, {int64_t(1) << 40, int64_t(1) << 30}), RuntimeError);
   EXPECT_THROW(tensor_nbytes(DType::kFloat32, {-1}), RuntimeError);
   json huge = mutated([](json& j) { j["inputs"][0]["shape"] = {int64_t(1) << 40, int64_t(1) << 30}; });
-  EXPECT_EQ(parse_error(huge), "manifest.json: inputs[0].shape: tensor size overflows");
+  EXPECT_EQ(manifest_parse_error(huge), "manifest.json: inputs[0].shape: tensor size overflows");
 }
 
 }  // namespace
