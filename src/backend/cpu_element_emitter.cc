@@ -1,14 +1,11 @@
 // The element emitter: an explicit work list evaluates operator trees at
-// element indices, emitting one `const` local per operator. Semantics follow
-// the reference kernels (interp/kernels_elementwise.cc): float16/bfloat16
-// compute in float and round after every operator; integers wrap; NaN
-// propagates through maximum/minimum.
+// element indices, emitting one `const` local per operator; each operator's
+// expression comes from render_cpu_scalar (cpu_scalar.cc).
 #include "backend/cpu_element_emitter.h"
 
-#include <cmath>
 #include <limits>
-#include <map>
 
+#include "backend/cpu_scalar.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "support/error.h"
@@ -137,93 +134,14 @@ void ElementEmitter::combine(const CallNode* call, const std::string& key, size_
     remember(key, values[0]);
     return results_.push_back(values[0]);
   }
+  ScalarCall scalar{as<OpNode>(call->op), call->attrs, {}, dtype_of(Expr(call)), call->span()};
+  for (const Expr& arg : call->args) scalar.arg_dtypes.push_back(dtype_of(arg));
   std::string name = fresh(op);
-  out_.line("const " + compute_type(dtype_of(Expr(call))) + " " + name + " = " + expression(call, values) + ";  // " +
+  out_.line("const " + compute_type(scalar.result_dtype) + " " + name + " = " +
+            render_cpu_scalar(scalar, values, helpers_) + ";  // " +
             op + (call->span().defined() ? " at " + call->span().to_string() : ""));
   remember(key, name);
   results_.push_back(name);
-}
-
-std::string ElementEmitter::expression(const CallNode* call, const std::vector<std::string>& values) {
-  const std::string& op = as<OpNode>(call->op)->name;
-  DType in = dtype_of(call->args[0]);
-  DType out = dtype_of(Expr(call));
-  bool is_float = dtype_is_float(in);
-  std::string type = compute_type(out);
-  std::vector<std::string> v;
-  for (const std::string& value : values) v.push_back(parenthesize(value));
-  auto wrap = [&](const std::string& e) { return type + "(" + e + ")"; };
-  auto wide = [](const std::string& e) { return "uint64_t(" + e + ")"; };
-  auto rounded = [&](const std::string& e) { return round_to_dtype(out, e, &helpers_); };
-  auto float_only = [&](const std::string& e) {
-    if (!is_float)
-      throw Error(ErrorKind::kBackend, "'" + op + "' needs a floating-point input, got " + dtype_name(in),
-                  call->span());
-    return rounded(e);
-  };
-  static const std::map<std::string, std::string> arithmetic = {
-      {"add", "+"}, {"nn.bias_add", "+"}, {"subtract", "-"}, {"multiply", "*"}};
-  if (auto it = arithmetic.find(op); it != arithmetic.end()) {
-    const std::string& symbol = it->second;
-    return is_float ? rounded(v[0] + " " + symbol + " " + v[1]) : wrap(wide(v[0]) + " " + symbol + " " + wide(v[1]));
-  }
-  static const std::map<std::string, std::string> comparisons = {{"equal", "=="}, {"less", "<"}, {"greater", ">"}};
-  if (auto it = comparisons.find(op); it != comparisons.end()) return v[0] + " " + it->second + " " + v[1];
-  if (op == "divide") {
-    if (is_float) return rounded(v[0] + " / " + v[1]);
-    helpers_.insert(CpuHelper::kIntegerDivide);
-    return wrap("sy_divide_int(" + v[0] + ", " + v[1] + ")");
-  }
-  if (op == "power") {
-    if (is_float) return rounded("std::pow(" + v[0] + ", " + v[1] + ")");
-    helpers_.insert(CpuHelper::kIntegerPower);
-    return wrap("sy_power_int(" + v[0] + ", " + v[1] + ")");
-  }
-  if (op == "maximum" || op == "minimum") {
-    std::string symbol = op == "maximum" ? " > " : " < ";
-    if (is_float) return "(" + v[0] + " != " + v[0] + " || " + v[0] + symbol + v[1] + ") ? " + v[0] + " : " + v[1];
-    return v[0] + symbol + v[1] + " ? " + v[0] + " : " + v[1];
-  }
-  if (op == "negative") return is_float ? "-" + v[0] : wrap("0ull - " + wide(v[0]));
-  if (op == "abs")
-    return is_float ? "std::fabs(" + v[0] + ")" : v[0] + " < 0 ? " + wrap("0ull - " + wide(v[0])) + " : " + v[0];
-  if (op == "nn.relu")
-    return is_float ? v[0] + " < 0.0f ? 0.0f : " + v[0] : v[0] + " < 0 ? " + wrap("0") + " : " + v[0];
-  // exp, log, tanh, sigmoid and erf use the vectorisable helpers of cpu_math.cc.
-  static const std::map<std::string, std::string> unary = {{"exp", "sy_exp"},     {"log", "sy_log"},
-                                                           {"tanh", "sy_tanh"},   {"sigmoid", "sy_sigmoid"},
-                                                           {"sqrt", "std::sqrt"}, {"erf", "sy_erf"}};
-  if (auto it = unary.find(op); it != unary.end()) {
-    if (it->second.rfind("sy_", 0) == 0) helpers_.insert(CpuHelper::kFloatMath);
-    return float_only(it->second + "(" + v[0] + ")");
-  }
-  if (op == "rsqrt") return float_only("1.0f / std::sqrt(" + v[0] + ")");
-  if (op == "where") return v[0] + " ? " + v[1] + " : " + v[2];
-  if (op == "clip") {
-    double low = call->attrs->get_float("a_min"), high = call->attrs->get_float("a_max");
-    // Conditional expressions rather than std::min/max, which take their
-    // operands by reference and keep `omp simd` loops from vectorising.
-    if (is_float) {
-      std::string lo = literal(in, low), hi = literal(in, high);
-      return rounded(v[0] + " < " + lo + " ? " + lo + " : (" + v[0] + " > " + hi + " ? " + hi + " : " + v[0] + ")");
-    }
-    auto bound = [](double b) {
-      if (std::isnan(b)) return std::string("0");
-      if (b >= 9223372036854775807.0) return std::string("INT64_MAX");
-      if (b <= -9223372036854775808.0) return std::string("INT64_MIN");
-      return "int64_t(" + std::to_string(int64_t(b)) + ")";
-    };
-    std::string lo = bound(low), hi = bound(high), x = "int64_t(" + v[0] + ")";
-    return wrap(x + " < " + lo + " ? " + lo + " : (" + x + " > " + hi + " ? " + hi + " : " + x + ")");
-  }
-  if (op == "cast") {
-    if (out == DType::kBool) return v[0] + (is_float ? " != 0.0f" : " != 0");
-    if (dtype_is_float(out)) return rounded(is_float ? v[0] : "float(" + v[0] + ")");
-    if (!is_float) return wrap(v[0]);
-    helpers_.insert(CpuHelper::kFloatToInt);
-    return wrap("sy_float_to_int64(" + v[0] + ")");
-  }
-  throw Error(ErrorKind::kBackend, "no CPU kernel for operator '" + op + "'", call->span());
 }
 
 void ElementEmitter::evaluate_concatenate(const CallNode* call, const ElementIndex& index, const std::string& key) {

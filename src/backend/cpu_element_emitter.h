@@ -46,7 +46,6 @@ class ElementEmitter {
   void evaluate_take(const CallNode* call, const ElementIndex& index, const std::string& key);
   // Pops the argument values of `call` and emits its local.
   void combine(const CallNode* call, const std::string& key, size_t arity);
-  std::string expression(const CallNode* call, const std::vector<std::string>& values);
   std::string pop();
   const std::string* lookup(const std::string& key) const;
   void remember(const std::string& key, const std::string& value);

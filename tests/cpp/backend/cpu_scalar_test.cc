@@ -1,0 +1,67 @@
+// render_cpu_scalar: the C++ forms generated kernels rely on for speed
+// (conditional expressions, not std::min/max; the sy_ vector helpers) and
+// the helpers each form records.
+#include <gtest/gtest.h>
+
+#include "backend/cpu_scalar.h"
+#include "op/registry.h"
+#include "support/error.h"
+
+namespace switchyard {
+namespace {
+
+std::string render(const std::string& op, std::vector<DType> args, DType result, std::vector<std::string> values,
+                   std::set<CpuHelper>* helpers = nullptr, Attrs attrs = Attrs()) {
+  std::set<CpuHelper> used;
+  Op handle = op_get(op);
+  return render_cpu_scalar({as<OpNode>(handle), attrs, std::move(args), result, Span()}, values,
+                           helpers ? *helpers : used);
+}
+
+TEST(CpuScalar, FloatArithmeticRoundsHalfPrecisionAfterEveryOperator) {
+  EXPECT_EQ(render("add", {DType::kFloat32, DType::kFloat32}, DType::kFloat32, {"a", "b"}), "a + b");
+  std::set<CpuHelper> helpers;
+  std::string half = render("multiply", {DType::kFloat16, DType::kFloat16}, DType::kFloat16, {"a", "b"}, &helpers);
+  EXPECT_NE(half.find("a * b"), std::string::npos) << half;
+  EXPECT_NE(half, "a * b");
+  EXPECT_TRUE(helpers.count(CpuHelper::kHalf));
+}
+
+TEST(CpuScalar, IntegersWrapThroughUnsignedArithmetic) {
+  EXPECT_EQ(render("add", {DType::kInt32, DType::kInt32}, DType::kInt32, {"a", "b"}),
+            "int32_t(uint64_t(a) + uint64_t(b))");
+  std::set<CpuHelper> helpers;
+  EXPECT_EQ(render("divide", {DType::kInt64, DType::kInt64}, DType::kInt64, {"a", "b"}, &helpers),
+            "int64_t(sy_divide_int(a, b))");
+  EXPECT_TRUE(helpers.count(CpuHelper::kIntegerDivide));
+}
+
+TEST(CpuScalar, MaximumIsAConditionalThatPropagatesNaN) {
+  EXPECT_EQ(render("maximum", {DType::kFloat32, DType::kFloat32}, DType::kFloat32, {"a", "b"}),
+            "(a != a || a > b) ? a : b");
+  EXPECT_EQ(render("minimum", {DType::kInt8, DType::kInt8}, DType::kInt8, {"a", "b"}), "a < b ? a : b");
+}
+
+TEST(CpuScalar, TranscendentalsUseTheVectorHelpers) {
+  std::set<CpuHelper> helpers;
+  EXPECT_EQ(render("exp", {DType::kFloat32}, DType::kFloat32, {"x"}, &helpers), "sy_exp(x)");
+  EXPECT_TRUE(helpers.count(CpuHelper::kFloatMath));
+}
+
+TEST(CpuScalar, OperandsAreParenthesized) {
+  EXPECT_EQ(render("subtract", {DType::kFloat32, DType::kFloat32}, DType::kFloat32, {"a + b", "c"}),
+            "(a + b) - c");
+}
+
+TEST(CpuScalar, FloatOnlyOperatorsRejectIntegers) {
+  try {
+    render("exp", {DType::kInt32}, DType::kInt32, {"x"});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'exp' needs a floating-point input, got int32"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace switchyard
