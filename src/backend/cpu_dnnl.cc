@@ -22,6 +22,12 @@ Dims dense_strides(const Dims& shape) {
   return strides;
 }
 
+int parameter_index(const CpuKernel& k, const Expr& e) {
+  for (size_t i = 0; i < k.function->params.size(); ++i)
+    if (k.function->params[i].get() == e.get()) return int(i);
+  return -1;
+}
+
 namespace {
 
 PrimitiveTensor plain(const Dims& shape) { return {shape, dense_strides(shape)}; }
@@ -81,10 +87,11 @@ DnnlAnchor product(const CpuKernel& k) {
     s.dst = plain(out);
     o.to_destination = [](const Dims& side) { return std::optional<Dims>(side); };
   }
-  s.src_input = 0;
-  s.weights_input = 1;
+  // The operands are parameters of the kernel; one value may be both (x·xᵀ).
+  s.src_input = parameter_index(k, call.args[0]);
+  s.weights_input = parameter_index(k, call.args[1]);
   // A packed layout pays only when the reorder is not repeated every call.
-  s.any_weights_layout = k.constant_inputs.at(1);
+  s.any_weights_layout = s.weights_input >= 0 && k.constant_inputs.at(size_t(s.weights_input));
   return o;
 }
 
@@ -104,7 +111,7 @@ DnnlAnchor window(const CpuKernel& k) {
   o.to_destination = [](const Dims& side) { return std::optional<Dims>(side); };
   s.src = plain(in);
   s.dst = plain(out);
-  s.src_input = 0;
+  s.src_input = parameter_index(k, call.args[0]);
   if (op == "nn.global_avg_pool2d") {
     s.kind = PrimitiveKind::kPooling;
     s.algorithm = "pooling_avg_exclude_padding";
@@ -123,7 +130,7 @@ DnnlAnchor window(const CpuKernel& k) {
     s.kind = PrimitiveKind::kConvolution;
     s.algorithm = "convolution_direct";
     s.weights = plain(weights);
-    s.weights_input = 1;
+    s.weights_input = parameter_index(k, call.args[1]);
     s.strides = {stride_h, stride_w};
     s.dilation = {dilation_h - 1, dilation_w - 1};
     s.padding_l = {pad.top, pad.left};
@@ -196,6 +203,10 @@ void generate_dnnl_kernel(CpuKernel& k) {
   const std::string& op = as<OpNode>(k.master->op)->name;
   DnnlAnchor anchor = dnnl_anchor(k);
   PrimitiveSpec spec = anchor.spec;
+  // The primitive reads its operands from the kernel's inputs: an operand
+  // computed inside the kernel has none.
+  bool has_weights = spec.kind != PrimitiveKind::kPooling;
+  if (spec.src_input < 0 || (has_weights && spec.weights_input < 0)) return generate_direct_kernel(k);
   DnnlEpilogue epilogue;
   epilogue.base = k.master;
   if (k.has_epilogue()) epilogue = map_dnnl_epilogue(k, anchor);

@@ -27,6 +27,8 @@ struct DnnlAnchor {
 };
 
 DnnlAnchor dnnl_anchor(const CpuKernel& k);
+// The index of `e` among the kernel's parameters; -1 when it is computed inside.
+int parameter_index(const CpuKernel& k, const Expr& e);
 
 // The element-wise epilogue as oneDNN sees it: an optional bias the
 // primitive adds itself, then post-ops for the rest of the chain.

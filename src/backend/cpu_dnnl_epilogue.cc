@@ -119,12 +119,6 @@ std::optional<Chain> epilogue_chain(const CpuKernel& k, const CallNode* root) {
   return chain;
 }
 
-int parameter_index(const CpuKernel& k, const Expr& e) {
-  for (size_t i = 0; i < k.function->params.size(); ++i)
-    if (k.function->params[i].get() == e.get()) return int(i);
-  return -1;
-}
-
 // The dims, in the destination's view, of the other operand of a binary
 // step of the chain: nullopt when it does not broadcast onto the destination.
 std::optional<Dims> operand_dims(const CallNode& call, const Expr& side, const DnnlAnchor& operation) {

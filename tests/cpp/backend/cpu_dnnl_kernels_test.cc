@@ -64,6 +64,11 @@ std::vector<KernelCase> dnnl_cases() {
                "%r: Tensor[(3, 16), float32]",
                "  %0 = nn.dense(%x, %w);\n  %1 = add(%0, %b);\n  add(%1, %r)"),
        -2, 2, 0, 0, 1e-4, {"w", "b"}},
+      // One value as both operands (a Gram matrix, self-attention scores):
+      // the kernel has one input, which the primitive reads twice.
+      {"dense_gram_matrix", main_of("%x: Tensor[(5, 8), float32]", "  nn.dense(%x, %x)"), -2, 2, 0, 0, 1e-5},
+      {"dense_gram_weights", main_of("%w: Tensor[(6, 8), float32]", "  nn.relu(nn.dense(%w, %w))"), -2, 2, 0, 0,
+       1e-5, {"w"}},
       {"matmul_bias",
        main_of("%a: Tensor[(3, 7), float32], %b: Tensor[(7, 5), float32], %c: Tensor[(5), float32]",
                "  %0 = matmul(%a, %b);\n  add(%0, %c)")},
