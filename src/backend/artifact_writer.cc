@@ -1,15 +1,20 @@
 // Manifest assembly, weights.bin, and the all-or-nothing artifact directory.
 #include "backend/artifact_writer.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <numeric>
 
+#include "backend/interrupt.h"
 #include "runtime/primitive_json.h"
 #include "support/error.h"
 #include "switchyard/model_abi.h"
@@ -29,6 +34,27 @@ ManifestTensor manifest_tensor(std::string name, const LoweredBuffer& buffer) {
   t.span = buffer.span.defined() ? buffer.span.to_string() : "";
   return t;
 }
+
+// An exclusive flock on a directory for the scope of the object: writers
+// of one directory's entries (in this process or another) take turns.
+class DirectoryLock {
+ public:
+  explicit DirectoryLock(const std::string& dir) : fd_(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ < 0) throw Error(ErrorKind::kBackend, "cannot open " + dir + " to lock it: " + std::strerror(errno));
+    while (flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      int error = errno;
+      close(fd_);
+      throw Error(ErrorKind::kBackend, "cannot lock " + dir + ": " + std::strerror(error));
+    }
+  }
+  ~DirectoryLock() { close(fd_); }  // closing releases the lock
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+ private:
+  int fd_;
+};
 
 bool is_artifact_or_empty(const fs::path& dir) {
   return fs::is_directory(dir) && (fs::is_empty(dir) || fs::exists(dir / "manifest.json"));
@@ -135,6 +161,11 @@ StagingDirectory::~StagingDirectory() {
 }
 
 void StagingDirectory::commit() {
+  throw_if_interrupted();  // an interrupted compile leaves the old artifact as it was
+  // Commits into one directory take turns (its parent is locked), so
+  // concurrent compiles of it all succeed and the last one stays.
+  DirectoryLock lock(fs::path(output_dir_).parent_path().string());
+  throw_if_interrupted();
   check_replaceable(output_dir_);
   std::error_code error;
   std::string old = path_ + ".old";

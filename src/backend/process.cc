@@ -1,4 +1,6 @@
-// Child processes through posix_spawnp, output read from one pipe.
+// Child processes through posix_spawnp, output read from one pipe. Each
+// child leads its own process group, registered with backend/interrupt.h
+// while it runs, so an interrupt stops it and everything it started.
 #include "backend/process.h"
 
 #include <fcntl.h>
@@ -8,6 +10,8 @@
 
 #include <cerrno>
 #include <cstring>
+
+#include "backend/interrupt.h"
 
 extern char** environ;
 
@@ -29,11 +33,16 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  int spawn_error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int spawn_error = interrupting_signal() ? EINTR : posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   close(pipe_fds[1]);
   if (spawn_error != 0) {
@@ -41,6 +50,7 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
     result.output = std::string(std::strerror(spawn_error));
     return result;
   }
+  register_child(pid);
   result.started = true;
   char chunk[4096];
   for (;;) {
@@ -55,6 +65,7 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  unregister_child(pid);
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

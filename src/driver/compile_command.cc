@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "backend/build.h"
+#include "backend/interrupt.h"
 #include "driver/commands.h"
 #include "driver/driver_util.h"
 #include "support/error.h"
@@ -23,6 +24,7 @@ struct CompileFlags {
 };
 
 void run_compile(const CompileFlags& f) {
+  install_interrupt_handlers();  // a signal stops the compilers and leaves no partial artifact
   IRModule mod = load_model(f.model);
   BuildOptions options;
   // Without --devices or devices named in the module, everything runs on cpu:0.

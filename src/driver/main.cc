@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "backend/interrupt.h"
 #include "driver/commands.h"
 #include "driver/openmp_policy.h"
 #include "support/error.h"
@@ -25,6 +26,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 1;
   } catch (const switchyard::Error& e) {
+    // A compile stopped by a signal says so (whichever step noticed) and
+    // exits as the shell expects of one.
+    if (int signo = switchyard::interrupting_signal()) {
+      std::cerr << "error: " << switchyard::interruption_message() << "\n";
+      return 128 + signo;
+    }
     std::cerr << e.render() << "\n";
     return 1;
   } catch (const std::exception& e) {
