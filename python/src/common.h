@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,8 @@ py::object attr_value_to_python(const AttrValue& value);
 // `op` is an operator, as given otherwise (null when none are given).
 Attrs call_attrs(const Expr& op, py::handle mapping);
 
+// The DType of a native-order NumPy dtype; nullopt when Switchyard has none.
+std::optional<DType> dtype_of_numpy(py::handle numpy_dtype);
 // NumPy interop (copies). Unsupported dtypes raise TypeError naming `what`.
 NDArray ndarray_from_python(py::handle value, const std::string& what);
 py::object ndarray_to_numpy(const NDArray& array);

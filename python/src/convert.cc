@@ -190,8 +190,6 @@ Attrs call_attrs(const Expr& op, py::handle mapping) {
   return make_attrs(std::move(entries));
 }
 
-namespace {
-
 // The DType of a native-order NumPy dtype, by kind and item size.
 std::optional<DType> dtype_of_numpy(py::handle numpy_dtype) {
   std::string kind = py::str(numpy_dtype.attr("kind"));
@@ -205,6 +203,8 @@ std::optional<DType> dtype_of_numpy(py::handle numpy_dtype) {
   if (kind == "b" && itemsize == 1) return DType::kBool;
   return std::nullopt;
 }
+
+namespace {
 
 const char* numpy_name_of(DType dtype) {
   switch (dtype) {

@@ -3,6 +3,8 @@
 // statistics (which device ran each kernel, which copies happened). Inputs
 // to an artifact are checked here, as the interpreter checks them, so that a
 // wrong input is the same UsageError (same words) on both paths.
+#include <pybind11/numpy.h>
+
 #include "common.h"
 #include "interp/evaluate.h"
 #include "ir/type.h"
@@ -82,6 +84,12 @@ void check_input(const Manifest& manifest, const std::string& name, const NDArra
                                        ", got " + describe(array.dtype(), array.shape()));
 }
 
+void check_view(const ManifestTensor& expected, DType dtype, const std::vector<int64_t>& shape, const char* role) {
+  if (dtype != expected.dtype || shape != expected.shape)
+    throw Error(ErrorKind::kUsage, std::string(role) + " '" + expected.name + "': expected " +
+                                       describe(expected.dtype, expected.shape) + ", got " + describe(dtype, shape));
+}
+
 void check_inputs(const Manifest& manifest, const std::map<std::string, NDArray>& arrays) {
   for (const auto& [name, array] : arrays) check_input(manifest, name, array);
   for (const ManifestTensor& t : manifest.inputs)
@@ -105,6 +113,27 @@ py::dict stats_to_python(const RunStats& stats, const Manifest& manifest) {
                            py::arg("dst") = device_name(c.dst_device), py::arg("bytes") = c.bytes,
                            py::arg("elapsed_ns") = c.elapsed_ns));
   return py::dict(py::arg("kernels") = kernels, py::arg("copies") = copies, py::arg("total_ns") = stats.total_ns);
+}
+
+// A NumPy array the run reads or writes where it lies: C-contiguous,
+// aligned, native byte order (the Python layer copies any other array first).
+template <typename View>
+View view_of(py::handle value, const std::string& what, bool writeable) {
+  if (!py::isinstance<py::array>(value)) throw py::type_error(what + " must be a NumPy array, got " + type_name_of(value));
+  auto array = py::reinterpret_borrow<py::array>(value);
+  int needed = py::array::c_style | (writeable ? py::detail::npy_api::NPY_ARRAY_WRITEABLE_ : 0);
+  bool aligned = (array.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_) != 0;
+  if ((array.flags() & needed) != needed || !aligned || !array.dtype().attr("isnative").cast<bool>())
+    throw Error(ErrorKind::kUsage, what + " must be a C-contiguous, aligned, native-order" +
+                                       (writeable ? std::string(", writeable") : std::string()) + " array");
+  std::optional<DType> dtype = dtype_of_numpy(array.dtype());
+  if (!dtype)
+    throw py::type_error(what + ": NumPy dtype " + std::string(py::str(array.dtype())) + " is not supported");
+  View view;
+  view.data = writeable ? array.mutable_data() : const_cast<void*>(array.data());
+  view.dtype = *dtype;
+  for (py::ssize_t d = 0; d < array.ndim(); ++d) view.shape.push_back(int64_t(array.shape(d)));
+  return view;
 }
 
 void bind_artifact(py::module_& rt) {
@@ -143,6 +172,43 @@ void bind_artifact(py::module_& rt) {
           },
           py::arg("inputs"), py::arg("record_stats") = true,
           "Runs on inputs by name; returns (outputs in manifest order, run statistics).")
+      .def(
+          "run_into",
+          [](const Artifact& a, py::handle inputs, py::handle outputs, bool record_stats) {
+            if (!py::isinstance<py::dict>(inputs)) throw py::type_error("inputs must be a dict of name -> array");
+            auto given = py::reinterpret_borrow<py::dict>(inputs);
+            for (auto item : given) {
+              if (!py::isinstance<py::str>(item.first)) throw py::type_error("input names must be strings");
+              manifest_input(a.manifest(), item.first.cast<std::string>());
+            }
+            std::vector<TensorView> in;
+            for (const ManifestTensor& t : a.manifest().inputs) {
+              if (!given.contains(t.name))
+                throw Error(ErrorKind::kUsage,
+                            "missing input '" + t.name + "' (expected " + describe(t.dtype, t.shape) + ")");
+              in.push_back(view_of<TensorView>(given[py::str(t.name)], "input '" + t.name + "'", false));
+              check_view(t, in.back().dtype, in.back().shape, "input");
+            }
+            if (!py::isinstance<py::list>(outputs) || py::len(outputs) != a.manifest().outputs.size())
+              throw py::type_error("outputs must be a list of " + std::to_string(a.manifest().outputs.size()) +
+                                   " arrays");
+            std::vector<MutableTensorView> out;
+            for (size_t i = 0; i < a.manifest().outputs.size(); ++i) {
+              const ManifestTensor& t = a.manifest().outputs[i];
+              out.push_back(view_of<MutableTensorView>(outputs[py::int_(i)], "output '" + t.name + "'", true));
+              check_view(t, out.back().dtype, out.back().shape, "output");
+            }
+            RunStats stats;
+            {
+              // The arrays stay referenced by the caller; the run calls no Python.
+              py::gil_scoped_release release;
+              stats = a.run_buffers(in, out, RunOptions{record_stats});
+            }
+            return stats_to_python(stats, a.manifest());
+          },
+          py::arg("inputs"), py::arg("outputs"), py::arg("record_stats") = true,
+          "Runs reading the input arrays and writing the output arrays in place (no copies); returns the "
+          "run statistics.")
       .def(
           "check_input",
           [](const Artifact& a, const std::string& name, py::handle value) {

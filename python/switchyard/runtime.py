@@ -120,19 +120,25 @@ class Module:
     def _array(self, name, value):
         if isinstance(value, (_np.ndarray, _np.generic)):
             return value
+        if hasattr(value, "__dlpack__"):
+            return _from_dlpack(f"input '{name}'", value)
         dtypes = {t["name"]: t["dtype"] for t in self._manifest.get("inputs", [])}
         return _np.asarray(value, dtype=dtypes.get(name))
 
-    def set_input(self, name, value):
+    def set_input(self, name, value, copy=True):
         """Sets input ``name`` for ``run()`` with no arguments; checked now (``sy.UsageError``).
 
-        The array is copied, so changing it afterwards does not change the input.
+        ``value`` is a NumPy array, a Python number, or any DLPack tensor on
+        the CPU (a PyTorch tensor, ...). By default it is copied, so changing
+        it afterwards does not change the input; with ``copy=False`` the
+        model reads the caller's memory at each run (zero-copy when it is
+        C-contiguous and aligned), so later changes are seen.
         """
         if not isinstance(name, str):
             raise TypeError(f"set_input() takes an input name (str), got {type(name).__name__}")
         array = self._array(name, value)
         self._artifact.check_input(name, array)
-        self._inputs[name] = _np.array(array, copy=True, order="C")
+        self._inputs[name] = _np.array(array, copy=True, order="C") if copy else _in_place(array)
 
     def run(self, *args, record_stats=True, **inputs):
         """Runs on inputs (positional in manifest order, or by name).
@@ -143,10 +149,22 @@ class Module:
         a ``sy.UsageError``); the outputs are also kept for ``get_output``.
         """
         arrays = self._arrays(args, inputs) if args or inputs else self._inputs
-        outputs, raw = self._artifact.run(arrays, record_stats)
+        outputs, raw = self._run(arrays, record_stats)
         self._outputs = outputs
         self.last_stats = _stats(raw)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _run(self, arrays, record_stats):
+        """Runs reading the inputs where they lie and writing fresh output
+        arrays in place; only inputs of another layout are copied, and
+        bfloat16 outputs (which NumPy lacks) take the widening path."""
+        specs = self._manifest.get("outputs", [])
+        if any(t["dtype"] == "bfloat16" for t in specs) or not all(
+                isinstance(a, (_np.ndarray, _np.generic)) for a in arrays.values()):
+            return self._artifact.run(arrays, record_stats)
+        outputs = [_np.empty(t["shape"], dtype=t["dtype"]) for t in specs]
+        raw = self._artifact.run_into({n: _in_place(a) for n, a in arrays.items()}, outputs, record_stats)
+        return outputs, raw
 
     def _output_index(self, index):
         names = self.output_names
@@ -193,15 +211,45 @@ class Module:
         if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
             raise ValueError(f"repeat must be a positive int, got {repeat!r}")
         arrays = self._arrays((), inputs) if inputs else self._inputs
-        self._artifact.run(arrays, False)
+        self._run(arrays, False)
         times = []
         for _ in range(repeat):
             start = _time.perf_counter()
-            self._artifact.run(arrays, False)
+            self._run(arrays, False)
             times.append((_time.perf_counter() - start) * 1e3)
         ordered = sorted(times)
         return BenchmarkResult(median_ms=float(_np.median(ordered)), min_ms=ordered[0],
                                p90_ms=float(_np.percentile(ordered, 90)), repeat=repeat, times_ms=tuple(times))
+
+
+def _in_place(array):
+    """``array`` itself when a run can read it where it lies, else a C-contiguous copy."""
+    array = _np.asarray(array)
+    if array.flags.c_contiguous and array.flags.aligned and array.dtype.isnative:
+        return array
+    return _np.ascontiguousarray(array).astype(array.dtype.newbyteorder("="), copy=False)
+
+
+def _from_dlpack(what, value):
+    """A NumPy view of a DLPack tensor (no copy); only host memory can be read."""
+    try:
+        device_type, device_id = value.__dlpack_device__()
+    except (AttributeError, TypeError):
+        device_type, device_id = 1, 0
+    if device_type not in (1, 3):  # kDLCPU, kDLCUDAHost: host memory
+        raise _error("UsageError", f"{what} lives on DLPack device type {device_type} (id {device_id}); "
+                                   "the model reads host (CPU) memory: move it to the CPU first")
+    try:
+        return _np.from_dlpack(value)
+    except (BufferError, RuntimeError, TypeError) as e:
+        raise _error("UsageError", f"{what}: cannot be read through DLPack ({e})") from None
+
+
+def from_dlpack(value):
+    """A NumPy array sharing the memory of a host DLPack tensor (a PyTorch CPU
+    tensor, ...), for ``run`` and ``set_input``. Outputs are NumPy arrays, so
+    ``torch.from_dlpack(output)`` shares their memory in turn."""
+    return _from_dlpack("the tensor", value)
 
 
 def load(path, threads=0):
@@ -214,4 +262,4 @@ def load(path, threads=0):
     return Module(_rt.Artifact.load(_os.fspath(path), threads))
 
 
-__all__ = ["load", "Module", "RunStats", "KernelRecord", "CopyRecord", "BenchmarkResult"]
+__all__ = ["load", "from_dlpack", "Module", "RunStats", "KernelRecord", "CopyRecord", "BenchmarkResult"]
