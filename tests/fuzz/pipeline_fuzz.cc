@@ -1,0 +1,41 @@
+// Fuzz target: everything a build does before the C++ compiler runs. A text
+// module is parsed, placed on two CPU devices and optimised by the default
+// pipeline with the invariant checker after every pass, then lowered to
+// kernel calls, its kernels generated, its layouts and memory planned and its
+// entry function written. Each step either succeeds or refuses with an Error
+// naming the cause; none may crash, hang or allocate without bound.
+#include "backend/aot_codegen.h"
+#include "backend/artifact_writer.h"
+#include "backend/lower.h"
+#include "backend/lower_check.h"
+#include "backend/memory_plan.h"
+#include "fuzz_target.h"
+#include "pipeline/pass_table.h"
+#include "text/parser.h"
+#include "transform/instruments.h"
+
+using namespace switchyard;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string text(reinterpret_cast<const char*>(data), size);
+  return fuzz::run_one([&] {
+    IRModule mod = parse_module(text, "fuzz.sy");
+    CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
+    auto checker = std::make_shared<InvariantChecker>();
+    PassContext context;
+    context.instruments.push_back(checker);
+    IRModule planned;
+    {
+      PassContext::Scope scope(context);
+      planned = default_pipeline({config, {}})(mod, context);
+    }
+    check_lowerable(planned, "main", checker.get());
+    LoweredProgram program = lower_entry(planned, "main", config);
+    generate_kernels(program, config);
+    plan_layouts(program, 8);
+    std::vector<int> tensor_of_buffer;
+    MemoryPlan memory = plan_memory(memory_problem(program, &tensor_of_buffer));
+    Manifest manifest = make_manifest(program, memory, config);
+    generate_entry_source(program, memory, tensor_of_buffer, manifest);
+  });
+}
