@@ -42,12 +42,14 @@ BuildReport build(const IRModule& mod, py::handle devices, const std::string& ou
   for (const std::string& rule : names_of(place, "place"))
     options.rules.push_back(parse_placement_rule(rule, options.config));
   options.opt_level = opt_level;
-  // The enclosing PassContext's pass selection and configuration (its opt
-  // level and checking arrive as arguments, which may override them).
+  // The enclosing PassContext's pass selection, configuration and
+  // diagnostics (its opt level and checking arrive as arguments, which may
+  // override them).
   const PassContext& enclosing = PassContext::current();
   options.disabled_passes = enclosing.disabled_passes;
   options.enabled_passes = enclosing.enabled_passes;
   options.pass_config = enclosing.config;
+  options.diagnostics = enclosing.diagnostics;
   options.check_invariants = check_invariants;
   options.emit_source = emit_source;
   options.cxx = cxx;

@@ -243,6 +243,14 @@ void check_config_key(const std::string& key, const AttrValue& value) {
   }
 }
 
+// Raises each diagnostic reported after the first `reported` as a Python
+// UserWarning (an error where the warnings filter says so).
+void warn_new_diagnostics(const PassContext& ctx, size_t reported) {
+  std::vector<DiagnosticSink::Diagnostic> all = ctx.diagnostics->diagnostics();
+  for (size_t i = reported; i < all.size(); ++i)
+    if (PyErr_WarnEx(PyExc_UserWarning, all[i].text.c_str(), 1) != 0) throw py::error_already_set();
+}
+
 py::object instrument_object(const std::shared_ptr<PassInstrument>& inst, const PyPassContext& c) {
   for (py::handle h : c.python_instruments)
     if (h.cast<std::shared_ptr<PassInstrument>>().get() == inst.get()) return py::reinterpret_borrow<py::object>(h);
@@ -265,13 +273,17 @@ void bind_passes(py::module_& t) {
               throw py::type_error("pass '" + p.name() + "' takes an IRModule, got " + type_name_of(mod));
             // A copy: a Python pass may change the caller's module object meanwhile.
             IRModule m = mod.cast<IRModule>();
-            if (ctx.is_none()) return p(m);
-            if (!py::isinstance<PyPassContext>(ctx))
+            if (!ctx.is_none() && !py::isinstance<PyPassContext>(ctx))
               throw py::type_error("ctx must be a PassContext, got " + type_name_of(ctx));
-            return p(m, *ctx.cast<const PyPassContext&>().ctx);
+            const PassContext& c = ctx.is_none() ? PassContext::current() : *ctx.cast<const PyPassContext&>().ctx;
+            size_t reported = c.diagnostics->diagnostics().size();
+            IRModule out = p(m, c);
+            warn_new_diagnostics(c, reported);
+            return out;
           },
           py::arg("mod"), py::arg("ctx") = py::none(),
-          "Runs the pass on a module under ctx (default: the current PassContext).")
+          "Runs the pass on a module under ctx (default: the current PassContext); its warnings "
+          "(PlanDevices' fallbacks to the host) are raised as Python warnings and kept in ctx.diagnostics.")
       .def_property_readonly("name", &Pass::name)
       .def_property_readonly("info", &Pass::info)
       .def_property_readonly("opt_level", [](const Pass& p) { return p.info().opt_level; })
@@ -453,6 +465,14 @@ void bind_context(py::module_& t) {
                                for (const auto& inst : c.ctx->instruments) out.append(instrument_object(inst, c));
                                return out;
                              })
+      .def_property_readonly("diagnostics",
+                             [](const PyPassContext& c) {
+                               py::list out;
+                               for (const auto& d : c.ctx->diagnostics->diagnostics())
+                                 out.append(py::make_tuple(d.pass, d.text));
+                               return out;
+                             },
+                             "The warnings passes reported under this context, as (pass name, text).")
       .def_property_readonly("check_invariants", [](const PyPassContext& c) {
         for (const auto& inst : c.ctx->instruments)
           if (dynamic_cast<InvariantChecker*>(inst.get())) return true;

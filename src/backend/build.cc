@@ -106,6 +106,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   context.disabled_passes = options.disabled_passes;
   context.enabled_passes = options.enabled_passes;
   context.config = options.pass_config;
+  context.diagnostics = options.diagnostics;
   context.instruments.push_back(timing);
   if (options.check_invariants) context.instruments.push_back(checker);
   IRModule planned;

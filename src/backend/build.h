@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ struct BuildOptions {
   // typed pass configuration.
   std::vector<std::string> disabled_passes, enabled_passes;
   std::map<std::string, AttrValue> pass_config;
+  // Where the passes' warnings go (the CLI prints them as they arrive).
+  std::shared_ptr<DiagnosticSink> diagnostics = std::make_shared<DiagnosticSink>();
   bool emit_source = false;       // keep the generated C++ in DIR/src/
   bool check_invariants = false;  // run the invariant checker after every pass
   std::string cxx = "";           // default: $SY_CXX, else the system c++

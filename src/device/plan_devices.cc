@@ -1,8 +1,6 @@
 // The PlanDevices pass: build the placement problem, solve it, write it back.
 #include "device/plan_devices.h"
 
-#include <iostream>
-
 #include "device/placement_rewrite.h"
 #include "device/target_support.h"
 #include "support/error.h"
@@ -64,10 +62,15 @@ PlanResult plan_devices(const IRModule& mod, const CompilationConfig& config) {
   return result;
 }
 
+const PassInfo& plan_devices_info() {
+  static const PassInfo info{"PlanDevices", 0, {"InferType"}};
+  return info;
+}
+
 Pass PlanDevices(const CompilationConfig& config, std::vector<PlacementRule> rules) {
-  return make_module_pass({"PlanDevices", 0, {"InferType"}}, [config, rules](const IRModule& mod, const PassContext&) {
+  return make_module_pass(plan_devices_info(), [config, rules](const IRModule& mod, const PassContext& ctx) {
     PlanResult plan = plan_devices(apply_placement_rules(mod, rules).module, config);
-    for (const std::string& warning : plan.warnings) std::cerr << warning << "\n";
+    for (const std::string& warning : plan.warnings) ctx.diagnostics->report({plan_devices_info().name, warning});
     return plan.module;
   });
 }

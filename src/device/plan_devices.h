@@ -27,7 +27,11 @@ struct PlanResult {
 PlanResult plan_devices(const IRModule& mod, const CompilationConfig& config);
 
 // The pass (requires InferType; types the result again). Rules are applied
-// to the module first.
+// to the module first. Each fallback to the host is a warning in the pass
+// context's diagnostics.
 Pass PlanDevices(const CompilationConfig& config, std::vector<PlacementRule> rules = {});
+// Its name, opt level and requirements, known before a config is at hand
+// (for the pass table).
+const PassInfo& plan_devices_info();
 
 }  // namespace switchyard

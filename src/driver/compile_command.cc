@@ -33,6 +33,7 @@ void run_compile(const CompileFlags& f) {
   options.opt_level = f.opt_level;
   options.emit_source = f.emit_source;
   options.check_invariants = f.check_each;
+  options.diagnostics = stderr_diagnostics();
   BuildReport report = build_artifact(mod, options, f.output_dir);
   for (const std::string& note : report.notes) std::cerr << "note: " << note << "\n";
   std::cout << "wrote " << f.output_dir << ": " << report.summary() << "\n";

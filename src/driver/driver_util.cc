@@ -84,6 +84,10 @@ PlanResult plan_with_rules(const IRModule& mod, const CompilationConfig& config,
   return plan;
 }
 
+std::shared_ptr<DiagnosticSink> stderr_diagnostics() {
+  return std::make_shared<DiagnosticSink>([](const DiagnosticSink::Diagnostic& d) { std::cerr << d.text << "\n"; });
+}
+
 void add_device_flags(CLI::App* cmd, DeviceFlags* flags) {
   cmd->add_option("--devices", flags->devices, "the build's devices, e.g. cpu:0,cpu:1 (a target may follow '=')");
   cmd->add_option("--default", flags->default_device, "device for values nothing constrains (default: the first)");

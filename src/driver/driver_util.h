@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,8 @@ std::vector<PlacementRule> rules_from_flags(const std::vector<std::string>& rule
 // planner's warnings to standard error (explain, inspect).
 PlanResult plan_with_rules(const IRModule& mod, const CompilationConfig& config,
                            const std::vector<PlacementRule>& rules);
+// A sink that prints each pass warning on standard error as it arrives.
+std::shared_ptr<DiagnosticSink> stderr_diagnostics();
 // Adds --devices/--default/--host to a subcommand.
 void add_device_flags(CLI::App* cmd, DeviceFlags* flags);
 

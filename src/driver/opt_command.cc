@@ -47,6 +47,7 @@ void run_opt(const OptFlags& f) {
   if (passes.empty()) throw Error(ErrorKind::kUsage, "-p needs at least one pass name");
 
   PassContext ctx;
+  ctx.diagnostics = stderr_diagnostics();
   auto timing = std::make_shared<TimingInstrument>();
   std::ostringstream dumps;
 #ifndef NDEBUG

@@ -17,8 +17,10 @@ struct PipelineOptions {
   std::vector<PlacementRule> rules;         // applied by PlanDevices
 };
 
-// Error(kPass) "unknown pass 'X' (known: ...)" for an unknown name.
+// Error(kPass) "unknown pass 'X' (known: ...)" for an unknown name;
+// Error(kUsage) for PlanDevices without options.config.
 Pass pass_by_name(const std::string& name, const PipelineOptions& options);
+// Sorted.
 std::vector<std::string> pass_names();
 
 // InferType, PlanDevices, SimplifyExpr, FoldConstant, EliminateCommonSubexpr,

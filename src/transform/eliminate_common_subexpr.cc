@@ -91,12 +91,7 @@ Function eliminate(const Function& fn) {
 
 Pass EliminateCommonSubexpr() {
   return make_module_pass({"EliminateCommonSubexpr", 2, {"InferType"}}, [](const IRModule& mod, const PassContext&) {
-    IRModule out = mod;
-    for (const auto& [name, fn] : mod.functions()) {
-      if (fn->is_primitive()) continue;
-      out.add(name, eliminate(fn));
-    }
-    return out;
+    return map_functions(mod, [](const std::string&, const Function& fn) { return eliminate(fn); });
   });
 }
 

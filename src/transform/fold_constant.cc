@@ -108,13 +108,10 @@ class ConstantFolder : public ExprMutator {
 
 Pass FoldConstant() {
   return make_module_pass({"FoldConstant", 2, {"InferType"}}, [](const IRModule& mod, const PassContext&) {
-    IRModule out = mod;
-    for (const auto& [name, fn] : mod.functions()) {
-      if (fn->is_primitive()) continue;
+    return map_functions(mod, [](const std::string&, const Function& fn) {
       ConstantFolder folder;
-      out.add(name, downcast<FunctionNode>(folder.mutate(fn)));
-    }
-    return out;
+      return downcast<FunctionNode>(folder.mutate(fn));
+    });
   });
 }
 

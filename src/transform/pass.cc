@@ -5,6 +5,7 @@
 
 #include "ir/functor.h"
 #include "support/error.h"
+#include "transform/pass_registry.h"
 
 namespace switchyard {
 
@@ -15,10 +16,20 @@ Pass make_module_pass(PassInfo info, Pass::ModuleFn fn) { return Pass(std::move(
 
 IRModule Pass::operator()(const IRModule& mod) const { return (*this)(mod, PassContext::current()); }
 
+namespace {
+
+// Whether the context lets a pass run: not disabled, and within the opt
+// level or enabled by name.
+bool selected(const PassInfo& info, const PassContext& ctx) {
+  if (ctx.is_disabled(info.name)) return false;
+  return info.opt_level <= ctx.opt_level || ctx.is_enabled(info.name);
+}
+
+}  // namespace
+
 IRModule Pass::operator()(const IRModule& mod, const PassContext& ctx) const {
   const PassInfo& pi = info();
-  if (ctx.is_disabled(pi.name)) return mod;
-  if (pi.opt_level > ctx.opt_level && !ctx.is_enabled(pi.name)) return mod;
+  if (!selected(pi, ctx)) return mod;
   bool leaf = impl_->children.empty();
   if (leaf) {
     for (const auto& inst : ctx.instruments)
@@ -50,14 +61,21 @@ Pass Sequential(std::vector<Pass> passes, std::string name) {
     IRModule current = mod;
     std::vector<std::string> ran;
     for (const Pass& p : passes) {
+      auto record = [&ran](const Pass& done) {
+        ran.push_back(done.name());
+        for (const Pass& c : done.children()) ran.push_back(c.name());
+      };
       for (const std::string& req : p.info().required) {
         bool earlier = std::find(ran.begin(), ran.end(), req) != ran.end();
-        if (!earlier && !pass_in_effect(req, current))
-          throw Error(ErrorKind::kPass, "pass '" + p.name() + "' requires '" + req + "' to run before it");
+        if (earlier || pass_in_effect(req, current)) continue;
+        // One the context keeps from running stays missing.
+        std::optional<Pass> missing = registered_pass(req);
+        if (!missing || !selected(missing->info(), ctx)) throw Error(ErrorKind::kPass, "pass '" + p.name() + "' requires '" + req + "' to run before it");
+        current = (*missing)(current, ctx);
+        record(*missing);
       }
       current = p(current, ctx);
-      ran.push_back(p.name());
-      for (const Pass& c : p.children()) ran.push_back(c.name());
+      record(p);
     }
     return current;
   };
@@ -106,15 +124,31 @@ Function restore_placement(const Function& old_fn, Function new_fn) {
 
 }  // namespace
 
+IRModule map_functions(const IRModule& mod,
+                       const std::function<Function(const std::string& name, const Function& fn)>& fn) {
+  IRModule out = mod;
+  for (const auto& [name, f] : mod.functions())
+    if (!f->is_primitive()) out.add(name, fn(name, f));
+  return out;
+}
+
 Pass make_function_pass(PassInfo info, FunctionPassFn fn) {
   return Pass(std::move(info), [fn](const IRModule& mod, const PassContext& ctx) {
-    IRModule out = mod;
-    for (const auto& [name, f] : mod.functions()) {
-      if (f->is_primitive()) continue;
-      out.add(name, restore_placement(f, fn(f, mod, ctx)));
-    }
-    return out;
+    return map_functions(mod, [&](const std::string&, const Function& f) {
+      return restore_placement(f, fn(f, mod, ctx));
+    });
   });
+}
+
+void DiagnosticSink::report(Diagnostic diagnostic) {
+  if (observer_) observer_(diagnostic);
+  std::lock_guard<std::mutex> lock(mutex_);
+  diagnostics_.push_back(std::move(diagnostic));
+}
+
+std::vector<DiagnosticSink::Diagnostic> DiagnosticSink::diagnostics() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return diagnostics_;
 }
 
 namespace {

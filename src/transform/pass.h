@@ -1,13 +1,14 @@
 // Passes: named values that turn a module into a module. Module passes see the
 // whole module; function passes see one function at a time and keep its
 // placement unless they change it on purpose. PassContext carries the opt
-// level, enabled/disabled passes, typed configuration and instruments (timing,
-// IR dumps, the invariant checker).
+// level, enabled/disabled passes, typed configuration, instruments (timing,
+// IR dumps, the invariant checker) and the sink for the passes' warnings.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,11 @@ class Pass {
 
 Pass make_module_pass(PassInfo info, Pass::ModuleFn fn);
 
+// `mod` with each function replaced by fn(name, function), primitive fused
+// functions excepted: they are kernels, left as they are until lowering.
+IRModule map_functions(const IRModule& mod,
+                       const std::function<Function(const std::string& name, const Function& fn)>& fn);
+
 using FunctionPassFn = std::function<Function(const Function&, const IRModule&, const PassContext&)>;
 // Applies `fn` to each function (primitive fused functions excepted). The
 // function's device, span and parameters' devices are restored wherever the
@@ -77,12 +83,36 @@ Pass make_function_pass(PassInfo info, FunctionPassFn fn);
 
 // Runs passes in order. Before each pass, checks its required passes ran
 // earlier in this sequence or are already in effect (see pass_in_effect);
-// otherwise Error(kPass) "pass 'X' requires 'Y' to run before it".
+// a missing one that needs nothing but the module (a registered pass, see
+// pass_registry.h: InferType) runs first, under the same context; any other
+// is Error(kPass) "pass 'X' requires 'Y' to run before it".
 Pass Sequential(std::vector<Pass> passes, std::string name = "Sequential");
 
 // Whether a module already shows the effect of a pass that can be checked
 // ("InferType": every function typed; "PlanDevices": device planned).
 bool pass_in_effect(const std::string& pass_name, const IRModule& mod);
+
+// What passes report without failing (PlanDevices' fallbacks to the host),
+// kept for the caller to show: the CLI prints them on stderr, Python raises
+// them as warnings. Thread-safe; a context's copies share one sink.
+class DiagnosticSink {
+ public:
+  struct Diagnostic {
+    std::string pass;  // the pass that reported it
+    std::string text;  // rendered: "file:line:column: warning: ...", the source line, a caret
+  };
+  using Observer = std::function<void(const Diagnostic&)>;
+  DiagnosticSink() = default;
+  // `observer` sees each diagnostic as it is reported (the CLI prints it then).
+  explicit DiagnosticSink(Observer observer) : observer_(std::move(observer)) {}
+  void report(Diagnostic diagnostic);
+  std::vector<Diagnostic> diagnostics() const;
+
+ private:
+  Observer observer_;
+  mutable std::mutex mutex_;
+  std::vector<Diagnostic> diagnostics_;
+};
 
 class PassContext {
  public:
@@ -91,6 +121,7 @@ class PassContext {
   std::vector<std::string> disabled_passes;  // never run
   std::map<std::string, AttrValue> config;   // typed configuration values
   std::vector<std::shared_ptr<PassInstrument>> instruments;
+  std::shared_ptr<DiagnosticSink> diagnostics = std::make_shared<DiagnosticSink>();
 
   // The innermost context entered on this thread (a default one otherwise).
   static const PassContext& current();

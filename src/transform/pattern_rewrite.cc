@@ -5,6 +5,7 @@
 #include "ir/functor.h"
 #include "support/error.h"
 #include "transform/infer_type.h"
+#include "transform/pass.h"
 
 namespace switchyard {
 
@@ -66,16 +67,13 @@ Expr rewrite(const std::vector<RewriteCallback>& callbacks, const Expr& e, const
 }
 
 IRModule rewrite(const std::vector<RewriteCallback>& callbacks, const IRModule& mod) {
-  IRModule out = mod;
-  for (const auto& [name, fn] : mod.functions()) {
-    if (fn->is_primitive()) continue;
+  return map_functions(mod, [&](const std::string& name, const Function& fn) {
     Expr r = rewrite(callbacks, fn, &mod);
     const FunctionNode* f = as<FunctionNode>(r);
     if (!f) throw Error(ErrorKind::kUsage, "a rewrite callback turned function @" + name + " into a " +
                                                expr_kind_name(r->kind()));
-    out.add(name, Function(f));
-  }
-  return out;
+    return Function(f);
+  });
 }
 
 }  // namespace switchyard

@@ -251,12 +251,7 @@ class ANormalizer {
 
 Pass ToANormalForm() {
   return make_module_pass({"ToANormalForm", 1, {}}, [](const IRModule& mod, const PassContext&) {
-    IRModule out = mod;
-    for (const auto& [name, fn] : mod.functions()) {
-      if (fn->is_primitive()) continue;
-      out.add(name, ANormalizer().run(fn));
-    }
-    return out;
+    return map_functions(mod, [](const std::string&, const Function& fn) { return ANormalizer().run(fn); });
   });
 }
 

@@ -82,12 +82,7 @@ class GraphNormalizer {
 
 Pass ToGraphNormalForm() {
   return make_module_pass({"ToGraphNormalForm", 1, {}}, [](const IRModule& mod, const PassContext&) {
-    IRModule out = mod;
-    for (const auto& [name, fn] : mod.functions()) {
-      if (fn->is_primitive()) continue;
-      out.add(name, GraphNormalizer().run(fn));
-    }
-    return out;
+    return map_functions(mod, [](const std::string&, const Function& fn) { return GraphNormalizer().run(fn); });
   });
 }
 

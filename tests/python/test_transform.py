@@ -51,8 +51,8 @@ def test_plan_devices_with_rules(mlp_path):
     assert str(relu.virtual_device) == "cpu:1"
     with pytest.raises(sy.UsageError):
         T.PlanDevices(devices=["cpu:0"], place=["op:nn.relu=cpu:7"])
-    with pytest.raises(sy.PassError):
-        T.Sequential([T.PlanDevices(devices=["cpu:0"])])(sy.parse(mlp_path).copy())
+    # A module not yet typed gets InferType on demand before planning.
+    assert T.Sequential([T.PlanDevices(devices=["cpu:0", "cpu:1"])])(sy.parse(mlp_path).copy()).device_planned
 
 
 def test_sequential_and_pass_info():

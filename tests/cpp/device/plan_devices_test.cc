@@ -278,6 +278,20 @@ def @main(%x: Tensor[(4), float32] @cuda:0) -> Tensor[(4), float32] {
   EXPECT_EQ(count_copies(plan.module), 1);
 }
 
+TEST(PlanDevices, ThePassReportsEachFallbackToItsContextsDiagnostics) {
+  IRModule mod = parse(R"(
+def @main(%x: Tensor[(4), float32] @cuda:0) -> Tensor[(4), float32] {
+  exp(%x)
+})");
+  PassContext ctx;
+  PlanDevices(CompilationConfig::parse("cpu:0,cuda:0"))(mod, ctx);
+  std::vector<DiagnosticSink::Diagnostic> reported = ctx.diagnostics->diagnostics();
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_EQ(reported[0].pass, "PlanDevices");
+  EXPECT_NE(reported[0].text.find("test.sy:3:3: warning: 'exp' cannot run on cuda:0"), std::string::npos)
+      << reported[0].text;
+}
+
 TEST(PlanDevices, OperatorWishedOntoATargetThatCannotRunItIsAnError) {
   CompilationConfig config = CompilationConfig::parse("cpu:0,cuda:0");
   IRModule mod = parse(R"(
