@@ -4,15 +4,17 @@
 // four small kernels; as one nn.layer_norm they are one normalisation kernel.
 #pragma once
 
-#include "ir/expr.h"
+#include <vector>
+
+#include "transform/pattern_rules.h"
 
 namespace switchyard {
 
-// For a call of divide, multiply or add that completes a layer
-// normalisation over the last axis (divide: the normalisation itself;
-// multiply and add: a constant per-channel scale or shift of an
-// nn.layer_norm that has none yet), the equivalent nn.layer_norm call on
-// the call's device, with its span and type; otherwise null.
-Expr fold_layer_norm(const Call& call, const std::string& op_name);
+// "layer_norm": divide(x - mean(x), sqrt(mean((x - mean(x))^2) + eps)) over
+// the last axis of a float32 x, as nn.layer_norm(x, 1, 0); "layer_norm_scale"
+// and "layer_norm_shift": a constant per-channel multiply or add of an
+// nn.layer_norm that has no scale (or shift) yet, folded into it. Each keeps
+// the call's device, span and type, and folds only calls on one device.
+std::vector<RewriteRule> layer_norm_rules();
 
 }  // namespace switchyard

@@ -2,6 +2,7 @@
 #include "transform/pattern.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "op/registry.h"
 #include "support/error.h"
@@ -29,7 +30,8 @@ Pattern make_pattern(PatternKind kind, std::vector<Pattern> operands = {}) {
 const OpDef* called_op(const Pattern& p) {
   if (p->kind == PatternKind::kCall && p->operands[0]->kind == PatternKind::kOp)
     return find_op_def(p->operands[0]->name);
-  if (p->kind == PatternKind::kAttr || p->kind == PatternKind::kType) return called_op(p->operands[0]);
+  if (p->kind == PatternKind::kAttr || p->kind == PatternKind::kType || p->kind == PatternKind::kPredicate)
+    return called_op(p->operands[0]);
   return nullptr;
 }
 
@@ -48,6 +50,17 @@ Pattern is_call(Pattern callee, std::vector<Pattern> args) {
 }
 
 Pattern is_constant() { return make_pattern(PatternKind::kConstant); }
+
+Pattern is_constant_all(double value) {
+  return make_pattern(PatternKind::kConstant, {}, [&](PatternNode& n) { n.value = value; });
+}
+
+Pattern is_scalar_constant(std::optional<double> value) {
+  return make_pattern(PatternKind::kConstant, {}, [&](PatternNode& n) {
+    n.value = value;
+    n.scalar = true;
+  });
+}
 
 Pattern is_var(std::string name) {
   return make_pattern(PatternKind::kVar, {}, [&](PatternNode& n) { n.name = std::move(name); });
@@ -86,6 +99,14 @@ Pattern has_type(Pattern inner, std::optional<DType> dtype, std::optional<std::v
   });
 }
 
+Pattern satisfies(Pattern inner, std::string what, std::function<bool(const Expr&)> holds) {
+  if (!holds) throw Error(ErrorKind::kUsage, "satisfies needs a condition");
+  return make_pattern(PatternKind::kPredicate, {std::move(inner)}, [&](PatternNode& n) {
+    n.name = std::move(what);
+    n.holds = std::move(holds);
+  });
+}
+
 namespace {
 
 // The tensor type a node is known to have, or null.
@@ -121,6 +142,17 @@ const Attrs& attrs_of(const Expr& e) {
   return none;
 }
 
+bool constant_matches(const PatternNode& p, const Expr& e) {
+  const ConstantNode* c = as<ConstantNode>(e);
+  if (!c) return false;
+  if (!p.scalar && !p.value) return true;
+  if (!c->data.defined() || (p.scalar && (c->data.ndim() != 0 || c->data.numel() != 1))) return false;
+  if (p.value)
+    for (int64_t i = 0; i < c->data.numel(); ++i)
+      if (c->data.get_as_double(i) != *p.value) return false;
+  return true;
+}
+
 class Matcher {
  public:
   explicit Matcher(MatchMap& bindings) : bindings_(bindings) {}
@@ -152,7 +184,7 @@ class Matcher {
         const CallNode* c = as<CallNode>(e);
         return c && match(p->operands[0], c->op) && match_all(p->operands, 1, c->args);
       }
-      case PatternKind::kConstant: return is<ConstantNode>(e);
+      case PatternKind::kConstant: return constant_matches(*p, e);
       case PatternKind::kVar: {
         const VarNode* v = as<VarNode>(e);
         return v && (p->name.empty() || v->name_hint == p->name);
@@ -185,6 +217,8 @@ class Matcher {
         if (!t || (p->dtype && t->dtype != *p->dtype) || (p->shape && t->shape != *p->shape)) return false;
         return match(p->operands[0], e);
       }
+      // The inner pattern first, so the condition sees the shape it describes.
+      case PatternKind::kPredicate: return match(p->operands[0], e) && p->holds(e);
     }
     return false;
   }
@@ -204,6 +238,18 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return out + (shape.size() == 1 ? ",)" : ")");
 }
 
+// 1, 2, 1e-05: the shortest form that reads back as the value.
+std::string number_text(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+std::string constant_to_string(const PatternNode& p) {
+  if (p.scalar) return "is_scalar_constant(" + (p.value ? number_text(*p.value) : "") + ")";
+  return p.value ? "is_constant_all(" + number_text(*p.value) + ")" : "is_constant()";
+}
+
 }  // namespace
 
 bool match(const Pattern& p, const Expr& e, MatchMap* bindings) {
@@ -221,7 +267,7 @@ std::string pattern_to_string(const Pattern& p) {
     case PatternKind::kWildcard: return "wildcard()";
     case PatternKind::kOp: return "is_op(\"" + p->name + "\")";
     case PatternKind::kCall: return pattern_to_string(p->operands[0]) + "(" + joined(p->operands, 1) + ")";
-    case PatternKind::kConstant: return "is_constant()";
+    case PatternKind::kConstant: return constant_to_string(*p);
     case PatternKind::kVar: return p->name.empty() ? "is_var()" : "is_var(\"" + p->name + "\")";
     case PatternKind::kTuple: return "is_tuple([" + joined(p->operands, 0) + "])";
     case PatternKind::kTupleGetItem:
@@ -241,6 +287,7 @@ std::string pattern_to_string(const Pattern& p) {
       if (p->shape) out += ".has_shape(" + shape_text(*p->shape) + ")";
       return out;
     }
+    case PatternKind::kPredicate: return pattern_to_string(p->operands[0]) + ".satisfies(\"" + p->name + "\")";
   }
   return "?";
 }

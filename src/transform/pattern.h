@@ -10,6 +10,7 @@
 // no type constraint.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -24,13 +25,14 @@ enum class PatternKind : uint8_t {
   kWildcard,     // any expression
   kOp,           // the operator `name`
   kCall,         // a call: operands[0] the callee, the rest its arguments
-  kConstant,     // any Constant
+  kConstant,     // a Constant (of rank 0 when `scalar`; every element `value` when set)
   kVar,          // a Var (named `name`, when not empty)
   kTuple,        // a Tuple of exactly `operands`
   kTupleGetItem, // element `index` (any when -1) of operands[0]
   kAlternative,  // operands[0], else operands[1]
   kAttr,         // operands[0] whose call or function attributes include `attrs`
   kType,         // operands[0] whose tensor type has `dtype` and/or `shape`
+  kPredicate,    // operands[0] for which `holds` is true; `name` says what it checks
 };
 
 class PatternNode;
@@ -47,6 +49,9 @@ class PatternNode : public Object {
   std::vector<std::pair<std::string, AttrValue>> attrs;
   std::optional<DType> dtype;
   std::optional<std::vector<int64_t>> shape;
+  std::optional<double> value;
+  bool scalar = false;
+  std::function<bool(const Expr&)> holds;
 };
 
 // Constructors. An unknown operator name is Error(kUsage) with close matches;
@@ -56,12 +61,21 @@ Pattern wildcard();
 Pattern is_op(const std::string& op_name);
 Pattern is_call(Pattern callee, std::vector<Pattern> args);
 Pattern is_constant();
+// A Constant whose every element equals `value`, of any shape ({1, 1, 1} is
+// a one): what an identity such as x*1 needs to know of its operand.
+Pattern is_constant_all(double value);
+// A rank-0 Constant, equal to `value` when given.
+Pattern is_scalar_constant(std::optional<double> value = std::nullopt);
 Pattern is_var(std::string name = "");
 Pattern is_tuple(std::vector<Pattern> fields);
 Pattern is_tuple_get_item(Pattern tuple, int index = -1);
 Pattern either(Pattern left, Pattern right);
 Pattern has_attrs(Pattern inner, std::vector<std::pair<std::string, AttrValue>> attrs);
 Pattern has_type(Pattern inner, std::optional<DType> dtype, std::optional<std::vector<int64_t>> shape);
+// `inner`, where `holds` is true of the matched expression: for what depends
+// on the match itself ("over the last axis" reads the operand's rank).
+// `what` names the condition when the pattern is printed.
+Pattern satisfies(Pattern inner, std::string what, std::function<bool(const Expr&)> holds);
 
 // The expression each pattern node matched.
 using MatchMap = std::unordered_map<const PatternNode*, Expr>;

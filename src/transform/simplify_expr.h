@@ -5,14 +5,14 @@
 
 namespace switchyard {
 
-// Rewrites x*1, 1*x, x+0, 0+x, x-0, x/1 and negative(negative(x)) to x; drops
-// cast, reshape, squeeze, expand_dims and broadcast_to that change nothing;
-// merges chains of reshape/squeeze/expand_dims into one reshape and chains
-// of transposes into one (none when the composed permutation is the
-// identity). A rewrite happens only when the result has the type and the
-// device of the call it replaces (a broadcasting x+0 stays); a new node
-// takes the replaced call's device, span and type, so the module stays typed
-// without another InferType. Requires InferType.
+// Applies simplify_rules() (simplify_rules.h) to every function but fused
+// ones: x*1, x+0, -(-x) and the like become x; casts, broadcasts and shape
+// views that change nothing go; chains of shape views and of transposes
+// become one; a written-out layer normalisation becomes nn.layer_norm. A
+// rewrite happens only when the result has the type and the device of the
+// call it replaces (a broadcasting x+0 stays); a new node takes the replaced
+// call's device, span and type, so the module stays typed without another
+// InferType. Requires InferType.
 Pass SimplifyExpr();
 
 }  // namespace switchyard

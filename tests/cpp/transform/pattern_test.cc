@@ -90,6 +90,35 @@ def @main(%x: Tensor[(2), float32], %y: Tensor[(2), float32]) -> Tensor[(2), flo
   EXPECT_TRUE(bindings.at(a.get()).same_as(mod.lookup("main")->params[1]));
 }
 
+TEST(Pattern, ConstantValuesAndConditions) {
+  IRModule mod = typed(R"(
+def @main(%x: Tensor[(3), float32]) -> (Tensor[(3), float32], Tensor[(3), float32], Tensor[(3), float32]) {
+  (multiply(%x, Tensor[(3), float32]{1, 1, 1}), multiply(%x, 1f), multiply(%x, Tensor[(3), float32]{1, 2, 1}))
+}
+)");
+  const auto* tuple = as<TupleNode>(body_of(mod));
+  auto times = [](Pattern constant) { return is_call(is_op("multiply"), {wildcard(), std::move(constant)}); };
+  EXPECT_TRUE(match(times(is_constant_all(1)), tuple->fields[0]));
+  EXPECT_TRUE(match(times(is_constant_all(1)), tuple->fields[1]));
+  EXPECT_FALSE(match(times(is_constant_all(1)), tuple->fields[2]));
+  EXPECT_FALSE(match(times(is_constant_all(2)), tuple->fields[1]));
+  EXPECT_FALSE(match(times(is_scalar_constant()), tuple->fields[0]));  // rank 1
+  EXPECT_TRUE(match(times(is_scalar_constant()), tuple->fields[1]));
+  EXPECT_TRUE(match(times(is_scalar_constant(1)), tuple->fields[1]));
+  EXPECT_FALSE(match(times(is_scalar_constant(2)), tuple->fields[1]));
+  // A condition sees the expression its inner pattern matched, and only one that matched.
+  int asked = 0;
+  Pattern rank_one = satisfies(times(is_constant()), "rank 1", [&](const Expr& e) {
+    ++asked;
+    return as_tensor(e->checked_type())->ndim() == 1;
+  });
+  EXPECT_TRUE(match(rank_one, tuple->fields[0]));
+  EXPECT_FALSE(match(rank_one, mod.lookup("main")->params[0]));  // not a multiply: not asked
+  EXPECT_EQ(asked, 1);
+  EXPECT_FALSE(match(satisfies(wildcard(), "never", [](const Expr&) { return false; }), tuple->fields[0]));
+  EXPECT_THROW(satisfies(wildcard(), "nothing", nullptr), Error);
+}
+
 TEST(Pattern, RefusesPatternsThatCouldNeverMatch) {
   EXPECT_THROW(is_op("nn.rlu"), Error);
   try {
@@ -106,6 +135,10 @@ TEST(Pattern, PrintsAsItsPythonSpelling) {
                        std::vector<int64_t>{2});
   EXPECT_EQ(pattern_to_string(p),
             "(is_op(\"nn.relu\")(wildcard()) | is_constant()).has_dtype(\"float32\").has_shape((2,))");
+  Pattern values = is_call(is_op("add"), {is_constant_all(0), is_scalar_constant(1e-05)});
+  EXPECT_EQ(pattern_to_string(satisfies(values, "small", [](const Expr&) { return true; })),
+            "is_op(\"add\")(is_constant_all(0), is_scalar_constant(1e-05)).satisfies(\"small\")");
+  EXPECT_EQ(pattern_to_string(is_scalar_constant()), "is_scalar_constant()");
 }
 
 // relu(x) -> maximum(x, 0f), the replacement stating no device or span.

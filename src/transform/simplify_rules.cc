@@ -1,0 +1,94 @@
+// SimplifyExpr's rules as data: a pattern, and the operand that replaces the
+// call or a function that builds the replacement.
+#include "transform/simplify_rules.h"
+
+#include "ir/functor.h"
+#include "op/registry.h"
+#include "op/shape_rules.h"
+#include "transform/layer_norm_rule.h"
+
+namespace switchyard {
+
+namespace {
+
+Pattern op(const char* name, std::vector<Pattern> args) { return is_call(is_op(name), std::move(args)); }
+
+// reshape, squeeze or expand_dims: operators that only relabel the shape of
+// a row-major buffer.
+Pattern shape_view(Pattern arg) {
+  return is_call(either(either(is_op("reshape"), is_op("squeeze")), is_op("expand_dims")), {std::move(arg)});
+}
+
+bool is_identity(const std::vector<int64_t>& permutation) {
+  for (size_t i = 0; i < permutation.size(); ++i)
+    if (permutation[i] != int64_t(i)) return false;
+  return true;
+}
+
+// The axes of a transpose call, resolved for its result's rank.
+std::optional<std::vector<int64_t>> axes_of(const Expr& transpose) {
+  const CallNode* call = as<CallNode>(transpose);
+  const TensorTypeNode* result = as_tensor(call->checked_type());
+  if (!result) return std::nullopt;
+  return transpose_permutation(result->ndim(), *call->attrs, "transpose");
+}
+
+// view(view(source)) as reshape(source) to the outer view's shape.
+Expr merged_view(const Call& call, const Expr& source) {
+  const TensorTypeNode* result = as_tensor(call->checked_type());
+  if (!result || source->virtual_device() != call->virtual_device()) return Expr();
+  return make_op_call("reshape", {source}, {{"newshape", result->shape}},
+                      {.virtual_device = call->virtual_device(), .span = call->span(),
+                       .checked_type = call->checked_type()});
+}
+
+// transpose(transpose(source, inner), outer) reads source's dimension
+// inner[outer[i]]: one transpose, or none when that is the identity.
+Expr composed_transpose(const Call& call, const Expr& source) {
+  std::optional<std::vector<int64_t>> outer = axes_of(call), inner = axes_of(call->args[0]);
+  if (!outer || !inner || inner->size() != outer->size()) return Expr();
+  std::vector<int64_t> composed(outer->size());
+  for (size_t i = 0; i < composed.size(); ++i) composed[i] = (*inner)[size_t((*outer)[i])];
+  if (is_identity(composed)) return as_replacement(call, source);
+  if (source->virtual_device() != call->virtual_device()) return Expr();
+  return with_fields(call, {.args = std::vector<Expr>{source}, .attrs = attrs_with(call->attrs, "axes", composed)});
+}
+
+RuleSet make_simplify_rules() {
+  Pattern x = wildcard();
+  auto at_x = [x](Expr (*make)(const Call&, const Expr&)) {
+    return [x, make](const Call& call, const MatchMap& m) { return make(call, m.at(x.get())); };
+  };
+  Pattern identity_transpose = satisfies(op("transpose", {x}), "identity permutation", [](const Expr& e) {
+    std::optional<std::vector<int64_t>> axes = axes_of(e);
+    return axes && is_identity(*axes);
+  });
+  std::vector<RewriteRule> rules = layer_norm_rules();
+  for (RewriteRule& rule : std::vector<RewriteRule>{
+           replace_by("add_zero", op("add", {x, is_constant_all(0)}), x),
+           replace_by("zero_add", op("add", {is_constant_all(0), x}), x),
+           replace_by("multiply_one", op("multiply", {x, is_constant_all(1)}), x),
+           replace_by("one_multiply", op("multiply", {is_constant_all(1), x}), x),
+           replace_by("subtract_zero", op("subtract", {x, is_constant_all(0)}), x),
+           replace_by("divide_one", op("divide", {x, is_constant_all(1)}), x),
+           replace_by("double_negative", op("negative", {op("negative", {x})}), x),
+           replace_by("cast_to_same_type", op("cast", {x}), x),
+           replace_by("broadcast_to_same_shape", op("broadcast_to", {x}), x),
+           replace_by("view_to_same_shape", shape_view(x), x),
+           replace_by("views_to_source_shape", shape_view(shape_view(x)), x),
+           rebuild("view_of_view", shape_view(shape_view(x)), at_x(merged_view)),
+           rebuild("transpose_of_transpose", op("transpose", {op("transpose", {x})}), at_x(composed_transpose)),
+           replace_by("identity_transpose", identity_transpose, x),
+       })
+    rules.push_back(std::move(rule));
+  return RuleSet(std::move(rules));
+}
+
+}  // namespace
+
+const RuleSet& simplify_rules() {
+  static const RuleSet rules = make_simplify_rules();
+  return rules;
+}
+
+}  // namespace switchyard

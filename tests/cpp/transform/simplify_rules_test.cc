@@ -1,0 +1,117 @@
+// SimplifyExpr's rules, one case each: the rule that fires on a small input
+// and what it leaves; every rule must have a case here.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "pass_test_util.h"
+#include "transform/simplify_rules.h"
+
+namespace switchyard {
+namespace {
+
+using testing::expect_module;
+using testing::typed;
+
+struct RuleCase {
+  std::string rule;
+  std::string signature;  // "(params) -> result type"
+  std::string before, after;  // bodies of @main
+};
+
+std::string module_text(const std::string& signature, const std::string& body) {
+  return "def @main" + signature + " {\n" + body + "\n}\n";
+}
+
+const std::string kMatrix = "(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32]";
+const std::string kOnes = "Tensor[(3), float32]{1, 1, 1}";
+const std::string kZeros = "Tensor[(3), float32]{0, 0, 0}";
+const std::string kNorm = "nn.layer_norm(%x, " + kOnes + ", " + kZeros + ", axis=-1, epsilon=0.125f)";
+
+const std::vector<RuleCase>& rule_cases() {
+  static const std::vector<RuleCase> cases = {
+      {"layer_norm", kMatrix,
+       "  %0 = mean(%x, axis=[-1], keepdims=True);\n  %1 = subtract(%x, %0);\n  %2 = power(%1, 2f);\n"
+       "  %3 = mean(%2, axis=[1], keepdims=True);\n  %4 = add(0.125f, %3);\n  divide(%1, sqrt(%4))",
+       "  " + kNorm},
+      {"layer_norm_scale", kMatrix, "  multiply(Tensor[(3), float32]{0.5, 2, -1}, " + kNorm + ")",
+       "  nn.layer_norm(%x, Tensor[(3), float32]{0.5, 2, -1}, " + kZeros + ", axis=-1, epsilon=0.125f)"},
+      {"layer_norm_shift", kMatrix,
+       "  %0 = nn.layer_norm(%x, Tensor[(3), float32]{0.5, 2, -1}, " + kZeros +
+           ", axis=-1, epsilon=0.125f);\n  add(%0, Tensor[(3), float32]{1, 0, 3})",
+       "  nn.layer_norm(%x, Tensor[(3), float32]{0.5, 2, -1}, Tensor[(3), float32]{1, 0, 3}, axis=-1, "
+       "epsilon=0.125f)"},
+      {"add_zero", kMatrix, "  add(%x, 0f)", "  %x"},
+      {"zero_add", kMatrix, "  add(-0f, %x)", "  %x"},
+      {"multiply_one", kMatrix, "  multiply(%x, " + kOnes + ")", "  %x"},
+      {"one_multiply", kMatrix, "  multiply(1f, %x)", "  %x"},
+      {"subtract_zero", kMatrix, "  subtract(%x, 0f)", "  %x"},
+      {"divide_one", kMatrix, "  divide(%x, 1f)", "  %x"},
+      {"double_negative", kMatrix, "  negative(negative(%x))", "  %x"},
+      {"cast_to_same_type", kMatrix, "  cast(%x, dtype=\"float32\")", "  %x"},
+      {"broadcast_to_same_shape", kMatrix, "  broadcast_to(%x, shape=[2, 3])", "  %x"},
+      {"view_to_same_shape", kMatrix, "  squeeze(%x)", "  %x"},
+      {"views_to_source_shape", kMatrix, "  %0 = reshape(%x, newshape=[6]);\n  reshape(%0, newshape=[2, -1])",
+       "  %x"},
+      {"view_of_view", "(%x: Tensor[(2, 3), float32]) -> Tensor[(1, 6), float32]",
+       "  %0 = reshape(%x, newshape=[6]);\n  expand_dims(%0, axis=0)", "  reshape(%x, newshape=[1, 6])"},
+      {"transpose_of_transpose", "(%x: Tensor[(2, 3, 4), float32]) -> Tensor[(4, 3, 2), float32]",
+       "  %0 = transpose(%x, axes=[1, 2, 0]);\n  transpose(%0, axes=[1, 0, 2])", "  transpose(%x, axes=[2, 1, 0])"},
+      {"identity_transpose", kMatrix, "  transpose(%x, axes=[0, -1])", "  %x"},
+  };
+  return cases;
+}
+
+class SimplifyRule : public ::testing::TestWithParam<RuleCase> {};
+
+TEST_P(SimplifyRule, FiresOnceAndLeavesTheSimplerForm) {
+  const RuleCase& c = GetParam();
+  IRModule mod = typed(module_text(c.signature, c.before));
+  std::vector<std::string> applied;
+  Expr simpler = simplify_rules().apply(mod.lookup("main"), &applied);
+  EXPECT_EQ(applied, std::vector<std::string>{c.rule});
+  IRModule out = mod;
+  out.add("main", downcast<FunctionNode>(simpler));
+  expect_module(out, module_text(c.signature, c.after));
+}
+
+INSTANTIATE_TEST_SUITE_P(EachRule, SimplifyRule, ::testing::ValuesIn(rule_cases()),
+                         [](const ::testing::TestParamInfo<RuleCase>& info) { return info.param.rule; });
+
+TEST(SimplifyRules, EveryRuleHasACaseAndAUniqueName) {
+  std::set<std::string> covered, names;
+  for (const RuleCase& c : rule_cases()) covered.insert(c.rule);
+  for (const RewriteRule& rule : simplify_rules().rules()) {
+    EXPECT_TRUE(names.insert(rule.name).second) << "two rules are named " << rule.name;
+    EXPECT_TRUE(covered.count(rule.name)) << "rule " << rule.name << " has no case in rule_cases()";
+  }
+  EXPECT_EQ(covered, names);
+}
+
+TEST(SimplifyRules, LayerNormNeedsASquareAPositiveEpsilonAndOneDevice) {
+  const std::string written =
+      "  %0 = mean(%x, axis=[-1], keepdims=True);\n  %1 = subtract(%x, %0);\n  %2 = power(%1, 2f);\n"
+      "  %3 = mean(%2, axis=[-1], keepdims=True);\n  %4 = add(%3, 0.125f);\n  divide(%1, sqrt(%4))";
+  auto folds = [](const std::string& signature, const std::string& body) {
+    std::vector<std::string> applied;
+    simplify_rules().apply(typed(module_text(signature, body)).lookup("main"), &applied);
+    return std::find(applied.begin(), applied.end(), "layer_norm") != applied.end();
+  };
+  EXPECT_TRUE(folds(kMatrix, written));
+  std::string cube = written, no_epsilon = written, not_last = written, elsewhere = written;
+  cube.replace(cube.find("2f"), 2, "3f");
+  no_epsilon.replace(no_epsilon.find("0.125f"), 6, "0f");
+  not_last.replace(not_last.find("axis=[-1]"), 9, "axis=[0]");
+  elsewhere.replace(elsewhere.find("sqrt(%4)"), 8, "sqrt(%4) @cpu:1");
+  for (const std::string& body : {cube, no_epsilon, not_last, elsewhere})
+    EXPECT_FALSE(folds(kMatrix, body)) << body;
+  const std::string ints = "(%x: Tensor[(2, 3), int32]) -> Tensor[(2, 3), int32]";
+  std::string integer = written;
+  integer.replace(integer.find("2f"), 2, "2");
+  integer.replace(integer.find("0.125f"), 6, "1");
+  EXPECT_FALSE(folds(ints, integer));
+}
+
+}  // namespace
+}  // namespace switchyard
