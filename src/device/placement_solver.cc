@@ -211,7 +211,7 @@ class Solver {
     for (size_t v = 0; v < comp_values_.size(); ++v) {
       const ComponentValue& cv = comp_values_[v];
       if (cv.producer < 0 || cv.consumers.empty()) continue;
-      int first = cv.producer >= 0 ? ordinal[cv.producer] : -1;
+      int first = ordinal[cv.producer];
       for (int c : cv.consumers) {
         int o = ordinal[c];
         if (o < 0) continue;
@@ -288,7 +288,6 @@ class Solver {
   void explain(PlacementSolution* sol) {
     sol->reason.assign(g_.nodes.size(), PlacementReason{});
     std::deque<int> q;
-    std::vector<int> member_of_comp(g_.nodes.size(), -1);
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       if (g_.nodes[i].fixed) {
         sol->reason[i] = g_.nodes[i].reason;
@@ -318,7 +317,7 @@ class Solver {
           q.push_back(v);
         }
     }
-    bool anything_fixed = !q.empty() || std::any_of(g_.nodes.begin(), g_.nodes.end(), [](auto& n) { return n.fixed; });
+    bool anything_fixed = std::any_of(g_.nodes.begin(), g_.nodes.end(), [](auto& n) { return n.fixed; });
     for (size_t i = 0; i < g_.nodes.size(); ++i)
       if (sol->reason[i].kind == PlacementReason::Kind::kNone) {
         if (sol->device[i] == config_.default_device || !anything_fixed)
