@@ -43,7 +43,7 @@ enum class CpuHelper : uint8_t {
   kFloatToInt,     // sy_float_to_int64: truncating, saturating, NaN to 0
   kIntegerDivide,  // sy_divide_int: truncating; 0 for a zero divisor
   kIntegerPower,   // sy_power_int: wrapping; 0 for a negative exponent
-  kFloatMath,      // sy_exp, sy_log, sy_tanh, sy_sigmoid, sy_erf: vectorisable (cpu_math.cc)
+  kFloatMath,      // sy_exp, sy_log, sy_tanh, sy_erf: vectorisable (cpu_math.cc)
 };
 
 // The definitions of the kFloatMath helpers.

@@ -1,6 +1,7 @@
-// Vectorisable float math for generated kernels: exp, log, tanh, sigmoid
-// and erf without library calls, so the `omp simd` loops that use them still
-// vectorise (libm's scalar calls would stop that; so would std::min/max on
+// Vectorisable float math for generated kernels: the exp, log, tanh and erf
+// primitives of element-wise operators (op/elementwise_ops.cc) without
+// library calls, so the `omp simd` loops that use them still vectorise
+// (libm's scalar calls would stop that; so would std::min/max on
 // temporaries, hence the conditional expressions, and floating-point
 // conditions under -ftrapping-math, hence -fno-trapping-math in
 // Toolchain::cpu_flags). Results are within a few ulp of the C library's
@@ -88,8 +89,6 @@ inline float sy_tanh(float x) {
   const float far = 1.0f - 2.0f / (sy_exp(a + a) + 1.0f);
   return std::copysign(a < 0.625f ? near : far, x);  // NaN: far, which is NaN; -0 stays -0
 }
-// The interpreter's formula, exactly, with sy_exp for e^-x.
-inline float sy_sigmoid(float x) { return 1.0f / (1.0f + sy_exp(-x)); }
 // erf: below 1, x Q(x^2) (Q a degree-6 minimax fit for relative error,
 // 1.2e-9), exact to the last bits near 0 where erf(x) ~ 2x / sqrt(pi).
 // From 1 to 4, 1 - erfc(|x|) with erfc(a) = e^(S(a) - a^2): S = ln erfc + a^2

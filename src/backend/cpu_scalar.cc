@@ -1,98 +1,180 @@
-// Element-wise operators rendered as C++ expressions. Semantics follow the
-// reference kernels (interp/kernels_elementwise.cc): float16/bfloat16
-// compute in float and round after every operator; integers wrap; NaN
-// propagates through maximum/minimum.
+// Element-wise operators rendered as C++ expressions from their scalar
+// meaning (OpDef::scalar, op/elementwise_ops.cc), the same meaning the
+// interpreter evaluates. Each primitive keeps the form that lets `omp simd`
+// loops vectorise: conditional expressions rather than std::min/max (which
+// take their operands by reference), the sy_ helpers of cpu_math.cc rather
+// than libm calls, integer arithmetic through uint64_t so it wraps.
 #include "backend/cpu_scalar.h"
 
 #include <cmath>
-#include <map>
 
 #include "backend/cpu_index.h"
+#include "op/registry.h"
 #include "support/error.h"
 
 namespace switchyard {
 
+namespace {
+
+// C++ precedence levels that matter here (smaller binds tighter).
+enum Precedence : int {
+  kAtom = 0,  // a name, a literal, a call, a parenthesized expression
+  kPrefix = 3,
+  kMultiplicative = 5,
+  kAdditive = 6,
+  kRelational = 9,
+  kEquality = 10,
+  kConditional = 16,
+};
+
+// A rendered sub-expression and the C++ type it has.
+struct Rendered {
+  std::string text;
+  std::string type;
+  int precedence = kAtom;
+};
+
+class Renderer {
+ public:
+  Renderer(const ScalarCall& call, const std::vector<std::string>& values, std::set<CpuHelper>& helpers)
+      : call_(call), values_(values), helpers_(helpers) {}
+
+  Rendered render(const ScalarExpr& e) {
+    DType dtype = scalar_dtype(e, call_.arg_dtypes, call_.result_dtype);
+    std::string type = compute_type(dtype);
+    bool is_float = dtype_is_float(dtype);
+    auto arg = [&](size_t i) { return render(e.args[i]); };
+    auto wrap = [&](const std::string& text) { return Rendered{type + "(" + text + ")", type}; };
+    auto wide = [](const Rendered& r) { return "uint64_t(" + r.text + ")"; };
+    auto infix = [&](const char* symbol, int precedence) {
+      Rendered a = arg(0), b = arg(1);
+      if (!is_float && (precedence == kAdditive || precedence == kMultiplicative))  // wraps
+        return wrap(wide(a) + " " + symbol + " " + wide(b));
+      return Rendered{operand(a, precedence, false) + " " + symbol + " " + operand(b, precedence, true),
+                      precedence >= kRelational ? "bool" : type, precedence};
+    };
+    auto function = [&](const std::string& name) { return Rendered{name + "(" + arg(0).text + ")", type}; };
+    auto vector_math = [&](const std::string& name) {
+      helpers_.insert(CpuHelper::kFloatMath);
+      return function(name);
+    };
+    switch (e.op) {
+      case ScalarOp::kOperand: return {parenthesize(values_.at(size_t(e.operand))), type};
+      case ScalarOp::kConstant: return leaf(literal(dtype, e.value), type);
+      case ScalarOp::kAttribute: return attribute(e.attr, dtype);
+      case ScalarOp::kAdd: return infix("+", kAdditive);
+      case ScalarOp::kSubtract: return infix("-", kAdditive);
+      case ScalarOp::kMultiply: return infix("*", kMultiplicative);
+      case ScalarOp::kDivide: {
+        if (is_float) return infix("/", kMultiplicative);
+        helpers_.insert(CpuHelper::kIntegerDivide);
+        return wrap("sy_divide_int(" + arg(0).text + ", " + arg(1).text + ")");
+      }
+      case ScalarOp::kPower: {
+        if (is_float) return {"std::pow(" + arg(0).text + ", " + arg(1).text + ")", type};
+        helpers_.insert(CpuHelper::kIntegerPower);
+        return wrap("sy_power_int(" + arg(0).text + ", " + arg(1).text + ")");
+      }
+      case ScalarOp::kMaximum: return extremum(arg(0), arg(1), " > ", is_float);
+      case ScalarOp::kMinimum: return extremum(arg(0), arg(1), " < ", is_float);
+      case ScalarOp::kEqual: return infix("==", kEquality);
+      case ScalarOp::kLess: return infix("<", kRelational);
+      case ScalarOp::kGreater: return infix(">", kRelational);
+      case ScalarOp::kNegate: {
+        Rendered a = arg(0);
+        if (!is_float) return wrap("0ull - " + wide(a));
+        return {"-" + (a.precedence >= kPrefix ? "(" + a.text + ")" : a.text), type, kPrefix};
+      }
+      case ScalarOp::kAbs: {
+        Rendered a = arg(0);
+        if (is_float) return {"std::fabs(" + a.text + ")", type};
+        std::string x = operand(a, kRelational, false);
+        return {x + " < 0 ? " + wrap("0ull - " + wide(a)).text + " : " + x, type, kConditional};
+      }
+      case ScalarOp::kExp: return vector_math("sy_exp");
+      case ScalarOp::kLog: return vector_math("sy_log");
+      case ScalarOp::kTanh: return vector_math("sy_tanh");
+      case ScalarOp::kErf: return vector_math("sy_erf");
+      case ScalarOp::kSqrt: return function("std::sqrt");
+      case ScalarOp::kFloor: return function("std::floor");
+      case ScalarOp::kCeil: return function("std::ceil");
+      case ScalarOp::kRound: return function("std::nearbyint");  // halves to even in the default rounding mode
+      case ScalarOp::kSelect: {
+        Rendered c = arg(0), a = arg(1), b = arg(2);
+        return {operand(c, kConditional, true) + " ? " + operand(a, kConditional, true) + " : " +
+                    operand(b, kConditional, true),
+                a.type == b.type ? a.type : "int64_t", kConditional};
+      }
+      case ScalarOp::kCast: return cast(arg(0), scalar_dtype(e.args[0], call_.arg_dtypes, call_.result_dtype));
+    }
+    throw Error(ErrorKind::kBackend, "no CPU rendering of a scalar primitive", call_.span);
+  }
+
+ private:
+  static Rendered leaf(std::string text, std::string type) {
+    int precedence = text[0] == '-' ? kPrefix : kAtom;
+    return {std::move(text), std::move(type), precedence};
+  }
+
+  // `r` as an operand of an operator of `precedence`; `right`: its right
+  // operand, which needs parentheses at equal precedence too.
+  static std::string operand(const Rendered& r, int precedence, bool right) {
+    bool paren = right ? r.precedence >= precedence : r.precedence > precedence;
+    return paren ? "(" + r.text + ")" : r.text;
+  }
+
+  // NaN propagates from the first operand (floats), as the interpreter's.
+  static Rendered extremum(const Rendered& a, const Rendered& b, const char* symbol, bool is_float) {
+    std::string x = operand(a, kAtom, false), y = operand(b, kAtom, false);
+    std::string condition = is_float ? "(" + x + " != " + x + " || " + x + symbol + y + ")" : x + symbol + y;
+    return {condition + " ? " + x + " : " + y, a.type, kConditional};
+  }
+
+  // A number attribute in `dtype`: integers truncate it, saturating, as int64_t.
+  Rendered attribute(const std::string& name, DType dtype) const {
+    if (!call_.attrs.defined()) throw Error(ErrorKind::kBackend, "missing attribute '" + name + "'", call_.span);
+    double value = call_.attrs->get_float(name);
+    if (dtype_is_float(dtype)) return leaf(literal(dtype, value), "float");
+    if (std::isnan(value)) return {"0", "int64_t"};
+    if (value >= 9223372036854775807.0) return {"INT64_MAX", "int64_t"};
+    if (value <= -9223372036854775808.0) return {"INT64_MIN", "int64_t"};
+    return {"int64_t(" + std::to_string(int64_t(value)) + ")", "int64_t"};
+  }
+
+  Rendered cast(const Rendered& x, DType from) {
+    DType out = call_.result_dtype;
+    std::string type = compute_type(out);
+    bool is_float = dtype_is_float(from);
+    if (out == DType::kBool) return {x.text + (is_float ? " != 0.0f" : " != 0"), "bool", kEquality};
+    if (dtype_is_float(out)) return is_float ? x : Rendered{"float(" + x.text + ")", type};
+    if (!is_float) return {type + "(" + x.text + ")", type};
+    helpers_.insert(CpuHelper::kFloatToInt);
+    return {type + "(sy_float_to_int64(" + x.text + "))", type};
+  }
+
+  const ScalarCall& call_;
+  const std::vector<std::string>& values_;
+  std::set<CpuHelper>& helpers_;
+};
+
+}  // namespace
+
 std::string render_cpu_scalar(const ScalarCall& call, const std::vector<std::string>& values,
                               std::set<CpuHelper>& helpers) {
   const std::string& op = call.op->name;
-  DType in = call.arg_dtypes.at(0);
+  if (!call.op->def || !call.op->def->scalar)
+    throw Error(ErrorKind::kBackend, "no CPU kernel for operator '" + op + "'", call.span);
+  const ScalarMeaning& meaning = *call.op->def->scalar;
+  DType in = call.arg_dtypes.at(meaning.first_value);
+  if (meaning.inputs == ScalarInputs::kFloat && !dtype_is_float(in))
+    throw Error(ErrorKind::kBackend, "'" + op + "' needs a floating-point input, got " + dtype_name(in), call.span);
+  Rendered result = Renderer(call, values, helpers).render(meaning.expr);
   DType out = call.result_dtype;
-  bool is_float = dtype_is_float(in);
-  std::string type = compute_type(out);
-  std::vector<std::string> v;
-  for (const std::string& value : values) v.push_back(parenthesize(value));
-  auto wrap = [&](const std::string& e) { return type + "(" + e + ")"; };
-  auto wide = [](const std::string& e) { return "uint64_t(" + e + ")"; };
-  auto rounded = [&](const std::string& e) { return round_to_dtype(out, e, &helpers); };
-  auto float_only = [&](const std::string& e) {
-    if (!is_float)
-      throw Error(ErrorKind::kBackend, "'" + op + "' needs a floating-point input, got " + dtype_name(in),
-                  call.span);
-    return rounded(e);
-  };
-  static const std::map<std::string, std::string> arithmetic = {
-      {"add", "+"}, {"nn.bias_add", "+"}, {"subtract", "-"}, {"multiply", "*"}};
-  if (auto it = arithmetic.find(op); it != arithmetic.end()) {
-    const std::string& symbol = it->second;
-    return is_float ? rounded(v[0] + " " + symbol + " " + v[1]) : wrap(wide(v[0]) + " " + symbol + " " + wide(v[1]));
-  }
-  static const std::map<std::string, std::string> comparisons = {{"equal", "=="}, {"less", "<"}, {"greater", ">"}};
-  if (auto it = comparisons.find(op); it != comparisons.end()) return v[0] + " " + it->second + " " + v[1];
-  if (op == "divide") {
-    if (is_float) return rounded(v[0] + " / " + v[1]);
-    helpers.insert(CpuHelper::kIntegerDivide);
-    return wrap("sy_divide_int(" + v[0] + ", " + v[1] + ")");
-  }
-  if (op == "power") {
-    if (is_float) return rounded("std::pow(" + v[0] + ", " + v[1] + ")");
-    helpers.insert(CpuHelper::kIntegerPower);
-    return wrap("sy_power_int(" + v[0] + ", " + v[1] + ")");
-  }
-  if (op == "maximum" || op == "minimum") {
-    std::string symbol = op == "maximum" ? " > " : " < ";
-    if (is_float) return "(" + v[0] + " != " + v[0] + " || " + v[0] + symbol + v[1] + ") ? " + v[0] + " : " + v[1];
-    return v[0] + symbol + v[1] + " ? " + v[0] + " : " + v[1];
-  }
-  if (op == "negative") return is_float ? "-" + v[0] : wrap("0ull - " + wide(v[0]));
-  if (op == "abs")
-    return is_float ? "std::fabs(" + v[0] + ")" : v[0] + " < 0 ? " + wrap("0ull - " + wide(v[0])) + " : " + v[0];
-  if (op == "nn.relu")
-    return is_float ? v[0] + " < 0.0f ? 0.0f : " + v[0] : v[0] + " < 0 ? " + wrap("0") + " : " + v[0];
-  // exp, log, tanh, sigmoid and erf use the vectorisable helpers of cpu_math.cc.
-  static const std::map<std::string, std::string> unary = {{"exp", "sy_exp"},     {"log", "sy_log"},
-                                                           {"tanh", "sy_tanh"},   {"sigmoid", "sy_sigmoid"},
-                                                           {"sqrt", "std::sqrt"}, {"erf", "sy_erf"}};
-  if (auto it = unary.find(op); it != unary.end()) {
-    if (it->second.rfind("sy_", 0) == 0) helpers.insert(CpuHelper::kFloatMath);
-    return float_only(it->second + "(" + v[0] + ")");
-  }
-  if (op == "rsqrt") return float_only("1.0f / std::sqrt(" + v[0] + ")");
-  if (op == "where") return v[0] + " ? " + v[1] + " : " + v[2];
-  if (op == "clip") {
-    double low = call.attrs->get_float("a_min"), high = call.attrs->get_float("a_max");
-    // Conditional expressions rather than std::min/max, which take their
-    // operands by reference and keep `omp simd` loops from vectorising.
-    if (is_float) {
-      std::string lo = literal(in, low), hi = literal(in, high);
-      return rounded(v[0] + " < " + lo + " ? " + lo + " : (" + v[0] + " > " + hi + " ? " + hi + " : " + v[0] + ")");
-    }
-    auto bound = [](double b) {
-      if (std::isnan(b)) return std::string("0");
-      if (b >= 9223372036854775807.0) return std::string("INT64_MAX");
-      if (b <= -9223372036854775808.0) return std::string("INT64_MIN");
-      return "int64_t(" + std::to_string(int64_t(b)) + ")";
-    };
-    std::string lo = bound(low), hi = bound(high), x = "int64_t(" + v[0] + ")";
-    return wrap(x + " < " + lo + " ? " + lo + " : (" + x + " > " + hi + " ? " + hi + " : " + x + ")");
-  }
-  if (op == "cast") {
-    if (out == DType::kBool) return v[0] + (is_float ? " != 0.0f" : " != 0");
-    if (dtype_is_float(out)) return rounded(is_float ? v[0] : "float(" + v[0] + ")");
-    if (!is_float) return wrap(v[0]);
-    helpers.insert(CpuHelper::kFloatToInt);
-    return wrap("sy_float_to_int64(" + v[0] + ")");
-  }
-  throw Error(ErrorKind::kBackend, "no CPU kernel for operator '" + op + "'", call.span);
+  // Narrow floats round once, at the operator's result; integers convert
+  // back where an int64_t bound widened them.
+  if (dtype_is_float(out) && !scalar_is_exact(meaning.expr)) return round_to_dtype(out, result.text, &helpers);
+  if (!dtype_is_float(out) && result.type != compute_type(out)) return compute_type(out) + "(" + result.text + ")";
+  return result.text;
 }
 
 }  // namespace switchyard

@@ -1,9 +1,13 @@
 // Registration functions of the reference kernel groups, one per file.
 #pragma once
 
+#include "interp/kernel_registry.h"
+#include "op/registry.h"
+
 namespace switchyard {
 
-void register_elementwise_kernels();  // interp/kernels_elementwise.cc
+// The kernel derived from an operator's scalar meaning (interp/kernels_elementwise.cc).
+InterpKernelDef scalar_kernel(const OpDef& def);
 void register_linear_kernels();       // interp/kernels_linear.cc
 void register_conv_pool_kernels();    // interp/kernels_conv_pool.cc
 void register_norm_kernels();         // interp/kernels_norm.cc

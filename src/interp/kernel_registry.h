@@ -1,6 +1,7 @@
 // The interpreter's reference kernels, one table keyed by operator name.
 // The operator registry (op/registry.h) knows nothing of evaluation; this
-// table is the interpreter's half of each operator. on_device and
+// table is the interpreter's half of each operator: written by hand, or
+// derived from an element-wise operator's scalar meaning. on_device and
 // device_copy have no kernel: they are placement bookkeeping, done by the
 // interpreter itself (interp/evaluate.h).
 #pragma once

@@ -1,67 +1,35 @@
-// Reference kernels of the element-wise and broadcasting operators: binary
-// arithmetic and comparisons, unary math, clip, cast and where.
+// Reference kernels of the element-wise and broadcasting operators, derived
+// from each operator's scalar meaning (OpDef::scalar, op/elementwise_ops.cc).
+// A call lowers the meaning once into closures for the operands' dtypes, then
+// runs them per element.
 //
 // Floating-point math is done in float (float16 and bfloat16 through float,
 // rounded back on store); integer math in int64 wrapping to the dtype's width
 // as NumPy does; integer division truncates toward zero (C and TVM's Div) and
 // division by zero is an error.
+#include <array>
 #include <cmath>
-#include <limits>
+#include <functional>
+#include <stdexcept>
 
 #include "interp/kernel_groups.h"
-#include "interp/kernel_registry.h"
 #include "interp/kernel_util.h"
+#include "op/registry.h"
 
 namespace switchyard {
 
 namespace {
 
-using FloatBinary = float (*)(float, float);
-using IntBinary = int64_t (*)(int64_t, int64_t);
+constexpr size_t kMaxOperands = 3;
 
-// Applies `on_float` or `on_int` to each broadcast pair of elements. The
-// result dtype is `out_dtype` (a's dtype for arithmetic, bool for comparisons).
-template <typename OnFloat, typename OnInt>
-NDArray broadcast_binary(const NDArray& a, const NDArray& b, DType out_dtype, OnFloat on_float, OnInt on_int) {
-  expect_equal_dtypes(a, b, "argument 0", "argument 1");
-  std::vector<int64_t> shape = broadcast_shape(a.shape(), b.shape());
-  std::vector<int64_t> a_at = broadcast_offsets(shape, a.shape());
-  std::vector<int64_t> b_at = broadcast_offsets(shape, b.shape());
-  NDArray out(out_dtype, shape);
-  bool is_float = dtype_is_float(a.dtype());
-  for (size_t i = 0; i < a_at.size(); ++i) {
-    int64_t k = int64_t(i);
-    if (is_float) {
-      auto r = on_float(load_float(a, a_at[i]), load_float(b, b_at[i]));
-      if constexpr (std::is_same_v<decltype(r), bool>) store_int(out, k, r);
-      else store_float(out, k, r);
-    } else {
-      auto r = on_int(load_int(a, a_at[i]), load_int(b, b_at[i]));
-      store_int(out, k, int64_t(r));
-    }
-  }
-  return out;
-}
-
-void register_arithmetic(const std::string& name, FloatBinary on_float, IntBinary on_int) {
-  register_interp_kernel(name, {[on_float, on_int](const std::vector<Value>& args, const AttrsNode&) {
-                                  const NDArray& a = tensor_arg(args, 0);
-                                  const NDArray& b = tensor_arg(args, 1);
-                                  expect_numeric_dtype(a, "argument 0");
-                                  return std::vector<NDArray>{broadcast_binary(a, b, a.dtype(), on_float, on_int)};
-                                }});
-}
-
-// Comparisons (and maximum/minimum) also accept bool, compared as 0 and 1.
-template <typename OnFloat, typename OnInt>
-void register_comparison(const std::string& name, std::optional<DType> out_dtype, OnFloat on_float, OnInt on_int) {
-  register_interp_kernel(name, {[=](const std::vector<Value>& args, const AttrsNode&) {
-                                  const NDArray& a = tensor_arg(args, 0);
-                                  const NDArray& b = tensor_arg(args, 1);
-                                  return std::vector<NDArray>{
-                                      broadcast_binary(a, b, out_dtype.value_or(a.dtype()), on_float, on_int)};
-                                }});
-}
+// One element's operands in their compute types: f for floating-point
+// operands, i for integer and bool ones.
+struct Element {
+  std::array<float, kMaxOperands> f{};
+  std::array<int64_t, kMaxOperands> i{};
+};
+using FloatFn = std::function<float(const Element&)>;
+using IntFn = std::function<int64_t(const Element&)>;
 
 int64_t int_divide(int64_t a, int64_t b) {
   if (b == 0) throw Error(ErrorKind::kRuntime, "integer division by zero");
@@ -84,115 +52,191 @@ int64_t int_power(int64_t base, int64_t exponent) {
 float float_maximum(float a, float b) { return std::isnan(a) || a > b ? a : b; }
 float float_minimum(float a, float b) { return std::isnan(a) || a < b ? a : b; }
 
-void register_binary_kernels() {
-  register_arithmetic("add", [](float a, float b) { return a + b; }, wrap_add);
-  register_arithmetic("subtract", [](float a, float b) { return a - b; }, wrap_sub);
-  register_arithmetic("multiply", [](float a, float b) { return a * b; }, wrap_mul);
-  register_arithmetic("divide", [](float a, float b) { return a / b; }, int_divide);
-  register_arithmetic("power", [](float a, float b) { return std::pow(a, b); }, int_power);
-  register_comparison("maximum", std::nullopt, float_maximum, [](int64_t a, int64_t b) { return std::max(a, b); });
-  register_comparison("minimum", std::nullopt, float_minimum, [](int64_t a, int64_t b) { return std::min(a, b); });
-  register_comparison("equal", DType::kBool, [](float a, float b) { return a == b; },
-                      [](int64_t a, int64_t b) { return a == b; });
-  register_comparison("less", DType::kBool, [](float a, float b) { return a < b; },
-                      [](int64_t a, int64_t b) { return a < b; });
-  register_comparison("greater", DType::kBool, [](float a, float b) { return a > b; },
-                      [](int64_t a, int64_t b) { return a > b; });
-}
+// Lowers a scalar expression for one call's operand dtypes and attributes.
+class Lowering {
+ public:
+  Lowering(const std::vector<DType>& dtypes, DType result, const AttrsNode& attrs)
+      : dtypes_(dtypes), result_(result), attrs_(attrs) {}
 
-using FloatUnary = float (*)(float);
-using IntUnary = int64_t (*)(int64_t);
+  bool is_float(const ScalarExpr& e) const { return dtype_is_float(scalar_dtype(e, dtypes_, result_)); }
 
-// `on_int` null: the operator needs a floating-point input.
-void register_unary(const std::string& name, FloatUnary on_float, IntUnary on_int) {
-  register_interp_kernel(name, {[on_float, on_int](const std::vector<Value>& args, const AttrsNode&) {
-                                  const NDArray& x = tensor_arg(args, 0);
-                                  if (!on_int) expect_float_dtype(x, "the input");
-                                  expect_numeric_dtype(x, "the input");
-                                  NDArray out(x.dtype(), x.shape());
-                                  for (int64_t i = 0; i < x.numel(); ++i) {
-                                    if (dtype_is_float(x.dtype())) store_float(out, i, on_float(load_float(x, i)));
-                                    else store_int(out, i, on_int(load_int(x, i)));
-                                  }
-                                  return std::vector<NDArray>{out};
-                                }});
-}
-
-void register_unary_kernels() {
-  register_unary("negative", [](float x) { return -x; }, [](int64_t x) { return wrap_sub(0, x); });
-  register_unary("abs", [](float x) { return std::fabs(x); }, [](int64_t x) { return x < 0 ? wrap_sub(0, x) : x; });
-  register_unary("nn.relu", [](float x) { return x > 0 ? x : (std::isnan(x) ? x : 0.0f); },
-                 [](int64_t x) { return x > 0 ? x : int64_t(0); });
-  register_unary("exp", [](float x) { return std::exp(x); }, nullptr);
-  register_unary("log", [](float x) { return std::log(x); }, nullptr);
-  register_unary("sqrt", [](float x) { return std::sqrt(x); }, nullptr);
-  register_unary("rsqrt", [](float x) { return 1.0f / std::sqrt(x); }, nullptr);
-  register_unary("erf", [](float x) { return std::erf(x); }, nullptr);
-  register_unary("tanh", [](float x) { return std::tanh(x); }, nullptr);
-  register_unary("sigmoid", [](float x) { return 1.0f / (1.0f + std::exp(-x)); }, nullptr);
-}
-
-// clip(x, a_min, a_max): bounds are converted to x's dtype first (integers
-// truncate them, as TVM casts them), then x is clamped.
-std::vector<NDArray> clip_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
-  const NDArray& x = tensor_arg(args, 0);
-  expect_numeric_dtype(x, "the input");
-  double a_min = float_attr(attrs, "a_min"), a_max = float_attr(attrs, "a_max");
-  NDArray out(x.dtype(), x.shape());
-  if (dtype_is_float(x.dtype())) {
-    float lo = float(a_min), hi = float(a_max);
-    for (int64_t i = 0; i < x.numel(); ++i) store_float(out, i, std::min(std::max(load_float(x, i), lo), hi));
-  } else {
-    int64_t lo = double_to_int64(a_min), hi = double_to_int64(a_max);
-    for (int64_t i = 0; i < x.numel(); ++i) store_int(out, i, std::min(std::max(load_int(x, i), lo), hi));
+  FloatFn as_float(const ScalarExpr& e) const {
+    using Unary = float (*)(float);
+    auto unary = [&](Unary f) -> FloatFn {
+      FloatFn a = as_float(e.args[0]);
+      return [f, a](const Element& x) { return f(a(x)); };
+    };
+    auto binary = [&](auto f) -> FloatFn {
+      FloatFn a = as_float(e.args[0]), b = as_float(e.args[1]);
+      return [f, a, b](const Element& x) { return f(a(x), b(x)); };
+    };
+    switch (e.op) {
+      case ScalarOp::kOperand: return [k = size_t(e.operand)](const Element& x) { return x.f[k]; };
+      case ScalarOp::kConstant: return [v = float(e.value)](const Element&) { return v; };
+      case ScalarOp::kAttribute: return [v = float(float_attr(attrs_, e.attr))](const Element&) { return v; };
+      case ScalarOp::kAdd: return binary([](float a, float b) { return a + b; });
+      case ScalarOp::kSubtract: return binary([](float a, float b) { return a - b; });
+      case ScalarOp::kMultiply: return binary([](float a, float b) { return a * b; });
+      case ScalarOp::kDivide: return binary([](float a, float b) { return a / b; });
+      case ScalarOp::kPower: return binary([](float a, float b) { return std::pow(a, b); });
+      case ScalarOp::kMaximum: return binary(float_maximum);
+      case ScalarOp::kMinimum: return binary(float_minimum);
+      case ScalarOp::kNegate: return unary([](float a) { return -a; });
+      case ScalarOp::kAbs: return unary([](float a) { return std::fabs(a); });
+      case ScalarOp::kExp: return unary([](float a) { return std::exp(a); });
+      case ScalarOp::kLog: return unary([](float a) { return std::log(a); });
+      case ScalarOp::kSqrt: return unary([](float a) { return std::sqrt(a); });
+      case ScalarOp::kTanh: return unary([](float a) { return std::tanh(a); });
+      case ScalarOp::kErf: return unary([](float a) { return std::erf(a); });
+      case ScalarOp::kFloor: return unary([](float a) { return std::floor(a); });
+      case ScalarOp::kCeil: return unary([](float a) { return std::ceil(a); });
+      // The default rounding mode rounds halves to even, without raising inexact.
+      case ScalarOp::kRound: return unary([](float a) { return std::nearbyint(a); });
+      case ScalarOp::kSelect: {
+        IntFn c = truth(e.args[0]);
+        FloatFn a = as_float(e.args[1]), b = as_float(e.args[2]);
+        return [c, a, b](const Element& x) { return c(x) ? a(x) : b(x); };
+      }
+      case ScalarOp::kCast: {
+        if (is_float(e.args[0])) return as_float(e.args[0]);  // rounds on store
+        IntFn a = as_int(e.args[0]);
+        return [a](const Element& x) { return float(a(x)); };
+      }
+      default: throw std::logic_error("a scalar comparison has no float value");
+    }
   }
-  return {out};
-}
 
-// cast: float to float rounds; float to integer truncates toward zero,
-// saturates to int64 and wraps to the width (store_double); integer to
-// integer wraps; anything to bool is "!= 0".
-std::vector<NDArray> cast_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
-  const NDArray& x = tensor_arg(args, 0);
-  std::string name = string_attr(attrs, "dtype");
+  IntFn as_int(const ScalarExpr& e) const {
+    auto binary = [&](auto f) -> IntFn {
+      IntFn a = as_int(e.args[0]), b = as_int(e.args[1]);
+      return [f, a, b](const Element& x) { return int64_t(f(a(x), b(x))); };
+    };
+    auto compare = [&](auto f) -> IntFn {
+      if (is_float(e.args[0])) {
+        FloatFn a = as_float(e.args[0]), b = as_float(e.args[1]);
+        return [f, a, b](const Element& x) { return int64_t(f(a(x), b(x))); };
+      }
+      return binary(f);
+    };
+    switch (e.op) {
+      case ScalarOp::kOperand: return [k = size_t(e.operand)](const Element& x) { return x.i[k]; };
+      case ScalarOp::kConstant: return [v = int64_t(e.value)](const Element&) { return v; };
+      case ScalarOp::kAttribute:
+        return [v = double_to_int64(float_attr(attrs_, e.attr))](const Element&) { return v; };
+      case ScalarOp::kAdd: return binary(wrap_add);
+      case ScalarOp::kSubtract: return binary(wrap_sub);
+      case ScalarOp::kMultiply: return binary(wrap_mul);
+      case ScalarOp::kDivide: return binary(int_divide);
+      case ScalarOp::kPower: return binary(int_power);
+      case ScalarOp::kMaximum: return binary([](int64_t a, int64_t b) { return std::max(a, b); });
+      case ScalarOp::kMinimum: return binary([](int64_t a, int64_t b) { return std::min(a, b); });
+      case ScalarOp::kEqual: return compare([](auto a, auto b) { return a == b; });
+      case ScalarOp::kLess: return compare([](auto a, auto b) { return a < b; });
+      case ScalarOp::kGreater: return compare([](auto a, auto b) { return a > b; });
+      case ScalarOp::kNegate: {
+        IntFn a = as_int(e.args[0]);
+        return [a](const Element& x) { return wrap_sub(0, a(x)); };
+      }
+      case ScalarOp::kAbs: {
+        IntFn a = as_int(e.args[0]);
+        return [a](const Element& x) {
+          int64_t v = a(x);
+          return v < 0 ? wrap_sub(0, v) : v;
+        };
+      }
+      case ScalarOp::kSelect: {
+        IntFn c = truth(e.args[0]), a = as_int(e.args[1]), b = as_int(e.args[2]);
+        return [c, a, b](const Element& x) { return c(x) ? a(x) : b(x); };
+      }
+      case ScalarOp::kCast: {
+        if (!is_float(e.args[0])) return as_int(e.args[0]);  // wraps on store
+        FloatFn a = as_float(e.args[0]);
+        if (result_ == DType::kBool) return [a](const Element& x) { return int64_t(a(x) != 0.0f); };
+        return [a](const Element& x) { return double_to_int64(a(x)); };
+      }
+      default: throw std::logic_error("a float-only scalar primitive reached an integer operand");
+    }
+  }
+
+ private:
+  // A condition: nonzero is true.
+  IntFn truth(const ScalarExpr& e) const {
+    if (!is_float(e)) return as_int(e);
+    FloatFn a = as_float(e);
+    return [a](const Element& x) { return int64_t(a(x) != 0.0f); };
+  }
+
+  const std::vector<DType>& dtypes_;
+  DType result_;
+  const AttrsNode& attrs_;
+};
+
+// The dtype a call of `meaning` produces.
+DType result_dtype(const ScalarMeaning& meaning, const std::vector<DType>& dtypes, const AttrsNode& attrs) {
+  if (meaning.expr.op != ScalarOp::kCast) return scalar_dtype(meaning.expr, dtypes, dtypes.back());
+  std::string name = string_attr(attrs, meaning.expr.attr);
   std::optional<DType> dtype = parse_dtype(name);
   if (!dtype) kernel_fail("unknown dtype \"" + name + "\"");
-  NDArray out(*dtype, x.shape());
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    if (!dtype_is_float(x.dtype())) store_int(out, i, load_int(x, i));
-    else if (*dtype == DType::kBool) store_int(out, i, load_float(x, i) != 0.0f);
-    else if (dtype_is_float(*dtype)) store_float(out, i, load_float(x, i));
-    else store_double(out, i, load_float(x, i));
-  }
-  return {out};
+  return *dtype;
 }
 
-// where(cond, x, y): x's element where cond is nonzero, else y's.
-std::vector<NDArray> where_kernel(const std::vector<Value>& args, const AttrsNode&) {
-  const NDArray& cond = tensor_arg(args, 0);
-  const NDArray& x = tensor_arg(args, 1);
-  const NDArray& y = tensor_arg(args, 2);
-  expect_equal_dtypes(x, y, "x", "y");
-  std::vector<int64_t> shape = broadcast_shape(broadcast_shape(cond.shape(), x.shape()), y.shape());
-  std::vector<int64_t> cond_at = broadcast_offsets(shape, cond.shape());
-  std::vector<int64_t> x_at = broadcast_offsets(shape, x.shape());
-  std::vector<int64_t> y_at = broadcast_offsets(shape, y.shape());
-  NDArray out(x.dtype(), shape);
-  for (size_t i = 0; i < cond_at.size(); ++i) {
-    if (load_double(cond, cond_at[i]) != 0.0) copy_element(x, x_at[i], out, int64_t(i));
-    else copy_element(y, y_at[i], out, int64_t(i));
+// The operand dtypes `meaning` accepts, in the order the errors name them.
+void check_operands(const ScalarMeaning& meaning, const std::vector<const NDArray*>& in) {
+  size_t first = meaning.first_value;
+  const std::vector<std::string>& names = meaning.operand_names;
+  if (meaning.inputs == ScalarInputs::kFloat) expect_float_dtype(*in[first], names[first]);
+  if (meaning.inputs != ScalarInputs::kAny) expect_numeric_dtype(*in[first], names[first]);
+  for (size_t k = first + 1; k < in.size(); ++k) expect_equal_dtypes(*in[k - 1], *in[k], names[k - 1], names[k]);
+}
+
+std::vector<NDArray> evaluate_scalar(const ScalarMeaning& meaning, size_t arity, const std::vector<Value>& args,
+                                     const AttrsNode& attrs) {
+  std::vector<const NDArray*> in;
+  for (size_t k = 0; k < arity; ++k) in.push_back(&tensor_arg(args, k));
+  check_operands(meaning, in);
+  std::vector<DType> dtypes;
+  std::vector<int64_t> shape = in[0]->shape();
+  for (const NDArray* a : in) {
+    dtypes.push_back(a->dtype());
+    shape = broadcast_shape(shape, a->shape());
+  }
+  DType result = result_dtype(meaning, dtypes, attrs);
+  // Offsets only for operands that broadcast; the others read element i.
+  std::vector<std::vector<int64_t>> offsets(arity);
+  std::vector<bool> float_operand(arity);
+  for (size_t k = 0; k < arity; ++k) {
+    if (in[k]->shape() != shape) offsets[k] = broadcast_offsets(shape, in[k]->shape());
+    float_operand[k] = dtype_is_float(dtypes[k]);
+  }
+  Lowering lowering(dtypes, result, attrs);
+  NDArray out(result, shape);
+  Element element;
+  auto load = [&](int64_t i) {
+    for (size_t k = 0; k < arity; ++k) {
+      int64_t at = offsets[k].empty() ? i : offsets[k][size_t(i)];
+      if (float_operand[k]) element.f[k] = load_float(*in[k], at);
+      else element.i[k] = load_int(*in[k], at);
+    }
+  };
+  int64_t count = shape_numel(shape);
+  if (dtype_is_float(result)) {
+    FloatFn f = lowering.as_float(meaning.expr);
+    for (int64_t i = 0; i < count; ++i) load(i), store_float(out, i, f(element));
+  } else {
+    IntFn f = lowering.as_int(meaning.expr);
+    for (int64_t i = 0; i < count; ++i) load(i), store_int(out, i, f(element));
   }
   return {out};
 }
 
 }  // namespace
 
-void register_elementwise_kernels() {
-  register_binary_kernels();
-  register_unary_kernels();
-  register_interp_kernel("clip", {clip_kernel});
-  register_interp_kernel("cast", {cast_kernel});
-  register_interp_kernel("where", {where_kernel});
+InterpKernelDef scalar_kernel(const OpDef& def) {
+  size_t arity = size_t(scalar_arity(def.scalar->expr));
+  if (arity == 0 || arity > kMaxOperands) throw std::logic_error("no element-wise kernel for " + def.name);
+  return {[meaning = *def.scalar, arity](const std::vector<Value>& args, const AttrsNode& attrs) {
+    return evaluate_scalar(meaning, arity, args, attrs);
+  }};
 }
 
 }  // namespace switchyard

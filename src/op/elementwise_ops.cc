@@ -1,7 +1,10 @@
-// Element-wise and broadcasting operators.
+// Element-wise and broadcasting operators, one row each: the operator's
+// scalar meaning (op/scalar_expr.h) together with its type relation and
+// fusion pattern. The interpreter's kernel and the generated C++ both come
+// from the meaning, so a row is the only place an operator's arithmetic lives.
 #include "op/builtin_ops.h"
-#include "op/relation_helpers.h"
 #include "op/registry.h"
+#include "op/relation_helpers.h"
 
 namespace switchyard {
 
@@ -21,25 +24,6 @@ Type binary_broadcast(const std::vector<Type>& args, const std::string& op, std:
   return tensor_type(broadcast_shapes(a.shape, b.shape, op), out_dtype.value_or(a.dtype));
 }
 
-void register_unary(const std::string& name, const std::string& doc) {
-  register_op({.name = name,
-               .num_inputs = 1,
-               .type_relation = [name](const std::vector<Type>& a, const AttrsNode&) { return unary_same(a, name); },
-               .pattern = OpPattern::kElementwise,
-               .doc = doc});
-}
-
-void register_binary(const std::string& name, std::optional<DType> out_dtype, const std::string& doc) {
-  register_op({.name = name,
-               .num_inputs = 2,
-               .type_relation =
-                   [name, out_dtype](const std::vector<Type>& a, const AttrsNode&) {
-                     return binary_broadcast(a, name, out_dtype);
-                   },
-               .pattern = OpPattern::kBroadcast,
-               .doc = doc});
-}
-
 // where(cond, x, y): cond must be bool; the result broadcasts all three.
 Type where_relation(const std::vector<Type>& args, const AttrsNode&) {
   const std::string op = "where";
@@ -55,65 +39,90 @@ Type where_relation(const std::vector<Type>& args, const AttrsNode&) {
   return tensor_type(std::move(shape), x.dtype);
 }
 
-void register_clip() {
-  register_op({.name = "clip",
-               .num_inputs = 1,
-               .attrs = {{"a_min", AttrKind::kFloat, AttrValue()}, {"a_max", AttrKind::kFloat, AttrValue()}},
-               .type_relation = [](const std::vector<Type>& a, const AttrsNode&) { return unary_same(a, "clip"); },
-               .pattern = OpPattern::kElementwise,
-               .check_attrs =
-                   [](const AttrsNode& attrs) {
-                     double low = attrs.get_float("a_min"), high = attrs.get_float("a_max");
-                     if (!(low <= high))
-                       type_fail("clip", "a_min (" + attr_value_to_string(low) + ") must not exceed a_max (" +
-                                             attr_value_to_string(high) + ")");
-                   },
-               .doc = "min(max(x, a_min), a_max)"});
+Type cast_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
+  const TensorTypeNode& x = expect_tensor(args, 0, "cast");
+  return tensor_type(x.shape, *parse_dtype(attrs.get_string("dtype")));
 }
 
-void register_cast() {
-  register_op({.name = "cast",
-               .num_inputs = 1,
-               .attrs = {{"dtype", AttrKind::kDType, AttrValue()}},
-               .type_relation =
-                   [](const std::vector<Type>& a, const AttrsNode& attrs) -> Type {
-                     const TensorTypeNode& x = expect_tensor(a, 0, "cast");
-                     return tensor_type(x.shape, *parse_dtype(attrs.get_string("dtype")));
-                   },
-               .pattern = OpPattern::kElementwise,
-               .doc = "x converted to dtype"});
+void check_clip_bounds(const AttrsNode& attrs) {
+  double low = attrs.get_float("a_min"), high = attrs.get_float("a_max");
+  if (!(low <= high))
+    type_fail("clip", "a_min (" + attr_value_to_string(low) + ") must not exceed a_max (" +
+                          attr_value_to_string(high) + ")");
+}
+
+bool is_comparison(ScalarOp op) { return op == ScalarOp::kEqual || op == ScalarOp::kLess || op == ScalarOp::kGreater; }
+
+// Registers `def` with its meaning. Arity, pattern, error names and (unless
+// the row gives one) the type relation follow from the meaning: one operand
+// keeps its type; two broadcast, to bool for a comparison.
+void row(OpDef def, ScalarMeaning meaning) {
+  int arity = scalar_arity(meaning.expr);
+  if (meaning.operand_names.empty()) {
+    if (arity == 1) meaning.operand_names = {"the input"};
+    for (int i = 0; arity > 1 && i < arity; ++i) meaning.operand_names.push_back("argument " + std::to_string(i));
+  }
+  if (!def.type_relation) {
+    std::string name = def.name;
+    if (arity == 1) {
+      def.type_relation = [name](const std::vector<Type>& a, const AttrsNode&) { return unary_same(a, name); };
+    } else {
+      std::optional<DType> out = is_comparison(meaning.expr.op) ? std::optional(DType::kBool) : std::nullopt;
+      def.type_relation = [name, out](const std::vector<Type>& a, const AttrsNode&) {
+        return binary_broadcast(a, name, out);
+      };
+    }
+  }
+  def.num_inputs = arity;
+  def.pattern = arity == 1 ? OpPattern::kElementwise : OpPattern::kBroadcast;
+  def.scalar = std::move(meaning);
+  register_op(std::move(def));
 }
 
 }  // namespace
 
 void register_elementwise_ops() {
-  register_binary("add", std::nullopt, "a + b with broadcasting");
-  register_binary("subtract", std::nullopt, "a - b with broadcasting");
-  register_binary("multiply", std::nullopt, "a * b with broadcasting");
-  register_binary("divide", std::nullopt, "a / b with broadcasting");
-  register_binary("power", std::nullopt, "a ** b with broadcasting");
-  register_binary("maximum", std::nullopt, "max(a, b) with broadcasting");
-  register_binary("minimum", std::nullopt, "min(a, b) with broadcasting");
-  register_binary("equal", DType::kBool, "a == b with broadcasting");
-  register_binary("less", DType::kBool, "a < b with broadcasting");
-  register_binary("greater", DType::kBool, "a > b with broadcasting");
-  register_unary("negative", "-x");
-  register_unary("exp", "e^x");
-  register_unary("log", "natural logarithm");
-  register_unary("sqrt", "square root");
-  register_unary("rsqrt", "1 / sqrt(x)");
-  register_unary("erf", "Gauss error function");
-  register_unary("tanh", "hyperbolic tangent");
-  register_unary("sigmoid", "1 / (1 + e^-x)");
-  register_unary("abs", "|x|");
-  register_unary("nn.relu", "max(x, 0)");
-  register_clip();
-  register_cast();
-  register_op({.name = "where",
-               .num_inputs = 3,
-               .type_relation = where_relation,
-               .pattern = OpPattern::kBroadcast,
-               .doc = "cond ? x : y, element-wise with broadcasting"});
+  using namespace scalar;
+  using enum ScalarOp;
+  using enum ScalarInputs;
+  const ScalarExpr x = operand(0), y = operand(1), zero = constant(0), one = constant(1);
+  auto f = [&](ScalarOp op) { return call(op, {x}); };
+  auto g = [&](ScalarOp op) { return call(op, {x, y}); };
+  row({.name = "add", .doc = "a + b with broadcasting"}, {x + y, kNumeric});
+  row({.name = "subtract", .doc = "a - b with broadcasting"}, {x - y, kNumeric});
+  row({.name = "multiply", .doc = "a * b with broadcasting"}, {x * y, kNumeric});
+  row({.name = "divide", .doc = "a / b with broadcasting"}, {x / y, kNumeric});
+  row({.name = "power", .doc = "a ** b with broadcasting"}, {g(kPower), kNumeric});
+  row({.name = "maximum", .doc = "max(a, b) with broadcasting"}, {g(kMaximum)});
+  row({.name = "minimum", .doc = "min(a, b) with broadcasting"}, {g(kMinimum)});
+  row({.name = "equal", .doc = "a == b with broadcasting"}, {g(kEqual)});
+  row({.name = "less", .doc = "a < b with broadcasting"}, {g(kLess)});
+  row({.name = "greater", .doc = "a > b with broadcasting"}, {g(kGreater)});
+  row({.name = "negative", .doc = "-x"}, {-x, kNumeric});
+  row({.name = "abs", .doc = "|x|"}, {f(kAbs), kNumeric});
+  row({.name = "nn.relu", .doc = "max(x, 0)"}, {call(kMaximum, {x, zero}), kNumeric});
+  row({.name = "exp", .doc = "e^x"}, {f(kExp), kFloat});
+  row({.name = "log", .doc = "natural logarithm"}, {f(kLog), kFloat});
+  row({.name = "sqrt", .doc = "square root"}, {f(kSqrt), kFloat});
+  row({.name = "rsqrt", .doc = "1 / sqrt(x)"}, {one / f(kSqrt), kFloat});
+  row({.name = "erf", .doc = "Gauss error function"}, {f(kErf), kFloat});
+  row({.name = "tanh", .doc = "hyperbolic tangent"}, {f(kTanh), kFloat});
+  row({.name = "sigmoid", .doc = "1 / (1 + e^-x)"}, {one / (one + call(kExp, {-x})), kFloat});
+  // Bounds in x's dtype (integers truncate them, as TVM casts them).
+  ScalarExpr low = attribute("a_min"), high = attribute("a_max");
+  row({.name = "clip",
+       .attrs = {{"a_min", AttrKind::kFloat, AttrValue()}, {"a_max", AttrKind::kFloat, AttrValue()}},
+       .check_attrs = check_clip_bounds,
+       .doc = "min(max(x, a_min), a_max)"},
+      {select(call(kLess, {x, low}), low, select(call(kGreater, {x, high}), high, x)), kNumeric});
+  // float to float rounds; float to integer truncates toward zero, saturates
+  // to int64 and wraps to the width; integer to integer wraps; anything to
+  // bool is "!= 0".
+  row({.name = "cast", .attrs = {{"dtype", AttrKind::kDType, AttrValue()}}, .type_relation = cast_relation,
+       .doc = "x converted to dtype"},
+      {cast(x, "dtype")});
+  row({.name = "where", .type_relation = where_relation, .doc = "cond ? x : y, element-wise with broadcasting"},
+      {select(x, y, operand(2)), kAny, {"condition", "x", "y"}, 1});
 }
 
 }  // namespace switchyard

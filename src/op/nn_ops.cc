@@ -197,7 +197,11 @@ void register_nn_ops() {
                .attrs = {{"axis", AttrKind::kInt, AttrValue(int64_t(1))}},
                .type_relation = bias_add_relation,
                .pattern = OpPattern::kBroadcast,
-               .doc = "data + bias along axis"});
+               .doc = "data + bias along axis",
+               // Along an axis, not NumPy's broadcasting: the interpreter's
+               // kernel is written by hand (kernels_norm.cc).
+               .scalar = ScalarMeaning{scalar::call(ScalarOp::kAdd, {scalar::operand(0), scalar::operand(1)}),
+                                       ScalarInputs::kNumeric, {"data", "bias"}}});
 }
 
 }  // namespace switchyard

@@ -1,7 +1,9 @@
 // The operator registry: for each operator its attributes (typed, with
-// defaults and validation), its type relation and its fusion pattern.
-// Evaluation (interp/) and code generation (backend/) keep their own tables
-// keyed by operator name, so this layer knows nothing of either.
+// defaults and validation), its type relation, its fusion pattern and, for
+// element-wise operators, its scalar meaning, which the interpreter and the
+// CPU generator both evaluate. Other operators' kernels live in tables of
+// their own (interp/, backend/) keyed by operator, so this layer knows
+// nothing of either.
 #pragma once
 
 #include <functional>
@@ -11,6 +13,7 @@
 #include "ir/attrs.h"
 #include "ir/expr.h"
 #include "ir/type.h"
+#include "op/scalar_expr.h"
 
 namespace switchyard {
 
@@ -59,6 +62,10 @@ struct OpDef {
   OpPattern pattern = OpPattern::kOpaque;
   AttrsCheck check_attrs;  // may be empty
   std::string doc;         // one line
+  // Element-wise and broadcast operators: what one element computes. The
+  // interpreter derives its kernel from it (unless one is written by hand,
+  // as bias_add's along an axis) and generated code renders it.
+  std::optional<ScalarMeaning> scalar;
 };
 
 // Registers an operator; throws on duplicates. Built-ins are registered by

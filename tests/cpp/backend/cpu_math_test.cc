@@ -1,6 +1,6 @@
 // The vectorisable math of generated kernels (cpu_math.cc: sy_exp, sy_erf,
-// sy_tanh, sy_sigmoid) and the float sums of softmax and layer_norm, compiled
-// as real kernels and compared with the interpreter on dense grids and edge
+// sy_tanh; sigmoid is built on sy_exp) and the float sums of softmax and
+// layer_norm, compiled as real kernels and compared with the interpreter on dense grids and edge
 // values: 1e-6 relative everywhere (subnormal results: within their spacing),
 // a few ulp near zero, and every special value (NaN, infinities, signed
 // zeros, overflow) exactly as the interpreter gives it.

@@ -48,6 +48,19 @@ TEST(CpuScalar, TranscendentalsUseTheVectorHelpers) {
   EXPECT_TRUE(helpers.count(CpuHelper::kFloatMath));
 }
 
+TEST(CpuScalar, CompositeRowsRenderFromTheirMeaning) {
+  std::set<CpuHelper> helpers;
+  EXPECT_EQ(render("sigmoid", {DType::kFloat32}, DType::kFloat32, {"x"}, &helpers), "1.0f / (1.0f + sy_exp(-x))");
+  EXPECT_TRUE(helpers.count(CpuHelper::kFloatMath));
+  EXPECT_EQ(render("rsqrt", {DType::kFloat32}, DType::kFloat32, {"x"}), "1.0f / std::sqrt(x)");
+  // Integer bounds stay int64_t, so a bound beyond int8 clamps before the conversion back.
+  Attrs bounds = normalize_attrs(*find_op_def("clip"), {{"a_min", 0.5}, {"a_max", 1000.0}});
+  EXPECT_EQ(render("clip", {DType::kInt8}, DType::kInt8, {"x"}, nullptr, bounds),
+            "int8_t(x < int64_t(0) ? int64_t(0) : (x > int64_t(1000) ? int64_t(1000) : x))");
+  EXPECT_EQ(render("clip", {DType::kFloat32}, DType::kFloat32, {"x"}, nullptr, bounds),
+            "x < 0.5f ? 0.5f : (x > 1000.0f ? 1000.0f : x)");
+}
+
 TEST(CpuScalar, OperandsAreParenthesized) {
   EXPECT_EQ(render("subtract", {DType::kFloat32, DType::kFloat32}, DType::kFloat32, {"a + b", "c"}),
             "(a + b) - c");

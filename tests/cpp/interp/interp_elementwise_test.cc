@@ -84,6 +84,28 @@ TEST(InterpElementwise, UnaryExact) {
   expect_array(run_op("rsqrt", {f32({2}, {4, 0.25})}), DType::kFloat32, {2}, {0.5, 2});
 }
 
+TEST(InterpElementwise, ReluIsMaximumWithZero) {
+  // max(x, 0), the meaning generated code shares: -0 gives +0, NaN stays NaN.
+  NDArray y = run_op("nn.relu", {f32({2}, {-0.0, kNaN})});
+  EXPECT_FALSE(std::signbit(y.as<float>()[0]));
+  EXPECT_TRUE(std::isnan(y.as<float>()[1]));
+}
+
+TEST(InterpElementwise, AScalarMeaningIsAKernel) {
+  // An operator declared with its meaning alone evaluates without a kernel of its own.
+  using namespace scalar;
+  ScalarExpr x = operand(0);
+  register_op({.name = "test.square_plus_one",
+               .num_inputs = 1,
+               .type_relation = [](const std::vector<Type>& a, const AttrsNode&) { return a[0]; },
+               .pattern = OpPattern::kElementwise,
+               .scalar = ScalarMeaning{x * x + constant(1), ScalarInputs::kNumeric, {"the input"}}});
+  expect_array(run_op("test.square_plus_one", {f32({2}, {3, -0.5})}), DType::kFloat32, {2}, {10, 1.25});
+  expect_array(run_op("test.square_plus_one", {array(DType::kInt8, {1}, {16})}), DType::kInt8, {1}, {1});  // 257 wraps
+  EXPECT_EQ(op_error("test.square_plus_one", {array(DType::kBool, {1}, {1})}).message(),
+            "'test.square_plus_one': the input must be numeric, got bool");
+}
+
 TEST(InterpElementwise, UnaryTranscendental) {
   expect_near_array(run_op("exp", {f32({2}, {0, 1})}), {2}, {1, 2.718281828});
   expect_near_array(run_op("log", {f32({2}, {1, 2.718281828})}), {2}, {0, 1});
