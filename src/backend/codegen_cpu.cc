@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "backend/cpu_kernel.h"
+#include "backend/cpu_render.h"
 #include "backend/kernel.h"
 #include "ir/functor.h"
 #include "op/registry.h"
@@ -159,7 +160,6 @@ void dispatch(CpuKernel& k) {
     k.entry.line("// The result is empty: nothing to compute.");
     return;
   }
-  if (!k.master) return generate_elementwise_kernel(k);
   const std::string& op = as<OpNode>(k.master->op)->name;
   if (op == "sum" || op == "mean" || op == "max") return generate_reduction_kernel(k);
   for (const Expr& arg : k.master->args)
@@ -179,50 +179,6 @@ std::string operator_chain(const Function& fn) {
       if (const OpNode* op = as<OpNode>(c->op)) names.push_back(op->name);
   });
   return join(names, " -> ");
-}
-
-std::string assemble(const CpuKernel& k, const Span& span) {
-  std::string scope = k.name + "_detail";
-  CodeWriter code;
-  code.line("// Switchyard CPU kernel " + k.name + ": " + operator_chain(k.function));
-  if (span.defined()) code.line("// From " + span.to_string());
-  code.line("// Generated code: each parallel loop runs through services->parallel_for.");
-  for (const char* header : {"<algorithm>", "<cmath>", "<cstdint>", "<cstring>"})
-    code.line(std::string("#include ") + header);
-  for (const std::string& header : k.includes) code.line("#include " + header);
-  code.line("#include \"switchyard/model_abi.h\"");
-  code.line();
-  code.line("namespace " + scope + " {");
-  code.line();
-  std::string helpers = cpu_helper_definitions(k.helpers);
-  if (!helpers.empty()) {
-    code.append(helpers);
-    code.line();
-  }
-  code.line("// The buffers of one run; every loop body receives them as its closure.");
-  code.open("struct Buffers");
-  for (const BufferField& f : k.buffers)
-    code.line((f.is_const ? "const " : "") + f.type + "* " + f.name + ";" +
-              (f.comment.empty() ? "" : "  // " + f.comment));
-  code.close(";");
-  code.line();
-  code.append(k.definitions);
-  code.open(
-      "void run(const void* const* inputs, void* const* outputs, const SyRuntimeServices* services, int device_index)");
-  code.append(k.setup);
-  std::vector<std::string> initializers;
-  for (const BufferField& f : k.buffers) initializers.push_back(f.initializer);
-  code.line("Buffers buffers{" + join(initializers) + "};");
-  code.append(k.entry);
-  code.close();
-  code.line();
-  code.line("}  // namespace " + scope);
-  code.line();
-  code.line("extern \"C\" void " + k.name +
-            "(const void* const* inputs, void* const* outputs, const SyRuntimeServices* services, int device_index) {");
-  code.line("  " + scope + "::run(inputs, outputs, services, device_index);");
-  code.line("}");
-  return code.str();
 }
 
 // `name` as a C identifier: other characters become '_'.
@@ -250,22 +206,7 @@ KernelSource generate_cpu_kernel(const Function& primitive, const std::string& n
 
   KernelSource source;
   source.name = k.name;
-  for (size_t i = 0; i < k.function->params.size(); ++i) {
-    const Var& p = k.function->params[i];
-    TensorType type(as_tensor(p->checked_type()));
-    source.inputs.push_back(type);
-    k.buffers.push_back({k.input(i), storage_type(type->dtype), true,
-                         "static_cast<const " + storage_type(type->dtype) + "*>(inputs[" + std::to_string(i) + "])",
-                         "%" + p->name_hint + ": " + type_to_string(type)});
-  }
-  for (size_t j = 0; j < k.outputs.size(); ++j)
-    k.buffers.push_back({k.output(j), storage_type(k.outputs[j]->dtype), false,
-                         "static_cast<" + storage_type(k.outputs[j]->dtype) + "*>(outputs[" + std::to_string(j) + "])",
-                         type_to_string(k.outputs[j])});
-  dispatch(k);
-
   source.outputs = k.outputs;
-  source.elementwise_in_place_safe = k.in_place_safe;
   source.span = primitive->span();
   if (!source.span.defined()) {
     std::vector<Span> spans;
@@ -274,8 +215,30 @@ KernelSource generate_cpu_kernel(const Function& primitive, const std::string& n
     });
     source.span = Span::fused(spans);
   }
+  for (const Var& p : k.function->params) source.inputs.push_back(TensorType(as_tensor(p->checked_type())));
+  if (!k.master) {  // element-wise groups are built as kernel IR, then rendered
+    kernel_ir::Kernel kernel = lower_elementwise_kernel(k);
+    kernel.comment = operator_chain(k.function);
+    kernel.span = source.span;
+    source.elementwise_in_place_safe = kernel.outputs_may_alias_inputs;
+    source.code = render_cpu_kernel(kernel, k.name);
+    source.kernel_ir = std::move(kernel);
+    return source;
+  }
+  for (size_t i = 0; i < k.function->params.size(); ++i) {
+    const TensorType& type = source.inputs[i];
+    k.buffers.push_back({k.input(i), storage_type(type->dtype), true,
+                         "static_cast<const " + storage_type(type->dtype) + "*>(inputs[" + std::to_string(i) + "])",
+                         "%" + k.function->params[i]->name_hint + ": " + type_to_string(type)});
+  }
+  for (size_t j = 0; j < k.outputs.size(); ++j)
+    k.buffers.push_back({k.output(j), storage_type(k.outputs[j]->dtype), false,
+                         "static_cast<" + storage_type(k.outputs[j]->dtype) + "*>(outputs[" + std::to_string(j) + "])",
+                         type_to_string(k.outputs[j])});
+  dispatch(k);
+  source.elementwise_in_place_safe = k.in_place_safe;
   source.primitive = k.primitive;
-  if (!k.library_only) source.code = assemble(k, source.span);
+  if (!k.library_only) source.code = assemble_cpu_unit(k, operator_chain(k.function), source.span);
   return source;
 }
 

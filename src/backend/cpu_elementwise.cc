@@ -1,10 +1,13 @@
-// Element-wise kernels: one parallel loop over the output with every
-// producer of the group inlined (no intermediate buffers). The loop runs
-// over the flat offset when no read needs coordinates recovered by
-// division, otherwise over rows with a contiguous, vectorisable inner loop.
-// A split at the root writes each piece with its own loop.
+// Element loops: one parallel loop over an output with every producer of
+// the group inlined (no intermediate buffers). The loop runs over the flat
+// offset when no read needs coordinates recovered by division, otherwise
+// over rows with a contiguous, vectorisable inner loop. Element-wise groups
+// are built as kernel IR (a split at the root writes each piece with its own
+// loop); emit_element_loop writes the same loops as text for the epilogues
+// of generators not yet on the kernel IR.
 #include <algorithm>
 
+#include "backend/cpu_element_lowering.h"
 #include "backend/cpu_kernel.h"
 #include "ir/functor.h"
 #include "op/registry.h"
@@ -99,9 +102,95 @@ bool emit_element_loop(CpuKernel& k, const std::string& loop_name, const std::st
 
 namespace {
 
+namespace ki = kernel_ir;
+
+using LoweredValueAt = std::function<ki::Expr(ElementLowering&, const IndexAt&)>;
+
+// Builds the kernel IR of one output's element loop and says whether it
+// runs over the flat offset.
+struct ElementLoopBuilder {
+  const CpuKernel& k;
+  ki::Kernel& kernel;
+  int counter = 0;  // numbers locals across the kernel
+
+  ElementLowering lowering(std::vector<ki::Stmt>& out, int& numbering) const {
+    ElementLowering l(out, numbering);
+    for (size_t i = 0; i < k.function->params.size(); ++i) l.bind_buffer(k.function->params[i].get(), k.input(i));
+    return l;
+  }
+
+  bool build(const std::string& loop_name, const std::string& comment, const std::vector<int64_t>& shape,
+             const std::string& output, const LoweredValueAt& value) {
+    LoopShape loop;
+    int64_t count = numel_of(shape);
+    if (shape.size() > 1) {
+      // Try the flat loop on scratch statements; keep it if no read divides.
+      std::vector<ki::Stmt> trial;
+      int trial_counter = 0;
+      ElementLowering probe = lowering(trial, trial_counter);
+      value(probe, IndexAt::at_offset(ki::var("i")));
+      loop.flat = !probe.divided();
+    }
+    if (!loop.flat) {
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (shape[d] != 1) loop.inner_dim = d;
+      loop.inner = shape[loop.inner_dim];
+      loop.rows = loop.inner == 0 ? 0 : count / loop.inner;
+    }
+    int64_t iterations = loop.flat ? count : loop.rows;
+    int64_t grain = loop.flat ? kElementGrain : std::max<int64_t>(1, kElementGrain / std::max<int64_t>(loop.inner, 1));
+    std::vector<ki::Stmt> body;
+    if (iterations > 0) body = loop.flat ? flat_loop(output, value) : row_loop(shape, loop, output, value);
+    kernel.body.push_back(ki::parallel(loop_name, iterations, grain, std::move(body), comment));
+    return loop.flat;
+  }
+
+  std::vector<ki::Stmt> flat_loop(const std::string& output, const LoweredValueAt& value) {
+    std::vector<ki::Stmt> inner;
+    ElementLowering l = lowering(inner, counter);
+    ki::Expr i = ki::var("i");
+    ki::Expr result = value(l, IndexAt::at_offset(i));
+    inner.push_back(ki::store(output, i, result));
+    return {ki::for_loop("i", ki::var("begin"), ki::var("end"), ki::LoopKind::kSimd, std::move(inner))};
+  }
+
+  std::vector<ki::Stmt> row_loop(const std::vector<int64_t>& shape, const LoopShape& loop, const std::string& output,
+                                 const LoweredValueAt& value) {
+    std::vector<int64_t> outer(shape.begin(), shape.begin() + int64_t(loop.inner_dim));
+    ki::Expr row = ki::var("row");
+    std::vector<ki::Expr> row_coords = coordinates_of(IndexAt::at_offset(row), outer, nullptr);
+    std::vector<ki::Expr> coords(shape.size(), ki::index(0));
+    for (size_t d = 0; d < outer.size(); ++d)
+      if (!ki::is_index(row_coords[d], 0)) coords[d] = ki::var("i" + std::to_string(d));
+    std::string j = "i" + std::to_string(loop.inner_dim);
+    coords[loop.inner_dim] = ki::var(j);
+    ki::Expr offset = ki::add(ki::mul(row, loop.inner), ki::var(j));
+    std::vector<ki::Stmt> inner;
+    ElementLowering l = lowering(inner, counter);
+    ki::Expr result = value(l, IndexAt::at(offset, coords));
+    inner.push_back(ki::store(output, offset, result));
+    ki::Stmt inner_loop = ki::for_loop(j, ki::index(0), ki::index(loop.inner), ki::LoopKind::kSimd, std::move(inner));
+    // The row's coordinates that the inner loop reads.
+    std::set<std::string> read;
+    ki::visit_exprs({inner_loop}, [&](const ki::Expr& e) {
+      if (e->kind == ki::ExprKind::kVar) read.insert(e->name);
+    });
+    std::vector<ki::Stmt> row_body;
+    for (size_t d = 0; d < outer.size(); ++d)
+      if (coords[d]->kind == ki::ExprKind::kVar && read.count(coords[d]->name))
+        row_body.push_back(ki::let(coords[d]->name, DType::kInt64, row_coords[d]));
+    row_body.push_back(inner_loop);
+    return {ki::for_loop("row", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(row_body))};
+  }
+};
+
+}  // namespace
+
+namespace {
+
 // Each piece of a split is its own loop reading the input at an offset
 // along the split axis.
-void generate_split(CpuKernel& k) {
+void lower_split(const CpuKernel& k, ElementLoopBuilder& builder) {
   const CallNode& split = *k.root;
   const Expr& input = split.args[0];
   const std::vector<int64_t>& in_shape = shape_of(input);
@@ -118,17 +207,17 @@ void generate_split(CpuKernel& k) {
   for (size_t piece = 0; piece < sizes.size(); ++piece) {
     std::vector<int64_t> shape = in_shape;
     shape[size_t(axis)] = sizes[piece];
-    ValueAt value = [&, begin, shape](ElementEmitter& emitter, const ElementIndex& at) {
-      if (leading && !at.offset.empty())
-        return emitter.emit(input, ElementIndex::at_offset(plus(at.offset, begin * axis_stride)));
-      std::vector<std::string> coords = coordinates_of(at, shape, emitter.cost_tracker());
-      coords[size_t(axis)] = plus(coords[size_t(axis)], begin);
-      return emitter.emit(input, ElementIndex::at_coords(std::move(coords)));
+    LoweredValueAt value = [&, begin, shape](ElementLowering& lowering, const IndexAt& at) {
+      if (leading && at.offset)
+        return lowering.lower(input, IndexAt::at_offset(ki::add(at.offset, begin * axis_stride)));
+      std::vector<ki::Expr> coords = coordinates_of(at, shape, lowering.division_tracker());
+      coords[size_t(axis)] = ki::add(coords[size_t(axis)], begin);
+      return lowering.lower(input, IndexAt::at_coords(std::move(coords)));
     };
-    emit_element_loop(k, "split_piece_" + std::to_string(piece),
-                      "split piece " + std::to_string(piece) + ": elements " + std::to_string(begin) + " to " +
-                          std::to_string(begin + sizes[piece]) + " of axis " + std::to_string(axis),
-                      shape, k.output_dtype(piece), k.output(piece), value);
+    builder.build("split_piece_" + std::to_string(piece),
+                  "split piece " + std::to_string(piece) + ": elements " + std::to_string(begin) + " to " +
+                      std::to_string(begin + sizes[piece]) + " of axis " + std::to_string(axis),
+                  shape, k.output(piece), value);
     begin += sizes[piece];
   }
 }
@@ -149,17 +238,40 @@ bool reads_in_place(const CpuKernel& k) {
   return !moves;
 }
 
+ki::Buffer buffer_of(const TensorType& type, std::string name, ki::BufferRole role, size_t slot,
+                     std::string comment) {
+  return {std::move(name), type->dtype, role, int(slot), role == ki::BufferRole::kInput, type->shape, "",
+          std::move(comment)};
+}
+
 }  // namespace
 
-void generate_elementwise_kernel(CpuKernel& k) {
-  if (as<OpNode>(k.root->op)->name == "split") return generate_split(k);
-  k.in_place_safe = reads_in_place(k);
-  const std::vector<int64_t>& shape = k.outputs[0]->shape;
+ki::Kernel lower_elementwise_kernel(const CpuKernel& k) {
+  ki::Kernel kernel;
+  for (size_t i = 0; i < k.function->params.size(); ++i) {
+    const Var& p = k.function->params[i];
+    TensorType type(as_tensor(p->checked_type()));
+    kernel.buffers.push_back(buffer_of(type, k.input(i), ki::BufferRole::kInput, i,
+                                       "%" + p->name_hint + ": " + type_to_string(type)));
+  }
+  for (size_t j = 0; j < k.outputs.size(); ++j)
+    kernel.buffers.push_back(
+        buffer_of(k.outputs[j], k.output(j), ki::BufferRole::kOutput, j, type_to_string(k.outputs[j])));
+  bool empty = true;
+  for (const TensorType& t : k.outputs) empty = empty && t->numel() == 0;
+  if (empty) return kernel;
+  ElementLoopBuilder builder{k, kernel};
+  if (as<OpNode>(k.root->op)->name == "split") {
+    lower_split(k, builder);
+    return kernel;
+  }
   Expr root(k.root);
-  bool flat = emit_element_loop(
-      k, "compute", "Every element of the result, producers inlined", shape, k.output_dtype(), k.output(0),
-      [&](ElementEmitter& emitter, const ElementIndex& at) { return emitter.emit(root, at); });
-  k.in_place_safe = k.in_place_safe && flat;
+  bool flat = builder.build("compute", "Every element of the result, producers inlined", k.outputs[0]->shape,
+                            k.output(0), [&](ElementLowering& lowering, const IndexAt& at) {
+                              return lowering.lower(root, at);
+                            });
+  kernel.outputs_may_alias_inputs = reads_in_place(k) && flat;
+  return kernel;
 }
 
 }  // namespace switchyard

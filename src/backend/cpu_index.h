@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/expr.h"
+#include "kernel_ir/expr.h"
 
 namespace switchyard {
 
@@ -54,6 +55,27 @@ ElementIndex broadcast_index(const ElementIndex& index, const std::vector<int64_
 // concatenate, take or split, whose reads depend on more than the index):
 // the element of argument `arg` that output element `index` reads.
 ElementIndex argument_index(const CallNode& call, size_t arg, const ElementIndex& index, IndexCost* cost);
+
+// The same index maps over kernel IR index expressions, for the generators
+// that build kernel IR. `divided` (may be null) is set when coordinates had
+// to be recovered from an offset by division.
+struct IndexAt {
+  kernel_ir::Expr offset;               // null when only coordinates are known
+  std::vector<kernel_ir::Expr> coords;  // valid when has_coords
+  bool has_coords = false;
+
+  static IndexAt at_offset(kernel_ir::Expr offset);
+  static IndexAt at_coords(std::vector<kernel_ir::Expr> coords);
+  static IndexAt at(kernel_ir::Expr offset, std::vector<kernel_ir::Expr> coords);
+  bool operator==(const IndexAt& other) const;
+  size_t hash() const;
+};
+
+kernel_ir::Expr offset_of(const IndexAt& index, const std::vector<int64_t>& shape);
+std::vector<kernel_ir::Expr> coordinates_of(const IndexAt& index, const std::vector<int64_t>& shape, bool* divided);
+IndexAt broadcast_index(const IndexAt& index, const std::vector<int64_t>& shape,
+                        const std::vector<int64_t>& operand_shape, bool* divided);
+IndexAt argument_index(const CallNode& call, size_t arg, const IndexAt& index, bool* divided);
 
 // The shape of a (tensor-typed) expression.
 const std::vector<int64_t>& shape_of(const Expr& e);

@@ -14,34 +14,19 @@
 
 #include "backend/cpu_code.h"
 #include "backend/cpu_element_emitter.h"
+#include "backend/cpu_unit.h"
 #include "ir/expr.h"
+#include "kernel_ir/kernel.h"
 #include "runtime/primitive_spec.h"
 
 namespace switchyard {
 
-// A pointer field of the kernel's `Buffers` struct, which every parallel
-// loop body receives as its closure.
-struct BufferField {
-  std::string name;         // "in0_x", "out0", "scratch"
-  std::string type;         // element storage type
-  bool is_const = false;
-  std::string initializer;  // C++ expression in run()
-  std::string comment;
-};
-
-struct CpuKernel {
-  std::string name;                  // the C symbol
+struct CpuKernel : CpuUnit {
   Function function;                 // tensor parameters only (tuples flattened)
   const CallNode* master = nullptr;  // the anchor or reduction, if any
   const CallNode* root = nullptr;    // the body: the call producing the result
   std::vector<bool> constant_inputs;  // by parameter: a weight, unchanged between runs
   std::vector<TensorType> outputs;   // the result, flattened
-  std::set<std::string> includes;    // beyond the standard ones
-  std::set<CpuHelper> helpers;
-  std::vector<BufferField> buffers;
-  CodeWriter definitions;  // namespace scope: plans, loop bodies
-  CodeWriter setup;        // run(): before `buffers` is built (scratch allocation)
-  CodeWriter entry;        // run(): the work
   int counter = 0;         // numbers locals
   bool in_place_safe = false;
   // The oneDNN primitive it runs through services->run_primitive, if any;
@@ -81,7 +66,8 @@ using ValueAt = std::function<std::string(ElementEmitter&, const ElementIndex&)>
 bool emit_element_loop(CpuKernel& k, const std::string& loop_name, const std::string& comment,
                        const std::vector<int64_t>& shape, DType dtype, const std::string& output, const ValueAt& value);
 
-void generate_elementwise_kernel(CpuKernel& k);    // no master
+// The kernel IR of an element-wise group (no master): a loop per output.
+kernel_ir::Kernel lower_elementwise_kernel(const CpuKernel& k);
 void generate_reduction_kernel(CpuKernel& k);      // sum, mean, max
 void generate_normalization_kernel(CpuKernel& k);  // nn.softmax, nn.layer_norm, nn.batch_norm
 void generate_dnnl_kernel(CpuKernel& k);           // float32 products, convolution and pooling

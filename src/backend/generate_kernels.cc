@@ -4,7 +4,9 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "backend/cpu_render.h"
 #include "backend/lower.h"
+#include "kernel_ir/hash.h"
 #include "ir/structural_equal.h"
 #include "runtime/primitive_json.h"
 #include "runtime/sha256.h"
@@ -23,7 +25,9 @@ KernelSource generate_for_target(const LoweredKernelCall& call, const VirtualDev
                 "no code generator for target '" + target->str() + "' (device " + device->device_name() +
                     "): this build generates CPU kernels only",
                 call.span);
-  return generate_cpu_kernel(call.primitive, name, constant_inputs);
+  KernelSource source = generate_cpu_kernel(call.primitive, name, constant_inputs);
+  source.target = target->str();
+  return source;
 }
 
 // An operator call that fusion left alone, as a one-operator primitive function.
@@ -43,6 +47,53 @@ Function wrap_operator_call(const Call& call) {
                        {device, call->span(), func_type(param_types, call->checked_type())});
 }
 
+// Prints kernel IR for a device's target (generate_for_target accepted it).
+std::string render_for_target(const kernel_ir::Kernel& kernel, const std::string& name) {
+  return render_cpu_kernel(kernel, name);
+}
+
+std::string hex(size_t value) {
+  static const char* digits = "0123456789abcdef";
+  std::string out(16, '0');
+  for (size_t i = 16; i-- > 0; value >>= 4) out[i] = digits[value & 15];
+  return out;
+}
+
+// A kernel built as kernel IR is that IR (structure, no spans) on its
+// target: generated once, then rendered once under a name from its hash.
+int add_kernel_ir_source(LoweredProgram& program, std::unordered_map<size_t, std::vector<int>>& by_kernel_ir,
+                         KernelSource draft, const std::string& base_name) {
+  size_t identity = kernel_ir::hash_mix(kernel_ir::hash(*draft.kernel_ir), std::hash<std::string>()(draft.target));
+  std::vector<int>& same = by_kernel_ir[identity];
+  for (int known : same) {
+    const KernelSource& k = program.kernel_sources[size_t(known)];
+    if (k.target == draft.target && kernel_ir::equal(*k.kernel_ir, *draft.kernel_ir)) return known;
+  }
+  draft.name = base_name + "_" + hex(identity);
+  // Distinct kernels whose hashes collide still get distinct names.
+  if (!same.empty()) draft.name += "_" + std::to_string(same.size());
+  draft.code = render_for_target(*draft.kernel_ir, draft.name);
+  same.push_back(int(program.kernel_sources.size()));
+  program.kernel_sources.push_back(std::move(draft));
+  return same.back();
+}
+
+// Other kernels are identified by their code, target and primitive, and
+// generated again under a name from that hash.
+int add_text_source(LoweredProgram& program, std::map<std::string, int>& by_content, const LoweredKernelCall& call,
+                    const VirtualDevice* device, const std::vector<bool>& constant, const KernelSource& draft) {
+  std::string identity = draft.code + "\ntarget: " + draft.target;
+  if (draft.primitive) identity += "\nprimitive: " + primitive_spec_text(*draft.primitive);
+  std::string hash = sha256_hex(identity.data(), identity.size());
+  auto [it, inserted] = by_content.emplace(hash, int(program.kernel_sources.size()));
+  if (inserted) {
+    program.kernel_sources.push_back(
+        generate_for_target(call, device, call.base_name + "_" + hash.substr(0, 12), constant));
+    program.kernel_sources.back().target = draft.target;
+  }
+  return it->second;
+}
+
 }  // namespace
 
 std::string kernel_kind(const KernelSource& kernel) { return kernel.primitive ? "dnnl" : "loops"; }
@@ -51,7 +102,8 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config) 
   // A function called at several places is generated once per device; calls
   // that compute the same thing (the same primitive up to spans and devices)
   // for the same target share one kernel, so a model's repeated layers
-  // compile once; calls whose code and target are identical share one too.
+  // compile once; calls whose kernel IR (or, for kernels not built as kernel
+  // IR, code) and target are identical share one too.
   // Which inputs are weights is part of a kernel's identity: oneDNN kernels
   // cache weights reordered into their preferred layout only for those.
   std::vector<std::vector<bool>> constant_inputs(program.kernel_calls.size());
@@ -64,6 +116,7 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config) 
   std::map<std::tuple<const FunctionNode*, int, std::vector<bool>>, int> by_function;
   std::unordered_map<size_t, std::vector<Known>> by_structure;
   std::map<std::string, int> by_content;  // sha256 of code and target
+  std::unordered_map<size_t, std::vector<int>> by_kernel_ir;  // kernel IR hash and target
   const StructuralEqualOptions identity{.compare_devices = false, .compare_spans = false};
   for (size_t index = 0; index < program.kernel_calls.size(); ++index) {
     LoweredKernelCall& call = program.kernel_calls[index];
@@ -87,21 +140,14 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config) 
       by_function.emplace(key, call.source);
       continue;
     }
-    // Named after its content, so an unchanged kernel keeps its name (and
-    // its cached object) across builds and models.
+    // Named after what it computes, so an unchanged kernel keeps its name
+    // (and its cached object) across builds and models.
     KernelSource draft = generate_for_target(call, device, "sy_kernel", constant);
-    std::string identity = draft.code + "\ntarget: " + device->target()->str();
-    if (draft.primitive) identity += "\nprimitive: " + primitive_spec_text(*draft.primitive);
-    std::string hash = sha256_hex(identity.data(), identity.size());
-    auto [it, inserted] = by_content.emplace(hash, int(program.kernel_sources.size()));
-    if (inserted) {
-      program.kernel_sources.push_back(
-          generate_for_target(call, device, call.base_name + "_" + hash.substr(0, 12), constant));
-      program.kernel_sources.back().target = target;
-    }
-    call.source = it->second;
-    by_function.emplace(key, it->second);
-    same_hash.emplace_back(call.primitive, constant, it->second);
+    int source = draft.kernel_ir ? add_kernel_ir_source(program, by_kernel_ir, std::move(draft), call.base_name)
+                                 : add_text_source(program, by_content, call, device, constant, draft);
+    call.source = source;
+    by_function.emplace(key, source);
+    same_hash.emplace_back(call.primitive, constant, source);
   }
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ir/expr.h"
+#include "kernel_ir/kernel.h"
 #include "runtime/primitive_spec.h"
 
 namespace switchyard {
@@ -35,6 +36,9 @@ struct KernelSource {
   // A kernel with a primitive and no code is the primitive alone: the entry
   // function calls run_primitive with the kernel's buffers instead.
   std::optional<PrimitiveSpec> primitive;
+  // The kernel IR `code` was rendered from, when its generator builds one
+  // (element-wise groups today): with the target, the kernel's identity.
+  std::optional<kernel_ir::Kernel> kernel_ir;
   bool library_only() const { return primitive.has_value() && code.empty(); }
 };
 

@@ -105,10 +105,11 @@ std::string kernel_kind(const KernelSource& kernel);
 
 // Generates the code of every kernel call for its device's target (an
 // operator call outside primitive functions becomes a one-operator
-// primitive function first), sharing
-// one kernel among calls with identical code and target), naming each
-// kernel after its operators and a hash of its code. Throws Error(kBackend)
-// for a target without a code generator, or from the generator.
+// primitive function first), sharing one kernel among calls with the same
+// kernel IR (or, for kernels not built as kernel IR, code) and target, and
+// naming each kernel after its operators and a hash of that identity.
+// Throws Error(kBackend) for a target without a code generator, or from the
+// generator.
 void generate_kernels(LoweredProgram& program, const CompilationConfig& config);
 
 // Keeps the activations between oneDNN convolutions and pools in the blocked

@@ -1,0 +1,204 @@
+// Renders kernel IR as C++. Operators print through render_cpu_scalar (the
+// one table of their C++ spellings); index arithmetic is parenthesized only
+// where C++ precedence needs it, so loops read like hand-written ones.
+#include "backend/cpu_render.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "backend/cpu_index.h"
+#include "backend/cpu_unit.h"
+
+namespace switchyard {
+
+namespace kernel_ir {
+namespace {
+
+// Whether `e` renders as a name, number or function-call-like term that
+// needs no parentheses as an operand.
+bool is_atom(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::kIndex: return e->int_value >= 0;
+    case ExprKind::kVar: case ExprKind::kLoad: case ExprKind::kCast: return true;
+    default: return false;
+  }
+}
+
+const char* symbol(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kAdd: return " + ";
+    case BinaryOp::kSub: return " - ";
+    case BinaryOp::kMul: return " * ";
+    case BinaryOp::kDiv: return " / ";
+    case BinaryOp::kMod: return " % ";
+    case BinaryOp::kLess: return " < ";
+    case BinaryOp::kGreater: return " > ";
+  }
+  return "";
+}
+
+bool is_sum(const Expr& e) {
+  return e->kind == ExprKind::kBinary && (e->binary == BinaryOp::kAdd || e->binary == BinaryOp::kSub);
+}
+
+class Renderer {
+ public:
+  Renderer(const Kernel& kernel, CpuUnit& unit) : kernel_(kernel), unit_(unit) {}
+
+  std::string expr(const Expr& e) {
+    switch (e->kind) {
+      case ExprKind::kIndex: return std::to_string(e->int_value);
+      case ExprKind::kInt:
+        if (e->dtype == DType::kInt64)
+          return e->int_value == INT64_MIN ? "INT64_MIN" : "int64_t(" + std::to_string(e->int_value) + ")";
+        if (e->dtype == DType::kInt32) return "int32_t(" + std::to_string(e->int_value) + ")";
+        return literal(e->dtype, double(e->int_value));
+      case ExprKind::kFloat: return literal(e->dtype, e->float_value);
+      case ExprKind::kVar: return e->name;
+      case ExprKind::kBinary: return binary(e);
+      case ExprKind::kLoad:
+        return load_element(e->dtype, e->name + "[" + expr(e->operands[0]) + "]", &unit_.helpers);
+      case ExprKind::kSelect: {
+        const Expr& otherwise = e->operands[2];
+        std::string tail = expr(otherwise);
+        if (otherwise->kind == ExprKind::kSelect) tail = "(" + tail + ")";
+        return expr(e->operands[0]) + " ? " + operand(e->operands[1]) + " : " + tail;
+      }
+      case ExprKind::kCast: return compute_type(e->dtype) + "(" + expr(e->operands[0]) + ")";
+      case ExprKind::kCall: {
+        std::vector<std::string> values;
+        for (const Expr& arg : e->operands) values.push_back(expr(arg));
+        return render_cpu_scalar(*e->call, values, unit_.helpers);
+      }
+    }
+    throw std::logic_error("unknown kernel IR expression");
+  }
+
+  // Statements of run() and the loop functions of its parallel loops.
+  void entry(const std::vector<Stmt>& body) {
+    if (body.empty()) unit_.entry.line("// The result is empty: nothing to compute.");
+    for (const Stmt& s : body) {
+      if (s->kind == StmtKind::kParallel) parallel(*s);
+      else stmt(unit_.entry, *s);
+    }
+  }
+
+ private:
+  // An operand of a tighter-binding operator: parenthesized unless atomic.
+  std::string operand(const Expr& e) {
+    std::string text = expr(e);
+    if (e->kind == ExprKind::kVar || e->kind == ExprKind::kCall) return parenthesize(text);
+    return is_atom(e) ? text : "(" + text + ")";
+  }
+
+  std::string binary(const Expr& e) {
+    const Expr& a = e->operands[0];
+    const Expr& b = e->operands[1];
+    std::string op = symbol(e->binary);
+    switch (e->binary) {
+      case BinaryOp::kAdd: return sum_term(a) + op + sum_term(b);
+      case BinaryOp::kSub: return sum_term(a) + op + (is_sum(b) ? "(" + expr(b) + ")" : sum_term(b));
+      case BinaryOp::kLess: case BinaryOp::kGreater: return sum_term(a) + op + sum_term(b);
+      // A negative immediate needs no parentheses on the right: "i * -2".
+      default: return operand(a) + op + (b->kind == ExprKind::kIndex ? expr(b) : operand(b));
+    }
+  }
+
+  // A term of a sum or comparison: products and sums need no parentheses.
+  std::string sum_term(const Expr& e) {
+    if (e->kind == ExprKind::kBinary && e->binary != BinaryOp::kLess && e->binary != BinaryOp::kGreater)
+      return expr(e);
+    return operand(e);
+  }
+
+  void stmt(CodeWriter& out, const StmtNode& s) {
+    std::string comment = s.comment.empty() ? "" : "  // " + s.comment;
+    switch (s.kind) {
+      case StmtKind::kLet:
+        return out.line("const " + compute_type(s.dtype) + " " + s.name + " = " + expr(s.value) + ";" + comment);
+      case StmtKind::kDeclare: return out.line(compute_type(s.dtype) + " " + s.name + ";" + comment);
+      case StmtKind::kAssign: return out.line(s.name + " = " + expr(s.value) + ";" + comment);
+      case StmtKind::kStore:
+        return out.line(s.name + "[" + expr(s.index) + "] = " +
+                        store_value(buffer(s.name).dtype, expr(s.value), &unit_.helpers) + ";" + comment);
+      case StmtKind::kFor:
+        if (s.loop == LoopKind::kSimd)
+          out.line("#pragma omp simd" + (s.vector_width > 0 ? " simdlen(" + std::to_string(s.vector_width) + ")" : ""));
+        out.open("for (int64_t " + s.name + " = " + expr(s.index) + "; " + s.name + " < " + expr(s.end) + "; ++" +
+                 s.name + ")");
+        block(out, s.body);
+        return out.close();
+      case StmtKind::kIf: {
+        out.open("if (" + expr(s.value) + ")");
+        block(out, s.body);
+        const StmtNode* branch = &s;
+        // An else holding only an if continues the chain: "} else if (...) {".
+        while (branch->orelse.size() == 1 && branch->orelse[0]->kind == StmtKind::kIf) {
+          branch = branch->orelse[0].get();
+          out.next("else if (" + expr(branch->value) + ")");
+          block(out, branch->body);
+        }
+        if (!branch->orelse.empty()) {
+          out.next("else");
+          block(out, branch->orelse);
+        }
+        return out.close();
+      }
+      case StmtKind::kParallel: throw std::logic_error("a parallel loop nested in another statement");
+    }
+  }
+
+  void block(CodeWriter& out, const std::vector<Stmt>& stmts) {
+    for (const Stmt& s : stmts) stmt(out, *s);
+  }
+
+  void parallel(const StmtNode& s) {
+    if (s.count <= 0) return unit_.entry.line("// " + s.comment + ": no elements");
+    CodeWriter& out = unit_.definitions;
+    out.line("// " + s.comment);
+    out.open("void " + s.name + "(void* closure, int64_t begin, int64_t end)");
+    out.line("const Buffers& buffers = *static_cast<const Buffers*>(closure);");
+    std::string restrict = kernel_.outputs_may_alias_inputs ? "" : " __restrict";
+    for (const Buffer* b : buffers_used(kernel_, s.body))
+      out.line((b->is_const ? "const " : "") + storage_type(b->dtype) + "*" + restrict + " " + b->name + " = buffers." +
+               b->name + ";");
+    block(out, s.body);
+    out.close();
+    out.line();
+    unit_.entry.line("// " + s.comment);
+    unit_.entry.line("services->parallel_for(services->ctx, device_index, " + std::to_string(s.count) + ", " +
+                     std::to_string(std::max<int64_t>(s.grain, 1)) + ", " + s.name + ", &buffers);");
+  }
+
+  const Buffer& buffer(const std::string& name) const {
+    for (const Buffer& b : kernel_.buffers)
+      if (b.name == name) return b;
+    throw std::logic_error("kernel IR stores to unknown buffer " + name);
+  }
+
+  const Kernel& kernel_;
+  CpuUnit& unit_;
+};
+
+}  // namespace
+}  // namespace kernel_ir
+
+std::string render_cpu_kernel(const kernel_ir::Kernel& kernel, const std::string& name) {
+  using namespace kernel_ir;
+  CpuUnit unit;
+  unit.name = name;
+  for (const Buffer& b : kernel.buffers) {
+    if (!b.layout.empty())
+      throw std::logic_error("the C++ renderer prints dense row-major buffers only; " + b.name + " is " + b.layout);
+    std::string type = storage_type(b.dtype);
+    std::string slot = std::to_string(b.slot);
+    std::string initializer = b.role == BufferRole::kInput
+                                  ? "static_cast<const " + type + "*>(inputs[" + slot + "])"
+                                  : "static_cast<" + type + "*>(outputs[" + slot + "])";
+    unit.buffers.push_back({b.name, type, b.is_const, initializer, b.comment});
+  }
+  Renderer(kernel, unit).entry(kernel.body);
+  return assemble_cpu_unit(unit, kernel.comment, kernel.span);
+}
+
+}  // namespace switchyard

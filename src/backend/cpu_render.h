@@ -1,0 +1,16 @@
+// The C++ renderer of the kernel IR: prints a kernel as the translation
+// unit the CPU backend compiles (the signature of backend/kernel.h, a
+// `Buffers` closure, one function per parallel loop run through
+// services->parallel_for, `omp simd` inner loops, the sy_ helpers).
+#pragma once
+
+#include <string>
+
+#include "kernel_ir/kernel.h"
+
+namespace switchyard {
+
+// The translation unit defining `extern "C" void name(...)`.
+std::string render_cpu_kernel(const kernel_ir::Kernel& kernel, const std::string& name);
+
+}  // namespace switchyard

@@ -1,0 +1,107 @@
+// Constructors, folding helpers and structural equality of kernel IR
+// expressions.
+#include "kernel_ir/expr.h"
+
+#include <bit>
+#include <functional>
+
+#include "kernel_ir/hash.h"
+
+namespace switchyard::kernel_ir {
+
+namespace {
+
+size_t scalar_call_hash(const ScalarCall& c) {
+  size_t h = std::hash<std::string>()(c.op->name);
+  h = hash_mix(h, attrs_hash(c.attrs));
+  for (DType d : c.arg_dtypes) h = hash_mix(h, size_t(d));
+  return hash_mix(h, size_t(c.result_dtype));
+}
+
+bool scalar_call_equal(const ScalarCall& a, const ScalarCall& b) {
+  return a.op == b.op && attrs_equal(a.attrs, b.attrs) && a.arg_dtypes == b.arg_dtypes &&
+         a.result_dtype == b.result_dtype;
+}
+
+Expr make(ExprNode node) {
+  size_t h = hash_mix(size_t(node.kind), size_t(node.dtype));
+  h = hash_mix(h, std::hash<int64_t>()(node.int_value));
+  h = hash_mix(h, std::bit_cast<uint64_t>(node.float_value));
+  h = hash_mix(h, std::hash<std::string>()(node.name));
+  h = hash_mix(h, size_t(node.binary));
+  if (node.call) h = hash_mix(h, scalar_call_hash(*node.call));
+  for (const Expr& e : node.operands) h = hash_mix(h, e->hash);
+  node.hash = h;
+  return std::make_shared<const ExprNode>(std::move(node));
+}
+
+}  // namespace
+
+Expr index(int64_t value) { return make({.kind = ExprKind::kIndex, .dtype = DType::kInt64, .int_value = value}); }
+
+Expr int_value(DType dtype, int64_t value) { return make({.kind = ExprKind::kInt, .dtype = dtype, .int_value = value}); }
+
+Expr float_value(DType dtype, double value) {
+  return make({.kind = ExprKind::kFloat, .dtype = dtype, .float_value = value});
+}
+
+Expr var(std::string name, DType dtype) { return make({.kind = ExprKind::kVar, .dtype = dtype, .name = std::move(name)}); }
+
+Expr binary(BinaryOp op, Expr a, Expr b) {
+  bool comparison = op == BinaryOp::kLess || op == BinaryOp::kGreater;
+  DType dtype = comparison ? DType::kBool : a->dtype;
+  return make({.kind = ExprKind::kBinary, .dtype = dtype, .binary = op, .operands = {std::move(a), std::move(b)}});
+}
+
+Expr load(std::string buffer, DType dtype, Expr at) {
+  return make({.kind = ExprKind::kLoad, .dtype = dtype, .name = std::move(buffer), .operands = {std::move(at)}});
+}
+
+Expr select(Expr condition, Expr then_value, Expr else_value) {
+  DType dtype = then_value->dtype;
+  return make({.kind = ExprKind::kSelect,
+               .dtype = dtype,
+               .operands = {std::move(condition), std::move(then_value), std::move(else_value)}});
+}
+
+Expr cast(DType dtype, Expr value) { return make({.kind = ExprKind::kCast, .dtype = dtype, .operands = {std::move(value)}}); }
+
+Expr call(ScalarCall op, std::vector<Expr> args) {
+  DType dtype = op.result_dtype;
+  return make({.kind = ExprKind::kCall, .dtype = dtype, .call = std::move(op), .operands = std::move(args)});
+}
+
+bool is_index(const Expr& e, int64_t value) { return e->kind == ExprKind::kIndex && e->int_value == value; }
+
+Expr add(const Expr& a, int64_t k) {
+  if (k == 0) return a;
+  if (is_index(a, 0)) return index(k);
+  return k > 0 ? binary(BinaryOp::kAdd, a, index(k)) : binary(BinaryOp::kSub, a, index(-k));
+}
+
+Expr add(const Expr& a, const Expr& b) {
+  if (is_index(a, 0)) return b;
+  if (is_index(b, 0)) return a;
+  return binary(BinaryOp::kAdd, a, b);
+}
+
+Expr mul(const Expr& a, int64_t k) {
+  if (k == 0 || is_index(a, 0)) return index(0);
+  if (k == 1) return a;
+  return binary(BinaryOp::kMul, a, index(k));
+}
+
+bool equal(const Expr& a, const Expr& b) {
+  if (a == b) return true;
+  if (a->hash != b->hash || a->kind != b->kind || a->dtype != b->dtype || a->int_value != b->int_value ||
+      a->name != b->name || a->binary != b->binary || a->operands.size() != b->operands.size())
+    return false;
+  // Bitwise, so that a NaN immediate equals itself and -0 differs from 0.
+  if (std::bit_cast<uint64_t>(a->float_value) != std::bit_cast<uint64_t>(b->float_value)) return false;
+  if (a->call.has_value() != b->call.has_value() || (a->call && !scalar_call_equal(*a->call, *b->call))) return false;
+  for (size_t i = 0; i < a->operands.size(); ++i)
+    if (!equal(a->operands[i], b->operands[i])) return false;
+  return true;
+}
+
+}  // namespace switchyard::kernel_ir

@@ -1,0 +1,67 @@
+// Expressions of the kernel IR, the loop-nest form every generated kernel
+// takes before a renderer (C++ today, CUDA next) prints it. One node type for
+// every kind, like tinygrad's UOp: a kind, a dtype, operands and the few
+// fields a kind uses, so hashing and equality are written once, generically.
+// Nodes are immutable and shared; equality and hashing are structural.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/cpu_scalar.h"
+#include "runtime/dtype.h"
+
+namespace switchyard::kernel_ir {
+
+enum class ExprKind : uint8_t {
+  kIndex,   // an immediate of index arithmetic (int64): `int_value`
+  kInt,     // an integer value of `dtype`: `int_value`
+  kFloat,   // a floating-point value of `dtype`: `float_value`
+  kVar,     // a loop, let or parameter variable: `name`
+  kBinary,  // index arithmetic or a comparison: `binary` of operands a, b
+  kLoad,    // element `operands[0]` of buffer `name` (of element type `dtype`)
+  kSelect,  // operands: condition, then, else
+  kCast,    // operands[0] converted to `dtype`
+  kCall,    // the element-wise operator `call` applied to the operands
+};
+
+enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kMod, kLess, kGreater };
+
+struct ExprNode;
+using Expr = std::shared_ptr<const ExprNode>;
+
+struct ExprNode {
+  ExprKind kind;
+  DType dtype;  // of the value: a tensor dtype; index arithmetic is int64
+  int64_t int_value = 0;
+  double float_value = 0;
+  std::string name;
+  BinaryOp binary = BinaryOp::kAdd;
+  std::optional<ScalarCall> call;
+  std::vector<Expr> operands;
+  size_t hash = 0;  // structural, set by the constructors
+};
+
+Expr index(int64_t value);
+Expr int_value(DType dtype, int64_t value);
+Expr float_value(DType dtype, double value);
+Expr var(std::string name, DType dtype = DType::kInt64);
+Expr binary(BinaryOp op, Expr a, Expr b);
+Expr load(std::string buffer, DType dtype, Expr at);
+Expr select(Expr condition, Expr then_value, Expr else_value);
+Expr cast(DType dtype, Expr value);
+Expr call(ScalarCall op, std::vector<Expr> args);
+
+// Index arithmetic that folds the trivial cases (x + 0, x * 1, x * 0, 0 + k).
+Expr add(const Expr& a, int64_t k);
+Expr add(const Expr& a, const Expr& b);
+Expr mul(const Expr& a, int64_t k);
+bool is_index(const Expr& e, int64_t value);
+
+// Structural equality: spans (of operator calls) do not count.
+bool equal(const Expr& a, const Expr& b);
+
+}  // namespace switchyard::kernel_ir

@@ -1,0 +1,100 @@
+// Constructors, structural equality and traversal of kernel IR statements.
+#include "kernel_ir/stmt.h"
+
+#include "kernel_ir/hash.h"
+
+namespace switchyard::kernel_ir {
+
+namespace {
+
+Stmt make(StmtNode node) {
+  size_t h = hash_mix(size_t(node.kind), std::hash<std::string>()(node.name));
+  h = hash_mix(h, size_t(node.dtype));
+  for (const Expr* e : {&node.value, &node.index, &node.end}) h = hash_mix(h, *e ? (*e)->hash : 0);
+  h = hash_mix(h, size_t(node.loop));
+  h = hash_mix(h, size_t(node.vector_width));
+  h = hash_mix(h, std::hash<int64_t>()(node.count));
+  h = hash_mix(h, std::hash<int64_t>()(node.grain));
+  h = hash_mix(h, hash(node.body));
+  h = hash_mix(h, hash(node.orelse));
+  node.hash = h;
+  return std::make_shared<const StmtNode>(std::move(node));
+}
+
+bool equal_or_null(const Expr& a, const Expr& b) { return a && b ? equal(a, b) : a == b; }
+
+}  // namespace
+
+Stmt let(std::string name, DType dtype, Expr value, std::string comment) {
+  return make({.kind = StmtKind::kLet, .name = std::move(name), .dtype = dtype, .value = std::move(value),
+               .comment = std::move(comment)});
+}
+
+Stmt declare(std::string name, DType dtype, std::string comment) {
+  return make({.kind = StmtKind::kDeclare, .name = std::move(name), .dtype = dtype, .comment = std::move(comment)});
+}
+
+Stmt assign(std::string name, Expr value) {
+  return make({.kind = StmtKind::kAssign, .name = std::move(name), .value = std::move(value)});
+}
+
+Stmt store(std::string buffer, Expr at, Expr value) {
+  return make({.kind = StmtKind::kStore, .name = std::move(buffer), .value = std::move(value), .index = std::move(at)});
+}
+
+Stmt for_loop(std::string var, Expr begin, Expr end, LoopKind loop, std::vector<Stmt> body, int vector_width) {
+  return make({.kind = StmtKind::kFor, .name = std::move(var), .index = std::move(begin), .end = std::move(end),
+               .loop = loop, .vector_width = vector_width, .body = std::move(body)});
+}
+
+Stmt if_then_else(Expr condition, std::vector<Stmt> then_body, std::vector<Stmt> else_body) {
+  return make({.kind = StmtKind::kIf, .value = std::move(condition), .body = std::move(then_body),
+               .orelse = std::move(else_body)});
+}
+
+Stmt parallel(std::string function, int64_t count, int64_t grain, std::vector<Stmt> body, std::string comment) {
+  return make({.kind = StmtKind::kParallel, .name = std::move(function), .count = count, .grain = grain,
+               .body = std::move(body), .comment = std::move(comment)});
+}
+
+bool equal(const Stmt& a, const Stmt& b) {
+  if (a == b) return true;
+  return a->hash == b->hash && a->kind == b->kind && a->name == b->name && a->dtype == b->dtype &&
+         equal_or_null(a->value, b->value) && equal_or_null(a->index, b->index) && equal_or_null(a->end, b->end) &&
+         a->loop == b->loop && a->vector_width == b->vector_width && a->count == b->count && a->grain == b->grain &&
+         equal(a->body, b->body) && equal(a->orelse, b->orelse);
+}
+
+bool equal(const std::vector<Stmt>& a, const std::vector<Stmt>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!equal(a[i], b[i])) return false;
+  return true;
+}
+
+size_t hash(const std::vector<Stmt>& stmts) {
+  size_t h = stmts.size();
+  for (const Stmt& s : stmts) h = hash_mix(h, s->hash);
+  return h;
+}
+
+void visit_exprs(const std::vector<Stmt>& stmts, const std::function<void(const Expr&)>& visit) {
+  std::vector<Expr> pending;
+  auto walk = [&](const Expr& root) {
+    pending.push_back(root);
+    while (!pending.empty()) {
+      Expr e = std::move(pending.back());
+      pending.pop_back();
+      visit(e);
+      for (auto it = e->operands.rbegin(); it != e->operands.rend(); ++it) pending.push_back(*it);
+    }
+  };
+  for (const Stmt& s : stmts) {
+    for (const Expr* e : {&s->value, &s->index, &s->end})
+      if (*e) walk(*e);
+    visit_exprs(s->body, visit);
+    visit_exprs(s->orelse, visit);
+  }
+}
+
+}  // namespace switchyard::kernel_ir

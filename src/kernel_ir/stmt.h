@@ -1,0 +1,64 @@
+// Statements of the kernel IR: bindings, stores, loops and branches. Like
+// expressions, one immutable node type for every kind. `comment` is for the
+// reader of generated code and never part of a statement's identity.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernel_ir/expr.h"
+
+namespace switchyard::kernel_ir {
+
+enum class StmtKind : uint8_t {
+  kLet,       // const `dtype` `name` = value
+  kDeclare,   // a `dtype` variable `name`, assigned in later branches
+  kAssign,    // name = value
+  kStore,     // buffer `name`[index] = value (converted to the buffer's dtype)
+  kFor,       // for `name` in [begin, end): body; serial or `simd`
+  kIf,        // if (value) body else orelse
+  kParallel,  // body over [begin, end) chunks of [0, count), through services->parallel_for
+};
+
+enum class LoopKind : uint8_t { kSerial, kSimd };
+
+struct StmtNode;
+using Stmt = std::shared_ptr<const StmtNode>;
+
+struct StmtNode {
+  StmtKind kind;
+  std::string name;  // the variable, buffer, loop variable or parallel loop's function
+  DType dtype = DType::kInt64;
+  Expr value;   // let, assign, store: the value; if: the condition
+  Expr index;   // store: the element; for: begin
+  Expr end;     // for
+  LoopKind loop = LoopKind::kSerial;
+  int vector_width = 0;  // simd loops: the lanes asked for; 0 leaves the choice to the compiler
+  int64_t count = 0;     // parallel: iterations
+  int64_t grain = 1;     // parallel: the fewest iterations in one chunk
+  std::vector<Stmt> body;
+  std::vector<Stmt> orelse;
+  std::string comment;
+  size_t hash = 0;
+};
+
+Stmt let(std::string name, DType dtype, Expr value, std::string comment = "");
+Stmt declare(std::string name, DType dtype, std::string comment = "");
+Stmt assign(std::string name, Expr value);
+Stmt store(std::string buffer, Expr at, Expr value);
+Stmt for_loop(std::string var, Expr begin, Expr end, LoopKind loop, std::vector<Stmt> body, int vector_width = 0);
+Stmt if_then_else(Expr condition, std::vector<Stmt> then_body, std::vector<Stmt> else_body = {});
+// The parallel loop's body sees the int64 variables `begin` and `end`.
+Stmt parallel(std::string function, int64_t count, int64_t grain, std::vector<Stmt> body, std::string comment);
+
+// Structural equality, ignoring comments.
+bool equal(const Stmt& a, const Stmt& b);
+bool equal(const std::vector<Stmt>& a, const std::vector<Stmt>& b);
+size_t hash(const std::vector<Stmt>& stmts);
+
+// Calls `visit` on every expression of `stmts` and their nested statements,
+// operands included (pre-order).
+void visit_exprs(const std::vector<Stmt>& stmts, const std::function<void(const Expr&)>& visit);
+
+}  // namespace switchyard::kernel_ir

@@ -1,0 +1,215 @@
+// The kernel IR: structural identity (spans and comments do not count, every
+// field does), what the C++ renderer prints from its fields, a hand-built
+// kernel compiled and run, and kernels of the element-wise generator keyed
+// by their IR.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backend/cpu_render.h"
+#include "backend/kernel.h"
+#include "backend/lower.h"
+#include "ir/compilation_config.h"
+#include "kernel_cases.h"
+#include "kernel_ir/kernel.h"
+#include "op/registry.h"
+#include "text/parser.h"
+#include "transform/fuse_ops.h"
+#include "transform/infer_type.h"
+
+namespace switchyard::testing {
+namespace {
+
+namespace ki = kernel_ir;
+
+ScalarCall scalar(const std::string& op, size_t arity, Span span = Span()) {
+  return {as<OpNode>(op_get(op)), Attrs(), std::vector<DType>(arity, DType::kFloat32), DType::kFloat32, span};
+}
+
+struct Spec {
+  int vector_width = 0;
+  int64_t grain = 1024;
+  DType dtype = DType::kFloat32;
+  std::string comment = "relu of x plus y";
+  Span span;
+};
+
+// out0[i] = relu(x[i]) + y[i] over 100 elements, with an unused buffer.
+ki::Kernel relu_plus(const Spec& spec = {}) {
+  ki::Expr i = ki::var("i");
+  std::vector<ki::Stmt> inner = {
+      ki::let("x_0", spec.dtype, ki::load("in0_x", spec.dtype, i)),
+      ki::let("relu_1", DType::kFloat32, ki::call(scalar("nn.relu", 1, spec.span), {ki::var("x_0", spec.dtype)}),
+              spec.comment),
+      ki::let("add_2", DType::kFloat32,
+              ki::call(scalar("add", 2, spec.span),
+                       {ki::var("relu_1", DType::kFloat32), ki::load("in1_y", DType::kFloat32, i)})),
+      ki::store("out0", i, ki::var("add_2", DType::kFloat32)),
+  };
+  ki::Kernel k;
+  k.buffers = {{"in0_x", spec.dtype, ki::BufferRole::kInput, 0, true, {100}, "", "%x"},
+               {"in1_y", DType::kFloat32, ki::BufferRole::kInput, 1, true, {100}, "", "%y"},
+               {"in2_unused", DType::kFloat32, ki::BufferRole::kInput, 2, true, {3}, "", "%unused"},
+               {"out0", DType::kFloat32, ki::BufferRole::kOutput, 0, false, {100}, "", spec.comment}};
+  k.body = {ki::parallel("compute", 100, spec.grain,
+                         {ki::for_loop("i", ki::var("begin"), ki::var("end"), ki::LoopKind::kSimd, std::move(inner),
+                                       spec.vector_width)},
+                         spec.comment)};
+  k.comment = spec.comment;
+  k.span = spec.span;
+  return k;
+}
+
+TEST(KernelIr, IdentityIgnoresCommentsAndSpans) {
+  ki::Kernel a = relu_plus();
+  ki::Kernel b = relu_plus({.comment = "another comment", .span = Span("model.sy", 3, 4)});
+  EXPECT_TRUE(ki::equal(a, b));
+  EXPECT_EQ(ki::hash(a), ki::hash(b));
+}
+
+TEST(KernelIr, EveryFieldIsPartOfTheIdentity) {
+  ki::Kernel base = relu_plus();
+  std::vector<ki::Kernel> different = {relu_plus({.vector_width = 8}), relu_plus({.grain = 1}),
+                                       relu_plus({.dtype = DType::kFloat16})};
+  different.push_back(base);
+  different.back().buffers[2].shape = {4};
+  different.push_back(base);
+  different.back().outputs_may_alias_inputs = true;
+  different.push_back(base);
+  different.back().buffers[0].layout = "nChw8c";
+  for (const ki::Kernel& k : different) {
+    EXPECT_FALSE(ki::equal(base, k));
+    EXPECT_NE(ki::hash(base), ki::hash(k));
+  }
+}
+
+TEST(KernelIr, ExpressionsCompareByStructure) {
+  ki::Expr a = ki::add(ki::mul(ki::var("row"), 4), ki::var("j"));
+  ki::Expr b = ki::add(ki::mul(ki::var("row"), 4), ki::var("j"));
+  EXPECT_TRUE(ki::equal(a, b));
+  EXPECT_EQ(a->hash, b->hash);
+  EXPECT_FALSE(ki::equal(a, ki::add(ki::mul(ki::var("row"), 5), ki::var("j"))));
+  EXPECT_TRUE(ki::equal(ki::float_value(DType::kFloat32, NAN), ki::float_value(DType::kFloat32, NAN)));
+  EXPECT_FALSE(ki::equal(ki::float_value(DType::kFloat32, 0.0), ki::float_value(DType::kFloat32, -0.0)));
+  // Folding: x + 0, x * 1 and x * 0 need no nodes.
+  ki::Expr x = ki::var("x");
+  EXPECT_EQ(ki::add(x, 0), x);
+  EXPECT_EQ(ki::mul(x, 1), x);
+  EXPECT_TRUE(ki::is_index(ki::mul(x, 0), 0));
+}
+
+TEST(KernelIr, TheRendererPrintsLoopsFromTheirFields) {
+  std::string code = render_cpu_kernel(relu_plus({.vector_width = 8}), "relu_plus");
+  EXPECT_NE(code.find("extern \"C\" void relu_plus(const void* const* inputs, void* const* outputs, "
+                      "const SyRuntimeServices* services, int device_index)"),
+            std::string::npos)
+      << code;
+  EXPECT_NE(code.find("#pragma omp simd simdlen(8)\n  for (int64_t i = begin; i < end; ++i) {"), std::string::npos)
+      << code;
+  EXPECT_NE(code.find("services->parallel_for(services->ctx, device_index, 100, 1024, compute, &buffers);"),
+            std::string::npos)
+      << code;
+  EXPECT_NE(code.find("const float* __restrict in0_x = buffers.in0_x;"), std::string::npos) << code;
+  // The loop declares the buffers its loads and stores name, not the others.
+  EXPECT_EQ(code.find("= buffers.in2_unused"), std::string::npos) << code;
+  EXPECT_NE(code.find("const float relu_1 = "), std::string::npos) << code;
+  EXPECT_NE(code.find(";  // relu of x plus y\n"), std::string::npos) << code;
+  EXPECT_NE(code.find("out0[i] = add_2;"), std::string::npos) << code;
+  ki::Kernel aliasing = relu_plus();
+  aliasing.outputs_may_alias_inputs = true;
+  EXPECT_EQ(render_cpu_kernel(aliasing, "k").find("__restrict"), std::string::npos);
+}
+
+TEST(KernelIr, IndexArithmeticIsParenthesizedOnlyWherePrecedenceNeedsIt) {
+  ki::Expr row = ki::var("row");
+  ki::Expr offset = ki::add(ki::mul(row, 4), ki::var("j"));
+  ki::Expr coordinate = ki::binary(ki::BinaryOp::kMod, ki::binary(ki::BinaryOp::kDiv, offset, ki::index(3)),
+                                   ki::index(5));
+  ki::Kernel k;
+  k.buffers = {{"out0", DType::kInt64, ki::BufferRole::kOutput, 0, false, {8}, "", ""}};
+  k.body = {ki::parallel("index", 1, 1,
+                         {ki::store("out0", ki::binary(ki::BinaryOp::kSub, ki::var("j"), ki::add(row, 1)),
+                                    ki::select(ki::binary(ki::BinaryOp::kLess, coordinate, ki::index(0)), ki::index(0),
+                                               ki::select(ki::binary(ki::BinaryOp::kGreater, row, ki::index(7)),
+                                                          ki::index(7), coordinate)))},
+                         "indices")};
+  std::string code = render_cpu_kernel(k, "k");
+  EXPECT_NE(code.find("out0[j - (row + 1)] = ((row * 4 + j) / 3) % 5 < 0 ? 0 : (row > 7 ? 7 : ((row * 4 + j) / 3) % 5);"),
+            std::string::npos)
+      << code;
+}
+
+TEST(KernelIr, AnEmptyKernelSaysSo) {
+  ki::Kernel k = relu_plus();
+  k.body.clear();
+  EXPECT_NE(render_cpu_kernel(k, "k").find("// The result is empty: nothing to compute."), std::string::npos);
+  k = relu_plus();
+  k.body = {ki::parallel("compute", 0, 1, {}, "Every element")};
+  EXPECT_NE(render_cpu_kernel(k, "k").find("// Every element: no elements"), std::string::npos);
+}
+
+TEST(KernelIr, AHandBuiltKernelCompilesAndRuns) {
+  KernelSource source;
+  source.name = "relu_plus_by_hand";
+  source.code = render_cpu_kernel(relu_plus(), source.name);
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{100}, {100}, {3}})
+    source.inputs.push_back(TensorType(as_tensor(tensor_type(shape, DType::kFloat32))));
+  source.outputs.push_back(TensorType(as_tensor(tensor_type({100}, DType::kFloat32))));
+  NDArray x(DType::kFloat32, {100}), y(DType::kFloat32, {100}), unused(DType::kFloat32, {3});
+  for (int64_t i = 0; i < 100; ++i) {
+    x.as<float>()[i] = float(i % 7) - 3.0f;
+    y.as<float>()[i] = 0.5f * float(i);
+  }
+  std::shared_ptr<KernelLibrary> library = KernelLibrary::build({source}, "kernel_ir");
+  NDArray out = run_kernel(*library, source, {x, y, unused}, TestServices(2)).at(0);
+  for (int64_t i = 0; i < 100; ++i)
+    EXPECT_EQ(out.as<float>()[i], std::max(x.as<float>()[i], 0.0f) + y.as<float>()[i]) << i;
+}
+
+Function fused_primitive(const std::string& text, const std::string& file) {
+  IRModule fused = FuseOps()(infer_type(parse_module(text, file)));
+  return downcast<FunctionNode>(as<CallNode>(fused.lookup("main")->body)->op);
+}
+
+TEST(KernelIr, ElementwiseKernelsAreKeyedByTheirIrNotTheirSpans) {
+  const std::string text = "def @main(%x: Tensor[(4, 5), float32], %y: Tensor[(5), float32]) {\n"
+                           "  %0 = add(%x, %y);\n  nn.relu(%0)\n}\n";
+  KernelSource a = generate_cpu_kernel(fused_primitive(text, "a.sy"), "k");
+  KernelSource b = generate_cpu_kernel(fused_primitive("\n\n" + text, "b.sy"), "k");
+  ASSERT_TRUE(a.kernel_ir && b.kernel_ir);
+  EXPECT_NE(a.code, b.code);  // the span comments differ
+  EXPECT_TRUE(ki::equal(*a.kernel_ir, *b.kernel_ir));
+  EXPECT_EQ(ki::hash(*a.kernel_ir), ki::hash(*b.kernel_ir));
+  KernelSource c =
+      generate_cpu_kernel(fused_primitive(text.substr(0, text.find("nn.relu")) + "  sigmoid(%0)\n}\n", "a.sy"), "k");
+  ASSERT_TRUE(c.kernel_ir);
+  EXPECT_FALSE(ki::equal(*a.kernel_ir, *c.kernel_ir));
+}
+
+// Two primitives that differ only in index-only operators (a reshape there
+// and back) loop identically: generate_kernels keeps one kernel for both,
+// named after the kernel IR's hash.
+TEST(KernelIr, CallsWithTheSameKernelIrShareOneKernel) {
+  Function plain = fused_primitive("def @main(%x: Tensor[(4, 5), float32]) {\n  nn.relu(%x)\n}\n", "a.sy");
+  Function reshaped = fused_primitive(
+      "def @main(%x: Tensor[(4, 5), float32]) {\n  %0 = reshape(%x, newshape=[20]);\n  %1 = nn.relu(%0);\n"
+      "  reshape(%1, newshape=[4, 5])\n}\n",
+      "b.sy");
+  CompilationConfig config = CompilationConfig::parse("cpu:0");
+  LoweredProgram program;
+  for (const Function& f : {plain, reshaped, plain}) {
+    LoweredKernelCall call;
+    call.primitive = f;
+    call.base_name = "fused_nn_relu";
+    program.kernel_calls.push_back(call);
+  }
+  generate_kernels(program, config);
+  ASSERT_EQ(program.kernel_sources.size(), 1u);
+  for (const LoweredKernelCall& call : program.kernel_calls) EXPECT_EQ(call.source, 0);
+  const KernelSource& source = program.kernel_sources[0];
+  EXPECT_EQ(source.name.size(), std::string("fused_nn_relu_").size() + 16) << source.name;
+  EXPECT_NE(source.code.find("extern \"C\" void " + source.name + "("), std::string::npos) << source.code;
+}
+
+}  // namespace
+}  // namespace switchyard::testing
