@@ -94,9 +94,9 @@ void bind_devices(py::module_& ir) {
              DeviceKind k = DeviceKind::kUnconstrained;
              if (!kind.is_none()) {
                std::string name = py::str(kind);
-               if (name == "cpu") k = DeviceKind::kCPU;
-               else if (name == "cuda") k = DeviceKind::kCUDA;
-               else throw py::value_error("unknown device kind '" + name + "' (cpu, cuda)");
+               const DeviceKindInfo* info = find_device_kind(name);
+               if (!info) throw py::value_error("unknown device kind '" + name + "' (" + device_kind_names(", ") + ")");
+               k = info->kind;
              }
              if (!device_id.is_none() && (!PyLong_Check(device_id.ptr()) || PyBool_Check(device_id.ptr())))
                throw py::type_error("device_id must be an int, got " + type_name_of(device_id));

@@ -1,16 +1,12 @@
-// The operator support table per target kind.
+// Which operators a target runs: its kind's declaration (ir/device_kind.cc).
 #include "device/target_support.h"
 
 namespace switchyard {
 
 bool target_can_run(const Target* target, const std::string& op_name) {
   if (!target) return true;
-  switch (target->kind()) {
-    case DeviceKind::kCPU: return true;
-    case DeviceKind::kCUDA: return op_name == "on_device" || op_name == "device_copy";
-    case DeviceKind::kUnconstrained: return true;
-  }
-  return true;
+  const DeviceKindInfo* kind = device_kind_info(target->kind());
+  return !kind || kind->can_run(op_name);
 }
 
 }  // namespace switchyard

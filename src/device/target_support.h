@@ -1,6 +1,7 @@
-// Which operators a target can run. CPU targets run every operator; the CUDA
-// backend does not exist yet, so a CUDA target runs none and planning moves
-// free operators off it (to the host) or reports those wished onto it.
+// Which operators a target can run, as its device kind declares
+// (ir/device_kind.cc). CPU targets run every operator; the CUDA backend does
+// not exist yet, so a CUDA target runs none and planning moves free
+// operators off it (to the host) or reports those wished onto it.
 #pragma once
 
 #include <string>

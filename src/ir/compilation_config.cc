@@ -73,7 +73,7 @@ CompilationConfig CompilationConfig::from_devices(std::vector<const VirtualDevic
   c.default_device = default_device ? default_device : c.devices[0];
   if (!host_device)
     for (const VirtualDevice* d : c.devices)
-      if (d->kind() == DeviceKind::kCPU && !host_device) host_device = d;
+      if (device_kind_info(d->kind())->can_be_host && !host_device) host_device = d;
   c.host_device = host_device ? host_device : c.default_device;
   return c;
 }

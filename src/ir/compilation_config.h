@@ -15,8 +15,8 @@ struct CompilationConfig {
   const VirtualDevice* host_device = nullptr;
 
   // From "cpu:0,cpu:1" (each item may carry a target: "cuda:0=cuda -arch=sm_90"),
-  // plus optional default and host names ("" = the first device / the first CPU
-  // device). Throws Error(kUsage) on a malformed or duplicate device, or a
+  // plus optional default and host names ("" = the first device / the first
+  // device whose kind can be the host). Throws Error(kUsage) on a malformed or duplicate device, or a
   // default/host that is not among the devices.
   static CompilationConfig parse(const std::string& devices, const std::string& default_device = "",
                                  const std::string& host_device = "");

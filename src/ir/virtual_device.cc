@@ -25,21 +25,11 @@ std::string trim(std::string_view s) {
 }
 
 DeviceKind parse_kind(std::string_view s) {
-  if (s == "cpu") return DeviceKind::kCPU;
-  if (s == "cuda") return DeviceKind::kCUDA;
-  return DeviceKind::kUnconstrained;
+  const DeviceKindInfo* info = find_device_kind(s);
+  return info ? info->kind : DeviceKind::kUnconstrained;
 }
 
 }  // namespace
-
-const char* device_kind_name(DeviceKind kind) {
-  switch (kind) {
-    case DeviceKind::kCPU: return "cpu";
-    case DeviceKind::kCUDA: return "cuda";
-    case DeviceKind::kUnconstrained: return "?";
-  }
-  return "?";
-}
 
 const Target* Target::get(std::string_view text) {
   std::string canonical;
@@ -56,7 +46,7 @@ const Target* Target::get(std::string_view text) {
   DeviceKind kind = parse_kind(words[0]);
   if (kind == DeviceKind::kUnconstrained)
     throw Error(ErrorKind::kUsage, "unknown target kind '" + clipped_text(words[0]) + "' in target \"" +
-                                       clipped_text(t) + "\" (expected cpu or cuda)");
+                                       clipped_text(t) + "\" (expected " + device_kind_names(" or ") + ")");
   for (const std::string& w : words) canonical += (canonical.empty() ? "" : " ") + w;
   static auto* table = new std::map<std::string, Target*>();
   std::lock_guard<std::mutex> lock(intern_mutex());
@@ -71,7 +61,8 @@ const Target* Target::get(std::string_view text) {
 }
 
 const Target* Target::default_for(DeviceKind kind) {
-  return kind == DeviceKind::kCUDA ? get("cuda") : get("cpu");
+  const DeviceKindInfo* info = device_kind_info(kind);
+  return get(info ? info->name : device_kinds().front().name);
 }
 
 std::string Target::option(std::string_view flag) const {
@@ -118,7 +109,7 @@ const VirtualDevice* VirtualDevice::parse(std::string_view text) {
     std::string kind_text = name.substr(0, colon);
     *kind = parse_kind(kind_text);
     if (*kind == DeviceKind::kUnconstrained)
-      throw bad("unknown device kind '" + kind_text + "' (expected cpu or cuda)");
+      throw bad("unknown device kind '" + kind_text + "' (expected " + device_kind_names(" or ") + ")");
     *id = kNoId;
     if (colon == std::string::npos) return;
     std::string id_text = name.substr(colon + 1);

@@ -12,11 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/device_kind.h"
+
 namespace switchyard {
-
-enum class DeviceKind : uint8_t { kUnconstrained, kCPU, kCUDA };
-
-const char* device_kind_name(DeviceKind kind);  // "cpu", "cuda", "?"
 
 // A compilation target: a kind ("cpu", "cuda") and its options
 // ("-mcpu=native", "-arch=sm_90"). Interned.
@@ -24,7 +22,7 @@ class Target {
  public:
   // Parses "cpu -mcpu=native"; throws Error(kUsage) on an unknown kind.
   static const Target* get(std::string_view text);
-  // The default target of a device kind ("cpu" or "cuda").
+  // The default target of a device kind: its name ("cpu" or "cuda").
   static const Target* default_for(DeviceKind kind);
   DeviceKind kind() const { return kind_; }
   const std::vector<std::string>& options() const { return options_; }

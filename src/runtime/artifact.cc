@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "runtime/cpu_features.h"
+#include "runtime/device_registry.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
@@ -299,7 +300,8 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
   std::shared_ptr<ThreadPool> shared_pool;
   for (size_t i = 0; i < manifest.devices.size(); ++i) {
     const ManifestDevice& d = manifest.devices[i];
-    if (d.kind != "cpu")
+    const DeviceFactory* factory = find_device_factory(d.kind);
+    if (!factory)
       throw RuntimeError(manifest_path + ": devices[" + std::to_string(i) + "]: device kind '" + d.kind +
                          "' is not supported by this runtime");
     if (std::vector<std::string> missing = missing_cpu_features(d.cpu_features); !missing.empty()) {
@@ -316,7 +318,7 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
       if (!shared_pool) shared_pool = std::make_shared<ThreadPool>(options.threads);
       pool = shared_pool;
     }
-    artifact->devices_.push_back(std::make_unique<CpuDevice>(d.id, std::move(pool)));
+    artifact->devices_.push_back(factory->make(d.id, std::move(pool)));
   }
 
   for (const std::string& path : {model_path, weights_path})

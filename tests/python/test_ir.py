@@ -180,6 +180,14 @@ def test_devices_and_targets():
     assert {d: 1}[ir.VirtualDevice("cpu:1")] == 1
 
 
+def test_device_kinds_by_part_parse_as_the_text_does():
+    for kind in ["cpu", "cuda"]:
+        assert ir.VirtualDevice(kind=kind) == ir.VirtualDevice(kind)
+        assert ir.VirtualDevice(kind=kind).kind == ir.VirtualDevice(f"{kind}:0").kind == kind
+    with pytest.raises(ValueError, match=r"unknown device kind 'tpu' \(cpu, cuda\)"):
+        ir.VirtualDevice(kind="tpu")
+
+
 def test_spans():
     a, b = ir.Span("a.sy", 1, 2), ir.Span("b.sy", 3, 4)
     fused = ir.Span.fused([a, b])

@@ -1,0 +1,26 @@
+// The device kinds this runtime can make. A new kind (cuda) is its Device
+// subclass in files of its own plus one row here.
+#include "runtime/device_registry.h"
+
+#include <vector>
+
+namespace switchyard {
+
+namespace {
+
+std::unique_ptr<Device> make_cpu_device(int id, std::shared_ptr<ThreadPool> pool) {
+  return std::make_unique<CpuDevice>(id, std::move(pool));
+}
+
+}  // namespace
+
+const DeviceFactory* find_device_factory(const std::string& kind) {
+  static const std::vector<DeviceFactory> factories = {
+      {"cpu", make_cpu_device},
+  };
+  for (const DeviceFactory& f : factories)
+    if (kind == f.kind) return &f;
+  return nullptr;
+}
+
+}  // namespace switchyard
