@@ -50,8 +50,8 @@ RewriteRule normalisation() {
     const Expr& input = m.at(x.get());
     const TensorTypeNode* type = as_tensor(input->checked_type());
     double eps = scalar_value(m.at(epsilon.get()));
-    if (!(eps > 0) || !type || type->dtype != DType::kFloat32 || !type_equal(input->checked_type(), call->checked_type()) ||
-        !spelled_out_calls_on_device_of(call, m))
+    if (!(eps > 0) || !type || type->dtype != DType::kFloat32 ||
+        !type_equal(input->checked_type(), call->checked_type()) || !spelled_out_calls_on_device_of(call, m))
       return Expr();
     int64_t channels = type->shape.back();
     return layer_norm(call, input, channel_constant(channels, 1, call), channel_constant(channels, 0, call), eps);

@@ -7,14 +7,8 @@
 #include "transform/eliminate_common_subexpr.h"
 #include "transform/instruments.h"
 
-namespace switchyard {
+namespace switchyard::testing {
 namespace {
-
-using testing::calls_of;
-using testing::expect_module;
-using testing::planned;
-using testing::span_positions;
-using testing::typed;
 
 TEST(EliminateCommonSubexpr, MergesEqualCallsAndTheirUsers) {
   IRModule mod = typed(R"(
@@ -115,7 +109,7 @@ TEST(EliminateCommonSubexpr, NeverReachesIntoFusedKernels) {
   // exp(c) inside a primitive function and exp(c) outside it: merging would
   // make the kernel use a value computed outside it.
   Type vector = tensor_type({2}, DType::kFloat32);
-  Expr c = make_constant(testing::tensor_f32({2}, {1, 2}));
+  Expr c = make_constant(tensor_f32({2}, {1, 2}));
   Var p = make_var("p", vector);
   Function kernel = make_function({p}, make_op_call("add", {p, make_op_call("exp", {c})}), vector,
                                   make_attrs({{"Primitive", int64_t(1)}}));
@@ -131,4 +125,4 @@ TEST(EliminateCommonSubexpr, NeverReachesIntoFusedKernels) {
 }
 
 }  // namespace
-}  // namespace switchyard
+}  // namespace switchyard::testing

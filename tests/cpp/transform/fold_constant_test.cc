@@ -9,14 +9,8 @@
 #include "transform/fold_constant.h"
 #include "transform/instruments.h"
 
-namespace switchyard {
+namespace switchyard::testing {
 namespace {
-
-using testing::calls_of;
-using testing::expect_module;
-using testing::planned;
-using testing::span_positions;
-using testing::typed;
 
 TEST(FoldConstant, FoldsOnTheDeviceOfTheReplacedExpressionWithAFusedSpan) {
   IRModule mod = planned(R"(
@@ -43,7 +37,7 @@ def @main(%y: Tensor[(2), float32] @cpu:1) -> Tensor[(2), float32] @cpu:1 {
   std::sort(parts.begin(), parts.end());
   EXPECT_EQ(parts, (std::vector<std::string>{"3:8", "4:8", "5:8", "6:8"}));
   EXPECT_TRUE(type_equal(folded->checked_type(), tensor_type({2}, DType::kFloat32)));
-  testing::expect_types_kept(out);
+  expect_types_kept(out);
   InvariantChecker().check(out, "FoldConstant");
 }
 
@@ -147,4 +141,4 @@ TEST(FoldConstant, RequiresInferType) {
 }
 
 }  // namespace
-}  // namespace switchyard
+}  // namespace switchyard::testing

@@ -8,10 +8,8 @@
 #include "support/error.h"
 #include "transform/pattern_rules.h"
 
-namespace switchyard {
+namespace switchyard::testing {
 namespace {
-
-using testing::typed;
 
 Pattern op(const char* name, std::vector<Pattern> args) { return is_call(is_op(name), std::move(args)); }
 
@@ -44,7 +42,8 @@ TEST(RuleSet, TheFirstRuleThatGivesAReplacementWins) {
   // so the rule gives nothing and the next one, by a build function, fires.
   Pattern x = wildcard(), zero = is_constant_all(0);
   RuleSet rules({replace_by("left", op("add", {x, zero}), x),
-                 rebuild("right", op("add", {x, zero}), [zero](const Call&, const MatchMap& m) { return m.at(zero.get()); }),
+                 rebuild("right", op("add", {x, zero}),
+                         [zero](const Call&, const MatchMap& m) { return m.at(zero.get()); }),
                  replace_by("never_tried", op("add", {x, zero}), x)});
   EXPECT_EQ(fired(rules, R"(
 def @main(%x: Tensor[(3), float32]) -> Tensor[(2, 3), float32] {
@@ -98,4 +97,4 @@ def @main(%x: Tensor[(2), float32]) -> (Tensor[(2), float32], Tensor[(2), float3
 }
 
 }  // namespace
-}  // namespace switchyard
+}  // namespace switchyard::testing

@@ -9,14 +9,8 @@
 #include "transform/pattern.h"
 #include "transform/pattern_rewrite.h"
 
-namespace switchyard {
+namespace switchyard::testing {
 namespace {
-
-using testing::calls_of;
-using testing::expect_module;
-using testing::planned;
-using testing::span_positions;
-using testing::typed;
 
 // The body of @main.
 Expr body_of(const IRModule& mod) { return mod.lookup("main")->body; }
@@ -232,4 +226,4 @@ TEST(PatternRewrite, RequireTypeTypesTheExpressionFirst) {
 }
 
 }  // namespace
-}  // namespace switchyard
+}  // namespace switchyard::testing

@@ -7,14 +7,8 @@
 #include "transform/dead_code_elimination.h"
 #include "transform/simplify_expr.h"
 
-namespace switchyard {
+namespace switchyard::testing {
 namespace {
-
-using testing::calls_of;
-using testing::expect_module;
-using testing::planned;
-using testing::span_positions;
-using testing::typed;
 
 TEST(SimplifyExpr, RemovesArithmeticIdentities) {
   IRModule mod = typed(R"(
@@ -176,4 +170,4 @@ TEST(SimplifyExpr, GetsInferTypeFirstOnAnUntypedModule) {
 }
 
 }  // namespace
-}  // namespace switchyard
+}  // namespace switchyard::testing

@@ -8,11 +8,8 @@
 #include "pass_test_util.h"
 #include "transform/simplify_rules.h"
 
-namespace switchyard {
+namespace switchyard::testing {
 namespace {
-
-using testing::expect_module;
-using testing::typed;
 
 struct RuleCase {
   std::string rule;
@@ -114,4 +111,4 @@ TEST(SimplifyRules, LayerNormNeedsASquareAPositiveEpsilonAndOneDevice) {
 }
 
 }  // namespace
-}  // namespace switchyard
+}  // namespace switchyard::testing
