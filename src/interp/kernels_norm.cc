@@ -53,16 +53,37 @@ std::vector<NDArray> softmax_kernel(const std::vector<Value>& args, const AttrsN
   return {out};
 }
 
-std::vector<NDArray> layer_norm_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
+// What nn.layer_norm and nn.batch_norm share: data, gamma and beta checked
+// against the normalised axis, epsilon, and whether to scale and centre.
+struct Normalisation {
+  const NDArray& data;
+  const NDArray& gamma;
+  const NDArray& beta;
+  AxisView v;
+  double epsilon;
+  bool center, scale;
+  // gamma * y + beta, as far as scale and center ask.
+  double affine(double y, int64_t channel) const {
+    if (scale) y *= load_double(gamma, channel);
+    if (center) y += load_double(beta, channel);
+    return y;
+  }
+};
+
+Normalisation normalisation_args(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& data = tensor_arg(args, 0);
-  const NDArray& gamma = tensor_arg(args, 1);
-  const NDArray& beta = tensor_arg(args, 2);
   expect_float_dtype(data, "data");
-  AxisView v = axis_view(data, int_attr(attrs, "axis"));
-  double epsilon = float_attr(attrs, "epsilon");
-  bool center = bool_attr(attrs, "center"), scale = bool_attr(attrs, "scale");
-  if (scale) expect_channel_vector(gamma, v.length, "gamma");
-  if (center) expect_channel_vector(beta, v.length, "beta");
+  Normalisation n{data, tensor_arg(args, 1), tensor_arg(args, 2), axis_view(data, int_attr(attrs, "axis")),
+                  float_attr(attrs, "epsilon"), bool_attr(attrs, "center"), bool_attr(attrs, "scale")};
+  if (n.scale) expect_channel_vector(n.gamma, n.v.length, "gamma");
+  if (n.center) expect_channel_vector(n.beta, n.v.length, "beta");
+  return n;
+}
+
+std::vector<NDArray> layer_norm_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
+  const Normalisation n = normalisation_args(args, attrs);
+  const NDArray& data = n.data;
+  const AxisView& v = n.v;
   NDArray out(data.dtype(), data.shape());
   for (int64_t o = 0; o < v.outer; ++o)
     for (int64_t i = 0; i < v.inner; ++i) {
@@ -74,40 +95,28 @@ std::vector<NDArray> layer_norm_kernel(const std::vector<Value>& args, const Att
         double d = load_double(data, v.at(o, a, i)) - mean;
         squares += d * d;
       }
-      double inv_std = 1.0 / std::sqrt(squares / double(v.length) + epsilon);
-      for (int64_t a = 0; a < v.length; ++a) {
-        double y = (load_double(data, v.at(o, a, i)) - mean) * inv_std;
-        if (scale) y *= load_double(gamma, a);
-        if (center) y += load_double(beta, a);
-        store_double(out, v.at(o, a, i), y);
-      }
+      double inv_std = 1.0 / std::sqrt(squares / double(v.length) + n.epsilon);
+      for (int64_t a = 0; a < v.length; ++a)
+        store_double(out, v.at(o, a, i), n.affine((load_double(data, v.at(o, a, i)) - mean) * inv_std, a));
     }
   return {out};
 }
 
 std::vector<NDArray> batch_norm_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
-  const NDArray& data = tensor_arg(args, 0);
-  const NDArray& gamma = tensor_arg(args, 1);
-  const NDArray& beta = tensor_arg(args, 2);
+  const Normalisation n = normalisation_args(args, attrs);
+  const NDArray& data = n.data;
+  const AxisView& v = n.v;
   const NDArray& moving_mean = tensor_arg(args, 3);
   const NDArray& moving_var = tensor_arg(args, 4);
-  expect_float_dtype(data, "data");
-  AxisView v = axis_view(data, int_attr(attrs, "axis"));
-  double epsilon = float_attr(attrs, "epsilon");
-  bool center = bool_attr(attrs, "center"), scale = bool_attr(attrs, "scale");
-  if (scale) expect_channel_vector(gamma, v.length, "gamma");
-  if (center) expect_channel_vector(beta, v.length, "beta");
   expect_channel_vector(moving_mean, v.length, "moving_mean");
   expect_channel_vector(moving_var, v.length, "moving_var");
   NDArray out(data.dtype(), data.shape());
   for (int64_t o = 0; o < v.outer; ++o)
     for (int64_t a = 0; a < v.length; ++a) {
-      double inv_std = 1.0 / std::sqrt(load_double(moving_var, a) + epsilon);
+      double inv_std = 1.0 / std::sqrt(load_double(moving_var, a) + n.epsilon);
       for (int64_t i = 0; i < v.inner; ++i) {
         double y = (load_double(data, v.at(o, a, i)) - load_double(moving_mean, a)) * inv_std;
-        if (scale) y *= load_double(gamma, a);
-        if (center) y += load_double(beta, a);
-        store_double(out, v.at(o, a, i), y);
+        store_double(out, v.at(o, a, i), n.affine(y, a));
       }
     }
   return {out, moving_mean, moving_var};
