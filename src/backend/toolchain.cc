@@ -12,15 +12,12 @@
 #include <sstream>
 #include <thread>
 
+#include "backend/model_abi_text.h"
 #include "backend/process.h"
 #include "backend/verified_cache.h"
 #include "runtime/cpu_features.h"
 #include "runtime/sha256.h"
 #include "support/error.h"
-
-#ifndef SY_SOURCE_DIR
-#error "SY_SOURCE_DIR must name the repository root (set by CMake)"
-#endif
 
 namespace switchyard {
 
@@ -42,14 +39,6 @@ std::string default_cache_dir() {
   return "/tmp/switchyard-cache-" + std::to_string(getuid());
 }
 
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::kBackend, "cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 void write_whole_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -68,6 +57,21 @@ std::string hash_text(const std::string& text) { return sha256_hex(text.data(), 
 std::string trimmed(const std::string& output) {
   return output.size() <= kMostMessageChars ? output
                                             : output.substr(0, kMostMessageChars) + "\n[... compiler output cut]";
+}
+
+// The embedded model ABI header as cache_dir/include/HASH/switchyard/model_abi.h
+// (a verified cache entry, written once per header version); returns the
+// directory to pass with -I.
+std::string install_abi_header(const std::string& cache_dir, const std::string& hash) {
+  std::string include_dir = cache_dir + "/include/" + hash;
+  std::string header = include_dir + "/switchyard/model_abi.h";
+  std::string ignored;
+  if (verified_cache_entry(header, &ignored)) return include_dir;
+  make_directory(include_dir + "/switchyard");
+  std::string temporary = cache_temporary_name(header);
+  write_whole_file(temporary, std::string(model_abi_header_text()));
+  store_cache_entry(temporary, header);
+  return include_dir;
 }
 
 // The compiler's resolved -march=native (GCC reports it; others may not) and
@@ -106,10 +110,11 @@ Toolchain Toolchain::find(const std::string& cxx, const std::string& cache_dir) 
     throw Error(ErrorKind::kBackend, "the C++ compiler '" + t.cxx_ + "' failed to report its version (exit " +
                                          std::to_string(version.exit_code) + "):\n" + trimmed(version.output));
   t.version_ = version.output;
-  t.include_dir_ = std::string(SY_SOURCE_DIR) + "/include";
-  t.abi_header_ = read_whole_file(t.include_dir_ + "/switchyard/model_abi.h");
   t.native_cpu_ = describe_native_cpu(t.cxx_);
   for (const char* sub : {"objects", "models", "failed"}) make_directory(t.cache_dir_ + "/" + sub);
+  std::string_view abi = model_abi_header_text();
+  t.abi_header_hash_ = sha256_hex(abi.data(), abi.size());
+  t.include_dir_ = install_abi_header(t.cache_dir_, t.abi_header_hash_);
   for (const char* sub : {"objects", "models"}) remove_orphaned_temporaries(t.cache_dir_ + "/" + sub);
   return t;
 }
@@ -164,9 +169,10 @@ std::vector<std::string> Toolchain::compile(const std::vector<TranslationUnit>& 
     write_whole_file(source_path, unit.code);
     std::vector<std::string> options{"-std=c++20"};
     options.insert(options.end(), unit.flags.begin(), unit.flags.end());
-    options.insert(options.end(), {"-I", include_dir_});
+    // The include directory is named by the header's hash, which the key holds.
     std::string key_text = unit.code + "\n--\n" + command_line(options) + "\n--\n" + version_ + "\n--\n" +
-                           abi_header_ + "\n--\n" + native_cpu_;
+                           "model_abi.h " + abi_header_hash_ + "\n--\n" + native_cpu_;
+    options.insert(options.end(), {"-I", include_dir_});
     std::string object_path = cache_dir_ + "/objects/" + hash_text(key_text) + ".o";
     objects.push_back(object_path);
     std::string problem;

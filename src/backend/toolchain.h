@@ -33,6 +33,11 @@ class Toolchain {
 
   const std::string& compiler() const { return cxx_; }
   const std::string& cache_dir() const { return cache_dir_; }
+  // The directory generated code is compiled with (-I): it holds
+  // switchyard/model_abi.h, written from the copy embedded in the compiler.
+  const std::string& include_dir() const { return include_dir_; }
+  // What -march=native resolves to on this machine, part of every cache key.
+  const std::string& native_cpu() const { return native_cpu_; }
 
   // The flags of a CPU target: -O3 -march=native -fPIC -fopenmp-simd
   // -fno-math-errno -fno-trapping-math, with the target's -mcpu option in
@@ -45,7 +50,8 @@ class Toolchain {
 
   // Writes each unit to source_dir/NAME.cc and compiles it (two at a time)
   // unless the cache holds its object, keyed by the SHA-256 of the source,
-  // the command line, the compiler's version and the model ABI header, and
+  // the command line, the compiler's version, the model ABI header's hash and
+  // what -march=native resolves to here, and
   // verified by the SHA-256 of its content (verified_cache.h): a corrupt
   // entry is rebuilt, with a line in stats->notes.
   // Returns the object paths in unit order. A failed compile is
@@ -62,8 +68,10 @@ class Toolchain {
   std::string cxx_;
   std::string version_;
   std::string cache_dir_;
-  std::string include_dir_;  // where switchyard/model_abi.h lives
-  std::string abi_header_;   // its text, part of every cache key
+  // The embedded switchyard/model_abi.h is written under the cache, in a
+  // directory named by its SHA-256, which is part of every cache key.
+  std::string include_dir_;
+  std::string abi_header_hash_;
   // What -march=native means on this machine (the compiler's resolved CPU
   // and the CPU's feature flags), part of every cache key: a cache shared
   // by machines with different CPUs must not hand one the other's objects.
