@@ -56,8 +56,9 @@ ElementIndex broadcast_index(const ElementIndex& index, const std::vector<int64_
 // the element of argument `arg` that output element `index` reads.
 ElementIndex argument_index(const CallNode& call, size_t arg, const ElementIndex& index, IndexCost* cost);
 
-// The same index maps over kernel IR index expressions, for the generators
-// that build kernel IR. `divided` (may be null) is set when coordinates had
+// The index maps themselves, over kernel IR index expressions, for the
+// generators that build kernel IR; the text forms above run these
+// (cpu_index_text.cc). `divided` (may be null) is set when coordinates had
 // to be recovered from an offset by division.
 struct IndexAt {
   kernel_ir::Expr offset;               // null when only coordinates are known

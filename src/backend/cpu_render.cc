@@ -97,15 +97,17 @@ class Renderer {
     std::string op = symbol(e->binary);
     switch (e->binary) {
       case BinaryOp::kAdd: return sum_term(a) + op + sum_term(b);
-      case BinaryOp::kSub: return sum_term(a) + op + (is_sum(b) ? "(" + expr(b) + ")" : sum_term(b));
+      case BinaryOp::kSub: return sum_term(a) + op + (is_sum(b) || b->kind == ExprKind::kVar ? operand(b) : sum_term(b));
       case BinaryOp::kLess: case BinaryOp::kGreater: return sum_term(a) + op + sum_term(b);
       // A negative immediate needs no parentheses on the right: "i * -2".
       default: return operand(a) + op + (b->kind == ExprKind::kIndex ? expr(b) : operand(b));
     }
   }
 
-  // A term of a sum or comparison: products and sums need no parentheses.
+  // A term of a sum or comparison: products and sums need no parentheses,
+  // nor does a variable (cpu_index_text.cc's opaque ones are sums at most).
   std::string sum_term(const Expr& e) {
+    if (e->kind == ExprKind::kVar) return e->name;
     if (e->kind == ExprKind::kBinary && e->binary != BinaryOp::kLess && e->binary != BinaryOp::kGreater)
       return expr(e);
     return operand(e);
@@ -199,6 +201,12 @@ std::string render_cpu_kernel(const kernel_ir::Kernel& kernel, const std::string
   }
   Renderer(kernel, unit).entry(kernel.body);
   return assemble_cpu_unit(unit, kernel.comment, kernel.span);
+}
+
+std::string render_cpu_index(const kernel_ir::Expr& index) {
+  kernel_ir::Kernel none;
+  CpuUnit unit;
+  return kernel_ir::Renderer(none, unit).expr(index);
 }
 
 }  // namespace switchyard

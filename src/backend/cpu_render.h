@@ -13,4 +13,7 @@ namespace switchyard {
 // The translation unit defining `extern "C" void name(...)`.
 std::string render_cpu_kernel(const kernel_ir::Kernel& kernel, const std::string& name);
 
+// An index expression (no loads or operator calls) as C++.
+std::string render_cpu_index(const kernel_ir::Expr& index);
+
 }  // namespace switchyard
