@@ -8,6 +8,7 @@
 
 #include "backend/aot_codegen.h"
 #include "backend/artifact_writer.h"
+#include "backend/code_generators.h"
 #include "backend/lower.h"
 #include "backend/lower_check.h"
 #include "backend/memory_plan.h"
@@ -40,9 +41,9 @@ class StageClock {
   std::chrono::steady_clock::time_point start_;
 };
 
-// The flags of a device's target: its -mcpu option picks the CPU model.
+// The flags of a device's target, as its kind's code generator says.
 std::vector<std::string> target_flags(const VirtualDevice* device) {
-  return Toolchain::cpu_flags(device->target()->option("-mcpu"));
+  return code_generator_for(device->kind())->compile_flags(device->target());
 }
 
 // Every kernel with code in its own translation unit, compiled for its

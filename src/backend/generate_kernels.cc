@@ -4,7 +4,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "backend/cpu_render.h"
+#include "backend/code_generators.h"
 #include "backend/lower.h"
 #include "kernel_ir/hash.h"
 #include "ir/structural_equal.h"
@@ -20,12 +20,13 @@ namespace {
 KernelSource generate_for_target(const LoweredKernelCall& call, const VirtualDevice* device,
                                  const std::string& name, const std::vector<bool>& constant_inputs) {
   const Target* target = device->target();
-  if (target->kind() != DeviceKind::kCPU)
+  const CodeGenerator* generator = code_generator_for(target->kind());
+  if (!generator)
     throw Error(ErrorKind::kBackend,
                 "no code generator for target '" + target->str() + "' (device " + device->device_name() +
                     "): this build generates CPU kernels only",
                 call.span);
-  KernelSource source = generate_cpu_kernel(call.primitive, name, constant_inputs);
+  KernelSource source = generator->generate(call.primitive, name, constant_inputs);
   source.target = target->str();
   return source;
 }
@@ -47,9 +48,9 @@ Function wrap_operator_call(const Call& call) {
                        {device, call->span(), func_type(param_types, call->checked_type())});
 }
 
-// Prints kernel IR for a device's target (generate_for_target accepted it).
-std::string render_for_target(const kernel_ir::Kernel& kernel, const std::string& name) {
-  return render_cpu_kernel(kernel, name);
+// Prints kernel IR for its target (generate_for_target accepted it).
+std::string render_for_target(const kernel_ir::Kernel& kernel, const std::string& target, const std::string& name) {
+  return code_generator_for(Target::get(target)->kind())->render(kernel, name);
 }
 
 std::string hex(size_t value) {
@@ -72,7 +73,7 @@ int add_kernel_ir_source(LoweredProgram& program, std::unordered_map<size_t, std
   draft.name = base_name + "_" + hex(identity);
   // Distinct kernels whose hashes collide still get distinct names.
   if (!same.empty()) draft.name += "_" + std::to_string(same.size());
-  draft.code = render_for_target(*draft.kernel_ir, draft.name);
+  draft.code = render_for_target(*draft.kernel_ir, draft.target, draft.name);
   same.push_back(int(program.kernel_sources.size()));
   program.kernel_sources.push_back(std::move(draft));
   return same.back();

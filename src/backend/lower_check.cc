@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "analysis/describe.h"
+#include "backend/code_generators.h"
 #include "ir/functor.h"
 #include "op/registry.h"
 #include "support/error.h"
@@ -156,7 +157,7 @@ class LowerableChecker {
                   "); every expression must be placed before lowering");
     if (!e->checked_type()) fail(e, "it has no type; type inference must run first");
     const VirtualDevice* vd = e->virtual_device();
-    if (vd->kind() != DeviceKind::kCPU)
+    if (!code_generator_for(vd->kind()))
       fail(e, "no code generator for target '" + vd->target()->str() + "' (device " + vd->device_name() +
                   "): only CPU devices can be compiled so far");
   }
