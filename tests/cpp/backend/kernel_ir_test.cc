@@ -186,6 +186,45 @@ TEST(KernelIr, ElementwiseKernelsAreKeyedByTheirIrNotTheirSpans) {
   EXPECT_FALSE(ki::equal(*a.kernel_ir, *c.kernel_ir));
 }
 
+// The statements under `stmts` of `kind`, depth first.
+std::vector<const ki::StmtNode*> find_stmts(const std::vector<ki::Stmt>& stmts, ki::StmtKind kind) {
+  std::vector<const ki::StmtNode*> found;
+  for (const ki::Stmt& s : stmts) {
+    if (s->kind == kind) found.push_back(s.get());
+    for (const std::vector<ki::Stmt>* nested : {&s->body, &s->orelse})
+      for (const ki::StmtNode* n : find_stmts(*nested, kind)) found.push_back(n);
+  }
+  return found;
+}
+
+// A concatenate of three parts is a declared local and an if / else if /
+// else chain in the IR itself; a broadcast read makes a row loop whose
+// inner loop is simd.
+TEST(KernelIr, TheElementLoweringBuildsBranchesAndLoopsAsStatements) {
+  KernelSource source = generate_cpu_kernel(
+      fused_primitive("def @main(%a: Tensor[(2, 3), float32], %b: Tensor[(2, 5), float32], "
+                      "%c: Tensor[(2, 1), float32], %d: Tensor[(9), float32]) {\n"
+                      "  %0 = (%a, %b, %c);\n  %1 = concatenate(%0, axis=1);\n  add(%1, %d)\n}\n",
+                      "concat.sy"),
+      "k");
+  ASSERT_TRUE(source.kernel_ir);
+  const ki::Kernel& kernel = *source.kernel_ir;
+  ASSERT_EQ(kernel.body.size(), 1u);
+  EXPECT_EQ(kernel.body[0]->kind, ki::StmtKind::kParallel);
+  EXPECT_FALSE(kernel.outputs_may_alias_inputs);  // concatenate moves elements
+  EXPECT_EQ(find_stmts(kernel.body, ki::StmtKind::kDeclare).size(), 1u);
+  std::vector<const ki::StmtNode*> ifs = find_stmts(kernel.body, ki::StmtKind::kIf);
+  ASSERT_EQ(ifs.size(), 2u);  // the else of the first is the second
+  ASSERT_EQ(ifs[0]->orelse.size(), 1u);
+  EXPECT_EQ(ifs[0]->orelse[0].get(), ifs[1]);
+  EXPECT_EQ(find_stmts(kernel.body, ki::StmtKind::kAssign).size(), 3u);
+  std::vector<const ki::StmtNode*> loops = find_stmts(kernel.body, ki::StmtKind::kFor);
+  ASSERT_EQ(loops.size(), 2u);
+  EXPECT_EQ(loops[0]->name, "row");
+  EXPECT_EQ(loops[1]->loop, ki::LoopKind::kSimd);
+  EXPECT_NE(source.code.find("} else if ("), std::string::npos) << source.code;
+}
+
 // Two primitives that differ only in index-only operators (a reshape there
 // and back) loop identically: generate_kernels keeps one kernel for both,
 // named after the kernel IR's hash.
