@@ -178,18 +178,11 @@ void bind_functor(py::module_& ir) {
           "visit",
           [](py::object self, py::handle value) { static_cast<PyExprVisitor&>(self.cast<ExprVisitor&>()).visit_entry(self, value); },
           py::arg("expr"), "Visits an expression (or every function of a module).");
-#define SY_BASE(Name, lower, python_name) \
-  visitor.def(python_name, [](ExprVisitor&, py::handle n) { node_arg<Name##Node>(n, Name##Node::kKind); }, py::arg("node"));
-  SY_BASE(Var, var, "visit_var")
-  SY_BASE(Constant, constant, "visit_constant")
-  SY_BASE(Call, call, "visit_call")
-  SY_BASE(Function, function, "visit_function")
-  SY_BASE(Let, let, "visit_let")
-  SY_BASE(If, if, "visit_if")
-  SY_BASE(Tuple, tuple, "visit_tuple")
-  SY_BASE(TupleGetItem, tuple_get_item, "visit_tuple_getitem")
-  SY_BASE(GlobalVar, global_var, "visit_global_var")
-  SY_BASE(Op, op, "visit_op")
+#define SY_BASE(Name, lower)                                                                      \
+  visitor.def(                                                                                    \
+      visit_name(ExprKind::k##Name),                                                              \
+      [](ExprVisitor&, py::handle n) { node_arg<Name##Node>(n, Name##Node::kKind); }, py::arg("node"));
+  SY_EXPR_KINDS(SY_BASE)
 #undef SY_BASE
 
   py::class_<ExprMutator, PyExprMutator> mutator(
@@ -202,23 +195,14 @@ void bind_functor(py::module_& ir) {
       .def(
           "visit", [](py::object self, py::handle value) { return static_cast<PyExprMutator&>(self.cast<ExprMutator&>()).visit_entry(self, value); },
           py::arg("expr"), "The mutated expression (memoized), or for an IRModule the module with every function mutated.");
-#define SY_BASE(Name, lower, python_name)                                                                   \
+#define SY_BASE(Name, lower)                                                                                \
   mutator.def(                                                                                              \
-      python_name,                                                                                          \
+      visit_name(ExprKind::k##Name),                                                                        \
       [](ExprMutator& self, py::handle n) {                                                                 \
         return static_cast<PyExprMutator&>(self).base_##lower(node_arg<Name##Node>(n, Name##Node::kKind)); \
       },                                                                                                    \
       py::arg("node"));
-  SY_BASE(Var, var, "visit_var")
-  SY_BASE(Constant, constant, "visit_constant")
-  SY_BASE(Call, call, "visit_call")
-  SY_BASE(Function, function, "visit_function")
-  SY_BASE(Let, let, "visit_let")
-  SY_BASE(If, if, "visit_if")
-  SY_BASE(Tuple, tuple, "visit_tuple")
-  SY_BASE(TupleGetItem, tuple_get_item, "visit_tuple_getitem")
-  SY_BASE(GlobalVar, global_var, "visit_global_var")
-  SY_BASE(Op, op, "visit_op")
+  SY_EXPR_KINDS(SY_BASE)
 #undef SY_BASE
 }
 
