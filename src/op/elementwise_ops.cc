@@ -108,6 +108,9 @@ void register_elementwise_ops() {
   row({.name = "erf", .doc = "Gauss error function"}, {f(kErf), kFloat});
   row({.name = "tanh", .doc = "hyperbolic tangent"}, {f(kTanh), kFloat});
   row({.name = "sigmoid", .doc = "1 / (1 + e^-x)"}, {one / (one + call(kExp, {-x})), kFloat});
+  row({.name = "floor", .doc = "the largest integer not above x"}, {f(kFloor), kFloat});
+  row({.name = "ceil", .doc = "the smallest integer not below x"}, {f(kCeil), kFloat});
+  row({.name = "round", .doc = "x rounded to the nearest integer, halves to even"}, {f(kRound), kFloat});
   // Bounds in x's dtype (integers truncate them, as TVM casts them).
   ScalarExpr low = attribute("a_min"), high = attribute("a_max");
   row({.name = "clip",

@@ -273,6 +273,9 @@ void register_elementwise_converters() {
   unary("Tanh", "tanh");
   unary("Sigmoid", "sigmoid");
   unary("Relu", "nn.relu");
+  unary("Floor", "floor");
+  unary("Ceil", "ceil");
+  unary("Round", "round");  // halves to even, as ONNX's
   add_onnx_converter("Sign", [](NodeContext& c) {
     Expr x = c.input(0);
     DType t = c.input_dtype(0);

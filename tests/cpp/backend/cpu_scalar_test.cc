@@ -61,6 +61,13 @@ TEST(CpuScalar, CompositeRowsRenderFromTheirMeaning) {
             "x < 0.5f ? 0.5f : (x > 1000.0f ? 1000.0f : x)");
 }
 
+TEST(CpuScalar, RoundingPrimitivesVectorise) {
+  // std::floor, std::ceil and std::nearbyint become single instructions under -O3 -march=native.
+  EXPECT_EQ(render("floor", {DType::kFloat32}, DType::kFloat32, {"x"}), "std::floor(x)");
+  EXPECT_EQ(render("ceil", {DType::kFloat32}, DType::kFloat32, {"x"}), "std::ceil(x)");
+  EXPECT_EQ(render("round", {DType::kFloat32}, DType::kFloat32, {"x"}), "std::nearbyint(x)");
+}
+
 TEST(CpuScalar, OperandsAreParenthesized) {
   EXPECT_EQ(render("subtract", {DType::kFloat32, DType::kFloat32}, DType::kFloat32, {"a + b", "c"}),
             "(a + b) - c");

@@ -114,6 +114,18 @@ TEST(InterpElementwise, UnaryTranscendental) {
   expect_near_array(run_op("sigmoid", {f32({3}, {0, 2, -200})}), {3}, {0.5, 0.8807970780, 0});
 }
 
+TEST(InterpElementwise, FloorCeilRound) {
+  NDArray x = f32({7}, {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.4});
+  expect_array(run_op("floor", {x}), DType::kFloat32, {7}, {-3, -2, -1, 0, 1, 2, 2});
+  expect_array(run_op("ceil", {x}), DType::kFloat32, {7}, {-2, -1, -0.0, 1, 2, 3, 3});
+  expect_array(run_op("round", {x}), DType::kFloat32, {7}, {-2, -2, -0.0, 0, 2, 2, 2});  // halves to even
+  EXPECT_TRUE(std::signbit(run_op("round", {f32({1}, {-0.5})}).as<float>()[0]));
+  EXPECT_TRUE(std::isnan(run_op("floor", {f32({1}, {kNaN})}).get_as_double(0)));
+  expect_array(run_op("round", {array(DType::kFloat16, {2}, {1000.5, -3.5})}), DType::kFloat16, {2}, {1000, -4});
+  EXPECT_EQ(op_error("ceil", {array(DType::kInt32, {1}, {1})}).message(),
+            "'ceil': the input must have a floating-point dtype, got int32");
+}
+
 TEST(InterpElementwise, HalfTypesComputeInFloatAndRound) {
   // 2049 is not a float16; it rounds to even (2048). 3.75 is exact.
   expect_array(run_op("add", {array(DType::kFloat16, {2}, {2048, 1.5}), array(DType::kFloat16, {2}, {1, 2.25})}),
