@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "ir/functor.h"
+#include "op/placement_ops.h"
 #include "op/registry.h"
 
 namespace switchyard {
@@ -68,11 +69,11 @@ class PlacementChecker : public ExprVisitor {
   void visit_call(const Call& c) override {
     check_fully_placed(c);
     if (const OpNode* op = as<OpNode>(c->op)) {
-      if (op->name == "on_device") {
+      if (op == on_device_op()) {
         fail("on_device remains after device planning", c);
         return;
       }
-      if (op->name == "device_copy") {
+      if (op == device_copy_op()) {
         const VirtualDevice* src = VirtualDevice::parse(c->attrs->get_string("src"));
         const VirtualDevice* dst = VirtualDevice::parse(c->attrs->get_string("dst"));
         if (!c->virtual_device()->same_device(dst))

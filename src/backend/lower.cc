@@ -10,6 +10,7 @@
 
 #include "analysis/describe.h"
 #include "ir/functor.h"
+#include "op/placement_ops.h"
 #include "op/registry.h"
 #include "support/error.h"
 
@@ -331,7 +332,7 @@ class Lowerer {
     }
     const CallNode* call = as<CallNode>(e);
     if (const OpNode* op = as<OpNode>(call->op)) {
-      if (op->name == "device_copy") return lower_device_copy(e);
+      if (op == device_copy_op()) return lower_device_copy(e);
       return lower_kernel_call(e, Function());  // fusion left it alone: a one-operator kernel
     }
     if (const FunctionNode* literal = as<FunctionNode>(call->op)) {

@@ -8,6 +8,7 @@
 #include "analysis/describe.h"
 #include "backend/code_generators.h"
 #include "ir/functor.h"
+#include "op/placement_ops.h"
 #include "op/registry.h"
 #include "support/error.h"
 
@@ -127,7 +128,7 @@ class LowerableChecker {
         if (callees.count(e.get())) fail(e, "a call of a function-valued variable cannot be compiled");
         return;
       case ExprKind::kCall:
-        if (as_op_call(e, "on_device")) fail(e, "an on_device wish remains; device planning must run first");
+        if (as_on_device(e)) fail(e, "an on_device wish remains; device planning must run first");
         return;
       case ExprKind::kConstant:
       case ExprKind::kLet:

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "ir/functor.h"
+#include "op/placement_ops.h"
 #include "op/registry.h"
 #include "support/error.h"
 
@@ -45,7 +46,7 @@ std::string placed_graph_to_dot(const IRModule& mod) {
       std::string label;
       if (const CallNode* c = as<CallNode>(e)) {
         const OpNode* op = as<OpNode>(c->op);
-        if (op && op->name == "device_copy") return;  // drawn as edges
+        if (op == device_copy_op()) return;  // drawn as edges
         label = op ? op->name : "call";
       } else if (const VarNode* v = as<VarNode>(e)) {
         label = "%" + v->name_hint;
@@ -76,7 +77,7 @@ std::string placed_graph_to_dot(const IRModule& mod) {
       else if (const TupleGetItemNode* t = as<TupleGetItemNode>(e)) inputs = {t->tuple};
       else if (const IfNode* i = as<IfNode>(e)) inputs = {i->cond, i->then_branch, i->else_branch};
       for (const Expr& in : inputs) {
-        const CallNode* copy = as_op_call(in, "device_copy");
+        const CallNode* copy = as_device_copy(in);
         const Expr& source = copy ? copy->args[0] : in;
         if (!id.count(source.get())) continue;
         edges += "  " + id[source.get()] + " -> " + id[e.get()];

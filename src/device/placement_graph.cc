@@ -2,6 +2,7 @@
 // work list (no native recursion on data depth).
 #include "device/placement_graph.h"
 
+#include "op/placement_ops.h"
 #include "op/registry.h"
 #include "support/error.h"
 
@@ -338,12 +339,12 @@ class GraphBuilder {
   void exit_call(const Call& c) {
     if (const OpNode* op = as<OpNode>(c->op)) {
       const Domain& arg = g_.domains.at(c->args.at(0).get());
-      if (op->name == "on_device") {
+      if (op == on_device_op()) {
         const VirtualDevice* wish = VirtualDevice::parse(c->attrs->get_string("device"));
         g_.domains[c.get()] = wish_boundary(c, arg, type_of(c), wish, "on_device wishes the value");
         return;
       }
-      if (op->name == "device_copy") {
+      if (op == device_copy_op()) {
         const VirtualDevice* src = VirtualDevice::parse(c->attrs->get_string("src"));
         const VirtualDevice* dst = VirtualDevice::parse(c->attrs->get_string("dst"));
         PlaceId source = g_.add_node("source of device_copy", c);

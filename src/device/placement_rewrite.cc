@@ -4,6 +4,7 @@
 #include <map>
 
 #include "ir/functor.h"
+#include "op/placement_ops.h"
 #include "op/registry.h"
 
 namespace switchyard {
@@ -33,8 +34,8 @@ class PlacementRewriter : public ExprMutator {
   Expr visit_call(const Call& c) override {
     if (const OpNode* op = as<OpNode>(c->op)) {
       const Expr& arg = c->args.at(0);
-      if (op->name == "on_device") return copy_to(mutate(arg), domain(arg), place_device(c));
-      if (op->name == "device_copy") {
+      if (op == on_device_op()) return copy_to(mutate(arg), domain(arg), place_device(c));
+      if (op == device_copy_op()) {
         const VirtualDevice* src = config_.resolve(VirtualDevice::parse(c->attrs->get_string("src")));
         return with_fields(c, {.args = std::vector<Expr>{copy_to(mutate(arg), domain(arg), src)},
                                .virtual_device = place_device(c)});

@@ -4,6 +4,7 @@
 #include <fnmatch.h>
 
 #include "ir/functor.h"
+#include "op/placement_ops.h"
 #include "op/registry.h"
 #include "support/error.h"
 
@@ -66,7 +67,7 @@ class RuleApplier : public ExprMutator {
   Expr visit_call(const Call& c) override {
     Expr base = ExprMutator::visit_call(c);
     const OpNode* op = as<OpNode>(c->op);
-    if (!op || op->name == "on_device" || op->name == "device_copy") return base;
+    if (!op || is_placement_op(op)) return base;
     for (size_t i = 0; i < rules_.size(); ++i)
       if (rule_matches(rules_[i], op->name, c->span())) (*matches_)[i]++;
     const PlacementRule* chosen = matching_rule(rules_, op->name, c->span());

@@ -10,6 +10,7 @@
 #include "driver/commands.h"
 #include "driver/driver_util.h"
 #include "ir/functor.h"
+#include "op/placement_ops.h"
 #include "op/registry.h"
 #include "runtime/manifest.h"
 #include "transform/infer_type.h"
@@ -77,7 +78,7 @@ void inspect_module(const IRModule& mod, bool planned) {
     const CallNode* call = as<CallNode>(e);
     const OpNode* op = call ? as<OpNode>(call->op) : nullptr;
     if (!op) return;
-    if (op->name == "device_copy") {
+    if (op == device_copy_op()) {
       ++copies;
       copied_bytes += type_nbytes(call->checked_type());
     }

@@ -7,6 +7,7 @@
 
 #include "interp/kernel_registry.h"
 #include "ir/functor.h"
+#include "op/placement_ops.h"
 #include "op/registry.h"
 #include "support/error.h"
 
@@ -265,7 +266,7 @@ const VirtualDevice* device_attr(const CallNode* call, const std::string& op_nam
 }
 
 Value Evaluator::apply_placement(const CallNode* call, const std::string& op_name, const Value& arg) const {
-  if (op_name == "on_device") return relabel_value(arg, device_attr(call, op_name, "device"));
+  if (call->op.get() == on_device_op()) return relabel_value(arg, device_attr(call, op_name, "device"));
   const VirtualDevice* src = device_attr(call, op_name, "src");
   const VirtualDevice* dst = device_attr(call, op_name, "dst");
   // A copy from where the value does not live means placement went wrong upstream.
@@ -283,7 +284,7 @@ Value Evaluator::apply_op(const CallNode* call, const OpNode* op, std::vector<Va
   if (def && def->num_inputs >= 0 && args.size() != size_t(def->num_inputs))
     throw Error(ErrorKind::kType, "'" + name + "' takes " + std::to_string(def->num_inputs) + " arguments, got " +
                                       std::to_string(args.size()), call->span());
-  if (name == "on_device" || name == "device_copy") {
+  if (is_placement_op(op)) {
     if (args.size() != 1) throw Error(ErrorKind::kType, "'" + name + "' takes 1 argument", call->span());
     return apply_placement(call, name, args[0]);
   }

@@ -1,9 +1,35 @@
 // The placement operators: on_device (a wish) and device_copy (a crossing).
+#include "op/placement_ops.h"
+
 #include "op/builtin_ops.h"
 #include "op/relation_helpers.h"
 #include "op/registry.h"
 
 namespace switchyard {
+
+const OpNode* on_device_op() {
+  static const OpNode* op = as<OpNode>(op_get("on_device"));
+  return op;
+}
+
+const OpNode* device_copy_op() {
+  static const OpNode* op = as<OpNode>(op_get("device_copy"));
+  return op;
+}
+
+bool is_placement_op(const OpNode* op) { return op && (op == on_device_op() || op == device_copy_op()); }
+
+namespace {
+
+const CallNode* as_call_of(const Expr& e, const OpNode* op) {
+  const CallNode* call = as<CallNode>(e);
+  return call && call->op.get() == op ? call : nullptr;
+}
+
+}  // namespace
+
+const CallNode* as_on_device(const Expr& e) { return as_call_of(e, on_device_op()); }
+const CallNode* as_device_copy(const Expr& e) { return as_call_of(e, device_copy_op()); }
 
 void register_placement_ops() {
   // The result type is the argument's type, whatever it is (tensor or tuple).

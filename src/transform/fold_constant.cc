@@ -6,6 +6,7 @@
 
 #include "interp/evaluate.h"
 #include "ir/functor.h"
+#include "op/placement_ops.h"
 #include "op/registry.h"
 #include "support/error.h"
 
@@ -35,8 +36,8 @@ class ConstantFolder : public ExprMutator {
   Expr visit_call(const Call& original) override {
     Call call = downcast<CallNode>(ExprMutator::visit_call(original));
     const OpNode* op = as<OpNode>(call->op);
-    if (!op || op->name == "on_device") return call;
-    if (op->name == "device_copy") return fold_copy(call);
+    if (!op || op == on_device_op()) return call;
+    if (op == device_copy_op()) return fold_copy(call);
     std::vector<Span> spans{call->span()};
     for (const Expr& a : call->args) {
       if (!is_constant_value(a)) return call;
