@@ -7,12 +7,9 @@ namespace switchyard {
 
 Pass SimplifyExpr() {
   return make_module_pass({"SimplifyExpr", 1, {"InferType"}}, [](const IRModule& mod, const PassContext&) {
-    IRModule out = mod;
-    for (const auto& [name, fn] : mod.functions()) {
-      if (fn->is_primitive()) continue;
-      out.add(name, downcast<FunctionNode>(simplify_rules().apply(fn)));
-    }
-    return out;
+    return map_functions(mod, [](const std::string&, const Function& fn) {
+      return downcast<FunctionNode>(simplify_rules().apply(fn));
+    });
   });
 }
 
