@@ -3,7 +3,6 @@
 // reduction, normalisation, oneDNN or plain-loop anchor) and assembles the
 // kernel's translation unit.
 #include <algorithm>
-#include <cctype>
 #include <unordered_map>
 
 #include "backend/cpu_kernel.h"
@@ -12,6 +11,7 @@
 #include "ir/functor.h"
 #include "op/registry.h"
 #include "support/error.h"
+#include "support/identifier.h"
 
 namespace switchyard {
 
@@ -181,20 +181,13 @@ std::string operator_chain(const Function& fn) {
   return join(names, " -> ");
 }
 
-// `name` as a C identifier: other characters become '_'.
-std::string symbol_name(const std::string& name) {
-  std::string out;
-  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
-  return out;
-}
 
 }  // namespace
 
 KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name,
                                  const std::vector<bool>& constant_inputs) {
   CpuKernel k;
-  k.name = symbol_name(name);
+  k.name = c_identifier(name, "_");
   k.function = flatten_parameters(primitive);
   k.constant_inputs = constant_inputs;
   k.constant_inputs.resize(k.function->params.size(), false);

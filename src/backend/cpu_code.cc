@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "support/identifier.h"
+
 namespace switchyard {
 
 void CodeWriter::line(const std::string& text) {
@@ -200,11 +202,7 @@ std::string lowest_literal(DType dtype) {
 }
 
 std::string identifier(const std::string& name) {
-  std::string base = name.rfind("nn.", 0) == 0 ? name.substr(3) : name;
-  std::string out;
-  for (char c : base) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v" + out;
-  return out;
+  return c_identifier(name.rfind("nn.", 0) == 0 ? name.substr(3) : name, "v");
 }
 
 bool mentions(const std::string& text, const std::string& name) {

@@ -3,7 +3,6 @@
 #include "backend/lower.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -13,6 +12,7 @@
 #include "op/placement_ops.h"
 #include "op/registry.h"
 #include "support/error.h"
+#include "support/identifier.h"
 
 namespace switchyard {
 
@@ -83,13 +83,6 @@ Location shape_like(const Type& type, const std::vector<int>& buffers) {
   return root;
 }
 
-// Operator names made C identifiers: "nn.dense" -> "nn_dense".
-std::string readable_name(std::string name) {
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name.empty() ? "kernel" : name;
-}
-
 // A readable kernel name from the operators a primitive function calls.
 std::string kernel_base_name(const Function& primitive) {
   std::vector<std::string> ops;
@@ -101,7 +94,7 @@ std::string kernel_base_name(const Function& primitive) {
   std::string name = ops.size() > 1 ? "fused" : "";
   for (size_t i = 0; i < ops.size() && i < kMostNamed; ++i) name += (name.empty() ? "" : "_") + ops[i];
   if (ops.size() > kMostNamed) name += "_etc";
-  return readable_name(name);
+  return c_identifier(name, "kernel");
 }
 
 class Lowerer {
@@ -380,7 +373,7 @@ class Lowerer {
     if (!primitive) kernel.operator_call = downcast<CallNode>(e);
     kernel.device = device_index(e);
     kernel.span = e->span();
-    kernel.base_name = primitive ? base_name(primitive) : readable_name(as<OpNode>(call->op)->name);
+    kernel.base_name = primitive ? base_name(primitive) : c_identifier(as<OpNode>(call->op)->name, "kernel");
     std::vector<TensorType> types = tensor_leaves(e->checked_type());
     std::vector<int> outputs;
     for (size_t i = 0; i < types.size(); ++i) {

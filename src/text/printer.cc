@@ -13,12 +13,12 @@
 #include "text/printer.h"
 
 #include <algorithm>
-#include <cctype>
 #include <deque>
 #include <string_view>
 #include <unordered_set>
 
 #include "op/registry.h"
+#include "support/identifier.h"
 #include "text/literals.h"
 #include "text/node_index.h"
 
@@ -102,17 +102,8 @@ const ExprNode* evaluation_operand(const ExprNode* n, uint32_t i) {
 bool is_simple_name(const std::string& name) {
   if (name.empty()) return false;
   for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+    if (!is_identifier_char(c)) return false;
   return true;
-}
-
-std::string sanitized_name(const std::string& hint) {
-  if (hint.empty()) return "v";
-  if (is_simple_name(hint)) return hint;
-  std::string out = hint;
-  for (char& c : out)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) c = '_';
-  return out;
 }
 
 std::string global_text(const std::string& name) {
@@ -324,7 +315,7 @@ class FunctionPrinter {
   void name_var(const VarNode* v) {
     NodeInfo& i = info(v);
     if (i.name >= 0) return;
-    std::string candidate = sanitized_name(v->name_hint);
+    std::string candidate = v->name_hint.empty() ? "v" : identifier_chars(v->name_hint);
     if (used_names_.count(candidate)) {
       std::string base = candidate;
       for (int k = 1; used_names_.count(candidate); ++k) candidate = base + "_" + std::to_string(k);
