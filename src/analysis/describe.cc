@@ -89,7 +89,8 @@ std::string describe_node(const Expr& e) {
       out = "if (" + atom(i->cond) + ") { " + atom(i->then_branch) + " } else { " + atom(i->else_branch) + " }";
       break;
     }
-    default:
+    case ExprKind::kVar: case ExprKind::kConstant: case ExprKind::kTupleGetItem: case ExprKind::kGlobalVar:
+    case ExprKind::kOp:
       out = atom(e);
   }
   return out + device_suffix(e);

@@ -125,7 +125,8 @@ void inspect_body(CpuKernel& k) {
     switch (e->kind()) {
       case ExprKind::kVar: case ExprKind::kConstant: case ExprKind::kOp: case ExprKind::kTuple: return;
       case ExprKind::kCall: break;
-      default:
+      case ExprKind::kFunction: case ExprKind::kLet: case ExprKind::kIf: case ExprKind::kTupleGetItem:
+      case ExprKind::kGlobalVar:
         throw Error(ErrorKind::kBackend,
                     std::string("a primitive function for the CPU holds only operator calls, got a ") +
                         expr_kind_name(e->kind()),

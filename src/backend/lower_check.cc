@@ -148,7 +148,8 @@ class LowerableChecker {
       case ExprKind::kTuple:
       case ExprKind::kLet:
         return;
-      default:
+      case ExprKind::kVar: case ExprKind::kConstant: case ExprKind::kCall: case ExprKind::kFunction:
+      case ExprKind::kIf: case ExprKind::kTupleGetItem:
         break;
     }
     if (!e->virtual_device()->is_fully_constrained())

@@ -310,7 +310,7 @@ class GraphBuilder {
       }
       case ExprKind::kIf: exit_if(downcast<IfNode>(e)); return;
       case ExprKind::kCall: exit_call(downcast<CallNode>(e)); return;
-      default: return;
+      case ExprKind::kVar: case ExprKind::kConstant: case ExprKind::kGlobalVar: case ExprKind::kOp: return;
     }
   }
 

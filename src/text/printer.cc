@@ -68,8 +68,10 @@ bool is_atom(const ExprNode* n) {
     case ExprKind::kGlobalVar:
     case ExprKind::kOp: return true;
     case ExprKind::kConstant: return n->virtual_device()->is_fully_unconstrained();
-    default: return false;
+    case ExprKind::kCall: case ExprKind::kFunction: case ExprKind::kLet: case ExprKind::kIf: case ExprKind::kTuple:
+    case ExprKind::kTupleGetItem: return false;
   }
+  return false;
 }
 
 // Whether a node written in place opens nested blocks.
@@ -95,8 +97,10 @@ const ExprNode* evaluation_operand(const ExprNode* n, uint32_t i) {
       return i == 0 ? branch->cond.get() : i == 1 ? branch->then_branch.get() : i == 2 ? branch->else_branch.get() : nullptr;
     }
     case ExprKind::kFunction: return i == 0 ? static_cast<const FunctionNode*>(n)->body.get() : nullptr;
-    default: return nullptr;
+    case ExprKind::kVar: case ExprKind::kConstant: case ExprKind::kLet: case ExprKind::kGlobalVar: case ExprKind::kOp:
+      return nullptr;
   }
+  return nullptr;
 }
 
 bool is_simple_name(const std::string& name) {
@@ -250,7 +254,7 @@ class FunctionPrinter {
           use(let->body, target, Position::kTail);
           break;
         }
-        default: break;
+        case ExprKind::kVar: case ExprKind::kConstant: case ExprKind::kGlobalVar: case ExprKind::kOp: break;
       }
     }
   }
@@ -343,7 +347,8 @@ class FunctionPrinter {
           return;
         }
         break;
-      default: break;
+      case ExprKind::kCall: case ExprKind::kFunction: case ExprKind::kLet: case ExprKind::kIf: case ExprKind::kTuple:
+      case ExprKind::kTupleGetItem: break;
     }
     NodeInfo& i = info(n);
     out_ += '%';
@@ -411,7 +416,8 @@ class FunctionPrinter {
         return;
       }
       case ExprKind::kConstant: out_ += constant_text(static_cast<const ConstantNode*>(n)->data); return;
-      default: write_reference(n); return;
+      case ExprKind::kVar: case ExprKind::kFunction: case ExprKind::kLet: case ExprKind::kIf: case ExprKind::kGlobalVar:
+      case ExprKind::kOp: write_reference(n); return;
     }
   }
 
@@ -506,7 +512,9 @@ class FunctionPrinter {
         out_ += function_header("fn (", *static_cast<const FunctionNode*>(n), false);
         out_ += " {\n";
         break;
-      default:  // a Let that is not a statement of this block: a block expression
+      case ExprKind::kLet:  // not a statement of this block: a block expression
+      case ExprKind::kVar: case ExprKind::kConstant: case ExprKind::kCall: case ExprKind::kTuple:
+      case ExprKind::kTupleGetItem: case ExprKind::kGlobalVar: case ExprKind::kOp:
         out_ += "{\n";
         break;
     }

@@ -61,7 +61,8 @@ class DeadBindingRemover {
         case ExprKind::kFunction:
           work.push_back(static_cast<const FunctionNode*>(n)->body.get());
           break;
-        default:
+        case ExprKind::kConstant: case ExprKind::kCall: case ExprKind::kIf: case ExprKind::kTuple:
+        case ExprKind::kTupleGetItem: case ExprKind::kGlobalVar: case ExprKind::kOp:
           for_each_child(Expr(n), [&](const Expr& c) { work.push_back(c.get()); });
       }
     }

@@ -19,9 +19,10 @@ bool is_atomic(const ExprNode* n) {
       return true;
     case ExprKind::kFunction:
       return static_cast<const FunctionNode*>(n)->is_primitive();
-    default:
+    case ExprKind::kCall: case ExprKind::kLet: case ExprKind::kIf: case ExprKind::kTuple: case ExprKind::kTupleGetItem:
       return false;
   }
+  return false;
 }
 
 // Children in the order this pass walks them: a let's variable between its
@@ -40,7 +41,8 @@ void for_each_walked_child(const ExprNode* n, F&& fn) {
     case ExprKind::kFunction:
       if (!is_atomic(n)) fn(static_cast<const FunctionNode*>(n)->body.get());
       break;
-    default:
+    case ExprKind::kVar: case ExprKind::kConstant: case ExprKind::kCall: case ExprKind::kIf: case ExprKind::kTuple:
+    case ExprKind::kTupleGetItem: case ExprKind::kGlobalVar: case ExprKind::kOp:
       for_each_child(Expr(n), [&](const Expr& c) { fn(c.get()); });
   }
 }
@@ -204,7 +206,7 @@ class ANormalizer {
         if (fn->is_primitive()) break;
         return bind(n, node, with_fields(fn, {.body = wrap(node.inner.first, atom(fn->body))}));
       }
-      default:
+      case ExprKind::kConstant: case ExprKind::kGlobalVar: case ExprKind::kOp:
         break;
     }
     node.atom = e;
