@@ -4,6 +4,7 @@
 // deep as the data. Which visit_* methods a subclass overrides is looked up
 // once per top-level visit; the others then run entirely in C++.
 #include <array>
+#include <iterator>
 #include <thread>
 
 #include "common.h"
@@ -12,8 +13,6 @@
 namespace switchyard::python {
 
 namespace {
-
-constexpr size_t kNumKinds = 10;
 
 // The Python method name for each node kind (visit_tuple_getitem is the
 // Python spelling of the C++ visit_tuple_get_item).
@@ -33,10 +32,12 @@ const char* visit_name(ExprKind kind) {
   return "visit";
 }
 
-constexpr ExprKind kAllKinds[kNumKinds] = {ExprKind::kVar,   ExprKind::kConstant, ExprKind::kCall,
-                                           ExprKind::kFunction, ExprKind::kLet,   ExprKind::kIf,
-                                           ExprKind::kTuple, ExprKind::kTupleGetItem, ExprKind::kGlobalVar,
-                                           ExprKind::kOp};
+constexpr ExprKind kAllKinds[] = {
+#define SY_KIND(Name, lower) ExprKind::k##Name,
+    SY_EXPR_KINDS(SY_KIND)
+#undef SY_KIND
+};
+constexpr size_t kNumKinds = std::size(kAllKinds);
 
 // The Python overrides of one visitor object, refreshed on each outermost
 // visit, plus the roots it has visited: the C++ memo is keyed by node

@@ -22,9 +22,9 @@ Expr callee_arg(py::handle op) {
   return to_expr(op, "op");
 }
 
-int index_arg(py::handle value) {
+int index_arg(py::handle value, const char* what = "index") {
   if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr()))
-    throw py::type_error("index must be an int, got " + type_name_of(value));
+    throw py::type_error(std::string(what) + " must be an int, got " + type_name_of(value));
   long long v = PyLong_AsLongLong(value.ptr());
   if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
   if (v < 0 || v > INT32_MAX) throw py::index_error("tuple index " + std::to_string(v) + " is out of range");
@@ -71,93 +71,69 @@ FieldChanges check_changes(const Expr& e, const py::kwargs& kwargs, std::vector<
   return fc;
 }
 
+// A field's new value from Python; errors name the field.
+template <typename T>
+T field_from_python(py::handle value, const char* name) {
+  if constexpr (std::is_same_v<T, std::string>) return name_arg(value, name);
+  else if constexpr (std::is_same_v<T, Type>) return to_type_or_null(value, name);
+  else if constexpr (std::is_same_v<T, NDArray>) return ndarray_from_python(value, name);
+  else if constexpr (std::is_same_v<T, Expr>) return to_expr(value, name);
+  else if constexpr (std::is_same_v<T, std::vector<Expr>>) return to_expr_list(value, name);
+  else if constexpr (std::is_same_v<T, Var>) return to_var(value, name);
+  else if constexpr (std::is_same_v<T, std::vector<Var>>) return to_var_list(value, name);
+  else if constexpr (std::is_same_v<T, int>) return index_arg(value, name);
+  else if constexpr (std::is_same_v<T, Attrs>) return call_attrs(Expr(), value);
+  else static_assert(!sizeof(T*), "say how a Python value converts to this field type");
+}
+
+// Fields whose conversion depends on the node; the generic conversion skips
+// the fields set here.
+template <typename N, typename C>
+void convert_dependent_fields(const Ref<N>&, const FieldChanges&, C&) {}
+
+// A callee may be an operator name; attributes are normalized for the callee.
+void convert_dependent_fields(const Call& call, const FieldChanges& fc, CallChanges& c) {
+  Expr op = call->op;
+  if (fc.has("op")) c.op = op = callee_arg(fc.get("op"));
+  if (fc.has("attrs")) {
+    c.attrs = call_attrs(op, fc.get("attrs"));
+  } else if (!op.same_as(call->op) && is<OpNode>(op)) {
+    // A new operator: the current attributes, completed for it.
+    std::vector<std::pair<std::string, AttrValue>> entries;
+    if (call->attrs) entries = call->attrs->entries();
+    c.attrs = normalize_attrs(*as<OpNode>(op)->def, std::move(entries));
+  }
+}
+
+// A constant's type follows its data.
+void convert_dependent_fields(const Constant&, const FieldChanges& fc, ConstantChanges& c) {
+  if (!fc.has("data") || fc.has("checked_type")) return;
+  c.data = ndarray_from_python(fc.get("data"), "data");
+  c.checked_type = Type(tensor_type(c.data->shape(), c.data->dtype()));
+}
+
+template <typename N, typename C>
+Expr with_fields_of(const Ref<N>& n, const py::kwargs& kwargs) {
+  std::vector<std::string> own;
+  C::for_each_field([&](const char* name, auto) { own.push_back(name); });
+  FieldChanges fc = check_changes(n, kwargs, std::move(own));
+  C c;
+  convert_dependent_fields(n, fc, c);
+  C::for_each_field([&](const char* name, auto member) {
+    using T = typename std::remove_reference_t<decltype(c.*member)>::value_type;
+    if (fc.has(name) && !(c.*member)) c.*member = field_from_python<T>(fc.get(name), name);
+  });
+  fc.meta(c);
+  return with_fields(n, std::move(c));
+}
+
 Expr with_fields_python(const Expr& e, const py::kwargs& kwargs) {
   switch (e->kind()) {
-    case ExprKind::kVar: {
-      FieldChanges fc = check_changes(e, kwargs, {"name_hint", "type_annotation"});
-      VarChanges c;
-      if (fc.has("name_hint")) c.name_hint = name_arg(fc.get("name_hint"), "name_hint");
-      if (fc.has("type_annotation")) c.type_annotation = to_type_or_null(fc.get("type_annotation"), "type_annotation");
-      fc.meta(c);
-      return with_fields(downcast<VarNode>(e), std::move(c));
-    }
-    case ExprKind::kConstant: {
-      FieldChanges fc = check_changes(e, kwargs, {"data"});
-      ConstantChanges c;
-      if (fc.has("data")) c.data = ndarray_from_python(fc.get("data"), "data");
-      fc.meta(c);
-      // A constant's type follows its data.
-      if (c.data && !fc.has("checked_type")) c.checked_type = Type(tensor_type(c.data->shape(), c.data->dtype()));
-      return with_fields(downcast<ConstantNode>(e), std::move(c));
-    }
-    case ExprKind::kCall: {
-      Call call = downcast<CallNode>(e);
-      FieldChanges fc = check_changes(e, kwargs, {"op", "args", "attrs"});
-      CallChanges c;
-      Expr op = call->op;
-      if (fc.has("op")) c.op = op = callee_arg(fc.get("op"));
-      if (fc.has("args")) c.args = to_expr_list(fc.get("args"), "args");
-      if (fc.has("attrs")) {
-        c.attrs = call_attrs(op, fc.get("attrs"));
-      } else if (!op.same_as(call->op) && is<OpNode>(op)) {
-        // A new operator: the current attributes, completed for it.
-        std::vector<std::pair<std::string, AttrValue>> entries;
-        if (call->attrs) entries = call->attrs->entries();
-        c.attrs = normalize_attrs(*as<OpNode>(op)->def, std::move(entries));
-      }
-      fc.meta(c);
-      return with_fields(call, std::move(c));
-    }
-    case ExprKind::kFunction: {
-      FieldChanges fc = check_changes(e, kwargs, {"params", "body", "ret_type", "attrs"});
-      FunctionChanges c;
-      if (fc.has("params")) c.params = to_var_list(fc.get("params"), "params");
-      if (fc.has("body")) c.body = to_expr(fc.get("body"), "body");
-      if (fc.has("ret_type")) c.ret_type = to_type_or_null(fc.get("ret_type"), "ret_type");
-      if (fc.has("attrs")) c.attrs = call_attrs(Expr(), fc.get("attrs"));
-      fc.meta(c);
-      return with_fields(downcast<FunctionNode>(e), std::move(c));
-    }
-    case ExprKind::kLet: {
-      FieldChanges fc = check_changes(e, kwargs, {"var", "value", "body"});
-      LetChanges c;
-      if (fc.has("var")) c.var = to_var(fc.get("var"), "var");
-      if (fc.has("value")) c.value = to_expr(fc.get("value"), "value");
-      if (fc.has("body")) c.body = to_expr(fc.get("body"), "body");
-      fc.meta(c);
-      return with_fields(downcast<LetNode>(e), std::move(c));
-    }
-    case ExprKind::kIf: {
-      FieldChanges fc = check_changes(e, kwargs, {"cond", "then_branch", "else_branch"});
-      IfChanges c;
-      if (fc.has("cond")) c.cond = to_expr(fc.get("cond"), "cond");
-      if (fc.has("then_branch")) c.then_branch = to_expr(fc.get("then_branch"), "then_branch");
-      if (fc.has("else_branch")) c.else_branch = to_expr(fc.get("else_branch"), "else_branch");
-      fc.meta(c);
-      return with_fields(downcast<IfNode>(e), std::move(c));
-    }
-    case ExprKind::kTuple: {
-      FieldChanges fc = check_changes(e, kwargs, {"fields"});
-      TupleChanges c;
-      if (fc.has("fields")) c.fields = to_expr_list(fc.get("fields"), "fields");
-      fc.meta(c);
-      return with_fields(downcast<TupleNode>(e), std::move(c));
-    }
-    case ExprKind::kTupleGetItem: {
-      FieldChanges fc = check_changes(e, kwargs, {"tuple", "index"});
-      TupleGetItemChanges c;
-      if (fc.has("tuple")) c.tuple = to_expr(fc.get("tuple"), "tuple");
-      if (fc.has("index")) c.index = index_arg(fc.get("index"));
-      fc.meta(c);
-      return with_fields(downcast<TupleGetItemNode>(e), std::move(c));
-    }
-    case ExprKind::kGlobalVar: {
-      FieldChanges fc = check_changes(e, kwargs, {"name"});
-      GlobalVarChanges c;
-      if (fc.has("name")) c.name = name_arg(fc.get("name"), "name");
-      fc.meta(c);
-      return with_fields(downcast<GlobalVarNode>(e), std::move(c));
-    }
+#define SY_CASE(Name, lower) \
+  case ExprKind::k##Name:    \
+    return with_fields_of<Name##Node, Name##Changes>(downcast<Name##Node>(e), kwargs);
+    SY_REBUILT_EXPR_KINDS(SY_CASE)
+#undef SY_CASE
     case ExprKind::kOp:
       if (kwargs.size() != 0) throw py::type_error("Op nodes are interned operators and cannot be changed");
       return e;
@@ -169,6 +145,23 @@ py::list exprs_to_list(const std::vector<Expr>& xs) {
   py::list out;
   for (const Expr& x : xs) out.append(py::cast(x));
   return out;
+}
+
+// Adds a read-only property per field of the kind's table.
+template <typename N, typename Class>
+Class bind_fields(Class cls) {
+  N::for_each_field([&](const char* name, auto member) {
+    using T = std::remove_cvref_t<decltype(std::declval<const N&>().*member)>;
+    if constexpr (std::is_same_v<T, NDArray>) {
+      cls.def_property_readonly(name, [member](const N& n) { return ndarray_to_numpy(n.*member); },
+                                "The value as a NumPy array (a copy).");
+    } else if constexpr (std::is_same_v<T, std::vector<Expr>>) {
+      cls.def_property_readonly(name, [member](const N& n) { return exprs_to_list(n.*member); });
+    } else {
+      cls.def_property_readonly(name, [member](const N& n) { return T(n.*member); });
+    }
+  });
+  return cls;
 }
 
 void bind_expr_base(py::module_& ir) {
@@ -199,32 +192,27 @@ void bind_expr_base(py::module_& ir) {
 }
 
 void bind_leaves(py::module_& ir) {
-  py::class_<VarNode, ExprNode, Var>(ir, "Var", "A variable: a function parameter or let binding.")
+  bind_fields<VarNode>(py::class_<VarNode, ExprNode, Var>(ir, "Var", "A variable: a function parameter or let binding."))
       .def(py::init([](py::handle name_hint, py::handle type_annotation, py::handle vd, py::handle span) {
              return make_var(name_arg(name_hint, "name_hint"), to_type_or_null(type_annotation, "type_annotation"),
                              meta_of(vd, span));
            }),
            py::arg("name_hint"), py::arg("type_annotation") = py::none(), py::kw_only(),
-           py::arg("virtual_device") = py::none(), py::arg("span") = py::none())
-      .def_property_readonly("name_hint", [](const VarNode& v) { return v.name_hint; })
-      .def_property_readonly("type_annotation", [](const VarNode& v) { return v.type_annotation; });
+           py::arg("virtual_device") = py::none(), py::arg("span") = py::none());
 
-  py::class_<ConstantNode, ExprNode, Constant>(ir, "Constant", "A tensor constant.")
+  bind_fields<ConstantNode>(py::class_<ConstantNode, ExprNode, Constant>(ir, "Constant", "A tensor constant."))
       .def(py::init([](py::handle data, py::handle vd, py::handle span) {
              return make_constant(ndarray_from_python(data, "data"), meta_of(vd, span));
            }),
            py::arg("data"), py::kw_only(), py::arg("virtual_device") = py::none(), py::arg("span") = py::none())
-      .def_property_readonly("data", [](const ConstantNode& c) { return ndarray_to_numpy(c.data); },
-                             "The value as a NumPy array (a copy).")
       .def_property_readonly("dtype", [](const ConstantNode& c) { return dtype_name(c.data.dtype()); })
       .def_property_readonly("shape", [](const ConstantNode& c) { return py::tuple(py::cast(c.data.shape())); });
 
-  py::class_<GlobalVarNode, ExprNode, GlobalVar>(ir, "GlobalVar", "A reference to a module-level function, by name.")
+  bind_fields<GlobalVarNode>(py::class_<GlobalVarNode, ExprNode, GlobalVar>(ir, "GlobalVar", "A reference to a module-level function, by name."))
       .def(py::init([](py::handle name, py::handle vd, py::handle span) {
              return make_global_var(name_arg(name, "name"), meta_of(vd, span));
            }),
-           py::arg("name"), py::kw_only(), py::arg("virtual_device") = py::none(), py::arg("span") = py::none())
-      .def_property_readonly("name", [](const GlobalVarNode& g) { return g.name; });
+           py::arg("name"), py::kw_only(), py::arg("virtual_device") = py::none(), py::arg("span") = py::none());
 
   py::class_<OpNode, ExprNode, Op>(ir, "Op", "An operator (interned: Op(\"add\") is always the same node).")
       .def(py::init([](py::handle name) { return op_get(name_arg(name, "name")); }), py::arg("name"))
@@ -242,19 +230,16 @@ void bind_leaves(py::module_& ir) {
 }
 
 void bind_compounds(py::module_& ir) {
-  py::class_<CallNode, ExprNode, Call>(ir, "Call", "A call of an operator or function.")
+  bind_fields<CallNode>(py::class_<CallNode, ExprNode, Call>(ir, "Call", "A call of an operator or function."))
       .def(py::init([](py::handle op, py::handle args, py::handle attrs, py::handle vd, py::handle span) {
              Expr callee = callee_arg(op);
              return make_call(callee, to_expr_list(args, "args"), call_attrs(callee, attrs), meta_of(vd, span));
            }),
            py::arg("op"), py::arg("args"), py::arg("attrs") = py::none(), py::kw_only(),
-           py::arg("virtual_device") = py::none(), py::arg("span") = py::none())
-      .def_property_readonly("op", [](const CallNode& c) { return c.op; })
-      .def_property_readonly("args", [](const CallNode& c) { return exprs_to_list(c.args); })
-      .def_property_readonly("attrs", [](const CallNode& c) { return c.attrs; });
+           py::arg("virtual_device") = py::none(), py::arg("span") = py::none());
 
-  py::class_<FunctionNode, ExprNode, Function>(ir, "Function",
-                                               "A function. Its virtual_device is where its result is produced.")
+  bind_fields<FunctionNode>(py::class_<FunctionNode, ExprNode, Function>(ir, "Function",
+                                               "A function. Its virtual_device is where its result is produced."))
       .def(py::init([](py::handle params, py::handle body, py::handle ret_type, py::handle vd, py::handle span,
                        py::handle attrs) {
              return make_function(to_var_list(params, "params"), to_expr(body, "body"),
@@ -262,49 +247,36 @@ void bind_compounds(py::module_& ir) {
            }),
            py::arg("params"), py::arg("body"), py::arg("ret_type") = py::none(), py::kw_only(),
            py::arg("virtual_device") = py::none(), py::arg("span") = py::none(), py::arg("attrs") = py::none())
-      .def_property_readonly("params", [](const FunctionNode& f) { return f.params; })
-      .def_property_readonly("body", [](const FunctionNode& f) { return f.body; })
-      .def_property_readonly("ret_type", [](const FunctionNode& f) { return f.ret_type; })
-      .def_property_readonly("attrs", [](const FunctionNode& f) { return f.attrs; })
       .def_property_readonly("is_primitive", &FunctionNode::is_primitive);
 
-  py::class_<LetNode, ExprNode, Let>(ir, "Let", "let var = value; body")
+  bind_fields<LetNode>(py::class_<LetNode, ExprNode, Let>(ir, "Let", "let var = value; body"))
       .def(py::init([](py::handle var, py::handle value, py::handle body, py::handle vd, py::handle span) {
              return make_let(to_var(var, "var"), to_expr(value, "value"), to_expr(body, "body"), meta_of(vd, span));
            }),
            py::arg("var"), py::arg("value"), py::arg("body"), py::kw_only(), py::arg("virtual_device") = py::none(),
-           py::arg("span") = py::none())
-      .def_property_readonly("var", [](const LetNode& l) { return l.var; })
-      .def_property_readonly("value", [](const LetNode& l) { return l.value; })
-      .def_property_readonly("body", [](const LetNode& l) { return l.body; });
+           py::arg("span") = py::none());
 
-  py::class_<IfNode, ExprNode, If>(ir, "If", "if (cond) { then_branch } else { else_branch }")
+  bind_fields<IfNode>(py::class_<IfNode, ExprNode, If>(ir, "If", "if (cond) { then_branch } else { else_branch }"))
       .def(py::init([](py::handle cond, py::handle then_branch, py::handle else_branch, py::handle vd, py::handle span) {
              return make_if(to_expr(cond, "cond"), to_expr(then_branch, "then_branch"),
                             to_expr(else_branch, "else_branch"), meta_of(vd, span));
            }),
            py::arg("cond"), py::arg("then_branch"), py::arg("else_branch"), py::kw_only(),
-           py::arg("virtual_device") = py::none(), py::arg("span") = py::none())
-      .def_property_readonly("cond", [](const IfNode& i) { return i.cond; })
-      .def_property_readonly("then_branch", [](const IfNode& i) { return i.then_branch; })
-      .def_property_readonly("else_branch", [](const IfNode& i) { return i.else_branch; });
+           py::arg("virtual_device") = py::none(), py::arg("span") = py::none());
 
-  py::class_<TupleNode, ExprNode, Tuple>(ir, "Tuple", "A tuple of values.")
+  bind_fields<TupleNode>(py::class_<TupleNode, ExprNode, Tuple>(ir, "Tuple", "A tuple of values."))
       .def(py::init([](py::handle fields, py::handle vd, py::handle span) {
              return make_tuple(to_expr_list(fields, "fields"), meta_of(vd, span));
            }),
            py::arg("fields"), py::kw_only(), py::arg("virtual_device") = py::none(), py::arg("span") = py::none())
-      .def_property_readonly("fields", [](const TupleNode& t) { return exprs_to_list(t.fields); })
       .def("__len__", [](const TupleNode& t) { return t.fields.size(); });
 
-  py::class_<TupleGetItemNode, ExprNode, TupleGetItem>(ir, "TupleGetItem", "tuple.index")
+  bind_fields<TupleGetItemNode>(py::class_<TupleGetItemNode, ExprNode, TupleGetItem>(ir, "TupleGetItem", "tuple.index"))
       .def(py::init([](py::handle tuple, py::handle index, py::handle vd, py::handle span) {
              return make_tuple_get_item(to_expr(tuple, "tuple"), index_arg(index), meta_of(vd, span));
            }),
            py::arg("tuple"), py::arg("index"), py::kw_only(), py::arg("virtual_device") = py::none(),
-           py::arg("span") = py::none())
-      .def_property_readonly("tuple", [](const TupleGetItemNode& t) { return t.tuple; })
-      .def_property_readonly("index", [](const TupleGetItemNode& t) { return t.index; });
+           py::arg("span") = py::none());
 }
 
 py::list op_definitions() {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ir/attrs.h"
@@ -19,8 +20,9 @@
 
 namespace switchyard {
 
-// X(NodeName, visit_method_suffix) for every node kind.
-#define SY_EXPR_KINDS(X)               \
+// X(NodeName, visit_method_suffix) for every kind rebuilt through
+// with_fields; each has a field table SY_FIELDS_<NodeName> below.
+#define SY_REBUILT_EXPR_KINDS(X)       \
   X(Var, var)                          \
   X(Constant, constant)                \
   X(Call, call)                        \
@@ -29,8 +31,11 @@ namespace switchyard {
   X(If, if)                            \
   X(Tuple, tuple)                      \
   X(TupleGetItem, tuple_get_item)      \
-  X(GlobalVar, global_var)             \
-  X(Op, op)
+  X(GlobalVar, global_var)
+
+// Every node kind: the above plus Op, interned (one node per operator name,
+// never placed or rebuilt).
+#define SY_EXPR_KINDS(X) SY_REBUILT_EXPR_KINDS(X) X(Op, op)
 
 enum class ExprKind : uint8_t {
 #define SY_ENUM(name, lower) k##name,
@@ -77,55 +82,92 @@ struct NodeMeta {
   Type checked_type;
 };
 
+// Field tables: F(type, name) for each field of a kind, in evaluation order
+// (the order of constructor arguments and of for_each_child). Everything
+// kind-independent is generated from them: node members and constructors,
+// with_fields and its *Changes structs, with_meta, with_children,
+// for_each_child, the mutator's default rebuild, structural equality and
+// hashing, and the Python properties and with_fields. A field's type says
+// how generic code treats it (is_child_field / is_binder_field below).
+#define SY_FIELDS_Var(F)                                                    \
+  F(std::string, name_hint) /* a hint: structural equality ignores it */    \
+  F(Type, type_annotation)  /* may be null */
+
+#define SY_FIELDS_Constant(F) F(NDArray, data)
+
+#define SY_FIELDS_Call(F)                                                    \
+  F(Expr, op)               /* an Op, a GlobalVar, or any function-valued expression */ \
+  F(std::vector<Expr>, args)                                                 \
+  F(Attrs, attrs)           /* operator attributes (null for non-operator calls) */
+
+#define SY_FIELDS_Function(F)                                               \
+  F(std::vector<Var>, params)                                               \
+  F(Expr, body)                                                             \
+  F(Type, ret_type)         /* may be null before InferType */              \
+  F(Attrs, attrs)           /* e.g. Primitive=1 for fused kernels; may be null */
+
+#define SY_FIELDS_Let(F) F(Var, var) F(Expr, value) F(Expr, body)
+
+#define SY_FIELDS_If(F) F(Expr, cond) F(Expr, then_branch) F(Expr, else_branch)
+
+#define SY_FIELDS_Tuple(F) F(std::vector<Expr>, fields)
+
+#define SY_FIELDS_TupleGetItem(F) F(Expr, tuple) F(int, index)
+
+#define SY_FIELDS_GlobalVar(F) F(std::string, name)
+
+// Child expressions are walked, rebuilt and compared node by node; Vars are
+// binders (structural equality pairs them up to renaming); every other field
+// is a plain value.
+template <typename T>
+constexpr bool is_child_field = std::is_same_v<T, Expr> || std::is_same_v<T, std::vector<Expr>> ||
+                                std::is_same_v<T, Var> || std::is_same_v<T, std::vector<Var>>;
+template <typename T>
+constexpr bool is_binder_field = std::is_same_v<T, Var> || std::is_same_v<T, std::vector<Var>>;
+template <typename T>
+constexpr bool is_child_list_field = std::is_same_v<T, std::vector<Expr>> || std::is_same_v<T, std::vector<Var>>;
+
+#define SY_FIELD_PARAM(T, name) T name,
+#define SY_FIELD_INIT(T, name) , name(std::move(name))
+#define SY_FIELD_MEMBER(T, name) const T name;
+#define SY_FIELD_POINTER(T, name) fn(#name, &Self::name);
+
+// The kind tag, a constructor taking every field then the metadata, the
+// fields as const members, and for_each_field(fn), which calls
+// fn("name", &Node::name) for each field in table order.
+#define SY_NODE_FIELDS(Name)                                                                  \
+  static constexpr ExprKind kKind = ExprKind::k##Name;                                        \
+  Name##Node(SY_FIELDS_##Name(SY_FIELD_PARAM) NodeMeta m)                                     \
+      : ExprNode(kKind, m.virtual_device, std::move(m.span), std::move(m.checked_type))       \
+            SY_FIELDS_##Name(SY_FIELD_INIT) {}                                                \
+  SY_FIELDS_##Name(SY_FIELD_MEMBER)                                                           \
+  template <typename F>                                                                       \
+  static constexpr void for_each_field(F&& fn) {                                              \
+    using Self = Name##Node;                                                                  \
+    SY_FIELDS_##Name(SY_FIELD_POINTER)                                                        \
+  }
+
 class VarNode : public ExprNode {
  public:
-  static constexpr ExprKind kKind = ExprKind::kVar;
-  VarNode(std::string name_hint, Type type_annotation, NodeMeta m)
-      : ExprNode(kKind, m.virtual_device, std::move(m.span), std::move(m.checked_type)),
-        name_hint(std::move(name_hint)),
-        type_annotation(std::move(type_annotation)) {}
-  const std::string name_hint;
-  const Type type_annotation;  // may be null
+  SY_NODE_FIELDS(Var)
 };
 
 class ConstantNode : public ExprNode {
  public:
-  static constexpr ExprKind kKind = ExprKind::kConstant;
-  ConstantNode(NDArray data, NodeMeta m)
-      : ExprNode(kKind, m.virtual_device, std::move(m.span), std::move(m.checked_type)),
-        data(std::move(data)) {}
-  const NDArray data;
+  SY_NODE_FIELDS(Constant)
   TensorType tensor_type() const { return switchyard::tensor_type(data.shape(), data.dtype()); }
 };
 
 class CallNode : public ExprNode {
  public:
-  static constexpr ExprKind kKind = ExprKind::kCall;
-  CallNode(Expr op, std::vector<Expr> args, Attrs attrs, NodeMeta m)
-      : ExprNode(kKind, m.virtual_device, std::move(m.span), std::move(m.checked_type)),
-        op(std::move(op)),
-        args(std::move(args)),
-        attrs(std::move(attrs)) {}
-  const Expr op;  // an Op, a GlobalVar, or any function-valued expression
-  const std::vector<Expr> args;
-  const Attrs attrs;  // operator attributes (null for non-operator calls)
+  SY_NODE_FIELDS(Call)
 };
 
 // A function. Its virtual_device is where its result is produced; each
 // parameter's device is that parameter Var's virtual_device.
 class FunctionNode : public ExprNode {
  public:
-  static constexpr ExprKind kKind = ExprKind::kFunction;
-  FunctionNode(std::vector<Var> params, Expr body, Type ret_type, Attrs attrs, NodeMeta m)
-      : ExprNode(kKind, m.virtual_device, std::move(m.span), std::move(m.checked_type)),
-        params(std::move(params)),
-        body(std::move(body)),
-        ret_type(std::move(ret_type)),
-        attrs(std::move(attrs)) {}
-  const std::vector<Var> params;
-  const Expr body;
-  const Type ret_type;  // may be null before InferType
-  const Attrs attrs;    // e.g. Primitive=1 for fused kernels; may be null
+  SY_NODE_FIELDS(Function)
   // The result's device (same as virtual_device()).
   const VirtualDevice* result_virtual_device() const { return virtual_device(); }
   bool is_primitive() const;
@@ -133,58 +175,28 @@ class FunctionNode : public ExprNode {
 
 class LetNode : public ExprNode {
  public:
-  static constexpr ExprKind kKind = ExprKind::kLet;
-  LetNode(Var var, Expr value, Expr body, NodeMeta m)
-      : ExprNode(kKind, m.virtual_device, std::move(m.span), std::move(m.checked_type)),
-        var(std::move(var)),
-        value(std::move(value)),
-        body(std::move(body)) {}
-  const Var var;
-  const Expr value;
-  const Expr body;
+  SY_NODE_FIELDS(Let)
 };
 
 class IfNode : public ExprNode {
  public:
-  static constexpr ExprKind kKind = ExprKind::kIf;
-  IfNode(Expr cond, Expr then_branch, Expr else_branch, NodeMeta m)
-      : ExprNode(kKind, m.virtual_device, std::move(m.span), std::move(m.checked_type)),
-        cond(std::move(cond)),
-        then_branch(std::move(then_branch)),
-        else_branch(std::move(else_branch)) {}
-  const Expr cond;
-  const Expr then_branch;
-  const Expr else_branch;
+  SY_NODE_FIELDS(If)
 };
 
 class TupleNode : public ExprNode {
  public:
-  static constexpr ExprKind kKind = ExprKind::kTuple;
-  TupleNode(std::vector<Expr> fields, NodeMeta m)
-      : ExprNode(kKind, m.virtual_device, std::move(m.span), std::move(m.checked_type)),
-        fields(std::move(fields)) {}
-  const std::vector<Expr> fields;
+  SY_NODE_FIELDS(Tuple)
 };
 
 class TupleGetItemNode : public ExprNode {
  public:
-  static constexpr ExprKind kKind = ExprKind::kTupleGetItem;
-  TupleGetItemNode(Expr tuple, int index, NodeMeta m)
-      : ExprNode(kKind, m.virtual_device, std::move(m.span), std::move(m.checked_type)),
-        tuple(std::move(tuple)),
-        index(index) {}
-  const Expr tuple;
-  const int index;
+  SY_NODE_FIELDS(TupleGetItem)
 };
 
 // A reference to a module-level function, by name.
 class GlobalVarNode : public ExprNode {
  public:
-  static constexpr ExprKind kKind = ExprKind::kGlobalVar;
-  GlobalVarNode(std::string name, NodeMeta m)
-      : ExprNode(kKind, m.virtual_device, std::move(m.span), std::move(m.checked_type)),
-        name(std::move(name)) {}
-  const std::string name;
+  SY_NODE_FIELDS(GlobalVar)
 };
 
 struct OpDef;  // op/registry.h
@@ -210,6 +222,20 @@ Ref<N> downcast(const Expr& e) {
 template <typename N>
 bool is(const Expr& e) {
   return as<N>(e) != nullptr;
+}
+
+// fn(node) with `e` cast to its own node type (const CallNode*, ...), for
+// generic code that branches on the node type at compile time.
+template <typename F>
+decltype(auto) visit_node(const ExprNode* e, F&& fn) {
+  switch (e->kind()) {
+#define SY_CASE(name, lower) \
+  case ExprKind::k##name:    \
+    return fn(static_cast<const name##Node*>(e));
+    SY_EXPR_KINDS(SY_CASE)
+#undef SY_CASE
+  }
+  __builtin_unreachable();
 }
 
 // Constructors. Device and span are always accepted; null device = unconstrained.

@@ -3,44 +3,33 @@
 
 namespace switchyard {
 
+namespace detail {
+
+// Calls fn on each child expression held by one field (none for a value).
+template <typename T, typename F>
+void for_each_child_in(const T& field, F& fn) {
+  if constexpr (std::is_same_v<T, Expr>) {
+    fn(field);
+  } else if constexpr (std::is_same_v<T, Var>) {
+    fn(Expr(field));
+  } else if constexpr (is_child_list_field<T>) {
+    for (const auto& c : field) fn(Expr(c));
+  }
+}
+
+}  // namespace detail
+
 template <typename F>
 void for_each_child(const Expr& e, F&& fn) {
   switch (e->kind()) {
-    case ExprKind::kCall: {
-      auto* n = static_cast<const CallNode*>(e.get());
-      fn(n->op);
-      for (const Expr& a : n->args) fn(a);
-      break;
-    }
-    case ExprKind::kFunction: {
-      auto* n = static_cast<const FunctionNode*>(e.get());
-      for (const Var& p : n->params) fn(Expr(p));
-      fn(n->body);
-      break;
-    }
-    case ExprKind::kLet: {
-      auto* n = static_cast<const LetNode*>(e.get());
-      fn(Expr(n->var));
-      fn(n->value);
-      fn(n->body);
-      break;
-    }
-    case ExprKind::kIf: {
-      auto* n = static_cast<const IfNode*>(e.get());
-      fn(n->cond);
-      fn(n->then_branch);
-      fn(n->else_branch);
-      break;
-    }
-    case ExprKind::kTuple:
-      for (const Expr& f : static_cast<const TupleNode*>(e.get())->fields) fn(f);
-      break;
-    case ExprKind::kTupleGetItem:
-      fn(static_cast<const TupleGetItemNode*>(e.get())->tuple);
-      break;
-    case ExprKind::kVar:
-    case ExprKind::kConstant:
-    case ExprKind::kGlobalVar:
+#define SY_CASE(Name, lower)                                                                          \
+  case ExprKind::k##Name: {                                                                           \
+    auto* n = static_cast<const Name##Node*>(e.get());                                                \
+    Name##Node::for_each_field([&](const char*, auto member) { detail::for_each_child_in(n->*member, fn); }); \
+    break;                                                                                            \
+  }
+    SY_REBUILT_EXPR_KINDS(SY_CASE)
+#undef SY_CASE
     case ExprKind::kOp:
       break;
   }

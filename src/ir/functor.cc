@@ -1,6 +1,8 @@
 // Iterative post-order traversal shared by the visitor and the mutator.
 #include "ir/functor.h"
 
+#include <string_view>
+
 namespace switchyard {
 
 namespace {
@@ -109,45 +111,52 @@ Expr ExprMutator::dispatch(const Expr& e) {
 }
 
 namespace {
-std::vector<Expr> mutate_all(ExprMutator& m, const std::vector<Expr>& xs) {
-  std::vector<Expr> out;
-  out.reserve(xs.size());
-  for (const Expr& x : xs) out.push_back(m.mutate(x));
-  return out;
+
+// How a mutator's errors name a binder field.
+std::string binder_noun(std::string_view field) {
+  if (field == "params") return "parameter";
+  if (field == "var") return "let variable";
+  return std::string(field);
 }
+
+Var mutate_binder(ExprMutator& m, const Var& v, std::string_view field) {
+  const VarNode* mutated = as<VarNode>(m.mutate(v));
+  if (!mutated)
+    throw std::logic_error("a mutator replaced " + binder_noun(field) + " %" + v->name_hint + " with a non-variable");
+  return Var(mutated);
+}
+
+// Sets one field's change to its mutated children; values stay unchanged.
+template <typename T>
+void mutate_field(ExprMutator& m, std::optional<T>& change, const T& current, std::string_view field) {
+  if constexpr (std::is_same_v<T, Expr>) {
+    change = m.mutate(current);
+  } else if constexpr (std::is_same_v<T, Var>) {
+    change = mutate_binder(m, current, field);
+  } else if constexpr (is_child_list_field<T>) {
+    T out;
+    out.reserve(current.size());
+    for (const auto& x : current) {
+      if constexpr (std::is_same_v<T, std::vector<Var>>) out.push_back(mutate_binder(m, x, field));
+      else out.push_back(m.mutate(x));
+    }
+    change = std::move(out);
+  }
+}
+
 }  // namespace
 
-Expr ExprMutator::visit_call(const Call& c) {
-  return with_fields(c, {.op = mutate(c->op), .args = mutate_all(*this, c->args)});
-}
-
-Expr ExprMutator::visit_function(const Function& f) {
-  std::vector<Var> params;
-  for (const Var& p : f->params) {
-    Expr m = mutate(p);
-    const VarNode* v = as<VarNode>(m);
-    if (!v) throw std::logic_error("a mutator replaced parameter %" + p->name_hint + " with a non-variable");
-    params.push_back(Var(v));
+#define SY_MUTATE_FIELD(T, name) mutate_field(*this, c.name, n->name, #name);
+#define SY_DEFAULT_VISIT(Name, lower)                     \
+  Expr ExprMutator::visit_##lower(const Name& n) {        \
+    Name##Changes c;                                      \
+    SY_FIELDS_##Name(SY_MUTATE_FIELD)                     \
+    return with_fields(n, std::move(c));                  \
   }
-  return with_fields(f, {.params = std::move(params), .body = mutate(f->body)});
-}
+SY_REBUILT_EXPR_KINDS(SY_DEFAULT_VISIT)
+#undef SY_DEFAULT_VISIT
+#undef SY_MUTATE_FIELD
 
-Expr ExprMutator::visit_let(const Let& l) {
-  Expr m = mutate(l->var);
-  const VarNode* v = as<VarNode>(m);
-  if (!v) throw std::logic_error("a mutator replaced let variable %" + l->var->name_hint + " with a non-variable");
-  return with_fields(l, {.var = Var(v), .value = mutate(l->value), .body = mutate(l->body)});
-}
-
-Expr ExprMutator::visit_if(const If& i) {
-  return with_fields(i, {.cond = mutate(i->cond), .then_branch = mutate(i->then_branch),
-                         .else_branch = mutate(i->else_branch)});
-}
-
-Expr ExprMutator::visit_tuple(const Tuple& t) { return with_fields(t, {.fields = mutate_all(*this, t->fields)}); }
-
-Expr ExprMutator::visit_tuple_get_item(const TupleGetItem& t) {
-  return with_fields(t, {.tuple = mutate(t->tuple)});
-}
+Expr ExprMutator::visit_op(const Op& o) { return o; }
 
 }  // namespace switchyard

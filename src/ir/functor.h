@@ -42,17 +42,11 @@ class ExprMutator {
   // Mutates every function of a module.
   IRModule mutate_module(const IRModule& mod);
 
-  // Defaults rebuild through with_fields from the mutated children.
-  virtual Expr visit_var(const Var& v) { return v; }
-  virtual Expr visit_constant(const Constant& c) { return c; }
-  virtual Expr visit_call(const Call& c);
-  virtual Expr visit_function(const Function& f);
-  virtual Expr visit_let(const Let& l);
-  virtual Expr visit_if(const If& i);
-  virtual Expr visit_tuple(const Tuple& t);
-  virtual Expr visit_tuple_get_item(const TupleGetItem& t);
-  virtual Expr visit_global_var(const GlobalVar& g) { return g; }
-  virtual Expr visit_op(const Op& o) { return o; }
+  // Defaults rebuild through with_fields from the mutated children (returning
+  // the node itself when none changed); an Op is returned as it is.
+#define SY_VISIT(name, lower) virtual Expr visit_##lower(const name& n);
+  SY_EXPR_KINDS(SY_VISIT)
+#undef SY_VISIT
 
  protected:
   Expr dispatch(const Expr& e);

@@ -1,9 +1,11 @@
-// Structural equality, difference reports and hashing (see structural_equal.h).
-// Both walk with explicit stacks; equality memoizes node pairs, hashing
-// memoizes nodes, so shared sub-graphs cost once.
+// Structural equality and difference reports (see structural_equal.h), from
+// each kind's field table. Walks with an explicit stack and memoizes shared
+// node pairs, so shared sub-graphs cost once.
 #include "ir/structural_equal.h"
 
+#include <algorithm>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -11,26 +13,40 @@ namespace switchyard {
 
 namespace {
 
-enum class Edge : uint8_t { kOp, kArgs, kParams, kBody, kVar, kValue, kCond, kThen, kElse, kFields, kTuple };
+// What reports call a difference in a value field, or in the length of a
+// child list; fields not listed read "<Kind> <field> differ".
+struct Difference {
+  ExprKind kind;
+  std::string_view field;
+  const char* phrase;
+};
+constexpr Difference kDifferences[] = {
+    {ExprKind::kVar, "type_annotation", "variable types differ"},
+    {ExprKind::kConstant, "data", "constant values differ"},
+    {ExprKind::kCall, "args", "argument counts differ"},
+    {ExprKind::kCall, "attrs", "attributes differ"},
+    {ExprKind::kFunction, "params", "parameter counts differ"},
+    {ExprKind::kFunction, "ret_type", "return types differ"},
+    {ExprKind::kFunction, "attrs", "function attributes differ"},
+    {ExprKind::kTuple, "fields", "tuple sizes differ"},
+    {ExprKind::kTupleGetItem, "index", "tuple indices differ"},
+    {ExprKind::kGlobalVar, "name", "global names differ"},
+};
 
-const char* edge_name(Edge edge) {
-  switch (edge) {
-    case Edge::kOp: return "op";
-    case Edge::kArgs: return "args";
-    case Edge::kParams: return "params";
-    case Edge::kBody: return "body";
-    case Edge::kVar: return "var";
-    case Edge::kValue: return "value";
-    case Edge::kCond: return "cond";
-    case Edge::kThen: return "then_branch";
-    case Edge::kElse: return "else_branch";
-    case Edge::kFields: return "fields";
-    case Edge::kTuple: return "tuple";
-  }
-  return "?";
+std::string difference(ExprKind kind, std::string_view field) {
+  for (const Difference& d : kDifferences)
+    if (d.kind == kind && d.field == field) return d.phrase;
+  return std::string(expr_kind_name(kind)) + " " + std::string(field) + " differ";
 }
 
-bool indexed(Edge edge) { return edge == Edge::kArgs || edge == Edge::kParams || edge == Edge::kFields; }
+template <typename T>
+bool values_equal(const T& a, const T& b) {
+  if constexpr (std::is_same_v<T, Type>) return type_equal(a, b);
+  else if constexpr (std::is_same_v<T, Attrs>) return attrs_equal(a, b);
+  else if constexpr (std::is_same_v<T, NDArray>) return a.bitwise_equal(b);  // NaN payloads included
+  else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, int>) return a == b;
+  else static_assert(!sizeof(T*), "say how structural equality compares this field type");
+}
 
 // A one-line description of a node for difference reports (ir/ cannot use
 // the text printer).
@@ -68,7 +84,7 @@ std::string describe(const ExprNode* n) {
     case ExprKind::kTupleGetItem: out += " ." + std::to_string(static_cast<const TupleGetItemNode*>(n)->index); break;
     case ExprKind::kGlobalVar: out += " @" + static_cast<const GlobalVarNode*>(n)->name; break;
     case ExprKind::kOp: out += " " + static_cast<const OpNode*>(n)->name; break;
-    default: break;
+    case ExprKind::kIf: break;
   }
   if (!n->virtual_device()->is_fully_unconstrained()) out += " @" + n->virtual_device()->str();
   if (n->span().defined()) out += " at " + n->span().to_string();
@@ -92,7 +108,7 @@ class EqualityChecker {
     root_ = root;
     steps_.clear();
     stack_.clear();
-    push(lhs.get(), rhs.get(), -1, Edge::kBody, 0, false);
+    push(lhs.get(), rhs.get(), -1, nullptr, -1, false);
     while (!stack_.empty()) {
       Task task = stack_.back();
       stack_.pop_back();
@@ -114,14 +130,15 @@ class EqualityChecker {
   };
   struct Step {
     int32_t parent;
-    Edge edge;
-    int32_t index;
+    const char* field;  // the parent's field holding this node
+    int32_t index;      // its position in a child list; -1 for a single child
   };
 
-  void push(const ExprNode* lhs, const ExprNode* rhs, int32_t parent, Edge edge, size_t index, bool binding) {
+  void push(const ExprNode* lhs, const ExprNode* rhs, int32_t parent, const char* field, int32_t index,
+            bool binding) {
     int32_t path = -1;
     if (want_report_) {
-      steps_.push_back({parent, edge, int32_t(index)});
+      steps_.push_back({parent, field, index});
       path = int32_t(steps_.size() - 1);
     }
     stack_.push_back({lhs, rhs, path, binding});
@@ -135,8 +152,8 @@ class EqualityChecker {
     size_t count = chain.size() > 0 ? chain.size() - 1 : 0;
     auto append = [&](const Step* s) {
       out += '.';
-      out += edge_name(s->edge);
-      if (indexed(s->edge)) out += "[" + std::to_string(s->index) + "]";
+      out += s->field;
+      if (s->index >= 0) out += "[" + std::to_string(s->index) + "]";
     };
     constexpr size_t kHead = 8, kTail = 12;
     for (size_t k = 0; k < count; ++k) {
@@ -156,11 +173,17 @@ class EqualityChecker {
     return false;
   }
 
-  // The fields a variable carries where it is bound.
+  // The fields a variable carries where it is bound (its name is a hint:
+  // variables compare up to renaming).
   bool compare_var_fields(const Task& task) {
     auto* a = static_cast<const VarNode*>(task.lhs);
     auto* b = static_cast<const VarNode*>(task.rhs);
-    if (!type_equal(a->type_annotation, b->type_annotation)) return differ(task, "variable types differ");
+    bool equal = true;
+    VarNode::for_each_field([&](const char* field, auto member) {
+      if (equal && std::string_view(field) != "name_hint" && !values_equal(a->*member, b->*member))
+        equal = differ(task, difference(ExprKind::kVar, field));
+    });
+    if (!equal) return false;
     if (options_.compare_devices && a->virtual_device() != b->virtual_device())
       return differ(task, "variable devices differ");
     if (options_.compare_spans && a->span() != b->span()) return differ(task, "variable spans differ");
@@ -183,85 +206,61 @@ class EqualityChecker {
     const ExprNode* a = task.lhs;
     const ExprNode* b = task.rhs;
     if (a->kind() != b->kind()) return differ(task, "node kinds differ");
-    ExprKind kind = a->kind();
-    if (kind == ExprKind::kVar) return task.binding ? compare_var_fields(task) : compare_var_use(task);
     // A pair of nodes each held by one parent is reached along one path only,
     // so only pairs with a shared side need remembering (chains stay cheap).
+    // Variables are never skipped: each use is checked against its binding.
     bool shared = a->use_count() > 1 || b->use_count() > 1;
-    if (shared && !seen_.insert({a, b}).second) return true;
-    if (kind == ExprKind::kOp) return a == b || differ(task, "operators differ");
-    if (options_.compare_spans && a->span() != b->span()) return differ(task, "spans differ");
-    if (kind == ExprKind::kGlobalVar) {
-      if (static_cast<const GlobalVarNode*>(a)->name != static_cast<const GlobalVarNode*>(b)->name)
-        return differ(task, "global names differ");
-      return true;
-    }
-    if (options_.compare_devices && a->virtual_device() != b->virtual_device()) return differ(task, "devices differ");
-    int32_t path = task.path;
-    switch (kind) {
-      case ExprKind::kConstant:
-        if (!static_cast<const ConstantNode*>(a)->data.bitwise_equal(static_cast<const ConstantNode*>(b)->data))
-          return differ(task, "constant values differ");
-        return true;
-      case ExprKind::kCall: {
-        auto* x = static_cast<const CallNode*>(a);
-        auto* y = static_cast<const CallNode*>(b);
-        if (x->args.size() != y->args.size())
-          return differ(task, "argument counts differ (" + std::to_string(x->args.size()) + " vs " +
-                                  std::to_string(y->args.size()) + ")");
-        if (!attrs_equal(x->attrs, y->attrs)) return differ(task, "attributes differ");
-        for (size_t i = x->args.size(); i-- > 0;) push(x->args[i].get(), y->args[i].get(), path, Edge::kArgs, i, false);
-        push(x->op.get(), y->op.get(), path, Edge::kOp, 0, false);
-        return true;
+    if (a->kind() != ExprKind::kVar && shared && !seen_.insert({a, b}).second) return true;
+    return visit_node(a, [&](auto* node) { return compare_node(task, node); });
+  }
+
+  bool compare_node(const Task& task, const VarNode*) {
+    return task.binding ? compare_var_fields(task) : compare_var_use(task);
+  }
+
+  // Operators are interned: equal only when identical.
+  bool compare_node(const Task& task, const OpNode*) {
+    return task.lhs == task.rhs || differ(task, "operators differ");
+  }
+
+  // Span and device, then the value fields and child list lengths in table
+  // order; the children are then compared in table order.
+  template <typename N>
+  bool compare_node(const Task& task, const N*) {
+    auto* x = static_cast<const N*>(task.lhs);
+    auto* y = static_cast<const N*>(task.rhs);
+    if (options_.compare_spans && x->span() != y->span()) return differ(task, "spans differ");
+    // A GlobalVar names a function; the function's devices are compared there.
+    if (N::kKind != ExprKind::kGlobalVar && options_.compare_devices && x->virtual_device() != y->virtual_device())
+      return differ(task, "devices differ");
+    bool equal = true;
+    N::for_each_field([&](const char* field, auto member) {
+      using T = std::remove_cvref_t<decltype(x->*member)>;
+      if (!equal) return;
+      if constexpr (is_child_list_field<T>) {
+        size_t m = (x->*member).size(), n = (y->*member).size();
+        if (m != n)
+          equal = differ(task, difference(N::kKind, field) + " (" + std::to_string(m) + " vs " + std::to_string(n) + ")");
+      } else if constexpr (!is_child_field<T>) {
+        if (!values_equal(x->*member, y->*member)) equal = differ(task, difference(N::kKind, field));
       }
-      case ExprKind::kFunction: {
-        auto* x = static_cast<const FunctionNode*>(a);
-        auto* y = static_cast<const FunctionNode*>(b);
-        if (x->params.size() != y->params.size())
-          return differ(task, "parameter counts differ (" + std::to_string(x->params.size()) + " vs " +
-                                  std::to_string(y->params.size()) + ")");
-        if (!type_equal(x->ret_type, y->ret_type)) return differ(task, "return types differ");
-        if (!attrs_equal(x->attrs, y->attrs)) return differ(task, "function attributes differ");
-        push(x->body.get(), y->body.get(), path, Edge::kBody, 0, false);
-        for (size_t i = x->params.size(); i-- > 0;)
-          push(x->params[i].get(), y->params[i].get(), path, Edge::kParams, i, true);
-        return true;
+    });
+    if (!equal) return false;
+    // Pushed in table order, then reversed, so they pop in table order.
+    size_t first = stack_.size();
+    N::for_each_field([&](const char* field, auto member) {
+      using T = std::remove_cvref_t<decltype(x->*member)>;
+      constexpr bool binding = is_binder_field<T>;
+      if constexpr (is_child_list_field<T>) {
+        const T& a = x->*member;
+        const T& b = y->*member;
+        for (size_t i = 0; i < a.size(); ++i) push(a[i].get(), b[i].get(), task.path, field, int32_t(i), binding);
+      } else if constexpr (is_child_field<T>) {
+        push((x->*member).get(), (y->*member).get(), task.path, field, -1, binding);
       }
-      case ExprKind::kLet: {
-        auto* x = static_cast<const LetNode*>(a);
-        auto* y = static_cast<const LetNode*>(b);
-        push(x->body.get(), y->body.get(), path, Edge::kBody, 0, false);
-        push(x->value.get(), y->value.get(), path, Edge::kValue, 0, false);
-        push(x->var.get(), y->var.get(), path, Edge::kVar, 0, true);
-        return true;
-      }
-      case ExprKind::kIf: {
-        auto* x = static_cast<const IfNode*>(a);
-        auto* y = static_cast<const IfNode*>(b);
-        push(x->else_branch.get(), y->else_branch.get(), path, Edge::kElse, 0, false);
-        push(x->then_branch.get(), y->then_branch.get(), path, Edge::kThen, 0, false);
-        push(x->cond.get(), y->cond.get(), path, Edge::kCond, 0, false);
-        return true;
-      }
-      case ExprKind::kTuple: {
-        auto* x = static_cast<const TupleNode*>(a);
-        auto* y = static_cast<const TupleNode*>(b);
-        if (x->fields.size() != y->fields.size())
-          return differ(task, "tuple sizes differ (" + std::to_string(x->fields.size()) + " vs " +
-                                  std::to_string(y->fields.size()) + ")");
-        for (size_t i = x->fields.size(); i-- > 0;)
-          push(x->fields[i].get(), y->fields[i].get(), path, Edge::kFields, i, false);
-        return true;
-      }
-      case ExprKind::kTupleGetItem: {
-        auto* x = static_cast<const TupleGetItemNode*>(a);
-        auto* y = static_cast<const TupleGetItemNode*>(b);
-        if (x->index != y->index) return differ(task, "tuple indices differ");
-        push(x->tuple.get(), y->tuple.get(), path, Edge::kTuple, 0, false);
-        return true;
-      }
-      default: return true;
-    }
+    });
+    std::reverse(stack_.begin() + first, stack_.end());
+    return true;
   }
 
   const StructuralEqualOptions& options_;
@@ -294,121 +293,6 @@ bool modules_equal(const IRModule& lhs, const IRModule& rhs, EqualityChecker& ch
   return true;
 }
 
-// --- hashing ---
-
-size_t combine(size_t seed, size_t value) {
-  return seed ^ (value + 0x9e3779b97f4a7c15ull + (seed << 6) + (seed >> 2));
-}
-
-class Hasher {
- public:
-  explicit Hasher(const StructuralEqualOptions& options) : options_(options) {}
-
-  size_t run(const Expr& root) {
-    struct Frame {
-      const ExprNode* node;
-      bool expanded;
-    };
-    std::vector<Frame> stack{{root.get(), false}};
-    while (!stack.empty()) {
-      Frame& top = stack.back();
-      if (hashes_.count(top.node)) {
-        stack.pop_back();
-        continue;
-      }
-      if (!top.expanded) {
-        top.expanded = true;
-        const ExprNode* n = top.node;
-        // Variables hash by where they are bound, never by identity.
-        if (auto* fn = as<FunctionNode>(Expr(n)))
-          for (size_t i = 0; i < fn->params.size(); ++i) roles_[fn->params[i].get()] = combine(1, i);
-        if (auto* let = as<LetNode>(Expr(n))) roles_[let->var.get()] = 2;
-        for_each_child(Expr(n), [&](const Expr& c) {
-          if (!hashes_.count(c.get())) stack.push_back({c.get(), false});
-        });
-        continue;
-      }
-      const ExprNode* n = top.node;
-      stack.pop_back();
-      hashes_[n] = hash_node(n);
-    }
-    return hashes_.at(root.get());
-  }
-
- private:
-  size_t child(const Expr& e) const { return hashes_.at(e.get()); }
-
-  size_t device_hash(const VirtualDevice* d) {
-    if (!options_.compare_devices || d->is_fully_unconstrained()) return 0;
-    auto [it, inserted] = device_hashes_.try_emplace(d, 0);
-    if (inserted) it->second = std::hash<std::string>()(d->str());
-    return it->second;
-  }
-
-  size_t span_hash(const Span& s) const {
-    if (!options_.compare_spans) return 0;
-    size_t h = 0;
-    for (const Span& part : s.parts())
-      h = combine(combine(combine(h, std::hash<std::string>()(part.source())), part.line()), part.column());
-    return h;
-  }
-
-  size_t hash_node(const ExprNode* n) {
-    size_t h = combine(size_t(n->kind()) + 1, span_hash(n->span()));
-    if (n->kind() != ExprKind::kGlobalVar && n->kind() != ExprKind::kOp) h = combine(h, device_hash(n->virtual_device()));
-    switch (n->kind()) {
-      case ExprKind::kVar: {
-        auto* v = static_cast<const VarNode*>(n);
-        auto role = roles_.find(v);
-        return combine(combine(h, role == roles_.end() ? 3 : role->second), type_hash(v->type_annotation));
-      }
-      case ExprKind::kConstant: {
-        const NDArray& data = static_cast<const ConstantNode*>(n)->data;
-        h = combine(combine(h, type_hash(tensor_type(data.shape(), data.dtype()))), data.nbytes());
-        if (data.defined())
-          h = combine(h, std::hash<std::string_view>()(
-                             std::string_view(static_cast<const char*>(data.data()), data.nbytes())));
-        return h;
-      }
-      case ExprKind::kCall: {
-        auto* call = static_cast<const CallNode*>(n);
-        h = combine(combine(h, child(call->op)), attrs_hash(call->attrs));
-        for (const Expr& a : call->args) h = combine(h, child(a));
-        return h;
-      }
-      case ExprKind::kFunction: {
-        auto* fn = static_cast<const FunctionNode*>(n);
-        h = combine(combine(h, type_hash(fn->ret_type)), fn->attrs ? attrs_hash(fn->attrs) : attrs_hash(Attrs()));
-        for (const Var& p : fn->params) h = combine(h, child(p));
-        return combine(h, child(fn->body));
-      }
-      case ExprKind::kLet: {
-        auto* let = static_cast<const LetNode*>(n);
-        return combine(combine(combine(h, child(let->var)), child(let->value)), child(let->body));
-      }
-      case ExprKind::kIf: {
-        auto* branch = static_cast<const IfNode*>(n);
-        return combine(combine(combine(h, child(branch->cond)), child(branch->then_branch)), child(branch->else_branch));
-      }
-      case ExprKind::kTuple:
-        for (const Expr& f : static_cast<const TupleNode*>(n)->fields) h = combine(h, child(f));
-        return combine(h, static_cast<const TupleNode*>(n)->fields.size());
-      case ExprKind::kTupleGetItem: {
-        auto* item = static_cast<const TupleGetItemNode*>(n);
-        return combine(combine(h, child(item->tuple)), size_t(item->index));
-      }
-      case ExprKind::kGlobalVar: return combine(h, std::hash<std::string>()(static_cast<const GlobalVarNode*>(n)->name));
-      case ExprKind::kOp: return combine(h, std::hash<std::string>()(static_cast<const OpNode*>(n)->name));
-    }
-    return h;
-  }
-
-  const StructuralEqualOptions& options_;
-  std::unordered_map<const ExprNode*, size_t> hashes_;
-  std::unordered_map<const ExprNode*, size_t> roles_;
-  std::unordered_map<const VirtualDevice*, size_t> device_hashes_;
-};
-
 }  // namespace
 
 bool structural_equal(const Expr& lhs, const Expr& rhs, const StructuralEqualOptions& options) {
@@ -431,10 +315,6 @@ std::optional<std::string> structural_diff(const IRModule& lhs, const IRModule& 
   EqualityChecker checker(options, true);
   if (modules_equal(lhs, rhs, checker)) return std::nullopt;
   return checker.report();
-}
-
-size_t structural_hash(const Expr& expr, const StructuralEqualOptions& options) {
-  return Hasher(options).run(expr);
 }
 
 }  // namespace switchyard

@@ -2,7 +2,9 @@
 // inheritance for replacements.
 #include "ir/with_fields.h"
 
+#include <type_traits>
 #include <unordered_map>
+#include <utility>
 
 namespace switchyard {
 
@@ -11,14 +13,13 @@ namespace {
 template <typename T>
 bool same(const std::optional<T>& changed, const T& current) {
   if (!changed) return true;
-  if constexpr (std::is_same_v<T, const VirtualDevice*> || std::is_same_v<T, int>) {
-    return *changed == current;
-  } else if constexpr (std::is_same_v<T, Span> || std::is_same_v<T, std::string>) {
+  if constexpr (std::is_same_v<T, const VirtualDevice*> || std::is_same_v<T, int> || std::is_same_v<T, Span> ||
+                std::is_same_v<T, std::string>) {
     return *changed == current;
   } else if constexpr (std::is_same_v<T, NDArray>) {
     return changed->data() == current.data() && changed->shape() == current.shape() &&
            changed->dtype() == current.dtype();
-  } else if constexpr (std::is_same_v<T, std::vector<Expr>> || std::is_same_v<T, std::vector<Var>>) {
+  } else if constexpr (is_child_list_field<T>) {
     if (changed->size() != current.size()) return false;
     for (size_t i = 0; i < current.size(); ++i)
       if (!(*changed)[i].same_as(current[i])) return false;
@@ -47,73 +48,29 @@ NodeMeta meta_of(C& c, const ExprNode* n) {
 
 }  // namespace
 
-Var with_fields(const Var& n, VarChanges c) {
-  if (same(c.name_hint, n->name_hint) && same(c.type_annotation, n->type_annotation) && meta_same(c, n.get()))
-    return n;
-  return make_ref<VarNode>(pick(c.name_hint, n->name_hint), pick(c.type_annotation, n->type_annotation),
-                           meta_of(c, n.get()));
-}
-
-Constant with_fields(const Constant& n, ConstantChanges c) {
-  if (same(c.data, n->data) && meta_same(c, n.get())) return n;
-  return make_ref<ConstantNode>(pick(c.data, n->data), meta_of(c, n.get()));
-}
-
-Call with_fields(const Call& n, CallChanges c) {
-  if (same(c.op, n->op) && same(c.args, n->args) && same(c.attrs, n->attrs) && meta_same(c, n.get())) return n;
-  return make_ref<CallNode>(pick(c.op, n->op), pick(c.args, n->args), pick(c.attrs, n->attrs),
-                            meta_of(c, n.get()));
-}
-
-Function with_fields(const Function& n, FunctionChanges c) {
-  if (same(c.params, n->params) && same(c.body, n->body) && same(c.ret_type, n->ret_type) &&
-      same(c.attrs, n->attrs) && meta_same(c, n.get()))
-    return n;
-  return make_ref<FunctionNode>(pick(c.params, n->params), pick(c.body, n->body), pick(c.ret_type, n->ret_type),
-                                pick(c.attrs, n->attrs), meta_of(c, n.get()));
-}
-
-Let with_fields(const Let& n, LetChanges c) {
-  if (same(c.var, n->var) && same(c.value, n->value) && same(c.body, n->body) && meta_same(c, n.get())) return n;
-  return make_ref<LetNode>(pick(c.var, n->var), pick(c.value, n->value), pick(c.body, n->body),
-                           meta_of(c, n.get()));
-}
-
-If with_fields(const If& n, IfChanges c) {
-  if (same(c.cond, n->cond) && same(c.then_branch, n->then_branch) && same(c.else_branch, n->else_branch) &&
-      meta_same(c, n.get()))
-    return n;
-  return make_ref<IfNode>(pick(c.cond, n->cond), pick(c.then_branch, n->then_branch),
-                          pick(c.else_branch, n->else_branch), meta_of(c, n.get()));
-}
-
-Tuple with_fields(const Tuple& n, TupleChanges c) {
-  if (same(c.fields, n->fields) && meta_same(c, n.get())) return n;
-  return make_ref<TupleNode>(pick(c.fields, n->fields), meta_of(c, n.get()));
-}
-
-TupleGetItem with_fields(const TupleGetItem& n, TupleGetItemChanges c) {
-  if (same(c.tuple, n->tuple) && same(c.index, n->index) && meta_same(c, n.get())) return n;
-  return make_ref<TupleGetItemNode>(pick(c.tuple, n->tuple), pick(c.index, n->index), meta_of(c, n.get()));
-}
-
-GlobalVar with_fields(const GlobalVar& n, GlobalVarChanges c) {
-  if (same(c.name, n->name) && meta_same(c, n.get())) return n;
-  return make_ref<GlobalVarNode>(pick(c.name, n->name), meta_of(c, n.get()));
-}
+#define SY_SAME(T, name) same(c.name, n->name) &&
+#define SY_PICK(T, name) pick(c.name, n->name),
+#define SY_WITH_FIELDS(Name, lower)                                                         \
+  Name with_fields(const Name& n, Name##Changes c) {                                        \
+    if (SY_FIELDS_##Name(SY_SAME) meta_same(c, n.get())) return n;                          \
+    return make_ref<Name##Node>(SY_FIELDS_##Name(SY_PICK) meta_of(c, n.get()));             \
+  }
+SY_REBUILT_EXPR_KINDS(SY_WITH_FIELDS)
+#undef SY_WITH_FIELDS
+#undef SY_PICK
+#undef SY_SAME
 
 Expr with_meta(const Expr& e, const MetaChanges& m) {
   switch (e->kind()) {
-#define SY_CASE(name)                                                                                \
-  case ExprKind::k##name: {                                                                         \
-    name##Changes c;                                                                                \
-    c.virtual_device = m.virtual_device;                                                            \
-    c.span = m.span;                                                                                \
-    c.checked_type = m.checked_type;                                                                \
-    return with_fields(downcast<name##Node>(e), std::move(c));                                      \
+#define SY_CASE(Name, lower)                                   \
+  case ExprKind::k##Name: {                                    \
+    Name##Changes c;                                           \
+    c.virtual_device = m.virtual_device;                       \
+    c.span = m.span;                                           \
+    c.checked_type = m.checked_type;                           \
+    return with_fields(downcast<Name##Node>(e), std::move(c)); \
   }
-    SY_CASE(Var) SY_CASE(Constant) SY_CASE(Call) SY_CASE(Function) SY_CASE(Let) SY_CASE(If)
-    SY_CASE(Tuple) SY_CASE(TupleGetItem) SY_CASE(GlobalVar)
+    SY_REBUILT_EXPR_KINDS(SY_CASE)
 #undef SY_CASE
     case ExprKind::kOp:
       return e;
@@ -121,27 +78,62 @@ Expr with_meta(const Expr& e, const MetaChanges& m) {
   return e;
 }
 
+namespace {
+
+// Number of a kind's child fields that hold one child (Expr, Var) or a list.
+template <typename N>
+constexpr size_t child_fields(bool lists) {
+  size_t count = 0;
+  N::for_each_field([&](const char*, auto member) {
+    using T = std::remove_cvref_t<decltype(std::declval<const N&>().*member)>;
+    if (is_child_field<T> && is_child_list_field<T> == lists) ++count;
+  });
+  return count;
+}
+
+// Sets one field's change from the next children; a child list takes every
+// child the single-child fields leave (a kind has at most one list).
+template <typename T>
+void take_children(std::optional<T>& change, const std::vector<Expr>& ch, size_t& next, size_t list_size) {
+  if constexpr (std::is_same_v<T, Expr>) {
+    change = ch[next++];
+  } else if constexpr (std::is_same_v<T, Var>) {
+    change = downcast<VarNode>(ch[next++]);
+  } else if constexpr (is_child_list_field<T>) {
+    T list;
+    list.reserve(list_size);
+    for (size_t i = 0; i < list_size; ++i) {
+      if constexpr (std::is_same_v<T, std::vector<Var>>) list.push_back(downcast<VarNode>(ch[next++]));
+      else list.push_back(ch[next++]);
+    }
+    change = std::move(list);
+  }
+}
+
+template <typename N, typename C>
+Expr rebuild_with_children(const Ref<N>& n, const std::vector<Expr>& ch) {
+  static_assert(child_fields<N>(true) <= 1, "with_children cannot split children between two lists");
+  constexpr size_t singles = child_fields<N>(false);
+  size_t list_size = ch.size() - singles;
+  C c;
+  size_t next = 0;
+  C::for_each_field([&](const char*, auto member) { take_children(c.*member, ch, next, list_size); });
+  return with_fields(n, std::move(c));
+}
+
+}  // namespace
+
 Expr with_children(const Expr& e, const std::vector<Expr>& ch) {
   switch (e->kind()) {
-    case ExprKind::kCall:
-      return with_fields(downcast<CallNode>(e), {.op = ch[0], .args = std::vector<Expr>(ch.begin() + 1, ch.end())});
-    case ExprKind::kFunction: {
-      auto f = downcast<FunctionNode>(e);
-      std::vector<Var> params;
-      for (size_t i = 0; i + 1 < ch.size(); ++i) params.push_back(downcast<VarNode>(ch[i]));
-      return with_fields(f, {.params = std::move(params), .body = ch.back()});
-    }
-    case ExprKind::kLet:
-      return with_fields(downcast<LetNode>(e), {.var = downcast<VarNode>(ch[0]), .value = ch[1], .body = ch[2]});
-    case ExprKind::kIf:
-      return with_fields(downcast<IfNode>(e), {.cond = ch[0], .then_branch = ch[1], .else_branch = ch[2]});
-    case ExprKind::kTuple:
-      return with_fields(downcast<TupleNode>(e), {.fields = ch});
-    case ExprKind::kTupleGetItem:
-      return with_fields(downcast<TupleGetItemNode>(e), {.tuple = ch[0]});
-    default:
+#define SY_CASE(Name, lower) \
+  case ExprKind::k##Name:    \
+    return rebuild_with_children<Name##Node, Name##Changes>(downcast<Name##Node>(e), ch);
+    SY_REBUILT_EXPR_KINDS(SY_CASE)
+#undef SY_CASE
+    case ExprKind::kOp:
       return e;
   }
+  return e;
 }
 
 Expr inherit_placement(const Expr& replacement, const Expr& original,

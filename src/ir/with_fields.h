@@ -14,49 +14,30 @@
 
 namespace switchyard {
 
-#define SY_META_CHANGES                              \
-  std::optional<const VirtualDevice*> virtual_device; \
-  std::optional<Span> span;                          \
-  std::optional<Type> checked_type
+#define SY_CHANGE_MEMBER(T, name) std::optional<T> name;
+#define SY_CHANGE_POINTER(T, name) fn(#name, &Self::name);
 
-struct VarChanges { std::optional<std::string> name_hint; std::optional<Type> type_annotation; SY_META_CHANGES; };
-struct ConstantChanges { std::optional<NDArray> data; SY_META_CHANGES; };
-struct CallChanges {
-  std::optional<Expr> op;
-  std::optional<std::vector<Expr>> args;
-  std::optional<Attrs> attrs;
-  SY_META_CHANGES;
-};
-struct FunctionChanges {
-  std::optional<std::vector<Var>> params;
-  std::optional<Expr> body;
-  std::optional<Type> ret_type;
-  std::optional<Attrs> attrs;
-  SY_META_CHANGES;
-};
-struct LetChanges { std::optional<Var> var; std::optional<Expr> value; std::optional<Expr> body; SY_META_CHANGES; };
-struct IfChanges {
-  std::optional<Expr> cond;
-  std::optional<Expr> then_branch;
-  std::optional<Expr> else_branch;
-  SY_META_CHANGES;
-};
-struct TupleChanges { std::optional<std::vector<Expr>> fields; SY_META_CHANGES; };
-struct TupleGetItemChanges { std::optional<Expr> tuple; std::optional<int> index; SY_META_CHANGES; };
-struct GlobalVarChanges { std::optional<std::string> name; SY_META_CHANGES; };
-#undef SY_META_CHANGES
-
+// NameChanges: one optional per field of the kind's table, then the metadata;
+// for_each_field(fn) calls fn("name", &NameChanges::name) for the table's.
 // Note: a Var is a binding identity; with_fields on a Var makes a *new*
 // variable, so callers must substitute its uses (see transform/substitute.h).
-Var with_fields(const Var& n, VarChanges c);
-Constant with_fields(const Constant& n, ConstantChanges c);
-Call with_fields(const Call& n, CallChanges c);
-Function with_fields(const Function& n, FunctionChanges c);
-Let with_fields(const Let& n, LetChanges c);
-If with_fields(const If& n, IfChanges c);
-Tuple with_fields(const Tuple& n, TupleChanges c);
-TupleGetItem with_fields(const TupleGetItem& n, TupleGetItemChanges c);
-GlobalVar with_fields(const GlobalVar& n, GlobalVarChanges c);
+#define SY_CHANGES(Name, lower)                        \
+  struct Name##Changes {                               \
+    SY_FIELDS_##Name(SY_CHANGE_MEMBER)                 \
+    std::optional<const VirtualDevice*> virtual_device; \
+    std::optional<Span> span;                          \
+    std::optional<Type> checked_type;                  \
+    template <typename F>                              \
+    static void for_each_field(F&& fn) {               \
+      using Self = Name##Changes;                      \
+      SY_FIELDS_##Name(SY_CHANGE_POINTER)              \
+    }                                                  \
+  };                                                   \
+  Name with_fields(const Name& n, Name##Changes c);
+SY_REBUILT_EXPR_KINDS(SY_CHANGES)
+#undef SY_CHANGES
+#undef SY_CHANGE_POINTER
+#undef SY_CHANGE_MEMBER
 
 // Kind-independent changes of the metadata only (device, span, type); for Op
 // nodes (interned, never placed) returns `e` unchanged.
