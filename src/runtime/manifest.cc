@@ -333,7 +333,7 @@ Manifest parse_manifest(std::string_view json_text, const std::string& source) {
   json root;
   try {
     root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // malformed, or a number beyond double ("1e4649")
     fail(source, "", std::string("invalid JSON: ") + e.what());
   }
   Manifest manifest = read_manifest_json(root, source);

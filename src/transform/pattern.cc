@@ -79,7 +79,8 @@ Pattern either(Pattern left, Pattern right) {
 Pattern has_attrs(Pattern inner, std::vector<std::pair<std::string, AttrValue>> attrs) {
   if (!inner) throw Error(ErrorKind::kUsage, "has_attr needs a pattern");
   if (const OpDef* def = called_op(inner)) {
-    for (const auto& [name, value] : attrs) {
+    for (const auto& attr : attrs) {
+      const std::string& name = attr.first;  // clang 14 cannot capture a structured binding
       bool known = std::any_of(def->attrs.begin(), def->attrs.end(), [&](const AttrSpec& s) { return s.name == name; });
       if (known) continue;
       std::string names;

@@ -268,7 +268,7 @@ Expr conv_weight(NodeContext& c, const Expr& weight, int64_t groups) {
   w = c.call("transpose", {w}, {{"axes", std::vector<int64_t>{0, 2, 1, 3, 4}}});
   w = reshape_to(c, w, {groups * co, ci / groups, kh, kw});
   for (int64_t axis : {2, 3}) {
-    std::vector<int64_t> reversed(size_t(s[size_t(axis)]));
+    std::vector<int64_t> reversed(static_cast<size_t>(s[size_t(axis)]));  // not a declaration: clang parses size_t(s[...]) as one
     std::iota(reversed.rbegin(), reversed.rend(), 0);
     w = take_along(c, w, axis, reversed);
   }
