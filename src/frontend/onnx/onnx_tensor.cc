@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 
+#include "runtime/tensor_size.h"
 #include "support/error.h"
 
 namespace switchyard {
@@ -39,7 +41,8 @@ std::filesystem::path external_path(const TensorProto& t, const std::string& loc
   return std::filesystem::path(model_dir) / rel;
 }
 
-void read_external(const TensorProto& t, const std::string& model_dir, NDArray& out) {
+NDArray read_external(const TensorProto& t, const std::string& model_dir, DType dtype,
+                      const std::vector<int64_t>& shape) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& entry : t.external_data()) {
@@ -52,7 +55,9 @@ void read_external(const TensorProto& t, const std::string& model_dir, NDArray& 
     }
   }
   std::filesystem::path path = external_path(t, location, model_dir);
-  int64_t expected = int64_t(out.nbytes());
+  std::optional<int64_t> bytes = checked_nbytes(shape, dtype);
+  if (!bytes) tensor_fail(t, "size in bytes overflows int64");
+  int64_t expected = *bytes;
   if (offset < 0) tensor_fail(t, "negative external data offset");
   if (length >= 0 && length != expected)
     tensor_fail(t, "external data length " + std::to_string(length) + " does not match its dims (" +
@@ -63,18 +68,25 @@ void read_external(const TensorProto& t, const std::string& model_dir, NDArray& 
   if (ec || offset > file_size || file_size - offset < expected)
     tensor_fail(t, "external data file " + path.string() + " is too short for " + std::to_string(expected) +
                        " bytes at offset " + std::to_string(offset));
+  NDArray out(dtype, shape);  // only now: the file holds every byte of it
   std::ifstream in(path, std::ios::binary);
   in.seekg(offset);
   in.read(static_cast<char*>(out.data()), expected);
   if (!in) tensor_fail(t, "cannot read external data file " + path.string());
+  return out;
 }
 
-// Copies a typed repeated field, converting each element with `store`.
-template <typename Field, typename Store>
-void copy_typed(const TensorProto& t, const Field& field, int64_t count, const char* field_name, Store store) {
+// Checks that a typed repeated field holds `count` values.
+template <typename Field>
+void check_typed(const TensorProto& t, const Field& field, int64_t count, const char* field_name) {
   if (int64_t(field.size()) != count)
     tensor_fail(t, std::string(field_name) + " holds " + std::to_string(field.size()) + " values for " +
                        std::to_string(count) + " elements");
+}
+
+// Copies a checked typed repeated field, converting each element with `store`.
+template <typename Field, typename Store>
+void copy_typed(const Field& field, int64_t count, Store store) {
   for (int64_t i = 0; i < count; ++i) store(i, field.Get(int(i)));
 }
 
@@ -105,33 +117,40 @@ NDArray tensor_from_onnx(const TensorProto& t, const std::string& model_dir, std
   if (!dtype) tensor_fail(t, "element type " + onnx_type_name(t.data_type()) + " is not supported");
   int64_t count = element_count(t);
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
-  NDArray out(*dtype, shape);
-  if (t.data_location() == TensorProto::EXTERNAL) {
-    read_external(t, model_dir, out);
-    return out;
-  }
+  // Every size is checked against the data present before the array is
+  // allocated: a few bytes of model never make the importer allocate more.
+  if (t.data_location() == TensorProto::EXTERNAL) return read_external(t, model_dir, *dtype, shape);
+  std::optional<int64_t> bytes = checked_nbytes(shape, *dtype);
+  if (!bytes) tensor_fail(t, "size in bytes overflows int64");
+  uint64_t nbytes = uint64_t(*bytes);
   if (t.has_raw_data()) raw_data = t.raw_data();
   if (t.has_raw_data() || !raw_data.empty()) {
-    if (raw_data.size() != out.nbytes())
-      tensor_fail(t, "raw_data holds " + std::to_string(raw_data.size()) + " bytes for " +
-                         std::to_string(out.nbytes()) + " expected");
-    if (out.nbytes() > 0) std::memcpy(out.data(), raw_data.data(), out.nbytes());
+    if (raw_data.size() != nbytes)
+      tensor_fail(t, "raw_data holds " + std::to_string(raw_data.size()) + " bytes for " + std::to_string(nbytes) +
+                         " expected");
+    NDArray out(*dtype, shape);
+    if (nbytes > 0) std::memcpy(out.data(), raw_data.data(), nbytes);
     return out;
   }
   switch (*dtype) {
+    case DType::kFloat32: check_typed(t, t.float_data(), count, "float_data"); break;
+    case DType::kInt64: check_typed(t, t.int64_data(), count, "int64_data"); break;
+    default: check_typed(t, t.int32_data(), count, "int32_data"); break;  // the 16-bit floats' bits too
+  }
+  NDArray out(*dtype, shape);
+  switch (*dtype) {
     case DType::kFloat32:
-      copy_typed(t, t.float_data(), count, "float_data", [&](int64_t i, float v) { out.as<float>()[i] = v; });
+      copy_typed(t.float_data(), count, [&](int64_t i, float v) { out.as<float>()[i] = v; });
       break;
     case DType::kInt64:
-      copy_typed(t, t.int64_data(), count, "int64_data", [&](int64_t i, int64_t v) { out.as<int64_t>()[i] = v; });
+      copy_typed(t.int64_data(), count, [&](int64_t i, int64_t v) { out.as<int64_t>()[i] = v; });
       break;
     case DType::kFloat16:
     case DType::kBFloat16:  // the 16 bits of each value, held in int32_data
-      copy_typed(t, t.int32_data(), count, "int32_data",
-                 [&](int64_t i, int32_t v) { out.as<uint16_t>()[i] = uint16_t(v); });
+      copy_typed(t.int32_data(), count, [&](int64_t i, int32_t v) { out.as<uint16_t>()[i] = uint16_t(v); });
       break;
     default:  // int32, int8, uint8, bool: one value per int32_data entry
-      copy_typed(t, t.int32_data(), count, "int32_data", [&](int64_t i, int32_t v) { out.set_from_double(i, v); });
+      copy_typed(t.int32_data(), count, [&](int64_t i, int32_t v) { out.set_from_double(i, v); });
       break;
   }
   return out;
