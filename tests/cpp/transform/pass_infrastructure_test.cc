@@ -12,13 +12,9 @@
 namespace switchyard {
 namespace {
 
+using testing::kSmall;
 using testing::typed;
 
-const char* kSmall = R"(
-def @main(%x: Tensor[(2), float32] @cpu:1) -> Tensor[(2), float32] @cpu:1 {
-  add(%x, 0f) @cpu:1
-}
-)";
 
 // A pass that counts its runs and changes nothing.
 Pass counting_pass(const std::string& name, int opt_level, int* runs, std::vector<std::string> required = {}) {

@@ -14,13 +14,9 @@
 namespace switchyard {
 namespace {
 
+using testing::kSmall;
 using testing::typed;
 
-const char* kSmall = R"(
-def @main(%x: Tensor[(2), float32] @cpu:1) -> Tensor[(2), float32] @cpu:1 {
-  add(%x, 0f) @cpu:1
-}
-)";
 
 std::vector<std::string> timed_passes(const TimingInstrument& timing) {
   std::vector<std::string> out;

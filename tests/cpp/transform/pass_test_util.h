@@ -18,6 +18,13 @@
 
 namespace switchyard::testing {
 
+// One placed call that SimplifyExpr rewrites away: the pass-infrastructure tests' module.
+inline constexpr const char* kSmall = R"(
+def @main(%x: Tensor[(2), float32] @cpu:1) -> Tensor[(2), float32] @cpu:1 {
+  add(%x, 0f) @cpu:1
+}
+)";
+
 // Parses and types `text` (spans name "pass_test.sy").
 inline IRModule typed(const std::string& text) { return infer_type(parse_module(text, "pass_test.sy")); }
 
