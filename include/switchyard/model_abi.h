@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define SY_MODEL_ABI_VERSION 2
+#define SY_MODEL_ABI_VERSION 3
 
 /* A body of a parallel loop over [begin, end). */
 typedef void (*SyParallelBody)(void* closure, int64_t begin, int64_t end);
@@ -53,6 +53,11 @@ typedef int (*SyModelRunFn)(const SyRunArgs* args);
 /* Exported by model.so: returns SY_MODEL_ABI_VERSION it was built against. */
 typedef int (*SyModelAbiVersionFn)(void);
 #define SY_MODEL_ABI_VERSION_SYMBOL "sy_model_abi_version"
+/* Exported by model.so (version 3): what it was built for, as NUL-terminated
+ * JSON text (runtime/model_description.h): its manifest without model.so's own
+ * hash. The runtime loads the artifact only when the manifest matches it. */
+typedef const char* (*SyModelDescriptionFn)(void);
+#define SY_MODEL_DESCRIPTION_SYMBOL "sy_model_description"
 
 #ifdef __cplusplus
 }

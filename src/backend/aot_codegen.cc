@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "runtime/model_description.h"
 #include "switchyard/model_abi.h"
 
 namespace switchyard {
@@ -19,6 +20,22 @@ std::string one_line(std::string text) {
 }
 
 std::string span_note(const Span& span) { return span.defined() ? " (" + one_line(span.to_string()) + ")" : ""; }
+
+// `text` (printable ASCII: the description is JSON with non-ASCII escaped) as
+// C++ string literals of at most 100 characters each, one per line.
+std::string string_literal_lines(const std::string& text, const std::string& indent) {
+  constexpr size_t kCharsPerLine = 100;
+  std::string lines;
+  for (size_t begin = 0; begin < text.size(); begin += kCharsPerLine) {
+    lines += indent + "\"";
+    for (char c : text.substr(begin, kCharsPerLine)) {
+      if (c == '"' || c == '\\' || c == '?') lines += '\\';  // '?': no trigraph can form
+      lines += c;
+    }
+    lines += "\"\n";
+  }
+  return lines.empty() ? indent + "\"\"\n" : lines;
+}
 
 class EntryWriter {
  public:
@@ -35,6 +52,7 @@ class EntryWriter {
     out_ << "#include \"switchyard/model_abi.h\"\n\n";
     write_kernel_declarations();
     out_ << "extern \"C\" int " SY_MODEL_ABI_VERSION_SYMBOL "(void) { return SY_MODEL_ABI_VERSION; }\n\n";
+    write_description();
     out_ << "extern \"C\" int " SY_MODEL_RUN_SYMBOL "(const SyRunArgs* args) {\n";
     out_ << "  const SyRuntimeServices* services = args->services;\n";
     write_bases();
@@ -53,6 +71,15 @@ class EntryWriter {
       if (!k.library_only())
         out_ << "void " << k.name << "(const void* const*, void* const*, const SyRuntimeServices*, int);\n";
     out_ << "}\n\n";
+  }
+
+  // The manifest model.so is built for; the runtime refuses any other.
+  void write_description() {
+    out_ << "// What this library was built for: its manifest, but for its own hash. The runtime\n"
+         << "// loads it only with a manifest.json that matches (runtime/model_description.h).\n"
+         << "extern \"C\" const char* " SY_MODEL_DESCRIPTION_SYMBOL "(void) {\n"
+         << "  return\n"
+         << string_literal_lines(model_description(manifest_), "      ") << "      ;\n}\n\n";
   }
 
   std::set<int> used_buffers() const {

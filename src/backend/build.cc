@@ -66,7 +66,7 @@ std::vector<TranslationUnit> translation_units(const LoweredProgram& program, co
 
 void write_manifest(Manifest& manifest, const std::string& dir) {
   try {
-    manifest.hashes = {sha256_file_hex(dir + "/model.so"), sha256_file_hex(dir + "/weights.bin")};
+    manifest.hashes.model_so = sha256_file_hex(dir + "/model.so");
     write_manifest_file(manifest, dir + "/manifest.json");
   } catch (const RuntimeError& e) {
     throw Error(ErrorKind::kBackend, std::string("writing the manifest failed: ") + e.what());
@@ -139,7 +139,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   MemoryPlan memory = plan_memory(memory_problem(program, &tensor_of_buffer));
   clock.done("memory plan");
 
-  // Generate the entry function that runs the steps in order.
+  // Describe the artifact: devices, inputs, outputs, weights, arenas, kernels, copies.
   Manifest manifest = make_manifest(program, memory, options.config);
   // The CPU features each device's code is compiled for, checked at load.
   std::map<std::string, std::vector<std::string>> features_of_mcpu;
@@ -149,11 +149,23 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
     if (it == features_of_mcpu.end()) it = features_of_mcpu.emplace(mcpu, toolchain.cpu_features(mcpu)).first;
     manifest.devices[d].cpu_features = it->second;
   }
+  clock.done("manifest");
+
+  // Write the weights first: model.so's description of its manifest holds their hash.
+  StagingDirectory staging(output_dir);
+  write_weights_file(program, manifest, staging.path() + "/weights.bin");
+  try {
+    manifest.hashes.weights_bin = sha256_file_hex(staging.path() + "/weights.bin");
+  } catch (const RuntimeError& e) {
+    throw Error(ErrorKind::kBackend, std::string("hashing the weights failed: ") + e.what());
+  }
+  clock.done("write weights");
+
+  // Generate the entry function that runs the steps in order.
   std::string entry_source = generate_entry_source(program, memory, tensor_of_buffer, manifest);
   clock.done("aot entry");
 
   // Compile (two at a time, cached by content) and link model.so.
-  StagingDirectory staging(output_dir);
   const std::string source_dir = staging.path() + "/src";
   std::filesystem::create_directory(source_dir);
   ToolchainStats stats;
@@ -163,8 +175,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   toolchain.link(objects, staging.path() + "/model.so", &stats);
   clock.done("link");
 
-  // Write the weights and the manifest, then put the artifact in place.
-  write_weights_file(program, manifest, staging.path() + "/weights.bin");
+  // Write the manifest, then put the artifact in place.
   write_manifest(manifest, staging.path());
   if (!options.emit_source) std::filesystem::remove_all(source_dir);
   staging.commit();

@@ -7,12 +7,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 
 #include "runtime/cpu_features.h"
 #include "runtime/device_registry.h"
 #include "runtime/dnnl_primitive.h"
+#include "runtime/model_description.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "switchyard/model_abi.h"
@@ -351,6 +353,16 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
                        ", this runtime supports version " + std::to_string(SY_MODEL_ABI_VERSION));
   impl.run_function = reinterpret_cast<SyModelRunFn>(dlsym(impl.library, SY_MODEL_RUN_SYMBOL));
   if (!impl.run_function) throw RuntimeError(model_path + ": missing symbol " SY_MODEL_RUN_SYMBOL);
+  // Nothing below trusts the manifest until it matches what model.so was built for.
+  auto describe = reinterpret_cast<SyModelDescriptionFn>(dlsym(impl.library, SY_MODEL_DESCRIPTION_SYMBOL));
+  if (!describe) throw RuntimeError(model_path + ": missing symbol " SY_MODEL_DESCRIPTION_SYMBOL);
+  const char* description = describe();
+  if (!description) throw RuntimeError(model_path + ": " SY_MODEL_DESCRIPTION_SYMBOL " returned null");
+  size_t description_bytes = strnlen(description, kMaxModelDescriptionBytes + 1);
+  if (description_bytes > kMaxModelDescriptionBytes)
+    throw RuntimeError(model_path + ": its description is longer than " + std::to_string(kMaxModelDescriptionBytes) +
+                       " bytes");
+  check_manifest_matches_model(manifest, {description, description_bytes}, manifest_path, model_path);
 
   std::vector<WeightBlock> blocks = weight_blocks(manifest);
   for (size_t d = 0; d < blocks.size(); ++d) {

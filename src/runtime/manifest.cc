@@ -11,6 +11,7 @@
 
 #include "runtime/cpu_features.h"
 #include "runtime/json_fields.h"
+#include "runtime/manifest_json.h"
 #include "runtime/ndarray.h"
 #include "runtime/primitive_json.h"
 #include "runtime/runtime_error.h"
@@ -188,12 +189,12 @@ void check_weights(const Manifest& m, const std::string& source) {
                  " interleave in weights.bin; each device's weights must be contiguous");
 }
 
-using ordered_json = nlohmann::ordered_json;
-
 ordered_json tensor_json(const ManifestTensor& t) {
   return ordered_json{
       {"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"device", t.device}, {"span", t.span}};
 }
+
+}  // namespace
 
 ordered_json manifest_json(const Manifest& m) {
   ordered_json root;
@@ -242,8 +243,6 @@ ordered_json manifest_json(const Manifest& m) {
   root["hashes"] = ordered_json{{"model.so", m.hashes.model_so}, {"weights.bin", m.hashes.weights_bin}};
   return root;
 }
-
-}  // namespace
 
 uint64_t tensor_nbytes(DType dtype, const std::vector<int64_t>& shape) {
   uint64_t bytes = uint64_t(dtype_bytes(dtype));

@@ -27,31 +27,37 @@ using testing::hand_model_weights;
 
 class ArtifactTest : public ::testing::Test {
  protected:
-  // One compilation per model variant for the whole suite.
-  static void SetUpTestSuite() {
-    build_dir_ = new std::string(testing::scratch_dir("artifact_models"));
-    testing::compile_model(testing::hand_model_source(), model_path(""), "");
-  }
+  static void SetUpTestSuite() { build_dir_ = new std::string(testing::scratch_dir("artifact_models")); }
   static void TearDownTestSuite() {
     delete build_dir_;
     build_dir_ = nullptr;
   }
 
-  // The hand model built with `flags` (one library per distinct flag set).
-  static std::string model_path(const std::string& flags) {
-    std::string name = flags.empty() ? "model" : "model_" + std::to_string(std::hash<std::string>()(flags));
-    std::string path = *build_dir_ + "/" + name + ".so";
-    if (!flags.empty() && !fs::exists(path)) testing::compile_model(testing::hand_model_source(), path, flags);
+  // The hand model built for `manifest` with `flags`: one compilation per
+  // distinct pair for the whole suite.
+  static std::string model_path(const Manifest& manifest, const std::string& flags) {
+    std::string source = testing::hand_model_source(manifest);
+    std::string path = *build_dir_ + "/model_" + std::to_string(std::hash<std::string>()(source + flags)) + ".so";
+    if (!fs::exists(path)) testing::compile_model(source, path, flags);
     return path;
   }
 
-  // A fresh artifact directory; `change` edits the manifest before writing.
+  // A fresh artifact directory; `change` edits the manifest before model.so is built for it.
   static std::string write(const std::string& name, const std::function<void(Manifest&)>& change = {},
                            const std::string& flags = "") {
     Manifest manifest = hand_model_manifest();
     if (change) change(manifest);
     std::string dir = testing::scratch_dir(name);
-    testing::write_artifact(dir, model_path(flags), manifest, hand_model_weights(hand_model_manifest()));
+    testing::write_artifact(dir, model_path(manifest, flags), manifest, hand_model_weights(hand_model_manifest()));
+    return dir;
+  }
+
+  // A good artifact whose manifest.json `tamper` then edits, hashes kept.
+  static std::string write_tampered(const std::string& name, const std::function<void(Manifest&)>& tamper) {
+    std::string dir = write(name);
+    Manifest manifest = read_manifest_file(dir + "/manifest.json");
+    tamper(manifest);
+    write_manifest_file(manifest, dir + "/manifest.json");
     return dir;
   }
 
@@ -185,6 +191,56 @@ TEST_F(ArtifactTest, HashMismatchNamesTheFile) {
   std::ofstream(dir + "/model.so", std::ios::app | std::ios::binary) << "tail";
   message = load_error(dir);
   EXPECT_EQ(message.rfind(dir + "/model.so: sha256 ", 0), 0u) << message;
+}
+
+// model.so describes the manifest it was built for; an edited manifest is
+// refused naming the field, before the model runs on what it says.
+TEST_F(ArtifactTest, ManifestDifferingFromWhatModelSoWasBuiltForIsRefused) {
+  struct Tamper {
+    const char* name;
+    std::function<void(Manifest&)> edit;
+    std::string message;  // after "DIR/manifest.json: "; "MODEL" stands for DIR/model.so
+  };
+  const std::vector<Tamper> tampers = {
+      {"arena_shrunk", [](Manifest& m) { m.arenas[0].bytes = m.arenas[0].lower_bound_bytes = 256; },
+       "arenas[0].bytes is 256 but MODEL was built for 512"},
+      {"output_reshaped", [](Manifest& m) { m.outputs[0].shape = {128}; },
+       "outputs[0].shape is [128] but MODEL was built for [8,16]"},
+      {"output_retyped", [](Manifest& m) { m.outputs[0].dtype = DType::kInt32; },
+       "outputs[0].dtype is \"int32\" but MODEL was built for \"float32\""},
+      {"output_moved", [](Manifest& m) { m.outputs[0].device = 0; },
+       "outputs[0].device is 0 but MODEL was built for 1"},
+      {"weights_swapped", [](Manifest& m) { std::swap(m.weights[0].name, m.weights[1].name); },
+       "weights[0].name is \"s\" but MODEL was built for \"w\""},
+      {"arenas_reordered", [](Manifest& m) { std::swap(m.arenas[0], m.arenas[1]); },
+       "arenas[0].device is 1 but MODEL was built for 0"},
+      {"device_threads", [](Manifest& m) { m.devices[1].threads = 3; },
+       "devices[1].threads is 3 but MODEL was built without it"},
+      {"device_features", [](Manifest& m) { m.devices[0].cpu_features = {"sse4.2"}; },
+       "devices[0].cpu_features is [\"sse4.2\"] but MODEL was built without it"},
+      {"kernel_moved", [](Manifest& m) { m.kernels[1].device = 0; },
+       "kernels[1].device is 0 but MODEL was built for 1"},
+      {"copy_dropped", [](Manifest& m) { m.copies.clear(); }, "copies has 0 entries but MODEL was built for 1 entry"},
+      {"input_renamed", [](Manifest& m) { m.inputs[0].name = "image"; },
+       "inputs[0].name is \"image\" but MODEL was built for \"x\""},
+      {"version_string", [](Manifest& m) { m.switchyard_version = "9.9"; },
+       "switchyard_version is \"9.9\" but MODEL was built for \"test\""},
+  };
+  for (const Tamper& t : tampers) {
+    std::string dir = write_tampered(t.name, t.edit);
+    std::string expected = t.message;
+    expected.replace(expected.find("MODEL"), 5, dir + "/model.so");
+    EXPECT_EQ(load_error(dir), dir + "/manifest.json: " + expected) << t.name;
+  }
+  // The same artifact untouched loads and runs.
+  auto artifact = Artifact::load(write("untampered"));
+  NDArray x = hand_model_input(3);
+  expect_equal(artifact->run({x}).outputs[0], hand_model_reference(x));
+}
+
+TEST_F(ArtifactTest, ModelSoWithoutDescriptionIsRefused) {
+  std::string dir = write("no_description", {}, "-DHAND_MODEL_WITHOUT_DESCRIPTION");
+  EXPECT_EQ(load_error(dir), dir + "/model.so: missing symbol sy_model_description");
 }
 
 TEST_F(ArtifactTest, NewerFormatVersionIsRejected) {

@@ -15,7 +15,7 @@ class CApiTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     std::string build = testing::scratch_dir("c_api_model");
-    testing::compile_model(testing::hand_model_source(), build + "/model.so");
+    testing::compile_model(testing::hand_model_source(testing::hand_model_manifest()), build + "/model.so");
     directory_ = new std::string(testing::scratch_dir("c_api_artifact"));
     testing::write_artifact(*directory_, build + "/model.so", testing::hand_model_manifest(),
                             testing::hand_model_weights(testing::hand_model_manifest()));

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "runtime/model_description.h"
 #include "runtime/sha256.h"
 #include "support/test_paths.h"
 #include "switchyard/model_abi.h"
@@ -20,7 +21,7 @@
 namespace switchyard::testing {
 namespace fs = std::filesystem;
 
-std::string hand_model_source() {
+std::string hand_model_source(const Manifest& manifest) {
   return R"(// Hand-written model: y = (relu(x) + w) * s across cpu:0 and cpu:1.
 #include <stddef.h>
 #include <stdint.h>
@@ -70,6 +71,12 @@ void multiply(void* closure, int64_t begin, int64_t end) {
 }  // namespace
 
 extern "C" int sy_model_abi_version(void) { return HAND_MODEL_ABI_VERSION; }
+
+#ifndef HAND_MODEL_WITHOUT_DESCRIPTION
+extern "C" const char* sy_model_description(void) {
+  return R"sy_description()" + model_description(manifest) + R"()sy_description";
+}
+#endif
 
 extern "C" int sy_model_run(const SyRunArgs* args) {
   const SyRuntimeServices* rt = args->services;
@@ -124,6 +131,8 @@ Manifest hand_model_manifest() {
               {1, "global", kHandModelTensorBytes, kHandModelTensorBytes}};
   m.kernels = {{"fused_relu_add", 0, "hand.sy:2:3", "loops"}, {"multiply", 1, "hand.sy:4:3", "loops"}};
   m.copies = {{0, 1, kHandModelTensorBytes, "hand.sy:3:3"}};
+  std::vector<uint8_t> weights = hand_model_weights(m);
+  m.hashes.weights_bin = sha256_hex(weights.data(), weights.size());
   return m;
 }
 

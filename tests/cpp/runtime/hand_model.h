@@ -24,19 +24,22 @@ constexpr int64_t kHandModelRows = 8;
 constexpr int64_t kHandModelCols = 16;
 constexpr uint64_t kHandModelTensorBytes = kHandModelRows * kHandModelCols * sizeof(float);
 
-// The model's C++ source. Macros select broken variants for error tests:
+// The model's C++ source, describing itself as built for `manifest` (whose
+// weights hash must be set, as hand_model_manifest() sets it). Macros select
+// broken variants for error tests:
 // HAND_MODEL_ABI_VERSION (what sy_model_abi_version returns),
 // HAND_MODEL_MULTIPLY_DEVICE (where kernel 1 runs its loop),
-// HAND_MODEL_RUN_STATUS (what sy_model_run returns).
-std::string hand_model_source();
+// HAND_MODEL_RUN_STATUS (what sy_model_run returns),
+// HAND_MODEL_WITHOUT_DESCRIPTION (no sy_model_description, as before ABI 3).
+std::string hand_model_source(const Manifest& manifest);
 
 // Compiles C++ `source` into the shared library `so_path` with the system
 // compiler (c++ -O2 -shared -fPIC -I<repo>/include `extra_flags`). Throws
 // std::runtime_error with the compiler's output on failure.
 void compile_model(const std::string& source, const std::string& so_path, const std::string& extra_flags = "");
 
-// The manifest of the hand model, weights laid out by layout_weights; hashes
-// are left empty for write_artifact to fill.
+// The manifest of the hand model, weights laid out by layout_weights, with
+// the hash of hand_model_weights(); model.so's hash is left for write_artifact.
 Manifest hand_model_manifest();
 // weights.bin for `manifest`: w[i] = 0.25 * (i % 7) - 0.5, s[j] = 1 + j / 8.
 std::vector<uint8_t> hand_model_weights(const Manifest& manifest);
