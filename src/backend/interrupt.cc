@@ -50,11 +50,11 @@ void install_interrupt_handlers() {
 
 int interrupting_signal() { return g_signal.load(); }
 
-std::string interruption_message() {
+std::string interruption_message(const std::string& activity, const std::string& consequence) {
   int signo = g_signal.load();
   const char* name = sigabbrev_np(signo);
   std::string signal = name ? "SIG" + std::string(name) : "signal " + std::to_string(signo);
-  return "compile interrupted by " + signal + ": no artifact was written";
+  return activity + " interrupted by " + signal + ": " + consequence;
 }
 
 void throw_if_interrupted() {

@@ -13,14 +13,17 @@
 namespace switchyard {
 
 // Installs the handlers (idempotent). Without them a signal acts as usual.
+// `switchyard run` installs them too and checks between runs.
 void install_interrupt_handlers();
 
 // The signal that interrupted this process, or 0.
 int interrupting_signal();
 
-// "compile interrupted by SIGTERM: no artifact was written".
-std::string interruption_message();
-// Throws Error(kBackend) with that message if a signal arrived.
+// "compile interrupted by SIGTERM: no artifact was written" for `activity`
+// "compile" and `consequence` "no artifact was written".
+std::string interruption_message(const std::string& activity = "compile",
+                                 const std::string& consequence = "no artifact was written");
+// Throws Error(kBackend) with the compile's message if a signal arrived.
 void throw_if_interrupted();
 
 // Children that an interrupt stops: run_process registers each while it runs.

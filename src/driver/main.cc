@@ -26,10 +26,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 1;
   } catch (const switchyard::Error& e) {
-    // A compile stopped by a signal says so (whichever step noticed) and
-    // exits as the shell expects of one.
+    // A compile or run stopped by a signal says so (whichever step noticed)
+    // and exits as the shell expects of one.
     if (int signo = switchyard::interrupting_signal()) {
-      std::cerr << "error: " << switchyard::interruption_message() << "\n";
+      std::cerr << "error: "
+                << (app.got_subcommand("run") ? switchyard::interruption_message("run", "no output was written")
+                                              : switchyard::interruption_message())
+                << "\n";
       return 128 + signo;
     }
     std::cerr << e.render() << "\n";

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 
+#include "backend/interrupt.h"
 #include "driver/commands.h"
 #include "driver/driver_util.h"
 #include "interp/value.h"
@@ -94,7 +95,15 @@ void print_profile(const Manifest& manifest, const std::vector<RunStats>& runs) 
               << ", copies into it " << format_ms(device_copy_ms[d]) << "\n";
 }
 
+// A signal stops the command between runs, before any output is written
+// (main reports it and exits 128 + the signal); one that comes while the
+// outputs are being written lets them finish, each written whole or not at all.
+void stop_if_interrupted() {
+  if (interrupting_signal()) throw Error(ErrorKind::kRuntime, interruption_message("run", "no output was written"));
+}
+
 void run_artifact(const RunFlags& f) {
+  install_interrupt_handlers();
   std::map<std::string, NDArray> inputs = read_npy_inputs(f.inputs);
   std::shared_ptr<Artifact> artifact;
   std::vector<RunStats> runs;      // counted runs only
@@ -113,6 +122,7 @@ void run_artifact(const RunFlags& f) {
     const int warm_up = f.repeat > 1 ? 1 : 0;
     for (int i = 0; i < f.repeat; ++i) {
       auto start = std::chrono::steady_clock::now();
+      stop_if_interrupted();
       result = artifact->run(inputs, options);
       auto elapsed = std::chrono::steady_clock::now() - start;
       if (i == 0) first_run_ms = std::chrono::duration<double, std::milli>(elapsed).count();
@@ -124,6 +134,7 @@ void run_artifact(const RunFlags& f) {
     throw Error(ErrorKind::kRuntime, e.what());
   }
 
+  stop_if_interrupted();
   const Manifest& manifest = artifact->manifest();
   std::filesystem::path dir(f.output_dir);
   std::error_code ec;

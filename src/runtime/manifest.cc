@@ -264,6 +264,20 @@ void validate_manifest(const Manifest& m, const std::string& source) {
   if (m.abi_version < 1) fail(source, "abi_version", "must be at least 1");
   if (m.entry.empty()) fail(source, "entry", "must not be empty");
   if (m.devices.empty()) fail(source, "devices", "an artifact needs at least one device");
+  if (m.devices.size() > kMaxManifestDevices)
+    fail(source, "devices",
+         std::to_string(m.devices.size()) + " devices, more than an artifact may have (" +
+             std::to_string(kMaxManifestDevices) + ")");
+  for (const auto& [list, count] : {std::pair{"inputs", m.inputs.size()}, {"outputs", m.outputs.size()},
+                                    {"weights", m.weights.size()}, {"arenas", m.arenas.size()},
+                                    {"kernels", m.kernels.size()}, {"primitives", m.primitives.size()},
+                                    {"copies", m.copies.size()}})
+    if (count > kMaxManifestEntries)
+      fail(source, list,
+           std::to_string(count) + " entries, more than an artifact may have (" +
+               std::to_string(kMaxManifestEntries) + ")");
+  // Each device with its own threads starts a pool, so the bound is on their sum.
+  int own_threads = 0;
   std::set<std::string> device_names;
   for (size_t i = 0; i < m.devices.size(); ++i) {
     const ManifestDevice& d = m.devices[i];
@@ -274,6 +288,11 @@ void validate_manifest(const Manifest& m, const std::string& source) {
     if (d.threads < 0) fail(source, member_path(path, "threads"), "must not be negative");
     if (d.threads > kMaxPoolThreads)
       fail(source, member_path(path, "threads"), "must be at most " + std::to_string(kMaxPoolThreads));
+    own_threads += d.threads;
+    if (own_threads > kMaxPoolThreads)
+      fail(source, member_path(path, "threads"),
+           "the devices' own threads add up to " + std::to_string(own_threads) + ", more than " +
+               std::to_string(kMaxPoolThreads));
     std::string expected = d.kind + ":" + std::to_string(d.id);
     if (d.name != expected)
       fail(source, member_path(path, "name"), "'" + d.name + "' does not match kind and id ('" + expected + "')");
@@ -348,6 +367,14 @@ std::string format_manifest(const Manifest& manifest) {
 Manifest read_manifest_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RuntimeError("cannot open " + path);
+  // The size first: the whole text is read into memory.
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) throw RuntimeError("cannot read " + path);
+  if (uint64_t(size) > kMaxManifestBytes)
+    throw RuntimeError(path + ": " + std::to_string(size) + " bytes, more than a manifest may have (" +
+                       std::to_string(kMaxManifestBytes) + ")");
+  in.seekg(0, std::ios::beg);
   std::stringstream text;
   text << in.rdbuf();
   if (in.bad()) throw RuntimeError("cannot read " + path);

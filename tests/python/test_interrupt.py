@@ -1,8 +1,9 @@
-# Interrupted and concurrent compiles (issue: hardening). A compile stopped
+# Interrupted and concurrent compiles and runs (issue: hardening). A compile stopped
 # by a signal stops its compiler processes, removes its staging directory
 # and temporary cache files, leaves any old artifact as it was and exits
 # 128 + the signal; compiles into one output directory at the same time all
-# succeed, the last one's artifact staying.
+# succeed, the last one's artifact staying. A run stopped by a signal exits
+# 128 + the signal too, having written no output.
 import os
 import pathlib
 import signal
@@ -103,3 +104,24 @@ def test_concurrent_compiles_into_one_directory_all_succeed(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["art", "cache"]
     run = subprocess.run([str(SWITCHYARD), "inspect", str(out)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize("signo", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_a_run_before_it_writes_any_output(tmp_path, mlp_artifact, mlp_inputs, signo):
+    import numpy as np
+    _, artifact = mlp_artifact
+    flags = []
+    for name, value in mlp_inputs.items():
+        np.save(tmp_path / f"{name}.npy", value)
+        flags += ["--input", f"{name}={tmp_path / name}.npy"]
+    out = tmp_path / "out"
+    child = subprocess.Popen([str(SWITCHYARD), "run", str(artifact), *flags, "-o", str(out), "--repeat", "1000000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)  # loaded and running: a million runs take minutes
+    assert child.poll() is None, child.communicate()
+    child.send_signal(signo)
+    stdout, stderr = child.communicate(timeout=30)
+    assert child.returncode == 128 + signo, stderr
+    assert f"run interrupted by {signal.Signals(signo).name}: no output was written" in stderr
+    assert "latency_ms" not in stdout
+    assert not out.exists()

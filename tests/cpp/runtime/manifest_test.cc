@@ -4,12 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 
 #include "hand_model.h"
 #include "manifest_error.h"
+#include "runtime/model_description.h"
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
@@ -102,6 +105,12 @@ TEST(Manifest, EveryValidationErrorNamesItsPath) {
        "devices[1].name: duplicate device 'cpu:0'"},
       {"zero threads", [](json& j) { j["devices"][0]["threads"] = 0; },
        "devices[0].threads: expected an integer in [1, 1024], got 0"},
+      {"own threads beyond the bound",
+       [](json& j) {
+         j["devices"][0]["threads"] = 1000;
+         j["devices"][1]["threads"] = 1000;
+       },
+       "devices[1].threads: the devices' own threads add up to 2000, more than 1024"},
       {"device missing target", [](json& j) { j["devices"][0].erase("target"); }, "devices[0].target: missing field"},
       {"unknown dtype", [](json& j) { j["inputs"][0]["dtype"] = "floot32"; },
        "inputs[0].dtype: unknown dtype 'floot32'"},
@@ -153,6 +162,95 @@ TEST(Manifest, EveryValidationErrorNamesItsPath) {
     SCOPED_TRACE(bad.what);
     EXPECT_EQ(manifest_parse_error(mutated(bad.change)), std::string("manifest.json: ") + bad.message);
   }
+}
+
+// Counts are bounded before anything is made from them: a list longer than
+// any build writes is refused naming the list.
+TEST(Manifest, CountsBeyondTheirBoundsAreRefused) {
+  Manifest many_copies = complete_manifest();
+  many_copies.copies.resize(kMaxManifestEntries + 1, many_copies.copies[0]);
+  try {
+    validate_manifest(many_copies);
+    FAIL();
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()), "manifest.json: copies: " + std::to_string(kMaxManifestEntries + 1) +
+                                         " entries, more than an artifact may have (" +
+                                         std::to_string(kMaxManifestEntries) + ")");
+  }
+  json many_devices = mutated([](json& j) {
+    j["devices"] = json::array();
+    for (size_t i = 0; i <= kMaxManifestDevices; ++i)
+      j["devices"].push_back({{"name", "cpu:" + std::to_string(i)}, {"kind", "cpu"}, {"id", i}, {"target", "cpu"}});
+  });
+  EXPECT_EQ(manifest_parse_error(many_devices), "manifest.json: devices: 257 devices, more than an artifact may have (256)");
+}
+
+TEST(Manifest, OversizedFileIsRefusedBeforeItIsRead) {
+  std::string path = testing::scratch_dir("manifest_huge") + "/manifest.json";
+  { std::ofstream(path) << "{}"; }
+  std::filesystem::resize_file(path, kMaxManifestBytes + 1);  // sparse: no disk used
+  try {
+    read_manifest_file(path);
+    FAIL();
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": " + std::to_string(kMaxManifestBytes + 1) +
+                                         " bytes, more than a manifest may have (" +
+                                         std::to_string(kMaxManifestBytes) + ")");
+  }
+}
+
+// model.so's description is the manifest but for model.so's own hash, in
+// ASCII, and the check names the first field that differs.
+TEST(ModelDescription, HoldsEveryFieldButModelSoHash) {
+  Manifest m = complete_manifest();
+  m.kernels[0].span = "h\u00e9llo \"quoted\".sy:2:3";
+  std::string description = model_description(m);
+  EXPECT_TRUE(std::all_of(description.begin(), description.end(), [](char c) { return c >= 0x20 && c < 0x7f; }));
+  json document = json::parse(description);
+  EXPECT_FALSE(document["hashes"].contains("model.so"));
+  EXPECT_EQ(document["hashes"]["weights.bin"], m.hashes.weights_bin);
+  EXPECT_EQ(document["kernels"][0]["span"], m.kernels[0].span);
+  EXPECT_NO_THROW(check_manifest_matches_model(m, description, "m.json", "m.so"));
+  Manifest other_hash = m;
+  other_hash.hashes.model_so = std::string(64, 'b');
+  EXPECT_NO_THROW(check_manifest_matches_model(other_hash, description, "m.json", "m.so"));
+}
+
+TEST(ModelDescription, MismatchNamesTheFieldAndBothValues) {
+  std::string description = model_description(complete_manifest());
+  auto mismatch = [&](const std::function<void(Manifest&)>& change) {
+    Manifest m = complete_manifest();
+    change(m);
+    try {
+      check_manifest_matches_model(m, description, "m/manifest.json", "m/model.so");
+    } catch (const RuntimeError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(mismatch([](Manifest& m) { m.outputs[0].shape = {8, 9}; }),
+            "m/manifest.json: outputs[0].shape is [8,9] but m/model.so was built for [8,16]");
+  EXPECT_EQ(mismatch([](Manifest& m) { m.inputs.push_back(m.inputs[0]); }),
+            "m/manifest.json: inputs has 2 entries but m/model.so was built for 1 entry");
+  EXPECT_EQ(mismatch([](Manifest& m) { m.devices[1].threads = 0; }),
+            "m/manifest.json: devices[1].threads is missing but m/model.so was built for 2");
+  EXPECT_EQ(mismatch([](Manifest& m) { m.hashes.weights_bin = std::string(64, 'c'); }),
+            "m/manifest.json: hashes.weights.bin is \"" + std::string(64, 'c') + "\" but m/model.so was built for \"" +
+                std::string(63, '0') + "f\"");
+  EXPECT_EQ(mismatch([](Manifest& m) { m.format_version = 0; }),
+            "m/manifest.json: format_version is 0 but m/model.so was built for 1");
+}
+
+TEST(ModelDescription, DescriptionThatIsNotJsonIsNamed) {
+  Manifest m = complete_manifest();
+  try {
+    check_manifest_matches_model(m, "{\"abi", "m.json", "m.so");
+    FAIL();
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("m.so: its description (sy_model_description) is not valid JSON: ", 0), 0u)
+        << e.what();
+  }
+  EXPECT_THROW(check_manifest_matches_model(m, "[1, 2]", "m.json", "m.so"), RuntimeError);
 }
 
 TEST(Manifest, InvalidJsonIsReported) {
