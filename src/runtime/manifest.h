@@ -17,8 +17,8 @@ namespace switchyard {
 constexpr int kArtifactFormatVersion = 1;
 // Every weight's offset in weights.bin is a multiple of this.
 constexpr uint64_t kWeightAlignment = 64;
-// Bounds no real build comes near (ResNet-50's manifest is about 100 KB with
-// 70 kernels), so a manifest beyond one is corrupt and refused before
+// Bounds no real build comes near (ResNet-50's manifest is 70 KB with 57
+// kernels and 108 weights), so a manifest beyond one is corrupt and refused before
 // anything is allocated or started from it.
 constexpr uint64_t kMaxManifestBytes = uint64_t(256) << 20;  // of manifest.json
 constexpr size_t kMaxManifestDevices = 256;

@@ -15,9 +15,8 @@ namespace {
 using json = nlohmann::json;
 
 json description_json(const Manifest& manifest) {
-  // Through text: nlohmann has no conversion from ordered_json to json, and
-  // json's sorted objects make key order irrelevant to the comparison.
-  json document = json::parse(manifest_json(manifest).dump());
+  // json's objects are sorted, so key order is irrelevant to the comparison.
+  json document(manifest_json(manifest));
   document["hashes"].erase("model.so");
   return document;
 }
@@ -42,15 +41,16 @@ bool is_list_of_records(const json& value) {
 
 std::optional<Difference> first_difference(const json* in_manifest, const json* in_model, const std::string& path) {
   if (in_manifest && in_model && in_manifest->is_object() && in_model->is_object()) {
-    // Keys of both, in sorted order, so the first difference is deterministic.
-    json keys = json::object();
-    for (const auto& [key, value] : in_manifest->items()) keys[key] = true;
-    for (const auto& [key, value] : in_model->items()) keys[key] = true;
-    for (const auto& [key, unused] : keys.items()) {
-      auto a = in_manifest->find(key), b = in_model->find(key);
+    // Both objects' keys merged in sorted order, so the first difference is deterministic.
+    auto a = in_manifest->begin(), b = in_model->begin();
+    while (a != in_manifest->end() || b != in_model->end()) {
+      bool take_a = b == in_model->end() || (a != in_manifest->end() && a.key() <= b.key());
+      bool take_b = a == in_manifest->end() || (b != in_model->end() && b.key() <= a.key());
+      const std::string& key = take_a ? a.key() : b.key();
       std::string at = path.empty() ? key : path + "." + key;
-      if (auto d = first_difference(a == in_manifest->end() ? nullptr : &*a, b == in_model->end() ? nullptr : &*b, at))
-        return d;
+      if (auto d = first_difference(take_a ? &*a : nullptr, take_b ? &*b : nullptr, at)) return d;
+      if (take_a) ++a;
+      if (take_b) ++b;
     }
     return std::nullopt;
   }
