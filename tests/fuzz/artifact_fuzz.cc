@@ -1,14 +1,17 @@
 // Fuzz target: what the artifact loader reads before it trusts anything.
 // The first byte picks the reader: a manifest (parsed and validated, as
-// every load does before opening model.so), or a .npy input file (written to
+// every load does before opening model.so, then checked against its own
+// model.so description), or a .npy input file (written to
 // a private temporary file, since inputs are read only from regular files).
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "fuzz_target.h"
 #include "runtime/manifest.h"
+#include "runtime/model_description.h"
 #include "runtime/npy.h"
 
 using namespace switchyard;
@@ -41,6 +44,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Manifest again = parse_manifest(format_manifest(manifest), "formatted");
       if (format_manifest(again) != format_manifest(manifest))
         fuzz::property_failed("a validated manifest does not survive format and parse");
+      // And match the description a model.so built for it would carry.
+      try {
+        check_manifest_matches_model(again, model_description(manifest), "formatted", "model.so");
+      } catch (const std::runtime_error&) {
+        fuzz::property_failed("a validated manifest does not match its own model.so description");
+      }
     } else {
       read_npy_bytes(rest);
     }
