@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "runtime/clipped_text.h"
 #include "runtime/tensor_size.h"
@@ -73,75 +74,142 @@ const FuncTypeNode* as_func(const Type& t) {
   return t && t->type_kind() == TypeKind::kFunc ? static_cast<const FuncTypeNode*>(t.get()) : nullptr;
 }
 
+namespace {
+
+// The types a type is made of, in order: a tuple's fields; a function's
+// parameters, then its result. Null past the last.
+const TypeNode* type_child(const TypeNode* t, size_t i) {
+  if (t->type_kind() == TypeKind::kTuple) {
+    auto* tuple = static_cast<const TupleTypeNode*>(t);
+    return i < tuple->fields.size() ? tuple->fields[i].get() : nullptr;
+  }
+  if (t->type_kind() == TypeKind::kFunc) {
+    auto* func = static_cast<const FuncTypeNode*>(t);
+    if (i < func->params.size()) return func->params[i].get();
+    return i == func->params.size() ? func->ret.get() : nullptr;
+  }
+  return nullptr;
+}
+
+size_t type_child_count(const TypeNode* t) {
+  if (t->type_kind() == TypeKind::kTuple) return static_cast<const TupleTypeNode*>(t)->fields.size();
+  if (t->type_kind() == TypeKind::kFunc) return static_cast<const FuncTypeNode*>(t)->params.size() + 1;
+  return 0;
+}
+
+// A type being walked and the index of its next child. The walks below keep
+// their own stack: a type can be nested as deeply as the expressions that
+// produced it (100,000 tuples in a tuple), far beyond the native stack.
+struct TypeFrame {
+  const TypeNode* type;
+  size_t next = 0;
+};
+
+}  // namespace
+
 bool type_equal(const Type& a, const Type& b) {
-  if (a.same_as(b)) return true;
-  if (!a || !b || a->type_kind() != b->type_kind()) return false;
-  if (auto* ta = as_tensor(a)) {
-    auto* tb = as_tensor(b);
-    return ta->dtype == tb->dtype && ta->shape == tb->shape;
+  std::vector<std::pair<const TypeNode*, const TypeNode*>> pending{{a.get(), b.get()}};
+  while (!pending.empty()) {
+    auto [x, y] = pending.back();
+    pending.pop_back();
+    if (x == y) continue;
+    if (!x || !y || x->type_kind() != y->type_kind()) return false;
+    if (x->type_kind() == TypeKind::kTensor) {
+      auto* tx = static_cast<const TensorTypeNode*>(x);
+      auto* ty = static_cast<const TensorTypeNode*>(y);
+      if (tx->dtype != ty->dtype || tx->shape != ty->shape) return false;
+      continue;
+    }
+    size_t count = type_child_count(x);
+    if (count != type_child_count(y)) return false;
+    for (size_t i = 0; i < count; ++i) pending.emplace_back(type_child(x, i), type_child(y, i));
   }
-  if (auto* ta = as_tuple(a)) {
-    auto* tb = as_tuple(b);
-    if (ta->fields.size() != tb->fields.size()) return false;
-    for (size_t i = 0; i < ta->fields.size(); ++i)
-      if (!type_equal(ta->fields[i], tb->fields[i])) return false;
-    return true;
-  }
-  auto* fa = as_func(a);
-  auto* fb = as_func(b);
-  if (fa->params.size() != fb->params.size() || !type_equal(fa->ret, fb->ret)) return false;
-  for (size_t i = 0; i < fa->params.size(); ++i)
-    if (!type_equal(fa->params[i], fb->params[i])) return false;
   return true;
 }
 
 size_t type_hash(const Type& t) {
   if (!t) return 0;
-  if (auto* tt = as_tensor(t)) {
-    size_t h = size_t(tt->dtype) * 1000003u;
-    for (int64_t d : tt->shape) h = h * 31 + size_t(d);
-    return h;
+  // Post-order: a frame's hash is complete once its last child has been mixed in.
+  struct Frame : TypeFrame {
+    size_t hash;
+  };
+  auto start = [](const TypeNode* n) {
+    if (n->type_kind() == TypeKind::kTensor) {
+      auto* tt = static_cast<const TensorTypeNode*>(n);
+      size_t h = size_t(tt->dtype) * 1000003u;
+      for (int64_t d : tt->shape) h = h * 31 + size_t(d);
+      return Frame{{n}, h};
+    }
+    return Frame{{n}, n->type_kind() == TypeKind::kTuple ? size_t(7) : size_t(11)};
+  };
+  std::vector<Frame> stack{start(t.get())};
+  while (true) {
+    Frame& top = stack.back();
+    if (const TypeNode* child = type_child(top.type, top.next)) {
+      ++top.next;
+      stack.push_back(start(child));
+      continue;
+    }
+    size_t done = top.hash;
+    stack.pop_back();
+    if (stack.empty()) return done;
+    stack.back().hash = stack.back().hash * (stack.back().type->type_kind() == TypeKind::kTuple ? 37 : 41) + done;
   }
-  if (auto* tt = as_tuple(t)) {
-    size_t h = 7;
-    for (const Type& f : tt->fields) h = h * 37 + type_hash(f);
-    return h;
-  }
-  auto* ft = as_func(t);
-  size_t h = 11 + type_hash(ft->ret);
-  for (const Type& p : ft->params) h = h * 41 + type_hash(p);
-  return h;
 }
 
 std::string type_to_string(const Type& t) {
   if (!t) return "?";
-  if (auto* tt = as_tensor(t)) {
-    if (tt->shape.empty()) return dtype_name(tt->dtype);
-    std::string s = "Tensor[(";
-    for (size_t i = 0; i < tt->shape.size(); ++i) s += (i ? ", " : "") + std::to_string(tt->shape[i]);
-    return s + "), " + dtype_name(tt->dtype) + "]";
+  std::string s;
+  std::vector<TypeFrame> stack{{t.get()}};
+  while (!stack.empty()) {
+    TypeFrame& top = stack.back();
+    const TypeNode* n = top.type;
+    if (n->type_kind() == TypeKind::kTensor) {
+      auto* tt = static_cast<const TensorTypeNode*>(n);
+      if (tt->shape.empty()) {
+        s += dtype_name(tt->dtype);
+      } else {
+        s += "Tensor[(";
+        for (size_t i = 0; i < tt->shape.size(); ++i) s += (i ? ", " : "") + std::to_string(tt->shape[i]);
+        s += std::string("), ") + dtype_name(tt->dtype) + "]";
+      }
+      stack.pop_back();
+      continue;
+    }
+    bool tuple = n->type_kind() == TypeKind::kTuple;
+    size_t count = type_child_count(n);
+    size_t i = top.next++;
+    if (i == 0) s += tuple ? "(" : "fn (";
+    if (!tuple && i + 1 == count) {
+      s += ") -> ";
+    } else if (i > 0 && i < count) {
+      s += ", ";
+    }
+    if (i < count) {
+      stack.push_back({type_child(n, i)});
+      continue;
+    }
+    if (tuple) s += count == 1 ? ",)" : ")";
+    stack.pop_back();
   }
-  if (auto* tt = as_tuple(t)) {
-    std::string s = "(";
-    for (size_t i = 0; i < tt->fields.size(); ++i) s += (i ? ", " : "") + type_to_string(tt->fields[i]);
-    if (tt->fields.size() == 1) s += ",";
-    return s + ")";
-  }
-  auto* ft = as_func(t);
-  std::string s = "fn (";
-  for (size_t i = 0; i < ft->params.size(); ++i) s += (i ? ", " : "") + type_to_string(ft->params[i]);
-  return s + ") -> " + type_to_string(ft->ret);
+  return s;
 }
 
 int64_t type_nbytes(const Type& t) {
-  if (auto* tt = as_tensor(t)) return tt->nbytes();
-  if (auto* tt = as_tuple(t)) {
-    int64_t n = 0;
-    for (const Type& f : tt->fields)
-      if (__builtin_add_overflow(n, type_nbytes(f), &n)) return std::numeric_limits<int64_t>::max();
-    return n;
+  int64_t n = 0;
+  std::vector<const TypeNode*> pending{t.get()};
+  while (!pending.empty()) {
+    const TypeNode* x = pending.back();
+    pending.pop_back();
+    if (!x || x->type_kind() == TypeKind::kFunc) continue;  // a function holds no tensor data
+    if (x->type_kind() == TypeKind::kTensor) {
+      if (__builtin_add_overflow(n, static_cast<const TensorTypeNode*>(x)->nbytes(), &n))
+        return std::numeric_limits<int64_t>::max();
+      continue;
+    }
+    for (const Type& f : static_cast<const TupleTypeNode*>(x)->fields) pending.push_back(f.get());
   }
-  return 0;
+  return n;
 }
 
 }  // namespace switchyard
