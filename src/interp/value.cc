@@ -5,6 +5,27 @@
 
 namespace switchyard {
 
+TupleFields::TupleFields(std::vector<Value> fields)
+    : values_(std::make_shared<std::vector<Value>>(std::move(fields))) {}
+
+TupleFields::~TupleFields() {
+  // Unlink uniquely owned nested tuples into a worklist before freeing each,
+  // so no destructor runs another one nested inside it.
+  std::vector<std::shared_ptr<std::vector<Value>>> pending;
+  if (values_.use_count() == 1) pending.push_back(std::move(values_));
+  while (!pending.empty()) {
+    std::shared_ptr<std::vector<Value>> values = std::move(pending.back());
+    pending.pop_back();
+    for (Value& v : *values)
+      if (v.fields.values_.use_count() == 1) pending.push_back(std::move(v.fields.values_));
+  }
+}
+
+size_t TupleFields::size() const { return values_ ? values_->size() : 0; }
+const Value& TupleFields::operator[](size_t i) const { return (*values_)[i]; }
+const Value* TupleFields::begin() const { return values_ ? values_->data() : nullptr; }
+const Value* TupleFields::end() const { return values_ ? values_->data() + values_->size() : nullptr; }
+
 Value Value::make_tensor(NDArray data, const VirtualDevice* device) {
   Value v;
   v.kind = Kind::kTensor;
@@ -16,7 +37,7 @@ Value Value::make_tensor(NDArray data, const VirtualDevice* device) {
 Value Value::make_tuple(std::vector<Value> fields) {
   Value v;
   v.kind = Kind::kTuple;
-  v.fields = std::move(fields);
+  v.fields = TupleFields(std::move(fields));
   return v;
 }
 
@@ -28,12 +49,31 @@ Value Value::make_closure(Function function, std::unordered_map<const VarNode*, 
 }
 
 Value relabel_value(const Value& value, const VirtualDevice* device) {
-  if (value.is_tensor()) return Value::make_tensor(value.tensor, device);
-  if (value.is_closure()) return value;
-  std::vector<Value> fields;
-  fields.reserve(value.fields.size());
-  for (const Value& f : value.fields) fields.push_back(relabel_value(f, device));
-  return Value::make_tuple(std::move(fields));
+  // Post-order over nested tuples with an explicit stack: a frame's
+  // relabelled fields are complete when its last field has been done.
+  struct Frame {
+    const Value* tuple;
+    std::vector<Value> done;
+  };
+  auto relabel_leaf = [&](const Value& v) { return v.is_tensor() ? Value::make_tensor(v.tensor, device) : v; };
+  if (!value.is_tuple()) return relabel_leaf(value);
+  std::vector<Frame> stack{{&value, {}}};
+  while (true) {
+    Frame& top = stack.back();
+    if (top.done.size() < top.tuple->fields.size()) {
+      const Value& next = top.tuple->fields[top.done.size()];
+      if (next.is_tuple()) {
+        stack.push_back({&next, {}});
+      } else {
+        top.done.push_back(relabel_leaf(next));
+      }
+      continue;
+    }
+    Value tuple = Value::make_tuple(std::move(top.done));
+    stack.pop_back();
+    if (stack.empty()) return tuple;
+    stack.back().done.push_back(std::move(tuple));
+  }
 }
 
 std::vector<Value> flatten_tensors(const Value& value) {
@@ -48,7 +88,7 @@ std::vector<Value> flatten_tensors(const Value& value) {
     } else if (v->is_closure()) {
       throw Error(ErrorKind::kUsage, "the result contains a function value, which has no tensor form");
     } else {
-      for (auto it = v->fields.rbegin(); it != v->fields.rend(); ++it) stack.push_back(&*it);
+      for (size_t i = v->fields.size(); i-- > 0;) stack.push_back(&v->fields[i]);
     }
   }
   return out;
