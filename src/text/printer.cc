@@ -201,6 +201,14 @@ class FunctionPrinter {
 
   void use(const Expr& child, int32_t block, Position position) {
     NodeInfo& c = info(child.get());
+    // An atom is written where it is used, so it needs no home; finding one
+    // walks up the blocks, and a variable used at every level of a 100,000-
+    // deep if chain made that quadratic.
+    if (is_atom(child.get())) {
+      ++c.uses;
+      c.position = position;
+      return;
+    }
     c.home = c.uses++ == 0 ? block : common_block(c.home, block);
     c.position = position;
   }
@@ -478,6 +486,13 @@ class FunctionPrinter {
     t.text = std::move(text);
     tasks_.push_back(std::move(t));
   }
+  // The indentation of a block nested in one at `indent`. Capped: text nested
+  // 50,000 blocks deep (an if chain) would otherwise be mostly spaces,
+  // quadratic in the depth (10 GB); past the cap, braces still show nesting.
+  static int nested(int indent) {
+    constexpr int kMostIndentLevels = 32;
+    return std::min(indent + 1, kMostIndentLevels);
+  }
   void push_block(int32_t block, int indent) {
     Task t{Task::kBlock};
     t.block = block;
@@ -503,9 +518,9 @@ class FunctionPrinter {
         write_reference(branch->cond.get());
         out_ += ") {\n";
         push_text(closing + "}" + device + after);
-        push_block(i.else_block, indent + 1);
+        push_block(i.else_block, nested(indent));
         push_text(closing + "} else {\n");
-        push_block(i.block, indent + 1);
+        push_block(i.block, nested(indent));
         return;
       }
       case ExprKind::kFunction:
@@ -519,7 +534,7 @@ class FunctionPrinter {
         break;
     }
     push_text(closing + "}" + after);
-    push_block(i.block, indent + 1);
+    push_block(i.block, nested(indent));
   }
 
   // The device written after a definition (functions carry theirs in the header).
