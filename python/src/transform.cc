@@ -203,8 +203,11 @@ std::string optional_string(py::handle value, const std::string& what) {
 
 PipelineOptions pipeline_options(py::handle devices, py::handle default_device, py::handle host, py::handle place) {
   PipelineOptions options;
-  if (py::isinstance<py::str>(devices)) devices = py::list(py::make_tuple(devices));
-  std::vector<std::string> names = string_list(devices, "devices");
+  // One name may be given as a string. The list is held here: assigned to
+  // the handle, it would be freed at the end of the statement.
+  py::object device_list = py::reinterpret_borrow<py::object>(devices);
+  if (py::isinstance<py::str>(devices)) device_list = py::make_tuple(devices);
+  std::vector<std::string> names = string_list(device_list, "devices");
   if (names.empty()) {
     if (!place.is_none() && py::len(place) > 0) throw py::value_error("placement rules need devices=[...]");
     return options;

@@ -344,3 +344,12 @@ def test_deep_structures_never_overflow_the_native_stack():
     lets = module_of(body)
     out = sy.evaluate(T.InferType()(lets), x=np.array([1, 2], np.float32))
     assert out.tolist() == [1.0, 2.0]
+
+
+def test_a_device_list_given_as_one_string_is_read_as_names():
+    # The string was wrapped in a temporary list held by a bare handle, freed
+    # before use: both calls segfaulted.
+    mod = T.InferType()(module_of(sy.op.nn.relu(X)))
+    planned = T.PlanDevices(devices="cpu:0,cpu:1")(mod)
+    assert planned["main"].body.virtual_device == ir.VirtualDevice("cpu:0")
+    assert T.default_pipeline(devices="cpu:0")(mod)["main"].body is not None
