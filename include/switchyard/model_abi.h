@@ -14,7 +14,14 @@
 extern "C" {
 #endif
 
-#define SY_MODEL_ABI_VERSION 3
+#define SY_MODEL_ABI_VERSION 4
+
+/* Faults a kernel reports through kernel_fault, one bit each: the cases its
+ * operators' documentation (docs/operators.md, "Edge cases") defines as
+ * errors. The kernel finishes (a faulting element gets 0) and the run fails. */
+#define SY_FAULT_INTEGER_DIVISION_BY_ZERO 1
+#define SY_FAULT_NEGATIVE_INTEGER_EXPONENT 2
+#define SY_FAULT_INDEX_OUT_OF_RANGE 4
 
 /* A body of a parallel loop over [begin, end). */
 typedef void (*SyParallelBody)(void* closure, int64_t begin, int64_t end);
@@ -36,6 +43,9 @@ typedef struct SyRuntimeServices {
   /* Runs the oneDNN primitive of the open kernel (its manifest "primitive")
    * on device `device_index` over the kernel's own inputs and outputs. */
   void (*run_primitive)(void* ctx, int device_index, const void* const* inputs, void* const* outputs);
+  /* Reports the SY_FAULT_* bits the open kernel's elements raised; the run
+   * then fails with an error naming the kernel and each fault. */
+  void (*kernel_fault)(void* ctx, int faults);
 } SyRuntimeServices;
 
 /* Everything one run needs. Arrays are indexed as in the manifest. */

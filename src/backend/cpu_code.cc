@@ -103,24 +103,43 @@ inline int64_t sy_float_to_int64(double v) {
 }
 )";
 
-const char* kIntegerDivideHelper = R"(// Integer division truncating toward zero, wrapping INT64_MIN / -1; a
-// kernel cannot report errors, so a zero divisor gives 0.
-inline int64_t sy_divide_int(int64_t a, int64_t b) {
-  if (b == 0) return 0;
+const char* kIntegerDivideHelper = R"(// Integer division truncating toward zero, wrapping INT64_MIN / -1. A zero
+// divisor is an error: it records the fault (the kernel reports it to the
+// runtime when its loops end) and gives 0.
+inline int64_t sy_divide_int(int64_t a, int64_t b, int* faults) {
+  if (b == 0) {
+    __atomic_fetch_or(faults, SY_FAULT_INTEGER_DIVISION_BY_ZERO, __ATOMIC_RELAXED);
+    return 0;
+  }
   if (b == -1) return int64_t(0ull - uint64_t(a));
   return a / b;
 }
 )";
 
-const char* kIntegerPowerHelper = R"(// Integer power by squaring, wrapping; 0 for a negative exponent.
-inline int64_t sy_power_int(int64_t base, int64_t exponent) {
-  if (exponent < 0) return 0;
+const char* kIntegerPowerHelper = R"(// Integer power by squaring, wrapping. A negative exponent is an error:
+// it records the fault and gives 0.
+inline int64_t sy_power_int(int64_t base, int64_t exponent, int* faults) {
+  if (exponent < 0) {
+    __atomic_fetch_or(faults, SY_FAULT_NEGATIVE_INTEGER_EXPONENT, __ATOMIC_RELAXED);
+    return 0;
+  }
   uint64_t result = 1, factor = uint64_t(base);
   for (; exponent > 0; exponent >>= 1) {
     if (exponent & 1) result *= factor;
     factor *= factor;
   }
   return int64_t(result);
+}
+)";
+
+const char* kCheckedIndexHelper = R"(// An index into an axis of `extent` elements. One outside [0, extent) is an
+// error: it records the fault and reads element 0.
+inline int64_t sy_checked_index(int64_t index, int64_t extent, int* faults) {
+  if (uint64_t(index) >= uint64_t(extent)) {
+    __atomic_fetch_or(faults, SY_FAULT_INDEX_OUT_OF_RANGE, __ATOMIC_RELAXED);
+    return 0;
+  }
+  return index;
 }
 )";
 
@@ -135,10 +154,16 @@ std::string cpu_helper_definitions(const std::set<CpuHelper>& helpers) {
       case CpuHelper::kFloatToInt: out += kFloatToIntHelper; break;
       case CpuHelper::kIntegerDivide: out += kIntegerDivideHelper; break;
       case CpuHelper::kIntegerPower: out += kIntegerPowerHelper; break;
+      case CpuHelper::kCheckedIndex: out += kCheckedIndexHelper; break;
       case CpuHelper::kFloatMath: out += cpu_math_definitions(); break;
     }
   }
   return out;
+}
+
+bool helpers_may_fault(const std::set<CpuHelper>& helpers) {
+  return helpers.count(CpuHelper::kIntegerDivide) || helpers.count(CpuHelper::kIntegerPower) ||
+         helpers.count(CpuHelper::kCheckedIndex);
 }
 
 std::string compute_type(DType dtype) { return dtype_is_float(dtype) ? "float" : dtype_c_type(dtype); }

@@ -41,10 +41,17 @@ enum class CpuHelper : uint8_t {
   kHalf,           // sy_half_to_float / sy_float_to_half
   kBFloat16,       // sy_bfloat16_to_float / sy_float_to_bfloat16
   kFloatToInt,     // sy_float_to_int64: truncating, saturating, NaN to 0
-  kIntegerDivide,  // sy_divide_int: truncating; 0 for a zero divisor
-  kIntegerPower,   // sy_power_int: wrapping; 0 for a negative exponent
+  kIntegerDivide,  // sy_divide_int: truncating; a zero divisor faults
+  kIntegerPower,   // sy_power_int: wrapping; a negative exponent faults
+  kCheckedIndex,   // sy_checked_index: an index outside [0, extent) faults
   kFloatMath,      // sy_exp, sy_log, sy_tanh, sy_erf: vectorisable (cpu_math.cc)
 };
+
+// Whether `helpers` can raise a kernel fault (SY_FAULT_* of model_abi.h):
+// the kernel then keeps a fault word, `buffers.faults`, and reports it.
+bool helpers_may_fault(const std::set<CpuHelper>& helpers);
+// The argument a faulting helper's call passes: where it records faults.
+inline constexpr const char* kFaultsArgument = "buffers.faults";
 
 // The definitions of the kFloatMath helpers.
 const char* cpu_math_definitions();

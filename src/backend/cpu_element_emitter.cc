@@ -228,11 +228,17 @@ void ElementEmitter::evaluate_take(const CallNode* call, const ElementIndex& ind
     std::string raw = "int64_t(" + pop() + ")";
     std::string name = fresh("take_index");
     std::string last = std::to_string(extent - 1);
-    std::string clamped = mode == "wrap"
-                              ? "(" + raw + " % " + std::to_string(extent) + " + " + std::to_string(extent) + ") % " +
-                                    std::to_string(extent)
-                              : raw + " < 0 ? 0 : (" + raw + " > " + last + " ? " + last + " : " + raw + ")";
-    out_.line("const int64_t " + name + " = " + clamped + ";  // take (mode \"" + mode + "\")" +
+    std::string position;
+    if (mode == "wrap") {
+      position = "(" + raw + " % " + std::to_string(extent) + " + " + std::to_string(extent) + ") % " +
+                 std::to_string(extent);
+    } else if (mode == "fast") {  // out of range is an error, as in the interpreter
+      helpers_.insert(CpuHelper::kCheckedIndex);
+      position = "sy_checked_index(" + raw + ", " + std::to_string(extent) + ", " + kFaultsArgument + ")";
+    } else {
+      position = raw + " < 0 ? 0 : (" + raw + " > " + last + " ? " + last + " : " + raw + ")";
+    }
+    out_.line("const int64_t " + name + " = " + position + ";  // take (mode \"" + mode + "\")" +
               (call->span().defined() ? " at " + call->span().to_string() : ""));
     ElementIndex data_index = ElementIndex::at_offset(name);
     if (!flattened) {

@@ -213,16 +213,19 @@ void ElementLowering::evaluate_take(const CallNode* call, const IndexAt& index, 
   work_.push_back([=, this] {
     ki::Expr raw = ki::cast(DType::kInt64, pop());
     std::string name = fresh("take_index");
-    ki::Expr clamped =
-        mode == "wrap"
-            ? ki::binary(ki::BinaryOp::kMod,
-                         ki::binary(ki::BinaryOp::kAdd, ki::binary(ki::BinaryOp::kMod, raw, ki::index(extent)),
-                                    ki::index(extent)),
-                         ki::index(extent))
-            : ki::select(ki::binary(ki::BinaryOp::kLess, raw, ki::index(0)), ki::index(0),
-                         ki::select(ki::binary(ki::BinaryOp::kGreater, raw, ki::index(extent - 1)),
-                                    ki::index(extent - 1), raw));
-    block().push_back(ki::let(name, DType::kInt64, clamped,
+    ki::Expr position_value;
+    if (mode == "wrap") {
+      ki::Expr remainder = ki::binary(ki::BinaryOp::kMod, raw, ki::index(extent));
+      position_value = ki::binary(ki::BinaryOp::kMod, ki::binary(ki::BinaryOp::kAdd, remainder, ki::index(extent)),
+                                  ki::index(extent));
+    } else if (mode == "fast") {
+      position_value = ki::checked_index(raw, extent);  // out of range is an error, as in the interpreter
+    } else {
+      position_value = ki::select(ki::binary(ki::BinaryOp::kLess, raw, ki::index(0)), ki::index(0),
+                                  ki::select(ki::binary(ki::BinaryOp::kGreater, raw, ki::index(extent - 1)),
+                                             ki::index(extent - 1), raw));
+    }
+    block().push_back(ki::let(name, DType::kInt64, position_value,
                               "take (mode \"" + mode + "\")" + at_span_of(call->span())));
     ki::Expr position = ki::var(name);
     IndexAt data_index = IndexAt::at_offset(position);

@@ -19,7 +19,7 @@ namespace {
 bool is_atom(const Expr& e) {
   switch (e->kind) {
     case ExprKind::kIndex: return e->int_value >= 0;
-    case ExprKind::kVar: case ExprKind::kLoad: case ExprKind::kCast: return true;
+    case ExprKind::kVar: case ExprKind::kLoad: case ExprKind::kCast: case ExprKind::kCheckedIndex: return true;
     default: return false;
   }
 }
@@ -70,6 +70,10 @@ class Renderer {
         for (const Expr& arg : e->operands) values.push_back(expr(arg));
         return render_cpu_scalar(*e->call, values, unit_.helpers);
       }
+      case ExprKind::kCheckedIndex:
+        unit_.helpers.insert(CpuHelper::kCheckedIndex);
+        return "sy_checked_index(" + expr(e->operands[0]) + ", " + std::to_string(e->int_value) + ", " +
+               kFaultsArgument + ")";
     }
     throw std::logic_error("unknown kernel IR expression");
   }

@@ -68,12 +68,12 @@ class Renderer {
       case ScalarOp::kDivide: {
         if (is_float) return infix("/", kMultiplicative);
         helpers_.insert(CpuHelper::kIntegerDivide);
-        return wrap("sy_divide_int(" + arg(0).text + ", " + arg(1).text + ")");
+        return wrap("sy_divide_int(" + arg(0).text + ", " + arg(1).text + ", " + kFaultsArgument + ")");
       }
       case ScalarOp::kPower: {
         if (is_float) return {"std::pow(" + arg(0).text + ", " + arg(1).text + ")", type};
         helpers_.insert(CpuHelper::kIntegerPower);
-        return wrap("sy_power_int(" + arg(0).text + ", " + arg(1).text + ")");
+        return wrap("sy_power_int(" + arg(0).text + ", " + arg(1).text + ", " + kFaultsArgument + ")");
       }
       case ScalarOp::kMaximum: return extremum(arg(0), arg(1), " > ", is_float);
       case ScalarOp::kMinimum: return extremum(arg(0), arg(1), " < ", is_float);

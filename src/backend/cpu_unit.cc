@@ -26,6 +26,8 @@ std::string assemble_cpu_unit(const CpuUnit& unit, const std::string& summary, c
   for (const BufferField& f : unit.buffers)
     code.line((f.is_const ? "const " : "") + f.type + "* " + f.name + ";" +
               (f.comment.empty() ? "" : "  // " + f.comment));
+  bool may_fault = helpers_may_fault(unit.helpers);
+  if (may_fault) code.line("int* faults;  // SY_FAULT_* bits any element raised, reported when the loops end");
   code.close(";");
   code.line();
   code.append(unit.definitions);
@@ -34,8 +36,17 @@ std::string assemble_cpu_unit(const CpuUnit& unit, const std::string& summary, c
   code.append(unit.setup);
   std::vector<std::string> initializers;
   for (const BufferField& f : unit.buffers) initializers.push_back(f.initializer);
+  if (may_fault) {
+    code.line("int faults = 0;");
+    initializers.push_back("&faults");
+  }
   code.line("Buffers buffers{" + join(initializers) + "};");
   code.append(unit.entry);
+  if (may_fault) {
+    code.line("// The loops have ended (parallel_for returns when every body has): report what they raised.");
+    code.line("if (const int raised = __atomic_load_n(&faults, __ATOMIC_RELAXED))");
+    code.line("  services->kernel_fault(services->ctx, raised);");
+  }
   code.close();
   code.line();
   code.line("}  // namespace " + scope);

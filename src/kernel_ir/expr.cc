@@ -71,6 +71,11 @@ Expr call(ScalarCall op, std::vector<Expr> args) {
   return make({.kind = ExprKind::kCall, .dtype = dtype, .call = std::move(op), .operands = std::move(args)});
 }
 
+Expr checked_index(Expr index, int64_t extent) {
+  return make(
+      {.kind = ExprKind::kCheckedIndex, .dtype = DType::kInt64, .int_value = extent, .operands = {std::move(index)}});
+}
+
 bool is_index(const Expr& e, int64_t value) { return e->kind == ExprKind::kIndex && e->int_value == value; }
 
 Expr add(const Expr& a, int64_t k) {

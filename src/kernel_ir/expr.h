@@ -26,6 +26,7 @@ enum class ExprKind : uint8_t {
   kSelect,  // operands: condition, then, else
   kCast,    // operands[0] converted to `dtype`
   kCall,    // the element-wise operator `call` applied to the operands
+  kCheckedIndex,  // index operands[0] into an axis of `int_value`: outside it, a fault and 0
 };
 
 enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kMod, kLess, kGreater };
@@ -54,6 +55,9 @@ Expr load(std::string buffer, DType dtype, Expr at);
 Expr select(Expr condition, Expr then_value, Expr else_value);
 Expr cast(DType dtype, Expr value);
 Expr call(ScalarCall op, std::vector<Expr> args);
+// `index` when it lies in [0, extent); otherwise the kernel reports an
+// index fault to the runtime (the run fails) and the index reads as 0.
+Expr checked_index(Expr index, int64_t extent);
 
 // Index arithmetic that folds the trivial cases (x + 0, x * 1, x * 0, 0 + k).
 Expr add(const Expr& a, int64_t k);

@@ -27,8 +27,8 @@ enum class ScalarOp : uint8_t {
   kAdd,
   kSubtract,
   kMultiply,
-  kDivide,   // integers: truncating; by zero an error in the interpreter, 0 in generated code
-  kPower,    // integers: a negative exponent an error in the interpreter, 0 in generated code
+  kDivide,   // integers: truncating; by zero an error (generated code reports a kernel fault)
+  kPower,    // integers: wrapping; a negative exponent an error (likewise)
   kMaximum,  // NaN propagates
   kMinimum,
   kEqual,  // comparisons give bool

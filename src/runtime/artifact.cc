@@ -170,6 +170,24 @@ void service_run_primitive(void* ctx, int device_index, const void* const* input
   }
 }
 
+// A kernel's elements hit an operator's documented error: the run fails
+// naming the kernel, where it came from and each fault.
+void service_kernel_fault(void* ctx, int faults) {
+  auto& run = *static_cast<RunContext*>(ctx);
+  int kernel = run.open_kernel;
+  if (kernel < 0) return run.fail("a kernel fault was reported outside any kernel");
+  static const std::pair<int, const char*> kFaults[] = {
+      {SY_FAULT_INTEGER_DIVISION_BY_ZERO, "integer division by zero"},
+      {SY_FAULT_NEGATIVE_INTEGER_EXPONENT, "integer power with a negative exponent"},
+      {SY_FAULT_INDEX_OUT_OF_RANGE, "take index out of range (mode \"fast\")"}};
+  std::string what;
+  for (auto [bit, name] : kFaults)
+    if (faults & bit) what += (what.empty() ? "" : "; ") + std::string(name);
+  if (what.empty()) what = "unknown fault bits " + std::to_string(faults);
+  const std::string& span = run.manifest->kernels[size_t(kernel)].span;
+  run.fail(run.kernel_label(kernel) + (span.empty() ? "" : " (from " + span + ")") + ": " + what);
+}
+
 // Reads [begin, end) of `path` into host memory at `destination`.
 void read_file_range(const std::string& path, uint64_t begin, uint64_t end, void* destination) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
@@ -421,8 +439,8 @@ RunStats Artifact::execute(const std::vector<const void*>& host_inputs, const st
   context.stats.copies.reserve(manifest_.copies.size());
   context.kernel_primitives = &impl.kernel_primitives;
   context.primitive_workspaces = workspace->primitive_workspace_pointers.data();
-  SyRuntimeServices services{&context,           service_parallel_for, service_device_copy, service_kernel_begin,
-                             service_kernel_end, service_run_primitive};
+  SyRuntimeServices services{&context,           service_parallel_for,  service_device_copy, service_kernel_begin,
+                             service_kernel_end, service_run_primitive, service_kernel_fault};
   SyRunArgs args{workspace->arena_pointers.data(), impl.weight_pointers.data(), inputs.data(), outputs.data(),
                  &services};
   Clock::time_point start = Clock::now();

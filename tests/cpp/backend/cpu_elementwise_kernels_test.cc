@@ -158,6 +158,22 @@ TEST(CpuElementwiseKernels, TwoThreadsSplitTheWorkAndAgree) {
   EXPECT_EQ(two.most_chunks(), 2);
 }
 
+TEST(CpuElementwiseKernels, AZeroDivisorIsReportedAsAFaultAfterTheLoops) {
+  const PreparedCase& p = find_case("integer_chain");
+  EXPECT_NE(p.source.code.find("int* faults;"), std::string::npos) << p.source.code;
+  NDArray a = p.kernel_inputs[0].copy(), b = p.kernel_inputs[1].copy();
+  TestServices clean(2);
+  run_kernel(*batch().library, p.source, {a, b}, clean);
+  EXPECT_EQ(clean.faults(), 0) << "divisors 1..5 raise nothing";
+  b.as<int32_t>()[3] = 0;
+  TestServices faulting(2);
+  std::vector<NDArray> out = run_kernel(*batch().library, p.source, {a, b}, faulting);
+  EXPECT_EQ(faulting.faults(), SY_FAULT_INTEGER_DIVISION_BY_ZERO);
+  EXPECT_EQ(out[0].as<int32_t>()[3], 0) << "a faulting element reads 0";
+  // Kernels that cannot fault keep no fault word and report nothing.
+  EXPECT_EQ(find_case("long_chain").source.code.find("faults"), std::string::npos);
+}
+
 TEST(CpuElementwiseKernels, AChainIsOneLoopWithEveryProducerInlined) {
   const std::string& code = find_case("long_chain").source.code;
   std::regex parallel("parallel_for\\(");

@@ -32,8 +32,11 @@ TEST(CpuScalar, IntegersWrapThroughUnsignedArithmetic) {
             "int32_t(uint64_t(a) + uint64_t(b))");
   std::set<CpuHelper> helpers;
   EXPECT_EQ(render("divide", {DType::kInt64, DType::kInt64}, DType::kInt64, {"a", "b"}, &helpers),
-            "int64_t(sy_divide_int(a, b))");
+            "int64_t(sy_divide_int(a, b, buffers.faults))");
   EXPECT_TRUE(helpers.count(CpuHelper::kIntegerDivide));
+  // A zero divisor is a fault, so the kernel keeps a fault word.
+  EXPECT_TRUE(helpers_may_fault(helpers));
+  EXPECT_FALSE(helpers_may_fault({CpuHelper::kHalf, CpuHelper::kFloatToInt, CpuHelper::kFloatMath}));
 }
 
 TEST(CpuScalar, MaximumIsAConditionalThatPropagatesNaN) {

@@ -72,7 +72,10 @@ TestServices::TestServices(int threads) : threads_(std::max(threads, 1)) {
   services_.ctx = this;
   services_.parallel_for = &TestServices::parallel_for;
   services_.run_primitive = &TestServices::run_primitive;
+  services_.kernel_fault = &TestServices::kernel_fault;
 }
+
+void TestServices::kernel_fault(void* ctx, int faults) { static_cast<TestServices*>(ctx)->faults_ |= faults; }
 
 void TestServices::set_primitive(const DnnlPrimitive* primitive) const {
   primitive_ = primitive;

@@ -58,15 +58,19 @@ class TestServices {
   // parallel_for calls so far, and the largest number of chunks one used.
   int64_t parallel_calls() const { return calls_; }
   int64_t most_chunks() const { return most_chunks_; }
+  // The SY_FAULT_* bits kernels reported through kernel_fault, or-ed.
+  int faults() const { return faults_; }
 
  private:
   static void parallel_for(void* ctx, int device_index, int64_t n, int64_t grain, SyParallelBody body, void* closure);
   static void run_primitive(void* ctx, int device_index, const void* const* inputs, void* const* outputs);
+  static void kernel_fault(void* ctx, int faults);
   SyRuntimeServices services_{};
   mutable const DnnlPrimitive* primitive_ = nullptr;
   mutable std::vector<unsigned char> workspace_;
   int threads_;
   std::atomic<int64_t> calls_{0}, most_chunks_{0};
+  std::atomic<int> faults_{0};
 };
 
 // Runs `source`'s kernel on `inputs` (kernel input order; shapes and dtypes
