@@ -172,7 +172,9 @@ void convert_gather(NodeContext& c) {
   int64_t dim = in[size_t(axis)];
   if (!dtype_is_int(c.input_dtype(1))) c.fail("indices must be integers");
   Expr indices = c.input(1);
-  std::string mode = "wrap";  // indices computed at run time: negative ones count from the end
+  // Indices known only at run time: negative ones count from the end, and
+  // any outside [-dim, dim) is an error (take's "fast" mode), as ONNX says.
+  std::string mode = "fast";
   if (const NDArray* known = c.constant_input(1)) {
     NDArray fixed(DType::kInt64, known->shape());
     for (int64_t i = 0; i < known->numel(); ++i) {
@@ -182,6 +184,10 @@ void convert_gather(NodeContext& c) {
     }
     indices = c.constant(std::move(fixed));
     mode = "clip";
+  } else {
+    DType index_dtype = c.input_dtype(1);
+    Expr negative = c.call("less", {indices, c.scalar(0, index_dtype)});
+    indices = c.call("where", {negative, c.call("add", {indices, c.scalar(double(dim), index_dtype)}), indices});
   }
   set_single_output(c, c.call("take", {c.input(0), indices}, {{"axis", axis}, {"mode", mode}}));
 }
