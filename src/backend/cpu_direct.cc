@@ -235,7 +235,9 @@ void pool(CpuKernel& k) {
                                                  &k.helpers);
                     if (is_max) {
                       body.line("const " + type + " value = " + v + ";");
-                      body.line("best = value > best ? value : best;");
+                      // NaN wins and stays (the interpreter's and the max reduction's rule).
+                      body.line(is_float(dtype) ? "best = (best != best || value <= best) ? best : value;"
+                                                : "best = value > best ? value : best;");
                     } else {
                       body.line("sum += double(" + v + ");");
                       body.line("++real;");

@@ -25,11 +25,12 @@ PrimitivePostOp append(const std::string& algorithm, double alpha, double beta) 
   return post;
 }
 
+// exp is not among them: oneDNN's clamps its argument with max/min first,
+// so exp(NaN) came out inf (docs/operators.md, "Edge cases").
 std::optional<PrimitivePostOp> eltwise(const std::string& op, const CallNode& call) {
   if (op == "nn.relu") return append("eltwise_relu", 0, 0);
   if (op == "tanh") return append("eltwise_tanh", 0, 0);
   if (op == "sigmoid") return append("eltwise_logistic", 0, 0);
-  if (op == "exp") return append("eltwise_exp", 0, 0);
   if (op == "log") return append("eltwise_log", 0, 0);
   if (op == "sqrt") return append("eltwise_sqrt", 0, 0);
   if (op == "abs") return append("eltwise_abs", 0, 0);
@@ -178,9 +179,11 @@ DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlAnchor& operation) 
       first = 1;
     }
   std::vector<PrimitivePostOp> post_ops;
+  // Not maximum or minimum: oneDNN's binary_max and binary_min lose a NaN
+  // of the anchor's result (docs/operators.md, "Edge cases").
   static const std::map<std::string, std::string> binary = {
       {"add", "binary_add"}, {"nn.bias_add", "binary_add"}, {"multiply", "binary_mul"}, {"subtract", "binary_sub"},
-      {"divide", "binary_div"}, {"maximum", "binary_max"}, {"minimum", "binary_min"}};
+      {"divide", "binary_div"}};
   bool summed = false;
   for (size_t step = first; step < chain->size(); ++step) {
     auto [call, position] = (*chain)[step];

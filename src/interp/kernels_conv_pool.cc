@@ -147,8 +147,11 @@ std::vector<NDArray> pool2d_kernel(const std::vector<Value>& args, const AttrsNo
             if (ih < 0 || ih >= height || iw < 0 || iw >= width) continue;
             int64_t d = (plane * height + ih) * width + iw;
             ++real_count;
-            sum += load_double(data, d);
-            if (best < 0 || load_double(data, d) > load_double(data, best)) best = d;
+            double value = load_double(data, d);
+            sum += value;
+            // NaN wins and stays, as in the max reduction and NumPy.
+            double held = best < 0 ? 0.0 : load_double(data, best);
+            if (best < 0 || (!std::isnan(held) && (value > held || std::isnan(value)))) best = d;
           }
         if (kind == PoolKind::kMax) {
           if (best >= 0) copy_element(data, best, out, out_index);
