@@ -15,7 +15,9 @@
 #include <numeric>
 
 #include "backend/interrupt.h"
+#include "runtime/file_write.h"
 #include "runtime/primitive_json.h"
+#include "runtime/runtime_error.h"
 #include "support/error.h"
 #include "switchyard/model_abi.h"
 
@@ -119,17 +121,19 @@ void write_weights_file(const LoweredProgram& program, const Manifest& manifest,
   std::iota(order.begin(), order.end(), size_t(0));
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return manifest.weights[a].offset < manifest.weights[b].offset; });
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  uint64_t position = 0;
-  for (size_t i : order) {
-    const ManifestWeight& w = manifest.weights[i];
-    // Alignment padding is zeros.
-    for (; position < w.offset; ++position) out.put('\0');
-    out.write(static_cast<const char*>(program.weights[i].data.data()), std::streamsize(w.nbytes));
-    position += w.nbytes;
+  try {
+    FileWriter out(path);
+    uint64_t position = 0;
+    for (size_t i : order) {
+      const ManifestWeight& w = manifest.weights[i];
+      out.write_zeros(w.offset - position);  // alignment padding
+      out.write(program.weights[i].data.data(), w.nbytes);
+      position = w.offset + w.nbytes;
+    }
+    out.finish();
+  } catch (const RuntimeError& e) {
+    throw Error(ErrorKind::kBackend, e.what());
   }
-  out.close();
-  if (!out) throw Error(ErrorKind::kBackend, "cannot write " + path);
 }
 
 void check_replaceable(const std::string& output_dir) {

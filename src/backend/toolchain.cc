@@ -16,6 +16,8 @@
 #include "backend/process.h"
 #include "backend/verified_cache.h"
 #include "runtime/cpu_features.h"
+#include "runtime/file_write.h"
+#include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "support/error.h"
 
@@ -39,11 +41,13 @@ std::string default_cache_dir() {
   return "/tmp/switchyard-cache-" + std::to_string(getuid());
 }
 
-void write_whole_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw Error(ErrorKind::kBackend, "cannot write " + path);
+// A backend error saying why the file could not be written; no partial file stays.
+void write_source_file(const std::string& path, std::string_view text) {
+  try {
+    write_whole_file(path, text);
+  } catch (const RuntimeError& e) {
+    throw Error(ErrorKind::kBackend, e.what());
+  }
 }
 
 void make_directory(const std::string& path) {
@@ -69,7 +73,7 @@ std::string install_abi_header(const std::string& cache_dir, const std::string& 
   if (verified_cache_entry(header, &ignored)) return include_dir;
   make_directory(include_dir + "/switchyard");
   std::string temporary = cache_temporary_name(header);
-  write_whole_file(temporary, std::string(model_abi_header_text()));
+  write_source_file(temporary, model_abi_header_text());
   store_cache_entry(temporary, header);
   return include_dir;
 }
@@ -166,7 +170,7 @@ std::vector<std::string> Toolchain::compile(const std::vector<TranslationUnit>& 
   std::vector<Job> jobs;
   for (const TranslationUnit& unit : units) {
     std::string source_path = source_dir + "/" + unit.name + ".cc";
-    write_whole_file(source_path, unit.code);
+    write_source_file(source_path, unit.code);
     std::vector<std::string> options{"-std=c++20"};
     options.insert(options.end(), unit.flags.begin(), unit.flags.end());
     // The include directory is named by the header's hash, which the key holds.

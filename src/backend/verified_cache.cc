@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "runtime/file_write.h"
+#include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "support/error.h"
 
@@ -89,11 +91,10 @@ void store_cache_entry(const std::string& temporary, const std::string& path) {
   if (size == 0) fail("the compiler wrote an empty file");
   std::string hash = content_hash(temporary);
   if (hash.empty()) fail("cannot read the written file " + temporary);
-  {
-    std::ofstream out(hash_temporary, std::ios::trunc);
-    out << hash << "\n";
-    out.close();
-    if (!out) fail("cannot write " + hash_temporary + " (disk full?)");
+  try {
+    write_whole_file(hash_temporary, hash + "\n");
+  } catch (const RuntimeError& e) {
+    fail(e.what());
   }
   // The hash first, then the file: a reader in between finds no file (and
   // builds its own) or an old one that fails the new hash, and what it

@@ -1,14 +1,18 @@
 // Shared helpers of the subcommands.
 #include "driver/driver_util.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "frontend/load_model.h"
+#include "runtime/file_write.h"
 #include "runtime/npy.h"
+#include "runtime/runtime_error.h"
 #include "support/error.h"
 #include "transform/infer_type.h"
 
@@ -24,18 +28,15 @@ std::string read_text_file(const std::string& path) {
 
 void write_text_file_atomically(const std::string& path, const std::string& text) {
   std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw Error(ErrorKind::kUsage, "cannot write " + path);
-    out << text;
-    if (!out.good()) {
-      std::remove(tmp.c_str());
-      throw Error(ErrorKind::kUsage, "cannot write " + path);
-    }
+  try {
+    write_whole_file(tmp, text);
+  } catch (const RuntimeError& e) {
+    throw Error(ErrorKind::kUsage, e.what());
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int error = errno;
     std::remove(tmp.c_str());
-    throw Error(ErrorKind::kUsage, "cannot write " + path);
+    throw Error(ErrorKind::kUsage, "cannot write " + path + ": " + std::strerror(error));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "runtime/cpu_features.h"
+#include "runtime/file_write.h"
 #include "runtime/json_fields.h"
 #include "runtime/manifest_json.h"
 #include "runtime/ndarray.h"
@@ -382,11 +383,7 @@ Manifest read_manifest_file(const std::string& path) {
 }
 
 void write_manifest_file(const Manifest& manifest, const std::string& path) {
-  std::string text = format_manifest(manifest);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw RuntimeError("cannot write " + path);
+  write_whole_file(path, format_manifest(manifest));
 }
 
 std::vector<WeightBlock> weight_blocks(const Manifest& manifest) {

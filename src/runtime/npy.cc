@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "runtime/clipped_text.h"
+#include "runtime/file_write.h"
 #include "runtime/runtime_error.h"
 #include "runtime/tensor_size.h"
 
@@ -291,15 +292,10 @@ void write_npy(const std::string& path, const NDArray& array) {
   static std::atomic<uint64_t> counter{0};
   std::string temporary = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    if (!file) npy_fail(path, std::string("cannot open for writing: ") + std::strerror(errno));
-    file.write(out.data(), std::streamsize(out.size()));
-    file.write(static_cast<const char*>(array.data()), std::streamsize(array.nbytes()));
-    file.close();
-    if (!file) {
-      std::remove(temporary.c_str());
-      npy_fail(path, "write failed (disk full?)");
-    }
+    FileWriter file(temporary);
+    file.write(out.data(), out.size());
+    file.write(array.data(), array.nbytes());
+    file.finish();
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     int error = errno;

@@ -185,6 +185,21 @@ TEST(Manifest, CountsBeyondTheirBoundsAreRefused) {
   EXPECT_EQ(manifest_parse_error(many_devices), "manifest.json: devices: 257 devices, more than an artifact may have (256)");
 }
 
+// A field that is an array nested 100,000 deep is refused by its size,
+// never serialised into the message (which overflowed the stack).
+TEST(Manifest, DeeplyNestedValueIsDescribedNotSerialised) {
+  constexpr size_t kDepth = 100000;
+  std::string text = mutated([](json& j) { j["devices"] = "DEEP"; }).dump();
+  text.replace(text.find("\"DEEP\""), 6, std::string(kDepth, '[') + std::string(kDepth, ']'));
+  try {
+    parse_manifest(text);
+    FAIL();
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("devices[0]"), std::string::npos) << e.what();
+    EXPECT_LT(std::string(e.what()).size(), 200u) << e.what();
+  }
+}
+
 TEST(Manifest, OversizedFileIsRefusedBeforeItIsRead) {
   std::string path = testing::scratch_dir("manifest_huge") + "/manifest.json";
   { std::ofstream(path) << "{}"; }
