@@ -63,6 +63,42 @@ void CpuKernel::store_result(CodeWriter& out, const std::string& value, const El
            store_value(output_dtype(), result, &helpers) + ";");
 }
 
+kernel_ir::Kernel CpuKernel::kernel_ir_buffers() const {
+  namespace ki = kernel_ir;
+  ki::Kernel kernel;
+  for (size_t i = 0; i < function->params.size(); ++i) {
+    const Var& p = function->params[i];
+    TensorType type(as_tensor(p->checked_type()));
+    kernel.buffers.push_back({input(i), type->dtype, ki::BufferRole::kInput, int(i), true, type->shape, "",
+                              "%" + p->name_hint + ": " + type_to_string(type)});
+  }
+  for (size_t j = 0; j < outputs.size(); ++j)
+    kernel.buffers.push_back({output(j), outputs[j]->dtype, ki::BufferRole::kOutput, int(j), false, outputs[j]->shape,
+                              "", type_to_string(outputs[j])});
+  return kernel;
+}
+
+ElementLowering CpuKernel::lowering(std::vector<kernel_ir::Stmt>& out, int& numbering) const {
+  ElementLowering l(out, numbering);
+  for (size_t i = 0; i < function->params.size(); ++i) l.bind_buffer(function->params[i].get(), input(i));
+  return l;
+}
+
+void CpuKernel::lower_store_result(std::vector<kernel_ir::Stmt>& out, int& numbering, const kernel_ir::Expr& value,
+                                   const IndexAt& at) const {
+  kernel_ir::Expr result = value;
+  if (has_epilogue()) {
+    ElementLowering l = lowering(out, numbering);
+    l.bind_value(master, at, value);
+    result = l.lower(Expr(root), at);
+  }
+  out.push_back(kernel_ir::store(output(0), offset_of(at, outputs.at(0)->shape), result));
+}
+
+bool CpuKernel::result_is_empty() const {
+  return std::all_of(outputs.begin(), outputs.end(), [](const TensorType& t) { return t->numel() == 0; });
+}
+
 std::pair<int64_t, int64_t> attr_pair(const CallNode& call, const std::string& name) {
   const std::vector<int64_t>& v = call.attrs->get_ints(name);
   return {v.at(0), v.back()};
@@ -154,15 +190,17 @@ void inspect_body(CpuKernel& k) {
                 k.root->span());
 }
 
+bool is_reduction(const CpuKernel& k) {
+  const std::string& op = as<OpNode>(k.master->op)->name;
+  return op == "sum" || op == "mean" || op == "max";
+}
+
 void dispatch(CpuKernel& k) {
-  bool empty = true;
-  for (const TensorType& t : k.outputs) empty = empty && t->numel() == 0;
-  if (empty) {
+  if (k.result_is_empty()) {
     k.entry.line("// The result is empty: nothing to compute.");
     return;
   }
   const std::string& op = as<OpNode>(k.master->op)->name;
-  if (op == "sum" || op == "mean" || op == "max") return generate_reduction_kernel(k);
   for (const Expr& arg : k.master->args)
     if (!is<VarNode>(arg))
       throw Error(ErrorKind::kBackend,
@@ -210,8 +248,8 @@ KernelSource generate_cpu_kernel(const Function& primitive, const std::string& n
     source.span = Span::fused(spans);
   }
   for (const Var& p : k.function->params) source.inputs.push_back(TensorType(as_tensor(p->checked_type())));
-  if (!k.master) {  // element-wise groups are built as kernel IR, then rendered
-    kernel_ir::Kernel kernel = lower_elementwise_kernel(k);
+  if (!k.master || is_reduction(k)) {  // built as kernel IR, then rendered
+    kernel_ir::Kernel kernel = k.master ? lower_reduction_kernel(k) : lower_elementwise_kernel(k);
     kernel.comment = operator_chain(k.function);
     kernel.span = source.span;
     source.elementwise_in_place_safe = kernel.outputs_may_alias_inputs;

@@ -38,6 +38,12 @@ ElementLowering::ElementLowering(std::vector<ki::Stmt>& out, int& counter)
 
 void ElementLowering::bind_buffer(const ExprNode* node, std::string name) { buffers_[node] = std::move(name); }
 
+void ElementLowering::bind_value(const ExprNode* node, const IndexAt& index, ki::Expr value) {
+  scopes_.front()[Key{node, index}] = std::move(value);
+  buffers_.erase(node);
+  bound_.insert(node);
+}
+
 std::string ElementLowering::fresh(const std::string& base) {
   return identifier(base) + "_" + std::to_string(counter_++);
 }
@@ -73,6 +79,9 @@ void ElementLowering::remember(const Key& key, const ki::Expr& value) { scopes_.
 void ElementLowering::evaluate(const Expr& node, const IndexAt& index) {
   Key key{node.get(), index};
   if (const ki::Expr* known = lookup(key)) return results_.push_back(*known);
+  if (bound_.count(node.get()))
+    throw Error(ErrorKind::kBackend, "an anchor's result is read at another element than its own in its epilogue",
+                node->span());
   if (auto buffer = buffers_.find(node.get()); buffer != buffers_.end()) {
     DType dtype = dtype_of(node);
     const VarNode* var = as<VarNode>(node);

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "backend/cpu_index.h"
@@ -21,6 +22,9 @@ class ElementLowering {
 
   // Elements of `node` are loaded from buffer `name` (of the node's dtype).
   void bind_buffer(const ExprNode* node, std::string name);
+  // `node`'s value at `index` is `value` (a reduction's or anchor's result
+  // in its epilogue); reading it at another index is an error.
+  void bind_value(const ExprNode* node, const IndexAt& index, kernel_ir::Expr value);
 
   // Appends what computing `node` at `index` needs and returns its value (in
   // the node's compute type). Iterative: no native recursion on depth.
@@ -58,6 +62,7 @@ class ElementLowering {
   int& counter_;
   bool divided_ = false;
   std::unordered_map<const ExprNode*, std::string> buffers_;
+  std::unordered_set<const ExprNode*> bound_;  // nodes with a value at one index only
   // Values computed so far, one map per open block (concatenate's branches).
   std::vector<std::unordered_map<Key, kernel_ir::Expr, KeyHash>> scopes_;
   // Statements of the concatenate branches open now, innermost last.

@@ -113,11 +113,7 @@ struct ElementLoopBuilder {
   ki::Kernel& kernel;
   int counter = 0;  // numbers locals across the kernel
 
-  ElementLowering lowering(std::vector<ki::Stmt>& out, int& numbering) const {
-    ElementLowering l(out, numbering);
-    for (size_t i = 0; i < k.function->params.size(); ++i) l.bind_buffer(k.function->params[i].get(), k.input(i));
-    return l;
-  }
+  ElementLowering lowering(std::vector<ki::Stmt>& out, int& numbering) const { return k.lowering(out, numbering); }
 
   bool build(const std::string& loop_name, const std::string& comment, const std::vector<int64_t>& shape,
              const std::string& output, const LoweredValueAt& value) {
@@ -238,28 +234,11 @@ bool reads_in_place(const CpuKernel& k) {
   return !moves;
 }
 
-ki::Buffer buffer_of(const TensorType& type, std::string name, ki::BufferRole role, size_t slot,
-                     std::string comment) {
-  return {std::move(name), type->dtype, role, int(slot), role == ki::BufferRole::kInput, type->shape, "",
-          std::move(comment)};
-}
-
 }  // namespace
 
 ki::Kernel lower_elementwise_kernel(const CpuKernel& k) {
-  ki::Kernel kernel;
-  for (size_t i = 0; i < k.function->params.size(); ++i) {
-    const Var& p = k.function->params[i];
-    TensorType type(as_tensor(p->checked_type()));
-    kernel.buffers.push_back(buffer_of(type, k.input(i), ki::BufferRole::kInput, i,
-                                       "%" + p->name_hint + ": " + type_to_string(type)));
-  }
-  for (size_t j = 0; j < k.outputs.size(); ++j)
-    kernel.buffers.push_back(
-        buffer_of(k.outputs[j], k.output(j), ki::BufferRole::kOutput, j, type_to_string(k.outputs[j])));
-  bool empty = true;
-  for (const TensorType& t : k.outputs) empty = empty && t->numel() == 0;
-  if (empty) return kernel;
+  ki::Kernel kernel = k.kernel_ir_buffers();
+  if (k.result_is_empty()) return kernel;
   ElementLoopBuilder builder{k, kernel};
   if (as<OpNode>(k.root->op)->name == "split") {
     lower_split(k, builder);

@@ -14,6 +14,7 @@
 
 #include "backend/cpu_code.h"
 #include "backend/cpu_element_emitter.h"
+#include "backend/cpu_element_lowering.h"
 #include "backend/cpu_unit.h"
 #include "ir/expr.h"
 #include "kernel_ir/kernel.h"
@@ -53,6 +54,16 @@ struct CpuKernel : CpuUnit {
   // applied to the master's compute-typed `value` there.
   void store_result(CodeWriter& out, const std::string& value, const ElementIndex& at);
   bool has_epilogue() const { return root != master; }
+
+  // The kernel IR of this kernel's parameters and outputs, no statements yet.
+  kernel_ir::Kernel kernel_ir_buffers() const;
+  // An element lowering appending to `out` that reads every parameter from its buffer.
+  ElementLowering lowering(std::vector<kernel_ir::Stmt>& out, int& numbering) const;
+  // Appends the store of the result element `at` into output 0: the
+  // epilogue applied to the master's `value` there.
+  void lower_store_result(std::vector<kernel_ir::Stmt>& out, int& numbering, const kernel_ir::Expr& value,
+                          const IndexAt& at) const;
+  bool result_is_empty() const;
 };
 
 // Chunks of element loops hold at least this many elements.
@@ -68,7 +79,8 @@ bool emit_element_loop(CpuKernel& k, const std::string& loop_name, const std::st
 
 // The kernel IR of an element-wise group (no master): a loop per output.
 kernel_ir::Kernel lower_elementwise_kernel(const CpuKernel& k);
-void generate_reduction_kernel(CpuKernel& k);      // sum, mean, max
+// The kernel IR of a reduction (sum, mean, max) with its prologue and epilogue.
+kernel_ir::Kernel lower_reduction_kernel(const CpuKernel& k);
 void generate_normalization_kernel(CpuKernel& k);  // nn.softmax, nn.layer_norm, nn.batch_norm
 void generate_dnnl_kernel(CpuKernel& k);           // float32 products, convolution and pooling
 void generate_direct_kernel(CpuKernel& k);         // the same anchors as plain loops, any dtype

@@ -1,22 +1,24 @@
-// Reduction kernels (sum, mean, max) with their element-wise prologue
-// inlined into the innermost loop and their epilogue applied on store.
-// Float sums accumulate in double, integer sums wrap in uint64; max keeps
-// NumPy's NaN rule (a NaN wins and stays).
+// Reduction kernels (sum, mean, max) as kernel IR, with their element-wise
+// prologue inlined into the innermost loop and their epilogue applied on
+// store. Float sums accumulate in double, integer sums wrap in uint64 (the
+// accumulator precision); max keeps NumPy's NaN rule (a NaN wins and stays).
 //
 // When the innermost input axis is reduced, each output element runs its
 // own reduction whose inner loop is contiguous. When trailing axes are kept,
-// a tile of contiguous output elements accumulates side by side, so the
-// input is still read along memory.
+// a tile of contiguous output elements accumulates side by side in a local
+// array, so the input is still read along memory.
 #include <algorithm>
+#include <limits>
 
 #include "backend/cpu_kernel.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
-#include "support/error.h"
 
 namespace switchyard {
 
 namespace {
+
+namespace ki = kernel_ir;
 
 constexpr int64_t kTile = 256;  // contiguous outputs reduced together
 
@@ -50,168 +52,203 @@ ReductionPlan plan(const CallNode& call) {
 
 bool is_sum(const ReductionPlan& p) { return p.op != "max"; }
 
-std::string accumulator_type(const ReductionPlan& p) {
-  if (!is_sum(p)) return compute_type(p.dtype);
-  return dtype_is_float(p.dtype) ? "double" : "uint64_t";
+ki::Precision accumulator_precision(const ReductionPlan& p) {
+  return is_sum(p) ? ki::Precision::kAccumulator : ki::Precision::kCompute;
 }
 
-std::string initial_value(const ReductionPlan& p) {
-  if (!is_sum(p)) return lowest_literal(p.dtype);
-  return dtype_is_float(p.dtype) ? "0.0" : "0";
+// The accumulator `name` (an element of it at `at`, for a tile).
+ki::Expr accumulator(const ReductionPlan& p, const std::string& name, const ki::Expr& at = nullptr) {
+  ki::Expr acc = at ? ki::element(name, p.dtype, at) : ki::var(name, p.dtype);
+  return accumulator_precision(p) == ki::Precision::kAccumulator ? ki::in_accumulator(acc) : acc;
 }
 
-std::string accumulate(const ReductionPlan& p, const std::string& acc, const std::string& value) {
-  if (is_sum(p)) return acc + (dtype_is_float(p.dtype) ? " += " + value + ";" : " += uint64_t(" + value + ");");
+ki::Expr lowest_value(DType dtype) {
+  switch (dtype) {
+    case DType::kInt8: return ki::int_value(dtype, std::numeric_limits<int8_t>::min());
+    case DType::kInt32: return ki::int_value(dtype, std::numeric_limits<int32_t>::min());
+    case DType::kInt64: return ki::int_value(dtype, std::numeric_limits<int64_t>::min());
+    case DType::kUInt8: case DType::kBool: return ki::int_value(dtype, 0);
+    default: return ki::float_value(dtype, -std::numeric_limits<double>::infinity());
+  }
+}
+
+ki::Expr initial_value(const ReductionPlan& p) {
+  if (!is_sum(p)) return lowest_value(p.dtype);
+  return ki::in_accumulator(dtype_is_float(p.dtype) ? ki::float_value(p.dtype, 0.0) : ki::int_value(p.dtype, 0));
+}
+
+// The accumulator after taking in `value`.
+ki::Expr accumulate(const ReductionPlan& p, const ki::Expr& acc, const ki::Expr& value) {
+  using ki::BinaryOp;
+  if (is_sum(p))
+    return ki::binary(BinaryOp::kAdd, acc,
+                      dtype_is_float(p.dtype) ? value : ki::in_accumulator(ki::cast(p.dtype, value)));
   if (dtype_is_float(p.dtype))
-    return acc + " = (" + acc + " != " + acc + " || " + value + " <= " + acc + ") ? " + acc + " : " + value + ";";
-  return acc + " = " + value + " > " + acc + " ? " + value + " : " + acc + ";";
+    return ki::select(ki::binary(BinaryOp::kOr, ki::binary(BinaryOp::kNotEqual, acc, acc),
+                                 ki::binary(BinaryOp::kLessEqual, value, acc)),
+                      acc, value);
+  return ki::select(ki::binary(BinaryOp::kGreater, value, acc), value, acc);
 }
 
 // The reduced value in the input's compute type.
-std::string finish(const ReductionPlan& p, const std::string& acc, std::set<CpuHelper>* helpers) {
+ki::Expr finish(const ReductionPlan& p, const ki::Expr& acc) {
   if (!is_sum(p)) return acc;
-  std::string type = compute_type(p.dtype);
+  bool mean = p.op == "mean";
   if (dtype_is_float(p.dtype)) {
-    std::string value = p.op == "mean" ? acc + " / " + std::to_string(p.count) + ".0" : acc;
-    return round_to_dtype(p.dtype, "float(" + value + ")", helpers);
+    ki::Expr count = ki::in_accumulator(ki::float_value(p.dtype, double(p.count)));
+    return ki::cast(p.dtype, mean ? ki::binary(ki::BinaryOp::kDiv, acc, count) : acc);
   }
-  if (p.op == "mean")
-    return p.count == 0 ? type + "(0)" : type + "(int64_t(" + acc + ") / " + std::to_string(p.count) + ")";
-  return type + "(int64_t(" + acc + "))";
+  if (mean && p.count == 0) return ki::int_value(p.dtype, 0);
+  ki::Expr total = ki::cast(DType::kInt64, acc);
+  return ki::cast(p.dtype, mean ? ki::binary(ki::BinaryOp::kDiv, total, ki::index(p.count)) : total);
 }
 
-// Opens one loop per reduced axis of extent > 1, filling their coordinates.
-// Returns how many loops it opened.
-int open_reduced_loops(CodeWriter& body, const ReductionPlan& p, std::vector<std::string>* coords,
-                       const std::string& innermost_pragma) {
-  std::vector<size_t> loops;
+// The reduced axes of extent > 1, each a loop, naming their coordinates
+// in `coords` ("r2" for axis 2).
+std::vector<size_t> reduced_loop_axes(const ReductionPlan& p, std::vector<ki::Expr>* coords) {
+  std::vector<size_t> axes;
   for (size_t d = 0; d < p.shape.size(); ++d)
-    if (p.reduced[d] && p.shape[d] != 1) loops.push_back(d);
-  for (size_t i = 0; i < loops.size(); ++i) {
-    std::string r = "r" + std::to_string(loops[i]);
-    (*coords)[loops[i]] = r;
-    if (i + 1 == loops.size() && !innermost_pragma.empty()) body.line(innermost_pragma);
-    body.open("for (int64_t " + r + " = 0; " + r + " < " + std::to_string(p.shape[loops[i]]) + "; ++" + r + ")");
-  }
-  return int(loops.size());
+    if (p.reduced[d] && p.shape[d] != 1) {
+      axes.push_back(d);
+      (*coords)[d] = ki::var("r" + std::to_string(d));
+    }
+  return axes;
 }
 
-// Names the coordinates of the kept axes in `axes` (input dimensions) from
-// the flat position `position` over them.
-void name_kept_coordinates(CodeWriter& body, const ReductionPlan& p, const std::vector<size_t>& axes,
-                           const std::string& position, std::vector<std::string>* coords) {
+// `body` inside the loops over `axes`; the innermost one combines its
+// lanes' partial accumulators by `innermost` (kNone: a serial loop).
+std::vector<ki::Stmt> inside_loops(const ReductionPlan& p, const std::vector<size_t>& axes, ki::Reduction innermost,
+                                   std::vector<ki::Stmt> body) {
+  for (size_t i = axes.size(); i-- > 0;) {
+    std::string r = "r" + std::to_string(axes[i]);
+    ki::Expr extent = ki::index(p.shape[axes[i]]);
+    ki::Stmt loop = i + 1 == axes.size() && innermost != ki::Reduction::kNone
+                        ? ki::simd_reduction(r, ki::index(0), extent, innermost, "acc", std::move(body))
+                        : ki::for_loop(r, ki::index(0), extent, ki::LoopKind::kSerial, std::move(body));
+    body = {std::move(loop)};
+  }
+  return body;
+}
+
+// The coordinates of the kept axes in `axes` (input dimensions) from the
+// flat position `position` over them, as lets (a coordinate that is always
+// 0 needs none).
+std::vector<ki::Stmt> kept_coordinates(const ReductionPlan& p, const std::vector<size_t>& axes,
+                                       const ki::Expr& position, std::vector<ki::Expr>* coords) {
   std::vector<int64_t> extents;
   for (size_t d : axes) extents.push_back(p.shape[d]);
-  std::vector<std::string> values = coordinates_of(ElementIndex::at_offset(position), extents, nullptr);
+  std::vector<ki::Expr> values = coordinates_of(IndexAt::at_offset(position), extents, nullptr);
+  std::vector<ki::Stmt> lets;
   for (size_t i = 0; i < axes.size(); ++i) {
-    if (values[i] == "0") continue;
+    if (ki::is_index(values[i], 0)) continue;
     std::string name = "k" + std::to_string(axes[i]);
-    body.line("const int64_t " + name + " = " + values[i] + ";");
-    (*coords)[axes[i]] = name;
+    lets.push_back(ki::let(name, DType::kInt64, values[i]));
+    (*coords)[axes[i]] = ki::var(name);
   }
+  return lets;
 }
 
-std::string simd_reduction_pragma(const ReductionPlan& p) {
-  if (is_sum(p)) return "#pragma omp simd reduction(+ : acc)";
-  return dtype_is_float(p.dtype) ? "" : "#pragma omp simd reduction(max : acc)";
+// How the innermost reduced loop's lanes combine: a float max keeps NaN by
+// a test OpenMP's max reduction does not make, so it stays serial.
+ki::Reduction lane_reduction(const ReductionPlan& p) {
+  if (is_sum(p)) return ki::Reduction::kSum;
+  return dtype_is_float(p.dtype) ? ki::Reduction::kNone : ki::Reduction::kMax;
+}
+
+int64_t grain_for(int64_t elements_per_iteration) {
+  return std::max<int64_t>(1, kElementGrain / std::max<int64_t>(elements_per_iteration, 1));
 }
 
 // The innermost axis is reduced: one accumulator per output element.
-void per_output_reduction(CpuKernel& k, const ReductionPlan& p) {
+ki::Stmt per_output_reduction(const CpuKernel& k, const ReductionPlan& p) {
   std::vector<size_t> kept;
   for (size_t d = 0; d < p.shape.size(); ++d)
     if (!p.reduced[d]) kept.push_back(d);
   int64_t outputs = 1;
   for (size_t d : kept) outputs *= p.shape[d];
-  int64_t grain = std::max<int64_t>(1, kElementGrain / std::max<int64_t>(p.count, 1));
-  k.parallel_loop("reduce", p.op + " over the reduced axes, one output element at a time", outputs, grain,
-                  [&](CodeWriter& body) {
-                    std::vector<std::string> coords(p.shape.size(), "0");
-                    CodeWriter kept_coordinates, rest;
-                    name_kept_coordinates(kept_coordinates, p, kept, "o", &coords);
-                    rest.line(accumulator_type(p) + " acc = " + initial_value(p) + ";");
-                    int loops = open_reduced_loops(rest, p, &coords, simd_reduction_pragma(p));
-                    ElementEmitter prologue = k.emitter(rest);
-                    std::string value = prologue.emit(p.input, ElementIndex::at_coords(coords));
-                    rest.line(accumulate(p, "acc", value));
-                    for (int i = 0; i < loops; ++i) rest.close();
-                    std::string result = prologue.fresh(p.op);
-                    rest.line("const " + compute_type(p.dtype) + " " + result + " = " + finish(p, "acc", &k.helpers) +
-                              ";");
-                    k.store_result(rest, result, ElementIndex::at_offset("o"));
-                    body.open("for (int64_t o = begin; o < end; ++o)");
-                    body.append(kept_coordinates);
-                    body.append(rest);
-                    body.close();
-                  });
+  int counter = 0;
+  ki::Expr o = ki::var("o");
+  std::vector<ki::Expr> coords(p.shape.size(), ki::index(0));
+  std::vector<ki::Stmt> body = kept_coordinates(p, kept, o, &coords);
+  body.push_back(ki::declare("acc", initial_value(p)));
+  std::vector<size_t> loops = reduced_loop_axes(p, &coords);
+  std::vector<ki::Stmt> step;
+  ElementLowering prologue = k.lowering(step, counter);
+  ki::Expr acc = accumulator(p, "acc");
+  step.push_back(ki::assign("acc", accumulate(p, acc, prologue.lower(p.input, IndexAt::at_coords(coords)))));
+  for (ki::Stmt& s : inside_loops(p, loops, lane_reduction(p), std::move(step))) body.push_back(std::move(s));
+  std::string result = prologue.fresh(p.op);
+  body.push_back(ki::let(result, p.dtype, finish(p, acc)));
+  k.lower_store_result(body, counter, ki::var(result, p.dtype), IndexAt::at_offset(o));
+  return ki::parallel("reduce", outputs, grain_for(p.count),
+                      {ki::for_loop("o", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body))},
+                      p.op + " over the reduced axes, one output element at a time");
 }
 
 // Trailing kept axes: a tile of contiguous outputs accumulates together.
-void tiled_reduction(CpuKernel& k, const ReductionPlan& p) {
+ki::Stmt tiled_reduction(const CpuKernel& k, const ReductionPlan& p) {
+  using ki::BinaryOp;
   std::vector<size_t> outer_kept;
   for (size_t d = 0; d < p.inner_begin; ++d)
     if (!p.reduced[d]) outer_kept.push_back(d);
-  int64_t outer = 1;
-  for (size_t d : outer_kept) outer *= p.shape[d];
+  int64_t outer_count = 1;
+  for (size_t d : outer_kept) outer_count *= p.shape[d];
   int64_t tile = std::min(p.inner, kTile);
   int64_t tiles = (p.inner + tile - 1) / tile;
   bool ragged = p.inner % tile != 0;
-  std::string width = ragged ? "width" : std::to_string(tile);
-  int64_t grain = std::max<int64_t>(1, kElementGrain / std::max<int64_t>(p.count * tile, 1));
+  int counter = 0;
+  ki::Expr item = ki::var("item"), outer = ki::var("outer"), first = ki::var("first"), j = ki::var("j");
+  std::vector<ki::Stmt> body = {
+      ki::let("outer", DType::kInt64, tiles == 1 ? item : ki::binary(BinaryOp::kDiv, item, ki::index(tiles))),
+      ki::let("first", DType::kInt64,
+              tiles == 1 ? ki::index(0) : ki::mul(ki::binary(BinaryOp::kMod, item, ki::index(tiles)), tile))};
+  ki::Expr width = ki::index(tile);
+  if (ragged) {
+    body.push_back(ki::let("width", DType::kInt64,
+                           ki::binary(BinaryOp::kMin, width, ki::binary(BinaryOp::kSub, ki::index(p.inner), first))));
+    width = ki::var("width");
+  }
+  std::vector<ki::Expr> coords(p.shape.size(), ki::index(0));
+  for (ki::Stmt& s : kept_coordinates(p, outer_kept, outer, &coords)) body.push_back(std::move(s));
+  body.push_back(ki::declare_array("acc", p.dtype, accumulator_precision(p), tile));
+  body.push_back(ki::for_loop("j", ki::index(0), width, ki::LoopKind::kSerial,
+                              {ki::assign_element("acc", j, initial_value(p))}));
+  std::vector<size_t> loops = reduced_loop_axes(p, &coords);
+  // The inner axes are contiguous in the input: its offset is the outer
+  // part's plus first + j.
+  std::vector<ki::Expr> head = coords;
   std::vector<int64_t> inner_shape(p.shape.begin() + int64_t(p.inner_begin), p.shape.end());
-  k.parallel_loop("reduce", p.op + " over the reduced axes, " + std::to_string(tile) + " contiguous outputs at a time",
-                  outer * tiles, grain, [&](CodeWriter& body) {
-                    body.open("for (int64_t item = begin; item < end; ++item)");
-                    std::string outer_position = tiles == 1 ? "item" : "item / " + std::to_string(tiles);
-                    body.line("const int64_t outer = " + outer_position + ";");
-                    body.line("const int64_t first = " +
-                              (tiles == 1 ? std::string("0") : "item % " + std::to_string(tiles) + " * " +
-                                                                   std::to_string(tile)) + ";");
-                    if (ragged)
-                      body.line("const int64_t width = std::min<int64_t>(" + std::to_string(tile) + ", " +
-                                std::to_string(p.inner) + " - first);");
-                    std::vector<std::string> coords(p.shape.size(), "0");
-                    name_kept_coordinates(body, p, outer_kept, "outer", &coords);
-                    body.line(accumulator_type(p) + " acc[" + std::to_string(tile) + "];");
-                    body.line("for (int64_t j = 0; j < " + width + "; ++j) acc[j] = " + initial_value(p) + ";");
-                    int loops = open_reduced_loops(body, p, &coords, "");
-                    body.line("#pragma omp simd");
-                    body.open("for (int64_t j = 0; j < " + width + "; ++j)");
-                    // The inner axes are contiguous in the input: its offset is
-                    // the outer part's plus first + j.
-                    std::vector<std::string> head = coords;
-                    size_t split = p.inner_begin;
-                    std::string position = "first + j";
-                    std::vector<std::string> inner_coords =
-                        coordinates_of(ElementIndex::at_offset(position), inner_shape, nullptr);
-                    for (size_t d = split; d < p.shape.size(); ++d) {
-                      head[d] = "0";
-                      coords[d] = inner_coords[d - split];
-                    }
-                    std::string base = offset_of(ElementIndex::at_coords(head), p.shape);
-                    std::string offset = base == "0" ? position : base + " + " + position;
-                    ElementEmitter prologue = k.emitter(body);
-                    std::string value = prologue.emit(p.input, ElementIndex::at(offset, coords));
-                    body.line(accumulate(p, "acc[j]", value));
-                    body.close();
-                    for (int i = 0; i < loops; ++i) body.close();
-                    body.open("for (int64_t j = 0; j < " + width + "; ++j)");
-                    std::string result = prologue.fresh(p.op);
-                    body.line("const " + compute_type(p.dtype) + " " + result + " = " +
-                              finish(p, "acc[j]", &k.helpers) + ";");
-                    k.store_result(body, result,
-                                   ElementIndex::at_offset("outer * " + std::to_string(p.inner) + " + first + j"));
-                    body.close();
-                    body.close();
-                  });
+  ki::Expr position = ki::add(first, j);
+  std::vector<ki::Expr> inner_coords = coordinates_of(IndexAt::at_offset(position), inner_shape, nullptr);
+  for (size_t d = p.inner_begin; d < p.shape.size(); ++d) {
+    head[d] = ki::index(0);
+    coords[d] = inner_coords[d - p.inner_begin];
+  }
+  ki::Expr offset = ki::add(offset_of(IndexAt::at_coords(head), p.shape), position);
+  std::vector<ki::Stmt> step;
+  ElementLowering prologue = k.lowering(step, counter);
+  ki::Expr acc = accumulator(p, "acc", j);
+  step.push_back(ki::assign_element("acc", j, accumulate(p, acc, prologue.lower(p.input, IndexAt::at(offset, coords)))));
+  std::vector<ki::Stmt> lanes = {ki::for_loop("j", ki::index(0), width, ki::LoopKind::kSimd, std::move(step))};
+  for (ki::Stmt& s : inside_loops(p, loops, ki::Reduction::kNone, std::move(lanes))) body.push_back(std::move(s));
+  std::string result = prologue.fresh(p.op);
+  std::vector<ki::Stmt> store = {ki::let(result, p.dtype, finish(p, acc))};
+  k.lower_store_result(store, counter, ki::var(result, p.dtype),
+                       IndexAt::at_offset(ki::add(ki::add(ki::mul(outer, p.inner), first), j)));
+  body.push_back(ki::for_loop("j", ki::index(0), width, ki::LoopKind::kSerial, std::move(store)));
+  return ki::parallel("reduce", outer_count * tiles, grain_for(p.count * tile),
+                      {ki::for_loop("item", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body))},
+                      p.op + " over the reduced axes, " + std::to_string(tile) + " contiguous outputs at a time");
 }
 
 }  // namespace
 
-void generate_reduction_kernel(CpuKernel& k) {
+ki::Kernel lower_reduction_kernel(const CpuKernel& k) {
+  ki::Kernel kernel = k.kernel_ir_buffers();
+  if (k.result_is_empty()) return kernel;
   ReductionPlan p = plan(*k.master);
-  if (p.inner == 1) per_output_reduction(k, p);
-  else tiled_reduction(k, p);
+  kernel.body.push_back(p.inner == 1 ? per_output_reduction(k, p) : tiled_reduction(k, p));
+  return kernel;
 }
 
 }  // namespace switchyard

@@ -4,6 +4,7 @@
 #include "backend/cpu_render.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "backend/cpu_index.h"
@@ -19,7 +20,10 @@ namespace {
 bool is_atom(const Expr& e) {
   switch (e->kind) {
     case ExprKind::kIndex: return e->int_value >= 0;
+    case ExprKind::kInt: return true;  // a name or a function-style cast
+    case ExprKind::kFloat: return !std::signbit(e->float_value);
     case ExprKind::kVar: case ExprKind::kLoad: case ExprKind::kCast: case ExprKind::kCheckedIndex: return true;
+    case ExprKind::kBinary: return e->binary == BinaryOp::kMin;
     default: return false;
   }
 }
@@ -31,14 +35,24 @@ const char* symbol(BinaryOp op) {
     case BinaryOp::kMul: return " * ";
     case BinaryOp::kDiv: return " / ";
     case BinaryOp::kMod: return " % ";
+    case BinaryOp::kMin: return ", ";
     case BinaryOp::kLess: return " < ";
     case BinaryOp::kGreater: return " > ";
+    case BinaryOp::kLessEqual: return " <= ";
+    case BinaryOp::kNotEqual: return " != ";
+    case BinaryOp::kOr: return " || ";
   }
   return "";
 }
 
 bool is_sum(const Expr& e) {
   return e->kind == ExprKind::kBinary && (e->binary == BinaryOp::kAdd || e->binary == BinaryOp::kSub);
+}
+
+// The C++ type a value of `dtype` is held in at `precision`.
+std::string value_type(DType dtype, Precision precision) {
+  if (precision == Precision::kCompute) return compute_type(dtype);
+  return dtype_is_float(dtype) ? "double" : "uint64_t";
 }
 
 class Renderer {
@@ -49,12 +63,15 @@ class Renderer {
     switch (e->kind) {
       case ExprKind::kIndex: return std::to_string(e->int_value);
       case ExprKind::kInt:
+        if (e->precision == Precision::kAccumulator) return "uint64_t(" + std::to_string(e->int_value) + ")";
         if (e->dtype == DType::kInt64)
           return e->int_value == INT64_MIN ? "INT64_MIN" : "int64_t(" + std::to_string(e->int_value) + ")";
         if (e->dtype == DType::kInt32) return "int32_t(" + std::to_string(e->int_value) + ")";
         return literal(e->dtype, double(e->int_value));
-      case ExprKind::kFloat: return literal(e->dtype, e->float_value);
-      case ExprKind::kVar: return e->name;
+      case ExprKind::kFloat:
+        if (e->precision == Precision::kAccumulator) return double_literal(e->float_value);
+        return literal(e->dtype, e->float_value);
+      case ExprKind::kVar: return e->operands.empty() ? e->name : e->name + "[" + expr(e->operands[0]) + "]";
       case ExprKind::kBinary: return binary(e);
       case ExprKind::kLoad:
         return load_element(e->dtype, e->name + "[" + expr(e->operands[0]) + "]", &unit_.helpers);
@@ -64,7 +81,11 @@ class Renderer {
         if (otherwise->kind == ExprKind::kSelect) tail = "(" + tail + ")";
         return expr(e->operands[0]) + " ? " + operand(e->operands[1]) + " : " + tail;
       }
-      case ExprKind::kCast: return compute_type(e->dtype) + "(" + expr(e->operands[0]) + ")";
+      case ExprKind::kCast: {
+        // A cast to float16 or bfloat16 rounds to what that dtype holds.
+        std::string converted = value_type(e->dtype, e->precision) + "(" + expr(e->operands[0]) + ")";
+        return e->precision == Precision::kCompute ? round_to_dtype(e->dtype, converted, &unit_.helpers) : converted;
+      }
       case ExprKind::kCall: {
         std::vector<std::string> values;
         for (const Expr& arg : e->operands) values.push_back(expr(arg));
@@ -91,7 +112,8 @@ class Renderer {
   // An operand of a tighter-binding operator: parenthesized unless atomic.
   std::string operand(const Expr& e) {
     std::string text = expr(e);
-    if (e->kind == ExprKind::kVar || e->kind == ExprKind::kCall) return parenthesize(text);
+    // A variable may be opaque index text (cpu_index_text.cc); an array element is atomic.
+    if ((e->kind == ExprKind::kVar && e->operands.empty()) || e->kind == ExprKind::kCall) return parenthesize(text);
     return is_atom(e) ? text : "(" + text + ")";
   }
 
@@ -102,7 +124,11 @@ class Renderer {
     switch (e->binary) {
       case BinaryOp::kAdd: return sum_term(a) + op + sum_term(b);
       case BinaryOp::kSub: return sum_term(a) + op + (is_sum(b) || b->kind == ExprKind::kVar ? operand(b) : sum_term(b));
-      case BinaryOp::kLess: case BinaryOp::kGreater: return sum_term(a) + op + sum_term(b);
+      case BinaryOp::kMin: return "std::min<int64_t>(" + expr(a) + op + expr(b) + ")";
+      case BinaryOp::kLess: case BinaryOp::kGreater: case BinaryOp::kLessEqual: case BinaryOp::kNotEqual:
+        return sum_term(a) + op + sum_term(b);
+      // Comparisons bind tighter than ||.
+      case BinaryOp::kOr: return or_term(a) + op + or_term(b);
       // A negative immediate needs no parentheses on the right: "i * -2".
       default: return operand(a) + op + (b->kind == ExprKind::kIndex ? expr(b) : operand(b));
     }
@@ -111,10 +137,27 @@ class Renderer {
   // A term of a sum or comparison: products and sums need no parentheses,
   // nor does a variable (cpu_index_text.cc's opaque ones are sums at most).
   std::string sum_term(const Expr& e) {
-    if (e->kind == ExprKind::kVar) return e->name;
-    if (e->kind == ExprKind::kBinary && e->binary != BinaryOp::kLess && e->binary != BinaryOp::kGreater)
-      return expr(e);
+    if (e->kind == ExprKind::kVar) return expr(e);
+    if (e->kind == ExprKind::kBinary && !is_comparison(e->binary)) return expr(e);
     return operand(e);
+  }
+
+  std::string or_term(const Expr& e) {
+    if (e->kind == ExprKind::kBinary && is_comparison(e->binary) && e->binary != BinaryOp::kOr) return expr(e);
+    return operand(e);
+  }
+
+  // "acc += x" for an update of the form acc = acc + x.
+  std::string assignment(const StmtNode& s) {
+    std::string target = s.index ? s.name + "[" + expr(s.index) + "]" : s.name;
+    const Expr& v = s.value;
+    if (v->kind == ExprKind::kBinary && v->binary == BinaryOp::kAdd) {
+      const Expr& a = v->operands[0];
+      bool updates = a->kind == ExprKind::kVar && a->name == s.name && a->operands.size() == (s.index ? 1u : 0u) &&
+                     (!s.index || equal(a->operands[0], s.index));
+      if (updates) return target + " += " + expr(v->operands[1]) + ";";
+    }
+    return target + " = " + expr(v) + ";";
   }
 
   void stmt(CodeWriter& out, const StmtNode& s) {
@@ -122,14 +165,18 @@ class Renderer {
     switch (s.kind) {
       case StmtKind::kLet:
         return out.line("const " + compute_type(s.dtype) + " " + s.name + " = " + expr(s.value) + ";" + comment);
-      case StmtKind::kDeclare: return out.line(compute_type(s.dtype) + " " + s.name + ";" + comment);
-      case StmtKind::kAssign: return out.line(s.name + " = " + expr(s.value) + ";" + comment);
+      case StmtKind::kDeclare:
+        return out.line(value_type(s.dtype, s.precision) + " " + s.name +
+                        (s.count > 0 ? "[" + std::to_string(s.count) + "]" : "") +
+                        (s.value ? " = " + expr(s.value) : "") + ";" + comment);
+      case StmtKind::kAssign: return out.line(assignment(s) + comment);
       case StmtKind::kStore:
         return out.line(s.name + "[" + expr(s.index) + "] = " +
                         store_value(buffer(s.name).dtype, expr(s.value), &unit_.helpers) + ";" + comment);
       case StmtKind::kFor:
         if (s.loop == LoopKind::kSimd)
-          out.line("#pragma omp simd" + (s.vector_width > 0 ? " simdlen(" + std::to_string(s.vector_width) + ")" : ""));
+          out.line("#pragma omp simd" + (s.vector_width > 0 ? " simdlen(" + std::to_string(s.vector_width) + ")" : "") +
+                   reduction_clause(s));
         out.open("for (int64_t " + s.name + " = " + expr(s.index) + "; " + s.name + " < " + expr(s.end) + "; ++" +
                  s.name + ")");
         block(out, s.body);
@@ -152,6 +199,15 @@ class Renderer {
       }
       case StmtKind::kParallel: throw std::logic_error("a parallel loop nested in another statement");
     }
+  }
+
+  static std::string reduction_clause(const StmtNode& s) {
+    switch (s.reduction) {
+      case Reduction::kNone: return "";
+      case Reduction::kSum: return " reduction(+ : " + s.reduced + ")";
+      case Reduction::kMax: return " reduction(max : " + s.reduced + ")";
+    }
+    return "";
   }
 
   void block(CodeWriter& out, const std::vector<Stmt>& stmts) {

@@ -25,6 +25,7 @@ bool scalar_call_equal(const ScalarCall& a, const ScalarCall& b) {
 
 Expr make(ExprNode node) {
   size_t h = hash_mix(size_t(node.kind), size_t(node.dtype));
+  h = hash_mix(h, size_t(node.precision));
   h = hash_mix(h, std::hash<int64_t>()(node.int_value));
   h = hash_mix(h, std::bit_cast<uint64_t>(node.float_value));
   h = hash_mix(h, std::hash<std::string>()(node.name));
@@ -47,10 +48,18 @@ Expr float_value(DType dtype, double value) {
 
 Expr var(std::string name, DType dtype) { return make({.kind = ExprKind::kVar, .dtype = dtype, .name = std::move(name)}); }
 
+bool is_comparison(BinaryOp op) { return op >= BinaryOp::kLess; }
+
 Expr binary(BinaryOp op, Expr a, Expr b) {
-  bool comparison = op == BinaryOp::kLess || op == BinaryOp::kGreater;
+  bool comparison = is_comparison(op);
   DType dtype = comparison ? DType::kBool : a->dtype;
-  return make({.kind = ExprKind::kBinary, .dtype = dtype, .binary = op, .operands = {std::move(a), std::move(b)}});
+  Precision precision = comparison ? Precision::kCompute : a->precision;
+  return make({.kind = ExprKind::kBinary, .dtype = dtype, .precision = precision, .binary = op,
+               .operands = {std::move(a), std::move(b)}});
+}
+
+Expr element(std::string array, DType dtype, Expr at) {
+  return make({.kind = ExprKind::kVar, .dtype = dtype, .name = std::move(array), .operands = {std::move(at)}});
 }
 
 Expr load(std::string buffer, DType dtype, Expr at) {
@@ -76,6 +85,12 @@ Expr checked_index(Expr index, int64_t extent) {
       {.kind = ExprKind::kCheckedIndex, .dtype = DType::kInt64, .int_value = extent, .operands = {std::move(index)}});
 }
 
+Expr in_accumulator(const Expr& e) {
+  ExprNode node = *e;
+  node.precision = Precision::kAccumulator;
+  return make(std::move(node));
+}
+
 bool is_index(const Expr& e, int64_t value) { return e->kind == ExprKind::kIndex && e->int_value == value; }
 
 Expr add(const Expr& a, int64_t k) {
@@ -98,7 +113,8 @@ Expr mul(const Expr& a, int64_t k) {
 
 bool equal(const Expr& a, const Expr& b) {
   if (a == b) return true;
-  if (a->hash != b->hash || a->kind != b->kind || a->dtype != b->dtype || a->int_value != b->int_value ||
+  if (a->hash != b->hash || a->kind != b->kind || a->dtype != b->dtype || a->precision != b->precision ||
+      a->int_value != b->int_value ||
       a->name != b->name || a->binary != b->binary || a->operands.size() != b->operands.size())
     return false;
   // Bitwise, so that a NaN immediate equals itself and -0 differs from 0.

@@ -20,7 +20,8 @@ enum class ExprKind : uint8_t {
   kIndex,   // an immediate of index arithmetic (int64): `int_value`
   kInt,     // an integer value of `dtype`: `int_value`
   kFloat,   // a floating-point value of `dtype`: `float_value`
-  kVar,     // a loop, let or parameter variable: `name`
+  kVar,     // a loop, let or parameter variable `name`; with one operand,
+            // element operands[0] of the local array `name`
   kBinary,  // index arithmetic or a comparison: `binary` of operands a, b
   kLoad,    // element `operands[0]` of buffer `name` (of element type `dtype`)
   kSelect,  // operands: condition, then, else
@@ -29,7 +30,16 @@ enum class ExprKind : uint8_t {
   kCheckedIndex,  // index operands[0] into an axis of `int_value`: outside it, a fault and 0
 };
 
-enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kMod, kLess, kGreater };
+// Index or accumulator arithmetic (kMin: the smaller), comparisons and a
+// logical or of comparisons.
+enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kMod, kMin, kLess, kGreater, kLessEqual, kNotEqual, kOr };
+
+bool is_comparison(BinaryOp op);  // kLess .. kOr: the value is a bool
+
+// The type a value of `dtype` is held in: its compute type (float for every
+// floating-point dtype) or its accumulator type, the wide one sums
+// accumulate in (double for floating point, wrapping uint64 for integers).
+enum class Precision : uint8_t { kCompute, kAccumulator };
 
 struct ExprNode;
 using Expr = std::shared_ptr<const ExprNode>;
@@ -37,6 +47,7 @@ using Expr = std::shared_ptr<const ExprNode>;
 struct ExprNode {
   ExprKind kind;
   DType dtype;  // of the value: a tensor dtype; index arithmetic is int64
+  Precision precision = Precision::kCompute;
   int64_t int_value = 0;
   double float_value = 0;
   std::string name;
@@ -50,6 +61,7 @@ Expr index(int64_t value);
 Expr int_value(DType dtype, int64_t value);
 Expr float_value(DType dtype, double value);
 Expr var(std::string name, DType dtype = DType::kInt64);
+Expr element(std::string array, DType dtype, Expr at);  // of a local array
 Expr binary(BinaryOp op, Expr a, Expr b);
 Expr load(std::string buffer, DType dtype, Expr at);
 Expr select(Expr condition, Expr then_value, Expr else_value);
@@ -58,6 +70,9 @@ Expr call(ScalarCall op, std::vector<Expr> args);
 // `index` when it lies in [0, extent); otherwise the kernel reports an
 // index fault to the runtime (the run fails) and the index reads as 0.
 Expr checked_index(Expr index, int64_t extent);
+// `e` held in its dtype's accumulator type: a variable or array element
+// declared so, an immediate or cast of that type.
+Expr in_accumulator(const Expr& e);
 
 // Index arithmetic that folds the trivial cases (x + 0, x * 1, x * 0, 0 + k).
 Expr add(const Expr& a, int64_t k);

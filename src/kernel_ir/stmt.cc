@@ -10,9 +10,12 @@ namespace {
 Stmt make(StmtNode node) {
   size_t h = hash_mix(size_t(node.kind), std::hash<std::string>()(node.name));
   h = hash_mix(h, size_t(node.dtype));
+  h = hash_mix(h, size_t(node.precision));
   for (const Expr* e : {&node.value, &node.index, &node.end}) h = hash_mix(h, *e ? (*e)->hash : 0);
   h = hash_mix(h, size_t(node.loop));
   h = hash_mix(h, size_t(node.vector_width));
+  h = hash_mix(h, size_t(node.reduction));
+  h = hash_mix(h, std::hash<std::string>()(node.reduced));
   h = hash_mix(h, std::hash<int64_t>()(node.count));
   h = hash_mix(h, std::hash<int64_t>()(node.grain));
   h = hash_mix(h, hash(node.body));
@@ -34,8 +37,24 @@ Stmt declare(std::string name, DType dtype, std::string comment) {
   return make({.kind = StmtKind::kDeclare, .name = std::move(name), .dtype = dtype, .comment = std::move(comment)});
 }
 
+Stmt declare(std::string name, Expr initial) {
+  DType dtype = initial->dtype;
+  Precision precision = initial->precision;
+  return make({.kind = StmtKind::kDeclare, .name = std::move(name), .dtype = dtype, .precision = precision,
+               .value = std::move(initial)});
+}
+
+Stmt declare_array(std::string name, DType dtype, Precision precision, int64_t elements) {
+  return make({.kind = StmtKind::kDeclare, .name = std::move(name), .dtype = dtype, .precision = precision,
+               .count = elements});
+}
+
 Stmt assign(std::string name, Expr value) {
   return make({.kind = StmtKind::kAssign, .name = std::move(name), .value = std::move(value)});
+}
+
+Stmt assign_element(std::string array, Expr at, Expr value) {
+  return make({.kind = StmtKind::kAssign, .name = std::move(array), .value = std::move(value), .index = std::move(at)});
 }
 
 Stmt store(std::string buffer, Expr at, Expr value) {
@@ -45,6 +64,13 @@ Stmt store(std::string buffer, Expr at, Expr value) {
 Stmt for_loop(std::string var, Expr begin, Expr end, LoopKind loop, std::vector<Stmt> body, int vector_width) {
   return make({.kind = StmtKind::kFor, .name = std::move(var), .index = std::move(begin), .end = std::move(end),
                .loop = loop, .vector_width = vector_width, .body = std::move(body)});
+}
+
+Stmt simd_reduction(std::string var, Expr begin, Expr end, Reduction reduction, std::string reduced,
+                    std::vector<Stmt> body) {
+  return make({.kind = StmtKind::kFor, .name = std::move(var), .index = std::move(begin), .end = std::move(end),
+               .loop = LoopKind::kSimd, .reduction = reduction, .reduced = std::move(reduced),
+               .body = std::move(body)});
 }
 
 Stmt if_then_else(Expr condition, std::vector<Stmt> then_body, std::vector<Stmt> else_body) {
@@ -60,8 +86,9 @@ Stmt parallel(std::string function, int64_t count, int64_t grain, std::vector<St
 bool equal(const Stmt& a, const Stmt& b) {
   if (a == b) return true;
   return a->hash == b->hash && a->kind == b->kind && a->name == b->name && a->dtype == b->dtype &&
-         equal_or_null(a->value, b->value) && equal_or_null(a->index, b->index) && equal_or_null(a->end, b->end) &&
-         a->loop == b->loop && a->vector_width == b->vector_width && a->count == b->count && a->grain == b->grain &&
+         a->precision == b->precision && equal_or_null(a->value, b->value) && equal_or_null(a->index, b->index) &&
+         equal_or_null(a->end, b->end) && a->loop == b->loop && a->vector_width == b->vector_width &&
+         a->reduction == b->reduction && a->reduced == b->reduced && a->count == b->count && a->grain == b->grain &&
          equal(a->body, b->body) && equal(a->orelse, b->orelse);
 }
 

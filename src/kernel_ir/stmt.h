@@ -13,15 +13,20 @@ namespace switchyard::kernel_ir {
 
 enum class StmtKind : uint8_t {
   kLet,       // const `dtype` `name` = value
-  kDeclare,   // a `dtype` variable `name`, assigned in later branches
-  kAssign,    // name = value
+  kDeclare,   // a `dtype` variable `name` (initialised to value, if any), or
+              // an array of `count` elements when count > 0
+  kAssign,    // name = value, or name[index] = value for an array
   kStore,     // buffer `name`[index] = value (converted to the buffer's dtype)
-  kFor,       // for `name` in [begin, end): body; serial or `simd`
+  kFor,       // for `name` in [begin, end): body; serial or `simd`, which
+              // may combine the lanes' partial `reduction`s of `reduced`
   kIf,        // if (value) body else orelse
   kParallel,  // body over [begin, end) chunks of [0, count), through services->parallel_for
 };
 
 enum class LoopKind : uint8_t { kSerial, kSimd };
+
+// How a simd loop's lanes combine their partial values of a variable.
+enum class Reduction : uint8_t { kNone, kSum, kMax };
 
 struct StmtNode;
 using Stmt = std::shared_ptr<const StmtNode>;
@@ -30,12 +35,15 @@ struct StmtNode {
   StmtKind kind;
   std::string name;  // the variable, buffer, loop variable or parallel loop's function
   DType dtype = DType::kInt64;
-  Expr value;   // let, assign, store: the value; if: the condition
-  Expr index;   // store: the element; for: begin
+  Precision precision = Precision::kCompute;  // declare
+  Expr value;   // let, declare, assign, store: the value; if: the condition
+  Expr index;   // store, assign: the element; for: begin
   Expr end;     // for
   LoopKind loop = LoopKind::kSerial;
   int vector_width = 0;  // simd loops: the lanes asked for; 0 leaves the choice to the compiler
-  int64_t count = 0;     // parallel: iterations
+  Reduction reduction = Reduction::kNone;  // simd loops
+  std::string reduced;                     // the variable they reduce
+  int64_t count = 0;     // parallel: iterations; declare: array elements
   int64_t grain = 1;     // parallel: the fewest iterations in one chunk
   std::vector<Stmt> body;
   std::vector<Stmt> orelse;
@@ -45,9 +53,16 @@ struct StmtNode {
 
 Stmt let(std::string name, DType dtype, Expr value, std::string comment = "");
 Stmt declare(std::string name, DType dtype, std::string comment = "");
+// A variable holding `initial`'s type, starting at it.
+Stmt declare(std::string name, Expr initial);
+Stmt declare_array(std::string name, DType dtype, Precision precision, int64_t elements);
 Stmt assign(std::string name, Expr value);
+Stmt assign_element(std::string array, Expr at, Expr value);
 Stmt store(std::string buffer, Expr at, Expr value);
 Stmt for_loop(std::string var, Expr begin, Expr end, LoopKind loop, std::vector<Stmt> body, int vector_width = 0);
+// A simd loop whose lanes each accumulate `reduced` and combine at its end.
+Stmt simd_reduction(std::string var, Expr begin, Expr end, Reduction reduction, std::string reduced,
+                    std::vector<Stmt> body);
 Stmt if_then_else(Expr condition, std::vector<Stmt> then_body, std::vector<Stmt> else_body = {});
 // The parallel loop's body sees the int64 variables `begin` and `end`.
 Stmt parallel(std::string function, int64_t count, int64_t grain, std::vector<Stmt> body, std::string comment);

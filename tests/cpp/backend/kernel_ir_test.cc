@@ -186,6 +186,107 @@ TEST(KernelIr, ElementwiseKernelsAreKeyedByTheirIrNotTheirSpans) {
   EXPECT_FALSE(ki::equal(*a.kernel_ir, *c.kernel_ir));
 }
 
+// out0[r] = the double sum of the 8 elements of row r of x (4 x 8), the
+// tile of `lanes` rows' sums kept in a local array.
+ki::Kernel row_sums(ki::Reduction lanes = ki::Reduction::kSum, ki::Precision precision = ki::Precision::kAccumulator) {
+  ki::Expr r = ki::var("r"), a = ki::var("a");
+  ki::Expr acc = ki::var("acc", DType::kFloat32);
+  if (precision == ki::Precision::kAccumulator) acc = ki::in_accumulator(acc);
+  ki::Expr x = ki::load("in0_x", DType::kFloat32, ki::add(ki::mul(r, 8), a));
+  std::vector<ki::Stmt> row = {
+      ki::declare("acc", ki::in_accumulator(ki::float_value(DType::kFloat32, 0.0))),
+      ki::simd_reduction("a", ki::index(0), ki::index(8), lanes, "acc",
+                         {ki::assign("acc", ki::binary(ki::BinaryOp::kAdd, acc, x))}),
+      ki::declare_array("partial", DType::kFloat32, precision, 2),
+      ki::assign_element("partial", ki::index(0), acc),
+      ki::store("out0", r, ki::cast(DType::kFloat32, ki::element("partial", DType::kFloat32, ki::index(0)))),
+  };
+  ki::Kernel k;
+  k.buffers = {{"in0_x", DType::kFloat32, ki::BufferRole::kInput, 0, true, {4, 8}, "", "%x"},
+               {"out0", DType::kFloat32, ki::BufferRole::kOutput, 0, false, {4}, "", ""}};
+  k.body = {ki::parallel("reduce", 4, 1,
+                         {ki::for_loop("r", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(row))},
+                         "row sums")};
+  return k;
+}
+
+TEST(KernelIr, AccumulatorsAndReductionsArePartOfTheIdentity) {
+  ki::Kernel base = row_sums();
+  EXPECT_TRUE(ki::equal(base, row_sums()));
+  EXPECT_EQ(ki::hash(base), ki::hash(row_sums()));
+  for (const ki::Kernel& k : {row_sums(ki::Reduction::kMax), row_sums(ki::Reduction::kSum, ki::Precision::kCompute)}) {
+    EXPECT_FALSE(ki::equal(base, k));
+    EXPECT_NE(ki::hash(base), ki::hash(k));
+  }
+  EXPECT_FALSE(ki::equal(ki::var("acc"), ki::in_accumulator(ki::var("acc"))));
+  EXPECT_FALSE(ki::equal(ki::var("acc"), ki::element("acc", DType::kInt64, ki::index(0))));
+  EXPECT_FALSE(ki::equal(std::vector<ki::Stmt>{ki::declare_array("t", DType::kFloat32, ki::Precision::kCompute, 4)},
+                         {ki::declare_array("t", DType::kFloat32, ki::Precision::kCompute, 8)}));
+}
+
+TEST(KernelIr, TheRendererPrintsAccumulatorsInTheirWideTypes) {
+  std::string code = render_cpu_kernel(row_sums(), "k");
+  EXPECT_NE(code.find("double acc = 0.0;\n"), std::string::npos) << code;
+  EXPECT_NE(code.find("#pragma omp simd reduction(+ : acc)\n    for (int64_t a = 0; a < 8; ++a) {"),
+            std::string::npos)
+      << code;
+  EXPECT_NE(code.find("acc += in0_x[r * 8 + a];"), std::string::npos) << code;
+  EXPECT_NE(code.find("double partial[2];"), std::string::npos) << code;
+  EXPECT_NE(code.find("out0[r] = float(partial[0]);"), std::string::npos) << code;
+  EXPECT_NE(render_cpu_kernel(row_sums(ki::Reduction::kMax), "k").find("reduction(max : acc)"), std::string::npos);
+  // Integer accumulators wrap in uint64; a cast to float16 rounds.
+  ki::Expr total = ki::in_accumulator(ki::var("total", DType::kInt32));
+  EXPECT_EQ(render_cpu_index(ki::binary(ki::BinaryOp::kAdd, total, ki::in_accumulator(ki::int_value(DType::kInt32, 1)))),
+            "total + uint64_t(1)");
+  EXPECT_EQ(render_cpu_index(ki::binary(ki::BinaryOp::kMin, ki::index(256), ki::binary(ki::BinaryOp::kSub,
+                                                                                        ki::index(300), ki::var("first")))),
+            "std::min<int64_t>(256, 300 - first)");
+  ki::Expr v = ki::var("v", DType::kFloat32);
+  EXPECT_EQ(render_cpu_index(ki::select(ki::binary(ki::BinaryOp::kOr, ki::binary(ki::BinaryOp::kNotEqual, v, v),
+                                                   ki::binary(ki::BinaryOp::kLessEqual, ki::var("x"), v)),
+                                        v, ki::var("x"))),
+            "v != v || x <= v ? v : x");
+}
+
+TEST(KernelIr, AHandBuiltReductionCompilesAndRuns) {
+  KernelSource source;
+  source.name = "row_sums_by_hand";
+  source.code = render_cpu_kernel(row_sums(), source.name);
+  source.inputs.push_back(TensorType(as_tensor(tensor_type({4, 8}, DType::kFloat32))));
+  source.outputs.push_back(TensorType(as_tensor(tensor_type({4}, DType::kFloat32))));
+  NDArray x(DType::kFloat32, {4, 8});
+  for (int64_t i = 0; i < 32; ++i) x.as<float>()[i] = 0.25f * float(i);
+  std::shared_ptr<KernelLibrary> library = KernelLibrary::build({source}, "kernel_ir_reduction");
+  NDArray out = run_kernel(*library, source, {x}, TestServices(2)).at(0);
+  for (int64_t r = 0; r < 4; ++r) {
+    float expected = 0;
+    for (int64_t a = 0; a < 8; ++a) expected += x.as<float>()[r * 8 + a];
+    EXPECT_EQ(out.as<float>()[r], expected) << r;
+  }
+}
+
+// A reduction with its prologue and epilogue is kernel IR too: two at
+// different places are one kernel, and the tile of a kept trailing axis is
+// a local array of double accumulators.
+TEST(KernelIr, ReductionsAreBuiltAsKernelIr) {
+  const std::string text = "def @main(%x: Tensor[(6, 5, 300), float32]) {\n"
+                           "  %0 = exp(%x);\n  %1 = sum(%0, axis=[1]);\n  nn.relu(%1)\n}\n";
+  KernelSource a = generate_cpu_kernel(fused_primitive(text, "a.sy"), "k");
+  KernelSource b = generate_cpu_kernel(fused_primitive("\n" + text, "b.sy"), "k");
+  ASSERT_TRUE(a.kernel_ir && b.kernel_ir);
+  EXPECT_TRUE(ki::equal(*a.kernel_ir, *b.kernel_ir));
+  EXPECT_EQ(ki::hash(*a.kernel_ir), ki::hash(*b.kernel_ir));
+  EXPECT_NE(a.code.find("double acc[256];"), std::string::npos) << a.code;
+  EXPECT_NE(a.code.find("const int64_t width = std::min<int64_t>(256, 300 - first);"), std::string::npos) << a.code;
+  EXPECT_NE(a.code.find("acc[j] += exp_"), std::string::npos) << a.code;
+  KernelSource per_row = generate_cpu_kernel(
+      fused_primitive("def @main(%x: Tensor[(6, 5), int32]) {\n  sum(%x, axis=[1])\n}\n", "c.sy"), "k");
+  ASSERT_TRUE(per_row.kernel_ir);
+  EXPECT_NE(per_row.code.find("uint64_t acc = uint64_t(0);"), std::string::npos) << per_row.code;
+  EXPECT_NE(per_row.code.find("#pragma omp simd reduction(+ : acc)"), std::string::npos) << per_row.code;
+  EXPECT_NE(per_row.code.find("acc += uint64_t(x_"), std::string::npos) << per_row.code;
+}
+
 // The statements under `stmts` of `kind`, depth first.
 std::vector<const ki::StmtNode*> find_stmts(const std::vector<ki::Stmt>& stmts, ki::StmtKind kind) {
   std::vector<const ki::StmtNode*> found;
