@@ -190,9 +190,24 @@ void inspect_body(CpuKernel& k) {
                 k.root->span());
 }
 
-bool is_reduction(const CpuKernel& k) {
+void check_anchor_reads_parameters(const CpuKernel& k) {
+  for (const Expr& arg : k.master->args)
+    if (!is<VarNode>(arg))
+      throw Error(ErrorKind::kBackend,
+                  "'" + as<OpNode>(k.master->op)->name +
+                      "' reads a computed value; a CPU kernel's anchor reads only the kernel's parameters",
+                  k.master->span());
+}
+
+// The kernel IR of the groups built as IR; nullopt for the anchors that
+// still write text.
+std::optional<kernel_ir::Kernel> lower_to_kernel_ir(const CpuKernel& k) {
+  if (!k.master) return lower_elementwise_kernel(k);
   const std::string& op = as<OpNode>(k.master->op)->name;
-  return op == "sum" || op == "mean" || op == "max";
+  if (op == "sum" || op == "mean" || op == "max") return lower_reduction_kernel(k);
+  if (op != "nn.softmax" && op != "nn.layer_norm" && op != "nn.batch_norm") return std::nullopt;
+  if (!k.result_is_empty()) check_anchor_reads_parameters(k);
+  return lower_normalization_kernel(k);
 }
 
 void dispatch(CpuKernel& k) {
@@ -200,13 +215,7 @@ void dispatch(CpuKernel& k) {
     k.entry.line("// The result is empty: nothing to compute.");
     return;
   }
-  const std::string& op = as<OpNode>(k.master->op)->name;
-  for (const Expr& arg : k.master->args)
-    if (!is<VarNode>(arg))
-      throw Error(ErrorKind::kBackend,
-                  "'" + op + "' reads a computed value; a CPU kernel's anchor reads only the kernel's parameters",
-                  k.master->span());
-  if (op == "nn.softmax" || op == "nn.layer_norm" || op == "nn.batch_norm") return generate_normalization_kernel(k);
+  check_anchor_reads_parameters(k);
   if (dnnl_handles(*k.master)) return generate_dnnl_kernel(k);
   generate_direct_kernel(k);
 }
@@ -248,8 +257,8 @@ KernelSource generate_cpu_kernel(const Function& primitive, const std::string& n
     source.span = Span::fused(spans);
   }
   for (const Var& p : k.function->params) source.inputs.push_back(TensorType(as_tensor(p->checked_type())));
-  if (!k.master || is_reduction(k)) {  // built as kernel IR, then rendered
-    kernel_ir::Kernel kernel = k.master ? lower_reduction_kernel(k) : lower_elementwise_kernel(k);
+  if (std::optional<kernel_ir::Kernel> lowered = lower_to_kernel_ir(k)) {  // rendered from kernel IR
+    kernel_ir::Kernel kernel = std::move(*lowered);
     kernel.comment = operator_chain(k.function);
     kernel.span = source.span;
     source.elementwise_in_place_safe = kernel.outputs_may_alias_inputs;

@@ -81,7 +81,8 @@ bool emit_element_loop(CpuKernel& k, const std::string& loop_name, const std::st
 kernel_ir::Kernel lower_elementwise_kernel(const CpuKernel& k);
 // The kernel IR of a reduction (sum, mean, max) with its prologue and epilogue.
 kernel_ir::Kernel lower_reduction_kernel(const CpuKernel& k);
-void generate_normalization_kernel(CpuKernel& k);  // nn.softmax, nn.layer_norm, nn.batch_norm
+// The kernel IR of nn.softmax, nn.layer_norm or nn.batch_norm with its epilogue.
+kernel_ir::Kernel lower_normalization_kernel(const CpuKernel& k);
 void generate_dnnl_kernel(CpuKernel& k);           // float32 products, convolution and pooling
 void generate_direct_kernel(CpuKernel& k);         // the same anchors as plain loops, any dtype
 // Whether oneDNN computes this anchor call (float32, supported attributes).

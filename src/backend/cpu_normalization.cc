@@ -1,10 +1,11 @@
-// Normalisation kernels along one axis: nn.softmax (the row's maximum is
-// subtracted before exponentiating, each exponential computed once),
-// nn.layer_norm (mean, then variance: two passes) and nn.batch_norm
+// Normalisation kernels along one axis, as kernel IR: nn.softmax (the row's
+// maximum is subtracted before exponentiating, each exponential computed
+// once), nn.layer_norm (mean, then variance: two passes) and nn.batch_norm
 // (inference: the moving statistics, per channel). Sums are vectorised float
-// sums over blocks (emit_float_sum). Softmax and layer_norm apply their
+// sums over blocks (float_sum). Softmax and layer_norm apply their
 // element-wise epilogue as they store.
 #include <algorithm>
+#include <limits>
 
 #include "backend/cpu_kernel.h"
 #include "op/registry.h"
@@ -14,6 +15,9 @@
 namespace switchyard {
 
 namespace {
+
+namespace ki = kernel_ir;
+using ki::BinaryOp;
 
 // A tensor seen as (outer, length, inner) around one axis.
 struct AxisView {
@@ -30,169 +34,181 @@ AxisView axis_view(const std::vector<int64_t>& shape, int64_t axis) {
   return v;
 }
 
-// "base + a * inner": the element at position `a` along the axis of row `base`.
-std::string along(const AxisView& v, const std::string& a) { return "base + " + times(a, v.inner); }
+ki::Expr f32(double value) { return ki::float_value(DType::kFloat32, value); }
+ki::Expr f32_var(const std::string& name) { return ki::var(name, DType::kFloat32); }
 
-// Opens the loop over rows and names `base`, the offset of a row's first element.
-void open_rows(CodeWriter& body, const AxisView& v) {
-  body.open("for (int64_t row = begin; row < end; ++row)");
-  if (v.inner == 1)
-    body.line("const int64_t base = " + times("row", v.length) + ";");
-  else
-    body.line("const int64_t base = row / " + std::to_string(v.inner) + " * " + std::to_string(v.length * v.inner) +
-              " + row % " + std::to_string(v.inner) + ";");
+// The element-wise operator `op` on float values.
+ki::Expr float_call(const std::string& op, std::vector<ki::Expr> args) {
+  std::vector<DType> dtypes(args.size(), DType::kFloat32);
+  return ki::call({as<OpNode>(op_get(op)), Attrs(), dtypes, DType::kFloat32, Span()}, std::move(args));
 }
 
-// Emits `target += term(a)` over a = 0 .. length-1 in float, as an `omp simd`
-// reduction (one partial sum per vector lane) over blocks of kSumBlock
+// A float value rounded to what `dtype` holds.
+ki::Expr rounded(DType dtype, const ki::Expr& value) {
+  return dtype == DType::kFloat32 ? value : ki::cast(dtype, value);
+}
+
+// "base + a * inner": the element at position `a` along the axis of row `base`.
+ki::Expr along(const AxisView& v, const ki::Expr& a) { return ki::add(ki::var("base"), ki::mul(a, v.inner)); }
+
+// The loop over rows, `body` after naming `base`, the offset of a row's first element.
+ki::Stmt over_rows(const AxisView& v, std::vector<ki::Stmt> body) {
+  ki::Expr row = ki::var("row");
+  ki::Expr base = v.inner == 1 ? ki::mul(row, v.length)
+                               : ki::add(ki::mul(ki::binary(BinaryOp::kDiv, row, ki::index(v.inner)), v.length * v.inner),
+                                         ki::binary(BinaryOp::kMod, row, ki::index(v.inner)));
+  body.insert(body.begin(), ki::let("base", DType::kInt64, base));
+  return ki::for_loop("row", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body));
+}
+
+// Appends `target += term(a)` over a = 0 .. length-1 in float, as a simd
+// sum reduction (one partial sum per vector lane) over blocks of kSumBlock
 // elements whose totals are added up after each block: every float sum adds
 // at most kSumBlock / lanes + length / kSumBlock terms, so long rows stay
-// accurate (rows up to kSumBlock are one block). `before` lines open each
+// accurate (rows up to kSumBlock are one block). `before` opens each
 // element's body ahead of the term, e.g. to name and store a value.
 constexpr int64_t kSumBlock = 1024;
 
-void emit_float_sum(CodeWriter& body, const std::string& target, int64_t length,
-                    const std::vector<std::string>& before, const std::string& term) {
-  bool blocked = length > kSumBlock;
-  std::string sum = blocked ? target + "_block" : target;
-  std::string first = "0", stop = std::to_string(length);
-  body.line("float " + target + " = 0.0f;");
-  if (blocked) {
-    body.open("for (int64_t block = 0; block < " + stop + "; block += " + std::to_string(kSumBlock) + ")");
-    body.line("const int64_t block_end = block + " + std::to_string(kSumBlock) + " < " + stop + " ? block + " +
-              std::to_string(kSumBlock) + " : " + stop + ";");
-    body.line("float " + sum + " = 0.0f;");
-    first = "block";
-    stop = "block_end";
-  }
-  body.line("#pragma omp simd reduction(+ : " + sum + ")");
-  body.open("for (int64_t a = " + first + "; a < " + stop + "; ++a)");
-  for (const std::string& line : before) body.line(line);
-  body.line(sum + " += " + term + ";");
-  body.close();
-  if (blocked) {
-    body.line(target + " += " + sum + ";");
-    body.close();
-  }
+void float_sum(std::vector<ki::Stmt>& body, const std::string& target, int64_t length, std::vector<ki::Stmt> before,
+               const ki::Expr& term) {
+  body.push_back(ki::declare(target, f32(0.0)));
+  auto sum_loop = [&](const std::string& sum, ki::Expr begin, ki::Expr end) {
+    std::vector<ki::Stmt> element = before;
+    element.push_back(ki::assign(sum, ki::binary(BinaryOp::kAdd, f32_var(sum), term)));
+    return ki::simd_reduction("a", std::move(begin), std::move(end), ki::Reduction::kSum, sum, std::move(element));
+  };
+  if (length <= kSumBlock) return body.push_back(sum_loop(target, ki::index(0), ki::index(length)));
+  std::string sum = target + "_block";
+  ki::Expr block = ki::var("block");
+  std::vector<ki::Stmt> blocks = {
+      ki::let("block", DType::kInt64, ki::mul(ki::var("block_index"), kSumBlock)),
+      ki::let("block_end", DType::kInt64,
+              ki::binary(BinaryOp::kMin, ki::add(block, kSumBlock), ki::index(length))),
+      ki::declare(sum, f32(0.0)),
+      sum_loop(sum, block, ki::var("block_end")),
+      ki::assign(target, ki::binary(BinaryOp::kAdd, f32_var(target), f32_var(sum))),
+  };
+  body.push_back(ki::for_loop("block_index", ki::index(0), ki::index((length + kSumBlock - 1) / kSumBlock),
+                              ki::LoopKind::kSerial, std::move(blocks)));
 }
+
+int64_t row_grain(int64_t length) { return std::max<int64_t>(1, kElementGrain / std::max<int64_t>(length, 1)); }
 
 // Three passes over each row: its maximum; e^(x - max), computed once, stored
 // into the output and summed in float; the scaling by 1 / sum (with the
 // epilogue). The stored exponentials are read back at the element that
-// holds them, so a float32 output may hold them (it never aliases the input:
-// in_place_safe is false). Another output dtype would round them, so there
-// the exponential is computed again in the last pass.
-void softmax(CpuKernel& k, const AxisView& v, DType dtype) {
-  k.helpers.insert(CpuHelper::kFloatMath);
-  std::string x = k.input(0);
-  auto load = [&](const std::string& a) { return load_element(dtype, x + "[" + along(v, a) + "]", &k.helpers); };
-  std::string length = std::to_string(v.length);
+// holds them, so a float32 output may hold them (it never aliases the input).
+// Another output dtype would round them, so there the exponential is
+// computed again in the last pass.
+ki::Stmt softmax(const CpuKernel& k, const AxisView& v, DType dtype) {
+  ki::Expr a = ki::var("a");
+  ki::Expr x = ki::load(k.input(0), dtype, along(v, a));
+  ki::Expr row_max = f32_var("row_max");
+  ki::Expr exponential = float_call("exp", {ki::binary(BinaryOp::kSub, x, row_max)});
   bool keep_exp = k.output_dtype() == DType::kFloat32;
-  // Where store_result puts element `a`, so the last pass reads its own exponential.
-  std::string slot =
-      k.output(0) + "[" + offset_of(ElementIndex::at_offset(along(v, "a")), k.outputs.at(0)->shape) + "]";
-  k.parallel_loop("softmax", "nn.softmax" + at_span(k.master->span()) + ", one row at a time",
-                  v.outer * v.inner, std::max<int64_t>(1, kElementGrain / std::max<int64_t>(v.length, 1)),
-                  [&](CodeWriter& body) {
-                    open_rows(body, v);
-                    // NaN is skipped here, as by the interpreter's std::max, and
-                    // comes out of the exponential below.
-                    body.line("float row_max = -INFINITY;");
-                    body.line("#pragma omp simd reduction(max : row_max)");
-                    body.line("for (int64_t a = 0; a < " + length + "; ++a) row_max = " + load("a") +
-                              " > row_max ? " + load("a") + " : row_max;");
-                    std::vector<std::string> before = {"const float e = sy_exp(" + load("a") + " - row_max);"};
-                    if (keep_exp) before.push_back(slot + " = e;");
-                    emit_float_sum(body, "sum", v.length, before, "e");
-                    body.line("const float scale = 1.0f / sum;");
-                    body.line("#pragma omp simd");
-                    body.open("for (int64_t a = 0; a < " + length + "; ++a)");
-                    std::string e = keep_exp ? slot : "sy_exp(" + load("a") + " - row_max)";
-                    body.line("const float softmax = " + round_to_dtype(dtype, e + " * scale", &k.helpers) + ";");
-                    k.store_result(body, "softmax", ElementIndex::at_offset(along(v, "a")));
-                    body.close();
-                    body.close();
-                  });
+  // Where the result's element `a` goes, so the last pass reads its own exponential.
+  ki::Expr slot = offset_of(IndexAt::at_offset(along(v, a)), k.outputs.at(0)->shape);
+  std::vector<ki::Stmt> row;
+  // NaN is skipped here, as by the interpreter's std::max, and comes out of
+  // the exponential below.
+  row.push_back(ki::declare("row_max", f32(-std::numeric_limits<double>::infinity())));
+  row.push_back(ki::simd_reduction("a", ki::index(0), ki::index(v.length), ki::Reduction::kMax, "row_max",
+                                   {ki::assign("row_max", ki::select(ki::binary(BinaryOp::kGreater, x, row_max), x,
+                                                                     row_max))}));
+  std::vector<ki::Stmt> before = {ki::let("e", DType::kFloat32, exponential)};
+  if (keep_exp) before.push_back(ki::store(k.output(0), slot, f32_var("e")));
+  float_sum(row, "sum", v.length, std::move(before), f32_var("e"));
+  row.push_back(ki::let("scale", DType::kFloat32, ki::binary(BinaryOp::kDiv, f32(1.0), f32_var("sum"))));
+  ki::Expr e = keep_exp ? ki::load(k.output(0), DType::kFloat32, slot) : exponential;
+  std::vector<ki::Stmt> scaled = {
+      ki::let("softmax", DType::kFloat32, rounded(dtype, ki::binary(BinaryOp::kMul, e, f32_var("scale"))))};
+  int counter = 0;
+  k.lower_store_result(scaled, counter, f32_var("softmax"), IndexAt::at_offset(along(v, a)));
+  row.push_back(ki::for_loop("a", ki::index(0), ki::index(v.length), ki::LoopKind::kSimd, std::move(scaled)));
+  return ki::parallel("softmax", v.outer * v.inner, row_grain(v.length), {over_rows(v, std::move(row))},
+                      "nn.softmax" + at_span(k.master->span()) + ", one row at a time");
 }
 
 // The mean, then the mean square deviation from it (two passes, so no
-// cancellation), both summed in float by emit_float_sum; then the normalised
+// cancellation), both summed in float by float_sum; then the normalised
 // row with the epilogue.
-void layer_norm(CpuKernel& k, const AxisView& v, DType dtype) {
+ki::Stmt layer_norm(const CpuKernel& k, const AxisView& v, DType dtype) {
   const AttrsNode& attrs = *k.master->attrs;
-  std::string x = k.input(0);
-  auto load = [&](const std::string& a) { return load_element(dtype, x + "[" + along(v, a) + "]", &k.helpers); };
-  std::string length = std::to_string(v.length);
-  std::string value = "(" + load("a") + " - mean) * inv_std";
-  if (attrs.get_bool("scale")) value += " * " + load_element(dtype, k.input(1) + "[a]", &k.helpers);
-  if (attrs.get_bool("center")) value += " + " + load_element(dtype, k.input(2) + "[a]", &k.helpers);
-  k.parallel_loop("layer_norm", "nn.layer_norm" + at_span(k.master->span()) + ", one row at a time",
-                  v.outer * v.inner, std::max<int64_t>(1, kElementGrain / std::max<int64_t>(v.length, 1)),
-                  [&](CodeWriter& body) {
-                    open_rows(body, v);
-                    emit_float_sum(body, "sum", v.length, {}, load("a"));
-                    body.line("const float mean = sum / " + length + ".0f;");
-                    emit_float_sum(body, "squares", v.length, {"const float deviation = " + load("a") + " - mean;"},
-                                   "deviation * deviation");
-                    body.line("const float inv_std = 1.0f / std::sqrt(squares / " + length + ".0f + " +
-                              literal(DType::kFloat32, attrs.get_float("epsilon")) + ");");
-                    body.line("#pragma omp simd");
-                    body.open("for (int64_t a = 0; a < " + length + "; ++a)");
-                    body.line("const float layer_norm = " + round_to_dtype(dtype, value, &k.helpers) + ";");
-                    k.store_result(body, "layer_norm", ElementIndex::at_offset(along(v, "a")));
-                    body.close();
-                    body.close();
-                  });
+  ki::Expr a = ki::var("a");
+  ki::Expr x = ki::load(k.input(0), dtype, along(v, a));
+  ki::Expr length = f32(double(v.length));
+  ki::Expr value = ki::binary(BinaryOp::kMul, ki::binary(BinaryOp::kSub, x, f32_var("mean")), f32_var("inv_std"));
+  if (attrs.get_bool("scale")) value = ki::binary(BinaryOp::kMul, value, ki::load(k.input(1), dtype, a));
+  if (attrs.get_bool("center")) value = ki::binary(BinaryOp::kAdd, value, ki::load(k.input(2), dtype, a));
+  std::vector<ki::Stmt> row;
+  float_sum(row, "sum", v.length, {}, x);
+  row.push_back(ki::let("mean", DType::kFloat32, ki::binary(BinaryOp::kDiv, f32_var("sum"), length)));
+  ki::Expr deviation = f32_var("deviation");
+  float_sum(row, "squares", v.length,
+            {ki::let("deviation", DType::kFloat32, ki::binary(BinaryOp::kSub, x, f32_var("mean")))},
+            ki::binary(BinaryOp::kMul, deviation, deviation));
+  ki::Expr variance = ki::binary(BinaryOp::kDiv, f32_var("squares"), length);
+  row.push_back(ki::let("inv_std", DType::kFloat32,
+                        ki::binary(BinaryOp::kDiv, f32(1.0),
+                                   float_call("sqrt", {ki::binary(BinaryOp::kAdd, variance,
+                                                                  f32(attrs.get_float("epsilon")))}))));
+  std::vector<ki::Stmt> normalised = {ki::let("layer_norm", DType::kFloat32, rounded(dtype, value))};
+  int counter = 0;
+  k.lower_store_result(normalised, counter, f32_var("layer_norm"), IndexAt::at_offset(along(v, a)));
+  row.push_back(ki::for_loop("a", ki::index(0), ki::index(v.length), ki::LoopKind::kSimd, std::move(normalised)));
+  return ki::parallel("layer_norm", v.outer * v.inner, row_grain(v.length), {over_rows(v, std::move(row))},
+                      "nn.layer_norm" + at_span(k.master->span()) + ", one row at a time");
 }
 
 // Output 0 is normalized per channel; outputs 1 and 2 are copies of the
 // moving mean and variance (Relay's inference form).
-void batch_norm(CpuKernel& k, const AxisView& v, DType dtype) {
+std::vector<ki::Stmt> batch_norm(const CpuKernel& k, const AxisView& v, DType dtype) {
   const AttrsNode& attrs = *k.master->attrs;
-  std::string channels = std::to_string(v.length);
-  auto channel = [&](size_t input) { return load_element(dtype, k.input(input) + "[c]", &k.helpers); };
-  std::string factor = "float(1.0 / std::sqrt(double(" + channel(4) + ") + " +
-                       double_literal(attrs.get_float("epsilon")) + "))";
-  if (attrs.get_bool("scale")) factor += " * " + channel(1);
-  std::string shift = attrs.get_bool("center") ? channel(2) : "0.0f";
-  k.parallel_loop("batch_norm", "nn.batch_norm" + at_span(k.master->span()) + ", one channel plane at a time",
-                  v.outer * v.length, std::max<int64_t>(1, kElementGrain / std::max<int64_t>(v.inner, 1)),
-                  [&](CodeWriter& body) {
-                    body.open("for (int64_t plane = begin; plane < end; ++plane)");
-                    body.line("const int64_t c = plane % " + channels + ";");
-                    body.line("const float mean = " + channel(3) + ";");
-                    body.line("const float factor = " + factor + ";");
-                    body.line("const float shift = " + shift + ";");
-                    body.line("const int64_t base = " + times("plane", v.inner) + ";");
-                    body.line("#pragma omp simd");
-                    body.open("for (int64_t i = 0; i < " + std::to_string(v.inner) + "; ++i)");
-                    std::string x = load_element(dtype, k.input(0) + "[base + i]", &k.helpers);
-                    body.line(k.output(0) + "[base + i] = " +
-                              store_value(dtype, "(" + x + " - mean) * factor + shift", &k.helpers) + ";");
-                    body.close();
-                    body.close();
-                  });
-  std::string bytes = std::to_string(v.length * dtype_bytes(dtype));
-  k.entry.line("// The moving statistics pass through unchanged.");
-  k.entry.line("std::memcpy(buffers." + k.output(1) + ", buffers." + k.input(3) + ", " + bytes + ");");
-  k.entry.line("std::memcpy(buffers." + k.output(2) + ", buffers." + k.input(4) + ", " + bytes + ");");
+  auto channel = [&](size_t input) { return ki::load(k.input(input), dtype, ki::var("c")); };
+  // 1 / sqrt(variance + epsilon) in double, as the reference computes it.
+  ki::Expr deviation = ki::in_accumulator(
+      float_call("sqrt", {ki::binary(BinaryOp::kAdd, ki::in_accumulator(ki::cast(dtype, channel(4))),
+                                     ki::in_accumulator(f32(attrs.get_float("epsilon"))))}));
+  ki::Expr factor = ki::cast(DType::kFloat32, ki::binary(BinaryOp::kDiv, ki::in_accumulator(f32(1.0)), deviation));
+  if (attrs.get_bool("scale")) factor = ki::binary(BinaryOp::kMul, factor, channel(1));
+  ki::Expr plane = ki::var("plane"), i = ki::var("i");
+  ki::Expr x = ki::load(k.input(0), dtype, ki::add(ki::var("base"), i));
+  ki::Expr normalised = ki::binary(
+      BinaryOp::kAdd, ki::binary(BinaryOp::kMul, ki::binary(BinaryOp::kSub, x, f32_var("mean")), f32_var("factor")),
+      f32_var("shift"));
+  std::vector<ki::Stmt> body = {
+      ki::let("c", DType::kInt64, ki::binary(BinaryOp::kMod, plane, ki::index(v.length))),
+      ki::let("mean", DType::kFloat32, channel(3)),
+      ki::let("factor", DType::kFloat32, factor),
+      ki::let("shift", DType::kFloat32, attrs.get_bool("center") ? channel(2) : f32(0.0)),
+      ki::let("base", DType::kInt64, ki::mul(plane, v.inner)),
+      ki::for_loop("i", ki::index(0), ki::index(v.inner), ki::LoopKind::kSimd,
+                   {ki::store(k.output(0), ki::add(ki::var("base"), i), normalised)}),
+  };
+  return {ki::parallel("batch_norm", v.outer * v.length, row_grain(v.inner),
+                       {ki::for_loop("plane", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body))},
+                       "nn.batch_norm" + at_span(k.master->span()) + ", one channel plane at a time"),
+          ki::copy(k.output(1), k.input(3), v.length, "The moving statistics pass through unchanged."),
+          ki::copy(k.output(2), k.input(4), v.length)};
 }
 
 }  // namespace
 
-void generate_normalization_kernel(CpuKernel& k) {
+ki::Kernel lower_normalization_kernel(const CpuKernel& k) {
+  ki::Kernel kernel = k.kernel_ir_buffers();
+  if (k.result_is_empty()) return kernel;
   const std::string& op = as<OpNode>(k.master->op)->name;
   const Expr& data = k.master->args[0];
-  const std::vector<int64_t>& shape = shape_of(data);
   DType dtype = dtype_of(data);
   if (!dtype_is_float(dtype))
     throw Error(ErrorKind::kBackend, "'" + op + "' needs a floating-point input, got " + dtype_name(dtype),
                 k.master->span());
-  int64_t axis = normalize_axis(k.master->attrs->get_int("axis"), int64_t(shape.size()), op);
-  AxisView v = axis_view(shape, axis);
-  if (op == "nn.softmax") return softmax(k, v, dtype);
-  if (op == "nn.layer_norm") return layer_norm(k, v, dtype);
-  batch_norm(k, v, dtype);
+  const std::vector<int64_t>& shape = shape_of(data);
+  AxisView v = axis_view(shape, normalize_axis(k.master->attrs->get_int("axis"), int64_t(shape.size()), op));
+  if (op == "nn.softmax") kernel.body = {softmax(k, v, dtype)};
+  else if (op == "nn.layer_norm") kernel.body = {layer_norm(k, v, dtype)};
+  else kernel.body = batch_norm(k, v, dtype);
+  return kernel;
 }
 
 }  // namespace switchyard

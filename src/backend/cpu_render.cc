@@ -197,6 +197,10 @@ class Renderer {
         }
         return out.close();
       }
+      case StmtKind::kCopy:
+        if (!s.comment.empty()) out.line("// " + s.comment);
+        return out.line("std::memcpy(buffers." + s.name + ", buffers." + s.source + ", " +
+                        std::to_string(s.count * int64_t(dtype_bytes(buffer(s.name).dtype))) + ");");
       case StmtKind::kParallel: throw std::logic_error("a parallel loop nested in another statement");
     }
   }

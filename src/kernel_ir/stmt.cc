@@ -16,6 +16,7 @@ Stmt make(StmtNode node) {
   h = hash_mix(h, size_t(node.vector_width));
   h = hash_mix(h, size_t(node.reduction));
   h = hash_mix(h, std::hash<std::string>()(node.reduced));
+  h = hash_mix(h, std::hash<std::string>()(node.source));
   h = hash_mix(h, std::hash<int64_t>()(node.count));
   h = hash_mix(h, std::hash<int64_t>()(node.grain));
   h = hash_mix(h, hash(node.body));
@@ -83,12 +84,17 @@ Stmt parallel(std::string function, int64_t count, int64_t grain, std::vector<St
                .body = std::move(body), .comment = std::move(comment)});
 }
 
+Stmt copy(std::string buffer, std::string source, int64_t elements, std::string comment) {
+  return make({.kind = StmtKind::kCopy, .name = std::move(buffer), .source = std::move(source), .count = elements,
+               .comment = std::move(comment)});
+}
+
 bool equal(const Stmt& a, const Stmt& b) {
   if (a == b) return true;
   return a->hash == b->hash && a->kind == b->kind && a->name == b->name && a->dtype == b->dtype &&
          a->precision == b->precision && equal_or_null(a->value, b->value) && equal_or_null(a->index, b->index) &&
          equal_or_null(a->end, b->end) && a->loop == b->loop && a->vector_width == b->vector_width &&
-         a->reduction == b->reduction && a->reduced == b->reduced && a->count == b->count && a->grain == b->grain &&
+         a->reduction == b->reduction && a->reduced == b->reduced && a->source == b->source && a->count == b->count && a->grain == b->grain &&
          equal(a->body, b->body) && equal(a->orelse, b->orelse);
 }
 

@@ -21,6 +21,7 @@ enum class StmtKind : uint8_t {
               // may combine the lanes' partial `reduction`s of `reduced`
   kIf,        // if (value) body else orelse
   kParallel,  // body over [begin, end) chunks of [0, count), through services->parallel_for
+  kCopy,      // buffer `name`[0, count) = buffer `source`[0, count)
 };
 
 enum class LoopKind : uint8_t { kSerial, kSimd };
@@ -43,6 +44,7 @@ struct StmtNode {
   int vector_width = 0;  // simd loops: the lanes asked for; 0 leaves the choice to the compiler
   Reduction reduction = Reduction::kNone;  // simd loops
   std::string reduced;                     // the variable they reduce
+  std::string source;                      // copy: the buffer read
   int64_t count = 0;     // parallel: iterations; declare: array elements
   int64_t grain = 1;     // parallel: the fewest iterations in one chunk
   std::vector<Stmt> body;
@@ -66,6 +68,8 @@ Stmt simd_reduction(std::string var, Expr begin, Expr end, Reduction reduction, 
 Stmt if_then_else(Expr condition, std::vector<Stmt> then_body, std::vector<Stmt> else_body = {});
 // The parallel loop's body sees the int64 variables `begin` and `end`.
 Stmt parallel(std::string function, int64_t count, int64_t grain, std::vector<Stmt> body, std::string comment);
+
+Stmt copy(std::string buffer, std::string source, int64_t elements, std::string comment = "");
 
 // Structural equality, ignoring comments.
 bool equal(const Stmt& a, const Stmt& b);

@@ -287,6 +287,33 @@ TEST(KernelIr, ReductionsAreBuiltAsKernelIr) {
   EXPECT_NE(per_row.code.find("acc += uint64_t(x_"), std::string::npos) << per_row.code;
 }
 
+// Normalisations are kernel IR: softmax's row maximum and sums are simd
+// reductions, a row longer than a block sums block by block, and
+// batch_norm's moving statistics are copies.
+TEST(KernelIr, NormalisationsAreBuiltAsKernelIr) {
+  KernelSource softmax = generate_cpu_kernel(
+      fused_primitive("def @main(%x: Tensor[(3, 2000), float32]) {\n  nn.softmax(%x)\n}\n", "s.sy"), "k");
+  ASSERT_TRUE(softmax.kernel_ir);
+  for (const char* expected : {"#pragma omp simd reduction(max : row_max)", "float sum_block = 0.0f;",
+                               "#pragma omp simd reduction(+ : sum_block)", "sum += sum_block;",
+                               "const int64_t block_end = std::min<int64_t>(block + 1024, 2000);",
+                               "const float e = sy_exp("})
+    EXPECT_NE(softmax.code.find(expected), std::string::npos) << expected << "\n" << softmax.code;
+  KernelSource batch_norm = generate_cpu_kernel(
+      fused_primitive("def @main(%x: Tensor[(2, 3, 4), float32], %g: Tensor[(3), float32], %b: Tensor[(3), float32], "
+                      "%m: Tensor[(3), float32], %v: Tensor[(3), float32]) {\n"
+                      "  nn.batch_norm(%x, %g, %b, %m, %v, axis=1)\n}\n",
+                      "b.sy"),
+      "k");
+  ASSERT_TRUE(batch_norm.kernel_ir);
+  EXPECT_NE(batch_norm.code.find("std::memcpy(buffers.out1, buffers.in3_m, 12);"), std::string::npos)
+      << batch_norm.code;
+  ki::Stmt copy = ki::copy("out1", "in3_m", 3);
+  EXPECT_TRUE(ki::equal(copy, ki::copy("out1", "in3_m", 3, "another comment")));
+  EXPECT_FALSE(ki::equal(copy, ki::copy("out1", "in4_v", 3)));
+  EXPECT_FALSE(ki::equal(copy, ki::copy("out1", "in3_m", 4)));
+}
+
 // The statements under `stmts` of `kind`, depth first.
 std::vector<const ki::StmtNode*> find_stmts(const std::vector<ki::Stmt>& stmts, ki::StmtKind kind) {
   std::vector<const ki::StmtNode*> found;
