@@ -54,9 +54,10 @@ ki::Expr along(const AxisView& v, const ki::Expr& a) { return ki::add(ki::var("b
 // The loop over rows, `body` after naming `base`, the offset of a row's first element.
 ki::Stmt over_rows(const AxisView& v, std::vector<ki::Stmt> body) {
   ki::Expr row = ki::var("row");
+  ki::Expr inner = ki::index(v.inner);
   ki::Expr base = v.inner == 1 ? ki::mul(row, v.length)
-                               : ki::add(ki::mul(ki::binary(BinaryOp::kDiv, row, ki::index(v.inner)), v.length * v.inner),
-                                         ki::binary(BinaryOp::kMod, row, ki::index(v.inner)));
+                               : ki::add(ki::mul(ki::binary(BinaryOp::kDiv, row, inner), v.length * v.inner),
+                                         ki::binary(BinaryOp::kMod, row, inner));
   body.insert(body.begin(), ki::let("base", DType::kInt64, base));
   return ki::for_loop("row", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body));
 }
@@ -185,8 +186,8 @@ std::vector<ki::Stmt> batch_norm(const CpuKernel& k, const AxisView& v, DType dt
       ki::for_loop("i", ki::index(0), ki::index(v.inner), ki::LoopKind::kSimd,
                    {ki::store(k.output(0), ki::add(ki::var("base"), i), normalised)}),
   };
-  return {ki::parallel("batch_norm", v.outer * v.length, row_grain(v.inner),
-                       {ki::for_loop("plane", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body))},
+  ki::Stmt planes = ki::for_loop("plane", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body));
+  return {ki::parallel("batch_norm", v.outer * v.length, row_grain(v.inner), {std::move(planes)},
                        "nn.batch_norm" + at_span(k.master->span()) + ", one channel plane at a time"),
           ki::copy(k.output(1), k.input(3), v.length, "The moving statistics pass through unchanged."),
           ki::copy(k.output(2), k.input(4), v.length)};

@@ -228,7 +228,8 @@ ki::Stmt tiled_reduction(const CpuKernel& k, const ReductionPlan& p) {
   std::vector<ki::Stmt> step;
   ElementLowering prologue = k.lowering(step, counter);
   ki::Expr acc = accumulator(p, "acc", j);
-  step.push_back(ki::assign_element("acc", j, accumulate(p, acc, prologue.lower(p.input, IndexAt::at(offset, coords)))));
+  ki::Expr value = prologue.lower(p.input, IndexAt::at(offset, coords));
+  step.push_back(ki::assign_element("acc", j, accumulate(p, acc, value)));
   std::vector<ki::Stmt> lanes = {ki::for_loop("j", ki::index(0), width, ki::LoopKind::kSimd, std::move(step))};
   for (ki::Stmt& s : inside_loops(p, loops, ki::Reduction::kNone, std::move(lanes))) body.push_back(std::move(s));
   std::string result = prologue.fresh(p.op);

@@ -94,7 +94,8 @@ bool equal(const Stmt& a, const Stmt& b) {
   return a->hash == b->hash && a->kind == b->kind && a->name == b->name && a->dtype == b->dtype &&
          a->precision == b->precision && equal_or_null(a->value, b->value) && equal_or_null(a->index, b->index) &&
          equal_or_null(a->end, b->end) && a->loop == b->loop && a->vector_width == b->vector_width &&
-         a->reduction == b->reduction && a->reduced == b->reduced && a->source == b->source && a->count == b->count && a->grain == b->grain &&
+         a->reduction == b->reduction && a->reduced == b->reduced && a->source == b->source && a->count == b->count &&
+         a->grain == b->grain &&
          equal(a->body, b->body) && equal(a->orelse, b->orelse);
 }
 

@@ -224,28 +224,30 @@ TEST(KernelIr, AccumulatorsAndReductionsArePartOfTheIdentity) {
                          {ki::declare_array("t", DType::kFloat32, ki::Precision::kCompute, 8)}));
 }
 
+// Fails for each of `expected` that `code` does not hold.
+void expect_code_holds(const std::string& code, const std::vector<std::string>& expected) {
+  for (const std::string& text : expected) EXPECT_NE(code.find(text), std::string::npos) << text << "\n" << code;
+}
+
 TEST(KernelIr, TheRendererPrintsAccumulatorsInTheirWideTypes) {
-  std::string code = render_cpu_kernel(row_sums(), "k");
-  EXPECT_NE(code.find("double acc = 0.0;\n"), std::string::npos) << code;
-  EXPECT_NE(code.find("#pragma omp simd reduction(+ : acc)\n    for (int64_t a = 0; a < 8; ++a) {"),
-            std::string::npos)
-      << code;
-  EXPECT_NE(code.find("acc += in0_x[r * 8 + a];"), std::string::npos) << code;
-  EXPECT_NE(code.find("double partial[2];"), std::string::npos) << code;
-  EXPECT_NE(code.find("out0[r] = float(partial[0]);"), std::string::npos) << code;
-  EXPECT_NE(render_cpu_kernel(row_sums(ki::Reduction::kMax), "k").find("reduction(max : acc)"), std::string::npos);
+  expect_code_holds(render_cpu_kernel(row_sums(), "k"),
+                    {"double acc = 0.0;\n",
+                     "#pragma omp simd reduction(+ : acc)\n    for (int64_t a = 0; a < 8; ++a) {",
+                     "acc += in0_x[r * 8 + a];", "double partial[2];", "out0[r] = float(partial[0]);"});
+  expect_code_holds(render_cpu_kernel(row_sums(ki::Reduction::kMax), "k"), {"reduction(max : acc)"});
   // Integer accumulators wrap in uint64; a cast to float16 rounds.
   ki::Expr total = ki::in_accumulator(ki::var("total", DType::kInt32));
-  EXPECT_EQ(render_cpu_index(ki::binary(ki::BinaryOp::kAdd, total, ki::in_accumulator(ki::int_value(DType::kInt32, 1)))),
-            "total + uint64_t(1)");
-  EXPECT_EQ(render_cpu_index(ki::binary(ki::BinaryOp::kMin, ki::index(256), ki::binary(ki::BinaryOp::kSub,
-                                                                                        ki::index(300), ki::var("first")))),
+  ki::Expr one = ki::in_accumulator(ki::int_value(DType::kInt32, 1));
+  EXPECT_EQ(render_cpu_index(ki::binary(ki::BinaryOp::kAdd, total, one)), "total + uint64_t(1)");
+  ki::Expr rest = ki::binary(ki::BinaryOp::kSub, ki::index(300), ki::var("first"));
+  EXPECT_EQ(render_cpu_index(ki::binary(ki::BinaryOp::kMin, ki::index(256), rest)),
             "std::min<int64_t>(256, 300 - first)");
   ki::Expr v = ki::var("v", DType::kFloat32);
   EXPECT_EQ(render_cpu_index(ki::select(ki::binary(ki::BinaryOp::kOr, ki::binary(ki::BinaryOp::kNotEqual, v, v),
                                                    ki::binary(ki::BinaryOp::kLessEqual, ki::var("x"), v)),
                                         v, ki::var("x"))),
             "v != v || x <= v ? v : x");
+  EXPECT_EQ(render_cpu_index(ki::cast(DType::kFloat16, v)), "sy_half_to_float(sy_float_to_half(float(v)))");
 }
 
 TEST(KernelIr, AHandBuiltReductionCompilesAndRuns) {
@@ -276,15 +278,13 @@ TEST(KernelIr, ReductionsAreBuiltAsKernelIr) {
   ASSERT_TRUE(a.kernel_ir && b.kernel_ir);
   EXPECT_TRUE(ki::equal(*a.kernel_ir, *b.kernel_ir));
   EXPECT_EQ(ki::hash(*a.kernel_ir), ki::hash(*b.kernel_ir));
-  EXPECT_NE(a.code.find("double acc[256];"), std::string::npos) << a.code;
-  EXPECT_NE(a.code.find("const int64_t width = std::min<int64_t>(256, 300 - first);"), std::string::npos) << a.code;
-  EXPECT_NE(a.code.find("acc[j] += exp_"), std::string::npos) << a.code;
+  expect_code_holds(a.code, {"double acc[256];", "const int64_t width = std::min<int64_t>(256, 300 - first);",
+                             "acc[j] += exp_"});
   KernelSource per_row = generate_cpu_kernel(
       fused_primitive("def @main(%x: Tensor[(6, 5), int32]) {\n  sum(%x, axis=[1])\n}\n", "c.sy"), "k");
   ASSERT_TRUE(per_row.kernel_ir);
-  EXPECT_NE(per_row.code.find("uint64_t acc = uint64_t(0);"), std::string::npos) << per_row.code;
-  EXPECT_NE(per_row.code.find("#pragma omp simd reduction(+ : acc)"), std::string::npos) << per_row.code;
-  EXPECT_NE(per_row.code.find("acc += uint64_t(x_"), std::string::npos) << per_row.code;
+  expect_code_holds(per_row.code,
+                    {"uint64_t acc = uint64_t(0);", "#pragma omp simd reduction(+ : acc)", "acc += uint64_t(x_"});
 }
 
 // Normalisations are kernel IR: softmax's row maximum and sums are simd
@@ -294,11 +294,10 @@ TEST(KernelIr, NormalisationsAreBuiltAsKernelIr) {
   KernelSource softmax = generate_cpu_kernel(
       fused_primitive("def @main(%x: Tensor[(3, 2000), float32]) {\n  nn.softmax(%x)\n}\n", "s.sy"), "k");
   ASSERT_TRUE(softmax.kernel_ir);
-  for (const char* expected : {"#pragma omp simd reduction(max : row_max)", "float sum_block = 0.0f;",
-                               "#pragma omp simd reduction(+ : sum_block)", "sum += sum_block;",
-                               "const int64_t block_end = std::min<int64_t>(block + 1024, 2000);",
-                               "const float e = sy_exp("})
-    EXPECT_NE(softmax.code.find(expected), std::string::npos) << expected << "\n" << softmax.code;
+  expect_code_holds(softmax.code, {"#pragma omp simd reduction(max : row_max)", "float sum_block = 0.0f;",
+                                   "#pragma omp simd reduction(+ : sum_block)", "sum += sum_block;",
+                                   "const int64_t block_end = std::min<int64_t>(block + 1024, 2000);",
+                                   "const float e = sy_exp("});
   KernelSource batch_norm = generate_cpu_kernel(
       fused_primitive("def @main(%x: Tensor[(2, 3, 4), float32], %g: Tensor[(3), float32], %b: Tensor[(3), float32], "
                       "%m: Tensor[(3), float32], %v: Tensor[(3), float32]) {\n"
@@ -306,8 +305,7 @@ TEST(KernelIr, NormalisationsAreBuiltAsKernelIr) {
                       "b.sy"),
       "k");
   ASSERT_TRUE(batch_norm.kernel_ir);
-  EXPECT_NE(batch_norm.code.find("std::memcpy(buffers.out1, buffers.in3_m, 12);"), std::string::npos)
-      << batch_norm.code;
+  expect_code_holds(batch_norm.code, {"std::memcpy(buffers.out1, buffers.in3_m, 12);"});
   ki::Stmt copy = ki::copy("out1", "in3_m", 3);
   EXPECT_TRUE(ki::equal(copy, ki::copy("out1", "in3_m", 3, "another comment")));
   EXPECT_FALSE(ki::equal(copy, ki::copy("out1", "in4_v", 3)));
