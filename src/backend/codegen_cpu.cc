@@ -32,12 +32,9 @@ void CpuKernel::parallel_loop(const std::string& loop_name, const std::string& c
   definitions.line("// " + comment);
   definitions.open("void " + loop_name + "(void* closure, int64_t begin, int64_t end)");
   definitions.line("const Buffers& buffers = *static_cast<const Buffers*>(closure);");
-  // In-place kernels may see an output alias an input, so no restrict there.
-  std::string restrict = in_place_safe ? "" : " __restrict";
   for (const BufferField& f : buffers)
     if (mentions(body.str(), f.name))
-      definitions.line((f.is_const ? "const " : "") + f.type + "*" + restrict + " " + f.name + " = buffers." + f.name +
-                       ";");
+      definitions.line((f.is_const ? "const " : "") + f.type + "* __restrict " + f.name + " = buffers." + f.name + ";");
   definitions.append(body);
   definitions.close();
   definitions.line();
@@ -199,25 +196,18 @@ void check_anchor_reads_parameters(const CpuKernel& k) {
                   k.master->span());
 }
 
-// The kernel IR of the groups built as IR; nullopt for the anchors that
-// still write text.
-std::optional<kernel_ir::Kernel> lower_to_kernel_ir(const CpuKernel& k) {
+// The kernel IR of the groups built as IR; nullopt for a oneDNN primitive
+// alone (k.library_only) and for the plain-loop anchors, which still write
+// text.
+std::optional<kernel_ir::Kernel> lower_to_kernel_ir(CpuKernel& k) {
   if (!k.master) return lower_elementwise_kernel(k);
   const std::string& op = as<OpNode>(k.master->op)->name;
   if (op == "sum" || op == "mean" || op == "max") return lower_reduction_kernel(k);
-  if (op != "nn.softmax" && op != "nn.layer_norm" && op != "nn.batch_norm") return std::nullopt;
-  if (!k.result_is_empty()) check_anchor_reads_parameters(k);
-  return lower_normalization_kernel(k);
-}
-
-void dispatch(CpuKernel& k) {
-  if (k.result_is_empty()) {
-    k.entry.line("// The result is empty: nothing to compute.");
-    return;
-  }
+  if (k.result_is_empty()) return k.kernel_ir_buffers();  // nothing to compute
   check_anchor_reads_parameters(k);
-  if (dnnl_handles(*k.master)) return generate_dnnl_kernel(k);
-  generate_direct_kernel(k);
+  if (op == "nn.softmax" || op == "nn.layer_norm" || op == "nn.batch_norm") return lower_normalization_kernel(k);
+  if (dnnl_handles(*k.master)) return lower_dnnl_kernel(k);
+  return std::nullopt;
 }
 
 std::string operator_chain(const Function& fn) {
@@ -257,7 +247,10 @@ KernelSource generate_cpu_kernel(const Function& primitive, const std::string& n
     source.span = Span::fused(spans);
   }
   for (const Var& p : k.function->params) source.inputs.push_back(TensorType(as_tensor(p->checked_type())));
-  if (std::optional<kernel_ir::Kernel> lowered = lower_to_kernel_ir(k)) {  // rendered from kernel IR
+  std::optional<kernel_ir::Kernel> lowered = lower_to_kernel_ir(k);
+  source.primitive = k.primitive;
+  if (k.library_only) return source;  // no code: the entry function runs the primitive
+  if (lowered) {  // rendered from kernel IR
     kernel_ir::Kernel kernel = std::move(*lowered);
     kernel.comment = operator_chain(k.function);
     kernel.span = source.span;
@@ -276,10 +269,8 @@ KernelSource generate_cpu_kernel(const Function& primitive, const std::string& n
     k.buffers.push_back({k.output(j), storage_type(k.outputs[j]->dtype), false,
                          "static_cast<" + storage_type(k.outputs[j]->dtype) + "*>(outputs[" + std::to_string(j) + "])",
                          type_to_string(k.outputs[j])});
-  dispatch(k);
-  source.elementwise_in_place_safe = k.in_place_safe;
-  source.primitive = k.primitive;
-  if (!k.library_only) source.code = assemble_cpu_unit(k, operator_chain(k.function), source.span);
+  generate_direct_kernel(k);
+  source.code = assemble_cpu_unit(k, operator_chain(k.function), source.span);
   return source;
 }
 

@@ -12,6 +12,7 @@
 #include "op/registry.h"
 #include "op/shape_rules.h"
 #include "runtime/dnnl_primitive.h"
+#include "runtime/primitive_json.h"
 #include "support/error.h"
 
 namespace switchyard {
@@ -199,14 +200,15 @@ bool dnnl_handles(const CallNode& anchor) {
   return true;
 }
 
-void generate_dnnl_kernel(CpuKernel& k) {
+std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
+  namespace ki = kernel_ir;
   const std::string& op = as<OpNode>(k.master->op)->name;
   DnnlAnchor anchor = dnnl_anchor(k);
   PrimitiveSpec spec = anchor.spec;
   // The primitive reads its operands from the kernel's inputs: an operand
   // computed inside the kernel has none.
   bool has_weights = spec.kind != PrimitiveKind::kPooling;
-  if (spec.src_input < 0 || (has_weights && spec.weights_input < 0)) return generate_direct_kernel(k);
+  if (spec.src_input < 0 || (has_weights && spec.weights_input < 0)) return std::nullopt;
   DnnlEpilogue epilogue;
   epilogue.base = k.master;
   if (k.has_epilogue()) epilogue = map_dnnl_epilogue(k, anchor);
@@ -223,33 +225,29 @@ void generate_dnnl_kernel(CpuKernel& k) {
     fused = dnnl_makes(with_epilogue);
     if (fused) spec = with_epilogue;
   }
-  if (!fused && !dnnl_makes(spec)) return generate_direct_kernel(k);
+  if (!fused && !dnnl_makes(spec)) return std::nullopt;
   k.primitive = spec;
   const CallNode* computed = fused ? k.root : epilogue.base;
   if (computed == k.root) {
     k.library_only = true;
-    return;
+    return std::nullopt;
   }
   // The primitive writes the output directly unless the epilogue changes the dtype.
-  CodeWriter& e = k.entry;
+  ki::Kernel kernel = k.kernel_ir_buffers();
   std::string destination = k.output(0);
   if (k.output_dtype() != DType::kFloat32) {
-    int64_t count = as_tensor(computed->checked_type())->numel();
-    k.setup.line("std::unique_ptr<float[]> anchor_storage(new float[" + std::to_string(count) + "]);");
-    k.buffers.push_back({"anchor", "float", false, "anchor_storage.get()", op + "'s result, before the epilogue"});
-    k.includes.insert("<memory>");
     destination = "anchor";
-    e.line("void* const primitive_outputs[] = {buffers.anchor};");
-    e.line("services->run_primitive(services->ctx, device_index, inputs, primitive_outputs);");
-  } else {
-    e.line("services->run_primitive(services->ctx, device_index, inputs, outputs);");
+    kernel.buffers.push_back({destination, DType::kFloat32, ki::BufferRole::kScratch, 0, false,
+                              as_tensor(computed->checked_type())->shape, "", op + "'s result, before the epilogue"});
   }
+  kernel.body.push_back(ki::run_primitive(primitive_spec_text(spec), destination));
   Expr root(k.root);
-  emit_element_loop(k, "epilogue", "The epilogue over " + op + "'s result", k.outputs[0]->shape, k.output_dtype(),
-                    k.output(0), [&](ElementEmitter& emitter, const ElementIndex& at) {
-                      emitter.bind_buffer(computed, destination);
-                      return emitter.emit(root, at);
-                    });
+  lower_element_loop(k, kernel, "epilogue", "The epilogue over " + op + "'s result", k.outputs[0]->shape, k.output(0),
+                     [&](ElementLowering& lowering, const IndexAt& at) {
+                       lowering.bind_buffer(computed, destination);
+                       return lowering.lower(root, at);
+                     });
+  return kernel;
 }
 
 }  // namespace switchyard

@@ -1,10 +1,9 @@
 // Element loops: one parallel loop over an output with every producer of
 // the group inlined (no intermediate buffers). The loop runs over the flat
 // offset when no read needs coordinates recovered by division, otherwise
-// over rows with a contiguous, vectorisable inner loop. Element-wise groups
-// are built as kernel IR (a split at the root writes each piece with its own
-// loop); emit_element_loop writes the same loops as text for the epilogues
-// of generators not yet on the kernel IR.
+// over rows with a contiguous, vectorisable inner loop (a split at the root
+// writes each piece with its own loop). oneDNN anchors run their unfused
+// epilogue through the same loop (lower_element_loop).
 #include <algorithm>
 
 #include "backend/cpu_element_lowering.h"
@@ -32,79 +31,11 @@ struct LoopShape {
   int64_t rows = 1;
 };
 
-void write_flat_loop(CpuKernel& k, CodeWriter& body, DType dtype, const std::string& output, const ValueAt& value) {
-  body.line("#pragma omp simd");
-  body.open("for (int64_t i = begin; i < end; ++i)");
-  ElementEmitter emitter = k.emitter(body);
-  std::string result = value(emitter, ElementIndex::at_offset("i"));
-  body.line(output + "[i] = " + store_value(dtype, result, &k.helpers) + ";");
-  body.close();
-}
-
-void write_row_loop(CpuKernel& k, CodeWriter& body, const std::vector<int64_t>& shape, const LoopShape& loop,
-                    DType dtype, const std::string& output, const ValueAt& value) {
-  std::vector<int64_t> outer(shape.begin(), shape.begin() + int64_t(loop.inner_dim));
-  std::vector<std::string> row_coords = coordinates_of(ElementIndex::at_offset("row"), outer, nullptr);
-  std::vector<std::string> coords(shape.size(), "0");
-  for (size_t d = 0; d < outer.size(); ++d)
-    if (row_coords[d] != "0") coords[d] = "i" + std::to_string(d);
-  std::string j = "i" + std::to_string(loop.inner_dim);
-  coords[loop.inner_dim] = j;
-  std::string offset = "row * " + std::to_string(loop.inner) + " + " + j;
-  CodeWriter inner;
-  inner.line("#pragma omp simd");
-  inner.open("for (int64_t " + j + " = 0; " + j + " < " + std::to_string(loop.inner) + "; ++" + j + ")");
-  ElementEmitter emitter = k.emitter(inner);
-  std::string result = value(emitter, ElementIndex::at(offset, coords));
-  inner.line(output + "[" + offset + "] = " + store_value(dtype, result, &k.helpers) + ";");
-  inner.close();
-  body.open("for (int64_t row = begin; row < end; ++row)");
-  // The row's coordinates that the inner loop reads.
-  for (size_t d = 0; d < outer.size(); ++d)
-    if (coords[d] != "0" && mentions(inner.str(), coords[d]))
-      body.line("const int64_t " + coords[d] + " = " + row_coords[d] + ";");
-  body.append(inner);
-  body.close();
-}
-
 }  // namespace
-
-bool emit_element_loop(CpuKernel& k, const std::string& loop_name, const std::string& comment,
-                       const std::vector<int64_t>& shape, DType dtype, const std::string& output,
-                       const ValueAt& value) {
-  LoopShape loop;
-  int64_t count = numel_of(shape);
-  if (shape.size() > 1) {
-    // Try the flat loop on a scratch writer; keep it if no read divides.
-    CodeWriter trial;
-    std::set<CpuHelper> trial_helpers;
-    int trial_counter = 0;
-    ElementEmitter probe(trial, trial_helpers, trial_counter);
-    for (size_t i = 0; i < k.function->params.size(); ++i) probe.bind_buffer(k.function->params[i].get(), k.input(i));
-    value(probe, ElementIndex::at_offset("i"));
-    loop.flat = !probe.cost().divided;
-  }
-  if (!loop.flat) {
-    loop.inner_dim = 0;
-    for (size_t d = 0; d < shape.size(); ++d)
-      if (shape[d] != 1) loop.inner_dim = d;
-    loop.inner = shape[loop.inner_dim];
-    loop.rows = loop.inner == 0 ? 0 : count / loop.inner;
-  }
-  int64_t iterations = loop.flat ? count : loop.rows;
-  int64_t grain = loop.flat ? kElementGrain : std::max<int64_t>(1, kElementGrain / std::max<int64_t>(loop.inner, 1));
-  k.parallel_loop(loop_name, comment, iterations, grain, [&](CodeWriter& body) {
-    if (loop.flat) write_flat_loop(k, body, dtype, output, value);
-    else write_row_loop(k, body, shape, loop, dtype, output, value);
-  });
-  return loop.flat;
-}
 
 namespace {
 
 namespace ki = kernel_ir;
-
-using LoweredValueAt = std::function<ki::Expr(ElementLowering&, const IndexAt&)>;
 
 // Builds the kernel IR of one output's element loop and says whether it
 // runs over the flat offset.
@@ -235,6 +166,13 @@ bool reads_in_place(const CpuKernel& k) {
 }
 
 }  // namespace
+
+bool lower_element_loop(const CpuKernel& k, ki::Kernel& kernel, const std::string& loop_name,
+                        const std::string& comment, const std::vector<int64_t>& shape, const std::string& output,
+                        const LoweredValueAt& value) {
+  ElementLoopBuilder builder{k, kernel};
+  return builder.build(loop_name, comment, shape, output, value);
+}
 
 ki::Kernel lower_elementwise_kernel(const CpuKernel& k) {
   ki::Kernel kernel = k.kernel_ir_buffers();

@@ -29,7 +29,6 @@ struct CpuKernel : CpuUnit {
   std::vector<bool> constant_inputs;  // by parameter: a weight, unchanged between runs
   std::vector<TensorType> outputs;   // the result, flattened
   int counter = 0;         // numbers locals
-  bool in_place_safe = false;
   // The oneDNN primitive it runs through services->run_primitive, if any;
   // `library_only` when that is all it does (it then has no code: the entry
   // function asks the runtime to run the primitive directly).
@@ -69,13 +68,15 @@ struct CpuKernel : CpuUnit {
 // Chunks of element loops hold at least this many elements.
 constexpr int64_t kElementGrain = 1 << 15;
 
-// A parallel loop over every element of a tensor of `shape`, storing
-// value(emitter, index) into `output` (of `dtype`). Loops over a flat offset
-// when that needs no division to find coordinates, otherwise over rows with
-// a contiguous inner loop. Returns whether it looped over the flat offset.
-using ValueAt = std::function<std::string(ElementEmitter&, const ElementIndex&)>;
-bool emit_element_loop(CpuKernel& k, const std::string& loop_name, const std::string& comment,
-                       const std::vector<int64_t>& shape, DType dtype, const std::string& output, const ValueAt& value);
+// Appends to `kernel` a parallel loop over every element of a tensor of
+// `shape`, storing value(lowering, index) into buffer `output`. Loops over a
+// flat offset when that needs no division to find coordinates, otherwise
+// over rows with a contiguous inner loop. Returns whether it looped over the
+// flat offset.
+using LoweredValueAt = std::function<kernel_ir::Expr(ElementLowering&, const IndexAt&)>;
+bool lower_element_loop(const CpuKernel& k, kernel_ir::Kernel& kernel, const std::string& loop_name,
+                        const std::string& comment, const std::vector<int64_t>& shape, const std::string& output,
+                        const LoweredValueAt& value);
 
 // The kernel IR of an element-wise group (no master): a loop per output.
 kernel_ir::Kernel lower_elementwise_kernel(const CpuKernel& k);
@@ -83,7 +84,11 @@ kernel_ir::Kernel lower_elementwise_kernel(const CpuKernel& k);
 kernel_ir::Kernel lower_reduction_kernel(const CpuKernel& k);
 // The kernel IR of nn.softmax, nn.layer_norm or nn.batch_norm with its epilogue.
 kernel_ir::Kernel lower_normalization_kernel(const CpuKernel& k);
-void generate_dnnl_kernel(CpuKernel& k);           // float32 products, convolution and pooling
+// Float32 products, convolution and pooling through a oneDNN primitive
+// (k.primitive): the kernel IR that runs it and then the epilogue it does not
+// fuse; nullopt when the primitive is the whole kernel (k.library_only) or
+// oneDNN does not make it (then it is a plain-loop anchor).
+std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k);
 void generate_direct_kernel(CpuKernel& k);         // the same anchors as plain loops, any dtype
 // Whether oneDNN computes this anchor call (float32, supported attributes).
 bool dnnl_handles(const CallNode& anchor);

@@ -201,6 +201,14 @@ class Renderer {
         if (!s.comment.empty()) out.line("// " + s.comment);
         return out.line("std::memcpy(buffers." + s.name + ", buffers." + s.source + ", " +
                         std::to_string(s.count * int64_t(dtype_bytes(buffer(s.name).dtype))) + ");");
+      case StmtKind::kRunPrimitive: {
+        if (!s.comment.empty()) out.line("// " + s.comment);
+        const Buffer& destination = buffer(s.name);
+        if (destination.role == BufferRole::kOutput && destination.slot == 0)
+          return out.line("services->run_primitive(services->ctx, device_index, inputs, outputs);");
+        out.line("void* const primitive_outputs[] = {buffers." + s.name + "};");
+        return out.line("services->run_primitive(services->ctx, device_index, inputs, primitive_outputs);");
+      }
       case StmtKind::kParallel: throw std::logic_error("a parallel loop nested in another statement");
     }
   }
@@ -239,7 +247,7 @@ class Renderer {
   const Buffer& buffer(const std::string& name) const {
     for (const Buffer& b : kernel_.buffers)
       if (b.name == name) return b;
-    throw std::logic_error("kernel IR stores to unknown buffer " + name);
+    throw std::logic_error("kernel IR writes to unknown buffer " + name);
   }
 
   const Kernel& kernel_;
@@ -258,9 +266,20 @@ std::string render_cpu_kernel(const kernel_ir::Kernel& kernel, const std::string
       throw std::logic_error("the C++ renderer prints dense row-major buffers only; " + b.name + " is " + b.layout);
     std::string type = storage_type(b.dtype);
     std::string slot = std::to_string(b.slot);
-    std::string initializer = b.role == BufferRole::kInput
-                                  ? "static_cast<const " + type + "*>(inputs[" + slot + "])"
-                                  : "static_cast<" + type + "*>(outputs[" + slot + "])";
+    std::string initializer;
+    switch (b.role) {
+      case BufferRole::kInput: initializer = "static_cast<const " + type + "*>(inputs[" + slot + "])"; break;
+      case BufferRole::kOutput: initializer = "static_cast<" + type + "*>(outputs[" + slot + "])"; break;
+      case BufferRole::kScratch: {
+        int64_t elements = 1;
+        for (int64_t d : b.shape) elements *= d;
+        unit.includes.insert("<memory>");
+        unit.setup.line("std::unique_ptr<" + type + "[]> " + b.name + "_storage(new " + type + "[" +
+                        std::to_string(elements) + "]);");
+        initializer = b.name + "_storage.get()";
+        break;
+      }
+    }
     unit.buffers.push_back({b.name, type, b.is_const, initializer, b.comment});
   }
   Renderer(kernel, unit).entry(kernel.body);

@@ -25,7 +25,8 @@ bool buffer_equal(const Buffer& a, const Buffer& b) {
 
 void collect_buffer_names(const std::vector<Stmt>& stmts, std::set<std::string>* names) {
   for (const Stmt& s : stmts) {
-    if (s->kind == StmtKind::kStore || s->kind == StmtKind::kCopy) names->insert(s->name);
+    if (s->kind == StmtKind::kStore || s->kind == StmtKind::kCopy || s->kind == StmtKind::kRunPrimitive)
+      names->insert(s->name);
     if (s->kind == StmtKind::kCopy) names->insert(s->source);
     collect_buffer_names(s->body, names);
     collect_buffer_names(s->orelse, names);

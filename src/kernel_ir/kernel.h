@@ -12,7 +12,9 @@
 
 namespace switchyard::kernel_ir {
 
-enum class BufferRole : uint8_t { kInput, kOutput };
+// kScratch: a temporary the kernel allocates for each run (an anchor's
+// float result before an epilogue that changes its dtype).
+enum class BufferRole : uint8_t { kInput, kOutput, kScratch };
 
 struct Buffer {
   std::string name;  // as loads and stores name it: "in0_x", "out0"

@@ -89,6 +89,11 @@ Stmt copy(std::string buffer, std::string source, int64_t elements, std::string 
                .comment = std::move(comment)});
 }
 
+Stmt run_primitive(std::string spec, std::string destination, std::string comment) {
+  return make({.kind = StmtKind::kRunPrimitive, .name = std::move(destination), .source = std::move(spec),
+               .comment = std::move(comment)});
+}
+
 bool equal(const Stmt& a, const Stmt& b) {
   if (a == b) return true;
   return a->hash == b->hash && a->kind == b->kind && a->name == b->name && a->dtype == b->dtype &&

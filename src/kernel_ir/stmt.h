@@ -22,6 +22,7 @@ enum class StmtKind : uint8_t {
   kIf,        // if (value) body else orelse
   kParallel,  // body over [begin, end) chunks of [0, count), through services->parallel_for
   kCopy,      // buffer `name`[0, count) = buffer `source`[0, count)
+  kRunPrimitive,  // the library primitive `source` (its spec, as text), writing buffer `name`
 };
 
 enum class LoopKind : uint8_t { kSerial, kSimd };
@@ -44,7 +45,7 @@ struct StmtNode {
   int vector_width = 0;  // simd loops: the lanes asked for; 0 leaves the choice to the compiler
   Reduction reduction = Reduction::kNone;  // simd loops
   std::string reduced;                     // the variable they reduce
-  std::string source;                      // copy: the buffer read
+  std::string source;                      // copy: the buffer read; run primitive: its spec
   int64_t count = 0;     // parallel: iterations; declare: array elements
   int64_t grain = 1;     // parallel: the fewest iterations in one chunk
   std::vector<Stmt> body;
@@ -70,6 +71,9 @@ Stmt if_then_else(Expr condition, std::vector<Stmt> then_body, std::vector<Stmt>
 Stmt parallel(std::string function, int64_t count, int64_t grain, std::vector<Stmt> body, std::string comment);
 
 Stmt copy(std::string buffer, std::string source, int64_t elements, std::string comment = "");
+// Runs the kernel's library primitive (described by `spec`, which is part of
+// the identity) with the kernel's inputs, writing `destination`.
+Stmt run_primitive(std::string spec, std::string destination, std::string comment = "");
 
 // Structural equality, ignoring comments.
 bool equal(const Stmt& a, const Stmt& b);

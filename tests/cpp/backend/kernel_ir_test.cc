@@ -312,6 +312,31 @@ TEST(KernelIr, NormalisationsAreBuiltAsKernelIr) {
   EXPECT_FALSE(ki::equal(copy, ki::copy("out1", "in3_m", 4)));
 }
 
+// A oneDNN anchor whose epilogue runs as a loop is kernel IR: a statement
+// runs the primitive, whose spec is part of the identity, into a scratch
+// buffer when the epilogue changes the dtype.
+TEST(KernelIr, ADnnlEpilogueLoopIsKernelIr) {
+  auto dense_cast = [](int64_t units) {
+    std::string w = "%w: Tensor[(" + std::to_string(units) + ", 8), float32]";
+    return generate_cpu_kernel(fused_primitive("def @main(%x: Tensor[(3, 8), float32], " + w + ") {\n"
+                                               "  %0 = nn.dense(%x, %w);\n  cast(%0, dtype=\"int32\")\n}\n",
+                                               "d.sy"),
+                               "k");
+  };
+  KernelSource source = dense_cast(16);
+  ASSERT_TRUE(source.kernel_ir && source.primitive);
+  const ki::Kernel& kernel = *source.kernel_ir;
+  ASSERT_EQ(kernel.body.size(), 2u);
+  EXPECT_EQ(kernel.body[0]->kind, ki::StmtKind::kRunPrimitive);
+  EXPECT_EQ(kernel.body[0]->name, "anchor");
+  EXPECT_EQ(kernel.buffers.back().role, ki::BufferRole::kScratch);
+  expect_code_holds(source.code, {"std::unique_ptr<float[]> anchor_storage(new float[48]);",
+                                  "void* const primitive_outputs[] = {buffers.anchor};", "void epilogue("});
+  KernelSource wider = dense_cast(32);
+  ASSERT_TRUE(wider.kernel_ir);
+  EXPECT_FALSE(ki::equal(kernel.body[0], wider.kernel_ir->body[0]));
+}
+
 // The statements under `stmts` of `kind`, depth first.
 std::vector<const ki::StmtNode*> find_stmts(const std::vector<ki::Stmt>& stmts, ki::StmtKind kind) {
   std::vector<const ki::StmtNode*> found;
