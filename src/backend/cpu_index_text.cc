@@ -1,5 +1,5 @@
-// The index maps of cpu_index.cc as C++ text, for the generators that still
-// write text (reductions, normalisations, anchors and their epilogues):
+// The index maps of cpu_index.cc as C++ text, for the generator that still
+// writes text (the plain-loop anchors of cpu_direct.cc and their epilogues):
 // text indices become opaque kernel IR variables, the map runs on the IR,
 // and the result is rendered back, so the maps exist once.
 #include <algorithm>

@@ -37,7 +37,8 @@ struct KernelSource {
   // function calls run_primitive with the kernel's buffers instead.
   std::optional<PrimitiveSpec> primitive;
   // The kernel IR `code` was rendered from, when its generator builds one
-  // (element-wise groups today): with the target, the kernel's identity.
+  // (every loop kernel but the plain-loop anchors): with the target, the
+  // kernel's identity.
   std::optional<kernel_ir::Kernel> kernel_ir;
   bool library_only() const { return primitive.has_value() && code.empty(); }
 };
