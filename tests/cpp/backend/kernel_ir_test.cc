@@ -171,15 +171,25 @@ Function fused_primitive(const std::string& text, const std::string& file) {
   return downcast<FunctionNode>(as<CallNode>(fused.lookup("main")->body)->op);
 }
 
+// The kernel of `text` generated from two files where it stands at
+// different lines: the kernel IR is the same, though the span comments in
+// the code differ. Returns the first.
+KernelSource same_kernel_ir_at_two_places(const std::string& text) {
+  KernelSource a = generate_cpu_kernel(fused_primitive(text, "a.sy"), "k");
+  KernelSource b = generate_cpu_kernel(fused_primitive("\n\n" + text, "b.sy"), "k");
+  EXPECT_TRUE(a.kernel_ir && b.kernel_ir);
+  if (!a.kernel_ir || !b.kernel_ir) return a;
+  EXPECT_NE(a.code, b.code);
+  EXPECT_TRUE(ki::equal(*a.kernel_ir, *b.kernel_ir));
+  EXPECT_EQ(ki::hash(*a.kernel_ir), ki::hash(*b.kernel_ir));
+  return a;
+}
+
 TEST(KernelIr, ElementwiseKernelsAreKeyedByTheirIrNotTheirSpans) {
   const std::string text = "def @main(%x: Tensor[(4, 5), float32], %y: Tensor[(5), float32]) {\n"
                            "  %0 = add(%x, %y);\n  nn.relu(%0)\n}\n";
-  KernelSource a = generate_cpu_kernel(fused_primitive(text, "a.sy"), "k");
-  KernelSource b = generate_cpu_kernel(fused_primitive("\n\n" + text, "b.sy"), "k");
-  ASSERT_TRUE(a.kernel_ir && b.kernel_ir);
-  EXPECT_NE(a.code, b.code);  // the span comments differ
-  EXPECT_TRUE(ki::equal(*a.kernel_ir, *b.kernel_ir));
-  EXPECT_EQ(ki::hash(*a.kernel_ir), ki::hash(*b.kernel_ir));
+  KernelSource a = same_kernel_ir_at_two_places(text);
+  ASSERT_TRUE(a.kernel_ir);
   KernelSource c =
       generate_cpu_kernel(fused_primitive(text.substr(0, text.find("nn.relu")) + "  sigmoid(%0)\n}\n", "a.sy"), "k");
   ASSERT_TRUE(c.kernel_ir);
@@ -273,11 +283,7 @@ TEST(KernelIr, AHandBuiltReductionCompilesAndRuns) {
 TEST(KernelIr, ReductionsAreBuiltAsKernelIr) {
   const std::string text = "def @main(%x: Tensor[(6, 5, 300), float32]) {\n"
                            "  %0 = exp(%x);\n  %1 = sum(%0, axis=[1]);\n  nn.relu(%1)\n}\n";
-  KernelSource a = generate_cpu_kernel(fused_primitive(text, "a.sy"), "k");
-  KernelSource b = generate_cpu_kernel(fused_primitive("\n" + text, "b.sy"), "k");
-  ASSERT_TRUE(a.kernel_ir && b.kernel_ir);
-  EXPECT_TRUE(ki::equal(*a.kernel_ir, *b.kernel_ir));
-  EXPECT_EQ(ki::hash(*a.kernel_ir), ki::hash(*b.kernel_ir));
+  KernelSource a = same_kernel_ir_at_two_places(text);
   expect_code_holds(a.code, {"double acc[256];", "const int64_t width = std::min<int64_t>(256, 300 - first);",
                              "acc[j] += exp_"});
   KernelSource per_row = generate_cpu_kernel(
