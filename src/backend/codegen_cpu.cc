@@ -21,6 +21,16 @@ std::string CpuKernel::input(size_t i) const {
 
 std::string CpuKernel::output(size_t j) const { return "out" + std::to_string(j); }
 
+std::string CpuKernel::operand(size_t arg) const {
+  const Expr& e = master->args.at(arg);
+  for (size_t i = 0; i < function->params.size(); ++i)
+    if (function->params[i].get() == e.get()) return input(i);
+  throw Error(ErrorKind::kBackend,
+              "'" + as<OpNode>(master->op)->name + "' reads a computed value as argument " + std::to_string(arg) +
+                  "; a CPU kernel's anchor reads only the kernel's parameters",
+              master->span());
+}
+
 void CpuKernel::parallel_loop(const std::string& loop_name, const std::string& comment, int64_t count, int64_t grain,
                               const std::function<void(CodeWriter&)>& write_body) {
   if (count <= 0) {

@@ -85,7 +85,7 @@ void product(CpuKernel& k) {
   const std::string op = as<OpNode>(call.op)->name;
   Product p = describe_product(call);
   DType dtype = dtype_of(call.args[0]);
-  std::string a = k.input(0), b = k.input(1);
+  std::string a = k.operand(0), b = k.operand(1);
   auto term = [&](const std::string& buffer, const std::string& offset) {
     std::string v = load_element(dtype, buffer + "[" + offset + "]", &k.helpers);
     return is_float(dtype) ? "double(" + v + ")" : "uint64_t(" + v + ")";
@@ -166,7 +166,7 @@ void convolution(CpuKernel& k) {
   const Dims& weight = shape_of(call.args[1]);
   int64_t groups = call.attrs->get_int("groups"), out_channels = weight[0];
   int64_t group_in = w.channels / groups, group_out = out_channels / groups;
-  std::string x = k.input(0), f = k.input(1);
+  std::string x = k.operand(0), f = k.operand(1);
   k.parallel_loop("convolution", "nn.conv2d" + at_span(call.span()) + ", one output plane at a time",
                   w.batch * out_channels, 1, [&](CodeWriter& body) {
                     body.open("for (int64_t plane = begin; plane < end; ++plane)");
@@ -216,7 +216,7 @@ void pool(CpuKernel& k) {
     w = describe_window(call, false);
   }
   bool include_pad = op == "nn.avg_pool2d" && call.attrs->get_bool("count_include_pad");
-  std::string x = k.input(0);
+  std::string x = k.operand(0);
   std::string type = compute_type(dtype);
   k.parallel_loop("pool", op + at_span(call.span()) + ", one plane at a time", w.batch * w.channels, 1,
                   [&](CodeWriter& body) {

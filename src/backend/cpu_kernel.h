@@ -38,6 +38,9 @@ struct CpuKernel : CpuUnit {
   // Buffer names of parameter i and output j.
   std::string input(size_t i) const;
   std::string output(size_t j) const;
+  // The buffer of the master's argument `arg`, a parameter (one parameter
+  // may be several arguments: batch_norm(%x, %s, %s, %s, %v)).
+  std::string operand(size_t arg) const;
   DType output_dtype(size_t j = 0) const { return outputs.at(j)->dtype; }
 
   // Emits `void loop_name(void*, int64_t begin, int64_t end)` whose body

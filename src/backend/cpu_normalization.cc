@@ -103,7 +103,7 @@ int64_t row_grain(int64_t length) { return std::max<int64_t>(1, kElementGrain / 
 // computed again in the last pass.
 ki::Stmt softmax(const CpuKernel& k, const AxisView& v, DType dtype) {
   ki::Expr a = ki::var("a");
-  ki::Expr x = ki::load(k.input(0), dtype, along(v, a));
+  ki::Expr x = ki::load(k.operand(0), dtype, along(v, a));
   ki::Expr row_max = f32_var("row_max");
   ki::Expr exponential = float_call("exp", {ki::binary(BinaryOp::kSub, x, row_max)});
   bool keep_exp = k.output_dtype() == DType::kFloat32;
@@ -136,11 +136,11 @@ ki::Stmt softmax(const CpuKernel& k, const AxisView& v, DType dtype) {
 ki::Stmt layer_norm(const CpuKernel& k, const AxisView& v, DType dtype) {
   const AttrsNode& attrs = *k.master->attrs;
   ki::Expr a = ki::var("a");
-  ki::Expr x = ki::load(k.input(0), dtype, along(v, a));
+  ki::Expr x = ki::load(k.operand(0), dtype, along(v, a));
   ki::Expr length = f32(double(v.length));
   ki::Expr value = ki::binary(BinaryOp::kMul, ki::binary(BinaryOp::kSub, x, f32_var("mean")), f32_var("inv_std"));
-  if (attrs.get_bool("scale")) value = ki::binary(BinaryOp::kMul, value, ki::load(k.input(1), dtype, a));
-  if (attrs.get_bool("center")) value = ki::binary(BinaryOp::kAdd, value, ki::load(k.input(2), dtype, a));
+  if (attrs.get_bool("scale")) value = ki::binary(BinaryOp::kMul, value, ki::load(k.operand(1), dtype, a));
+  if (attrs.get_bool("center")) value = ki::binary(BinaryOp::kAdd, value, ki::load(k.operand(2), dtype, a));
   std::vector<ki::Stmt> row;
   float_sum(row, "sum", v.length, {}, x);
   row.push_back(ki::let("mean", DType::kFloat32, ki::binary(BinaryOp::kDiv, f32_var("sum"), length)));
@@ -165,7 +165,7 @@ ki::Stmt layer_norm(const CpuKernel& k, const AxisView& v, DType dtype) {
 // moving mean and variance (Relay's inference form).
 std::vector<ki::Stmt> batch_norm(const CpuKernel& k, const AxisView& v, DType dtype) {
   const AttrsNode& attrs = *k.master->attrs;
-  auto channel = [&](size_t input) { return ki::load(k.input(input), dtype, ki::var("c")); };
+  auto channel = [&](size_t input) { return ki::load(k.operand(input), dtype, ki::var("c")); };
   // 1 / sqrt(variance + epsilon) in double, as the reference computes it.
   ki::Expr deviation = ki::in_accumulator(
       float_call("sqrt", {ki::binary(BinaryOp::kAdd, ki::in_accumulator(ki::cast(dtype, channel(4))),
@@ -173,7 +173,7 @@ std::vector<ki::Stmt> batch_norm(const CpuKernel& k, const AxisView& v, DType dt
   ki::Expr factor = ki::cast(DType::kFloat32, ki::binary(BinaryOp::kDiv, ki::in_accumulator(f32(1.0)), deviation));
   if (attrs.get_bool("scale")) factor = ki::binary(BinaryOp::kMul, factor, channel(1));
   ki::Expr plane = ki::var("plane"), i = ki::var("i");
-  ki::Expr x = ki::load(k.input(0), dtype, ki::add(ki::var("base"), i));
+  ki::Expr x = ki::load(k.operand(0), dtype, ki::add(ki::var("base"), i));
   ki::Expr normalised = ki::binary(
       BinaryOp::kAdd, ki::binary(BinaryOp::kMul, ki::binary(BinaryOp::kSub, x, f32_var("mean")), f32_var("factor")),
       f32_var("shift"));
@@ -189,8 +189,8 @@ std::vector<ki::Stmt> batch_norm(const CpuKernel& k, const AxisView& v, DType dt
   ki::Stmt planes = ki::for_loop("plane", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body));
   return {ki::parallel("batch_norm", v.outer * v.length, row_grain(v.inner), {std::move(planes)},
                        "nn.batch_norm" + at_span(k.master->span()) + ", one channel plane at a time"),
-          ki::copy(k.output(1), k.input(3), v.length, "The moving statistics pass through unchanged."),
-          ki::copy(k.output(2), k.input(4), v.length)};
+          ki::copy(k.output(1), k.operand(3), v.length, "The moving statistics pass through unchanged."),
+          ki::copy(k.output(2), k.operand(4), v.length)};
 }
 
 }  // namespace
