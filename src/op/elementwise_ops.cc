@@ -100,7 +100,11 @@ void register_elementwise_ops() {
   row({.name = "greater", .doc = "a > b with broadcasting"}, {g(kGreater)});
   row({.name = "negative", .doc = "-x"}, {-x, kNumeric});
   row({.name = "abs", .doc = "|x|"}, {f(kAbs), kNumeric});
-  row({.name = "nn.relu", .doc = "max(x, 0)"}, {call(kMaximum, {x, zero}), kNumeric});
+  // relu and clip ignore NaN, as oneDNN's post-ops and x86's max/min do
+  // (C's fmax): relu(NaN) is 0, clip(NaN) is a_min, so a relu or clip that
+  // oneDNN fuses into its anchor agrees with this meaning (docs/operators.md).
+  row({.name = "nn.relu", .doc = "x if x > 0, else +0 (relu(NaN) is 0)"},
+      {select(call(kGreater, {x, zero}), x, zero), kNumeric});
   row({.name = "exp", .doc = "e^x"}, {f(kExp), kFloat});
   row({.name = "log", .doc = "natural logarithm"}, {f(kLog), kFloat});
   row({.name = "sqrt", .doc = "square root"}, {f(kSqrt), kFloat});
@@ -116,8 +120,8 @@ void register_elementwise_ops() {
   row({.name = "clip",
        .attrs = {{"a_min", AttrKind::kFloat, AttrValue()}, {"a_max", AttrKind::kFloat, AttrValue()}},
        .check_attrs = check_clip_bounds,
-       .doc = "min(max(x, a_min), a_max)"},
-      {select(call(kLess, {x, low}), low, select(call(kGreater, {x, high}), high, x)), kNumeric});
+       .doc = "a_max if x > a_max, x if x > a_min, else a_min (clip(NaN) is a_min)"},
+      {select(call(kGreater, {x, high}), high, select(call(kGreater, {x, low}), x, low)), kNumeric});
   // float to float rounds; float to integer truncates toward zero, saturates
   // to int64 and wraps to the width; integer to integer wraps; anything to
   // bool is "!= 0".

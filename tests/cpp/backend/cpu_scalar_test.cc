@@ -59,9 +59,11 @@ TEST(CpuScalar, CompositeRowsRenderFromTheirMeaning) {
   // Integer bounds stay int64_t, so a bound beyond int8 clamps before the conversion back.
   Attrs bounds = normalize_attrs(*find_op_def("clip"), {{"a_min", 0.5}, {"a_max", 1000.0}});
   EXPECT_EQ(render("clip", {DType::kInt8}, DType::kInt8, {"x"}, nullptr, bounds),
-            "int8_t(x < int64_t(0) ? int64_t(0) : (x > int64_t(1000) ? int64_t(1000) : x))");
+            "int8_t(x > int64_t(1000) ? int64_t(1000) : (x > int64_t(0) ? x : int64_t(0)))");
+  // relu and clip ignore NaN, as oneDNN's post-ops: a NaN fails every comparison.
   EXPECT_EQ(render("clip", {DType::kFloat32}, DType::kFloat32, {"x"}, nullptr, bounds),
-            "x < 0.5f ? 0.5f : (x > 1000.0f ? 1000.0f : x)");
+            "x > 1000.0f ? 1000.0f : (x > 0.5f ? x : 0.5f)");
+  EXPECT_EQ(render("nn.relu", {DType::kFloat32}, DType::kFloat32, {"x"}), "x > 0.0f ? x : 0.0f");
 }
 
 TEST(CpuScalar, RoundingPrimitivesVectorise) {

@@ -8,6 +8,7 @@ namespace switchyard::testing {
 namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
 
 TEST(InterpElementwise, ArithmeticBroadcasts) {
   NDArray a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
@@ -84,11 +85,14 @@ TEST(InterpElementwise, UnaryExact) {
   expect_array(run_op("rsqrt", {f32({2}, {4, 0.25})}), DType::kFloat32, {2}, {0.5, 2});
 }
 
-TEST(InterpElementwise, ReluIsMaximumWithZero) {
-  // max(x, 0), the meaning generated code shares: -0 gives +0, NaN stays NaN.
-  NDArray y = run_op("nn.relu", {f32({2}, {-0.0, kNaN})});
+TEST(InterpElementwise, ReluIgnoresNaN) {
+  // x if x > 0, else +0, the meaning generated code and oneDNN's post-op share.
+  NDArray y = run_op("nn.relu", {f32({5}, {-0.0, kNaN, -kNaN, -kInf, kInf})});
   EXPECT_FALSE(std::signbit(y.as<float>()[0]));
-  EXPECT_TRUE(std::isnan(y.as<float>()[1]));
+  EXPECT_EQ(y.as<float>()[1], 0.0f);
+  EXPECT_EQ(y.as<float>()[2], 0.0f);
+  EXPECT_EQ(y.as<float>()[3], 0.0f);
+  EXPECT_EQ(y.as<float>()[4], float(kInf));
 }
 
 TEST(InterpElementwise, AScalarMeaningIsAKernel) {
@@ -140,6 +144,9 @@ TEST(InterpElementwise, Clip) {
                DType::kFloat32, {3}, {-1, 0.5, 1});
   expect_array(run_op("clip", {array(DType::kInt32, {3}, {-5, 3, 9})}, {{"a_min", number(0)}, {"a_max", number(4.9)}}),
                DType::kInt32, {3}, {0, 3, 4});
+  // NaN gives a_min, as oneDNN's clip post-op does.
+  expect_array(run_op("clip", {f32({4}, {kNaN, -kNaN, kInf, -kInf})}, {{"a_min", number(-1)}, {"a_max", number(1)}}),
+               DType::kFloat32, {4}, {-1, -1, 1, -1});
 }
 
 TEST(InterpElementwise, Cast) {

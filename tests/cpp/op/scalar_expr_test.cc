@@ -31,6 +31,7 @@ TEST(ScalarExpr, ConstantsTakeTheValueOperandsDType) {
 TEST(ScalarExpr, ExactWhenTheResultIsAnOperandOrConstant) {
   ScalarExpr x = operand(0);
   EXPECT_TRUE(scalar_is_exact(call(ScalarOp::kMaximum, {x, constant(0)})));
+  EXPECT_TRUE(scalar_is_exact(find_op_def("nn.relu")->scalar->expr));  // x > 0 ? x : 0
   EXPECT_TRUE(scalar_is_exact(-call(ScalarOp::kAbs, {x})));
   EXPECT_FALSE(scalar_is_exact(x + constant(0)));
   EXPECT_FALSE(scalar_is_exact(select(call(ScalarOp::kLess, {x, attribute("a_min")}), attribute("a_min"), x)));
