@@ -47,11 +47,14 @@ def test_nan_inf_and_signed_zero_agree_and_follow_numpy(tmp_path):
     compiled = as_list(model.run(a=a, b=b))
     for got, want in zip(compiled, interpreted):
         assert_same_bits(got, want)
-    # NaN propagates as NumPy's maximum and minimum; relu(-0) is +0.
+    # NaN propagates as NumPy's maximum and minimum; relu and clip ignore it
+    # (relu(NaN) is 0, clip(NaN) is a_min), as oneDNN's post-ops; relu(-0) is +0.
     assert_same_bits(compiled[0], np.maximum(a, b))
     assert_same_bits(compiled[1], np.minimum(a, b))
-    assert np.isnan(compiled[2][0]) and not np.signbit(compiled[2][3])
-    assert np.isnan(compiled[3][0]) and np.isnan(compiled[4])
+    assert_same_bits(compiled[2], np.where(a > 0, a, np.float32(0)))
+    assert_same_bits(compiled[3], np.where(a > 1, np.float32(1), np.where(a > -1, a, np.float32(-1))))
+    assert compiled[2][0] == 0 and not np.signbit(compiled[2][3]) and compiled[3][0] == -1
+    assert np.isnan(compiled[4])
 
 
 def test_integer_overflow_wraps_and_casts_saturate_then_wrap(tmp_path):

@@ -6,12 +6,14 @@
 // naming the kernel.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "aot_test_util.h"
 #include "runtime/artifact.h"
+#include "runtime/primitive_spec.h"
 #include "runtime/runtime_error.h"
 #include "support/error.h"
 #include "text/parser.h"
@@ -114,14 +116,21 @@ TEST(AotEdgeCases, MaximumAndMinimumPropagateNaNFromEitherOperand) {
               {{kNaN, 1, -kInf, -0.0}, {1, kNaN, 3, 0.0}});
 }
 
-TEST(AotEdgeCases, ReluAndClipKeepNaNAndGivePlusZeroForMinusZero) {
+TEST(AotEdgeCases, ReluAndClipIgnoreNaNAndGivePlusZeroForMinusZero) {
   std::vector<NDArray> out = expect_same("relu_clip",
                                          "def @main(%x: Tensor[(12), float32]) {\n"
                                          "  (nn.relu(%x), clip(%x, a_min=-1, a_max=1))\n"
                                          "}\n",
                                          {kSpecial});
-  EXPECT_TRUE(std::isnan(out[0].get_as_double(0)) && std::isnan(out[1].get_as_double(0)));
+  // kSpecial: NaN, -NaN, inf, -inf, -0, 0, ...
+  const std::vector<double> relu = {0, 0, kInf, 0, 0, 0, 0, 0.5, 1e30, 0, 3, 0};
+  const std::vector<double> clip = {-1, -1, 1, -1, -0.0, 0, -1, 0.5, 1, -1, 1, -1};
+  for (int64_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(out[0].get_as_double(i), double(float(relu[size_t(i)]))) << "relu, element " << i;
+    EXPECT_EQ(out[1].get_as_double(i), clip[size_t(i)]) << "clip, element " << i;
+  }
   EXPECT_FALSE(std::signbit(out[0].get_as_double(4))) << "relu(-0) is +0";
+  EXPECT_TRUE(std::signbit(out[1].get_as_double(4))) << "clip(-0, -1, 1) is -0";
 }
 
 TEST(AotEdgeCases, ReductionsAndMaxPoolLetNaNWin) {
@@ -231,8 +240,7 @@ TEST(AotEdgeCases, TakeFastOutOfRangeFailsBothWays) {
 }
 
 // Epilogues of a oneDNN product (post-ops or the generated loop after it)
-// keep a NaN row NaN, except the relu and clip post-ops that docs/operators.md
-// names as not yet following the rule.
+// keep a NaN row NaN; relu and clip, which ignore NaN, have their own test.
 TEST(AotEdgeCases, ProductEpiloguesPropagateNaN) {
   const std::vector<double> x = {kNaN, 1, -1, 2, 0.5, -0.5, 1, 1};
   const std::vector<double> w = {1, 1, 1, 1, -1, -1, -1, -1, 0, 0, 0, 0, 1, -1, 1, -1};
@@ -253,6 +261,58 @@ TEST(AotEdgeCases, ProductEpiloguesPropagateNaN) {
     std::vector<NDArray> actual = run_artifact(built(mod, "epilogue_" + std::to_string(k)), inputs);
     EXPECT_EQ(compare_arrays(actual.at(0), expected.at(0), 1e-5, 1e-5), "");
     for (int64_t i = 0; i < 4; ++i) EXPECT_TRUE(std::isnan(actual[0].get_as_double(i))) << "row 0 is NaN, " << i;
+  }
+}
+
+// relu and clip fused into a oneDNN anchor as post-ops give what the
+// interpreter gives, bit for bit, where the anchor's result is NaN: 0 and
+// a_min (docs/operators.md, "Edge cases").
+TEST(AotEdgeCases, ReluAndClipPostOpsAgreeWithTheInterpreterOnNaN) {
+  const std::vector<double> x = {kNaN, 1, -1, 2, 0.5, -0.5, 1, 1};
+  const std::vector<double> w = {1, 1, 1, 1, -1, -1, -1, -1, 0, 0, 0, 0, 1, -1, 1, -1};
+  const std::vector<double> bias = {0.25, kInf, -kInf, 0};
+  struct Case {
+    std::string anchor, epilogue, algorithm;
+    double at_nan;
+  };
+  const std::string dense = "nn.dense(reshape(%x, newshape=[2, 4]), reshape(%w, newshape=[4, 4]))";
+  const std::string conv =
+      "nn.conv2d(reshape(%x, newshape=[1, 2, 2, 2]), reshape(%w, newshape=[4, 2, 1, 2]), padding=[0, 0, 0, 1])";
+  const std::vector<Case> cases = {
+      {dense, "nn.relu(%0)", "eltwise_relu", 0},
+      {dense, "clip(%0, a_min=-0.5, a_max=0.75)", "eltwise_clip", -0.5},
+      {dense, "nn.relu(nn.bias_add(%0, %b, axis=1))", "eltwise_relu", 0},
+      {conv, "nn.relu(%0)", "eltwise_relu", 0},
+      {conv, "clip(nn.bias_add(%0, %b), a_min=-0.5, a_max=0.75)", "eltwise_clip", -0.5}};
+  for (size_t k = 0; k < cases.size(); ++k) {
+    SCOPED_TRACE(cases[k].anchor + " then " + cases[k].epilogue);
+    std::string text =
+        "def @main(%x: Tensor[(8), float32], %w: Tensor[(16), float32], %b: Tensor[(4), float32]) {\n"
+        "  %0 = " + cases[k].anchor + ";\n  " + cases[k].epilogue + "\n}\n";
+    IRModule mod = parse_module(text, "post_op.sy");
+    std::map<std::string, NDArray> inputs = inputs_of(mod, {x, w, bias});
+    std::vector<NDArray> expected = interpret(mod, inputs);
+    IRModule anchor_only = parse_module(
+        "def @main(%x: Tensor[(8), float32], %w: Tensor[(16), float32], %b: Tensor[(4), float32]) {\n  " +
+            cases[k].anchor + "\n}\n",
+        "anchor.sy");
+    NDArray anchor = interpret(anchor_only, inputs).at(0);
+    std::string dir = built(mod, "post_op_" + std::to_string(k));
+    const std::vector<PrimitiveSpec> primitives = Artifact::load(dir)->manifest().primitives;
+    ASSERT_EQ(primitives.size(), 1u) << "one oneDNN primitive";
+    const std::vector<PrimitivePostOp>& post_ops = primitives[0].post_ops;
+    EXPECT_TRUE(std::any_of(post_ops.begin(), post_ops.end(),
+                            [&](const PrimitivePostOp& p) { return p.algorithm == cases[k].algorithm; }))
+        << "oneDNN computes the " << cases[k].algorithm;
+    std::vector<NDArray> actual = run_artifact(dir, inputs);
+    EXPECT_EQ(compare_bits(actual.at(0), expected.at(0)), "");
+    int64_t nans = 0;
+    for (int64_t i = 0; i < anchor.numel(); ++i) {
+      if (!std::isnan(anchor.get_as_double(i))) continue;
+      ++nans;
+      EXPECT_EQ(actual[0].get_as_double(i), cases[k].at_nan) << "where the anchor gave NaN, element " << i;
+    }
+    EXPECT_GE(nans, 2) << "the anchor's result has NaNs";
   }
 }
 
