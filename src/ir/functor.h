@@ -36,8 +36,8 @@ class ExprMutator {
  public:
   virtual ~ExprMutator() = default;
   // The mutated form of `e` (memoized). When a visit returns a node other
-  // than the one visited, the result inherits the visited node's device and
-  // span wherever it states none (ir/with_fields.h: inherit_placement).
+  // than the one visited, the result inherits the visited node's device, and
+  // the new nodes in it its span, where they state none (inherit_placement).
   Expr mutate(const Expr& e);
   // Mutates every function of a module.
   IRModule mutate_module(const IRModule& mod);

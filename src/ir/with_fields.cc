@@ -2,6 +2,8 @@
 // inheritance for replacements.
 #include "ir/with_fields.h"
 
+#include "ir/retype.h"
+
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -48,12 +50,20 @@ NodeMeta meta_of(C& c, const ExprNode* n) {
 
 }  // namespace
 
+// A node whose fields change and whose type is not given gets the type its
+// new fields give (ir/retype.h), never the old one unchecked.
 #define SY_SAME(T, name) same(c.name, n->name) &&
 #define SY_PICK(T, name) pick(c.name, n->name),
 #define SY_WITH_FIELDS(Name, lower)                                                         \
   Name with_fields(const Name& n, Name##Changes c) {                                        \
-    if (SY_FIELDS_##Name(SY_SAME) meta_same(c, n.get())) return n;                          \
-    return make_ref<Name##Node>(SY_FIELDS_##Name(SY_PICK) meta_of(c, n.get()));             \
+    bool fields_same = SY_FIELDS_##Name(SY_SAME) true;                                      \
+    if (fields_same && meta_same(c, n.get())) return n;                                     \
+    bool type_given = c.checked_type.has_value();                                           \
+    Name rebuilt = make_ref<Name##Node>(SY_FIELDS_##Name(SY_PICK) meta_of(c, n.get()));     \
+    if (fields_same || type_given) return rebuilt;                                          \
+    Type type = retype(n, rebuilt);                                                         \
+    if (type.same_as(rebuilt->checked_type())) return rebuilt;                              \
+    return downcast<Name##Node>(with_meta(rebuilt, {.checked_type = type}));                \
   }
 SY_REBUILT_EXPR_KINDS(SY_WITH_FIELDS)
 #undef SY_WITH_FIELDS
@@ -144,8 +154,12 @@ Expr inherit_placement(const Expr& replacement, const Expr& original,
   bool have_span = span.defined();
   if (!have_vd && !have_span) return replacement;
 
-  auto needs_fill = [&](const Expr& e) {
-    return (have_vd && e->virtual_device()->is_fully_unconstrained()) || (have_span && !e->span().defined());
+  // The device goes to the root only: a node built inside the replacement
+  // may belong elsewhere (a cast before a device_copy lives where its input
+  // does), so it stays unplaced for planning to decide (ARCHITECTURE.md
+  // invariant 3; device/place_new_nodes.h after planning).
+  auto fills_device = [&](const Expr& e, const Expr& before) {
+    return have_vd && before.same_as(replacement) && e->virtual_device()->is_fully_unconstrained();
   };
   auto is_leaf = [&](const Expr& e) {
     ExprKind k = e->kind();
@@ -173,12 +187,10 @@ Expr inherit_placement(const Expr& replacement, const Expr& original,
     std::vector<Expr> children;
     for_each_child(e, [&](const Expr& c) { children.push_back(done.at(c.get())); });
     Expr rebuilt = with_children(e, children);
-    if (needs_fill(rebuilt)) {
-      MetaChanges m;
-      if (have_vd && rebuilt->virtual_device()->is_fully_unconstrained()) m.virtual_device = vd;
-      if (have_span && !rebuilt->span().defined()) m.span = span;
-      rebuilt = with_meta(rebuilt, m);
-    }
+    MetaChanges m;
+    if (fills_device(rebuilt, e)) m.virtual_device = vd;
+    if (have_span && !rebuilt->span().defined()) m.span = span;
+    if (m.virtual_device || m.span) rebuilt = with_meta(rebuilt, m);
     done.emplace(e.get(), rebuilt);
   }
   return done.at(replacement.get());

@@ -4,7 +4,9 @@
 // initializers: `with_fields(call, {.args = new_args})`). It returns the same
 // node when every given field is identical (same_as) to the current one, and
 // otherwise a new node that carries every field not named: virtual device,
-// span, checked type, attributes.
+// span, attributes, and the checked type while it still holds. When fields
+// change and no type is given, the type is recomputed locally from the new
+// children's types, or cleared when that cannot be done (ir/retype.h).
 #pragma once
 
 #include <functional>
@@ -54,8 +56,9 @@ Expr with_meta(const Expr& e, const MetaChanges& c);
 Expr with_children(const Expr& e, const std::vector<Expr>& children);
 
 // Invariant 3 (ARCHITECTURE.md): `replacement` stands in place of `original`;
-// it and every node newly built inside it that states no device or no span
-// take `original`'s. Nodes for which `is_existing` is true (nodes the caller
+// it takes `original`'s device when it states none, and it and every node
+// newly built inside it take `original`'s span when they state none. Nodes
+// built inside it that state no device stay unplaced, for planning. Nodes for which `is_existing` is true (nodes the caller
 // already owns, e.g. a mutator's memo) and Vars/GlobalVars/Ops are never
 // rebuilt. Iterative.
 Expr inherit_placement(const Expr& replacement, const Expr& original,
