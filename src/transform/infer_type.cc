@@ -42,7 +42,7 @@ std::string count_of(size_t n, const char* noun) {
 // keeping the memo small keeps long chains fast.
 class TypeInferrer {
  public:
-  explicit TypeInferrer(const IRModule* mod) : mod_(mod) {}
+  explicit TypeInferrer(const IRModule* mod, TypeDefects* defects = nullptr) : mod_(mod), defects_(defects) {}
 
   Expr infer(const Expr& root) {
     auto it = memo_.find(root.get());
@@ -134,6 +134,22 @@ class TypeInferrer {
 
   const Expr& bound(const Var& var) const { return memo_.at(var.get()); }
 
+  static const ExprNode* node_of(const ExprNode* n) { return n; }
+  template <typename T>
+  static const ExprNode* node_of(const Ref<T>& n) { return n.get(); }
+
+  // The type `node` is rebuilt with (keep_equal), noting a missing or
+  // different checked type for find_type_defects.
+  template <typename N>
+  const Type& checked(const N& node, const Type& inferred) {
+    const Type& current = node_of(node)->checked_type();
+    if (defects_ && !type_equal(current, inferred)) {
+      std::optional<TypeDefect>& slot = current ? defects_->first_mistyped : defects_->first_untyped;
+      if (!slot) slot = TypeDefect{Expr(node_of(node)), current, inferred};
+    }
+    return keep_equal(current, inferred);
+  }
+
   // Records the result of the frame on top and pops it.
   void finish(Expr result) {
     Frame top = stack_.back();
@@ -160,7 +176,7 @@ class TypeInferrer {
 
   void bind_var(const Var& var, const Type& type) {
     if (memo_.count(var.get())) return;
-    memo_.emplace(var.get(), with_fields(var, {.checked_type = keep_equal(var->checked_type(), type)}));
+    memo_.emplace(var.get(), with_fields(var, {.checked_type = checked(var, type)}));
   }
 
   Span span_near(const ExprNode* offender) const {
@@ -179,11 +195,11 @@ class TypeInferrer {
   void step_var(const VarNode* v) {
     if (!v->type_annotation)
       fail(v, "variable %" + v->name_hint + " has no type: it has no annotation and no let binds it before this use");
-    finish(with_fields(Var(v), {.checked_type = keep_equal(v->checked_type(), v->type_annotation)}));
+    finish(with_fields(Var(v), {.checked_type = checked(v, v->type_annotation)}));
   }
 
   void step_constant(const ConstantNode* c) {
-    finish(with_fields(Constant(c), {.checked_type = keep_equal(c->checked_type(), c->tensor_type())}));
+    finish(with_fields(Constant(c), {.checked_type = checked(c, c->tensor_type())}));
   }
 
   void step_global_var(const GlobalVarNode* g) {
@@ -202,7 +218,7 @@ class TypeInferrer {
       push_global(g->name, *fn);  // this frame resumes once the callee is typed
       return;
     }
-    finish(with_fields(GlobalVar(g), {.checked_type = keep_equal(g->checked_type(), it->second->checked_type())}));
+    finish(with_fields(GlobalVar(g), {.checked_type = checked(g, it->second->checked_type())}));
   }
 
   void step_call(const CallNode* c) {
@@ -238,7 +254,7 @@ class TypeInferrer {
                                    type_to_string(fn->params[i]));
     finish(with_fields(Call(c), {.op = callee,
                                  .args = std::move(args),
-                                 .checked_type = keep_equal(c->checked_type(), fn->ret)}));
+                                 .checked_type = checked(c, fn->ret)}));
   }
 
   Expr type_op_call(const CallNode* c, const OpNode& op, std::vector<Expr> args, const std::vector<Type>& arg_types) {
@@ -265,7 +281,7 @@ class TypeInferrer {
       fail(c, "'" + op.name + "' has malformed attributes: " + e.what());
     }
     return with_fields(Call(c), {.args = std::move(args), .attrs = attrs,
-                                 .checked_type = keep_equal(c->checked_type(), type)});
+                                 .checked_type = checked(c, type)});
   }
 
   std::string function_name(const FunctionNode* f) const {
@@ -299,7 +315,7 @@ class TypeInferrer {
     finish(with_fields(Function(f), {.params = std::move(params),
                                      .body = body,
                                      .ret_type = ret,
-                                     .checked_type = keep_equal(f->checked_type(), type)}));
+                                     .checked_type = checked(f, type)}));
   }
 
   void step_let(const LetNode* l) {
@@ -325,7 +341,7 @@ class TypeInferrer {
     finish(with_fields(Let(l), {.var = downcast<VarNode>(bound(var)),
                                 .value = std::move(value),
                                 .body = body,
-                                .checked_type = keep_equal(l->checked_type(), body->checked_type())}));
+                                .checked_type = checked(l, body->checked_type())}));
   }
 
   void step_if(const IfNode* n) {
@@ -347,7 +363,7 @@ class TypeInferrer {
     finish(with_fields(If(n), {.cond = cond,
                                .then_branch = then_branch,
                                .else_branch = else_branch,
-                               .checked_type = keep_equal(n->checked_type(), then_branch->checked_type())}));
+                               .checked_type = checked(n, then_branch->checked_type())}));
   }
 
   void step_tuple(const TupleNode* t) {
@@ -356,7 +372,7 @@ class TypeInferrer {
     std::vector<Type> types;
     for (const Expr& f : fields) types.push_back(f->checked_type());
     Type type = tuple_type(std::move(types));
-    finish(with_fields(Tuple(t), {.fields = std::move(fields), .checked_type = keep_equal(t->checked_type(), type)}));
+    finish(with_fields(Tuple(t), {.fields = std::move(fields), .checked_type = checked(t, type)}));
   }
 
   void step_tuple_get_item(const TupleGetItemNode* t) {
@@ -373,10 +389,11 @@ class TypeInferrer {
       fail(t, "tuple index " + std::to_string(t->index) + " is out of range for a tuple of " +
                   count_of(type->fields.size(), "field") + " " + type_to_string(tuple->checked_type()));
     finish(with_fields(TupleGetItem(t), {.tuple = tuple,
-                                         .checked_type = keep_equal(t->checked_type(), type->fields[size_t(t->index)])}));
+                                         .checked_type = checked(t, type->fields[size_t(t->index)])}));
   }
 
   const IRModule* mod_;
+  TypeDefects* defects_;
   std::vector<Frame> stack_;
   std::vector<Expr> results_;
   std::unordered_map<const ExprNode*, Expr> memo_;
@@ -391,6 +408,13 @@ IRModule infer_type(const IRModule& mod) {
   IRModule out = mod;
   for (const auto& [name, fn] : mod.functions()) out.add(name, inferrer.infer_global(name));
   return out;
+}
+
+TypeDefects find_type_defects(const IRModule& mod) {
+  TypeDefects defects;
+  TypeInferrer inferrer(&mod, &defects);
+  for (const auto& [name, fn] : mod.functions()) inferrer.infer_global(name);
+  return defects;
 }
 
 Expr infer_expr_type(const Expr& e, const IRModule* mod) {

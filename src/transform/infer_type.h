@@ -17,12 +17,30 @@
 //   "'add' cannot broadcast shapes (2, 3) and (4) (dimension 1: 3 vs 4)".
 #pragma once
 
+#include <optional>
+
 #include "ir/module.h"
 
 namespace switchyard {
 
 // The module with every function and every node in it typed.
 IRModule infer_type(const IRModule& mod);
+
+// A node whose checked type is missing (had is null) or differs from the
+// type inference gives it.
+struct TypeDefect {
+  Expr node;
+  Type had;
+  Type inferred;
+};
+struct TypeDefects {
+  std::optional<TypeDefect> first_untyped;
+  std::optional<TypeDefect> first_mistyped;
+};
+// The first untyped and the first mistyped node of `mod`, in inference
+// order (for the invariant checker). Throws as infer_type does on a module
+// that does not type-check. As infer_type: linear, iterative.
+TypeDefects find_type_defects(const IRModule& mod);
 
 // `e` with every node in it typed. Global functions it calls are looked up
 // (and inferred) in `mod`; without a module a global reference is an error.

@@ -59,24 +59,48 @@ std::string render_violation(const std::string& pass_name, const std::string& pr
   return out;
 }
 
-void InvariantChecker::check(const IRModule& mod, const std::string& pass_name) {
-  if (auto v = check_scoping(mod)) throw Error(ErrorKind::kInvariant, render_violation(pass_name, v->message, v->node), v->node->span());
+namespace {
+
+std::string type_text(const Type& t) { return t ? type_to_string(t) : "none"; }
+
+}  // namespace
+
+void InvariantChecker::check(const IRModule& mod, const std::string& pass_name) { check(mod, pass_name, false); }
+
+void InvariantChecker::check(const IRModule& mod, const std::string& pass_name, bool must_be_typed) {
+  auto fail = [&](const Violation& v) {
+    throw Error(ErrorKind::kInvariant, render_violation(pass_name, v.message, v.node), v.node->span());
+  };
+  if (auto v = check_scoping(mod)) fail(*v);
+  TypeDefects defects;
   try {
-    infer_type(mod);
+    defects = find_type_defects(mod);
   } catch (const Error& e) {
     throw Error(ErrorKind::kInvariant, "after pass '" + pass_name + "': the module no longer type-checks: " + e.message(),
                 e.span());
   }
+  if (const auto& d = defects.first_mistyped)
+    fail({"the node's checked type " + type_text(d->had) + " is stale: its operands give " + type_text(d->inferred),
+          d->node});
+  if (auto v = kernels_.find_lost(mod)) fail(*v);
   if (mod.device_planned()) {
     const VirtualDevice* host = nullptr;
     if (!mod.devices().empty()) host = CompilationConfig::from_devices(mod.devices()).host_device;
-    if (auto v = check_placement(mod, host))
-      throw Error(ErrorKind::kInvariant, render_violation(pass_name, v->message, v->node), v->node->span());
+    if (auto v = check_placement(mod, host)) fail(*v);
   }
+  if (const auto& d = defects.first_untyped; d && must_be_typed)
+    fail({"the pass left this node untyped (it should have type " + type_text(d->inferred) +
+              "), though it preserves types and its input was typed",
+          d->node});
+}
+
+void InvariantChecker::run_before_pass(const IRModule& mod, const PassInfo&) {
+  input_typed_ = pass_in_effect("InferType", mod);
 }
 
 void InvariantChecker::run_after_pass(const IRModule& mod, const PassInfo& info) {
-  check(mod, info.name);
+  check(mod, info.name, info.preserves_types && input_typed_);
+  kernels_.remember(mod);
   for (const auto& [name, fn] : mod.functions())
     post_order_visit(fn, [&](const Expr& e) {
       if (!producer_.count(e.get())) producer_.emplace(e.get(), std::make_pair(e, info.name));

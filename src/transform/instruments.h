@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "analysis/primitive_check.h"
 #include "transform/pass.h"
 
 namespace switchyard {
@@ -43,20 +44,28 @@ class PrintIRInstrument : public PassInstrument {
   std::ostream& out_;
 };
 
-// After every pass: scoping, types, and (once planned) placement. Throws
-// Error(kInvariant) naming the pass, the node and its span. Remembers which
-// pass last produced each node, so later stages can blame it.
+// After every pass: scoping; types (the module type-checks, no node carries
+// a type other than inference gives, and a pass that preserves types left
+// no node untyped when its input was typed); fused kernels keep their
+// Primitive attribute; and (once planned) placement. Throws Error(kInvariant)
+// naming the pass, the node and its span. Remembers which pass last produced
+// each node, so later stages can blame it.
 class InvariantChecker : public PassInstrument {
  public:
   std::string name() const override { return "InvariantChecker"; }
+  void run_before_pass(const IRModule& mod, const PassInfo& info) override;
   void run_after_pass(const IRModule& mod, const PassInfo& info) override;
   // The name of the last pass that produced `node`, or "" when unknown.
   std::string last_pass_touching(const ExprNode* node) const;
-  // Checks `mod` now, reporting failures as after `pass_name`.
+  // Checks `mod` now, reporting failures as after `pass_name` (untyped
+  // nodes are not reported: nothing claimed to type them).
   void check(const IRModule& mod, const std::string& pass_name);
 
  private:
+  void check(const IRModule& mod, const std::string& pass_name, bool must_be_typed);
   std::unordered_map<const ExprNode*, std::pair<Expr, std::string>> producer_;
+  PrimitiveTracker kernels_;
+  bool input_typed_ = false;
 };
 
 // Renders an invariant violation: pass, problem, node, span, source context.

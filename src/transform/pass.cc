@@ -25,21 +25,55 @@ bool selected(const PassInfo& info, const PassContext& ctx) {
   return info.opt_level <= ctx.opt_level || ctx.is_enabled(info.name);
 }
 
+[[noreturn]] void missing_requirement(const PassInfo& info, const std::string& required) {
+  throw Error(ErrorKind::kPass, "pass '" + info.name + "' requires '" + required + "' to run before it");
+}
+
+// Runs the registered pass `required` on `mod`, unless the context keeps it
+// from running (then it stays missing).
+IRModule run_requirement(const PassInfo& info, const std::string& required, const IRModule& mod,
+                         const PassContext& ctx) {
+  std::optional<Pass> missing = registered_pass(required);
+  if (!missing || !selected(missing->info(), ctx)) missing_requirement(info, required);
+  return (*missing)(mod, ctx);
+}
+
+// `mod` with the checkable requirements of `info` brought into effect.
+IRModule satisfy_checkable_requirements(const PassInfo& info, IRModule mod, const PassContext& ctx) {
+  for (const std::string& req : info.required)
+    if (effect_is_checkable(req) && !pass_in_effect(req, mod)) mod = run_requirement(info, req, mod, ctx);
+  return mod;
+}
+
+// The pass's result with its unplaced nodes placed, when the context can.
+IRModule place_new_nodes(const PassInfo& info, const IRModule& out, const PassContext& ctx) {
+  if (!ctx.place_new_nodes || !out.device_planned()) return out;
+  try {
+    return ctx.place_new_nodes(out);
+  } catch (const Error& e) {
+    throw Error(e.kind(), "placing the nodes pass '" + info.name + "' left without a device: " + e.message(),
+                e.span());
+  }
+}
+
 }  // namespace
 
 IRModule Pass::operator()(const IRModule& mod, const PassContext& ctx) const {
   const PassInfo& pi = info();
   if (!selected(pi, ctx)) return mod;
   bool leaf = impl_->children.empty();
-  if (leaf) {
-    for (const auto& inst : ctx.instruments)
-      if (!inst->should_run(mod, pi)) return mod;
-    for (const auto& inst : ctx.instruments) inst->run_before_pass(mod, pi);
-  }
-  IRModule out = impl_->fn(mod, ctx);
-  if (leaf)
-    for (const auto& inst : ctx.instruments) inst->run_after_pass(out, pi);
+  if (!leaf) return impl_->fn(mod, ctx);
+  for (const auto& inst : ctx.instruments)
+    if (!inst->should_run(mod, pi)) return mod;
+  IRModule in = satisfy_checkable_requirements(pi, mod, ctx);
+  for (const auto& inst : ctx.instruments) inst->run_before_pass(in, pi);
+  IRModule out = place_new_nodes(pi, impl_->fn(in, ctx), ctx);
+  for (const auto& inst : ctx.instruments) inst->run_after_pass(out, pi);
   return out;
+}
+
+bool effect_is_checkable(const std::string& pass_name) {
+  return pass_name == "InferType" || pass_name == "PlanDevices";
 }
 
 bool pass_in_effect(const std::string& pass_name, const IRModule& mod) {
@@ -65,14 +99,11 @@ Pass Sequential(std::vector<Pass> passes, std::string name) {
         ran.push_back(done.name());
         for (const Pass& c : done.children()) ran.push_back(c.name());
       };
+      // Checkable requirements are decided on the module when the pass runs.
       for (const std::string& req : p.info().required) {
-        bool earlier = std::find(ran.begin(), ran.end(), req) != ran.end();
-        if (earlier || pass_in_effect(req, current)) continue;
-        // One the context keeps from running stays missing.
-        std::optional<Pass> missing = registered_pass(req);
-        if (!missing || !selected(missing->info(), ctx)) throw Error(ErrorKind::kPass, "pass '" + p.name() + "' requires '" + req + "' to run before it");
-        current = (*missing)(current, ctx);
-        record(*missing);
+        if (effect_is_checkable(req) || std::find(ran.begin(), ran.end(), req) != ran.end()) continue;
+        current = run_requirement(p.info(), req, current, ctx);
+        ran.push_back(req);
       }
       current = p(current, ctx);
       record(p);

@@ -21,6 +21,11 @@ struct PassInfo {
   std::string name;
   int opt_level = 0;
   std::vector<std::string> required;  // passes whose effect this pass needs
+  // Every node it makes is typed when its input is (the built-in passes:
+  // types by construction), so the invariant checker reports an untyped node
+  // it leaves. Passes written in Python leave new nodes untyped, for the
+  // InferType that runs before the next pass requiring it.
+  bool preserves_types = true;
 };
 
 class PassContext;
@@ -51,8 +56,11 @@ class Pass {
   // Runs under PassContext::current().
   IRModule operator()(const IRModule& mod) const;
   // Runs under `ctx`: skipped when disabled, above the opt level (unless
-  // enabled by name) or vetoed by an instrument's should_run; instruments
-  // run before and after.
+  // enabled by name) or vetoed by an instrument's should_run; a required
+  // pass whose effect is checkable and missing (InferType after a pass left
+  // nodes untyped) runs first, as in Sequential; instruments run before and
+  // after; on a planned module, ctx.place_new_nodes places what the pass
+  // left unplaced before the instruments see the result.
   IRModule operator()(const IRModule& mod, const PassContext& ctx) const;
   // The passes inside a Sequential (empty for a leaf pass).
   const std::vector<Pass>& children() const { return impl_->children; }
@@ -81,16 +89,22 @@ using FunctionPassFn = std::function<Function(const Function&, const IRModule&, 
 // from scratch keeps its placement).
 Pass make_function_pass(PassInfo info, FunctionPassFn fn);
 
-// Runs passes in order. Before each pass, checks its required passes ran
-// earlier in this sequence or are already in effect (see pass_in_effect);
-// a missing one that needs nothing but the module (a registered pass, see
+// Runs passes in order. Before each pass, checks its required passes are in
+// effect (see pass_in_effect: decided on the module, so an InferType that
+// ran earlier does not count once a pass left nodes untyped) or, for those
+// whose effect cannot be checked, ran earlier in this sequence; a missing
+// one that needs nothing but the module (a registered pass, see
 // pass_registry.h: InferType) runs first, under the same context; any other
 // is Error(kPass) "pass 'X' requires 'Y' to run before it".
 Pass Sequential(std::vector<Pass> passes, std::string name = "Sequential");
 
 // Whether a module already shows the effect of a pass that can be checked
-// ("InferType": every function typed; "PlanDevices": device planned).
+// ("InferType": every function typed, which with_fields keeps honest: a
+// function rebuilt over an untyped node is untyped; "PlanDevices": device
+// planned); false for any other pass.
 bool pass_in_effect(const std::string& pass_name, const IRModule& mod);
+// Whether pass_in_effect can tell for this pass.
+bool effect_is_checkable(const std::string& pass_name);
 
 // What passes report without failing (PlanDevices' fallbacks to the host),
 // kept for the caller to show: the CLI prints them on stderr, Python raises
@@ -122,6 +136,12 @@ class PassContext {
   std::map<std::string, AttrValue> config;   // typed configuration values
   std::vector<std::shared_ptr<PassInstrument>> instruments;
   std::shared_ptr<DiagnosticSink> diagnostics = std::make_shared<DiagnosticSink>();
+  // Places the nodes a pass left without a device on a planned module (nodes
+  // it inserted), every other placement fixed; returns the module itself
+  // when there are none. Device planning provides it (device/place_new_nodes.h:
+  // Python's contexts and the CLI's set it); when empty such nodes stay
+  // unplaced and the invariant checker names the pass.
+  std::function<IRModule(const IRModule&)> place_new_nodes;
 
   // The innermost context entered on this thread (a default one otherwise).
   static const PassContext& current();
