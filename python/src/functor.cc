@@ -190,8 +190,9 @@ void bind_functor(py::module_& ir) {
       ir, "ExprMutator",
       "Rebuilds an expression bottom-up. Override visit_<kind>(node) and return the replacement; when it is "
       "called every child is already mutated (self.visit(child) is a lookup). The defaults rebuild through "
-      "with_fields in C++. A replacement, and every new node inside it that states no device or span, "
-      "inherits the replaced node's.");
+      "with_fields in C++. A replacement that states no device takes the replaced node's, and it and "
+      "every new node inside it that states no span take its span; new nodes inside it stay unplaced "
+      "(after planning, the pass infrastructure places them).");
   mutator.def(py::init_alias<>())
       .def(
           "visit", [](py::object self, py::handle value) { return static_cast<PyExprMutator&>(self.cast<ExprMutator&>()).visit_entry(self, value); },

@@ -4,6 +4,7 @@
 // and rewrite() with Python callbacks in the form of TVM's DFPatternCallback
 // (an object with `pattern` and `callback(pre, post, node_map)`).
 #include "common.h"
+#include "device/place_new_nodes.h"
 #include "op/registry.h"
 #include "runtime/dtype.h"
 #include "support/error.h"
@@ -113,7 +114,8 @@ py::object rewrite_python(py::handle callbacks, py::handle target, py::handle mo
   }
   if (py::isinstance<IRModule>(target)) {
     if (!mod.is_none()) throw py::type_error("rewrite() takes mod= only with an expression");
-    return py::cast(rewrite(cs, target.cast<IRModule>()));
+    // As after a pass: on a planned module the callbacks' new nodes are placed.
+    return py::cast(place_new_nodes(rewrite(cs, target.cast<IRModule>())));
   }
   Expr e = to_expr(target, "rewrite() target (an Expr or IRModule)");
   if (mod.is_none()) return py::cast(rewrite(cs, e));

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common.h"
+#include "device/place_new_nodes.h"
 #include "device/plan_devices.h"
 #include "ir/compilation_config.h"
 #include "pipeline/pass_table.h"
@@ -23,8 +24,15 @@ namespace {
 
 // A Python PassContext: the C++ context, the Python instrument objects it
 // uses (kept alive with it) and the scopes entered through `with`.
+// A C++ context that places the nodes Python passes insert after planning.
+std::shared_ptr<PassContext> placing_context(const PassContext& base = PassContext()) {
+  auto ctx = std::make_shared<PassContext>(base);
+  if (!ctx->place_new_nodes) ctx->place_new_nodes = [](const IRModule& m) { return place_new_nodes(m); };
+  return ctx;
+}
+
 struct PyPassContext {
-  std::shared_ptr<PassContext> ctx = std::make_shared<PassContext>();
+  std::shared_ptr<PassContext> ctx = placing_context();
   py::list python_instruments;
   std::vector<std::unique_ptr<PassContext::Scope>> scopes;
   // The context stack is per thread: a scope is left on the thread that entered it.
@@ -139,7 +147,8 @@ void check_pass_names(const std::vector<std::string>& names, const std::string& 
 PassInfo pass_info(const std::string& name, int opt_level, const std::vector<std::string>& required) {
   if (name.empty()) throw py::value_error("a pass needs a non-empty name");
   made_pass_names().insert(name);
-  return PassInfo{name, opt_level, required};
+  // Nodes built in Python are untyped until the InferType the next pass needing types runs.
+  return PassInfo{name, opt_level, required, /*preserves_types=*/false};
 }
 
 Pass python_function_pass(const std::string& name, int opt_level, const std::vector<std::string>& required,
@@ -265,6 +274,8 @@ void bind_passes(py::module_& t) {
       .def_readonly("name", &PassInfo::name)
       .def_readonly("opt_level", &PassInfo::opt_level)
       .def_readonly("required", &PassInfo::required)
+      .def_readonly("preserves_types", &PassInfo::preserves_types,
+                    "Whether every node it makes is typed (built-in passes); the checker holds it to that.")
       .def("__repr__", [](const PassInfo& i) { return "PassInfo(" + i.name + ", opt_level=" + std::to_string(i.opt_level) + ")"; });
 
   py::class_<Pass>(t, "Pass", "A named module-to-module transformation; call it on an IRModule.")
@@ -278,10 +289,11 @@ void bind_passes(py::module_& t) {
             IRModule m = mod.cast<IRModule>();
             if (!ctx.is_none() && !py::isinstance<PyPassContext>(ctx))
               throw py::type_error("ctx must be a PassContext, got " + type_name_of(ctx));
-            const PassContext& c = ctx.is_none() ? PassContext::current() : *ctx.cast<const PyPassContext&>().ctx;
-            size_t reported = c.diagnostics->diagnostics().size();
-            IRModule out = p(m, c);
-            warn_new_diagnostics(c, reported);
+            std::shared_ptr<PassContext> c =
+                ctx.is_none() ? placing_context(PassContext::current()) : ctx.cast<const PyPassContext&>().ctx;
+            size_t reported = c->diagnostics->diagnostics().size();
+            IRModule out = p(m, *c);
+            warn_new_diagnostics(*c, reported);
             return out;
           },
           py::arg("mod"), py::arg("ctx") = py::none(),

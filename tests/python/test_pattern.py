@@ -112,6 +112,7 @@ def test_rewrite_keeps_devices_and_spans_and_the_model_still_runs(mlp_path, mlp_
     (maximum,) = calls_of(rewritten["main"], "maximum")
     assert maximum.virtual_device == relu.virtual_device
     assert maximum.span == relu.span
+    # The new constant, stating no device, is placed by the re-plan after the rewrite.
     assert maximum.args[1].virtual_device == relu.virtual_device, "the new constant too"
     with T.PassContext(check_invariants=True):
         typed = T.InferType()(rewritten)
