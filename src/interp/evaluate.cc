@@ -10,6 +10,7 @@
 #include "op/placement_ops.h"
 #include "op/registry.h"
 #include "support/error.h"
+#include "support/stack_budget.h"
 
 namespace switchyard {
 
@@ -51,6 +52,7 @@ class Evaluator {
   std::unordered_map<const FunctionNode*, std::vector<const VarNode*>> free_vars_;
   std::unordered_map<const OpNode*, const InterpKernelDef*> kernels_;
   int depth_ = 0;
+  StackBudget stack_;
 };
 
 std::string var_name(const VarNode* var) { return "%" + var->name_hint; }
@@ -60,9 +62,9 @@ Value Evaluator::call_function(const Function& fn, std::vector<Value> args, cons
   if (args.size() != fn->params.size())
     throw Error(ErrorKind::kType, "the function takes " + std::to_string(fn->params.size()) + " arguments, got " +
                                       std::to_string(args.size()), span);
-  if (depth_ >= kMaxCallDepth)
-    throw Error(ErrorKind::kRuntime, "function calls nest deeper than " + std::to_string(kMaxCallDepth) +
-                                         " (unbounded recursion?)", span);
+  if (depth_ >= kMaxCallDepth || stack_.exhausted())
+    throw Error(ErrorKind::kRuntime, "function calls nest too deep (at most " + std::to_string(kMaxCallDepth) +
+                                         ", and fewer in sanitizer builds; unbounded recursion?)", span);
   struct DepthGuard {
     int& depth;
     explicit DepthGuard(int& d) : depth(d) { ++depth; }

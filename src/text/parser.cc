@@ -17,6 +17,7 @@
 #include "op/registry.h"
 #include "runtime/clipped_text.h"
 #include "support/error.h"
+#include "support/stack_budget.h"
 #include "text/lexer.h"
 #include "text/literals.h"
 
@@ -90,9 +91,9 @@ class Parser {
   class Nesting {
    public:
     Nesting(Parser& parser) : parser_(parser) {
-      if (++parser_.depth_ > kMaxNesting)
-        parser_.fail(parser_.peek(), "nesting deeper than " + std::to_string(kMaxNesting) +
-                                         " levels inside one expression (bind parts with %name = ...;)");
+      if (++parser_.depth_ > kMaxNesting || parser_.stack_.exhausted())
+        parser_.fail(parser_.peek(), "nesting too deep inside one expression (at most " + std::to_string(kMaxNesting) +
+                                         " levels, and fewer in sanitizer builds; bind parts with %name = ...;)");
     }
     ~Nesting() { --parser_.depth_; }
 
@@ -603,6 +604,7 @@ class Parser {
   Token lookahead_[3];
   size_t buffered_ = 0;
   int depth_ = 0;
+  StackBudget stack_;
   std::unordered_map<std::string_view, Binding> names_;
   std::vector<std::string_view> bound_;
   std::vector<std::pair<std::string, Span>> global_references_;

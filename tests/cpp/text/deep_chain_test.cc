@@ -108,7 +108,7 @@ TEST(DeepChain, NestingInsideOneExpressionIsBoundedWithAnError) {
       FAIL() << "expected a nesting error";
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::kParse);
-      EXPECT_NE(e.message().find("nesting deeper than 1000 levels"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("nesting too deep inside one expression (at most 1000 levels"), std::string::npos) << e.message();
     }
   });
 }
