@@ -46,3 +46,22 @@ def mlp_artifact(tmp_path_factory):
     out = tmp_path_factory.mktemp("mlp") / "artifact"
     sy.build(mod, devices=["cpu:0", "cpu:1"], output=out)
     return mod, out
+
+
+def is_call_of(expr, name):
+    from switchyard import ir
+    return isinstance(expr, ir.Call) and isinstance(expr.op, ir.Op) and expr.op.name == name
+
+
+def calls_of(expr, name):
+    """The calls of operator `name` in `expr`, in visiting order."""
+    from switchyard import ir
+    found = []
+
+    class Collect(ir.ExprVisitor):
+        def visit_call(self, call):
+            if is_call_of(call, name):
+                found.append(call)
+
+    Collect().visit(expr)
+    return found

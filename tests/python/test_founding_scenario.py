@@ -9,7 +9,7 @@ import pytest
 import switchyard as sy
 from switchyard import ir
 from switchyard import transform as T
-from conftest import mlp_reference
+from conftest import is_call_of, mlp_reference
 
 DEVICES = ["cpu:0", "cpu:1"]
 
@@ -24,10 +24,6 @@ class IdentityMutator(ir.ExprMutator):
 @T.function_pass(opt_level=0, name="PythonIdentity")
 def python_identity(func, mod, ctx):
     return IdentityMutator().visit(func)
-
-
-def is_call_of(expr, name):
-    return isinstance(expr, ir.Call) and isinstance(expr.op, ir.Op) and expr.op.name == name
 
 
 class DenseAddToBiasAdd(ir.ExprMutator):

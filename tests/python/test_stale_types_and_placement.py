@@ -9,24 +9,9 @@ import pytest
 import switchyard as sy
 from switchyard import ir
 from switchyard import transform as T
+from conftest import calls_of, is_call_of
 
 DEVICES = ["cpu:0", "cpu:1"]
-
-
-def is_call_of(expr, name):
-    return isinstance(expr, ir.Call) and isinstance(expr.op, ir.Op) and expr.op.name == name
-
-
-def calls_of(fn, name):
-    found = []
-
-    class Collect(ir.ExprVisitor):
-        def visit_call(self, call):
-            if is_call_of(call, name):
-                found.append(call)
-
-    Collect().visit(fn)
-    return found
 
 
 def kernel_calls(fn):

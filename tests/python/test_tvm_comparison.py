@@ -9,25 +9,9 @@ import pytest
 import switchyard as sy
 from switchyard import ir
 from switchyard import transform as T
-from conftest import mlp_reference
+from conftest import calls_of, is_call_of, mlp_reference
 
 DEVICES = ["cpu:0", "cpu:1"]
-
-
-def is_call_of(expr, name):
-    return isinstance(expr, ir.Call) and isinstance(expr.op, ir.Op) and expr.op.name == name
-
-
-def calls_of(expr, name):
-    found = []
-
-    class Collect(ir.ExprVisitor):
-        def visit_call(self, call):
-            if is_call_of(call, name):
-                found.append(call)
-
-    Collect().visit(expr)
-    return found
 
 
 @pytest.fixture
