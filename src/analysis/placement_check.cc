@@ -6,25 +6,25 @@
 #include "ir/functor.h"
 #include "op/placement_ops.h"
 #include "op/registry.h"
+#include "support/shared_fields.h"
 
 namespace switchyard {
 
-void Placement::leaves(std::vector<const VirtualDevice*>* out) const {
-  if (!is_tuple()) {
-    out->push_back(device);
-    return;
-  }
-  for (const Placement& f : fields) f.leaves(out);
-}
-
-std::string Placement::str() const {
-  if (!is_tuple()) return device->str();
-  std::string s = "(";
-  for (size_t i = 0; i < fields.size(); ++i) s += (i ? ", " : "") + fields[i].str();
-  return s + ")";
-}
-
 namespace {
+
+// Where a value lives: one device, or one per tuple field. Fields are
+// shared, so every nested tuple and projection is kept in linear memory.
+struct Placement {
+  const VirtualDevice* device = nullptr;  // set for non-tuples
+  SharedFields<Placement> fields;         // set for tuples
+  bool is_tuple() const { return device == nullptr; }
+  // Every leaf device, in order.
+  void leaves(std::vector<const VirtualDevice*>* out) const {
+    visit_depth_first(*this, [out](const Placement& p) {
+      if (!p.is_tuple()) out->push_back(p.device);
+    });
+  }
+};
 
 std::string dev(const VirtualDevice* vd) { return vd->is_fully_unconstrained() ? "an unconstrained device" : vd->str(); }
 
@@ -130,20 +130,21 @@ class PlacementChecker : public ExprVisitor {
   }
 
   void visit_tuple(const Tuple& t) override {
+    std::vector<Placement> fields;
+    for (const Expr& f : t->fields) fields.push_back(placement(f));
     Placement p;
-    for (const Expr& f : t->fields) p.fields.push_back(placement(f));
+    p.fields = SharedFields<Placement>(std::move(fields));
     placements_[t.get()] = std::move(p);
   }
 
   void visit_tuple_get_item(const TupleGetItem& t) override {
     const Placement& whole = placement(t->tuple);
     if (whole.is_tuple() && size_t(t->index) < whole.fields.size()) {
-      placements_[t.get()] = whole.fields[t->index];
-      std::vector<const VirtualDevice*> leaves;
-      whole.fields[t->index].leaves(&leaves);
-      if (!whole.fields[t->index].is_tuple() && leaves[0] != t->virtual_device())
+      const Placement field = whole.fields[t->index];
+      placements_[t.get()] = field;
+      if (!field.is_tuple() && field.device != t->virtual_device())
         fail("tuple projection ." + std::to_string(t->index) + " is placed on " + dev(t->virtual_device()) +
-                 " but that field lives on " + dev(leaves[0]),
+                 " but that field lives on " + dev(field.device),
              t);
     } else {
       check_fully_placed(t);

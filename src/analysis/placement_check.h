@@ -13,14 +13,4 @@ namespace switchyard {
 // conditions are not checked). Linear, iterative.
 std::optional<Violation> check_placement(const IRModule& mod, const VirtualDevice* host);
 
-// Where a value lives: one device, or one per tuple field.
-struct Placement {
-  const VirtualDevice* device = nullptr;  // set for non-tuples
-  std::vector<Placement> fields;          // set for tuples
-  bool is_tuple() const { return device == nullptr; }
-  // Every leaf device, in order.
-  void leaves(std::vector<const VirtualDevice*>* out) const;
-  std::string str() const;  // "cpu:0" or "(cpu:0, cpu:1)"
-};
-
 }  // namespace switchyard

@@ -9,8 +9,9 @@
 namespace switchyard {
 
 void Domain::leaves(std::vector<ValueId>* out) const {
-  if (value >= 0) out->push_back(value);
-  for (const Domain& f : fields) f.leaves(out);
+  visit_depth_first(*this, [out](const Domain& d) {
+    if (d.value >= 0) out->push_back(d.value);
+  });
 }
 
 PlaceId PlacementGraph::add_node(std::string what, Expr node) {
@@ -64,15 +65,12 @@ class GraphBuilder {
 
   // Values produced by `producer` for every tensor leaf of `type`.
   Domain produce(const Type& type, PlaceId producer, const Expr& expr) {
-    Domain d;
-    if (const TensorTypeNode* t = as_tensor(type)) {
-      d.value = g_.add_value(producer, t->nbytes(), expr);
-    } else if (const TupleTypeNode* t = as_tuple(type)) {
-      for (const Type& f : t->fields) d.fields.push_back(produce(f, producer, expr));
-    } else if (const FuncTypeNode* f = as_func(type)) {
-      d.function = fresh_function_domain(*f, expr);
-    }
-    return d;
+    return domain_of_type(type, [&](const Type& part) {
+      Domain d;
+      if (const TensorTypeNode* t = as_tensor(part)) d.value = g_.add_value(producer, t->nbytes(), expr);
+      else if (const FuncTypeNode* f = as_func(part)) d.function = fresh_function_domain(*f, expr);
+      return d;
+    });
   }
 
   std::shared_ptr<FunctionDomain> fresh_function_domain(const FuncTypeNode& type, const Expr& expr) {
@@ -115,11 +113,68 @@ class GraphBuilder {
     return fd;
   }
 
+  // One result node per tensor leaf of `type`, named by its path
+  // ("result of @main.1.0"; a path deeper than eight levels ends in "...").
   void add_result_nodes(FunctionDomain* fd, const Type& type, const std::string& what, const Expr& expr) {
-    if (as_tensor(type)) {
-      fd->result_nodes.push_back(g_.add_node(what, expr));
-    } else if (const TupleTypeNode* t = as_tuple(type)) {
-      for (size_t i = 0; i < t->fields.size(); ++i) add_result_nodes(fd, t->fields[i], what + "." + std::to_string(i), expr);
+    constexpr size_t kNamedLevels = 8;
+    struct Frame {
+      const TupleTypeNode* tuple;
+      size_t next = 0;
+    };
+    std::vector<Frame> stack;
+    const Type* part = &type;
+    while (true) {
+      if (part) {
+        if (const TupleTypeNode* t = as_tuple(*part)) {
+          stack.push_back({t});
+        } else if (as_tensor(*part)) {
+          std::string name = what;
+          for (size_t i = 0; i < stack.size() && i < kNamedLevels; ++i) name += "." + std::to_string(stack[i].next - 1);
+          if (stack.size() > kNamedLevels) name += "...";
+          fd->result_nodes.push_back(g_.add_node(name, expr));
+        }
+        part = nullptr;
+      }
+      if (stack.empty()) return;
+      Frame& top = stack.back();
+      if (top.next < top.tuple->fields.size()) {
+        part = &top.tuple->fields[top.next++];
+      } else {
+        stack.pop_back();
+      }
+    }
+  }
+
+  // The domain shaped like `type`: leaf(part) for each part that is not a
+  // tuple, in order, with tuples built around them. Iterative.
+  template <typename Leaf>
+  static Domain domain_of_type(const Type& type, Leaf&& leaf) {
+    struct Frame {
+      const TupleTypeNode* tuple;
+      std::vector<Domain> fields;
+    };
+    std::vector<Frame> stack;
+    Domain done;
+    const Type* part = &type;
+    while (true) {
+      if (part) {
+        const TupleTypeNode* t = as_tuple(*part);
+        if (t) stack.push_back({t, {}});
+        else done = leaf(*part);
+        part = nullptr;
+        if (t) continue;
+      } else {
+        Frame& top = stack.back();
+        if (top.fields.size() < top.tuple->fields.size()) {
+          part = &top.tuple->fields[top.fields.size()];
+          continue;
+        }
+        done = Domain();
+        done.fields = SharedFields<Domain>(std::move(top.fields));
+        stack.pop_back();
+      }
+      if (stack.empty()) return done;
+      stack.back().fields.push_back(std::move(done));
     }
   }
 
@@ -132,13 +187,11 @@ class GraphBuilder {
 
   // Values produced leaf by leaf by `nodes` for `type`.
   Domain produce_leafwise(const Type& type, const std::vector<PlaceId>& nodes, size_t* next, const Expr& expr) {
-    Domain d;
-    if (const TensorTypeNode* t = as_tensor(type)) {
-      d.value = g_.add_value(nodes.at((*next)++), t->nbytes(), expr);
-    } else if (const TupleTypeNode* t = as_tuple(type)) {
-      for (const Type& f : t->fields) d.fields.push_back(produce_leafwise(f, nodes, next, expr));
-    }
-    return d;
+    return domain_of_type(type, [&](const Type& part) {
+      Domain d;
+      if (const TensorTypeNode* t = as_tensor(part)) d.value = g_.add_value(nodes.at((*next)++), t->nbytes(), expr);
+      return d;
+    });
   }
 
   void consume(const Domain& d, PlaceId consumer) {
@@ -151,20 +204,29 @@ class GraphBuilder {
     if (a >= 0 && b >= 0 && a != b) g_.ties.push_back({a, b, why});
   }
 
-  // Function values flowing into each other share their placement.
+  // Function values flowing into each other share their placement. A work
+  // list of domain pairs, so nesting depth costs no stack; fields two
+  // domains share hold nothing to tie.
   void unify(const Domain& a, const Domain& b, const std::string& why) {
-    if (a.function && b.function && a.function != b.function) {
-      const FunctionDomain& fa = *a.function;
-      const FunctionDomain& fb = *b.function;
-      for (size_t i = 0; i < fa.param_nodes.size() && i < fb.param_nodes.size(); ++i) {
-        tie(fa.param_nodes[i], fb.param_nodes[i], why);
-        unify(fa.param_domains[i], fb.param_domains[i], why);
+    std::vector<std::pair<const Domain*, const Domain*>> pending{{&a, &b}};
+    while (!pending.empty()) {
+      auto [x, y] = pending.back();
+      pending.pop_back();
+      if (x->function && y->function && x->function != y->function) {
+        const FunctionDomain& fx = *x->function;
+        const FunctionDomain& fy = *y->function;
+        for (size_t i = 0; i < fx.param_nodes.size() && i < fy.param_nodes.size(); ++i) {
+          tie(fx.param_nodes[i], fy.param_nodes[i], why);
+          pending.push_back({&fx.param_domains[i], &fy.param_domains[i]});
+        }
+        for (size_t i = 0; i < fx.result_nodes.size() && i < fy.result_nodes.size(); ++i)
+          tie(fx.result_nodes[i], fy.result_nodes[i], why);
+        pending.push_back({&fx.result_domain, &fy.result_domain});
       }
-      for (size_t i = 0; i < fa.result_nodes.size() && i < fb.result_nodes.size(); ++i)
-        tie(fa.result_nodes[i], fb.result_nodes[i], why);
-      unify(fa.result_domain, fb.result_domain, why);
+      if (x->fields.identity() == y->fields.identity()) continue;
+      for (size_t i = 0; i < x->fields.size() && i < y->fields.size(); ++i)
+        pending.push_back({&x->fields[i], &y->fields[i]});
     }
-    for (size_t i = 0; i < a.fields.size() && i < b.fields.size(); ++i) unify(a.fields[i], b.fields[i], why);
   }
 
   // The leaf-producing wish node for an on_device-like boundary.
@@ -295,8 +357,10 @@ class GraphBuilder {
         g_.domains[e.get()] = g_.domains.at(static_cast<const LetNode*>(e.get())->body.get());
         return;
       case ExprKind::kTuple: {
+        std::vector<Domain> fields;
+        for (const Expr& f : static_cast<const TupleNode*>(e.get())->fields) fields.push_back(g_.domains.at(f.get()));
         Domain d;
-        for (const Expr& f : static_cast<const TupleNode*>(e.get())->fields) d.fields.push_back(g_.domains.at(f.get()));
+        d.fields = SharedFields<Domain>(std::move(fields));
         g_.domains[e.get()] = std::move(d);
         return;
       }

@@ -14,6 +14,7 @@
 
 #include "ir/compilation_config.h"
 #include "ir/module.h"
+#include "support/shared_fields.h"
 
 namespace switchyard {
 
@@ -46,9 +47,11 @@ struct FunctionDomain;
 
 // Structured values of an expression: one value per tensor leaf, one domain
 // per tuple field, and for function-typed expressions the function's domain.
+// Fields are shared, so the domain of every nested tuple and projection is
+// kept per expression in linear memory.
 struct Domain {
   ValueId value = -1;                        // tensor leaf
-  std::vector<Domain> fields;                // tuple
+  SharedFields<Domain> fields;               // tuple
   std::shared_ptr<FunctionDomain> function;  // function-typed
   bool is_leaf() const { return value >= 0; }
   void leaves(std::vector<ValueId>* out) const;

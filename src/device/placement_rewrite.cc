@@ -2,6 +2,7 @@
 #include "device/placement_rewrite.h"
 
 #include <map>
+#include <unordered_map>
 
 #include "ir/functor.h"
 #include "op/placement_ops.h"
@@ -116,16 +117,47 @@ class PlacementRewriter : public ExprMutator {
   // The common device of a domain's leaves, or the host when they differ.
   const VirtualDevice* domain_device(const Domain& d) const {
     if (d.function) return result_device(*d.function);
-    std::vector<ValueId> leaves;
-    d.leaves(&leaves);
-    const VirtualDevice* common = nullptr;
-    for (ValueId v : leaves) {
-      const VirtualDevice* vd = value_device(v);
-      if (!vd) continue;
-      if (common && common != vd) return config_.host_device;
-      common = vd;
+    LeafDevices leaves = leaf_devices(d);
+    if (leaves.mixed) return config_.host_device;
+    return leaves.device ? leaves.device : config_.default_device;
+  }
+
+  // What the leaves of a domain live on: nothing (constants only), one
+  // device, or several.
+  struct LeafDevices {
+    const VirtualDevice* device = nullptr;
+    bool mixed = false;
+  };
+  static LeafDevices merge(LeafDevices a, LeafDevices b) {
+    if (a.mixed || b.mixed || (a.device && b.device && a.device != b.device)) return {nullptr, true};
+    return {a.device ? a.device : b.device, false};
+  }
+
+  // Summarised once per shared tuple fields, bottom up without recursion, so
+  // the tuples and projections of an n-deep nesting cost linear time.
+  LeafDevices leaf_devices(const Domain& root) const {
+    auto of_field = [this](const Domain& f) {
+      if (!f.fields.empty()) return tuple_leaf_devices_.at(f.fields.identity());
+      return LeafDevices{f.is_leaf() ? value_device(f.value) : nullptr, false};
+    };
+    if (root.fields.empty()) return of_field(root);
+    std::vector<std::pair<const Domain*, size_t>> stack{{&root, 0}};
+    while (!stack.empty()) {
+      const Domain* d = stack.back().first;
+      size_t& next = stack.back().second;
+      if (tuple_leaf_devices_.count(d->fields.identity())) {
+        stack.pop_back();
+      } else if (next < d->fields.size()) {
+        const Domain& f = d->fields[next++];
+        if (!f.fields.empty() && !tuple_leaf_devices_.count(f.fields.identity())) stack.push_back({&f, 0});
+      } else {
+        LeafDevices summary;
+        for (const Domain& f : d->fields) summary = merge(summary, of_field(f));
+        tuple_leaf_devices_[d->fields.identity()] = summary;
+        stack.pop_back();
+      }
     }
-    return common ? common : config_.default_device;
+    return tuple_leaf_devices_.at(root.fields.identity());
   }
 
   // `e` (the mutated expression for `d`) as consumed on device `to`.
@@ -204,6 +236,7 @@ class PlacementRewriter : public ExprMutator {
   const CompilationConfig& config_;
   std::map<std::pair<ValueId, const VirtualDevice*>, Expr> copies_;
   std::map<std::pair<const ExprNode*, const VirtualDevice*>, Expr> constants_;
+  mutable std::unordered_map<const void*, LeafDevices> tuple_leaf_devices_;  // by SharedFields::identity
 };
 
 }  // namespace

@@ -5,27 +5,6 @@
 
 namespace switchyard {
 
-TupleFields::TupleFields(std::vector<Value> fields)
-    : values_(std::make_shared<std::vector<Value>>(std::move(fields))) {}
-
-TupleFields::~TupleFields() {
-  // Unlink uniquely owned nested tuples into a worklist before freeing each,
-  // so no destructor runs another one nested inside it.
-  std::vector<std::shared_ptr<std::vector<Value>>> pending;
-  if (values_.use_count() == 1) pending.push_back(std::move(values_));
-  while (!pending.empty()) {
-    std::shared_ptr<std::vector<Value>> values = std::move(pending.back());
-    pending.pop_back();
-    for (Value& v : *values)
-      if (v.fields.values_.use_count() == 1) pending.push_back(std::move(v.fields.values_));
-  }
-}
-
-size_t TupleFields::size() const { return values_ ? values_->size() : 0; }
-const Value& TupleFields::operator[](size_t i) const { return (*values_)[i]; }
-const Value* TupleFields::begin() const { return values_ ? values_->data() : nullptr; }
-const Value* TupleFields::end() const { return values_ ? values_->data() + values_->size() : nullptr; }
-
 Value Value::make_tensor(NDArray data, const VirtualDevice* device) {
   Value v;
   v.kind = Kind::kTensor;

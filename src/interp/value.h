@@ -10,37 +10,16 @@
 
 #include "ir/expr.h"
 #include "runtime/ndarray.h"
+#include "support/shared_fields.h"
 
 namespace switchyard {
 
 struct Closure;
 struct Value;
 
-// A tuple value's fields, shared: copying a tuple (into a let, out of a
-// projection) is O(1), so values nested n deep take memory linear in n, not
-// quadratic. Releasing a deeply nested tuple is iterative.
-class TupleFields {
- public:
-  TupleFields() = default;
-  explicit TupleFields(std::vector<Value> fields);
-  TupleFields(const TupleFields&) = default;
-  TupleFields(TupleFields&&) = default;
-  // By value, so the old fields are released by the iterative destructor.
-  TupleFields& operator=(TupleFields other) {
-    values_.swap(other.values_);
-    return *this;
-  }
-  ~TupleFields();
-
-  size_t size() const;
-  bool empty() const { return size() == 0; }
-  const Value& operator[](size_t i) const;
-  const Value* begin() const;
-  const Value* end() const;
-
- private:
-  std::shared_ptr<std::vector<Value>> values_;
-};
+// A tuple value's fields: shared, so copying a tuple (into a let, out of a
+// projection) is O(1) and deep nesting costs linear memory.
+using TupleFields = SharedFields<Value>;
 
 struct Value {
   enum class Kind : uint8_t { kTensor, kTuple, kClosure };
