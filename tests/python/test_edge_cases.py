@@ -78,7 +78,7 @@ def test_integer_overflow_wraps_and_casts_saturate_then_wrap(tmp_path):
 def expect_both_fail(mod, model, words, **inputs):
     with pytest.raises(sy.RuntimeError, match=words):
         sy.evaluate(mod, **inputs)
-    with pytest.raises(sy.RuntimeError, match=r"kernel 0 '.*' \(from .*\): .*" + words):
+    with pytest.raises(sy.RuntimeError, match=r"kernel \d+ '.*' \(from .*\): .*" + words):
         model.run(**inputs)
 
 
@@ -94,16 +94,16 @@ def test_integer_division_by_zero_fails_both_ways(tmp_path):
     np.testing.assert_array_equal(model.run(a=a, b=np.array([1, 1, 1], np.int64)), a)
 
 
-def gather_model(tmp_path):
-    nodes = [helper.make_node("Gather", ["x", "i"], ["y"], name="lookup", axis=0)]
+def gather_model(tmp_path, op="Gather", index_shape=(3,), output_shape=(3, 2), axis=0):
+    nodes = [helper.make_node(op, ["x", "i"], ["y"], name="lookup", axis=axis)]
     graph = helper.make_graph(nodes, "g",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 2]),
-                               helper.make_tensor_value_info("i", TensorProto.INT64, [3])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])])
-    path = tmp_path / "gather.onnx"
+                               helper.make_tensor_value_info("i", TensorProto.INT64, list(index_shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(output_shape))])
+    path = tmp_path / f"{op}.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
     mod = sy.frontend.from_onnx(path)
-    out = tmp_path / "gather"
+    out = tmp_path / op
     sy.build(mod, devices=["cpu:0"], output=out)
     return mod, sy.runtime.load(out)
 
@@ -116,3 +116,18 @@ def test_onnx_gather_counts_negative_indices_from_the_end_and_refuses_out_of_ran
     np.testing.assert_array_equal(sy.evaluate(mod, x=x, i=inside), x[inside])
     for outside in ([0, 4, 1], [-5, 0, 1]):
         expect_both_fail(mod, model, "take index", x=x, i=np.array(outside, np.int64))
+
+
+def test_onnx_gather_elements_counts_negative_indices_from_the_end_and_refuses_out_of_range(tmp_path):
+    # Along axis 1 of a 4x2 input an index of 2 would read the next row's
+    # first element of the flattened data; it is an error instead.
+    mod, model = gather_model(tmp_path, "GatherElements", index_shape=(4, 2), output_shape=(4, 2), axis=1)
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    inside = np.array([[1, 0], [-1, -2], [0, 0], [1, -1]], np.int64)
+    expected = np.take_along_axis(x, inside % 2, axis=1)
+    np.testing.assert_array_equal(model.run(x=x, i=inside), expected)
+    np.testing.assert_array_equal(sy.evaluate(mod, x=x, i=inside), expected)
+    for bad in (2, -3):
+        outside = inside.copy()
+        outside[1, 0] = bad
+        expect_both_fail(mod, model, "take index", x=x, i=outside)

@@ -448,18 +448,27 @@ Expr gather_elements(NodeContext& c, const Expr& data, const Expr& indices, int6
   }
   int64_t dim = d[size_t(axis)];
   Expr index = c.call("cast", {indices}, {{"dtype", std::string("int64")}});
-  if (const ConstantNode* known = as<ConstantNode>(indices))
+  const ConstantNode* known = as<ConstantNode>(indices);
+  if (known)
     for (int64_t k = 0; k < known->data.numel(); ++k) {
       double v = known->data.get_as_double(k);
       if (v < double(-dim) || v >= double(dim))
         c.fail("index " + std::to_string(int64_t(v)) + " is out of range for an axis of " + std::to_string(dim));
     }
-  Expr negative = c.call("less", {index, c.scalar(0, DType::kInt64)});
+  Expr zero = c.scalar(0, DType::kInt64);
+  Expr negative = c.call("less", {index, zero});
   index = c.call("where", {negative, c.call("add", {index, c.scalar(double(dim), DType::kInt64)}), index});
   Expr flat = c.call("add", {c.call("multiply", {index, c.scalar(double(strides[size_t(axis)]), DType::kInt64)}),
                              c.constant(std::move(base))});
   Expr flat_data = reshape_to(c, data, {tensor_type_of(data).numel()});
-  return c.call("take", {flat_data, flat}, {{"axis", int64_t(0)}, {"mode", std::string("clip")}});
+  if (known) return c.call("take", {flat_data, flat}, {{"axis", int64_t(0)}, {"mode", std::string("clip")}});
+  // Indices known only at run time: one outside [-dim, dim) would land in
+  // another row of the flattened data, so it becomes -1, which take's
+  // "fast" mode reports as an error (as Gather's run-time indices do).
+  Expr outside = c.scalar(-1, DType::kInt64);
+  flat = c.call("where", {c.call("less", {index, zero}), outside, flat});
+  flat = c.call("where", {c.call("greater", {index, c.scalar(double(dim - 1), DType::kInt64)}), outside, flat});
+  return c.call("take", {flat_data, flat}, {{"axis", int64_t(0)}, {"mode", std::string("fast")}});
 }
 
 // The index of the largest (or smallest) element along `axis`, kept as a
