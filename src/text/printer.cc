@@ -418,7 +418,11 @@ class FunctionPrinter {
       }
       case ExprKind::kTupleGetItem: {
         auto* item = static_cast<const TupleGetItemNode*>(n);
+        // A literal before the dot would read as a float: "0.1" is not (0).1.
+        bool literal = item->tuple->kind() == ExprKind::kConstant;
+        if (literal) out_ += '(';
         write_reference(item->tuple.get());
+        if (literal) out_ += ')';
         out_ += '.';
         out_ += std::to_string(item->index);
         return;
