@@ -37,10 +37,11 @@ AxisView axis_view(const std::vector<int64_t>& shape, int64_t axis) {
 ki::Expr f32(double value) { return ki::float_value(DType::kFloat32, value); }
 ki::Expr f32_var(const std::string& name) { return ki::var(name, DType::kFloat32); }
 
-// The element-wise operator `op` on float values.
-ki::Expr float_call(const std::string& op, std::vector<ki::Expr> args) {
+// The element-wise operator `op` on float values, computed in float or in double.
+ki::Expr float_call(const std::string& op, std::vector<ki::Expr> args,
+                    ki::Precision precision = ki::Precision::kCompute) {
   std::vector<DType> dtypes(args.size(), DType::kFloat32);
-  return ki::call({as<OpNode>(op_get(op)), Attrs(), dtypes, DType::kFloat32, Span()}, std::move(args));
+  return ki::call({as<OpNode>(op_get(op)), Attrs(), dtypes, DType::kFloat32, Span()}, std::move(args), precision);
 }
 
 // A float value rounded to what `dtype` holds.
@@ -167,9 +168,11 @@ std::vector<ki::Stmt> batch_norm(const CpuKernel& k, const AxisView& v, DType dt
   const AttrsNode& attrs = *k.master->attrs;
   auto channel = [&](size_t input) { return ki::load(k.operand(input), dtype, ki::var("c")); };
   // 1 / sqrt(variance + epsilon) in double, as the reference computes it.
-  ki::Expr deviation = ki::in_accumulator(
-      float_call("sqrt", {ki::binary(BinaryOp::kAdd, ki::in_accumulator(ki::cast(dtype, channel(4))),
-                                     ki::in_accumulator(f32(attrs.get_float("epsilon"))))}));
+  ki::Expr deviation =
+      float_call("sqrt",
+                 {ki::binary(BinaryOp::kAdd, ki::in_accumulator(ki::cast(DType::kFloat32, channel(4))),
+                             ki::in_accumulator(f32(attrs.get_float("epsilon"))))},
+                 ki::Precision::kAccumulator);
   ki::Expr factor = ki::cast(DType::kFloat32, ki::binary(BinaryOp::kDiv, ki::in_accumulator(f32(1.0)), deviation));
   if (attrs.get_bool("scale")) factor = ki::binary(BinaryOp::kMul, factor, channel(1));
   ki::Expr plane = ki::var("plane"), i = ki::var("i");

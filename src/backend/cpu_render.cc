@@ -41,6 +41,7 @@ const char* symbol(BinaryOp op) {
     case BinaryOp::kLessEqual: return " <= ";
     case BinaryOp::kNotEqual: return " != ";
     case BinaryOp::kOr: return " || ";
+    case BinaryOp::kAnd: return " && ";
   }
   return "";
 }
@@ -82,11 +83,19 @@ class Renderer {
         return expr(e->operands[0]) + " ? " + operand(e->operands[1]) + " : " + tail;
       }
       case ExprKind::kCast: {
+        const Expr& value = e->operands[0];
+        std::string type = value_type(e->dtype, e->precision);
+        if (dtype_is_float(value->dtype) && !dtype_is_float(e->dtype) && e->dtype != DType::kBool) {
+          unit_.helpers.insert(CpuHelper::kFloatToInt);
+          return type + "(sy_float_to_int64(" + expr(value) + "))";
+        }
         // A cast to float16 or bfloat16 rounds to what that dtype holds.
-        std::string converted = value_type(e->dtype, e->precision) + "(" + expr(e->operands[0]) + ")";
+        std::string converted = type + "(" + expr(value) + ")";
         return e->precision == Precision::kCompute ? round_to_dtype(e->dtype, converted, &unit_.helpers) : converted;
       }
       case ExprKind::kCall: {
+        // In double (Precision::kAccumulator) the operands are doubles, and
+        // C++ overloads compute the float32 operator's C++ form in double.
         std::vector<std::string> values;
         for (const Expr& arg : e->operands) values.push_back(expr(arg));
         return render_cpu_scalar(*e->call, values, unit_.helpers);
@@ -127,8 +136,8 @@ class Renderer {
       case BinaryOp::kMin: return "std::min<int64_t>(" + expr(a) + op + expr(b) + ")";
       case BinaryOp::kLess: case BinaryOp::kGreater: case BinaryOp::kLessEqual: case BinaryOp::kNotEqual:
         return sum_term(a) + op + sum_term(b);
-      // Comparisons bind tighter than ||.
-      case BinaryOp::kOr: return or_term(a) + op + or_term(b);
+      // Comparisons bind tighter than && and ||; && in || is parenthesized.
+      case BinaryOp::kOr: case BinaryOp::kAnd: return logical_term(a, e->binary) + op + logical_term(b, e->binary);
       // A negative immediate needs no parentheses on the right: "i * -2".
       default: return operand(a) + op + (b->kind == ExprKind::kIndex ? expr(b) : operand(b));
     }
@@ -142,8 +151,10 @@ class Renderer {
     return operand(e);
   }
 
-  std::string or_term(const Expr& e) {
-    if (e->kind == ExprKind::kBinary && is_comparison(e->binary) && e->binary != BinaryOp::kOr) return expr(e);
+  // A term of `op`, kOr or kAnd: a comparison or the same operator needs no parentheses.
+  std::string logical_term(const Expr& e, BinaryOp op) {
+    bool logical = e->kind == ExprKind::kBinary && (e->binary == BinaryOp::kOr || e->binary == BinaryOp::kAnd);
+    if (e->kind == ExprKind::kBinary && is_comparison(e->binary) && (!logical || e->binary == op)) return expr(e);
     return operand(e);
   }
 

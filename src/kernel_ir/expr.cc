@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <functional>
+#include <stdexcept>
 
 #include "kernel_ir/hash.h"
 
@@ -68,16 +69,27 @@ Expr load(std::string buffer, DType dtype, Expr at) {
 
 Expr select(Expr condition, Expr then_value, Expr else_value) {
   DType dtype = then_value->dtype;
+  Precision precision = then_value->precision;
   return make({.kind = ExprKind::kSelect,
                .dtype = dtype,
+               .precision = precision,
                .operands = {std::move(condition), std::move(then_value), std::move(else_value)}});
 }
 
 Expr cast(DType dtype, Expr value) { return make({.kind = ExprKind::kCast, .dtype = dtype, .operands = {std::move(value)}}); }
 
-Expr call(ScalarCall op, std::vector<Expr> args) {
+Expr call(ScalarCall op, std::vector<Expr> args, Precision precision) {
+  if (precision == Precision::kAccumulator) {
+    bool float32 = op.result_dtype == DType::kFloat32;
+    for (DType d : op.arg_dtypes) float32 = float32 && d == DType::kFloat32;
+    for (const Expr& a : args)
+      float32 = float32 && a->dtype == DType::kFloat32 && a->precision == Precision::kAccumulator;
+    if (!float32)
+      throw std::logic_error("a call in double takes float32-typed operands held in double: " + op.op->name);
+  }
   DType dtype = op.result_dtype;
-  return make({.kind = ExprKind::kCall, .dtype = dtype, .call = std::move(op), .operands = std::move(args)});
+  return make({.kind = ExprKind::kCall, .dtype = dtype, .precision = precision, .call = std::move(op),
+               .operands = std::move(args)});
 }
 
 Expr checked_index(Expr index, int64_t extent) {
@@ -86,6 +98,7 @@ Expr checked_index(Expr index, int64_t extent) {
 }
 
 Expr in_accumulator(const Expr& e) {
+  if (e->kind == ExprKind::kCall) throw std::logic_error("a call's precision is stated when it is built");
   ExprNode node = *e;
   node.precision = Precision::kAccumulator;
   return make(std::move(node));

@@ -25,16 +25,20 @@ enum class ExprKind : uint8_t {
   kBinary,  // index arithmetic or a comparison: `binary` of operands a, b
   kLoad,    // element `operands[0]` of buffer `name` (of element type `dtype`)
   kSelect,  // operands: condition, then, else
-  kCast,    // operands[0] converted to `dtype`
+  kCast,    // operands[0] converted to `dtype`; from floating point to an
+            // integer it truncates and saturates, NaN giving 0 (the cast
+            // operator's rule)
   kCall,    // the element-wise operator `call` applied to the operands
   kCheckedIndex,  // index operands[0] into an axis of `int_value`: outside it, a fault and 0
 };
 
-// Index or accumulator arithmetic (kMin: the smaller), comparisons and a
-// logical or of comparisons.
-enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kMod, kMin, kLess, kGreater, kLessEqual, kNotEqual, kOr };
+// Index or accumulator arithmetic (kMin: the smaller), comparisons and the
+// logical or and and of comparisons.
+enum class BinaryOp : uint8_t {
+  kAdd, kSub, kMul, kDiv, kMod, kMin, kLess, kGreater, kLessEqual, kNotEqual, kOr, kAnd
+};
 
-bool is_comparison(BinaryOp op);  // kLess .. kOr: the value is a bool
+bool is_comparison(BinaryOp op);  // kLess .. kAnd: the value is a bool
 
 // The type a value of `dtype` is held in: its compute type (float for every
 // floating-point dtype) or its accumulator type, the wide one sums
@@ -47,6 +51,8 @@ using Expr = std::shared_ptr<const ExprNode>;
 struct ExprNode {
   ExprKind kind;
   DType dtype;  // of the value: a tensor dtype; index arithmetic is int64
+  // The type the value is held and computed in. Arithmetic and a select
+  // take their (first) operand's; a call states its own (`call`).
   Precision precision = Precision::kCompute;
   int64_t int_value = 0;
   double float_value = 0;
@@ -66,12 +72,17 @@ Expr binary(BinaryOp op, Expr a, Expr b);
 Expr load(std::string buffer, DType dtype, Expr at);
 Expr select(Expr condition, Expr then_value, Expr else_value);
 Expr cast(DType dtype, Expr value);
-Expr call(ScalarCall op, std::vector<Expr> args);
+// The operator applied in its dtypes' compute type, or at kAccumulator in
+// double: then its dtypes are float32 and its operands are held in double
+// (batch_norm's sqrt, as the reference computes it). A renderer prints what
+// the precision says, not what its language would promote to.
+Expr call(ScalarCall op, std::vector<Expr> args, Precision precision = Precision::kCompute);
 // `index` when it lies in [0, extent); otherwise the kernel reports an
 // index fault to the runtime (the run fails) and the index reads as 0.
 Expr checked_index(Expr index, int64_t extent);
 // `e` held in its dtype's accumulator type: a variable or array element
-// declared so, an immediate or cast of that type.
+// declared so, an immediate or cast of that type, arithmetic on them. Not a
+// call, whose precision is checked when it is built.
 Expr in_accumulator(const Expr& e);
 
 // Index arithmetic that folds the trivial cases (x + 0, x * 1, x * 0, 0 + k).

@@ -354,6 +354,94 @@ std::vector<const ki::StmtNode*> find_stmts(const std::vector<ki::Stmt>& stmts, 
   return found;
 }
 
+// out0[i] = x[i] converted to int64 where 0 <= i - 1 < 4, else -7: a
+// bounds test (&&) and a cast from float to integer, which saturates.
+ki::Kernel bounded_casts() {
+  ki::Expr i = ki::var("i"), j = ki::var("j");
+  ki::Expr inside = ki::binary(ki::BinaryOp::kAnd, ki::binary(ki::BinaryOp::kLessEqual, ki::index(0), j),
+                               ki::binary(ki::BinaryOp::kLess, j, ki::index(4)));
+  std::vector<ki::Stmt> body = {
+      ki::let("j", DType::kInt64, ki::add(i, -1)),
+      ki::if_then_else(inside, {ki::store("out0", i, ki::cast(DType::kInt64, ki::load("in0_x", DType::kFloat32, i)))},
+                       {ki::store("out0", i, ki::int_value(DType::kInt64, -7))}),
+  };
+  ki::Kernel k;
+  k.buffers = {{"in0_x", DType::kFloat32, ki::BufferRole::kInput, 0, true, {6}, "", "%x"},
+               {"out0", DType::kInt64, ki::BufferRole::kOutput, 0, false, {6}, "", ""}};
+  k.body = {ki::parallel("bounded", 6, 1,
+                         {ki::for_loop("i", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body))},
+                         "bounded casts")};
+  return k;
+}
+
+TEST(KernelIr, TheRendererPrintsBoundsTestsAndSaturatingCasts) {
+  ki::Expr a = ki::var("a"), b = ki::var("b");
+  ki::Expr both = ki::binary(ki::BinaryOp::kAnd, ki::binary(ki::BinaryOp::kLess, a, ki::index(3)),
+                             ki::binary(ki::BinaryOp::kLessEqual, ki::index(0), b));
+  EXPECT_EQ(render_cpu_index(ki::binary(ki::BinaryOp::kAnd, both, ki::binary(ki::BinaryOp::kLess, b, ki::index(5)))),
+            "a < 3 && 0 <= b && b < 5");
+  // && inside || keeps its parentheses, as a reader (and -Wparentheses) wants.
+  EXPECT_EQ(render_cpu_index(ki::binary(ki::BinaryOp::kOr, both, ki::binary(ki::BinaryOp::kNotEqual, a, b))),
+            "(a < 3 && 0 <= b) || a != b");
+  EXPECT_FALSE(ki::equal(both, ki::binary(ki::BinaryOp::kOr, both->operands[0], both->operands[1])));
+  ki::Expr m = ki::var("m", DType::kFloat32);
+  EXPECT_EQ(render_cpu_index(ki::cast(DType::kInt32, m)), "int32_t(sy_float_to_int64(m))");
+  EXPECT_EQ(render_cpu_index(ki::cast(DType::kInt32, ki::var("n", DType::kInt64))), "int32_t(n)");
+  expect_code_holds(render_cpu_kernel(bounded_casts(), "k"),
+                    {"if (0 <= j && j < 4) {", "out0[i] = int64_t(sy_float_to_int64(in0_x[i]));", "} else {"});
+}
+
+TEST(KernelIr, BoundsTestsAndSaturatingCastsCompileAndRun) {
+  KernelSource source;
+  source.name = "bounded_casts_by_hand";
+  source.code = render_cpu_kernel(bounded_casts(), source.name);
+  source.inputs.push_back(TensorType(as_tensor(tensor_type({6}, DType::kFloat32))));
+  source.outputs.push_back(TensorType(as_tensor(tensor_type({6}, DType::kInt64))));
+  NDArray x(DType::kFloat32, {6});
+  const float values[] = {1.0f, -1e30f, NAN, -2.7f, 3.9f, 5.0f};
+  for (int64_t i = 0; i < 6; ++i) x.as<float>()[i] = values[i];
+  std::shared_ptr<KernelLibrary> library = KernelLibrary::build({source}, "kernel_ir_bounded_casts");
+  NDArray out = run_kernel(*library, source, {x}, TestServices(2)).at(0);
+  const int64_t expected[] = {-7, INT64_MIN, 0, -2, 3, -7};
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(out.as<int64_t>()[i], expected[i]) << i;
+}
+
+// A call computed in double says so in the IR (its precision), so a
+// renderer for another language need not rely on C++'s promotion: only
+// float32-typed operands held in double may make one.
+TEST(KernelIr, ACallInDoubleIsMarkedInTheIr) {
+  ki::Expr v = ki::in_accumulator(ki::var("v", DType::kFloat32));
+  ki::Expr in_double = ki::call(scalar("sqrt", 1), {v}, ki::Precision::kAccumulator);
+  ki::Expr in_float = ki::call(scalar("sqrt", 1), {v});
+  EXPECT_EQ(in_double->precision, ki::Precision::kAccumulator);
+  EXPECT_FALSE(ki::equal(in_double, in_float));
+  EXPECT_NE(in_double->hash, in_float->hash);
+  EXPECT_THROW(ki::call(scalar("sqrt", 1), {ki::var("v", DType::kFloat32)}, ki::Precision::kAccumulator),
+               std::logic_error);
+  EXPECT_THROW(ki::in_accumulator(in_float), std::logic_error);
+  // A select holds what its branches hold.
+  EXPECT_EQ(ki::select(ki::binary(ki::BinaryOp::kLess, ki::var("a"), ki::index(0)), v, v)->precision,
+            ki::Precision::kAccumulator);
+
+  // batch_norm's 1 / sqrt(variance + epsilon) is such a call.
+  KernelSource batch_norm = generate_cpu_kernel(
+      fused_primitive("def @main(%x: Tensor[(2, 3, 4), float16], %g: Tensor[(3), float16], %b: Tensor[(3), float16], "
+                      "%m: Tensor[(3), float16], %v: Tensor[(3), float16]) {\n"
+                      "  nn.batch_norm(%x, %g, %b, %m, %v, axis=1)\n}\n",
+                      "b.sy"),
+      "k");
+  ASSERT_TRUE(batch_norm.kernel_ir);
+  std::vector<ki::Expr> calls;
+  ki::visit_exprs(batch_norm.kernel_ir->body, [&](const ki::Expr& e) {
+    if (e->kind == ki::ExprKind::kCall) calls.push_back(e);
+  });
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0]->call->op->name, "sqrt");
+  EXPECT_EQ(calls[0]->precision, ki::Precision::kAccumulator);
+  for (const ki::Expr& operand : calls[0]->operands) EXPECT_EQ(operand->precision, ki::Precision::kAccumulator);
+  expect_code_holds(batch_norm.code, {"float(1.0 / (std::sqrt((double(sy_half_to_float(in4_v[c])) + "});
+}
+
 // A concatenate of three parts is a declared local and an if / else if /
 // else chain in the IR itself; a broadcast read makes a row loop whose
 // inner loop is simd.
