@@ -1,7 +1,7 @@
 // generate_cpu_kernel: checks a primitive function, flattens its tuple
 // parameters, picks the generator for its group (element-wise loop,
-// reduction, normalisation, oneDNN or plain-loop anchor) and assembles the
-// kernel's translation unit.
+// reduction, normalisation, oneDNN or plain-loop anchor), which builds it as
+// kernel IR, and renders that.
 #include <algorithm>
 #include <unordered_map>
 
@@ -29,45 +29,6 @@ std::string CpuKernel::operand(size_t arg) const {
               "'" + as<OpNode>(master->op)->name + "' reads a computed value as argument " + std::to_string(arg) +
                   "; a CPU kernel's anchor reads only the kernel's parameters",
               master->span());
-}
-
-void CpuKernel::parallel_loop(const std::string& loop_name, const std::string& comment, int64_t count, int64_t grain,
-                              const std::function<void(CodeWriter&)>& write_body) {
-  if (count <= 0) {
-    entry.line("// " + comment + ": no elements");
-    return;
-  }
-  CodeWriter body;
-  write_body(body);
-  definitions.line("// " + comment);
-  definitions.open("void " + loop_name + "(void* closure, int64_t begin, int64_t end)");
-  definitions.line("const Buffers& buffers = *static_cast<const Buffers*>(closure);");
-  for (const BufferField& f : buffers)
-    if (mentions(body.str(), f.name))
-      definitions.line((f.is_const ? "const " : "") + f.type + "* __restrict " + f.name + " = buffers." + f.name + ";");
-  definitions.append(body);
-  definitions.close();
-  definitions.line();
-  entry.line("// " + comment);
-  entry.line("services->parallel_for(services->ctx, device_index, " + std::to_string(count) + ", " +
-             std::to_string(std::max<int64_t>(grain, 1)) + ", " + loop_name + ", &buffers);");
-}
-
-ElementEmitter CpuKernel::emitter(CodeWriter& out) {
-  ElementEmitter e(out, helpers, counter);
-  for (size_t i = 0; i < function->params.size(); ++i) e.bind_buffer(function->params[i].get(), input(i));
-  return e;
-}
-
-void CpuKernel::store_result(CodeWriter& out, const std::string& value, const ElementIndex& at) {
-  std::string result = value;
-  if (has_epilogue()) {
-    ElementEmitter e = emitter(out);
-    e.bind_value(master, at, value);
-    result = e.emit(Expr(root), at);
-  }
-  out.line(output(0) + "[" + offset_of(at, outputs.at(0)->shape) + "] = " +
-           store_value(output_dtype(), result, &helpers) + ";");
 }
 
 kernel_ir::Kernel CpuKernel::kernel_ir_buffers() const {
@@ -206,9 +167,8 @@ void check_anchor_reads_parameters(const CpuKernel& k) {
                   k.master->span());
 }
 
-// The kernel IR of the groups built as IR; nullopt for a oneDNN primitive
-// alone (k.library_only) and for the plain-loop anchors, which still write
-// text.
+// The kernel IR of the group; nullopt for a oneDNN primitive alone
+// (k.library_only), which has no code.
 std::optional<kernel_ir::Kernel> lower_to_kernel_ir(CpuKernel& k) {
   if (!k.master) return lower_elementwise_kernel(k);
   const std::string& op = as<OpNode>(k.master->op)->name;
@@ -216,8 +176,11 @@ std::optional<kernel_ir::Kernel> lower_to_kernel_ir(CpuKernel& k) {
   if (k.result_is_empty()) return k.kernel_ir_buffers();  // nothing to compute
   check_anchor_reads_parameters(k);
   if (op == "nn.softmax" || op == "nn.layer_norm" || op == "nn.batch_norm") return lower_normalization_kernel(k);
-  if (dnnl_handles(*k.master)) return lower_dnnl_kernel(k);
-  return std::nullopt;
+  if (dnnl_handles(*k.master)) {
+    std::optional<kernel_ir::Kernel> dnnl = lower_dnnl_kernel(k);
+    if (dnnl || k.library_only) return dnnl;
+  }
+  return lower_direct_kernel(k);  // a dtype or shape oneDNN does not make
 }
 
 std::string operator_chain(const Function& fn) {
@@ -259,28 +222,13 @@ KernelSource generate_cpu_kernel(const Function& primitive, const std::string& n
   for (const Var& p : k.function->params) source.inputs.push_back(TensorType(as_tensor(p->checked_type())));
   std::optional<kernel_ir::Kernel> lowered = lower_to_kernel_ir(k);
   source.primitive = k.primitive;
-  if (k.library_only) return source;  // no code: the entry function runs the primitive
-  if (lowered) {  // rendered from kernel IR
-    kernel_ir::Kernel kernel = std::move(*lowered);
-    kernel.comment = operator_chain(k.function);
-    kernel.span = source.span;
-    source.elementwise_in_place_safe = kernel.outputs_may_alias_inputs;
-    source.code = render_cpu_kernel(kernel, k.name);
-    source.kernel_ir = std::move(kernel);
-    return source;
-  }
-  for (size_t i = 0; i < k.function->params.size(); ++i) {
-    const TensorType& type = source.inputs[i];
-    k.buffers.push_back({k.input(i), storage_type(type->dtype), true,
-                         "static_cast<const " + storage_type(type->dtype) + "*>(inputs[" + std::to_string(i) + "])",
-                         "%" + k.function->params[i]->name_hint + ": " + type_to_string(type)});
-  }
-  for (size_t j = 0; j < k.outputs.size(); ++j)
-    k.buffers.push_back({k.output(j), storage_type(k.outputs[j]->dtype), false,
-                         "static_cast<" + storage_type(k.outputs[j]->dtype) + "*>(outputs[" + std::to_string(j) + "])",
-                         type_to_string(k.outputs[j])});
-  generate_direct_kernel(k);
-  source.code = assemble_cpu_unit(k, operator_chain(k.function), source.span);
+  if (!lowered) return source;  // no code: the entry function runs the primitive
+  kernel_ir::Kernel kernel = std::move(*lowered);
+  kernel.comment = operator_chain(k.function);
+  kernel.span = source.span;
+  source.elementwise_in_place_safe = kernel.outputs_may_alias_inputs;
+  source.code = render_cpu_kernel(kernel, k.name);
+  source.kernel_ir = std::move(kernel);
   return source;
 }
 

@@ -215,29 +215,19 @@ std::string literal(DType dtype, double value) {
   return storage_type(dtype) + "(" + std::to_string(integer) + ")";
 }
 
-std::string lowest_literal(DType dtype) {
-  switch (dtype) {
-    case DType::kInt8: return "int8_t(-128)";
-    case DType::kInt32: return "INT32_MIN";
-    case DType::kInt64: return "INT64_MIN";
-    case DType::kUInt8: return "uint8_t(0)";
-    case DType::kBool: return "false";
-    default: return "-INFINITY";
-  }
-}
-
 std::string identifier(const std::string& name) {
   return c_identifier(name.rfind("nn.", 0) == 0 ? name.substr(3) : name, "v");
 }
 
-bool mentions(const std::string& text, const std::string& name) {
-  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
-    bool starts = at == 0 || !is_word(text[at - 1]);
-    bool ends = at + name.size() >= text.size() || !is_word(text[at + name.size()]);
-    if (starts && ends) return true;
+std::string parenthesize(const std::string& e) {
+  bool number = !e.empty() && std::isdigit(static_cast<unsigned char>(e[0]));
+  for (size_t i = 0; i < e.size(); ++i) {
+    char c = e[i];
+    bool exponent_sign = number && (c == '+' || c == '-') && i > 0 && e[i - 1] == 'e';
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && !(number && c == '.') && !exponent_sign)
+      return "(" + e + ")";
   }
-  return false;
+  return e;
 }
 
 std::string join(const std::vector<std::string>& parts, const std::string& separator) {

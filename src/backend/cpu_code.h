@@ -75,13 +75,11 @@ std::string round_to_dtype(DType dtype, const std::string& value, std::set<CpuHe
 
 // A compute-typed literal for a number: "2.5f", "-INFINITY", "NAN", "3", "true".
 std::string literal(DType dtype, double value);
-// The lowest value of a dtype (-INFINITY for floats), as a literal.
-std::string lowest_literal(DType dtype);
 
 // A C identifier from an IR name: "nn.relu" -> "relu", "%x.1" -> "x_1".
 std::string identifier(const std::string& name);
-// Whether `name` occurs in `text` as a whole identifier.
-bool mentions(const std::string& text, const std::string& name);
+// `e` wrapped in parentheses unless it is a name or a number.
+std::string parenthesize(const std::string& e);
 // "a, b, c".
 std::string join(const std::vector<std::string>& parts, const std::string& separator = ", ");
 // A C++ comment naming a span ("" when it has none).

@@ -1,11 +1,15 @@
-// Anchors as plain loops, for the dtypes oneDNN does not take (float16,
-// bfloat16, integers) and the window shapes it computes differently: matrix
-// products, convolution and pooling. Float products and sums accumulate in
-// double, integer products wrap in uint64, as the reference does; each
-// result element goes through the epilogue as it is stored.
+// Anchors as plain loops built as kernel IR, for the dtypes oneDNN does not
+// take (float16, bfloat16, integers) and the window shapes it computes
+// differently: matrix products, convolution and pooling. Float products and
+// sums accumulate in double, integer products wrap in uint64, as the
+// reference does (cpu_accumulator.h); a window's taps in its padding are
+// skipped by a bounds test; each result element goes through the epilogue
+// as it is stored.
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
+#include "backend/cpu_accumulator.h"
 #include "backend/cpu_kernel.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
@@ -15,6 +19,8 @@ namespace switchyard {
 
 namespace {
 
+namespace ki = kernel_ir;
+using ki::BinaryOp;
 using Dims = std::vector<int64_t>;
 
 int64_t count_of(const Dims& shape) {
@@ -64,55 +70,69 @@ Product describe_product(const CallNode& call) {
 }
 
 // The offset of batch `batch`'s matrix in an operand with `batch_shape`.
-std::string batch_offset(const Product& p, const Dims& batch_shape, int64_t matrix) {
-  if (count_of(batch_shape) <= 1) return "0";
-  ElementIndex at = broadcast_index(ElementIndex::at_offset("batch"), p.out_batch, batch_shape, nullptr);
-  return times(offset_of(at, batch_shape), matrix);
+ki::Expr batch_offset(const Product& p, const Dims& batch_shape, int64_t matrix) {
+  if (count_of(batch_shape) <= 1) return ki::index(0);
+  IndexAt at = broadcast_index(IndexAt::at_offset(ki::var("batch")), p.out_batch, batch_shape, nullptr);
+  return ki::mul(offset_of(at, batch_shape), matrix);
 }
 
-bool is_float(DType dtype) { return dtype_is_float(dtype); }
+ki::Stmt let_index(std::string name, ki::Expr value) { return ki::let(std::move(name), DType::kInt64, std::move(value)); }
 
-std::string accumulator(DType dtype) { return is_float(dtype) ? "double" : "uint64_t"; }
+ki::Expr divided(const ki::Expr& e, int64_t k) { return k == 1 ? e : ki::binary(BinaryOp::kDiv, e, ki::index(k)); }
 
-// The accumulated value in the compute type.
-std::string finish(DType dtype, const std::string& acc, std::set<CpuHelper>* helpers) {
-  if (is_float(dtype)) return round_to_dtype(dtype, "float(" + acc + ")", helpers);
-  return compute_type(dtype) + "(int64_t(" + acc + "))";
+// The serial loop `var` over [0, extent).
+ki::Stmt loop(std::string var, int64_t extent, std::vector<ki::Stmt> body) {
+  return ki::for_loop(std::move(var), ki::index(0), ki::index(extent), ki::LoopKind::kSerial, std::move(body));
 }
 
-void product(CpuKernel& k) {
+// The parallel loop `function` over [0, count), whose iterations `var` run `body`.
+ki::Stmt parallel_over(std::string function, std::string comment, int64_t count, int64_t grain, std::string var,
+                       std::vector<ki::Stmt> body) {
+  return ki::parallel(std::move(function), count, grain,
+                      {ki::for_loop(std::move(var), ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial,
+                                    std::move(body))},
+                      std::move(comment));
+}
+
+// `acc += a * b` in the accumulator type.
+ki::Stmt multiply_add(DType dtype, const ki::Expr& acc, const ki::Expr& a, const ki::Expr& b) {
+  return ki::assign(acc->name, ki::binary(BinaryOp::kAdd, acc,
+                                          ki::binary(BinaryOp::kMul, widened(dtype, a), widened(dtype, b))));
+}
+
+// The sum `acc` finished as `result`, then stored at `at` through the epilogue.
+void store_sum(const CpuKernel& k, std::vector<ki::Stmt>& body, DType dtype, const ki::Expr& acc, const IndexAt& at) {
+  body.push_back(ki::let("result", dtype, finished_sum(dtype, acc)));
+  int counter = 0;
+  k.lower_store_result(body, counter, ki::var("result", dtype), at);
+}
+
+ki::Stmt product(const CpuKernel& k) {
   const CallNode& call = *k.master;
   const std::string op = as<OpNode>(call.op)->name;
   Product p = describe_product(call);
   DType dtype = dtype_of(call.args[0]);
-  std::string a = k.operand(0), b = k.operand(1);
-  auto term = [&](const std::string& buffer, const std::string& offset) {
-    std::string v = load_element(dtype, buffer + "[" + offset + "]", &k.helpers);
-    return is_float(dtype) ? "double(" + v + ")" : "uint64_t(" + v + ")";
-  };
-  k.parallel_loop("product", op + at_span(call.span()) + ", one output row at a time", p.batches * p.m,
-                  std::max<int64_t>(1, kElementGrain / std::max<int64_t>(p.n * std::max<int64_t>(p.k, 1), 1)),
-                  [&](CodeWriter& body) {
-                    body.open("for (int64_t row = begin; row < end; ++row)");
-                    if (p.batches > 1) {
-                      body.line("const int64_t batch = row / " + std::to_string(p.m) + ";");
-                      body.line("const int64_t m = row % " + std::to_string(p.m) + ";");
-                    } else {
-                      body.line("const int64_t m = row;");
-                    }
-                    body.line("const int64_t a_base = " + batch_offset(p, p.a_batch, p.m * p.k) + " + " +
-                              times("m", p.a_row) + ";");
-                    body.line("const int64_t b_base = " + batch_offset(p, p.b_batch, p.k * p.n) + ";");
-                    body.open("for (int64_t n = 0; n < " + std::to_string(p.n) + "; ++n)");
-                    body.line(accumulator(dtype) + " acc = 0;");
-                    body.line("for (int64_t kk = 0; kk < " + std::to_string(p.k) + "; ++kk) acc += " +
-                              term(a, "a_base + " + times("kk", p.a_column)) + " * " +
-                              term(b, "b_base + " + times("kk", p.b_row) + " + " + times("n", p.b_column)) + ";");
-                    body.line("const " + compute_type(dtype) + " result = " + finish(dtype, "acc", &k.helpers) + ";");
-                    k.store_result(body, "result", ElementIndex::at_offset("row * " + std::to_string(p.n) + " + n"));
-                    body.close();
-                    body.close();
-                  });
+  ki::Expr row = ki::var("row"), m = ki::var("m"), n = ki::var("n"), kk = ki::var("kk");
+  ki::Expr acc = ki::in_accumulator(ki::var("acc", dtype));
+  std::vector<ki::Stmt> body;
+  if (p.batches > 1) {
+    body.push_back(let_index("batch", ki::binary(BinaryOp::kDiv, row, ki::index(p.m))));
+    body.push_back(let_index("m", ki::binary(BinaryOp::kMod, row, ki::index(p.m))));
+  } else {
+    body.push_back(let_index("m", row));
+  }
+  body.push_back(let_index("a_base", ki::add(batch_offset(p, p.a_batch, p.m * p.k), ki::mul(m, p.a_row))));
+  body.push_back(let_index("b_base", batch_offset(p, p.b_batch, p.k * p.n)));
+  ki::Expr a = ki::load(k.operand(0), dtype, ki::add(ki::var("a_base"), ki::mul(kk, p.a_column)));
+  ki::Expr b = ki::load(k.operand(1), dtype,
+                        ki::add(ki::add(ki::var("b_base"), ki::mul(kk, p.b_row)), ki::mul(n, p.b_column)));
+  std::vector<ki::Stmt> element = {ki::declare("acc", sum_start(dtype)),
+                                   loop("kk", p.k, {multiply_add(dtype, acc, a, b)})};
+  store_sum(k, element, dtype, acc, IndexAt::at_offset(ki::add(ki::mul(row, p.n), n)));
+  body.push_back(loop("n", p.n, std::move(element)));
+  return parallel_over("product", op + at_span(call.span()) + ", one output row at a time", p.batches * p.m,
+                       std::max<int64_t>(1, kElementGrain / std::max<int64_t>(p.n * std::max<int64_t>(p.k, 1), 1)),
+                       "row", std::move(body));
 }
 
 struct Window {
@@ -138,71 +158,72 @@ Window describe_window(const CallNode& call, bool has_kernel_weights) {
   return w;
 }
 
-// Opens the loops over output positions (oh, ow).
-void open_window(CodeWriter& body, const Window& w) {
-  body.open("for (int64_t oh = 0; oh < " + std::to_string(w.out_h) + "; ++oh)");
-  body.open("for (int64_t ow = 0; ow < " + std::to_string(w.out_w) + "; ++ow)");
+// The loops over output positions (oh, ow) around `body`.
+ki::Stmt over_outputs(const Window& w, std::vector<ki::Stmt> body) {
+  return loop("oh", w.out_h, {loop("ow", w.out_w, std::move(body))});
 }
 
-// Opens the loops over the window's taps (kh, kw), naming the input row and
-// column (ih, iw) they read.
-void open_taps(CodeWriter& body, const Window& w) {
-  body.open("for (int64_t kh = 0; kh < " + std::to_string(w.kernel_h) + "; ++kh)");
-  body.open("for (int64_t kw = 0; kw < " + std::to_string(w.kernel_w) + "; ++kw)");
-  body.line("const int64_t ih = " + plus(times("oh", w.stride_h) + " + " + times("kh", w.dilation_h), -w.pad.top) +
-            ";");
-  body.line("const int64_t iw = " + plus(times("ow", w.stride_w) + " + " + times("kw", w.dilation_w), -w.pad.left) +
-            ";");
+// The loops over the window's taps (kh, kw) around the lets of the input
+// row and column they read (ih, iw) and `body`.
+ki::Stmt over_taps(const Window& w, std::vector<ki::Stmt> body) {
+  ki::Expr ih = ki::add(ki::add(ki::mul(ki::var("oh"), w.stride_h), ki::mul(ki::var("kh"), w.dilation_h)), -w.pad.top);
+  ki::Expr iw = ki::add(ki::add(ki::mul(ki::var("ow"), w.stride_w), ki::mul(ki::var("kw"), w.dilation_w)), -w.pad.left);
+  body.insert(body.begin(), {let_index("ih", ih), let_index("iw", iw)});
+  return loop("kh", w.kernel_h, {loop("kw", w.kernel_w, std::move(body))});
 }
 
-std::string in_bounds(const Window& w) {
-  return "ih >= 0 && ih < " + std::to_string(w.height) + " && iw >= 0 && iw < " + std::to_string(w.width);
+// Whether the tap (ih, iw) lies in the input, not its padding.
+ki::Expr in_bounds(const Window& w) {
+  ki::Expr ih = ki::var("ih"), iw = ki::var("iw");
+  auto within = [](const ki::Expr& i, int64_t extent) {
+    return ki::binary(BinaryOp::kAnd, ki::binary(BinaryOp::kLessEqual, ki::index(0), i),
+                      ki::binary(BinaryOp::kLess, i, ki::index(extent)));
+  };
+  return ki::binary(BinaryOp::kAnd, within(ih, w.height), within(iw, w.width));
 }
 
-void convolution(CpuKernel& k) {
+// Element (plane, ih, iw) of an NCHW tensor whose planes are h x w.
+ki::Expr plane_element(const ki::Expr& plane, int64_t h, const ki::Expr& row, int64_t w, const ki::Expr& column) {
+  return ki::add(ki::mul(ki::add(ki::mul(plane, h), row), w), column);
+}
+
+ki::Stmt convolution(const CpuKernel& k) {
   const CallNode& call = *k.master;
   Window w = describe_window(call, true);
   DType dtype = dtype_of(call.args[0]);
   const Dims& weight = shape_of(call.args[1]);
   int64_t groups = call.attrs->get_int("groups"), out_channels = weight[0];
   int64_t group_in = w.channels / groups, group_out = out_channels / groups;
-  std::string x = k.operand(0), f = k.operand(1);
-  k.parallel_loop("convolution", "nn.conv2d" + at_span(call.span()) + ", one output plane at a time",
-                  w.batch * out_channels, 1, [&](CodeWriter& body) {
-                    body.open("for (int64_t plane = begin; plane < end; ++plane)");
-                    body.line("const int64_t n = plane / " + std::to_string(out_channels) + ";");
-                    body.line("const int64_t o = plane % " + std::to_string(out_channels) + ";");
-                    body.line("const int64_t first_channel = o / " + std::to_string(group_out) + " * " +
-                              std::to_string(group_in) + ";");
-                    open_window(body, w);
-                    body.line(accumulator(dtype) + " acc = 0;");
-                    body.open("for (int64_t c = 0; c < " + std::to_string(group_in) + "; ++c)");
-                    open_taps(body, w);
-                    body.line("if (!(" + in_bounds(w) + ")) continue;  // zero padding");
-                    std::string xv = load_element(dtype, x + "[((n * " + std::to_string(w.channels) +
-                                                             " + first_channel + c) * " + std::to_string(w.height) +
-                                                             " + ih) * " + std::to_string(w.width) + " + iw]",
-                                                  &k.helpers);
-                    std::string fv = load_element(dtype, f + "[((o * " + std::to_string(group_in) + " + c) * " +
-                                                             std::to_string(w.kernel_h) + " + kh) * " +
-                                                             std::to_string(w.kernel_w) + " + kw]",
-                                                  &k.helpers);
-                    std::string cast = accumulator(dtype);
-                    body.line("acc += " + cast + "(" + xv + ") * " + cast + "(" + fv + ");");
-                    body.close();
-                    body.close();
-                    body.close();
-                    body.line("const " + compute_type(dtype) + " result = " + finish(dtype, "acc", &k.helpers) + ";");
-                    k.store_result(body, "result",
-                                   ElementIndex::at_offset("(plane * " + std::to_string(w.out_h) + " + oh) * " +
-                                                           std::to_string(w.out_w) + " + ow"));
-                    body.close();
-                    body.close();
-                    body.close();
-                  });
+  ki::Expr plane = ki::var("plane"), n = ki::var("n"), o = ki::var("o"), c = ki::var("c");
+  ki::Expr acc = ki::in_accumulator(ki::var("acc", dtype));
+  ki::Expr channel = ki::add(ki::add(ki::mul(n, w.channels), ki::var("first_channel")), c);
+  ki::Expr x = ki::load(k.operand(0), dtype, plane_element(channel, w.height, ki::var("ih"), w.width, ki::var("iw")));
+  ki::Expr f = ki::load(k.operand(1), dtype,
+                        plane_element(ki::add(ki::mul(o, group_in), c), w.kernel_h, ki::var("kh"), w.kernel_w,
+                                      ki::var("kw")));
+  // Zero padding adds nothing: a tap outside the input is skipped.
+  ki::Stmt tap = ki::if_then_else(in_bounds(w), {multiply_add(dtype, acc, x, f)});
+  std::vector<ki::Stmt> output = {ki::declare("acc", sum_start(dtype)), loop("c", group_in, {over_taps(w, {tap})})};
+  store_sum(k, output, dtype, acc, IndexAt::at_offset(plane_element(plane, w.out_h, ki::var("oh"), w.out_w, ki::var("ow"))));
+  std::vector<ki::Stmt> body = {
+      let_index("n", ki::binary(BinaryOp::kDiv, plane, ki::index(out_channels))),
+      let_index("o", ki::binary(BinaryOp::kMod, plane, ki::index(out_channels))),
+      let_index("first_channel", ki::mul(divided(o, group_out), group_in)),
+      over_outputs(w, std::move(output)),
+  };
+  return parallel_over("convolution", "nn.conv2d" + at_span(call.span()) + ", one output plane at a time",
+                       w.batch * out_channels, 1, "plane", std::move(body));
 }
 
-void pool(CpuKernel& k) {
+// The mean of `sum` over `count` taps in double; `empty` when there are none.
+ki::Expr window_mean(const ki::Expr& count, double empty) {
+  ki::Expr sum = ki::in_accumulator(ki::var("sum", DType::kFloat32));
+  return ki::select(ki::binary(BinaryOp::kNotEqual, count, ki::index(0)),
+                    ki::binary(BinaryOp::kDiv, sum, ki::in_accumulator(ki::cast(DType::kFloat32, count))),
+                    ki::in_accumulator(ki::float_value(DType::kFloat32, empty)));
+}
+
+ki::Stmt pool(const CpuKernel& k) {
   const CallNode& call = *k.master;
   const std::string op = as<OpNode>(call.op)->name;
   DType dtype = dtype_of(call.args[0]);
@@ -216,59 +237,46 @@ void pool(CpuKernel& k) {
     w = describe_window(call, false);
   }
   bool include_pad = op == "nn.avg_pool2d" && call.attrs->get_bool("count_include_pad");
-  std::string x = k.operand(0);
-  std::string type = compute_type(dtype);
-  k.parallel_loop("pool", op + at_span(call.span()) + ", one plane at a time", w.batch * w.channels, 1,
-                  [&](CodeWriter& body) {
-                    body.open("for (int64_t plane = begin; plane < end; ++plane)");
-                    open_window(body, w);
-                    if (is_max) body.line(type + " best = " + lowest_literal(dtype) + ";");
-                    else body.line("double sum = 0.0;");
-                    if (!is_max) body.line(include_pad ? "int64_t real = 0, padded = 0;" : "int64_t real = 0;");
-                    open_taps(body, w);
-                    if (include_pad)
-                      body.line("if (ih < " + std::to_string(w.height + w.pad.bottom) + " && iw < " +
-                                std::to_string(w.width + w.pad.right) + ") ++padded;");
-                    body.line("if (!(" + in_bounds(w) + ")) continue;");
-                    std::string v = load_element(dtype, x + "[(plane * " + std::to_string(w.height) + " + ih) * " +
-                                                            std::to_string(w.width) + " + iw]",
-                                                 &k.helpers);
-                    if (is_max) {
-                      body.line("const " + type + " value = " + v + ";");
-                      // NaN wins and stays (the interpreter's and the max reduction's rule).
-                      body.line(is_float(dtype) ? "best = (best != best || value <= best) ? best : value;"
-                                                : "best = value > best ? value : best;");
-                    } else {
-                      body.line("sum += double(" + v + ");");
-                      body.line("++real;");
-                    }
-                    body.close();
-                    body.close();
-                    std::string result = "best";
-                    if (!is_max) {
-                      std::string divisor = include_pad ? "padded" : "real";
-                      std::string mean = divisor + " == 0 ? " + (global ? std::string("NAN") : "0.0") +
-                                         " : sum / double(" + divisor + ")";
-                      if (is_float(dtype)) {
-                        result = round_to_dtype(dtype, "float(" + mean + ")", &k.helpers);
-                      } else {
-                        k.helpers.insert(CpuHelper::kFloatToInt);
-                        result = type + "(sy_float_to_int64(" + mean + "))";
-                      }
-                    }
-                    body.line("const " + type + " result = " + result + ";");
-                    k.store_result(body, "result",
-                                   ElementIndex::at_offset("(plane * " + std::to_string(w.out_h) + " + oh) * " +
-                                                           std::to_string(w.out_w) + " + ow"));
-                    body.close();
-                    body.close();
-                    body.close();
-                  });
+  ki::Expr plane = ki::var("plane");
+  ki::Expr value = ki::load(k.operand(0), dtype, plane_element(plane, w.height, ki::var("ih"), w.width, ki::var("iw")));
+  ki::Expr best = ki::var("best", dtype), real = ki::var("real"), padded = ki::var("padded");
+  std::vector<ki::Stmt> output, tap;
+  if (is_max) {
+    output.push_back(ki::declare("best", lowest_value(dtype)));
+    tap.push_back(ki::let("value", dtype, value));
+    tap.push_back(ki::assign("best", max_step(best, ki::var("value", dtype))));  // NaN wins, as in max
+  } else {
+    output.push_back(ki::declare("sum", sum_start(DType::kFloat32)));
+    output.push_back(ki::declare("real", ki::index(0)));
+    if (include_pad) output.push_back(ki::declare("padded", ki::index(0)));
+    ki::Expr sum = ki::in_accumulator(ki::var("sum", DType::kFloat32));
+    tap.push_back(ki::assign("sum", ki::binary(BinaryOp::kAdd, sum, widened(DType::kFloat32, value))));
+    tap.push_back(ki::assign("real", ki::add(real, 1)));
+  }
+  std::vector<ki::Stmt> taps;
+  if (include_pad) {  // a tap counts when it lies in the padded input
+    ki::Expr in_padded = ki::binary(BinaryOp::kAnd,
+                                    ki::binary(BinaryOp::kLess, ki::var("ih"), ki::index(w.height + w.pad.bottom)),
+                                    ki::binary(BinaryOp::kLess, ki::var("iw"), ki::index(w.width + w.pad.right)));
+    taps.push_back(ki::if_then_else(in_padded, {ki::assign("padded", ki::add(padded, 1))}));
+  }
+  taps.push_back(ki::if_then_else(in_bounds(w), std::move(tap)));
+  output.push_back(over_taps(w, std::move(taps)));
+  ki::Expr result = best;
+  if (!is_max) {
+    // An empty window (only a global pool of an empty plane) is NaN or 0.
+    double empty = global ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+    output.push_back(ki::let("result", dtype, ki::cast(dtype, window_mean(include_pad ? padded : real, empty))));
+    result = ki::var("result", dtype);
+  }
+  int counter = 0;
+  k.lower_store_result(output, counter, result,
+                       IndexAt::at_offset(plane_element(plane, w.out_h, ki::var("oh"), w.out_w, ki::var("ow"))));
+  return parallel_over("pool", op + at_span(call.span()) + ", one plane at a time", w.batch * w.channels, 1, "plane",
+                       {over_outputs(w, std::move(output))});
 }
 
-}  // namespace
-
-void generate_direct_kernel(CpuKernel& k) {
+ki::Stmt direct_loop(const CpuKernel& k) {
   const std::string& op = as<OpNode>(k.master->op)->name;
   if (op == "nn.dense" || op == "matmul" || op == "nn.batch_matmul") return product(k);
   if (op == "nn.conv2d") {
@@ -283,6 +291,14 @@ void generate_direct_kernel(CpuKernel& k) {
     return pool(k);
   }
   throw Error(ErrorKind::kBackend, "no CPU kernel for operator '" + op + "'", k.master->span());
+}
+
+}  // namespace
+
+ki::Kernel lower_direct_kernel(const CpuKernel& k) {
+  ki::Kernel kernel = k.kernel_ir_buffers();
+  kernel.body = {direct_loop(k)};
+  return kernel;
 }
 
 }  // namespace switchyard

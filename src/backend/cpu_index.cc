@@ -1,6 +1,6 @@
 // Index maps of generated element loops: offsets, coordinates, broadcasting
 // and the injective operators, as kernel IR index expressions over loop
-// variables (cpu_index_text.cc offers them as C++ text).
+// variables.
 #include "backend/cpu_index.h"
 
 #include "kernel_ir/hash.h"

@@ -1,34 +1,31 @@
 // One CPU kernel under construction, shared by the generators of each kind
-// of fused group: element-wise loops (cpu_elementwise.cc), reductions
-// (cpu_reduction.cc), normalisations (cpu_normalization.cc), oneDNN anchors
-// (cpu_dnnl.cc) and plain-loop anchors for dtypes oneDNN lacks
-// (cpu_direct.cc). codegen_cpu.cc prepares the function, dispatches and
-// assembles the translation unit.
+// of fused group, which build it as kernel IR: element-wise loops
+// (cpu_elementwise.cc), reductions (cpu_reduction.cc), normalisations
+// (cpu_normalization.cc), oneDNN anchors (cpu_dnnl.cc) and plain-loop
+// anchors for dtypes oneDNN lacks (cpu_direct.cc). codegen_cpu.cc prepares
+// the function, dispatches and renders the kernel.
 #pragma once
 
 #include <functional>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "backend/cpu_code.h"
-#include "backend/cpu_element_emitter.h"
 #include "backend/cpu_element_lowering.h"
-#include "backend/cpu_unit.h"
 #include "ir/expr.h"
 #include "kernel_ir/kernel.h"
 #include "runtime/primitive_spec.h"
 
 namespace switchyard {
 
-struct CpuKernel : CpuUnit {
+struct CpuKernel {
+  std::string name;                  // the C symbol
   Function function;                 // tensor parameters only (tuples flattened)
   const CallNode* master = nullptr;  // the anchor or reduction, if any
   const CallNode* root = nullptr;    // the body: the call producing the result
   std::vector<bool> constant_inputs;  // by parameter: a weight, unchanged between runs
   std::vector<TensorType> outputs;   // the result, flattened
-  int counter = 0;         // numbers locals
   // The oneDNN primitive it runs through services->run_primitive, if any;
   // `library_only` when that is all it does (it then has no code: the entry
   // function asks the runtime to run the primitive directly).
@@ -43,18 +40,6 @@ struct CpuKernel : CpuUnit {
   std::string operand(size_t arg) const;
   DType output_dtype(size_t j = 0) const { return outputs.at(j)->dtype; }
 
-  // Emits `void loop_name(void*, int64_t begin, int64_t end)` whose body
-  // `write_body` writes (it sees `begin`, `end` and every buffer it names),
-  // and runs it over [0, count) through services->parallel_for.
-  void parallel_loop(const std::string& loop_name, const std::string& comment, int64_t count, int64_t grain,
-                     const std::function<void(CodeWriter&)>& write_body);
-
-  // An element emitter over `out` reading every parameter from its buffer.
-  ElementEmitter emitter(CodeWriter& out);
-
-  // Stores the kernel's result element `at` into output 0: the epilogue
-  // applied to the master's compute-typed `value` there.
-  void store_result(CodeWriter& out, const std::string& value, const ElementIndex& at);
   bool has_epilogue() const { return root != master; }
 
   // The kernel IR of this kernel's parameters and outputs, no statements yet.
@@ -92,7 +77,8 @@ kernel_ir::Kernel lower_normalization_kernel(const CpuKernel& k);
 // fuse; nullopt when the primitive is the whole kernel (k.library_only) or
 // oneDNN does not make it (then it is a plain-loop anchor).
 std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k);
-void generate_direct_kernel(CpuKernel& k);         // the same anchors as plain loops, any dtype
+// The same anchors as plain loops, any dtype.
+kernel_ir::Kernel lower_direct_kernel(const CpuKernel& k);
 // Whether oneDNN computes this anchor call (float32, supported attributes).
 bool dnnl_handles(const CallNode& anchor);
 

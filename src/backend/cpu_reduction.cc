@@ -8,8 +8,8 @@
 // a tile of contiguous output elements accumulates side by side in a local
 // array, so the input is still read along memory.
 #include <algorithm>
-#include <limits>
 
+#include "backend/cpu_accumulator.h"
 #include "backend/cpu_kernel.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
@@ -62,45 +62,24 @@ ki::Expr accumulator(const ReductionPlan& p, const std::string& name, const ki::
   return accumulator_precision(p) == ki::Precision::kAccumulator ? ki::in_accumulator(acc) : acc;
 }
 
-ki::Expr lowest_value(DType dtype) {
-  switch (dtype) {
-    case DType::kInt8: return ki::int_value(dtype, std::numeric_limits<int8_t>::min());
-    case DType::kInt32: return ki::int_value(dtype, std::numeric_limits<int32_t>::min());
-    case DType::kInt64: return ki::int_value(dtype, std::numeric_limits<int64_t>::min());
-    case DType::kUInt8: case DType::kBool: return ki::int_value(dtype, 0);
-    default: return ki::float_value(dtype, -std::numeric_limits<double>::infinity());
-  }
-}
+ki::Expr initial_value(const ReductionPlan& p) { return is_sum(p) ? sum_start(p.dtype) : lowest_value(p.dtype); }
 
-ki::Expr initial_value(const ReductionPlan& p) {
-  if (!is_sum(p)) return lowest_value(p.dtype);
-  return ki::in_accumulator(dtype_is_float(p.dtype) ? ki::float_value(p.dtype, 0.0) : ki::int_value(p.dtype, 0));
-}
-
-// The accumulator after taking in `value`.
+// The accumulator after taking in `value` (a float one adds in double).
 ki::Expr accumulate(const ReductionPlan& p, const ki::Expr& acc, const ki::Expr& value) {
-  using ki::BinaryOp;
-  if (is_sum(p))
-    return ki::binary(BinaryOp::kAdd, acc,
-                      dtype_is_float(p.dtype) ? value : ki::in_accumulator(ki::cast(p.dtype, value)));
-  if (dtype_is_float(p.dtype))
-    return ki::select(ki::binary(BinaryOp::kOr, ki::binary(BinaryOp::kNotEqual, acc, acc),
-                                 ki::binary(BinaryOp::kLessEqual, value, acc)),
-                      acc, value);
-  return ki::select(ki::binary(BinaryOp::kGreater, value, acc), value, acc);
+  if (!is_sum(p)) return max_step(acc, value);
+  return ki::binary(ki::BinaryOp::kAdd, acc, dtype_is_float(p.dtype) ? value : widened(p.dtype, value));
 }
 
 // The reduced value in the input's compute type.
 ki::Expr finish(const ReductionPlan& p, const ki::Expr& acc) {
   if (!is_sum(p)) return acc;
-  bool mean = p.op == "mean";
+  if (p.op != "mean") return finished_sum(p.dtype, acc);
   if (dtype_is_float(p.dtype)) {
     ki::Expr count = ki::in_accumulator(ki::float_value(p.dtype, double(p.count)));
-    return ki::cast(p.dtype, mean ? ki::binary(ki::BinaryOp::kDiv, acc, count) : acc);
+    return ki::cast(p.dtype, ki::binary(ki::BinaryOp::kDiv, acc, count));
   }
-  if (mean && p.count == 0) return ki::int_value(p.dtype, 0);
-  ki::Expr total = ki::cast(DType::kInt64, acc);
-  return ki::cast(p.dtype, mean ? ki::binary(ki::BinaryOp::kDiv, total, ki::index(p.count)) : total);
+  if (p.count == 0) return ki::int_value(p.dtype, 0);
+  return ki::cast(p.dtype, ki::binary(ki::BinaryOp::kDiv, ki::cast(DType::kInt64, acc), ki::index(p.count)));
 }
 
 // The reduced axes of extent > 1, each a loop, naming their coordinates

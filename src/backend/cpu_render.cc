@@ -7,7 +7,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "backend/cpu_index.h"
 #include "backend/cpu_unit.h"
 
 namespace switchyard {
@@ -121,8 +120,8 @@ class Renderer {
   // An operand of a tighter-binding operator: parenthesized unless atomic.
   std::string operand(const Expr& e) {
     std::string text = expr(e);
-    // A variable may be opaque index text (cpu_index_text.cc); an array element is atomic.
-    if ((e->kind == ExprKind::kVar && e->operands.empty()) || e->kind == ExprKind::kCall) return parenthesize(text);
+    // An operator's C++ form may be a name or an infix expression.
+    if (e->kind == ExprKind::kCall) return parenthesize(text);
     return is_atom(e) ? text : "(" + text + ")";
   }
 
@@ -132,7 +131,7 @@ class Renderer {
     std::string op = symbol(e->binary);
     switch (e->binary) {
       case BinaryOp::kAdd: return sum_term(a) + op + sum_term(b);
-      case BinaryOp::kSub: return sum_term(a) + op + (is_sum(b) || b->kind == ExprKind::kVar ? operand(b) : sum_term(b));
+      case BinaryOp::kSub: return sum_term(a) + op + (is_sum(b) ? operand(b) : sum_term(b));
       case BinaryOp::kMin: return "std::min<int64_t>(" + expr(a) + op + expr(b) + ")";
       case BinaryOp::kLess: case BinaryOp::kGreater: case BinaryOp::kLessEqual: case BinaryOp::kNotEqual:
         return sum_term(a) + op + sum_term(b);
@@ -143,10 +142,8 @@ class Renderer {
     }
   }
 
-  // A term of a sum or comparison: products and sums need no parentheses,
-  // nor does a variable (cpu_index_text.cc's opaque ones are sums at most).
+  // A term of a sum or comparison: products and sums need no parentheses.
   std::string sum_term(const Expr& e) {
-    if (e->kind == ExprKind::kVar) return expr(e);
     if (e->kind == ExprKind::kBinary && !is_comparison(e->binary)) return expr(e);
     return operand(e);
   }

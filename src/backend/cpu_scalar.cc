@@ -8,7 +8,6 @@
 
 #include <cmath>
 
-#include "backend/cpu_index.h"
 #include "op/registry.h"
 #include "support/error.h"
 

@@ -1,6 +1,6 @@
 // The C++ expression of one element-wise operator applied to operand
-// expressions, independent of the graph IR node that called it: the element
-// emitter and the kernel IR both render operators through it.
+// expressions, independent of the graph IR node that called it: the kernel
+// IR's C++ renderer prints every operator call through it.
 #pragma once
 
 #include <set>

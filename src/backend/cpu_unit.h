@@ -1,7 +1,6 @@
 // The translation unit every CPU kernel compiles to: the kernel's helpers,
 // its `Buffers` closure struct, the parallel loop functions, `run()` and the
-// exported entry point. The kernel IR renderer and the plain-loop anchors,
-// not yet on the kernel IR, both fill one.
+// exported entry point. The kernel IR renderer (cpu_render.cc) fills one.
 #pragma once
 
 #include <set>

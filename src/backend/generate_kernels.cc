@@ -79,12 +79,11 @@ int add_kernel_ir_source(LoweredProgram& program, std::unordered_map<size_t, std
   return same.back();
 }
 
-// Other kernels are identified by their code, target and primitive, and
-// generated again under a name from that hash.
-int add_text_source(LoweredProgram& program, std::map<std::string, int>& by_content, const LoweredKernelCall& call,
-                    const VirtualDevice* device, const std::vector<bool>& constant, const KernelSource& draft) {
-  std::string identity = draft.code + "\ntarget: " + draft.target;
-  if (draft.primitive) identity += "\nprimitive: " + primitive_spec_text(*draft.primitive);
+// A library primitive alone (no code, no kernel IR) is identified by its
+// spec and target, and generated again under a name from that hash.
+int add_primitive_source(LoweredProgram& program, std::map<std::string, int>& by_content, const LoweredKernelCall& call,
+                         const VirtualDevice* device, const std::vector<bool>& constant, const KernelSource& draft) {
+  std::string identity = "target: " + draft.target + "\nprimitive: " + primitive_spec_text(draft.primitive.value());
   std::string hash = sha256_hex(identity.data(), identity.size());
   auto [it, inserted] = by_content.emplace(hash, int(program.kernel_sources.size()));
   if (inserted) {
@@ -103,8 +102,8 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config) 
   // A function called at several places is generated once per device; calls
   // that compute the same thing (the same primitive up to spans and devices)
   // for the same target share one kernel, so a model's repeated layers
-  // compile once; calls whose kernel IR (or, for kernels not built as kernel
-  // IR, code) and target are identical share one too.
+  // compile once; calls whose kernel IR (or, for a library primitive alone,
+  // primitive spec) and target are identical share one too.
   // Which inputs are weights is part of a kernel's identity: oneDNN kernels
   // cache weights reordered into their preferred layout only for those.
   std::vector<std::vector<bool>> constant_inputs(program.kernel_calls.size());
@@ -116,7 +115,7 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config) 
   using Known = std::tuple<Function, std::vector<bool>, int>;
   std::map<std::tuple<const FunctionNode*, int, std::vector<bool>>, int> by_function;
   std::unordered_map<size_t, std::vector<Known>> by_structure;
-  std::map<std::string, int> by_content;  // sha256 of code and target
+  std::map<std::string, int> by_content;  // sha256 of primitive spec and target
   std::unordered_map<size_t, std::vector<int>> by_kernel_ir;  // kernel IR hash and target
   const StructuralEqualOptions identity{.compare_devices = false, .compare_spans = false};
   for (size_t index = 0; index < program.kernel_calls.size(); ++index) {
@@ -145,7 +144,7 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config) 
     // (and its cached object) across builds and models.
     KernelSource draft = generate_for_target(call, device, "sy_kernel", constant);
     int source = draft.kernel_ir ? add_kernel_ir_source(program, by_kernel_ir, std::move(draft), call.base_name)
-                                 : add_text_source(program, by_content, call, device, constant, draft);
+                                 : add_primitive_source(program, by_content, call, device, constant, draft);
     call.source = source;
     by_function.emplace(key, source);
     same_hash.emplace_back(call.primitive, constant, source);

@@ -36,9 +36,8 @@ struct KernelSource {
   // A kernel with a primitive and no code is the primitive alone: the entry
   // function calls run_primitive with the kernel's buffers instead.
   std::optional<PrimitiveSpec> primitive;
-  // The kernel IR `code` was rendered from, when its generator builds one
-  // (every loop kernel but the plain-loop anchors): with the target, the
-  // kernel's identity.
+  // The kernel IR `code` was rendered from (every kernel with code): with
+  // the target, the kernel's identity.
   std::optional<kernel_ir::Kernel> kernel_ir;
   bool library_only() const { return primitive.has_value() && code.empty(); }
 };

@@ -1,5 +1,4 @@
-// The index maps on kernel IR, and their text form for the generators that
-// still write text: the same rules, parenthesized where C++ needs it.
+// The index maps on kernel IR, rendered as C++ index arithmetic.
 #include <gtest/gtest.h>
 
 #include "backend/cpu_index.h"
@@ -38,17 +37,17 @@ TEST(CpuIndex, BroadcastReadsTheOperandsOwnCoordinates) {
   EXPECT_TRUE(ki::is_index(broadcast_index(at, {2, 3, 4}, {1}, nullptr).offset, 0));
 }
 
-TEST(CpuIndex, TextIndicesAreOpaqueAndParenthesizedWherePrecedenceNeedsIt) {
-  IndexCost cost;
-  std::vector<std::string> coords = coordinates_of(ElementIndex::at_offset("row * 4 + j"), {3, 4, 5}, &cost);
-  EXPECT_EQ(coords, (std::vector<std::string>{"(row * 4 + j) / 20", "((row * 4 + j) / 5) % 4", "(row * 4 + j) % 5"}));
-  EXPECT_TRUE(cost.divided);
-  EXPECT_EQ(offset_of(ElementIndex::at_coords({"o + 1", "0", "k"}), {2, 3, 4}), "(o + 1) * 12 + k");
-  // An operator's argument index: transpose swaps the coordinates it reads.
+TEST(CpuIndex, AnArgumentIndexFollowsItsOperator) {
+  // transpose swaps the coordinates it reads; reshape reads the row-major offset.
   Var x = make_var("x", tensor_type({2, 3}, DType::kFloat32));
   Expr t = infer_expr_type(make_op_call("transpose", {x}, {{"axes", std::vector<int64_t>{1, 0}}}));
-  ElementIndex read = argument_index(*as<CallNode>(t), 0, ElementIndex::at_coords({"p", "q"}), nullptr);
-  EXPECT_EQ(read.coords, (std::vector<std::string>{"q", "p"}));
+  IndexAt read = argument_index(*as<CallNode>(t), 0, IndexAt::at_coords({ki::var("p"), ki::var("q")}), nullptr);
+  ASSERT_TRUE(read.has_coords);
+  EXPECT_EQ(rendered(read.coords), (std::vector<std::string>{"q", "p"}));
+  Expr r = infer_expr_type(make_op_call("reshape", {x}, {{"newshape", std::vector<int64_t>{6}}}));
+  IndexAt flat = argument_index(*as<CallNode>(r), 0, IndexAt::at_coords({ki::add(ki::var("o"), 1)}), nullptr);
+  ASSERT_TRUE(flat.offset);
+  EXPECT_EQ(render_cpu_index(flat.offset), "o + 1");
 }
 
 }  // namespace

@@ -196,6 +196,18 @@ TEST(KernelIr, ElementwiseKernelsAreKeyedByTheirIrNotTheirSpans) {
   EXPECT_FALSE(ki::equal(*a.kernel_ir, *c.kernel_ir));
 }
 
+// A kernel over `buffers` whose one parallel loop `function` runs `body`
+// for each `var` in [0, count), serially within a chunk.
+ki::Kernel in_one_loop(std::vector<ki::Buffer> buffers, const std::string& function, int64_t count,
+                       const std::string& var, std::vector<ki::Stmt> body) {
+  ki::Kernel k;
+  k.buffers = std::move(buffers);
+  k.body = {ki::parallel(function, count, 1,
+                         {ki::for_loop(var, ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body))},
+                         function)};
+  return k;
+}
+
 // out0[r] = the double sum of the 8 elements of row r of x (4 x 8), the
 // tile of `lanes` rows' sums kept in a local array.
 ki::Kernel row_sums(ki::Reduction lanes = ki::Reduction::kSum, ki::Precision precision = ki::Precision::kAccumulator) {
@@ -211,13 +223,9 @@ ki::Kernel row_sums(ki::Reduction lanes = ki::Reduction::kSum, ki::Precision pre
       ki::assign_element("partial", ki::index(0), acc),
       ki::store("out0", r, ki::cast(DType::kFloat32, ki::element("partial", DType::kFloat32, ki::index(0)))),
   };
-  ki::Kernel k;
-  k.buffers = {{"in0_x", DType::kFloat32, ki::BufferRole::kInput, 0, true, {4, 8}, "", "%x"},
-               {"out0", DType::kFloat32, ki::BufferRole::kOutput, 0, false, {4}, "", ""}};
-  k.body = {ki::parallel("reduce", 4, 1,
-                         {ki::for_loop("r", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(row))},
-                         "row sums")};
-  return k;
+  return in_one_loop({{"in0_x", DType::kFloat32, ki::BufferRole::kInput, 0, true, {4, 8}, "", "%x"},
+                      {"out0", DType::kFloat32, ki::BufferRole::kOutput, 0, false, {4}, "", ""}},
+                     "reduce", 4, "r", std::move(row));
 }
 
 TEST(KernelIr, AccumulatorsAndReductionsArePartOfTheIdentity) {
@@ -365,13 +373,9 @@ ki::Kernel bounded_casts() {
       ki::if_then_else(inside, {ki::store("out0", i, ki::cast(DType::kInt64, ki::load("in0_x", DType::kFloat32, i)))},
                        {ki::store("out0", i, ki::int_value(DType::kInt64, -7))}),
   };
-  ki::Kernel k;
-  k.buffers = {{"in0_x", DType::kFloat32, ki::BufferRole::kInput, 0, true, {6}, "", "%x"},
-               {"out0", DType::kInt64, ki::BufferRole::kOutput, 0, false, {6}, "", ""}};
-  k.body = {ki::parallel("bounded", 6, 1,
-                         {ki::for_loop("i", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body))},
-                         "bounded casts")};
-  return k;
+  return in_one_loop({{"in0_x", DType::kFloat32, ki::BufferRole::kInput, 0, true, {6}, "", "%x"},
+                      {"out0", DType::kInt64, ki::BufferRole::kOutput, 0, false, {6}, "", ""}},
+                     "bounded", 6, "i", std::move(body));
 }
 
 TEST(KernelIr, TheRendererPrintsBoundsTestsAndSaturatingCasts) {
@@ -440,6 +444,35 @@ TEST(KernelIr, ACallInDoubleIsMarkedInTheIr) {
   EXPECT_EQ(calls[0]->precision, ki::Precision::kAccumulator);
   for (const ki::Expr& operand : calls[0]->operands) EXPECT_EQ(operand->precision, ki::Precision::kAccumulator);
   expect_code_holds(batch_norm.code, {"float(1.0 / (std::sqrt((double(sy_half_to_float(in4_v[c])) + "});
+}
+
+// The plain-loop anchors (dtypes oneDNN lacks) are kernel IR: two at
+// different places are one kernel; a product or window sums in the wide
+// accumulator type; a window's padding is a bounds test around its tap.
+TEST(KernelIr, PlainLoopAnchorsAreBuiltAsKernelIr) {
+  KernelSource conv = same_kernel_ir_at_two_places(
+      "def @main(%x: Tensor[(1, 4, 6, 6), int32], %w: Tensor[(2, 2, 3, 3), int32]) {\n"
+      "  %0 = nn.conv2d(%x, %w, groups=2, padding=[1, 1]);\n  nn.relu(%0)\n}\n");
+  ASSERT_TRUE(conv.kernel_ir);
+  EXPECT_FALSE(conv.primitive);
+  std::vector<const ki::StmtNode*> ifs = find_stmts(conv.kernel_ir->body, ki::StmtKind::kIf);
+  ASSERT_EQ(ifs.size(), 1u);
+  EXPECT_EQ(ifs[0]->value->binary, ki::BinaryOp::kAnd);
+  std::vector<const ki::StmtNode*> declares = find_stmts(conv.kernel_ir->body, ki::StmtKind::kDeclare);
+  ASSERT_EQ(declares.size(), 1u);
+  EXPECT_EQ(declares[0]->precision, ki::Precision::kAccumulator);
+  expect_code_holds(conv.code, {"uint64_t acc = uint64_t(0);", "if (0 <= ih && ih < 6 && 0 <= iw && iw < 6) {",
+                                "acc += uint64_t(in0_x[((n * 4 + first_channel + c) * 6 + ih) * 6 + iw]) * "
+                                "uint64_t(in1_w[((o * 2 + c) * 3 + kh) * 3 + kw]);",
+                                "const int32_t result = int32_t(int64_t(acc));"});
+  KernelSource dense = same_kernel_ir_at_two_places(
+      "def @main(%x: Tensor[(3, 8), float16], %w: Tensor[(4, 8), float16]) {\n  nn.dense(%x, %w)\n}\n");
+  expect_code_holds(dense.code, {"double acc = 0.0;", "acc += double(sy_half_to_float(in0_x[a_base + kk])) * "});
+  KernelSource pool = same_kernel_ir_at_two_places(
+      "def @main(%x: Tensor[(1, 2, 5, 5), int32]) {\n"
+      "  nn.avg_pool2d(%x, pool_size=[3, 3], padding=[1, 1], count_include_pad=True)\n}\n");
+  expect_code_holds(pool.code, {"if (ih < 6 && iw < 6) {", "padded += 1;",
+                                "int32_t(sy_float_to_int64(padded != 0 ? (sum / double(padded)) : 0.0))"});
 }
 
 // A concatenate of three parts is a declared local and an if / else if /
