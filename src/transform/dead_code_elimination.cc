@@ -114,9 +114,7 @@ class DeadBindingRemover {
 
 Pass DeadCodeElimination() {
   return make_module_pass({"DeadCodeElimination", 1, {}}, [](const IRModule& mod, const PassContext&) {
-    IRModule out = mod;
-    for (const auto& [name, fn] : mod.functions()) out.add(name, DeadBindingRemover().run(fn));
-    return out;
+    return map_functions(mod, [](const std::string&, const Function& fn) { return DeadBindingRemover().run(fn); });
   });
 }
 

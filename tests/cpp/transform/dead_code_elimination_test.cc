@@ -11,6 +11,24 @@ namespace {
 using testing::expect_module;
 using testing::typed;
 
+// A primitive function is a kernel, left as it is until lowering, as by
+// every pass over functions (map_functions).
+TEST(DeadCodeElimination, LeavesPrimitiveFunctionsAlone) {
+  IRModule mod = typed(R"(
+def @kernel(%p: Tensor[(2), float32], Primitive=1) -> Tensor[(2), float32] {
+  let %dead = exp(%p);
+  %p
+}
+def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
+  let %a = exp(%x);
+  %x
+}
+)");
+  IRModule out = DeadCodeElimination()(mod);
+  EXPECT_TRUE(out.lookup("kernel").same_as(mod.lookup("kernel")));
+  EXPECT_EQ(as<LetNode>(out.lookup("main")->body), nullptr);
+}
+
 TEST(DeadCodeElimination, RemovesUnusedBindingsTransitively) {
   IRModule mod = typed(R"(
 def @main(%x: Tensor[(2), float32], %flag: bool) -> Tensor[(2), float32] {
