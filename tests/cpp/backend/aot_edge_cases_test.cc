@@ -213,7 +213,7 @@ TEST(AotEdgeCases, IntegerDivisionByZeroFailsBothWays) {
                    "  add(divide(%a, %b), 1i32)\n"
                    "}\n",
                    {{1, 2, 3, 4}, {1, 0, 2, 1}}, "integer division by zero");
-  // Inside a reduction's prologue, which the element emitter writes.
+  // Inside a reduction's prologue, which the element lowering builds.
   expect_both_fail("divide_by_zero_summed",
                    "def @main(%a: Tensor[(4), int64], %b: Tensor[(4), int64]) {\n"
                    "  sum(divide(%a, %b))\n"
