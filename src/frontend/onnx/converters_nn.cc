@@ -12,7 +12,11 @@ namespace {
 
 using AttrList = std::vector<std::pair<std::string, AttrValue>>;
 
-std::vector<int64_t> spatial_dims(const std::vector<int64_t>& shape) { return {shape.begin() + 2, shape.end()}; }
+// The spatial dimensions of an (N, C, spatial...) shape.
+std::vector<int64_t> spatial_dims(NodeContext& c, const std::vector<int64_t>& shape, const std::string& what) {
+  if (shape.size() < 3) c.fail(what + " has shape " + shape_to_string(shape) + ", not (N, C, spatial...)");
+  return {shape.begin() + 2, shape.end()};
+}
 
 // Per-channel values (C,) shaped to broadcast against (N, C, ...) of `rank`.
 Expr channel_broadcast(NodeContext& c, const Expr& v, int rank) {
@@ -36,7 +40,8 @@ void convert_conv(NodeContext& c) {
   int rank = c.input_type(0).ndim();
   const std::vector<int64_t>& w_shape = c.input_shape(1);
   if (rank != 3 && rank != 4) c.fail("only 1-D and 2-D convolutions are supported");
-  Window2d w = read_window(c, spatial_dims(c.input_shape(0)), spatial_dims(w_shape));
+  if (int(w_shape.size()) != rank) c.fail("the weight's rank " + std::to_string(w_shape.size()) + " is not the input's " + std::to_string(rank));
+  Window2d w = read_window(c, spatial_dims(c, c.input_shape(0), "the input"), spatial_dims(c, w_shape, "the weight"));
   int64_t groups = c.attr_int("group", 1);
   Expr weight = rank == 3 ? as_nchw(c, c.input(1)) : c.input(1);
   Expr y = c.call("nn.conv2d", {as_nchw(c, c.input(0)), weight},
@@ -47,7 +52,7 @@ void convert_conv(NodeContext& c) {
 
 void convert_pool(NodeContext& c, const std::string& op) {
   int rank = c.input_type(0).ndim();
-  Window2d w = read_window(c, spatial_dims(c.input_shape(0)), {});
+  Window2d w = read_window(c, spatial_dims(c, c.input_shape(0), "the input"), {});
   AttrList attrs{{"pool_size", w.kernel}, {"strides", w.strides}, {"padding", w.padding},
                  {"ceil_mode", c.attr_int("ceil_mode", 0) != 0}};
   if (op == "nn.max_pool2d") {
