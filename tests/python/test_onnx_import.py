@@ -222,3 +222,24 @@ def test_cli_compiles_runs_and_refuses(tmp_path):
     assert not (tmp_path / "never").exists()
     result = run_cli("check", path, "--input-shape", "x=2xfour")
     assert result.returncode == 1 and "malformed shape '2xfour'" in result.stderr
+
+
+@pytest.mark.parametrize("op,x_shape,w_shape,message", [
+    ("Conv", [1, 2, 5, 5], [3], r"node 'bad' \(Conv\): the weight's rank 1 is not the input's 4"),
+    ("Conv", [1, 2, 5], [3, 2, 3, 3], r"node 'bad' \(Conv\): the weight's rank 4 is not the input's 3"),
+    ("MaxPool", [4], None, r"node 'bad' \(MaxPool\): the input has shape \(4\), not \(N, C, spatial...\)"),
+])
+def test_windows_of_the_wrong_rank_are_refused(tmp_path, op, x_shape, w_shape, message):
+    # A rank-1 Conv weight read past the end of its shape (found by the
+    # onnx_import fuzz target).
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)]
+    names = ["x"]
+    if w_shape:
+        inputs.append(helper.make_tensor_value_info("w", TensorProto.FLOAT, w_shape))
+        names.append("w")
+    attrs = {"kernel_shape": [2, 2]} if op == "MaxPool" else {}
+    node = helper.make_node(op, names, ["y"], name="bad", **attrs)
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "w.onnx")
+    with pytest.raises(sy.ParseError, match=message):
+        sy.frontend.from_onnx(path)
