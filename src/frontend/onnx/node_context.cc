@@ -98,6 +98,7 @@ const NDArray* NodeContext::constant_input(size_t i) const {
 }
 
 const NDArray& NodeContext::require_constant(size_t i, const std::string& role) const {
+  if (!has_input(i)) fail("input " + std::to_string(i) + " (the " + role + ") is required");
   const NDArray* value = constant_input(i);
   if (!value)
     fail("input " + std::to_string(i) + " ('" + node_.input(int(i)) + "', the " + role +
