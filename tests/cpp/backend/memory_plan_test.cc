@@ -113,23 +113,64 @@ TEST(MemoryPlan, SizesAndOffsetsAreAligned) {
   EXPECT_EQ(plan.arenas[0].lower_bound_bytes, 256u);
 }
 
-TEST(MemoryPlan, BestFitPicksTheSmallestFreeBlock) {
-  // Free at step 2: a 512-byte block (tensor 0) and a 128-byte block (tensor 2).
-  MemoryProblem problem = one_arena({tensor(512, 0, 1), tensor(64, 0, 5), tensor(128, 0, 1), tensor(64, 0, 5),
-                                     tensor(128, 2, 3)});
+TEST(MemoryPlan, ABlockGoesIntoTheSmallestGapThatHoldsIt) {
+  // Placed largest first: the walls (live at steps 0-3) end up at 0, 1536 and
+  // 2240, with the step-0 tensors between them. From step 1 on that leaves
+  // gaps of 512 bytes (at 1024) and 256 bytes (at 1984); the last tensor
+  // takes the smaller one.
+  MemoryProblem problem = one_arena({tensor(1024, 0, 3), tensor(512, 0, 0), tensor(448, 0, 3), tensor(256, 0, 0),
+                                     tensor(192, 0, 3), tensor(128, 1, 2)});
   MemoryPlan plan = plan_memory(problem);
   expect_valid(problem, plan);
-  EXPECT_EQ(plan.offsets[4], plan.offsets[2]);
+  EXPECT_EQ(plan.offsets[2], 1536u);
+  EXPECT_EQ(plan.offsets[4], 2240u);
+  EXPECT_EQ(plan.offsets[5], 1984u);
+  EXPECT_EQ(plan.arenas[0].bytes, 2432u);
+  EXPECT_EQ(plan.arenas[0].lower_bound_bytes, 2432u);
 }
 
-TEST(MemoryPlan, GrowsFromAFreeBlockAtTheEnd) {
-  // After step 0 the arena is [t0: 64][t1: 64 free]; a 192-byte tensor grows
-  // the arena from the free block at its end instead of past it.
-  MemoryProblem problem = one_arena({tensor(64, 0, 3), tensor(64, 0, 0), tensor(192, 1, 2)});
+TEST(MemoryPlan, WholeLifetimesAvoidTheFragmentationOfStepOrder) {
+  // Placing in step order puts 0 and 1 side by side; when 0 dies its 64
+  // bytes cannot hold 2, so the arena grows to 256. Placing 2 first, with
+  // every lifetime known, fits all three in the 192 bytes live at step 2.
+  MemoryProblem problem = one_arena({tensor(64, 0, 1), tensor(64, 0, 3), tensor(128, 2, 3)});
   MemoryPlan plan = plan_memory(problem);
   expect_valid(problem, plan);
-  EXPECT_EQ(plan.offsets[2], 64u);
-  EXPECT_EQ(plan.arenas[0].bytes, 256u);
+  EXPECT_EQ(plan.arenas[0].lower_bound_bytes, 192u);
+  EXPECT_EQ(plan.arenas[0].bytes, 192u);
+}
+
+TEST(MemoryPlan, EqualSizesAlwaysMeetTheLowerBound) {
+  // Blocks of one size are placed in step order, so each finds a free slot
+  // among those of the blocks live at its first step: no more slots than the
+  // most live at once. In-place chains are one block and keep that true.
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 300; ++trial) {
+    MemoryProblem problem = one_arena({});
+    int count = 1 + int(rng() % 60);
+    for (int i = 0; i < count; ++i) {
+      int first = int(rng() % 40);
+      int last = first + int(rng() % 12);
+      std::vector<int> candidates;
+      if (i > 0 && rng() % 2 == 0) candidates.push_back(int(rng() % uint32_t(i)));
+      problem.tensors.push_back(tensor(1 + rng() % 64, first, last, candidates));  // all 64 bytes aligned
+    }
+    MemoryPlan plan = plan_memory(problem);
+    expect_valid(problem, plan);
+    ASSERT_EQ(plan.arenas[0].bytes, plan.arenas[0].lower_bound_bytes) << "trial " << trial;
+  }
+}
+
+TEST(MemoryPlan, InPlaceChainsShareOneOffsetAcrossTheirWholeLifetime) {
+  // 1 takes over 0 and 2 takes over 1; 3 is live across the chain, 4 after it.
+  MemoryProblem problem = one_arena({tensor(256, 0, 1), tensor(256, 1, 2, {0}), tensor(256, 2, 4, {1}),
+                                     tensor(128, 0, 4), tensor(384, 5, 6)});
+  MemoryPlan plan = plan_memory(problem);
+  expect_valid(problem, plan);
+  EXPECT_EQ(plan.offsets[1], plan.offsets[0]);
+  EXPECT_EQ(plan.offsets[2], plan.offsets[0]);
+  EXPECT_EQ(plan.arenas[0].lower_bound_bytes, 384u);
+  EXPECT_EQ(plan.arenas[0].bytes, 384u);
 }
 
 TEST(MemoryPlan, ArenasAreSeparatePerDeviceAndScope) {
@@ -178,8 +219,9 @@ TEST(MemoryPlan, RandomProblemsArePlacedValidlyAndNearTheLowerBound) {
       total_bound += arena.lower_bound_bytes;
     }
   }
-  // Best fit stays within a modest factor of the bound on these problems.
-  EXPECT_LE(double(total_planned), 1.5 * double(total_bound));
+  // Over whole lifetimes these come within 1% of the bound (best fit
+  // replayed in step order came within 6%).
+  EXPECT_LE(double(total_planned), 1.03 * double(total_bound));
 }
 
 }  // namespace
