@@ -75,6 +75,14 @@ def crossing_tensors(onnx_path, node_devices):
     return crossings
 
 
+def assert_arenas_near_the_bound(name, report):
+    """Issue 10's aim: each device's arena within 1.1x of the planner's lower
+    bound (the most bytes live at one step)."""
+    for m in report.memory:
+        print(f"{name}: {m['device']} arena {m['planned_bytes']} bytes, lower bound {m['lower_bound_bytes']}")
+        assert m["lower_bound_bytes"] <= m["planned_bytes"] <= 1.1 * m["lower_bound_bytes"], m
+
+
 @pytest.mark.parametrize("name", list(SPLITS))
 def test_model_matches_pytorch_on_one_and_two_devices(suite, name, tmp_path):
     info = json.loads((suite / f"{name}.json").read_text())
@@ -83,14 +91,16 @@ def test_model_matches_pytorch_on_one_and_two_devices(suite, name, tmp_path):
     expected = np.load(suite / f"{name}.expected.npy")
     mod = sy.frontend.from_onnx(onnx_path)
 
-    sy.build(mod, ["cpu:0"], tmp_path / "one")
+    report = sy.build(mod, ["cpu:0"], tmp_path / "one")
+    assert_arenas_near_the_bound(name, report)
     single = sy.runtime.load(tmp_path / "one").run(**{info["input"]: x})
     error = relative_error(np.asarray(single), expected)
     print(f"{name}: one device, relative error {error:.2e}")
     assert error <= TOLERANCE
 
     rules = SPLITS[name]
-    sy.build(mod, ["cpu:0", "cpu:1"], tmp_path / "two", place=rules)
+    report = sy.build(mod, ["cpu:0", "cpu:1"], tmp_path / "two", place=rules)
+    assert_arenas_near_the_bound(name, report)
     split = sy.runtime.load(tmp_path / "two").run(**{info["input"]: x})
     error = relative_error(np.asarray(split), expected)
     print(f"{name}: split, relative error {error:.2e}")
