@@ -111,9 +111,17 @@ std::vector<int64_t> NodeContext::constant_ints(size_t i, const std::string& rol
   const NDArray& a = require_constant(i, role);
   if (!dtype_is_int(a.dtype())) fail("the " + role + " must be integers, got " + dtype_name(a.dtype()));
   std::vector<int64_t> values(size_t(a.numel()));
-  for (int64_t k = 0; k < a.numel(); ++k) values[size_t(k)] = int64_t(a.get_as_double(k));
-  if (a.dtype() == DType::kInt64)
-    std::copy(a.as<int64_t>(), a.as<int64_t>() + a.numel(), values.begin());  // exact beyond 2^53
+  if (a.dtype() == DType::kInt64) {  // exact beyond 2^53
+    std::copy(a.as<int64_t>(), a.as<int64_t>() + a.numel(), values.begin());
+    return values;
+  }
+  // The other integer dtypes are exact in double; only uint64 can exceed int64.
+  constexpr double kInt64End = 9223372036854775808.0;  // 2^63
+  for (int64_t k = 0; k < a.numel(); ++k) {
+    double v = a.get_as_double(k);
+    if (v >= kInt64End) fail("the " + role + " holds a value beyond int64 (element " + std::to_string(k) + ")");
+    values[size_t(k)] = int64_t(v);
+  }
   return values;
 }
 
