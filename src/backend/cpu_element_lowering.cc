@@ -4,6 +4,7 @@
 // bfloat16 compute in float and round after every operator; integers wrap.
 #include "backend/cpu_element_lowering.h"
 
+#include "backend/cpu_code.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "support/error.h"

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "backend/cpu_scalar.h"
 #include "backend/cpu_unit.h"
 
 namespace switchyard {

@@ -12,18 +12,6 @@ namespace switchyard::kernel_ir {
 
 namespace {
 
-size_t scalar_call_hash(const ScalarCall& c) {
-  size_t h = std::hash<std::string>()(c.op->name);
-  h = hash_mix(h, attrs_hash(c.attrs));
-  for (DType d : c.arg_dtypes) h = hash_mix(h, size_t(d));
-  return hash_mix(h, size_t(c.result_dtype));
-}
-
-bool scalar_call_equal(const ScalarCall& a, const ScalarCall& b) {
-  return a.op == b.op && attrs_equal(a.attrs, b.attrs) && a.arg_dtypes == b.arg_dtypes &&
-         a.result_dtype == b.result_dtype;
-}
-
 Expr make(ExprNode node) {
   size_t h = hash_mix(size_t(node.kind), size_t(node.dtype));
   h = hash_mix(h, size_t(node.precision));

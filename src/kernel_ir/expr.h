@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu_scalar.h"
+#include "kernel_ir/scalar_call.h"
 #include "runtime/dtype.h"
 
 namespace switchyard::kernel_ir {
