@@ -50,15 +50,12 @@ bool is_sum(const Expr& e) {
   return e->kind == ExprKind::kBinary && (e->binary == BinaryOp::kAdd || e->binary == BinaryOp::kSub);
 }
 
-// The C++ type a value of `dtype` is held in at `precision`.
-std::string value_type(DType dtype, Precision precision) {
-  if (precision == Precision::kCompute) return compute_type(dtype);
-  return dtype_is_float(dtype) ? "double" : "uint64_t";
-}
+std::string value_type(DType dtype, Precision precision) { return kernel_value_type(dtype, precision); }
 
 class Renderer {
  public:
-  Renderer(const Kernel& kernel, CpuUnit& unit) : kernel_(kernel), unit_(unit) {}
+  Renderer(const Kernel& kernel, CpuUnit& unit, const ScalarSpelling& spelling = kCpuScalarSpelling)
+      : kernel_(kernel), unit_(unit), spelling_(spelling) {}
 
   std::string expr(const Expr& e) {
     switch (e->kind) {
@@ -98,7 +95,7 @@ class Renderer {
         // C++ overloads compute the float32 operator's C++ form in double.
         std::vector<std::string> values;
         for (const Expr& arg : e->operands) values.push_back(expr(arg));
-        return render_cpu_scalar(*e->call, values, unit_.helpers);
+        return render_scalar(*e->call, values, unit_.helpers, spelling_);
       }
       case ExprKind::kCheckedIndex:
         unit_.helpers.insert(CpuHelper::kCheckedIndex);
@@ -261,6 +258,7 @@ class Renderer {
 
   const Kernel& kernel_;
   CpuUnit& unit_;
+  const ScalarSpelling& spelling_;
 };
 
 }  // namespace
@@ -295,10 +293,24 @@ std::string render_cpu_kernel(const kernel_ir::Kernel& kernel, const std::string
   return assemble_cpu_unit(unit, kernel.comment, kernel.span);
 }
 
+std::string kernel_value_type(DType dtype, kernel_ir::Precision precision) {
+  if (precision == kernel_ir::Precision::kCompute) return compute_type(dtype);
+  return dtype_is_float(dtype) ? "double" : "uint64_t";
+}
+
 std::string render_cpu_index(const kernel_ir::Expr& index) {
   kernel_ir::Kernel none;
   CpuUnit unit;
   return kernel_ir::Renderer(none, unit).expr(index);
+}
+
+std::string render_kernel_expr(const kernel_ir::Expr& e, const ScalarSpelling& spelling,
+                               std::set<CpuHelper>& helpers) {
+  kernel_ir::Kernel none;
+  CpuUnit unit;
+  std::string text = kernel_ir::Renderer(none, unit, spelling).expr(e);
+  helpers.insert(unit.helpers.begin(), unit.helpers.end());
+  return text;
 }
 
 }  // namespace switchyard

@@ -4,8 +4,10 @@
 // services->parallel_for, `omp simd` inner loops, the sy_ helpers).
 #pragma once
 
+#include <set>
 #include <string>
 
+#include "backend/cpu_scalar.h"
 #include "kernel_ir/kernel.h"
 
 namespace switchyard {
@@ -15,5 +17,15 @@ std::string render_cpu_kernel(const kernel_ir::Kernel& kernel, const std::string
 
 // An index expression (no loads or operator calls) as C++.
 std::string render_cpu_index(const kernel_ir::Expr& index);
+
+// The C++ type a value of `dtype` is held in at `precision` (accumulators:
+// double for floating point, wrapping uint64_t for integers).
+std::string kernel_value_type(DType dtype, kernel_ir::Precision precision);
+
+// An expression of the kernel IR as C++ with `spelling`'s math functions,
+// recording the helpers it uses: CUDA C++ is C++, so the CUDA renderer
+// prints its expressions through this one printer.
+std::string render_kernel_expr(const kernel_ir::Expr& e, const ScalarSpelling& spelling,
+                               std::set<CpuHelper>& helpers);
 
 }  // namespace switchyard

@@ -35,8 +35,9 @@ struct Rendered {
 
 class Renderer {
  public:
-  Renderer(const ScalarCall& call, const std::vector<std::string>& values, std::set<CpuHelper>& helpers)
-      : call_(call), values_(values), helpers_(helpers) {}
+  Renderer(const ScalarCall& call, const std::vector<std::string>& values, std::set<CpuHelper>& helpers,
+           const ScalarSpelling& spelling)
+      : call_(call), values_(values), helpers_(helpers), spelling_(spelling) {}
 
   Rendered render(const ScalarExpr& e) {
     DType dtype = scalar_dtype(e, call_.arg_dtypes, call_.result_dtype);
@@ -54,7 +55,7 @@ class Renderer {
     };
     auto function = [&](const std::string& name) { return Rendered{name + "(" + arg(0).text + ")", type}; };
     auto vector_math = [&](const std::string& name) {
-      helpers_.insert(CpuHelper::kFloatMath);
+      if (spelling_.math_is_helper) helpers_.insert(CpuHelper::kFloatMath);
       return function(name);
     };
     switch (e.op) {
@@ -70,7 +71,7 @@ class Renderer {
         return wrap("sy_divide_int(" + arg(0).text + ", " + arg(1).text + ", " + kFaultsArgument + ")");
       }
       case ScalarOp::kPower: {
-        if (is_float) return {"std::pow(" + arg(0).text + ", " + arg(1).text + ")", type};
+        if (is_float) return {std::string(spelling_.pow) + "(" + arg(0).text + ", " + arg(1).text + ")", type};
         helpers_.insert(CpuHelper::kIntegerPower);
         return wrap("sy_power_int(" + arg(0).text + ", " + arg(1).text + ", " + kFaultsArgument + ")");
       }
@@ -86,18 +87,18 @@ class Renderer {
       }
       case ScalarOp::kAbs: {
         Rendered a = arg(0);
-        if (is_float) return {"std::fabs(" + a.text + ")", type};
+        if (is_float) return {std::string(spelling_.fabs) + "(" + a.text + ")", type};
         std::string x = operand(a, kRelational, false);
         return {x + " < 0 ? " + wrap("0ull - " + wide(a)).text + " : " + x, type, kConditional};
       }
-      case ScalarOp::kExp: return vector_math("sy_exp");
-      case ScalarOp::kLog: return vector_math("sy_log");
-      case ScalarOp::kTanh: return vector_math("sy_tanh");
-      case ScalarOp::kErf: return vector_math("sy_erf");
-      case ScalarOp::kSqrt: return function("std::sqrt");
-      case ScalarOp::kFloor: return function("std::floor");
-      case ScalarOp::kCeil: return function("std::ceil");
-      case ScalarOp::kRound: return function("std::nearbyint");  // halves to even in the default rounding mode
+      case ScalarOp::kExp: return vector_math(spelling_.exp);
+      case ScalarOp::kLog: return vector_math(spelling_.log);
+      case ScalarOp::kTanh: return vector_math(spelling_.tanh);
+      case ScalarOp::kErf: return vector_math(spelling_.erf);
+      case ScalarOp::kSqrt: return function(spelling_.sqrt);
+      case ScalarOp::kFloor: return function(spelling_.floor);
+      case ScalarOp::kCeil: return function(spelling_.ceil);
+      case ScalarOp::kRound: return function(spelling_.round_half_even);
       case ScalarOp::kSelect: {
         Rendered c = arg(0), a = arg(1), b = arg(2);
         return {operand(c, kConditional, true) + " ? " + operand(a, kConditional, true) + " : " +
@@ -106,7 +107,8 @@ class Renderer {
       }
       case ScalarOp::kCast: return cast(arg(0), scalar_dtype(e.args[0], call_.arg_dtypes, call_.result_dtype));
     }
-    throw Error(ErrorKind::kBackend, "no CPU rendering of a scalar primitive", call_.span);
+    throw Error(ErrorKind::kBackend, std::string("no ") + spelling_.target + " rendering of a scalar primitive",
+                call_.span);
   }
 
  private:
@@ -154,20 +156,34 @@ class Renderer {
   const ScalarCall& call_;
   const std::vector<std::string>& values_;
   std::set<CpuHelper>& helpers_;
+  const ScalarSpelling& spelling_;
 };
 
 }  // namespace
 
+// std::nearbyint and rintf round halves to even in the default rounding mode.
+const ScalarSpelling kCpuScalarSpelling = {"CPU",       "sy_exp",     "sy_log",    "sy_tanh",
+                                           "sy_erf",    true,         "std::sqrt", "std::floor",
+                                           "std::ceil", "std::nearbyint", "std::pow", "std::fabs"};
+const ScalarSpelling kCudaScalarSpelling = {"CUDA",   "expf",  "logf",  "tanhf", "erff",  false,
+                                            "sqrtf",  "floorf", "ceilf", "rintf", "powf", "fabsf"};
+
 std::string render_cpu_scalar(const ScalarCall& call, const std::vector<std::string>& values,
                               std::set<CpuHelper>& helpers) {
+  return render_scalar(call, values, helpers, kCpuScalarSpelling);
+}
+
+std::string render_scalar(const ScalarCall& call, const std::vector<std::string>& values,
+                          std::set<CpuHelper>& helpers, const ScalarSpelling& spelling) {
   const std::string& op = call.op->name;
   if (!call.op->def || !call.op->def->scalar)
-    throw Error(ErrorKind::kBackend, "no CPU kernel for operator '" + op + "'", call.span);
+    throw Error(ErrorKind::kBackend, std::string("no ") + spelling.target + " kernel for operator '" + op + "'",
+                call.span);
   const ScalarMeaning& meaning = *call.op->def->scalar;
   DType in = call.arg_dtypes.at(meaning.first_value);
   if (meaning.inputs == ScalarInputs::kFloat && !dtype_is_float(in))
     throw Error(ErrorKind::kBackend, "'" + op + "' needs a floating-point input, got " + dtype_name(in), call.span);
-  Rendered result = Renderer(call, values, helpers).render(meaning.expr);
+  Rendered result = Renderer(call, values, helpers, spelling).render(meaning.expr);
   DType out = call.result_dtype;
   // Narrow floats round once, at the operator's result; integers convert
   // back where an int64_t bound widened them.

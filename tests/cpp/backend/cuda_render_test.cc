@@ -1,0 +1,230 @@
+// The CUDA renderer of the kernel IR: what it prints for the kernels of
+// real fused groups (element-wise, reductions, normalisations), the launch
+// shapes it chooses, and NVRTC compiling each to a cubin for sm_90. Nothing
+// here runs on a GPU (scripts/gpu-check.sh does); the NVRTC cases skip,
+// saying why, in a build without a CUDA toolkit, and that build's own error
+// is checked instead.
+#include <gtest/gtest.h>
+
+#include "backend/cuda_compile.h"
+#include "backend/cuda_render.h"
+#include "backend/kernel.h"
+#include "ir/virtual_device.h"
+#include "op/registry.h"
+#include "support/error.h"
+#include "text/parser.h"
+#include "transform/fuse_ops.h"
+#include "transform/infer_type.h"
+
+namespace switchyard::testing {
+namespace {
+
+namespace ki = kernel_ir;
+
+// The kernel IR of the first fused group of `text`'s main.
+ki::Kernel first_group_ir(const std::string& text) {
+  IRModule fused = FuseOps()(infer_type(parse_module(text, "cuda.sy")));
+  Function primitive = downcast<FunctionNode>(as<CallNode>(fused.lookup("main")->body)->op);
+  KernelSource source = generate_cpu_kernel(primitive, "k");
+  EXPECT_TRUE(source.kernel_ir) << text;
+  return source.kernel_ir ? *source.kernel_ir : ki::Kernel();
+}
+
+void expect_code_holds(const std::string& code, const std::vector<std::string>& expected) {
+  for (const std::string& text : expected) EXPECT_NE(code.find(text), std::string::npos) << text << "\n" << code;
+}
+
+const char* kBroadcastAddRelu =
+    "def @main(%x: Tensor[(64, 300), float32], %y: Tensor[(300), float32]) {\n"
+    "  %0 = add(%x, %y);\n  nn.relu(%0)\n}\n";
+const char* kRowSum = "def @main(%x: Tensor[(6, 300), float32]) {\n  sum(%x, axis=[1])\n}\n";
+const char* kSoftmax = "def @main(%x: Tensor[(6, 300), float32]) {\n  nn.softmax(%x, axis=-1)\n}\n";
+
+TEST(CudaRender, AnElementwiseGroupRunsAWarpPerRowItsLanesAcrossTheColumns) {
+  ki::Kernel k = first_group_ir(kBroadcastAddRelu);
+  CudaKernel cuda = render_cuda_kernel(k, "fused_add_relu");
+  ASSERT_EQ(cuda.launches.size(), 1u);
+  const CudaLaunch& launch = cuda.launches[0];
+  EXPECT_EQ(launch.function, "fused_add_relu_compute");
+  EXPECT_EQ(launch.items, 64);
+  EXPECT_EQ(launch.threads_per_item, 32);
+  EXPECT_EQ(launch.block, 256);
+  EXPECT_EQ(launch.grid, 64 * 32 / 256);
+  EXPECT_FALSE(cuda.may_fault);
+  expect_code_holds(cuda.code, {"extern \"C\" __global__ void __launch_bounds__(256) fused_add_relu_compute(const Buffers buffers)",
+                                "const float* __restrict__ in0_x = buffers.in0_x;",
+                                "for (int64_t i1 = 0 + warp_lane; i1 < 300; i1 += 32) {",
+                                "out0[row * 300 + i1] = relu_", "__syncwarp();", "// add at cuda.sy:2:8"});
+  // Stores inside the lanes' loop are each lane's own: no lane-0 guard there.
+  EXPECT_EQ(cuda.code.find("if (warp_lane == 0) out0[row"), std::string::npos) << cuda.code;
+}
+
+// A parallel loop that is one simd loop over its chunk runs a thread per
+// `vector_width` elements.
+TEST(CudaRender, AChunkLoopRunsAThreadPerVectorOfElements) {
+  auto kernel = [](int width) {
+    ki::Expr i = ki::var("i");
+    ki::Kernel k;
+    k.buffers = {{"in0_x", DType::kFloat32, ki::BufferRole::kInput, 0, true, {1000}, "", "%x"},
+                 {"out0", DType::kFloat32, ki::BufferRole::kOutput, 0, false, {1000}, "", ""}};
+    ScalarCall relu{as<OpNode>(op_get("nn.relu")), Attrs(), {DType::kFloat32}, DType::kFloat32, Span()};
+    k.body = {ki::parallel(
+        "compute", 1000, 1024,
+        {ki::for_loop("i", ki::var("begin"), ki::var("end"), ki::LoopKind::kSimd,
+                      {ki::store("out0", i, ki::call(relu, {ki::load("in0_x", DType::kFloat32, i)}))}, width)},
+        "relu")};
+    return k;
+  };
+  CudaKernel one = render_cuda_kernel(kernel(0), "relu");
+  ASSERT_EQ(one.launches.size(), 1u);
+  EXPECT_EQ(one.launches[0].items, 1000);
+  EXPECT_EQ(one.launches[0].threads_per_item, 1);
+  EXPECT_EQ(one.launches[0].grid, 4);
+  expect_code_holds(one.code, {"const int64_t i = work_item;", "out0[i] = (in0_x[i]) > 0.0f ? (in0_x[i]) : 0.0f;"});
+  CudaKernel four = render_cuda_kernel(kernel(4), "relu");
+  EXPECT_EQ(four.launches[0].items, 250);
+  expect_code_holds(four.code, {"const int64_t begin = work_item * 4;",
+                                "const int64_t end = std::min<int64_t>(begin + 4, 1000);", "#pragma unroll"});
+}
+
+TEST(CudaRender, AReductionCombinesTheLanesPartialsByWarpShuffles) {
+  CudaKernel cuda = render_cuda_kernel(first_group_ir(kRowSum), "row_sum");
+  ASSERT_EQ(cuda.launches.size(), 1u);
+  EXPECT_EQ(cuda.launches[0].items, 6);
+  EXPECT_EQ(cuda.launches[0].threads_per_item, 32);
+  expect_code_holds(cuda.code, {"double acc = 0.0;", "if (warp_lane != 0) acc = 0;",
+                                "for (int64_t r1 = 0 + warp_lane; r1 < 300; r1 += 32) {",
+                                "for (int offset = 16; offset > 0; offset /= 2) {",
+                                "acc += __shfl_xor_sync(0xffffffffu, acc, offset);",
+                                // One lane stores the row's sum, which every lane holds.
+                                "if (warp_lane == 0) out0[o] = sum_"});
+}
+
+// A reduction over a middle axis keeps a tile of the kept columns' sums in
+// a local array, whose elements one thread must fill and read: a thread
+// per tile, its loops serial, every store its own.
+TEST(CudaRender, AReductionKeepingALocalArrayRunsAThreadPerIteration) {
+  CudaKernel cuda = render_cuda_kernel(
+      first_group_ir("def @main(%x: Tensor[(6, 5, 300), float32]) {\n  %0 = exp(%x);\n  %1 = sum(%0, axis=[1]);\n"
+                     "  nn.relu(%1)\n}\n"),
+      "tile_sum");
+  ASSERT_EQ(cuda.launches.size(), 1u);
+  EXPECT_EQ(cuda.launches[0].threads_per_item, 1);
+  EXPECT_EQ(cuda.launches[0].items, 12);
+  expect_code_holds(cuda.code, {"double acc[256];", "for (int64_t j = 0; j < width; ++j) {",
+                                "(it keeps local arrays)", "out0[outer * 300 + first + j] = relu_"});
+  EXPECT_EQ(cuda.code.find("warp_lane"), std::string::npos) << cuda.code;
+}
+
+TEST(CudaRender, SoftmaxTakesTheRowMaximumAndSumAcrossTheLanes) {
+  CudaKernel cuda = render_cuda_kernel(first_group_ir(kSoftmax), "softmax");
+  expect_code_holds(cuda.code, {"const auto other = __shfl_xor_sync(0xffffffffu, row_max, offset);",
+                                "row_max = other > row_max ? other : row_max;",
+                                "sum += __shfl_xor_sync(0xffffffffu, sum, offset);", "expf("});
+}
+
+// The operators' meanings come from the one scalar table; CUDA spells its
+// math functions, not the CPU's vectorisable sy_ helpers.
+TEST(CudaRender, OperatorsAreSpelledWithCudasMathLibrary) {
+  CudaKernel cuda = render_cuda_kernel(
+      first_group_ir("def @main(%x: Tensor[(4, 40), float32]) {\n  %0 = erf(%x);\n  %1 = tanh(%0);\n"
+                     "  %2 = sigmoid(%1);\n  %3 = round(%2);\n  sqrt(%3)\n}\n"),
+      "math");
+  expect_code_holds(cuda.code, {"erff(", "tanhf(", "expf(", "rintf(", "sqrtf("});
+  EXPECT_EQ(cuda.code.find("sy_exp"), std::string::npos) << cuda.code;
+  EXPECT_EQ(cuda.code.find("sy_erf"), std::string::npos) << cuda.code;
+  // Integer division faults as on the CPU, through the kernel's fault word.
+  CudaKernel divide = render_cuda_kernel(
+      first_group_ir("def @main(%x: Tensor[(4, 40), int32], %y: Tensor[(4, 40), int32]) {\n  divide(%x, %y)\n}\n"),
+      "divide");
+  EXPECT_TRUE(divide.may_fault);
+  expect_code_holds(divide.code, {"int* faults;", "sy_divide_int(", "buffers.faults", "atomicOr(word, bits)"});
+}
+
+TEST(CudaRender, WhatItCannotPrintIsAClearError) {
+  ki::Kernel blocked = first_group_ir(kBroadcastAddRelu);
+  blocked.buffers[0].layout = "nChw8c";
+  try {
+    render_cuda_kernel(blocked, "k");
+    FAIL() << "a blocked layout rendered";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dense row-major buffers only; in0_x is nChw8c"), std::string::npos)
+        << e.what();
+  }
+  ki::Kernel copy;
+  copy.buffers = {{"in0_x", DType::kFloat32, ki::BufferRole::kInput, 0, true, {4}, "", ""},
+                  {"out0", DType::kFloat32, ki::BufferRole::kOutput, 0, false, {4}, "", ""}};
+  copy.body = {ki::parallel("c", 1, 1, {ki::copy("out0", "in0_x", 4)}, "copy")};
+  EXPECT_THROW(render_cuda_kernel(copy, "k"), Error);
+}
+
+TEST(CudaCompile, TheTargetNamesTheArchitecture) {
+  EXPECT_EQ(cuda_arch(Target::get("cuda")), "sm_90");
+  EXPECT_EQ(cuda_arch(Target::get("cuda -arch=sm_80")), "sm_80");
+  EXPECT_EQ(cuda_compute_capability("sm_90"), 90);
+  try {
+    cuda_arch(Target::get("cuda -arch=hopper"));
+    FAIL() << "an architecture without sm_";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("-arch must name a GPU architecture such as sm_90, not 'hopper'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Kernels of real fused groups, each rendered and compiled by NVRTC.
+TEST(CudaCompile, NvrtcCompilesTheKernelsOfFusedGroups) {
+  if (!cuda_toolkit_available())
+    GTEST_SKIP() << "this build has no CUDA toolkit (SY_CUDA=OFF): NVRTC compilation is not checked here";
+  const std::vector<std::string> modules = {
+      kBroadcastAddRelu, kRowSum, kSoftmax,
+      "def @main(%x: Tensor[(4, 40), float32]) {\n  %0 = erf(%x);\n  %1 = tanh(%0);\n  sigmoid(%1)\n}\n",
+      "def @main(%x: Tensor[(8, 33), float16], %y: Tensor[(8, 33), float16]) {\n  %0 = multiply(%x, %y);\n"
+      "  exp(%0)\n}\n",
+      "def @main(%x: Tensor[(4, 40), int32], %y: Tensor[(4, 40), int32]) {\n  divide(%x, %y)\n}\n",
+      "def @main(%x: Tensor[(6, 5, 300), float32]) {\n  %0 = exp(%x);\n  %1 = sum(%0, axis=[1]);\n  nn.relu(%1)\n}\n",
+      "def @main(%x: Tensor[(6, 300), float32]) {\n  max(%x, axis=[1])\n}\n",
+      "def @main(%x: Tensor[(6, 300), bfloat16]) {\n  mean(%x, axis=[1])\n}\n",
+      "def @main(%x: Tensor[(3, 4, 5), float32]) {\n  %0 = transpose(%x, axes=[2, 0, 1]);\n  nn.relu(%0)\n}\n",
+  };
+  for (const std::string& text : modules) {
+    CudaKernel cuda = render_cuda_kernel(first_group_ir(text), "k");
+    try {
+      Cubin cubin = compile_cuda(cuda.code, "k", "sm_90");
+      ASSERT_GE(cubin.image.size(), 4u) << text;
+      EXPECT_EQ(std::string(cubin.image.begin(), cubin.image.begin() + 4), "\x7f" "ELF") << text;
+      EXPECT_EQ(cubin.arch, "sm_90");
+    } catch (const Error& e) {
+      ADD_FAILURE() << text << e.what() << "\n" << cuda.code;
+    }
+  }
+}
+
+TEST(CudaCompile, NvrtcErrorsCarryItsLog) {
+  if (!cuda_toolkit_available()) GTEST_SKIP() << "this build has no CUDA toolkit (SY_CUDA=OFF): no NVRTC to fail";
+  try {
+    compile_cuda("extern \"C\" __global__ void k() { undeclared_name = 1; }", "broken", "sm_90");
+    FAIL() << "compiled";
+  } catch (const Error& e) {
+    expect_code_holds(e.what(), {"NVRTC could not compile broken for sm_90", "undeclared_name"});
+  }
+}
+
+// What CI sees: a build without a toolkit says so when asked to compile for
+// a GPU.
+TEST(CudaCompile, WithoutAToolkitCompilingIsAClearError) {
+  if (cuda_toolkit_available())
+    GTEST_SKIP() << "this build has a CUDA toolkit; the no-toolkit error is checked in a SY_CUDA=OFF build";
+  try {
+    compile_cuda("", "fused_add", "sm_90");
+    FAIL() << "compiled without a toolkit";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot compile fused_add for sm_90: this Switchyard was built without a "
+                                         "CUDA toolkit"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace switchyard::testing
