@@ -6,11 +6,17 @@
 // is checked instead.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <map>
+
+#include "aot_test_util.h"
 #include "backend/cuda_compile.h"
 #include "backend/cuda_render.h"
 #include "backend/kernel.h"
 #include "ir/virtual_device.h"
 #include "op/registry.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/runtime_error.h"
 #include "support/error.h"
 #include "text/parser.h"
 #include "transform/fuse_ops.h"
@@ -172,21 +178,31 @@ TEST(CudaCompile, TheTargetNamesTheArchitecture) {
   }
 }
 
-// Kernels of real fused groups, each rendered and compiled by NVRTC.
-TEST(CudaCompile, NvrtcCompilesTheKernelsOfFusedGroups) {
-  if (!cuda_toolkit_available())
-    GTEST_SKIP() << "this build has no CUDA toolkit (SY_CUDA=OFF): NVRTC compilation is not checked here";
-  const std::vector<std::string> modules = {
+// Modules of one fused group each, over every kind of loop the renderer
+// maps: rows across lanes, chunks, warp reductions, local-array tiles,
+// narrow floats, an index permutation.
+const std::vector<std::string>& one_group_modules() {
+  static const std::vector<std::string> modules = {
       kBroadcastAddRelu, kRowSum, kSoftmax,
       "def @main(%x: Tensor[(4, 40), float32]) {\n  %0 = erf(%x);\n  %1 = tanh(%0);\n  sigmoid(%1)\n}\n",
       "def @main(%x: Tensor[(8, 33), float16], %y: Tensor[(8, 33), float16]) {\n  %0 = multiply(%x, %y);\n"
       "  exp(%0)\n}\n",
-      "def @main(%x: Tensor[(4, 40), int32], %y: Tensor[(4, 40), int32]) {\n  divide(%x, %y)\n}\n",
       "def @main(%x: Tensor[(6, 5, 300), float32]) {\n  %0 = exp(%x);\n  %1 = sum(%0, axis=[1]);\n  nn.relu(%1)\n}\n",
       "def @main(%x: Tensor[(6, 300), float32]) {\n  max(%x, axis=[1])\n}\n",
       "def @main(%x: Tensor[(6, 300), bfloat16]) {\n  mean(%x, axis=[1])\n}\n",
       "def @main(%x: Tensor[(3, 4, 5), float32]) {\n  %0 = transpose(%x, axes=[2, 0, 1]);\n  nn.relu(%0)\n}\n",
+      "def @main(%x: Tensor[(1000003), float32], %y: Tensor[(1000003), float32]) {\n  %0 = subtract(%x, %y);\n"
+      "  abs(%0)\n}\n",
   };
+  return modules;
+}
+
+// Kernels of real fused groups, each rendered and compiled by NVRTC.
+TEST(CudaCompile, NvrtcCompilesTheKernelsOfFusedGroups) {
+  if (!cuda_toolkit_available())
+    GTEST_SKIP() << "this build has no CUDA toolkit (SY_CUDA=OFF): NVRTC compilation is not checked here";
+  std::vector<std::string> modules = one_group_modules();
+  modules.push_back("def @main(%x: Tensor[(4, 40), int32], %y: Tensor[(4, 40), int32]) {\n  divide(%x, %y)\n}\n");
   for (const std::string& text : modules) {
     CudaKernel cuda = render_cuda_kernel(first_group_ir(text), "k");
     try {
@@ -196,6 +212,62 @@ TEST(CudaCompile, NvrtcCompilesTheKernelsOfFusedGroups) {
       EXPECT_EQ(cubin.arch, "sm_90");
     } catch (const Error& e) {
       ADD_FAILURE() << text << e.what() << "\n" << cuda.code;
+    }
+  }
+}
+
+// On a GPU (scripts/gpu-check.sh): each kernel run on cuda:0 gives the
+// interpreter's outputs on the same random inputs. Here it skips, saying
+// why; SY_REQUIRE_GPU=1 makes a missing GPU a failure.
+TEST(CudaRun, KernelsOfFusedGroupsMatchTheInterpreterOnCuda0) {
+  if (!cuda_toolkit_available()) GTEST_SKIP() << "this build has no CUDA toolkit (SY_CUDA=OFF): nothing to run";
+  std::unique_ptr<CudaGpu> gpu;
+  try {
+    gpu = CudaGpu::open(0);
+  } catch (const RuntimeError& e) {
+    if (getenv("SY_REQUIRE_GPU")) FAIL() << e.what();
+    GTEST_SKIP() << e.what();
+  }
+  std::string arch = "sm_" + std::to_string(gpu->compute_capability());
+  for (const std::string& text : one_group_modules()) {
+    SCOPED_TRACE(text);
+    IRModule mod = parse_module(text, "cuda.sy");
+    std::map<std::string, NDArray> inputs = random_inputs(mod, 7);
+    std::vector<NDArray> expected = interpret(mod, inputs);
+    IRModule fused = FuseOps()(infer_type(mod));
+    Call group = downcast<CallNode>(fused.lookup("main")->body);
+    KernelSource source = generate_cpu_kernel(downcast<FunctionNode>(group->op), "k");
+    ASSERT_TRUE(source.kernel_ir);
+    CudaKernel cuda = render_cuda_kernel(*source.kernel_ir, "k");
+    ASSERT_FALSE(cuda.may_fault);
+    void* module = gpu->load_module(compile_cuda(cuda.code, "k", arch).image);
+    // The Buffers parameter: one device address per buffer, in kernel order.
+    std::vector<uint64_t> addresses;
+    std::vector<NDArray> outputs;
+    for (const ki::Buffer& b : source.kernel_ir->buffers) {
+      if (b.role == ki::BufferRole::kInput) {
+        const NDArray& in = inputs.at(downcast<VarNode>(group->args.at(size_t(b.slot)))->name_hint);
+        addresses.push_back(gpu->allocate(in.nbytes()));
+        gpu->copy_to_gpu(addresses.back(), in.data(), in.nbytes());
+      } else {
+        outputs.emplace_back(b.dtype, b.shape);
+        addresses.push_back(gpu->allocate(outputs.back().nbytes()));
+      }
+    }
+    for (const CudaLaunch& launch : cuda.launches)
+      gpu->launch(gpu->function(module, launch.function), launch.grid, launch.block, addresses.data(),
+                  addresses.size() * sizeof(uint64_t));
+    gpu->synchronize();
+    size_t out = 0;
+    for (size_t i = 0; i < addresses.size(); ++i) {
+      if (source.kernel_ir->buffers[i].role == ki::BufferRole::kOutput) {
+        NDArray& result = outputs.at(out);
+        gpu->copy_to_host(result.data(), addresses[i], result.nbytes());
+        bool narrow = result.dtype() == DType::kFloat16 || result.dtype() == DType::kBFloat16;
+        EXPECT_EQ(compare_arrays(result, expected.at(out), narrow ? 1e-2 : 1e-5, narrow ? 1e-2 : 1e-6), "");
+        ++out;
+      }
+      gpu->release(addresses[i]);
     }
   }
 }

@@ -1,0 +1,158 @@
+// The driver API entry points used, resolved by name from libcuda.so.1 (the
+// _v2 names are the ones cuda.h's macros select). Types are the driver ABI's:
+// CUresult an int, handles opaque pointers, device addresses 64-bit.
+#include "runtime/cuda_driver.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+#include "runtime/runtime_error.h"
+
+namespace switchyard {
+
+namespace {
+
+using Result = int;
+using Pointer = unsigned long long;
+
+struct Driver {
+  void* library = nullptr;
+  std::string load_error;  // why it could not be loaded or initialised
+  Result (*init)(unsigned);
+  Result (*device_count)(int*);
+  Result (*device_get)(int*, int);
+  Result (*device_attribute)(int*, int, int);
+  Result (*primary_retain)(void**, int);
+  Result (*primary_release)(int);
+  Result (*set_current)(void*);
+  Result (*mem_alloc)(Pointer*, size_t);
+  Result (*mem_free)(Pointer);
+  Result (*copy_htod)(Pointer, const void*, size_t);
+  Result (*copy_dtoh)(void*, Pointer, size_t);
+  Result (*module_load)(void**, const void*);
+  Result (*module_unload)(void*);
+  Result (*module_function)(void**, void*, const char*);
+  Result (*launch)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**);
+  Result (*synchronize)();
+  Result (*error_string)(Result, const char**);
+};
+
+constexpr int kComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+constexpr int kComputeCapabilityMinor = 76;
+// cuLaunchKernel's `extra` markers: a parameter buffer, its size, the end.
+void* const kLaunchParamBuffer = reinterpret_cast<void*>(1);
+void* const kLaunchParamSize = reinterpret_cast<void*>(2);
+void* const kLaunchEnd = nullptr;
+
+template <typename F>
+bool resolve(Driver& d, F& f, const char* symbol) {
+  f = reinterpret_cast<F>(dlsym(d.library, symbol));
+  if (!f) d.load_error = std::string("libcuda.so.1 has no ") + symbol;
+  return f != nullptr;
+}
+
+const Driver& driver() {
+  static Driver d;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    d.library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!d.library) {
+      const char* why = dlerror();
+      d.load_error = std::string("the CUDA driver is not installed (") + (why ? why : "libcuda.so.1") + ")";
+      return;
+    }
+    bool ok = resolve(d, d.init, "cuInit") && resolve(d, d.device_count, "cuDeviceGetCount") &&
+              resolve(d, d.device_get, "cuDeviceGet") && resolve(d, d.device_attribute, "cuDeviceGetAttribute") &&
+              resolve(d, d.primary_retain, "cuDevicePrimaryCtxRetain") &&
+              resolve(d, d.primary_release, "cuDevicePrimaryCtxRelease_v2") &&
+              resolve(d, d.set_current, "cuCtxSetCurrent") && resolve(d, d.mem_alloc, "cuMemAlloc_v2") &&
+              resolve(d, d.mem_free, "cuMemFree_v2") && resolve(d, d.copy_htod, "cuMemcpyHtoD_v2") &&
+              resolve(d, d.copy_dtoh, "cuMemcpyDtoH_v2") && resolve(d, d.module_load, "cuModuleLoadData") &&
+              resolve(d, d.module_unload, "cuModuleUnload") && resolve(d, d.module_function, "cuModuleGetFunction") &&
+              resolve(d, d.launch, "cuLaunchKernel") && resolve(d, d.synchronize, "cuCtxSynchronize") &&
+              resolve(d, d.error_string, "cuGetErrorString");
+    if (!ok) return;
+    if (Result r = d.init(0); r != 0) {
+      const char* text = nullptr;
+      d.error_string(r, &text);
+      d.load_error = std::string("the CUDA driver did not start (") + (text ? text : "error " + std::to_string(r)) + ")";
+    }
+  });
+  return d;
+}
+
+}  // namespace
+
+std::unique_ptr<CudaGpu> CudaGpu::open(int ordinal) {
+  std::string name = "cuda:" + std::to_string(ordinal);
+  const Driver& d = driver();
+  if (!d.load_error.empty()) throw RuntimeError(name + ": no GPU can be used: " + d.load_error);
+  int count = 0;
+  d.device_count(&count);
+  if (ordinal < 0 || ordinal >= count)
+    throw RuntimeError(name + ": no such GPU (the driver sees " + std::to_string(count) + ")");
+  std::unique_ptr<CudaGpu> gpu(new CudaGpu());
+  gpu->name_ = name;
+  gpu->check(d.device_get(&gpu->device_, ordinal), "cuDeviceGet");
+  int major = 0, minor = 0;
+  gpu->check(d.device_attribute(&major, kComputeCapabilityMajor, gpu->device_), "cuDeviceGetAttribute");
+  gpu->check(d.device_attribute(&minor, kComputeCapabilityMinor, gpu->device_), "cuDeviceGetAttribute");
+  gpu->compute_capability_ = major * 10 + minor;
+  gpu->check(d.primary_retain(&gpu->context_, gpu->device_), "cuDevicePrimaryCtxRetain");
+  gpu->check(d.set_current(gpu->context_), "cuCtxSetCurrent");
+  return gpu;
+}
+
+CudaGpu::~CudaGpu() {
+  const Driver& d = driver();
+  for (void* m : modules_) d.module_unload(m);
+  if (context_) d.primary_release(device_);
+}
+
+void CudaGpu::check(int result, const char* what) const {
+  if (result == 0) return;
+  const char* text = nullptr;
+  driver().error_string(result, &text);
+  throw RuntimeError(name_ + ": " + what + " failed: " + (text ? text : "error " + std::to_string(result)));
+}
+
+uint64_t CudaGpu::allocate(size_t bytes) {
+  Pointer p = 0;
+  check(driver().mem_alloc(&p, bytes), "cuMemAlloc (out of GPU memory?)");
+  return p;
+}
+
+void CudaGpu::release(uint64_t address) { check(driver().mem_free(address), "cuMemFree"); }
+
+void CudaGpu::copy_to_gpu(uint64_t to, const void* from, size_t bytes) {
+  check(driver().copy_htod(to, from, bytes), "cuMemcpyHtoD");
+}
+
+void CudaGpu::copy_to_host(void* to, uint64_t from, size_t bytes) {
+  check(driver().copy_dtoh(to, from, bytes), "cuMemcpyDtoH");
+}
+
+void* CudaGpu::load_module(const std::vector<uint8_t>& cubin) {
+  void* module = nullptr;
+  check(driver().module_load(&module, cubin.data()), "cuModuleLoadData (a cubin for another GPU?)");
+  modules_.push_back(module);
+  return module;
+}
+
+void* CudaGpu::function(void* module, const std::string& symbol) {
+  void* f = nullptr;
+  check(driver().module_function(&f, module, symbol.c_str()), ("cuModuleGetFunction " + symbol).c_str());
+  return f;
+}
+
+void CudaGpu::launch(void* function, int64_t grid, int block, const void* param, size_t param_bytes) {
+  size_t size = param_bytes;
+  void* extra[] = {kLaunchParamBuffer, const_cast<void*>(param), kLaunchParamSize, &size, kLaunchEnd};
+  check(driver().launch(function, unsigned(grid), 1, 1, unsigned(block), 1, 1, 0, nullptr, nullptr, extra),
+        "cuLaunchKernel");
+}
+
+void CudaGpu::synchronize() { check(driver().synchronize(), "cuCtxSynchronize"); }
+
+}  // namespace switchyard
