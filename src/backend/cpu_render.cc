@@ -95,7 +95,8 @@ class Renderer {
         // C++ overloads compute the float32 operator's C++ form in double.
         std::vector<std::string> values;
         for (const Expr& arg : e->operands) values.push_back(expr(arg));
-        return render_scalar(*e->call, values, unit_.helpers, spelling_);
+        bool in_double = e->precision == Precision::kAccumulator && spelling_.in_double;
+        return render_scalar(*e->call, values, unit_.helpers, in_double ? *spelling_.in_double : spelling_);
       }
       case ExprKind::kCheckedIndex:
         unit_.helpers.insert(CpuHelper::kCheckedIndex);

@@ -165,8 +165,12 @@ class Renderer {
 const ScalarSpelling kCpuScalarSpelling = {"CPU",       "sy_exp",     "sy_log",    "sy_tanh",
                                            "sy_erf",    true,         "std::sqrt", "std::floor",
                                            "std::ceil", "std::nearbyint", "std::pow", "std::fabs"};
-const ScalarSpelling kCudaScalarSpelling = {"CUDA",   "expf",  "logf",  "tanhf", "erff",  false,
-                                            "sqrtf",  "floorf", "ceilf", "rintf", "powf", "fabsf"};
+namespace {
+const ScalarSpelling kCudaDoubleSpelling = {"CUDA", "exp",   "log",  "tanh", "erf", false,
+                                            "sqrt", "floor", "ceil", "rint", "pow", "fabs"};
+}  // namespace
+const ScalarSpelling kCudaScalarSpelling = {"CUDA",  "expf",   "logf",  "tanhf", "erff", false, "sqrtf",
+                                            "floorf", "ceilf", "rintf", "powf",  "fabsf", &kCudaDoubleSpelling};
 
 std::string render_cpu_scalar(const ScalarCall& call, const std::vector<std::string>& values,
                               std::set<CpuHelper>& helpers) {

@@ -29,11 +29,14 @@ struct ScalarSpelling {
   const char* round_half_even;
   const char* pow;
   const char* fabs;
+  // The spelling of calls computed in double (Precision::kAccumulator);
+  // null where the same names overload on double, as C++'s do.
+  const ScalarSpelling* in_double = nullptr;
 };
 
 // The CPU's: vectorisable sy_ helpers and <cmath>.
 extern const ScalarSpelling kCpuScalarSpelling;
-// CUDA's: the device math library (expf, erff, rintf, ...).
+// CUDA's: the device math library (expf, erff, rintf, ...; in double exp, erf, rint).
 extern const ScalarSpelling kCudaScalarSpelling;
 
 // The expression of the operator applied to `values` (compute-typed operand

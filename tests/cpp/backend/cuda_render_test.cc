@@ -10,6 +10,7 @@
 #include <map>
 
 #include "aot_test_util.h"
+#include "backend/cpu_render.h"
 #include "backend/cuda_compile.h"
 #include "backend/cuda_render.h"
 #include "backend/kernel.h"
@@ -147,6 +148,18 @@ TEST(CudaRender, OperatorsAreSpelledWithCudasMathLibrary) {
   expect_code_holds(divide.code, {"int* faults;", "sy_divide_int(", "buffers.faults", "atomicOr(word, bits)"});
 }
 
+// A call the IR computes in double (batch_norm's 1 / sqrt(variance +
+// epsilon), as the reference does) is spelled in double, not as sqrtf.
+TEST(CudaRender, ACallInDoubleIsSpelledInDouble) {
+  ScalarCall sqrt_call{as<OpNode>(op_get("sqrt")), Attrs(), {DType::kFloat32}, DType::kFloat32, Span()};
+  ki::Expr held = ki::in_accumulator(ki::var("variance", DType::kFloat32));
+  std::set<CpuHelper> helpers;
+  EXPECT_EQ(render_kernel_expr(ki::call(sqrt_call, {held}, ki::Precision::kAccumulator), kCudaScalarSpelling, helpers),
+            "sqrt(variance)");
+  EXPECT_EQ(render_kernel_expr(ki::call(sqrt_call, {ki::var("v", DType::kFloat32)}), kCudaScalarSpelling, helpers),
+            "sqrtf(v)");
+}
+
 TEST(CudaRender, WhatItCannotPrintIsAClearError) {
   ki::Kernel blocked = first_group_ir(kBroadcastAddRelu);
   blocked.buffers[0].layout = "nChw8c";
@@ -193,6 +206,10 @@ const std::vector<std::string>& one_group_modules() {
       "def @main(%x: Tensor[(3, 4, 5), float32]) {\n  %0 = transpose(%x, axes=[2, 0, 1]);\n  nn.relu(%0)\n}\n",
       "def @main(%x: Tensor[(1000003), float32], %y: Tensor[(1000003), float32]) {\n  %0 = subtract(%x, %y);\n"
       "  abs(%0)\n}\n",
+      "def @main(%x: Tensor[(6, 300), float32], %g: Tensor[(300), float32], %b: Tensor[(300), float32]) {\n"
+      "  %0 = nn.layer_norm(%x, %g, %b);\n  nn.relu(%0)\n}\n",
+      "def @main(%x: Tensor[(1100, 3), float32]) {\n  nn.softmax(%x, axis=0)\n}\n",
+      "def @main(%x: Tensor[(4, 2048), float32]) {\n  %0 = nn.softmax(%x);\n  multiply(%0, 2048f)\n}\n",
   };
   return modules;
 }
