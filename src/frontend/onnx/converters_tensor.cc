@@ -41,7 +41,7 @@ void convert_reshape(NodeContext& c) {
     }
     if (d < 0) c.fail("shape entry " + std::to_string(d) + " is invalid");
     out[i] = d;
-    known *= d;
+    if (__builtin_mul_overflow(known, d, &known)) c.fail("the shape's element count overflows int64");
   }
   int64_t total = product(in, 0, in.size());
   if (infer >= 0) {
