@@ -289,6 +289,9 @@ void Artifact::make_primitives(Artifact& artifact, const std::string& manifest_p
     }
     KernelPrimitive& planned = impl.kernel_primitives[k];
     planned.primitive = primitive;
+    if (kernel.weights < 0 && primitive->needs_prepared_weights())
+      throw RuntimeError(where + ": its primitive (" + manifest.primitives[size_t(kernel.primitive)].algorithm +
+                         ") needs constant weights, and the kernel has none");
     if (kernel.weights < 0) continue;
     const char* block = static_cast<const char*>(impl.weight_pointers[size_t(kernel.device)]);
     planned.weights_address = block + weight_offset_in_block(manifest, kernel.weights);

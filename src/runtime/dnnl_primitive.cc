@@ -9,6 +9,7 @@
 
 #include "runtime/primitive_json.h"
 #include "runtime/runtime_error.h"
+#include "runtime/winograd_convolution.h"
 
 namespace switchyard {
 namespace {
@@ -66,11 +67,19 @@ struct Weights final : PreparedWeights {
   memory reordered;
 };
 
+// Weights in the Winograd domain, 64-byte aligned.
+struct WinogradWeights final : PreparedWeights {
+  explicit WinogradWeights(size_t floats) : data(new(std::align_val_t(kWorkspaceAlignment)) float[floats]) {}
+  ~WinogradWeights() override { ::operator delete[](data, std::align_val_t(kWorkspaceAlignment)); }
+  float* data;
+};
+
 }  // namespace
 
 struct DnnlPrimitive::Impl {
   PrimitiveSpec spec;
   int threads = 1;
+  std::unique_ptr<WinogradConvolution> winograd;  // in place of a oneDNN primitive, when asked for
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   memory::desc src, weights, bias, dst;  // the layouts of the kernel's buffers
   std::vector<memory::desc> operands;    // of binary and sum post-ops, by post-op index
@@ -185,7 +194,10 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
   // The primitive's blocking depends on the thread count it is made for.
   omp_set_num_threads(p.threads);
   try {
-    p.make_primitive();
+    if (spec.algorithm == kWinogradAlgorithm)
+      p.winograd = std::make_unique<WinogradConvolution>(spec, p.threads);
+    else
+      p.make_primitive();
   } catch (const dnnl::error& e) {
     throw RuntimeError(std::string("oneDNN cannot make the ") + primitive_kind_name(spec.kind) + " primitive " +
                        primitive_spec_text(spec).substr(0, 200) + ": " + e.what());
@@ -195,10 +207,19 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
 DnnlPrimitive::~DnnlPrimitive() = default;
 
 const PrimitiveSpec& DnnlPrimitive::spec() const { return impl_->spec; }
-size_t DnnlPrimitive::workspace_bytes() const { return impl_->workspace_bytes; }
+size_t DnnlPrimitive::workspace_bytes() const {
+  return impl_->winograd ? impl_->winograd->workspace_bytes() : impl_->workspace_bytes;
+}
+
+bool DnnlPrimitive::needs_prepared_weights() const { return impl_->winograd != nullptr; }
 
 std::shared_ptr<const PreparedWeights> DnnlPrimitive::prepare_weights(const void* weights) const {
   const Impl& p = *impl_;
+  if (p.winograd) {
+    auto prepared = std::make_shared<WinogradWeights>(p.winograd->transformed_weights_size());
+    p.winograd->transform_weights(static_cast<const float*>(weights), prepared->data);
+    return prepared;
+  }
   if (!p.blocked_weights()) return nullptr;
   auto prepared = std::make_shared<Weights>();
   prepared->reordered = memory(p.chosen_weights, p.engine);
@@ -217,6 +238,11 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
   char* scratch = static_cast<char*>(workspace);
   auto input = [&](int index) { return const_cast<void*>(inputs[index]); };
   omp_set_num_threads(p.threads);  // oneDNN's OpenMP reads the calling thread's setting
+  if (p.winograd) {
+    if (!weights) throw RuntimeError("the Winograd convolution runs only with weights prepared when it is made");
+    p.winograd->execute(inputs, outputs, static_cast<const WinogradWeights*>(weights)->data, workspace);
+    return;
+  }
   dnnl::stream stream(p.engine);
   std::unordered_map<int, memory> arguments;
 

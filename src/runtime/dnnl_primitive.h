@@ -33,6 +33,9 @@ class DnnlPrimitive {
   // Bytes of workspace one call needs (scratchpad, blocked activations,
   // computed weights in the primitive's layout).
   size_t workspace_bytes() const;
+  // True when it runs only with weights from prepare_weights (constant
+  // weights): the Winograd convolution's are transformed once.
+  bool needs_prepared_weights() const;
   // The plain weights at `weights` in the primitive's layout.
   std::shared_ptr<const PreparedWeights> prepare_weights(const void* weights) const;
   // Runs on the kernel's buffers. `weights` replaces the weights input when

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "runtime/winograd_convolution.h"
+
 namespace switchyard {
 
 using namespace json_fields;
@@ -138,7 +140,7 @@ PrimitiveSpec read_primitive_spec(ObjectReader& r) {
            : kind == "matmul"    ? PrimitiveKind::kMatmul
                                  : PrimitiveKind::kPooling;
   if (s.kind == PrimitiveKind::kConvolution)
-    s.algorithm = one_of(r, "algorithm", std::array{"convolution_direct"});
+    s.algorithm = one_of(r, "algorithm", std::array{"convolution_direct", kWinogradAlgorithm});
   else if (s.kind == PrimitiveKind::kPooling)
     s.algorithm = one_of(r, "algorithm",
                          std::array{"pooling_max", "pooling_avg_include_padding", "pooling_avg_exclude_padding"});

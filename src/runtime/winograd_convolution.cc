@@ -1,0 +1,359 @@
+#include "runtime/winograd_convolution.h"
+
+#include <cstring>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <vector>
+
+#include "runtime/runtime_error.h"
+
+namespace switchyard {
+namespace {
+
+// Output tile side, input tile side, and transformed elements per tile.
+constexpr int64_t kOut = 4, kTile = 6, kElements = kTile * kTile;
+// Channels per vector: the transforms work on 8 channels of one pixel at once.
+constexpr int64_t kLanes = 8;
+constexpr size_t kAlignment = 64;
+
+typedef float Vector __attribute__((vector_size(kLanes * sizeof(float))));
+
+size_t aligned(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+// The transform matrices of F(4x4, 3x3) with interpolation points 0, ±1,
+// ±2 (and infinity): G maps a 3-tap filter to 6 points, Bᵀ a 6-point input
+// to the transformed domain, Aᵀ 6 products back to 4 outputs.
+constexpr float kG[kTile][3] = {{1.f / 4, 0, 0},
+                                {-1.f / 6, -1.f / 6, -1.f / 6},
+                                {-1.f / 6, 1.f / 6, -1.f / 6},
+                                {1.f / 24, 1.f / 12, 1.f / 6},
+                                {1.f / 24, -1.f / 12, 1.f / 6},
+                                {0, 0, 1}};
+
+// Bᵀ applied to the 6 vectors at d[0], d[stride], ... into t (same stride).
+inline __attribute__((always_inline)) void input_transform(const Vector* d, Vector* t, int stride) {
+  Vector d0 = d[0], d1 = d[stride], d2 = d[2 * stride], d3 = d[3 * stride], d4 = d[4 * stride], d5 = d[5 * stride];
+  t[0] = 4 * d0 - 5 * d2 + d4;
+  t[stride] = d3 + d4 - 4 * (d1 + d2);
+  t[2 * stride] = 4 * (d1 - d2) + d4 - d3;
+  t[3 * stride] = 2 * (d3 - d1) + d4 - d2;
+  t[4 * stride] = 2 * (d1 - d3) + d4 - d2;
+  t[5 * stride] = 4 * d1 - 5 * d3 + d5;
+}
+
+// Aᵀ applied to the 6 vectors at m[0], m[stride], ... into 4 at o (same stride).
+inline __attribute__((always_inline)) void output_transform(const Vector* m, Vector* o, int stride) {
+  Vector m1 = m[stride], m2 = m[2 * stride], m3 = m[3 * stride], m4 = m[4 * stride];
+  Vector a = m1 + m2, b = m1 - m2, c = m3 + m4, d = m3 - m4;
+  o[0] = m[0] + a + c;
+  o[stride] = b + 2 * d;
+  o[2 * stride] = a + 4 * c;
+  o[3 * stride] = b + 8 * d + m[5 * stride];
+}
+
+// Where the 8 channels of group `group` at pixel (y, x) of image `n` lie in
+// a blocked tensor (nChw{block}c) of `channels` channels.
+struct BlockedTensor {
+  int64_t channels, height, width, block;
+  size_t offset(int64_t n, int64_t group, int64_t y, int64_t x) const {
+    int64_t blocks = (channels + block - 1) / block, channel = group * kLanes;
+    return size_t(((n * blocks + channel / block) * height + y) * width + x) * size_t(block) + size_t(channel % block);
+  }
+};
+
+struct Geometry {
+  BlockedTensor src, dst;
+  int64_t pad_top = 0, pad_left = 0;
+  int64_t tiles_h = 0, tiles_w = 0, tiles = 0;  // tiles counts every image's
+};
+
+struct PostOp {
+  enum class Kind { kRelu, kClip, kLinear, kSum } kind;
+  float alpha = 0, beta = 0;
+  int input = -1;  // kSum: the kernel input holding the residual
+};
+
+// What one call's output transform reads and writes.
+struct OutputPass {
+  const float* products = nullptr;  // [kElements][tiles][out channels]
+  const float* bias = nullptr;      // null when absent
+  std::vector<const float*> residuals;  // by post-op; null but for sums
+  float* dst = nullptr;
+};
+
+// The input transform of one row of tiles (image n, tile row ty) for one
+// channel group: 6x6 input windows, zero outside the image, into V
+// [kElements][tiles][in channels].
+inline __attribute__((always_inline)) void input_row_body(const Geometry& g, const float* src, float* v, int64_t n,
+                                                          int64_t ty, int64_t group) {
+  Vector d[kElements], t[kElements];
+  const int64_t in_channels = g.src.channels;
+  for (int64_t tx = 0; tx < g.tiles_w; ++tx) {
+    int64_t y0 = ty * kOut - g.pad_top, x0 = tx * kOut - g.pad_left;
+    for (int64_t a = 0; a < kTile; ++a)
+      for (int64_t b = 0; b < kTile; ++b) {
+        int64_t y = y0 + a, x = x0 + b;
+        if (y >= 0 && y < g.src.height && x >= 0 && x < g.src.width)
+          std::memcpy(&d[a * kTile + b], src + g.src.offset(n, group, y, x), sizeof(Vector));
+        else
+          d[a * kTile + b] = Vector{};
+      }
+    for (int b = 0; b < kTile; ++b) input_transform(d + b, t + b, kTile);
+    for (int a = 0; a < kTile; ++a) input_transform(t + a * kTile, d + a * kTile, 1);
+    int64_t tile = (n * g.tiles_h + ty) * g.tiles_w + tx;
+    for (int64_t e = 0; e < kElements; ++e)
+      std::memcpy(v + size_t((e * g.tiles + tile) * in_channels + group * kLanes), &d[e], sizeof(Vector));
+  }
+}
+
+// The output transform of one row of tiles for one group of output
+// channels, with the bias and post-ops, into the blocked destination.
+inline __attribute__((always_inline)) void output_row_body(const Geometry& g, const std::vector<PostOp>& posts,
+                                                           const OutputPass& pass, int64_t n, int64_t ty,
+                                                           int64_t group) {
+  Vector m[kElements], t[kOut * kTile], out[kOut * kOut];
+  const int64_t out_channels = g.dst.channels;
+  Vector bias{};
+  if (pass.bias) std::memcpy(&bias, pass.bias + group * kLanes, sizeof(Vector));
+  // A destination block that pads channels gets zeros in its padding.
+  const bool pads = (group + 1) * kLanes == out_channels && out_channels % g.dst.block != 0;
+  for (int64_t tx = 0; tx < g.tiles_w; ++tx) {
+    int64_t tile = (n * g.tiles_h + ty) * g.tiles_w + tx;
+    for (int64_t e = 0; e < kElements; ++e)
+      std::memcpy(&m[e], pass.products + size_t((e * g.tiles + tile) * out_channels + group * kLanes),
+                  sizeof(Vector));
+    for (int b = 0; b < kTile; ++b) output_transform(m + b, t + b, kTile);
+    for (int a = 0; a < kOut; ++a) output_transform(t + a * kTile, out + a * kOut, 1);
+    for (int64_t a = 0; a < kOut; ++a)
+      for (int64_t b = 0; b < kOut; ++b) {
+        int64_t y = ty * kOut + a, x = tx * kOut + b;
+        if (y >= g.dst.height || x >= g.dst.width) continue;
+        size_t at = g.dst.offset(n, group, y, x);
+        Vector r = out[a * kOut + b] + bias;
+        for (size_t p = 0; p < posts.size(); ++p) {
+          const PostOp& post = posts[p];
+          switch (post.kind) {
+            case PostOp::Kind::kRelu:
+              r = r > 0 ? r : post.alpha * r;
+              break;
+            case PostOp::Kind::kClip:
+              r = r < post.alpha ? post.alpha : r;
+              r = r > post.beta ? post.beta : r;
+              break;
+            case PostOp::Kind::kLinear:
+              r = post.alpha * r + post.beta;
+              break;
+            case PostOp::Kind::kSum: {
+              Vector residual;
+              std::memcpy(&residual, pass.residuals[p] + at, sizeof(Vector));
+              r += residual;
+              break;
+            }
+          }
+        }
+        std::memcpy(pass.dst + at, &r, sizeof(Vector));
+        if (pads) std::memset(pass.dst + at + kLanes, 0, size_t(g.dst.block - kLanes) * sizeof(float));
+      }
+  }
+}
+
+// Each body compiled for AVX2 with FMA (8 floats a register) and for any
+// x86-64; the choice is made once per process.
+__attribute__((target("avx2,fma"))) void input_row_avx2(const Geometry& g, const float* src, float* v, int64_t n,
+                                                        int64_t ty, int64_t group) {
+  input_row_body(g, src, v, n, ty, group);
+}
+void input_row_generic(const Geometry& g, const float* src, float* v, int64_t n, int64_t ty, int64_t group) {
+  input_row_body(g, src, v, n, ty, group);
+}
+__attribute__((target("avx2,fma"))) void output_row_avx2(const Geometry& g, const std::vector<PostOp>& posts,
+                                                         const OutputPass& pass, int64_t n, int64_t ty,
+                                                         int64_t group) {
+  output_row_body(g, posts, pass, n, ty, group);
+}
+void output_row_generic(const Geometry& g, const std::vector<PostOp>& posts, const OutputPass& pass, int64_t n,
+                        int64_t ty, int64_t group) {
+  output_row_body(g, posts, pass, n, ty, group);
+}
+
+bool has_avx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return avx2;
+}
+
+bool dense(const PrimitiveTensor& t) {
+  int64_t stride = 1;
+  for (size_t d = t.dims.size(); d-- > 0;) {
+    if (t.strides.size() != t.dims.size() || (t.dims[d] > 1 && t.strides[d] != stride)) return false;
+    stride *= t.dims[d];
+  }
+  return true;
+}
+
+int block_of(const std::string& format) {
+  if (format == "nChw8c") return 8;
+  if (format == "nChw16c") return 16;
+  return 0;
+}
+
+// The post-ops in the form the output transform applies, or why not.
+std::string read_post_ops(const PrimitiveSpec& spec, std::vector<PostOp>* posts) {
+  for (const PrimitivePostOp& p : spec.post_ops) {
+    PostOp post;
+    post.alpha = p.alpha;
+    post.beta = p.beta;
+    if (p.kind == PrimitivePostOp::Kind::kSum) {
+      if (p.operand.format != spec.dst.format || p.operand.dims != spec.dst.dims)
+        return "a residual laid out unlike the destination";
+      post.kind = PostOp::Kind::kSum;
+      post.input = p.input;
+    } else if (p.kind == PrimitivePostOp::Kind::kEltwise && p.algorithm == "eltwise_relu") {
+      post.kind = PostOp::Kind::kRelu;
+    } else if (p.kind == PrimitivePostOp::Kind::kEltwise && p.algorithm == "eltwise_clip") {
+      post.kind = PostOp::Kind::kClip;
+    } else if (p.kind == PrimitivePostOp::Kind::kEltwise && p.algorithm == "eltwise_linear") {
+      post.kind = PostOp::Kind::kLinear;
+    } else {
+      return "the post-op " + (p.algorithm.empty() ? std::string("binary") : p.algorithm);
+    }
+    posts->push_back(post);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string winograd_refusal(const PrimitiveSpec& s) {
+  if (s.kind != PrimitiveKind::kConvolution) return "not a convolution";
+  if (s.weights.dims.size() != 4) return "not a 2-d convolution of one group";
+  if (s.weights.dims[2] != 3 || s.weights.dims[3] != 3) return "a window other than 3x3";
+  if (s.strides != std::vector<int64_t>{1, 1}) return "a stride other than 1";
+  if (s.dilation != std::vector<int64_t>{0, 0}) return "a dilated window";
+  if (!dense(s.weights)) return "weights laid out other than OIHW";
+  if (!block_of(s.src.format) || !block_of(s.dst.format)) return "activations not in a blocked layout";
+  if (s.src.dims.size() != 4 || s.dst.dims.size() != 4) return "activations other than NCHW";
+  if (s.src.dims[1] % kLanes != 0 || s.dst.dims[1] % kLanes != 0) return "channels not a multiple of 8";
+  if (!s.bias.empty() && (!dense(s.bias) || s.bias.dims != std::vector<int64_t>{s.dst.dims[1]}))
+    return "a bias other than one per output channel";
+  for (int64_t pad : s.padding_l)
+    if (pad < 0 || pad > 2) return "padding other than 0 to 2";
+  for (int64_t pad : s.padding_r)
+    if (pad < 0 || pad > 2) return "padding other than 0 to 2";
+  std::vector<PostOp> posts;
+  return read_post_ops(s, &posts);
+}
+
+bool winograd_pays(const PrimitiveSpec& s) {
+  // Measured on AVX2 (bench/winograd_bench.cc): 2x faster with 16 tiles per
+  // image (14x14 outputs), 0.5x with 4 (7x7), whose transformed weights
+  // are read for four rows each.
+  constexpr int64_t kFewestTiles = 16;
+  int64_t tiles = ((s.dst.dims[2] + kOut - 1) / kOut) * ((s.dst.dims[3] + kOut - 1) / kOut);
+  return tiles >= kFewestTiles && s.src.dims[1] >= 16 && s.dst.dims[1] >= 16;
+}
+
+struct WinogradConvolution::Impl {
+  PrimitiveSpec spec;
+  int threads = 1;
+  Geometry geometry;
+  std::vector<PostOp> posts;
+  size_t products_offset = 0, workspace_bytes = 0;
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::memory::desc tiles_desc, weights_desc, products_desc;
+  dnnl::matmul products;
+};
+
+WinogradConvolution::WinogradConvolution(const PrimitiveSpec& spec, int threads) : impl_(std::make_unique<Impl>()) {
+  if (std::string why = winograd_refusal(spec); !why.empty())
+    throw RuntimeError("the Winograd convolution cannot compute " + why);
+  Impl& p = *impl_;
+  p.spec = spec;
+  p.threads = std::max(threads, 1);
+  read_post_ops(spec, &p.posts);
+  Geometry& g = p.geometry;
+  g.src = {spec.src.dims[1], spec.src.dims[2], spec.src.dims[3], block_of(spec.src.format)};
+  g.dst = {spec.dst.dims[1], spec.dst.dims[2], spec.dst.dims[3], block_of(spec.dst.format)};
+  g.pad_top = spec.padding_l[0];
+  g.pad_left = spec.padding_l[1];
+  g.tiles_h = (g.dst.height + kOut - 1) / kOut;
+  g.tiles_w = (g.dst.width + kOut - 1) / kOut;
+  g.tiles = spec.src.dims[0] * g.tiles_h * g.tiles_w;
+  using Tag = dnnl::memory::format_tag;
+  const auto f32 = dnnl::memory::data_type::f32;
+  p.tiles_desc = dnnl::memory::desc({kElements, g.tiles, g.src.channels}, f32, Tag::abc);
+  p.weights_desc = dnnl::memory::desc({kElements, g.src.channels, g.dst.channels}, f32, Tag::abc);
+  p.products_desc = dnnl::memory::desc({kElements, g.tiles, g.dst.channels}, f32, Tag::abc);
+  p.products = dnnl::matmul(
+      dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.tiles_desc, p.weights_desc, p.products_desc), p.engine));
+  p.products_offset = aligned(p.tiles_desc.get_size());
+  p.workspace_bytes = p.products_offset + aligned(p.products_desc.get_size());
+}
+
+WinogradConvolution::~WinogradConvolution() = default;
+
+size_t WinogradConvolution::transformed_weights_size() const {
+  return size_t(kElements * impl_->geometry.src.channels * impl_->geometry.dst.channels);
+}
+
+size_t WinogradConvolution::workspace_bytes() const { return impl_->workspace_bytes; }
+
+void WinogradConvolution::transform_weights(const float* weights, float* transformed) const {
+  const int64_t in = impl_->geometry.src.channels, out = impl_->geometry.dst.channels;
+  // U[e][i][o] = (G g Gᵀ)[e] for the filter g of output o and input i, with
+  // every inner loop running over o (contiguous in U, so it vectorises).
+#pragma omp parallel for num_threads(impl_->threads) schedule(static)
+  for (int64_t i = 0; i < in; ++i) {
+    std::vector<float> taps(size_t(9 * out)), rows(size_t(kTile * 3 * out));  // [k][o], [a][c][o]
+    for (int64_t o = 0; o < out; ++o)
+      for (int k = 0; k < 9; ++k) taps[size_t(k * out + o)] = weights[(o * in + i) * 9 + k];
+    for (int a = 0; a < kTile; ++a)
+      for (int c = 0; c < 3; ++c) {
+        float* row = &rows[size_t((a * 3 + c) * out)];
+        const float *t0 = &taps[size_t(c * out)], *t1 = &taps[size_t((3 + c) * out)], *t2 = &taps[size_t((6 + c) * out)];
+        for (int64_t o = 0; o < out; ++o) row[o] = kG[a][0] * t0[o] + kG[a][1] * t1[o] + kG[a][2] * t2[o];
+      }
+    for (int a = 0; a < kTile; ++a)
+      for (int b = 0; b < kTile; ++b) {
+        float* u = transformed + ((a * kTile + b) * in + i) * out;
+        const float *r0 = &rows[size_t(a * 3 * out)], *r1 = r0 + out, *r2 = r1 + out;
+        for (int64_t o = 0; o < out; ++o) u[o] = r0[o] * kG[b][0] + r1[o] * kG[b][1] + r2[o] * kG[b][2];
+      }
+  }
+}
+
+void WinogradConvolution::execute(const void* const* inputs, void* const* outputs, const float* transformed_weights,
+                                  void* workspace) const {
+  const Impl& p = *impl_;
+  const Geometry& g = p.geometry;
+  const int64_t images = p.spec.src.dims[0];
+  float* tiles = static_cast<float*>(workspace);
+  float* products = reinterpret_cast<float*>(static_cast<char*>(workspace) + p.products_offset);
+  const float* src = static_cast<const float*>(inputs[p.spec.src_input]);
+  auto input_row = has_avx2() ? input_row_avx2 : input_row_generic;
+  auto output_row = has_avx2() ? output_row_avx2 : output_row_generic;
+
+  const int64_t in_groups = g.src.channels / kLanes, out_groups = g.dst.channels / kLanes;
+  const int64_t rows = images * g.tiles_h;
+#pragma omp parallel for num_threads(p.threads) schedule(static)
+  for (int64_t item = 0; item < rows * in_groups; ++item)
+    input_row(g, src, tiles, item / in_groups / g.tiles_h, item / in_groups % g.tiles_h, item % in_groups);
+
+  dnnl::stream stream(p.engine);
+  p.products.execute(stream, {{DNNL_ARG_SRC, dnnl::memory(p.tiles_desc, p.engine, tiles)},
+                              {DNNL_ARG_WEIGHTS, dnnl::memory(p.weights_desc, p.engine,
+                                                              const_cast<float*>(transformed_weights))},
+                              {DNNL_ARG_DST, dnnl::memory(p.products_desc, p.engine, products)}});
+  stream.wait();
+
+  OutputPass pass;
+  pass.products = products;
+  pass.bias = p.spec.bias.empty() ? nullptr : static_cast<const float*>(inputs[p.spec.bias_input]);
+  for (const PostOp& post : p.posts)
+    pass.residuals.push_back(post.kind == PostOp::Kind::kSum ? static_cast<const float*>(inputs[post.input])
+                                                             : nullptr);
+  pass.dst = static_cast<float*>(outputs[0]);
+#pragma omp parallel for num_threads(p.threads) schedule(static)
+  for (int64_t item = 0; item < rows * out_groups; ++item)
+    output_row(g, p.posts, pass, item / out_groups / g.tiles_h, item / out_groups % g.tiles_h, item % out_groups);
+}
+
+}  // namespace switchyard

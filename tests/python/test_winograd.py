@@ -1,0 +1,78 @@
+"""The Winograd convolution in compiled models: which convolutions the
+compiler gives it (3x3, stride 1, constant weights, blocked activations,
+enough tiles) and that an artifact using it computes what the interpreter
+does, on one device and split across two."""
+import json
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+import switchyard as sy
+
+
+def conv(name, x, w, b, out, strides=(1, 1), pads=(1, 1, 1, 1)):
+    return helper.make_node("Conv", [x, w, b], [out], name=name, kernel_shape=[3, 3], strides=list(strides),
+                            pads=list(pads))
+
+
+def residual_model(tmp_path):
+    """x[1,3,30,26] -> stem conv (stride 2: blocked from here) -> conv+relu -> conv + stem -> relu
+    -> stride-2 conv -> conv (8x7: too few tiles) -> conv with weights given at run time -> y."""
+    rng = np.random.default_rng(0)
+    weights = {}
+    for name, shape in [("ws", (16, 3, 3, 3)), ("w0", (16, 16, 3, 3)), ("w1", (16, 16, 3, 3)), ("w2", (24, 16, 3, 3)), ("w3", (24, 24, 3, 3))]:
+        weights[name] = numpy_helper.from_array((rng.standard_normal(shape) * 0.2).astype(np.float32), name)
+        bias = "b" + name[1]
+        weights[bias] = numpy_helper.from_array(rng.standard_normal(shape[0]).astype(np.float32), bias)
+    nodes = [conv("stem/conv", "x", "ws", "bs", "stem", strides=(2, 2)),
+             conv("block/conv0", "stem", "w0", "b0", "c0"),
+             helper.make_node("Relu", ["c0"], ["r0"], name="block/relu0"),
+             conv("block/conv1", "r0", "w1", "b1", "c1"),
+             helper.make_node("Add", ["c1", "stem"], ["s1"], name="block/add"),
+             helper.make_node("Relu", ["s1"], ["r1"], name="block/relu1"),
+             conv("down/conv", "r1", "w2", "b2", "c2", strides=(2, 2)),
+             conv("small/conv", "c2", "w3", "b3", "c3"),
+             conv("computed/conv", "c3", "wx", "b3", "y")]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 30, 26]),
+         helper.make_tensor_value_info("wx", TensorProto.FLOAT, [24, 24, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 24, 8, 7])], list(weights.values()))
+    path = tmp_path / "residual.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    return path
+
+
+def algorithms(manifest_path):
+    """The convolution algorithm of each kernel, by the span of its first operator."""
+    manifest = json.loads(manifest_path.read_text())
+    found = {}
+    for kernel in manifest["kernels"]:
+        if "primitive" in kernel:
+            primitive = manifest["primitives"][kernel["primitive"]]
+            if primitive["kind"] == "convolution":
+                found[kernel["span"].split(",")[0].removeprefix("fused(")] = primitive["algorithm"]
+    return found
+
+
+def test_winograd_runs_where_it_pays_and_matches_the_interpreter(tmp_path):
+    mod = sy.frontend.from_onnx(residual_model(tmp_path))
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 3, 30, 26)).astype(np.float32)
+    wx = (rng.standard_normal((24, 24, 3, 3)) * 0.2).astype(np.float32)
+    expected = np.asarray(sy.evaluate(mod, x=x, wx=wx))
+
+    sy.build(mod, ["cpu:0"], tmp_path / "one")
+    found = algorithms(tmp_path / "one" / "manifest.json")
+    assert found == {"stem/conv": "convolution_direct", "block/conv0": "convolution_winograd", "block/conv1": "convolution_winograd",
+                     "down/conv": "convolution_direct", "small/conv": "convolution_direct",
+                     "computed/conv": "convolution_direct"}, found
+    actual = np.asarray(sy.runtime.load(tmp_path / "one").run(x=x, wx=wx))
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+
+    # Split after the block: the residual block's buffers stay on cpu:0, blocked.
+    sy.build(mod, ["cpu:0", "cpu:1"], tmp_path / "two", place=["node:down/*=cpu:1", "node:small/*=cpu:1",
+                                                                "node:computed/*=cpu:1"])
+    assert algorithms(tmp_path / "two" / "manifest.json")["block/conv1"] == "convolution_winograd"
+    actual = np.asarray(sy.runtime.load(tmp_path / "two").run(x=x, wx=wx))
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
