@@ -49,7 +49,7 @@ const char* kHalfHelpers = R"(// IEEE half precision <-> float, rounding to near
 inline float sy_half_to_float(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000) << 16, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff, bits;
   if (exponent == 0) {
-    float magnitude = std::ldexp(float(mantissa), -24);
+    float magnitude = sy_ldexp(float(mantissa), -24);
     std::memcpy(&bits, &magnitude, 4);
     bits |= sign;
   } else if (exponent == 31) {
@@ -71,7 +71,7 @@ inline uint16_t sy_float_to_half(float f) {
   if (magnitude < 0x38800000u) {
     float a;
     std::memcpy(&a, &magnitude, 4);
-    return sign | uint16_t(std::nearbyint(a * 16777216.0f));
+    return sign | uint16_t(sy_nearbyint(a * 16777216.0f));
   }
   uint32_t rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1);
   return sign | uint16_t((rounded - 0x38000000u) >> 13);
@@ -144,6 +144,28 @@ inline int64_t sy_checked_index(int64_t index, int64_t extent, int* faults) {
 )";
 
 }  // namespace
+
+std::string cpu_prelude() {
+  // Guarded: several kernels' units may be compiled as one (the kernel tests do).
+  return R"(#ifndef SY_CPU_PRELUDE
+#define SY_CPU_PRELUDE
+#define NAN __builtin_nanf("")
+#define INFINITY __builtin_inff()
+inline float sy_sqrt(float x) { return __builtin_sqrtf(x); }
+inline double sy_sqrt(double x) { return __builtin_sqrt(x); }
+inline float sy_floor(float x) { return __builtin_floorf(x); }
+inline float sy_ceil(float x) { return __builtin_ceilf(x); }
+inline float sy_nearbyint(float x) { return __builtin_nearbyintf(x); }
+inline float sy_pow(float x, float y) { return __builtin_powf(x, y); }
+inline double sy_pow(double x, double y) { return __builtin_pow(x, y); }
+inline float sy_fabs(float x) { return __builtin_fabsf(x); }
+inline float sy_copysign(float x, float sign) { return __builtin_copysignf(x, sign); }
+inline float sy_ldexp(float x, int exponent) { return __builtin_ldexpf(x, exponent); }
+inline int64_t sy_min(int64_t a, int64_t b) { return b < a ? b : a; }
+#endif
+
+)";
+}
 
 std::string cpu_helper_definitions(const std::set<CpuHelper>& helpers) {
   std::string out;

@@ -58,6 +58,10 @@ const char* cpu_math_definitions();
 
 // The definitions of `helpers`, in a fixed order.
 std::string cpu_helper_definitions(const std::set<CpuHelper>& helpers);
+// What a CPU kernel's unit takes from <cmath> and <algorithm>, as compiler
+// builtins under sy_ names (NAN and INFINITY as the macros): those headers
+// cost a third of a second each to compile, most of a small kernel's time.
+std::string cpu_prelude();
 
 // The type arithmetic happens in: float for every floating-point dtype
 // (float16 and bfloat16 through float), the storage type otherwise.

@@ -78,7 +78,7 @@ inline float sy_log(float x) {
 // tanh: x + x^3 P(x^2) below 0.625 (P a degree-4 minimax fit for relative
 // error, 4.4e-9), 1 - 2 / (e^2|x| + 1) above, which is 1 once e^2|x| overflows.
 inline float sy_tanh(float x) {
-  const float a = std::fabs(x);
+  const float a = sy_fabs(x);
   const float t = x * x;
   float p = -5.704986863e-03f;
   p = p * t + 2.063908614e-02f;
@@ -87,7 +87,7 @@ inline float sy_tanh(float x) {
   p = p * t - 3.333328068e-01f;
   const float near = a + a * t * p;
   const float far = 1.0f - 2.0f / (sy_exp(a + a) + 1.0f);
-  return std::copysign(a < 0.625f ? near : far, x);  // NaN: far, which is NaN; -0 stays -0
+  return sy_copysign(a < 0.625f ? near : far, x);  // NaN: far, which is NaN; -0 stays -0
 }
 // erf: below 1, x Q(x^2) (Q a degree-6 minimax fit for relative error,
 // 1.2e-9), exact to the last bits near 0 where erf(x) ~ 2x / sqrt(pi).
@@ -105,7 +105,7 @@ inline float sy_erf(float x) {
   q = q * t - 3.761262596e-01f;
   q = q * t + 1.12837916709551257f;  // 2 / sqrt(pi)
   const float near = x * q;
-  const float a = std::fabs(x);
+  const float a = sy_fabs(x);
   const float b = a < 4.0f ? a : 4.0f;
   const float u = b - 2.5f;
   float s = 1.863792131e-04f;
@@ -115,7 +115,7 @@ inline float sy_erf(float x) {
   s = s * u + 5.611685663e-02f;
   s = s * u - 3.526939452e-01f;
   s = s * u - 1.556817889e+00f;
-  const float far = std::copysign(1.0f - sy_exp(s - b * b), x);
+  const float far = sy_copysign(1.0f - sy_exp(s - b * b), x);
   return a >= 1.0f ? far : near;  // NaN: near, which is NaN
 }
 )";

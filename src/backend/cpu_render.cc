@@ -131,7 +131,7 @@ class Renderer {
     switch (e->binary) {
       case BinaryOp::kAdd: return sum_term(a) + op + sum_term(b);
       case BinaryOp::kSub: return sum_term(a) + op + (is_sum(b) ? operand(b) : sum_term(b));
-      case BinaryOp::kMin: return "std::min<int64_t>(" + expr(a) + op + expr(b) + ")";
+      case BinaryOp::kMin: return "sy_min(" + expr(a) + op + expr(b) + ")";
       case BinaryOp::kLess: case BinaryOp::kGreater: case BinaryOp::kLessEqual: case BinaryOp::kNotEqual:
         return sum_term(a) + op + sum_term(b);
       // Comparisons bind tighter than && and ||; && in || is parenthesized.

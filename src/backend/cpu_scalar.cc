@@ -162,9 +162,8 @@ class Renderer {
 }  // namespace
 
 // std::nearbyint and rintf round halves to even in the default rounding mode.
-const ScalarSpelling kCpuScalarSpelling = {"CPU",       "sy_exp",     "sy_log",    "sy_tanh",
-                                           "sy_erf",    true,         "std::sqrt", "std::floor",
-                                           "std::ceil", "std::nearbyint", "std::pow", "std::fabs"};
+const ScalarSpelling kCpuScalarSpelling = {"CPU",     "sy_exp",       "sy_log", "sy_tanh", "sy_erf", true,
+                                           "sy_sqrt", "sy_floor",     "sy_ceil", "sy_nearbyint", "sy_pow", "sy_fabs"};
 namespace {
 const ScalarSpelling kCudaDoubleSpelling = {"CUDA", "exp",   "log",  "tanh", "erf", false,
                                             "sqrt", "floor", "ceil", "rint", "pow", "fabs"};

@@ -9,11 +9,11 @@ std::string assemble_cpu_unit(const CpuUnit& unit, const std::string& summary, c
   code.line("// Switchyard CPU kernel " + unit.name + ": " + summary);
   if (span.defined()) code.line("// From " + span.to_string());
   code.line("// Generated code: each parallel loop runs through services->parallel_for.");
-  for (const char* header : {"<algorithm>", "<cmath>", "<cstdint>", "<cstring>"})
-    code.line(std::string("#include ") + header);
+  for (const char* header : {"<cstdint>", "<cstring>"}) code.line(std::string("#include ") + header);
   for (const std::string& header : unit.includes) code.line("#include " + header);
   code.line("#include \"switchyard/model_abi.h\"");
   code.line();
+  code.append(cpu_prelude());
   code.line("namespace " + scope + " {");
   code.line();
   std::string helpers = cpu_helper_definitions(unit.helpers);

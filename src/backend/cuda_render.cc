@@ -41,10 +41,13 @@ typedef unsigned long long uint64_t;
 // Faults are bits in one word many threads may raise at once.
 #define __ATOMIC_RELAXED 0
 #define __atomic_fetch_or(word, bits, order) atomicOr(word, bits)
+// The math the shared helpers call by the names cpu_prelude() gives them.
+inline int64_t sy_min(int64_t a, int64_t b) { return b < a ? b : a; }
+inline float sy_ldexp(float x, int exponent) { return ldexpf(x, exponent); }
+inline float sy_nearbyint(float x) { return rintf(x); }
+inline float sy_fabs(float x) { return fabsf(x); }
+inline float sy_copysign(float x, float sign) { return copysignf(x, sign); }
 namespace std {
-template <typename T> T min(T a, T b) { return b < a ? b : a; }
-inline float ldexp(float x, int exponent) { return ldexpf(x, exponent); }
-inline float nearbyint(float x) { return rintf(x); }
 inline void* memcpy(void* to, const void* from, decltype(sizeof(0)) bytes) {  // a bit cast, as the helpers use it
   for (decltype(sizeof(0)) i = 0; i < bytes; ++i) static_cast<char*>(to)[i] = static_cast<const char*>(from)[i];
   return to;

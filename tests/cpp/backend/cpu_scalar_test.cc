@@ -55,7 +55,7 @@ TEST(CpuScalar, CompositeRowsRenderFromTheirMeaning) {
   std::set<CpuHelper> helpers;
   EXPECT_EQ(render("sigmoid", {DType::kFloat32}, DType::kFloat32, {"x"}, &helpers), "1.0f / (1.0f + sy_exp(-x))");
   EXPECT_TRUE(helpers.count(CpuHelper::kFloatMath));
-  EXPECT_EQ(render("rsqrt", {DType::kFloat32}, DType::kFloat32, {"x"}), "1.0f / std::sqrt(x)");
+  EXPECT_EQ(render("rsqrt", {DType::kFloat32}, DType::kFloat32, {"x"}), "1.0f / sy_sqrt(x)");
   // Integer bounds stay int64_t, so a bound beyond int8 clamps before the conversion back.
   Attrs bounds = normalize_attrs(*find_op_def("clip"), {{"a_min", 0.5}, {"a_max", 1000.0}});
   EXPECT_EQ(render("clip", {DType::kInt8}, DType::kInt8, {"x"}, nullptr, bounds),
@@ -67,10 +67,10 @@ TEST(CpuScalar, CompositeRowsRenderFromTheirMeaning) {
 }
 
 TEST(CpuScalar, RoundingPrimitivesVectorise) {
-  // std::floor, std::ceil and std::nearbyint become single instructions under -O3 -march=native.
-  EXPECT_EQ(render("floor", {DType::kFloat32}, DType::kFloat32, {"x"}), "std::floor(x)");
-  EXPECT_EQ(render("ceil", {DType::kFloat32}, DType::kFloat32, {"x"}), "std::ceil(x)");
-  EXPECT_EQ(render("round", {DType::kFloat32}, DType::kFloat32, {"x"}), "std::nearbyint(x)");
+  // sy_floor, sy_ceil and sy_nearbyint (builtins) become single instructions under -O3 -march=native.
+  EXPECT_EQ(render("floor", {DType::kFloat32}, DType::kFloat32, {"x"}), "sy_floor(x)");
+  EXPECT_EQ(render("ceil", {DType::kFloat32}, DType::kFloat32, {"x"}), "sy_ceil(x)");
+  EXPECT_EQ(render("round", {DType::kFloat32}, DType::kFloat32, {"x"}), "sy_nearbyint(x)");
 }
 
 TEST(CpuScalar, OperandsAreParenthesized) {

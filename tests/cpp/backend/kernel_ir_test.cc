@@ -259,7 +259,7 @@ TEST(KernelIr, TheRendererPrintsAccumulatorsInTheirWideTypes) {
   EXPECT_EQ(render_cpu_index(ki::binary(ki::BinaryOp::kAdd, total, one)), "total + uint64_t(1)");
   ki::Expr rest = ki::binary(ki::BinaryOp::kSub, ki::index(300), ki::var("first"));
   EXPECT_EQ(render_cpu_index(ki::binary(ki::BinaryOp::kMin, ki::index(256), rest)),
-            "std::min<int64_t>(256, 300 - first)");
+            "sy_min(256, 300 - first)");
   ki::Expr v = ki::var("v", DType::kFloat32);
   EXPECT_EQ(render_cpu_index(ki::select(ki::binary(ki::BinaryOp::kOr, ki::binary(ki::BinaryOp::kNotEqual, v, v),
                                                    ki::binary(ki::BinaryOp::kLessEqual, ki::var("x"), v)),
@@ -292,7 +292,7 @@ TEST(KernelIr, ReductionsAreBuiltAsKernelIr) {
   const std::string text = "def @main(%x: Tensor[(6, 5, 300), float32]) {\n"
                            "  %0 = exp(%x);\n  %1 = sum(%0, axis=[1]);\n  nn.relu(%1)\n}\n";
   KernelSource a = same_kernel_ir_at_two_places(text);
-  expect_code_holds(a.code, {"double acc[256];", "const int64_t width = std::min<int64_t>(256, 300 - first);",
+  expect_code_holds(a.code, {"double acc[256];", "const int64_t width = sy_min(256, 300 - first);",
                              "acc[j] += exp_"});
   KernelSource per_row = generate_cpu_kernel(
       fused_primitive("def @main(%x: Tensor[(6, 5), int32]) {\n  sum(%x, axis=[1])\n}\n", "c.sy"), "k");
@@ -310,7 +310,7 @@ TEST(KernelIr, NormalisationsAreBuiltAsKernelIr) {
   ASSERT_TRUE(softmax.kernel_ir);
   expect_code_holds(softmax.code, {"#pragma omp simd reduction(max : row_max)", "float sum_block = 0.0f;",
                                    "#pragma omp simd reduction(+ : sum_block)", "sum += sum_block;",
-                                   "const int64_t block_end = std::min<int64_t>(block + 1024, 2000);",
+                                   "const int64_t block_end = sy_min(block + 1024, 2000);",
                                    "const float e = sy_exp("});
   KernelSource batch_norm = generate_cpu_kernel(
       fused_primitive("def @main(%x: Tensor[(2, 3, 4), float32], %g: Tensor[(3), float32], %b: Tensor[(3), float32], "
@@ -443,7 +443,7 @@ TEST(KernelIr, ACallInDoubleIsMarkedInTheIr) {
   EXPECT_EQ(calls[0]->call->op->name, "sqrt");
   EXPECT_EQ(calls[0]->precision, ki::Precision::kAccumulator);
   for (const ki::Expr& operand : calls[0]->operands) EXPECT_EQ(operand->precision, ki::Precision::kAccumulator);
-  expect_code_holds(batch_norm.code, {"float(1.0 / (std::sqrt((double(sy_half_to_float(in4_v[c])) + "});
+  expect_code_holds(batch_norm.code, {"float(1.0 / (sy_sqrt((double(sy_half_to_float(in4_v[c])) + "});
 }
 
 // The plain-loop anchors (dtypes oneDNN lacks) are kernel IR: two at
