@@ -348,7 +348,8 @@ struct CudaLibraryPrimitive::Impl {
   }
 };
 
-CudaLibraryPrimitive::CudaLibraryPrimitive(const PrimitiveSpec& spec, CudaGpu& gpu) : impl_(std::make_unique<Impl>()) {
+CudaLibraryPrimitive::CudaLibraryPrimitive(const PrimitiveSpec& spec, const CudaGpu& gpu)
+    : impl_(std::make_unique<Impl>()) {
   Impl& p = *impl_;
   p.spec = spec;
   p.where = gpu.name() + ": the " + primitive_kind_name(spec.kind) + " primitive";

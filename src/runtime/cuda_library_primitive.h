@@ -25,7 +25,7 @@ class CudaLibraryPrimitive {
   // RuntimeError naming the GPU when the spec is one the library path does
   // not run (cuda_library_refusal), the library cannot be loaded, or the
   // library refuses it (no algorithm, a failed call).
-  CudaLibraryPrimitive(const PrimitiveSpec& spec, CudaGpu& gpu);
+  CudaLibraryPrimitive(const PrimitiveSpec& spec, const CudaGpu& gpu);
   ~CudaLibraryPrimitive();
   CudaLibraryPrimitive(const CudaLibraryPrimitive&) = delete;
   CudaLibraryPrimitive& operator=(const CudaLibraryPrimitive&) = delete;

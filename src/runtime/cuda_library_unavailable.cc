@@ -22,7 +22,7 @@ struct CudaLibraryPrimitive::Impl {
   PrimitiveSpec spec;
 };
 
-CudaLibraryPrimitive::CudaLibraryPrimitive(const PrimitiveSpec& spec, CudaGpu& gpu) {
+CudaLibraryPrimitive::CudaLibraryPrimitive(const PrimitiveSpec& spec, const CudaGpu& gpu) {
   throw built_without_toolkit(gpu.name(), spec.kind);
 }
 
