@@ -61,10 +61,15 @@ run() {
   log "gpu-check: $(date -u +%FT%TZ) on $(hostname)"
   log "GPU: $(nvidia-smi -L 2>/dev/null | head -1 || true)"
   log "NVRTC: ${nvrtc:-not found}"
-  export LD_LIBRARY_PATH="$work/lib${nvrtc:+:$nvrtc}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # cuBLASLt and cuDNN, which the runtime dlopens: the GPU machine's own (too large to pack).
+  local libraries
+  libraries=$(find / -xdev \( -name 'libcublasLt.so.13' -o -name 'libcudnn.so.9' \) -printf '%h:' 2>/dev/null)
+  libraries=${libraries%:}
+  log "cuBLASLt, cuDNN: ${libraries:-not found}"
+  export LD_LIBRARY_PATH="$work/lib${nvrtc:+:$nvrtc}${libraries:+:$libraries}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export SY_REQUIRE_GPU=1
   local step
-  for step in "test_backend --gtest_filter=Cuda*" "test_runtime --gtest_filter=CudaDriver*"; do
+  for step in "test_backend --gtest_filter=Cuda*" "test_runtime --gtest_filter=CudaDriver*:CudaLibrary*"; do
     log "== $step"
     # shellcheck disable=SC2086
     timeout 420 "$work/bin/"$step >>"$results" 2>&1
