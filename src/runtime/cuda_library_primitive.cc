@@ -369,6 +369,13 @@ CudaLibraryPrimitive::CudaLibraryPrimitive(const PrimitiveSpec& spec, const Cuda
 
 CudaLibraryPrimitive::~CudaLibraryPrimitive() = default;
 
+void require_cuda_library(PrimitiveKind kind, const std::string& device) {
+  if (kind == PrimitiveKind::kMatmul)
+    cublaslt(device);
+  else
+    cudnn(device);
+}
+
 const PrimitiveSpec& CudaLibraryPrimitive::spec() const { return impl_->spec; }
 size_t CudaLibraryPrimitive::workspace_bytes() const { return impl_->workspace_bytes; }
 

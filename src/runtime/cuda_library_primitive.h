@@ -57,5 +57,8 @@ std::string cuda_library_refusal(const PrimitiveSpec& spec);
 bool cuda_library_makes(const PrimitiveSpec& spec);
 // The library that runs primitives of `kind`: "cuBLASLt" or "cuDNN".
 const char* cuda_library_name(PrimitiveKind kind);
+// Loads it (once per process) with every entry point a primitive calls;
+// throws RuntimeError naming `device` and the library when it cannot.
+void require_cuda_library(PrimitiveKind kind, const std::string& device);
 
 }  // namespace switchyard

@@ -26,6 +26,8 @@ CudaLibraryPrimitive::CudaLibraryPrimitive(const PrimitiveSpec& spec, const Cuda
   throw built_without_toolkit(gpu.name(), spec.kind);
 }
 
+void require_cuda_library(PrimitiveKind kind, const std::string& device) { throw built_without_toolkit(device, kind); }
+
 CudaLibraryPrimitive::~CudaLibraryPrimitive() = default;
 const PrimitiveSpec& CudaLibraryPrimitive::spec() const { return impl_->spec; }
 size_t CudaLibraryPrimitive::workspace_bytes() const { return 0; }

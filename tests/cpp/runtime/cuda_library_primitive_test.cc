@@ -296,6 +296,28 @@ TEST(CudaLibrary, AMissingLibraryNamesTheGpuAndTheLibrary) {
   }
 }
 
+// Where cuBLASLt and cuDNN are installed (this machine: the toolkit's), every
+// entry point a primitive calls is found by name; where they are not (CI), or
+// the runtime was built without a toolkit, asking names cuda:0 and the library.
+TEST(CudaLibrary, AnInstalledLibraryHasEveryEntryPointAPrimitiveCalls) {
+  std::string skipped;
+  for (PrimitiveKind kind : {PrimitiveKind::kMatmul, PrimitiveKind::kConvolution}) {
+    std::string library = cuda_library_name(kind);
+    try {
+      require_cuda_library(kind, "cuda:0");
+    } catch (const RuntimeError& e) {
+      std::string what = e.what();
+      bool absent = what.rfind("cuda:0: " + library + " cannot be used: it is not installed (", 0) == 0 ||
+                    (what.rfind("cuda:0: the ", 0) == 0 &&
+                     what.find(" cannot run with " + library + ": this Switchyard was built without a CUDA toolkit") !=
+                         std::string::npos);
+      EXPECT_TRUE(absent) << what;
+      skipped += what + "\n";
+    }
+  }
+  if (!skipped.empty()) GTEST_SKIP() << skipped;
+}
+
 // ---- On cuda:0 ----
 
 size_t elements(const PrimitiveTensor& t) {
