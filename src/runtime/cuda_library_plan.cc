@@ -200,7 +200,9 @@ std::optional<CudaWindowPlan> plan_cuda_window(const PrimitiveSpec& spec, std::s
   if (!plain_layouts(spec, why)) return std::nullopt;
   bool convolution = spec.kind == PrimitiveKind::kConvolution;
   const char* library = cuda_library_name(spec.kind);
-  if (convolution ? spec.algorithm != "convolution_direct"
+  // A convolution's algorithm is the CPU's choice (direct, or the runtime's
+  // Winograd): cuDNN chooses its own.
+  if (convolution ? spec.algorithm != "convolution_direct" && spec.algorithm != "convolution_winograd"
                   : spec.algorithm != "pooling_max" && spec.algorithm != "pooling_avg_include_padding" &&
                         spec.algorithm != "pooling_avg_exclude_padding") {
     why = std::string(library) + " has no " + primitive_kind_name(spec.kind) + " algorithm '" + spec.algorithm + "'";

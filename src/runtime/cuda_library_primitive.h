@@ -33,9 +33,10 @@ class CudaLibraryPrimitive {
   const PrimitiveSpec& spec() const;
   // Bytes of GPU workspace one call needs (the chosen algorithm's).
   size_t workspace_bytes() const;
-  // cuBLASLt and cuDNN read the plain weights as they are: there is nothing
-  // to prepare, and this returns null (the interface is DnnlPrimitive's, so a
-  // device runs both kinds of primitive the same way).
+  // cuBLASLt and cuDNN read the plain weights as they are: nothing needs
+  // preparing, and prepare_weights returns null (the interface is
+  // DnnlPrimitive's, so a device runs both kinds of primitive the same way).
+  bool needs_prepared_weights() const { return false; }
   std::shared_ptr<const PreparedWeights> prepare_weights(const void* weights) const;
   // Enqueues the primitive on `stream` (a CUstream; null: the legacy default
   // stream) without waiting. `inputs` and `outputs` are the kernel's buffers

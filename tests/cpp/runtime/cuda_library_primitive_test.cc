@@ -182,6 +182,14 @@ void expect_refused(const PrimitiveSpec& spec, const std::string& reason) {
   EXPECT_FALSE(cuda_library_makes(spec));
 }
 
+TEST(CudaLibrary, RunsAConvolutionWhateverAlgorithmTheCpuChose) {
+  PrimitiveSpec winograd = conv({1, 8, 8, 8}, 8, 3, 1, 0, 1, 1);
+  winograd.algorithm = "convolution_winograd";
+  EXPECT_EQ(cuda_library_refusal(winograd), "");
+  winograd.algorithm = "convolution_auto";
+  expect_refused(winograd, "cuDNN has no convolution algorithm 'convolution_auto'");
+}
+
 TEST(CudaLibrary, RefusesBlockedLayoutsNamingTheTensor) {
   PrimitiveSpec blocked = conv({1, 16, 8, 8}, 16, 3, 1, 0, 1, 1);
   blocked.src.format = "nChw8c";
