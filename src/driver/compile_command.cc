@@ -1,4 +1,5 @@
 // `switchyard compile`: a text-IR model to an artifact directory.
+#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -25,7 +26,9 @@ struct CompileFlags {
 
 void run_compile(const CompileFlags& f) {
   install_interrupt_handlers();  // a signal stops the compilers and leaves no partial artifact
+  auto start = std::chrono::steady_clock::now();
   IRModule mod = load_model(f.model);
+  double load_milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   BuildOptions options;
   // Without --devices or devices named in the module, everything runs on cpu:0.
   options.config = config_from_flags(f.devices, mod).value_or(CompilationConfig::parse("cpu:0"));
@@ -35,6 +38,8 @@ void run_compile(const CompileFlags& f) {
   options.check_invariants = f.check_each;
   options.diagnostics = stderr_diagnostics();
   BuildReport report = build_artifact(mod, options, f.output_dir);
+  // Reading the model (parsing or importing it) is part of the compile's time.
+  report.stages.insert(report.stages.begin(), {f.model.file.ends_with(".onnx") ? "import" : "parse", load_milliseconds});
   for (const std::string& note : report.notes) std::cerr << "note: " << note << "\n";
   std::cout << "wrote " << f.output_dir << ": " << report.summary() << "\n";
   if (f.time) std::cout << report.timing_table();
