@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -362,12 +363,34 @@ class Lowerer {
     return fn;
   }
 
+  // Whether the call only renames its one argument's dense bytes (a
+  // reshape, squeeze or expand_dims, alone or fused alone) on a CPU device,
+  // so a memcpy in the entry does what a compiled kernel would.
+  bool is_host_reshape(const Expr& e, const Function& primitive, const std::vector<int>& inputs) {
+    static const std::set<std::string> renaming = {"reshape", "squeeze", "expand_dims"};
+    const CallNode* op_call = primitive ? as<CallNode>(primitive->body) : as<CallNode>(e);
+    const OpNode* op = op_call ? as<OpNode>(op_call->op) : nullptr;
+    if (!op || !renaming.count(op->name) || inputs.size() != 1) return false;
+    if (primitive && (primitive->params.size() != 1 || op_call->args[0].get() != primitive->params[0].get()))
+      return false;
+    const TensorTypeNode* out = as_tensor(e->checked_type());
+    return out && config_.devices[size_t(device_index(e))]->kind() == DeviceKind::kCPU &&
+           buffers()[size_t(inputs[0])].type->dtype == out->dtype;
+  }
+
   // A call of a primitive function, or (`primitive` null) of an operator.
   void lower_kernel_call(const Expr& e, const Function& primitive) {
     const CallNode* call = as<CallNode>(e);
     std::vector<int> inputs;
     for (const Expr& a : call->args)
       for (int b : leaves(location_of(a))) inputs.push_back(b);
+    if (is_host_reshape(e, primitive, inputs)) {
+      int out = add_buffer(LoweredBuffer::Kind::kIntermediate, e, tensor_leaves(e->checked_type()).at(0),
+                           "reshape of " + buffers()[size_t(inputs[0])].label);
+      add_step(LoweredStep::Kind::kMove, -1, inputs, {out}, e->span());
+      bind(e.get(), shape_like(e->checked_type(), {out}));
+      return;
+    }
     LoweredKernelCall kernel;
     kernel.primitive = primitive;
     if (!primitive) kernel.operator_call = downcast<CallNode>(e);

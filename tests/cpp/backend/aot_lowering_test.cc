@@ -140,6 +140,25 @@ TEST(Lower, TheTwoDeviceMlpBecomesKernelsAndOneCopy) {
   EXPECT_EQ(program.steps.back().outputs, std::vector<int>{program.outputs[0]});
 }
 
+// A reshape alone renames dense bytes: the entry copies them (a memcpy), so
+// no kernel is compiled for it. Fused with other work, it stays a kernel.
+TEST(Lower, AReshapeAloneIsAMoveNotAKernel) {
+  PipelineOptions options;
+  options.config = CompilationConfig::parse("cpu:0");
+  IRModule planned = default_pipeline(options)(parse_module(
+      "def @main(%x: Tensor[(2, 3, 4), float32], %w: Tensor[(5, 4), float32]) -> Tensor[(6, 5), float32] {\n"
+      "  nn.dense(reshape(%x, newshape=[6, 4]), %w)\n"
+      "}\n",
+      "reshape.sy"));
+  LoweredProgram program = lower_entry(planned, "main", *options.config);
+  ASSERT_EQ(program.steps.size(), 2u);
+  EXPECT_EQ(program.steps[0].kind, LoweredStep::Kind::kMove);
+  EXPECT_EQ(program.steps[0].inputs, std::vector<int>{program.inputs[0]});
+  EXPECT_EQ(program.buffers[size_t(program.steps[0].outputs[0])].type->shape, (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(program.steps[1].kind, LoweredStep::Kind::kKernel);
+  EXPECT_EQ(program.kernel_calls.size(), 1u);  // the dense
+}
+
 TEST(Lower, AConstantUsedOnTwoDevicesIsStoredOncePerDevice) {
   const VirtualDevice* cpu1 = VirtualDevice::for_device(DeviceKind::kCPU, 1);
   TensorType t = tensor_type({4}, DType::kFloat32);
