@@ -20,8 +20,9 @@ constexpr const char* kSwitchyardVersion = "0.1.0";
 // kernels (one per call, in program order) and copies.
 Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, const CompilationConfig& config);
 
-// Writes weights.bin as `manifest` lays it out (weights in program order).
-void write_weights_file(const LoweredProgram& program, const Manifest& manifest, const std::string& path);
+// Writes weights.bin as `manifest` lays it out (weights in program order);
+// returns its SHA-256.
+std::string write_weights_file(const LoweredProgram& program, const Manifest& manifest, const std::string& path);
 
 // A fresh directory beside `output_dir`; removed on destruction unless
 // committed. commit() puts it in place of `output_dir`, replacing an older

@@ -154,12 +154,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
 
   // Write the weights first: model.so's description of its manifest holds their hash.
   StagingDirectory staging(output_dir);
-  write_weights_file(program, manifest, staging.path() + "/weights.bin");
-  try {
-    manifest.hashes.weights_bin = sha256_file_hex(staging.path() + "/weights.bin");
-  } catch (const RuntimeError& e) {
-    throw Error(ErrorKind::kBackend, std::string("hashing the weights failed: ") + e.what());
-  }
+  manifest.hashes.weights_bin = write_weights_file(program, manifest, staging.path() + "/weights.bin");
   clock.done("write weights");
 
   // Generate the entry function that runs the steps in order.

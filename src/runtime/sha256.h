@@ -6,6 +6,21 @@
 
 namespace switchyard {
 
+// A digest fed piece by piece, for bytes hashed as they are written.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void update(const void* data, size_t bytes);
+  // 64 lowercase hex digits; call once, after the last update.
+  std::string hex();
+
+ private:
+  void* context_;  // OpenSSL's EVP_MD_CTX
+};
+
 // 64 lowercase hex digits.
 std::string sha256_hex(const void* data, size_t bytes);
 // Hashes a whole file; throws RuntimeError naming the file when it cannot be read.
