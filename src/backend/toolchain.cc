@@ -80,11 +80,12 @@ std::string install_abi_header(const std::string& cache_dir, const std::string& 
 
 // The compiler's resolved -march=native (GCC reports it; others may not) and
 // the feature flags of /proc/cpuinfo's first processor.
-std::string describe_native_cpu(const std::string& cxx) {
+// `native_target`: the compiler's -Q --help=target for -march=native, empty
+// when it has none.
+std::string describe_native_cpu(const std::string& native_target) {
   std::string description;
-  ProcessResult target = run_process({cxx, "-march=native", "-Q", "--help=target"});
-  if (target.started && target.exit_code == 0) {
-    std::istringstream lines(target.output);
+  {
+    std::istringstream lines(native_target);
     for (std::string line; std::getline(lines, line);)
       if (line.find("-march=") != std::string::npos) {
         description += "march:" + line.substr(line.find_last_of(" \t") + 1) + "\n";
@@ -114,7 +115,8 @@ Toolchain Toolchain::find(const std::string& cxx, const std::string& cache_dir) 
     throw Error(ErrorKind::kBackend, "the C++ compiler '" + t.cxx_ + "' failed to report its version (exit " +
                                          std::to_string(version.exit_code) + "):\n" + trimmed(version.output));
   t.version_ = version.output;
-  t.native_cpu_ = describe_native_cpu(t.cxx_);
+  t.native_target_ = t.target_help("");
+  t.native_cpu_ = describe_native_cpu(t.native_target_);
   for (const char* sub : {"objects", "models", "failed"}) make_directory(t.cache_dir_ + "/" + sub);
   std::string_view abi = model_abi_header_text();
   t.abi_header_hash_ = sha256_hex(abi.data(), abi.size());
@@ -139,17 +141,22 @@ std::vector<std::string> Toolchain::cpu_flags(const std::string& mcpu) {
           "-fno-math-errno", "-fno-trapping-math"};
 }
 
-std::vector<std::string> Toolchain::cpu_features(const std::string& mcpu) const {
+std::string Toolchain::target_help(const std::string& mcpu) const {
   std::vector<std::string> command{cxx_};
   for (const std::string& flag : cpu_flags(mcpu))
     if (flag.rfind("-march=", 0) == 0 || flag.rfind("-mcpu=", 0) == 0) command.push_back(flag);
   command.insert(command.end(), {"-Q", "--help=target"});
   ProcessResult target = run_process(command);
+  return target.started && target.exit_code == 0 ? target.output : "";
+}
+
+std::vector<std::string> Toolchain::cpu_features(const std::string& mcpu) const {
+  std::string output = mcpu.empty() ? native_target_ : target_help(mcpu);
   // GCC reports its target; a compiler that does not leaves the artifact unchecked.
-  if (!target.started || target.exit_code != 0) return {};
+  if (output.empty()) return {};
   // Lines such as "  -mavx2    [enabled]".
   std::vector<std::string> features;
-  std::istringstream lines(target.output);
+  std::istringstream lines(output);
   for (std::string line; std::getline(lines, line);) {
     std::istringstream words(line);
     std::string option, state;

@@ -76,6 +76,12 @@ class Toolchain {
   // and the CPU's feature flags), part of every cache key: a cache shared
   // by machines with different CPUs must not hand one the other's objects.
   std::string native_cpu_;
+  // The compiler's `-march=native -Q --help=target`, asked once: the cache
+  // key and the native build's CPU features both read it.
+  std::string native_target_;
+  // Its -Q --help=target for the CPU model `mcpu` ("": native), empty when
+  // it has none (not GCC).
+  std::string target_help(const std::string& mcpu) const;
 };
 
 }  // namespace switchyard
