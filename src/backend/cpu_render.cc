@@ -9,6 +9,7 @@
 
 #include "backend/cpu_scalar.h"
 #include "backend/cpu_unit.h"
+#include "backend/statement_printer.h"
 
 namespace switchyard {
 
@@ -52,12 +53,12 @@ bool is_sum(const Expr& e) {
 
 std::string value_type(DType dtype, Precision precision) { return kernel_value_type(dtype, precision); }
 
-class Renderer {
+class Renderer final : public StatementPrinter {
  public:
   Renderer(const Kernel& kernel, CpuUnit& unit, const ScalarSpelling& spelling = kCpuScalarSpelling)
       : kernel_(kernel), unit_(unit), spelling_(spelling) {}
 
-  std::string expr(const Expr& e) {
+  std::string expr(const Expr& e) override {
     switch (e->kind) {
       case ExprKind::kIndex: return std::to_string(e->int_value);
       case ExprKind::kInt:
@@ -154,70 +155,34 @@ class Renderer {
     return operand(e);
   }
 
-  // "acc += x" for an update of the form acc = acc + x.
-  std::string assignment(const StmtNode& s) {
-    std::string target = s.index ? s.name + "[" + expr(s.index) + "]" : s.name;
-    const Expr& v = s.value;
-    if (v->kind == ExprKind::kBinary && v->binary == BinaryOp::kAdd) {
-      const Expr& a = v->operands[0];
-      bool updates = a->kind == ExprKind::kVar && a->name == s.name && a->operands.size() == (s.index ? 1u : 0u) &&
-                     (!s.index || equal(a->operands[0], s.index));
-      if (updates) return target + " += " + expr(v->operands[1]) + ";";
-    }
-    return target + " = " + expr(v) + ";";
+  void store(CodeWriter& out, const StmtNode& s, const std::string& comment) override {
+    out.line(s.name + "[" + expr(s.index) + "] = " + store_value(buffer(s.name).dtype, expr(s.value), &unit_.helpers) +
+             ";" + comment);
   }
 
-  void stmt(CodeWriter& out, const StmtNode& s) {
-    std::string comment = s.comment.empty() ? "" : "  // " + s.comment;
-    switch (s.kind) {
-      case StmtKind::kLet:
-        return out.line("const " + compute_type(s.dtype) + " " + s.name + " = " + expr(s.value) + ";" + comment);
-      case StmtKind::kDeclare:
-        return out.line(value_type(s.dtype, s.precision) + " " + s.name +
-                        (s.count > 0 ? "[" + std::to_string(s.count) + "]" : "") +
-                        (s.value ? " = " + expr(s.value) : "") + ";" + comment);
-      case StmtKind::kAssign: return out.line(assignment(s) + comment);
-      case StmtKind::kStore:
-        return out.line(s.name + "[" + expr(s.index) + "] = " +
-                        store_value(buffer(s.name).dtype, expr(s.value), &unit_.helpers) + ";" + comment);
-      case StmtKind::kFor:
-        if (s.loop == LoopKind::kSimd)
-          out.line("#pragma omp simd" + (s.vector_width > 0 ? " simdlen(" + std::to_string(s.vector_width) + ")" : "") +
-                   reduction_clause(s));
-        out.open("for (int64_t " + s.name + " = " + expr(s.index) + "; " + s.name + " < " + expr(s.end) + "; ++" +
-                 s.name + ")");
-        block(out, s.body);
-        return out.close();
-      case StmtKind::kIf: {
-        out.open("if (" + expr(s.value) + ")");
-        block(out, s.body);
-        const StmtNode* branch = &s;
-        // An else holding only an if continues the chain: "} else if (...) {".
-        while (branch->orelse.size() == 1 && branch->orelse[0]->kind == StmtKind::kIf) {
-          branch = branch->orelse[0].get();
-          out.next("else if (" + expr(branch->value) + ")");
-          block(out, branch->body);
-        }
-        if (!branch->orelse.empty()) {
-          out.next("else");
-          block(out, branch->orelse);
-        }
-        return out.close();
-      }
-      case StmtKind::kCopy:
-        if (!s.comment.empty()) out.line("// " + s.comment);
-        return out.line("std::memcpy(buffers." + s.name + ", buffers." + s.source + ", " +
-                        std::to_string(s.count * int64_t(dtype_bytes(buffer(s.name).dtype))) + ");");
-      case StmtKind::kRunPrimitive: {
-        if (!s.comment.empty()) out.line("// " + s.comment);
-        const Buffer& destination = buffer(s.name);
-        if (destination.role == BufferRole::kOutput && destination.slot == 0)
-          return out.line("services->run_primitive(services->ctx, device_index, inputs, outputs);");
-        out.line("void* const primitive_outputs[] = {buffers." + s.name + "};");
-        return out.line("services->run_primitive(services->ctx, device_index, inputs, primitive_outputs);");
-      }
-      case StmtKind::kParallel: throw std::logic_error("a parallel loop nested in another statement");
-    }
+  void loop(CodeWriter& out, const StmtNode& s) override {
+    if (s.loop == LoopKind::kSimd)
+      out.line("#pragma omp simd" + (s.vector_width > 0 ? " simdlen(" + std::to_string(s.vector_width) + ")" : "") +
+               reduction_clause(s));
+    out.open("for (int64_t " + s.name + " = " + expr(s.index) + "; " + s.name + " < " + expr(s.end) + "; ++" + s.name +
+             ")");
+    block(out, s.body);
+    out.close();
+  }
+
+  void copy(CodeWriter& out, const StmtNode& s) override {
+    if (!s.comment.empty()) out.line("// " + s.comment);
+    out.line("std::memcpy(buffers." + s.name + ", buffers." + s.source + ", " +
+             std::to_string(s.count * int64_t(dtype_bytes(buffer(s.name).dtype))) + ");");
+  }
+
+  void run_primitive(CodeWriter& out, const StmtNode& s) override {
+    if (!s.comment.empty()) out.line("// " + s.comment);
+    const Buffer& destination = buffer(s.name);
+    if (destination.role == BufferRole::kOutput && destination.slot == 0)
+      return out.line("services->run_primitive(services->ctx, device_index, inputs, outputs);");
+    out.line("void* const primitive_outputs[] = {buffers." + s.name + "};");
+    out.line("services->run_primitive(services->ctx, device_index, inputs, primitive_outputs);");
   }
 
   static std::string reduction_clause(const StmtNode& s) {
@@ -227,10 +192,6 @@ class Renderer {
       case Reduction::kMax: return " reduction(max : " + s.reduced + ")";
     }
     return "";
-  }
-
-  void block(CodeWriter& out, const std::vector<Stmt>& stmts) {
-    for (const Stmt& s : stmts) stmt(out, *s);
   }
 
   void parallel(const StmtNode& s) {

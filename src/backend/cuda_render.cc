@@ -9,6 +9,7 @@
 
 #include "backend/cpu_code.h"
 #include "backend/cpu_render.h"
+#include "backend/statement_printer.h"
 #include "support/error.h"
 #include "switchyard/model_abi.h"
 
@@ -78,7 +79,7 @@ bool declares_array(const std::vector<Stmt>& stmts) {
   return false;
 }
 
-class Renderer {
+class Renderer final : public StatementPrinter {
  public:
   Renderer(const Kernel& kernel, const std::string& name) : kernel_(kernel), name_(name) {}
 
@@ -119,7 +120,7 @@ class Renderer {
   }
 
  private:
-  std::string expr(const Expr& e) { return render_kernel_expr(e, kCudaScalarSpelling, helpers_); }
+  std::string expr(const Expr& e) override { return render_kernel_expr(e, kCudaScalarSpelling, helpers_); }
 
   // A parallel loop as one __global__ function and its launch.
   void parallel(CodeWriter& out, const StmtNode& s) {
@@ -185,65 +186,22 @@ class Renderer {
     launches_.push_back(launch);
   }
 
-  void block(CodeWriter& out, const std::vector<Stmt>& stmts) {
-    for (const Stmt& s : stmts) stmt(out, *s);
+  // Outside a simd loop every lane of a warp holds the same value: one writes it.
+  void store(CodeWriter& out, const StmtNode& s, const std::string& comment) override {
+    std::string guard = warp_ && !spread_ ? "if (warp_lane == 0) " : "";
+    out.line(guard + s.name + "[" + expr(s.index) + "] = " + store_value(buffer(s.name).dtype, expr(s.value), &helpers_) +
+             ";" + comment);
   }
 
-  // "acc += x" for an update of the form acc = acc + x.
-  std::string assignment(const StmtNode& s) {
-    std::string target = s.index ? s.name + "[" + expr(s.index) + "]" : s.name;
-    const Expr& v = s.value;
-    if (v->kind == ExprKind::kBinary && v->binary == BinaryOp::kAdd) {
-      const Expr& a = v->operands[0];
-      bool updates = a->kind == ExprKind::kVar && a->name == s.name && a->operands.size() == (s.index ? 1u : 0u) &&
-                     (!s.index || equal(a->operands[0], s.index));
-      if (updates) return target + " += " + expr(v->operands[1]) + ";";
-    }
-    return target + " = " + expr(v) + ";";
+  void copy(CodeWriter&, const StmtNode&) override {
+    throw Error(ErrorKind::kBackend, "the CUDA renderer has no buffer copies yet", kernel_.span);
   }
 
-  void stmt(CodeWriter& out, const StmtNode& s) {
-    std::string comment = s.comment.empty() ? "" : "  // " + s.comment;
-    switch (s.kind) {
-      case StmtKind::kLet:
-        return out.line("const " + compute_type(s.dtype) + " " + s.name + " = " + expr(s.value) + ";" + comment);
-      case StmtKind::kDeclare:
-        return out.line(kernel_value_type(s.dtype, s.precision) + " " + s.name +
-                        (s.count > 0 ? "[" + std::to_string(s.count) + "]" : "") +
-                        (s.value ? " = " + expr(s.value) : "") + ";" + comment);
-      case StmtKind::kAssign: return out.line(assignment(s) + comment);
-      case StmtKind::kStore: {
-        // Outside a simd loop every lane of a warp holds the same value: one writes it.
-        std::string guard = warp_ && !spread_ ? "if (warp_lane == 0) " : "";
-        return out.line(guard + s.name + "[" + expr(s.index) + "] = " +
-                        store_value(buffer(s.name).dtype, expr(s.value), &helpers_) + ";" + comment);
-      }
-      case StmtKind::kFor: return loop(out, s);
-      case StmtKind::kIf: {
-        out.open("if (" + expr(s.value) + ")");
-        block(out, s.body);
-        const StmtNode* branch = &s;
-        while (branch->orelse.size() == 1 && branch->orelse[0]->kind == StmtKind::kIf) {
-          branch = branch->orelse[0].get();
-          out.next("else if (" + expr(branch->value) + ")");
-          block(out, branch->body);
-        }
-        if (!branch->orelse.empty()) {
-          out.next("else");
-          block(out, branch->orelse);
-        }
-        return out.close();
-      }
-      case StmtKind::kCopy: throw Error(ErrorKind::kBackend, "the CUDA renderer has no buffer copies yet", kernel_.span);
-      case StmtKind::kRunPrimitive:
-        throw Error(ErrorKind::kBackend, "the CUDA renderer has no library primitives yet (" + s.source + ")",
-                    kernel_.span);
-      case StmtKind::kParallel:
-        throw Error(ErrorKind::kBackend, "a parallel loop nested in another statement", kernel_.span);
-    }
+  void run_primitive(CodeWriter&, const StmtNode& s) override {
+    throw Error(ErrorKind::kBackend, "the CUDA renderer has no library primitives yet (" + s.source + ")", kernel_.span);
   }
 
-  void loop(CodeWriter& out, const StmtNode& s) {
+  void loop(CodeWriter& out, const StmtNode& s) override {
     std::string var = s.name;
     bool spread = warp_ && !spread_ && s.loop == LoopKind::kSimd;
     if (!spread) {
