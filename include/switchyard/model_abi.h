@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define SY_MODEL_ABI_VERSION 4
+#define SY_MODEL_ABI_VERSION 5
 
 /* Faults a kernel reports through kernel_fault, one bit each: the cases its
  * operators' documentation (docs/operators.md, "Edge cases") defines as
@@ -46,6 +46,15 @@ typedef struct SyRuntimeServices {
   /* Reports the SY_FAULT_* bits the open kernel's elements raised; the run
    * then fails with an error naming the kernel and each fault. */
   void (*kernel_fault)(void* ctx, int faults);
+  /* (version 5) Queues function `function` (an index into the open kernel's
+   * manifest "functions") of the open kernel's device image (its cubin) on
+   * device `device_index`'s stream: `grid` blocks of `block` threads, whose
+   * one parameter holds the `buffer_count` device addresses in `buffers`
+   * (the kernel's buffers in order) and, when the manifest says the kernel
+   * may fault, the runtime's fault word for it. Returns before the work
+   * ends: a later copy off the device, or the end of the run, waits for it. */
+  void (*launch_kernel)(void* ctx, int device_index, int function, int64_t grid, int block,
+                        const void* const* buffers, int buffer_count);
 } SyRuntimeServices;
 
 /* Everything one run needs. Arrays are indexed as in the manifest. */

@@ -68,7 +68,7 @@ class EntryWriter {
     out_ << "// Kernels: (inputs, outputs, services, device index); buffers are dense, in call order.\n"
          << "extern \"C\" {\n";
     for (const KernelSource& k : program_.kernel_sources)
-      if (!k.library_only())
+      if (!k.library_only() && k.image.empty())
         out_ << "void " << k.name << "(const void* const*, void* const*, const SyRuntimeServices*, int);\n";
     out_ << "}\n\n";
   }
@@ -161,6 +161,8 @@ class EntryWriter {
           if (source.library_only())
             out_ << in << "  services->run_primitive(services->ctx, " << call.device << ", " << arguments
                  << ");  // oneDNN, made when the artifact loaded\n";
+          else if (!source.image.empty())
+            write_launches(source, step, call.device, in + "  ");
           else
             out_ << in << "  " << symbol << "(" << arguments << ", services, " << call.device << ");\n";
           out_ << in << "  services->kernel_end(services->ctx, " << step.index << ");\n";
@@ -195,6 +197,26 @@ class EntryWriter {
           out_ << indent() << "}\n";
           break;
       }
+    }
+  }
+
+  // A device image's functions, queued in order on the device's stream.
+  void write_launches(const KernelSource& source, const LoweredStep& step, int device, const std::string& in) {
+    std::vector<std::string> buffers;
+    for (const kernel_ir::Buffer& b : source.kernel_ir->buffers)
+      buffers.push_back("b" + std::to_string(b.role == kernel_ir::BufferRole::kInput ? step.inputs.at(size_t(b.slot))
+                                                                                      : step.outputs.at(size_t(b.slot))));
+    if (source.launches.empty()) {
+      out_ << in << "// The result is empty: nothing to launch.\n";
+      return;
+    }
+    out_ << in << "const void* const buffers[] = {";
+    for (size_t i = 0; i < buffers.size(); ++i) out_ << (i ? ", " : "") << buffers[i];
+    out_ << "};  // the kernel's buffers, in its order\n";
+    for (size_t f = 0; f < source.launches.size(); ++f) {
+      const CudaLaunch& launch = source.launches[f];
+      out_ << in << "services->launch_kernel(services->ctx, " << device << ", " << f << ", " << launch.grid << ", "
+           << launch.block << ", buffers, " << buffers.size() << ");  // " << launch.function << "\n";
     }
   }
 

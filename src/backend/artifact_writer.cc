@@ -14,6 +14,7 @@
 #include <map>
 #include <numeric>
 
+#include "backend/code_generators.h"
 #include "backend/interrupt.h"
 #include "runtime/file_write.h"
 #include "runtime/primitive_json.h"
@@ -98,6 +99,15 @@ Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, co
     const KernelSource& source = program.kernel_sources.at(size_t(call.source));
     ManifestKernel kernel{source.name, call.device, call.span.defined() ? call.span.to_string() : "",
                           kernel_kind(source)};
+    if (!source.image.empty()) {
+      // Beside model.so, in a folder named for the device kind: "cuda/NAME.cubin".
+      const VirtualDevice* device = config.devices[size_t(call.device)];
+      kernel.image = std::string(device_kind_name(device->kind())) + "/" + source.name +
+                     code_generator_for(device->kind())->image_extension;
+      kernel.image_sha256 = sha256_hex(source.image.data(), source.image.size());
+      for (const CudaLaunch& launch : source.launches) kernel.functions.push_back(launch.function);
+      kernel.may_fault = source.may_fault;
+    }
     if (source.primitive) {
       const PrimitiveSpec& spec = call.dnnl_primitive ? *call.dnnl_primitive : *source.primitive;
       auto [it, inserted] = primitive_by_text.emplace(primitive_spec_text(spec), int(m.primitives.size()));

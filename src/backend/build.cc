@@ -4,11 +4,13 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "backend/aot_codegen.h"
 #include "backend/artifact_writer.h"
 #include "backend/code_generators.h"
+#include "backend/cuda_compile.h"
 #include "backend/lower.h"
 #include "backend/lower_check.h"
 #include "backend/memory_plan.h"
@@ -46,16 +48,52 @@ std::vector<std::string> target_flags(const VirtualDevice* device) {
   return code_generator_for(device->kind())->compile_flags(device->target());
 }
 
+// Compiles each kernel of a device that runs device images (a cuda
+// device's cubins) through the kernel cache, before the manifest that
+// records their hashes.
+void compile_device_images(LoweredProgram& program, const CompilationConfig& config, const std::string& cache_dir,
+                           ToolchainStats* stats) {
+  std::vector<bool> done(program.kernel_sources.size(), false);
+  for (const LoweredKernelCall& call : program.kernel_calls) {
+    KernelSource& kernel = program.kernel_sources[size_t(call.source)];
+    const VirtualDevice* device = config.devices[size_t(call.device)];
+    const CodeGenerator* generator = code_generator_for(device->kind());
+    if (done[size_t(call.source)] || !generator->compile_image) continue;
+    done[size_t(call.source)] = true;
+    bool cached = false;
+    kernel.image = generator->compile_image(kernel, device->target(), cache_dir, &cached);
+    ++(cached ? stats->objects_cached : stats->objects_compiled);
+  }
+}
+
+// The device images beside model.so, one file per kernel, and their code
+// in `source_dir` (kept with --emit-source).
+void write_device_images(const LoweredProgram& program, const Manifest& manifest, const std::string& dir,
+                         const std::string& source_dir) {
+  for (size_t k = 0; k < program.kernel_calls.size(); ++k) {
+    const KernelSource& kernel = program.kernel_sources[size_t(program.kernel_calls[k].source)];
+    if (kernel.image.empty()) continue;
+    std::ofstream(source_dir + "/" + kernel.name + ".cu") << kernel.code;
+    std::filesystem::path path = std::filesystem::path(dir) / manifest.kernels[k].image;
+    std::error_code error;
+    std::filesystem::create_directories(path.parent_path(), error);
+    std::ofstream file(path, std::ios::binary);
+    file.write(reinterpret_cast<const char*>(kernel.image.data()), std::streamsize(kernel.image.size()));
+    if (!file || error) throw Error(ErrorKind::kBackend, "cannot write the device image " + path.string());
+  }
+}
+
 // Every kernel with code in its own translation unit, compiled for its
 // device's target, and the entry function for the host's. (A kernel that is
-// a oneDNN primitive alone has no code: the runtime runs it.)
+// a oneDNN primitive alone has no code: the runtime runs it; a device
+// image is not C++ for model.so.)
 std::vector<TranslationUnit> translation_units(const LoweredProgram& program, const std::string& entry_source,
                                                const CompilationConfig& config) {
   std::vector<TranslationUnit> units;
   std::vector<bool> added(program.kernel_sources.size(), false);
   for (const LoweredKernelCall& call : program.kernel_calls) {
     const KernelSource& kernel = program.kernel_sources[size_t(call.source)];
-    if (added[size_t(call.source)] || kernel.library_only()) continue;
+    if (added[size_t(call.source)] || kernel.library_only() || !kernel.image.empty()) continue;
     added[size_t(call.source)] = true;
     units.push_back({kernel.name, kernel.code, target_flags(config.devices[size_t(call.device)])});
   }
@@ -130,6 +168,11 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   generate_kernels(program, options.config);
   clock.done("generate kernels");
 
+  // Compile the kernels of devices that run device images (cuda: cubins, cached).
+  ToolchainStats stats;
+  compile_device_images(program, options.config, toolchain.cache_dir(), &stats);
+  clock.done("compile device images");
+
   // Keep activations between oneDNN convolutions and pools blocked.
   plan_layouts(program, dnnl_channel_block());
   choose_convolution_algorithms(program);
@@ -142,10 +185,16 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
 
   // Describe the artifact: devices, inputs, outputs, weights, arenas, kernels, copies.
   Manifest manifest = make_manifest(program, memory, options.config);
-  // The CPU features each device's code is compiled for, checked at load.
+  // The CPU features each CPU device's code is compiled for, and the
+  // compute capability each cuda device's cubins need, checked at load.
   std::map<std::string, std::vector<std::string>> features_of_mcpu;
   for (size_t d = 0; d < options.config.devices.size(); ++d) {
-    std::string mcpu = options.config.devices[d]->target()->option("-mcpu");
+    const VirtualDevice* device = options.config.devices[d];
+    if (device->kind() == DeviceKind::kCUDA) {
+      manifest.devices[d].compute_capability = cuda_compute_capability(cuda_arch(device->target()));
+      continue;
+    }
+    std::string mcpu = device->target()->option("-mcpu");
     auto it = features_of_mcpu.find(mcpu);
     if (it == features_of_mcpu.end()) it = features_of_mcpu.emplace(mcpu, toolchain.cpu_features(mcpu)).first;
     manifest.devices[d].cpu_features = it->second;
@@ -164,12 +213,13 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   // Compile (two at a time, cached by content) and link model.so.
   const std::string source_dir = staging.path() + "/src";
   std::filesystem::create_directory(source_dir);
-  ToolchainStats stats;
   std::vector<std::string> objects =
       toolchain.compile(translation_units(program, entry_source, options.config), source_dir, &stats);
   clock.done("compile");
   toolchain.link(objects, staging.path() + "/model.so", &stats);
   clock.done("link");
+  write_device_images(program, manifest, staging.path(), source_dir);
+  clock.done("write device images");
 
   // Write the manifest, then put the artifact in place.
   write_manifest(manifest, staging.path());

@@ -3,20 +3,38 @@
 #include "backend/code_generators.h"
 
 #include "backend/cpu_render.h"
+#include "backend/cuda_compile.h"
+#include "backend/cuda_render.h"
 #include "backend/toolchain.h"
 
 namespace switchyard {
 
 namespace {
 
+void render_cpu(KernelSource& kernel) { kernel.code = render_cpu_kernel(*kernel.kernel_ir, kernel.name); }
+
 // Its -mcpu option picks the CPU model.
 std::vector<std::string> cpu_compile_flags(const Target* target) { return Toolchain::cpu_flags(target->option("-mcpu")); }
+
+void render_cuda(KernelSource& kernel) {
+  CudaKernel cuda = render_cuda_kernel(*kernel.kernel_ir, kernel.name);
+  kernel.code = std::move(cuda.code);
+  kernel.launches = std::move(cuda.launches);
+  kernel.may_fault = cuda.may_fault;
+}
+
+// Its -arch option picks the GPU architecture (sm_90 when none).
+std::vector<uint8_t> cuda_compile_image(const KernelSource& kernel, const Target* target, const std::string& cache_dir,
+                                        bool* cached) {
+  return compile_cuda_cached(kernel.code, kernel.name, cuda_arch(target), cache_dir, cached).image;
+}
 
 }  // namespace
 
 const CodeGenerator* code_generator_for(DeviceKind kind) {
   static const std::vector<CodeGenerator> generators = {
-      {DeviceKind::kCPU, generate_cpu_kernel, render_cpu_kernel, cpu_compile_flags},
+      {DeviceKind::kCPU, generate_cpu_kernel, render_cpu, cpu_compile_flags, nullptr, ""},
+      {DeviceKind::kCUDA, generate_cuda_kernel, render_cuda, nullptr, cuda_compile_image, ".cubin"},
   };
   for (const CodeGenerator& g : generators)
     if (g.kind == kind) return &g;

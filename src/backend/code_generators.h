@@ -1,7 +1,8 @@
 // The code generator of each device kind, one row per kind in
 // code_generators.cc: how a primitive function becomes a kernel for a
-// target of that kind, and the compiler flags its code is built with. A
-// kind without a row (cuda, so far) has devices the backend cannot compile.
+// target of that kind, and how its code is built: C++ compiled with flags
+// into model.so (cpu), or a device image stored beside it (cuda: a cubin).
+// A kind without a row has devices the backend cannot compile.
 #pragma once
 
 #include <string>
@@ -16,9 +17,18 @@ struct CodeGenerator {
   DeviceKind kind;
   KernelSource (*generate)(const Function& primitive, const std::string& name,
                            const std::vector<bool>& constant_inputs);
-  // The translation unit of a kernel built as kernel IR.
-  std::string (*render)(const kernel_ir::Kernel& kernel, const std::string& name);
+  // Prints kernel.kernel_ir under kernel.name into kernel.code (and, for
+  // a device image, its launches).
+  void (*render)(KernelSource& kernel);
+  // The C++ compiler's flags for code built into model.so; null for a kind
+  // whose kernels are device images.
   std::vector<std::string> (*compile_flags)(const Target* target);
+  // Compiles kernel.code to its device image, through the kernel cache in
+  // `cache_dir`; `cached` says whether it came from there. Null for a kind
+  // whose kernels are built into model.so.
+  std::vector<uint8_t> (*compile_image)(const KernelSource& kernel, const Target* target,
+                                        const std::string& cache_dir, bool* cached);
+  const char* image_extension;  // the image files' ".cubin"
 };
 
 // Null when the kind has no code generator.

@@ -3,8 +3,12 @@
 #include "backend/cuda_compile.h"
 
 #include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <iterator>
 
+#include "backend/verified_cache.h"
+#include "runtime/sha256.h"
 #include "support/error.h"
 
 #ifdef SY_HAVE_CUDA
@@ -49,6 +53,13 @@ std::string program_log(nvrtcProgram program) {
 
 }  // namespace
 
+// What compiled a cubin: part of its cache key.
+static std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  return "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
+}
+
 Cubin compile_cuda(const std::string& code, const std::string& name, const std::string& arch) {
   nvrtcProgram program = nullptr;
   nvrtcResult created = nvrtcCreateProgram(&program, code.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr);
@@ -75,6 +86,8 @@ Cubin compile_cuda(const std::string& code, const std::string& name, const std::
 
 #else
 
+static std::string nvrtc_version() { return "no NVRTC"; }
+
 Cubin compile_cuda(const std::string&, const std::string& name, const std::string& arch) {
   throw Error(ErrorKind::kBackend, "cannot compile " + name + " for " + arch +
                                        ": this Switchyard was built without a CUDA toolkit (configure with one, "
@@ -82,5 +95,31 @@ Cubin compile_cuda(const std::string&, const std::string& name, const std::strin
 }
 
 #endif
+
+Cubin compile_cuda_cached(const std::string& code, const std::string& name, const std::string& arch,
+                          const std::string& cache_dir, bool* cached) {
+  std::string key = code + "\n--\n" + arch + "\n--\n" + nvrtc_version();
+  std::string path = cache_dir + "/cubins/" + sha256_hex(key.data(), key.size()) + ".cubin";
+  std::string problem;
+  *cached = verified_cache_entry(path, &problem);
+  if (*cached) {
+    std::ifstream in(path, std::ios::binary);
+    Cubin out{arch, std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), ""};
+    if (in.bad() || out.image.empty())
+      throw Error(ErrorKind::kBackend, "cannot read the cached cubin " + path + " of " + name);
+    return out;
+  }
+  Cubin out = compile_cuda(code, name, arch);
+  std::error_code ignored;
+  std::filesystem::create_directories(cache_dir + "/cubins", ignored);
+  std::string temporary = cache_temporary_name(path);
+  {
+    std::ofstream file(temporary, std::ios::binary);
+    file.write(reinterpret_cast<const char*>(out.image.data()), std::streamsize(out.image.size()));
+    if (!file) throw Error(ErrorKind::kBackend, "cannot write the cubin of " + name + " to " + temporary);
+  }
+  store_cache_entry(temporary, path);
+  return out;
+}
 
 }  // namespace switchyard

@@ -33,4 +33,11 @@ struct Cubin {
 // build has no CUDA toolkit.
 Cubin compile_cuda(const std::string& code, const std::string& name, const std::string& arch);
 
+// compile_cuda through the kernel cache: the cubin is kept under
+// `cache_dir`/cubins, keyed by the code, the architecture and NVRTC's
+// version, and each entry is hash-checked before use
+// (backend/verified_cache.h). `cached` says whether it came from there.
+Cubin compile_cuda_cached(const std::string& code, const std::string& name, const std::string& arch,
+                          const std::string& cache_dir, bool* cached);
+
 }  // namespace switchyard

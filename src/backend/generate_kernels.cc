@@ -24,7 +24,7 @@ KernelSource generate_for_target(const LoweredKernelCall& call, const VirtualDev
   if (!generator)
     throw Error(ErrorKind::kBackend,
                 "no code generator for target '" + target->str() + "' (device " + device->device_name() +
-                    "): this build generates CPU kernels only",
+                    "): its device kind has no code generator",
                 call.span);
   KernelSource source = generator->generate(call.primitive, name, constant_inputs);
   source.target = target->str();
@@ -48,11 +48,6 @@ Function wrap_operator_call(const Call& call) {
                        {device, call->span(), func_type(param_types, call->checked_type())});
 }
 
-// Prints kernel IR for its target (generate_for_target accepted it).
-std::string render_for_target(const kernel_ir::Kernel& kernel, const std::string& target, const std::string& name) {
-  return code_generator_for(Target::get(target)->kind())->render(kernel, name);
-}
-
 std::string hex(size_t value) {
   static const char* digits = "0123456789abcdef";
   std::string out(16, '0');
@@ -73,7 +68,8 @@ int add_kernel_ir_source(LoweredProgram& program, std::unordered_map<size_t, std
   draft.name = base_name + "_" + hex(identity);
   // Distinct kernels whose hashes collide still get distinct names.
   if (!same.empty()) draft.name += "_" + std::to_string(same.size());
-  draft.code = render_for_target(*draft.kernel_ir, draft.target, draft.name);
+  // Printed for its target (generate_for_target accepted it).
+  code_generator_for(Target::get(draft.target)->kind())->render(draft);
   same.push_back(int(program.kernel_sources.size()));
   program.kernel_sources.push_back(std::move(draft));
   return same.back();

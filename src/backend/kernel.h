@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda_render.h"
 #include "ir/expr.h"
 #include "kernel_ir/kernel.h"
 #include "runtime/primitive_spec.h"
@@ -39,6 +40,13 @@ struct KernelSource {
   // The kernel IR `code` was rendered from (every kernel with code): with
   // the target, the kernel's identity.
   std::optional<kernel_ir::Kernel> kernel_ir;
+  // A kernel for a device that runs device images (CUDA): the __global__
+  // functions the entry launches in order, whether they report faults
+  // through the word after the buffers, and the compiled image (a cubin)
+  // the artifact stores beside model.so.
+  std::vector<CudaLaunch> launches;
+  bool may_fault = false;
+  std::vector<uint8_t> image;
   bool library_only() const { return primitive.has_value() && code.empty(); }
 };
 
@@ -50,5 +58,12 @@ struct KernelSource {
 // operator and span when an operator has no CPU kernel.
 KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name,
                                  const std::vector<bool>& constant_inputs = {});
+
+// The same kernel IR for a CUDA target, rendered as CUDA C++
+// (backend/cuda_render.h). Planning keeps anchors off CUDA devices
+// (device/target_support.h), so every group reaching here is loops; one
+// that lowers to a library primitive is Error(kBackend) naming it.
+KernelSource generate_cuda_kernel(const Function& primitive, const std::string& name,
+                                  const std::vector<bool>& constant_inputs = {});
 
 }  // namespace switchyard

@@ -161,7 +161,7 @@ class LowerableChecker {
     const VirtualDevice* vd = e->virtual_device();
     if (!code_generator_for(vd->kind()))
       fail(e, "no code generator for target '" + vd->target()->str() + "' (device " + vd->device_name() +
-                  "): only CPU devices can be compiled so far");
+                  "): its device kind has no code generator");
   }
 
   const IRModule& mod_;

@@ -1,7 +1,8 @@
 // Which operators a target can run, as its device kind declares
-// (ir/device_kind.cc). CPU targets run every operator; the CUDA backend does
-// not exist yet, so a CUDA target runs none and planning moves free
-// operators off it (to the host) or reports those wished onto it.
+// (ir/device_kind.cc): CPU targets run every operator, CUDA targets all but
+// anchors (their kernels are library calls CUDA has no generator for yet),
+// so planning moves free anchors off a GPU (to the host) and reports those
+// wished onto it.
 #pragma once
 
 #include <string>

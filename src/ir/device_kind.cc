@@ -4,19 +4,10 @@
 
 namespace switchyard {
 
-namespace {
-
-bool runs_every_operator(std::string_view) { return true; }
-
-// No CUDA kernels exist yet: only the placement bookkeeping runs there.
-bool runs_placement_only(std::string_view op_name) { return op_name == "on_device" || op_name == "device_copy"; }
-
-}  // namespace
-
 const std::vector<DeviceKindInfo>& device_kinds() {
   static const std::vector<DeviceKindInfo> kinds = {
-      {DeviceKind::kCPU, "cpu", true, runs_every_operator},
-      {DeviceKind::kCUDA, "cuda", false, runs_placement_only},
+      {DeviceKind::kCPU, "cpu", true, OperatorSupport::kEvery},
+      {DeviceKind::kCUDA, "cuda", false, OperatorSupport::kAllButAnchors},
   };
   return kinds;
 }

@@ -71,6 +71,8 @@ Manifest read_manifest_json(const json& root, const std::string& source) {
         device.cpu_features.push_back(name);
       }
     }
+    if (const json* capability = d.optional("compute_capability"))
+      device.compute_capability = int(d.read_integer(*capability, d.path("compute_capability"), 10, 1000));
     return device;
   });
   m.inputs = read_list<ManifestTensor>(r, "inputs", read_tensor);
@@ -103,6 +105,18 @@ Manifest read_manifest_json(const json& root, const std::string& source) {
       kernel.primitive = int(k.read_integer(*primitive, k.path("primitive"), 0, std::numeric_limits<int>::max()));
     if (const json* weights = k.optional("weights"))
       kernel.weights = int(k.read_integer(*weights, k.path("weights"), 0, std::numeric_limits<int>::max()));
+    if (k.optional("image")) {
+      kernel.image = k.nonempty_string("image");
+      kernel.image_sha256 = read_hash(k, "image_sha256");
+      const json& functions = k.array("functions");
+      for (size_t f = 0; f < functions.size(); ++f) {
+        std::string at = element_path(k.path("functions"), f);
+        if (!functions[f].is_string() || functions[f].get<std::string>().empty())
+          fail(k.source(), at, "expected a function name, got " + describe(functions[f]));
+        kernel.functions.push_back(functions[f].get<std::string>());
+      }
+      kernel.may_fault = k.boolean("may_fault");
+    }
     return kernel;
   });
   if (r.optional("primitives")) m.primitives = read_list<PrimitiveSpec>(r, "primitives", read_primitive_spec);
@@ -208,6 +222,7 @@ ordered_json manifest_json(const Manifest& m) {
     ordered_json device{{"name", d.name}, {"kind", d.kind}, {"id", d.id}, {"target", d.target}};
     if (d.threads > 0) device["threads"] = d.threads;
     if (!d.cpu_features.empty()) device["cpu_features"] = d.cpu_features;
+    if (d.compute_capability > 0) device["compute_capability"] = d.compute_capability;
     root["devices"].push_back(device);
   }
   root["inputs"] = ordered_json::array();
@@ -231,6 +246,12 @@ ordered_json manifest_json(const Manifest& m) {
     ordered_json kernel{{"name", k.name}, {"device", k.device}, {"span", k.span}, {"kind", k.kind}};
     if (k.primitive >= 0) kernel["primitive"] = k.primitive;
     if (k.weights >= 0) kernel["weights"] = k.weights;
+    if (!k.image.empty()) {
+      kernel["image"] = k.image;
+      kernel["image_sha256"] = k.image_sha256;
+      kernel["functions"] = k.functions;
+      kernel["may_fault"] = k.may_fault;
+    }
     root["kernels"].push_back(kernel);
   }
   if (!m.primitives.empty()) {
@@ -286,6 +307,8 @@ void validate_manifest(const Manifest& m, const std::string& source) {
     if (d.kind.empty()) fail(source, member_path(path, "kind"), "must not be empty");
     if (d.id < 0) fail(source, member_path(path, "id"), "must not be negative");
     if (d.target.empty()) fail(source, member_path(path, "target"), "must not be empty");
+    if (d.compute_capability != 0 && d.kind != "cuda")
+      fail(source, member_path(path, "compute_capability"), "only a cuda device has one, not a " + d.kind + " device");
     if (d.threads < 0) fail(source, member_path(path, "threads"), "must not be negative");
     if (d.threads > kMaxPoolThreads)
       fail(source, member_path(path, "threads"), "must be at most " + std::to_string(kMaxPoolThreads));
@@ -318,6 +341,15 @@ void validate_manifest(const Manifest& m, const std::string& source) {
     if (k.name.empty()) fail(source, member_path(path, "name"), "must not be empty");
     if (k.kind.empty()) fail(source, member_path(path, "kind"), "must not be empty");
     check_device_index(m, k.device, source, member_path(path, "device"));
+    if (!k.image.empty()) {
+      // A path inside the artifact: relative, without "..".
+      bool inside = k.image[0] != '/' && k.image.find("..") == std::string::npos;
+      if (!inside) fail(source, member_path(path, "image"), "must be a path inside the artifact, got '" + k.image + "'");
+      if (m.devices[size_t(k.device)].compute_capability == 0)
+        fail(source, member_path(path, "image"),
+             "a device image runs on a cuda device, but " + m.devices[size_t(k.device)].name +
+                 " records no compute_capability");
+    }
     if (k.primitive >= int(m.primitives.size()))
       fail(source, member_path(path, "primitive"),
            std::to_string(k.primitive) + " out of range (" + std::to_string(m.primitives.size()) + " primitives)");

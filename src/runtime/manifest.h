@@ -34,6 +34,10 @@ struct ManifestDevice {
   // The instruction-set extensions its generated code was compiled for
   // (runtime/cpu_features.h); the runtime refuses a CPU that lacks one.
   std::vector<std::string> cpu_features;
+  // A cuda device's: the compute capability (major * 10 + minor) its
+  // kernels' cubins were compiled for; the runtime refuses a GPU below it.
+  // 0 (omitted) for other kinds.
+  int compute_capability = 0;
 };
 
 // A model input or output.
@@ -71,6 +75,15 @@ struct ManifestKernel {
   // The weight the primitive reads as its weights argument, reordered into
   // the primitive's layout once at load time; -1 when they are computed.
   int weights = -1;
+  // A kernel compiled to a device image (a cuda kernel's cubin): the file,
+  // relative to the artifact, its sha256, the functions the entry launches
+  // (SyRuntimeServices::launch_kernel's `function` indexes them) and whether
+  // they report faults through a word after their buffers. Empty for a
+  // kernel built into model.so.
+  std::string image;
+  std::string image_sha256;
+  std::vector<std::string> functions;
+  bool may_fault = false;
 };
 
 struct ManifestCopy {

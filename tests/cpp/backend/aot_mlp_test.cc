@@ -211,28 +211,6 @@ TEST(AotBuild, AMissingCompilerIsAClearError) {
   EXPECT_FALSE(fs::exists(output));
 }
 
-// The input arrives on cuda:0; planning moves the relu to the host (no CUDA
-// kernels exist), but the input itself still lives on a device the backend
-// cannot compile for.
-TEST(AotBuild, ADeviceWithoutACodeGeneratorIsAClearError) {
-  IRModule mod = parse_module(
-      "def @main(%x: Tensor[(4), float32] @cuda:0) -> Tensor[(4), float32] {\n"
-      "  nn.relu(%x)\n"
-      "}\n",
-      "cuda.sy");
-  std::string output = aot_scratch_dir("cuda") + "/artifact";
-  try {
-    build_artifact(mod, aot_options("cpu:0,cuda:0"), output);
-    FAIL() << "a CUDA kernel was built";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kBackend);
-    EXPECT_NE(e.message().find("no code generator for target 'cuda' (device cuda:0)"), std::string::npos)
-        << e.message();
-    EXPECT_EQ(e.span().line(), 1u);
-  }
-  EXPECT_FALSE(fs::exists(output));
-}
-
 TEST(AotBuild, RefusesToReplaceADirectoryThatIsNotAnArtifact) {
   std::string output = aot_scratch_dir("not_an_artifact");
   { std::ofstream(output + "/notes.txt") << "keep me\n"; }
