@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "runtime/cpu_features.h"
+#include "runtime/cuda_device.h"
 #include "runtime/device_registry.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/model_description.h"
@@ -52,6 +53,8 @@ struct RunContext {
   const Manifest* manifest = nullptr;
   const std::vector<std::unique_ptr<Device>>* devices = nullptr;
   const std::vector<KernelPrimitive>* kernel_primitives = nullptr;  // by manifest kernel
+  const std::vector<std::vector<void*>>* kernel_functions = nullptr;  // by manifest kernel: its image's functions
+  void* const* fault_words = nullptr;  // by manifest kernel: a device image's fault word, if it may fault
   void* const* primitive_workspaces = nullptr;                      // by device index
   bool record_stats = true;
   RunStats stats;
@@ -172,10 +175,7 @@ void service_run_primitive(void* ctx, int device_index, const void* const* input
 
 // A kernel's elements hit an operator's documented error: the run fails
 // naming the kernel, where it came from and each fault.
-void service_kernel_fault(void* ctx, int faults) {
-  auto& run = *static_cast<RunContext*>(ctx);
-  int kernel = run.open_kernel;
-  if (kernel < 0) return run.fail("a kernel fault was reported outside any kernel");
+void fail_with_faults(RunContext& run, int kernel, int faults) {
   static const std::pair<int, const char*> kFaults[] = {
       {SY_FAULT_INTEGER_DIVISION_BY_ZERO, "integer division by zero"},
       {SY_FAULT_NEGATIVE_INTEGER_EXPONENT, "integer power with a negative exponent"},
@@ -186,6 +186,40 @@ void service_kernel_fault(void* ctx, int faults) {
   if (what.empty()) what = "unknown fault bits " + std::to_string(faults);
   const std::string& span = run.manifest->kernels[size_t(kernel)].span;
   run.fail(run.kernel_label(kernel) + (span.empty() ? "" : " (from " + span + ")") + ": " + what);
+}
+
+void service_kernel_fault(void* ctx, int faults) {
+  auto& run = *static_cast<RunContext*>(ctx);
+  if (run.open_kernel < 0) return run.fail("a kernel fault was reported outside any kernel");
+  fail_with_faults(run, run.open_kernel, faults);
+}
+
+// Queues a function of the open kernel's device image on its GPU's stream,
+// its parameter the kernel's buffers (and its fault word).
+void service_launch_kernel(void* ctx, int device_index, int function, int64_t grid, int block,
+                           const void* const* buffers, int buffer_count) {
+  auto& run = *static_cast<RunContext*>(ctx);
+  int kernel = run.open_kernel;
+  try {
+    if (kernel < 0) return run.fail("a CUDA kernel was launched outside any kernel");
+    const ManifestKernel& planned = run.manifest->kernels[size_t(kernel)];
+    const std::vector<void*>& functions = (*run.kernel_functions)[size_t(kernel)];
+    if (planned.device != device_index)
+      return run.fail(run.kernel_label(kernel) + " is planned on " + run.device_name(planned.device) +
+                      " but launched on device index " + std::to_string(device_index));
+    if (function < 0 || size_t(function) >= functions.size())
+      return run.fail(run.kernel_label(kernel) + " launched function " + std::to_string(function) + ", but its image has " +
+                      std::to_string(functions.size()));
+    if (buffer_count < 0 || grid <= 0 || block <= 0)
+      return run.fail(run.kernel_label(kernel) + " launched with " + std::to_string(buffer_count) + " buffers, grid " +
+                      std::to_string(grid) + ", block " + std::to_string(block));
+    std::vector<const void*> param(buffers, buffers + buffer_count);
+    if (planned.may_fault) param.push_back(run.fault_words[kernel]);
+    auto& gpu = static_cast<CudaDevice&>(*(*run.devices)[size_t(device_index)]);
+    gpu.launch(functions[size_t(function)], grid, block, param.data(), param.size() * sizeof(void*));
+  } catch (const std::exception& e) {
+    run.fail(run.kernel_label(kernel) + ": " + e.what());
+  }
 }
 
 // Reads [begin, end) of `path` into host memory at `destination`.
@@ -208,6 +242,9 @@ class Artifact::Impl {
     // Per device: scratch of the primitives that run there, one at a time.
     std::vector<DeviceBuffer> primitive_workspaces;
     std::vector<void*> primitive_workspace_pointers;
+    // Per manifest kernel: a zeroed word on its GPU, for a device image that may fault.
+    std::vector<DeviceBuffer> fault_words;
+    std::vector<void*> fault_word_pointers;
   };
 
   ~Impl() {
@@ -239,6 +276,14 @@ class Artifact::Impl {
         workspace->primitive_workspaces.back() = DeviceBuffer(artifact.device(int(d)), primitive_workspace_bytes[d]);
       workspace->primitive_workspace_pointers.push_back(workspace->primitive_workspaces.back().data());
     }
+    for (const ManifestKernel& kernel : artifact.manifest_.kernels) {
+      workspace->fault_words.emplace_back();
+      if (kernel.may_fault) {
+        workspace->fault_words.back() = DeviceBuffer(artifact.device(kernel.device), sizeof(int));
+        static_cast<CudaDevice&>(artifact.device(kernel.device)).set_words(workspace->fault_words.back().data(), 0, 1);
+      }
+      workspace->fault_word_pointers.push_back(workspace->fault_words.back().data());
+    }
     return workspace;
   }
 
@@ -254,6 +299,7 @@ class Artifact::Impl {
   std::vector<std::unique_ptr<DnnlPrimitive>> primitives;  // by manifest primitive, on the first device using it
   std::vector<KernelPrimitive> kernel_primitives;          // by manifest kernel
   std::vector<size_t> primitive_workspace_bytes;           // by device index
+  std::vector<std::vector<void*>> kernel_functions;        // by manifest kernel: its device image's functions
   std::mutex workspace_mutex;
   std::vector<std::unique_ptr<Workspace>> workspaces;  // free for the next run
 };
@@ -301,6 +347,38 @@ void Artifact::make_primitives(Artifact& artifact, const std::string& manifest_p
   }
 }
 
+// Loads each kernel's device image (a cubin, hash-checked) on its GPU once
+// and finds the functions the entry launches.
+void Artifact::load_device_images(Artifact& artifact, const std::string& manifest_path) {
+  Impl& impl = *artifact.impl_;
+  const Manifest& manifest = artifact.manifest_;
+  impl.kernel_functions.resize(manifest.kernels.size());
+  std::map<std::pair<std::string, int>, size_t> loaded;  // (image, device) -> the first kernel using it
+  for (size_t k = 0; k < manifest.kernels.size(); ++k) {
+    const ManifestKernel& kernel = manifest.kernels[k];
+    if (kernel.image.empty()) continue;
+    auto [it, inserted] = loaded.emplace(std::make_pair(kernel.image, kernel.device), k);
+    if (!inserted && manifest.kernels[it->second].functions == kernel.functions) {
+      impl.kernel_functions[k] = impl.kernel_functions[it->second];
+      continue;
+    }
+    std::string path = artifact.directory_ + "/" + kernel.image;
+    std::string where = manifest_path + ": kernels[" + std::to_string(k) + "] '" + kernel.name + "'";
+    std::error_code ignored;
+    if (!std::filesystem::is_regular_file(path, ignored)) throw RuntimeError(where + ": " + path + ": file not found");
+    if (std::string actual = sha256_file_hex(path); actual != kernel.image_sha256)
+      throw RuntimeError(path + ": sha256 " + actual + " does not match the manifest (" + kernel.image_sha256 + ")");
+    std::vector<uint8_t> image(size_t(std::filesystem::file_size(path)));
+    read_file_range(path, 0, image.size(), image.data());
+    try {
+      impl.kernel_functions[k] =
+          static_cast<CudaDevice&>(artifact.device(kernel.device)).load_functions(image, kernel.functions);
+    } catch (const RuntimeError& e) {
+      throw RuntimeError(where + ": " + e.what());
+    }
+  }
+}
+
 std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptions& options) {
   std::shared_ptr<Artifact> artifact(new Artifact());
   artifact->directory_ = dir;
@@ -341,7 +419,20 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
       if (!shared_pool) shared_pool = std::make_shared<ThreadPool>(options.threads);
       pool = shared_pool;
     }
-    artifact->devices_.push_back(factory->make(d.id, std::move(pool)));
+    std::string where = manifest_path + ": devices[" + std::to_string(i) + "] (" + d.name + ")";
+    try {
+      artifact->devices_.push_back(factory->make(d.id, std::move(pool)));
+    } catch (const RuntimeError& e) {
+      throw RuntimeError(where + ": " + e.what());
+    }
+    if (d.compute_capability > 0) {
+      int has = static_cast<const CudaDevice&>(*artifact->devices_.back()).compute_capability();
+      auto version = [](int capability) { return std::to_string(capability / 10) + "." + std::to_string(capability % 10); };
+      if (has < d.compute_capability)
+        throw RuntimeError(where + ": its kernels were compiled for compute capability " +
+                           version(d.compute_capability) + " (target '" + d.target + "'), but this GPU has " +
+                           version(has) + "; compile the model for this GPU's architecture");
+    }
   }
 
   for (const std::string& path : {model_path, weights_path})
@@ -404,6 +495,7 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
     impl.weight_pointers.push_back(buffer.data());
     impl.weight_blocks.push_back(std::move(buffer));
   }
+  load_device_images(*artifact, manifest_path);
   make_primitives(*artifact, manifest_path);
   // The first workspace now, so running out of memory shows at load time.
   impl.release_workspace(impl.acquire_workspace(*artifact));
@@ -442,14 +534,26 @@ RunStats Artifact::execute(const std::vector<const void*>& host_inputs, const st
   context.stats.copies.reserve(manifest_.copies.size());
   context.kernel_primitives = &impl.kernel_primitives;
   context.primitive_workspaces = workspace->primitive_workspace_pointers.data();
-  SyRuntimeServices services{&context,           service_parallel_for,  service_device_copy, service_kernel_begin,
-                             service_kernel_end, service_run_primitive, service_kernel_fault};
+  context.kernel_functions = &impl.kernel_functions;
+  context.fault_words = workspace->fault_word_pointers.data();
+  SyRuntimeServices services{&context,           service_parallel_for,  service_device_copy,  service_kernel_begin,
+                             service_kernel_end, service_run_primitive, service_kernel_fault, service_launch_kernel};
   SyRunArgs args{workspace->arena_pointers.data(), impl.weight_pointers.data(), inputs.data(), outputs.data(),
                  &services};
   Clock::time_point start = Clock::now();
   int status = impl.run_function(&args);
   for (const std::unique_ptr<Device>& device : devices_) device->synchronize();
   context.stats.total_ns = nanoseconds_since(start);
+  // The faults device images raised, read once their work is done, and cleared for the next run.
+  for (size_t k = 0; k < manifest_.kernels.size(); ++k) {
+    if (!workspace->fault_words[k].data()) continue;
+    DeviceBuffer& word = workspace->fault_words[k];
+    int faults = 0;
+    word.device()->copy_to_host(&faults, word.data(), sizeof faults);
+    if (faults == 0) continue;
+    fail_with_faults(context, int(k), faults);
+    static_cast<CudaDevice*>(word.device())->set_words(word.data(), 0, 1);
+  }
   impl.release_workspace(std::move(workspace));
 
   const std::string model_path = directory_ + "/model.so";

@@ -36,10 +36,17 @@ struct Driver {
   Result (*launch)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**);
   Result (*synchronize)();
   Result (*error_string)(Result, const char**);
+  Result (*stream_create)(void**, unsigned);
+  Result (*stream_destroy)(void*);
+  Result (*stream_synchronize)(void*);
+  Result (*copy_htod_async)(Pointer, const void*, size_t, void*);
+  Result (*copy_dtoh_async)(void*, Pointer, size_t, void*);
+  Result (*memset_d32_async)(Pointer, unsigned, size_t, void*);
 };
 
 constexpr int kComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kComputeCapabilityMinor = 76;
+constexpr unsigned kStreamNonBlocking = 1;  // CU_STREAM_NON_BLOCKING: no implicit waits on the default stream
 // cuLaunchKernel's `extra` markers: a parameter buffer, its size, the end.
 void* const kLaunchParamBuffer = reinterpret_cast<void*>(1);
 void* const kLaunchParamSize = reinterpret_cast<void*>(2);
@@ -71,7 +78,12 @@ const Driver& driver() {
               resolve(d, d.copy_dtoh, "cuMemcpyDtoH_v2") && resolve(d, d.module_load, "cuModuleLoadData") &&
               resolve(d, d.module_unload, "cuModuleUnload") && resolve(d, d.module_function, "cuModuleGetFunction") &&
               resolve(d, d.launch, "cuLaunchKernel") && resolve(d, d.synchronize, "cuCtxSynchronize") &&
-              resolve(d, d.error_string, "cuGetErrorString");
+              resolve(d, d.error_string, "cuGetErrorString") &&
+              resolve(d, d.stream_create, "cuStreamCreate") && resolve(d, d.stream_destroy, "cuStreamDestroy_v2") &&
+              resolve(d, d.stream_synchronize, "cuStreamSynchronize") &&
+              resolve(d, d.copy_htod_async, "cuMemcpyHtoDAsync_v2") &&
+              resolve(d, d.copy_dtoh_async, "cuMemcpyDtoHAsync_v2") &&
+              resolve(d, d.memset_d32_async, "cuMemsetD32Async");
     if (!ok) return;
     if (Result r = d.init(0); r != 0) {
       const char* text = nullptr;
@@ -117,23 +129,32 @@ void CudaGpu::check(int result, const char* what) const {
   throw RuntimeError(name_ + ": " + what + " failed: " + (text ? text : "error " + std::to_string(result)));
 }
 
+void CudaGpu::bind() const { check(driver().set_current(context_), "cuCtxSetCurrent"); }
+
 uint64_t CudaGpu::allocate(size_t bytes) {
+  bind();
   Pointer p = 0;
   check(driver().mem_alloc(&p, bytes), "cuMemAlloc (out of GPU memory?)");
   return p;
 }
 
-void CudaGpu::release(uint64_t address) { check(driver().mem_free(address), "cuMemFree"); }
+void CudaGpu::release(uint64_t address) {
+  bind();
+  check(driver().mem_free(address), "cuMemFree");
+}
 
 void CudaGpu::copy_to_gpu(uint64_t to, const void* from, size_t bytes) {
+  bind();
   check(driver().copy_htod(to, from, bytes), "cuMemcpyHtoD");
 }
 
 void CudaGpu::copy_to_host(void* to, uint64_t from, size_t bytes) {
+  bind();
   check(driver().copy_dtoh(to, from, bytes), "cuMemcpyDtoH");
 }
 
 void* CudaGpu::load_module(const std::vector<uint8_t>& cubin) {
+  bind();
   void* module = nullptr;
   check(driver().module_load(&module, cubin.data()), "cuModuleLoadData (a cubin for another GPU?)");
   modules_.push_back(module);
@@ -146,13 +167,49 @@ void* CudaGpu::function(void* module, const std::string& symbol) {
   return f;
 }
 
-void CudaGpu::launch(void* function, int64_t grid, int block, const void* param, size_t param_bytes) {
+void CudaGpu::launch(void* function, int64_t grid, int block, const void* param, size_t param_bytes, void* stream) {
+  bind();
   size_t size = param_bytes;
   void* extra[] = {kLaunchParamBuffer, const_cast<void*>(param), kLaunchParamSize, &size, kLaunchEnd};
-  check(driver().launch(function, unsigned(grid), 1, 1, unsigned(block), 1, 1, 0, nullptr, nullptr, extra),
+  check(driver().launch(function, unsigned(grid), 1, 1, unsigned(block), 1, 1, 0, stream, nullptr, extra),
         "cuLaunchKernel");
 }
 
-void CudaGpu::synchronize() { check(driver().synchronize(), "cuCtxSynchronize"); }
+void CudaGpu::synchronize() {
+  bind();
+  check(driver().synchronize(), "cuCtxSynchronize");
+}
+
+void* CudaGpu::create_stream() {
+  bind();
+  void* stream = nullptr;
+  check(driver().stream_create(&stream, kStreamNonBlocking), "cuStreamCreate");
+  return stream;
+}
+
+void CudaGpu::destroy_stream(void* stream) {
+  bind();
+  check(driver().stream_destroy(stream), "cuStreamDestroy");
+}
+
+void CudaGpu::synchronize_stream(void* stream) {
+  bind();
+  check(driver().stream_synchronize(stream), "cuStreamSynchronize (a kernel or copy on it failed)");
+}
+
+void CudaGpu::copy_to_gpu_async(uint64_t to, const void* from, size_t bytes, void* stream) {
+  bind();
+  check(driver().copy_htod_async(to, from, bytes, stream), "cuMemcpyHtoDAsync");
+}
+
+void CudaGpu::copy_to_host_async(void* to, uint64_t from, size_t bytes, void* stream) {
+  bind();
+  check(driver().copy_dtoh_async(to, from, bytes, stream), "cuMemcpyDtoHAsync");
+}
+
+void CudaGpu::set_words_async(uint64_t to, uint32_t value, size_t words, void* stream) {
+  bind();
+  check(driver().memset_d32_async(to, value, words, stream), "cuMemsetD32Async");
+}
 
 }  // namespace switchyard

@@ -35,14 +35,27 @@ class CudaGpu {
   void* load_module(const std::vector<uint8_t>& cubin);
   void* function(void* module, const std::string& symbol);
   // Launches `function` on a one-dimensional grid with one parameter, the
-  // `param_bytes` bytes at `param` (a kernel's Buffers struct).
-  void launch(void* function, int64_t grid, int block, const void* param, size_t param_bytes);
+  // `param_bytes` bytes at `param` (a kernel's Buffers struct), on `stream`
+  // (null: the default stream).
+  void launch(void* function, int64_t grid, int block, const void* param, size_t param_bytes, void* stream = nullptr);
   // Waits for everything launched and reports a failed kernel.
   void synchronize();
+
+  // A stream of its own (work on it runs in order, apart from other
+  // streams'), and work queued on one: copies, which return once queued,
+  // and setting 32-bit words.
+  void* create_stream();
+  void destroy_stream(void* stream);
+  void synchronize_stream(void* stream);
+  void copy_to_gpu_async(uint64_t to, const void* from, size_t bytes, void* stream);
+  void copy_to_host_async(void* to, uint64_t from, size_t bytes, void* stream);
+  void set_words_async(uint64_t to, uint32_t value, size_t words, void* stream);
 
  private:
   CudaGpu() = default;
   void check(int result, const char* what) const;
+  // Makes its context the calling thread's: runs may come from any thread.
+  void bind() const;
 
   std::string name_;
   int compute_capability_ = 0;

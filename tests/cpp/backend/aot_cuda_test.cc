@@ -1,19 +1,22 @@
-// Artifacts for cuda:0 and the host: the split of tests/data/mlp_cuda_split.sy
-// builds its element-wise groups and reductions on cuda:0 as cubins beside
-// model.so, recorded in the manifest with the compute capability they need.
+// Artifacts for cuda:0 and the host: an MLP-like split builds its
+// element-wise groups and reductions on cuda:0 as cubins beside model.so,
+// recorded in the manifest with the compute capability they need.
 // Built here with a toolkit (the no-toolkit error without one); run on a GPU
-// (scripts/gpu-check.sh) once the runtime has a cuda device.
+// (scripts/gpu-check.sh) against the interpreter, skipping here with why.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "aot_test_util.h"
 #include "backend/build.h"
 #include "backend/cuda_compile.h"
+#include "runtime/artifact.h"
+#include "runtime/cuda_driver.h"
 #include "runtime/manifest.h"
+#include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "support/error.h"
-#include "support/test_paths.h"
 #include "text/parser.h"
 
 namespace switchyard {
@@ -21,11 +24,26 @@ namespace {
 
 using testing::aot_options;
 using testing::aot_scratch_dir;
-using testing::example_models_dir;
+using testing::compare_arrays;
+using testing::interpret;
+using testing::random_inputs;
+using testing::run_artifact;
 namespace fs = std::filesystem;
 
+// An MLP-like model split across cuda:0 and the host: the exp and its sum
+// run on cuda:0 (copying the 256-byte sum beats copying %x), the dense falls
+// back to the host (CUDA has no anchors yet), and the relu-multiply tail
+// returns to cuda:0, where %z and the output live. Inline, not a file: the
+// GPU machine runs these programs away from the source tree.
 IRModule split_model() {
-  return parse_module(testing::read_file(example_models_dir() + "/mlp_cuda_split.sy"), "mlp_cuda_split.sy");
+  return parse_module(
+      "def @main(%x: Tensor[(4, 16, 8), float32] @cuda:0, %w: Tensor[(32, 16), float32] @cpu:0,\n"
+      "          %z: Tensor[(2, 4, 32), float32] @cuda:0) -> Tensor[(2, 4, 32), float32] @cuda:0 {\n"
+      "  %0 = sum(exp(%x), axis=[2]);\n"
+      "  %1 = nn.dense(%0, %w);\n"
+      "  multiply(nn.relu(%1), %z)\n"
+      "}\n",
+      "mlp_cuda_split.sy");
 }
 
 // Every operator runs on cuda:0 but the I/O, which the host stages.
@@ -107,6 +125,90 @@ TEST(CudaArtifact, WithoutAToolkitACudaBuildIsAClearError) {
         << e.message();
   }
   EXPECT_FALSE(fs::exists(dir));
+}
+
+// Why cuda:0 cannot run artifacts here ("" when it can).
+std::string gpu_missing() {
+  if (!cuda_toolkit_available()) return "this build has no CUDA toolkit (SY_CUDA=OFF): nothing to build or run";
+  try {
+    CudaGpu::open(0);
+    return "";
+  } catch (const RuntimeError& e) {
+    return e.what();
+  }
+}
+
+TEST(CudaArtifact, LoadingWhereCuda0IsMissingNamesTheDeviceAndWhatIsMissing) {
+  if (!cuda_toolkit_available()) GTEST_SKIP() << "this build has no CUDA toolkit: no artifact to load";
+  if (gpu_missing().empty()) GTEST_SKIP() << "cuda:0 is here: the artifact loads (CudaArtifact.*Interpreter* run it)";
+  std::string dir = build_for_cuda(split_model(), "cuda:0,cpu:0", "cuda_load");
+  try {
+    Artifact::load(dir);
+    FAIL() << "loaded without a GPU";
+  } catch (const RuntimeError& e) {
+    std::string message = e.what();
+    EXPECT_EQ(message.rfind(dir + "/manifest.json: devices[0] (cuda:0): cuda:0: no GPU can be used: ", 0), 0u)
+        << message;
+  }
+}
+
+// The artifact's outputs are the interpreter's on the same random inputs.
+void expect_matches_interpreter(const IRModule& mod, const std::string& devices, const std::string& name) {
+  std::string dir = build_for_cuda(mod, devices, name);
+  std::map<std::string, NDArray> inputs = random_inputs(mod, 11);
+  std::vector<NDArray> expected = interpret(mod, inputs);
+  std::vector<NDArray> actual = run_artifact(dir, inputs);
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i)
+    EXPECT_EQ(compare_arrays(actual[i], expected[i], 1e-5, 1e-5), "") << name << " output " << i;
+}
+
+// On a GPU (scripts/gpu-check.sh); here each skips, saying why, and
+// SY_REQUIRE_GPU=1 makes a missing GPU a failure.
+TEST(CudaArtifact, TheSplitMlpMatchesTheInterpreterOnCuda0AndTheHost) {
+  if (std::string why = gpu_missing(); !why.empty()) {
+    if (std::getenv("SY_REQUIRE_GPU")) FAIL() << why;
+    GTEST_SKIP() << "no GPU: " << why;
+  }
+  expect_matches_interpreter(split_model(), "cuda:0,cpu:0", "cuda_split_run");
+}
+
+TEST(CudaArtifact, AnAllGpuModelMatchesTheInterpreterOnCuda0) {
+  if (std::string why = gpu_missing(); !why.empty()) {
+    if (std::getenv("SY_REQUIRE_GPU")) FAIL() << why;
+    GTEST_SKIP() << "no GPU: " << why;
+  }
+  expect_matches_interpreter(all_gpu_model(), "cuda:0,cpu:0", "cuda_all_gpu_run");
+}
+
+// A kernel whose integer division faults reports it, naming the kernel, once its work is done.
+TEST(CudaArtifact, AFaultOnCuda0FailsTheRunNamingTheKernel) {
+  if (std::string why = gpu_missing(); !why.empty()) {
+    if (std::getenv("SY_REQUIRE_GPU")) FAIL() << why;
+    GTEST_SKIP() << "no GPU: " << why;
+  }
+  IRModule mod = parse_module(
+      "def @main(%x: Tensor[(64), int32] @cuda:0, %y: Tensor[(64), int32] @cuda:0) -> Tensor[(64), int32] @cuda:0 {\n"
+      "  divide(%x, %y)\n"
+      "}\n",
+      "divide.sy");
+  std::string dir = build_for_cuda(mod, "cuda:0,cpu:0", "cuda_fault");
+  ASSERT_TRUE(read_manifest_file(dir + "/manifest.json").kernels.at(0).may_fault);
+  NDArray x(DType::kInt32, {64}), y(DType::kInt32, {64});
+  for (int64_t i = 0; i < 64; ++i) {
+    x.set_from_double(i, double(i));
+    y.set_from_double(i, i == 40 ? 0.0 : 3.0);
+  }
+  std::shared_ptr<Artifact> artifact = Artifact::load(dir);
+  try {
+    artifact->run({{"x", x}, {"y", y}});
+    FAIL() << "a division by zero ran without a fault";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("integer division by zero"), std::string::npos) << e.what();
+  }
+  // The word is cleared: a run without zeros succeeds.
+  y.set_from_double(40, 1.0);
+  EXPECT_NO_THROW(artifact->run({{"x", x}, {"y", y}}));
 }
 
 }  // namespace

@@ -284,11 +284,30 @@ TEST_F(ArtifactTest, AbiVersionsMustMatch) {
 }
 
 TEST_F(ArtifactTest, UnsupportedDeviceKindIsRejected) {
+  std::string dir = write("tpu", [](Manifest& m) {
+    m.devices[1].kind = "tpu";
+    m.devices[1].name = "tpu:1";
+  });
+  EXPECT_EQ(load_error(dir), dir + "/manifest.json: devices[1]: device kind 'tpu' is not supported by this runtime");
+}
+
+// A cuda device that cannot be used is refused naming the manifest, the
+// device and what is missing: the driver (here, and on CI), or GPU 7 (on a
+// machine with a driver and fewer GPUs).
+TEST_F(ArtifactTest, AMissingCudaDeviceIsRejectedNamingWhatIsMissing) {
   std::string dir = write("cuda", [](Manifest& m) {
     m.devices[1].kind = "cuda";
-    m.devices[1].name = "cuda:1";
+    m.devices[1].id = 7;
+    m.devices[1].name = "cuda:7";
+    m.devices[1].compute_capability = 90;
+    m.devices[1].cpu_features.clear();
   });
-  EXPECT_EQ(load_error(dir), dir + "/manifest.json: devices[1]: device kind 'cuda' is not supported by this runtime");
+  std::string error = load_error(dir);
+  std::string prefix = dir + "/manifest.json: devices[1] (cuda:7): cuda:7: ";
+  if (error.find("no GPU can be used") != std::string::npos)
+    EXPECT_EQ(error.rfind(prefix + "no GPU can be used: the CUDA driver", 0), 0u) << error;
+  else
+    EXPECT_EQ(error.rfind(prefix + "no such GPU (the driver sees ", 0), 0u) << error;
 }
 
 // An artifact compiled for instructions this CPU lacks is refused before

@@ -1,0 +1,91 @@
+// CudaDevice: the GPU's memory, stream and kernels through CudaGpu.
+#include "runtime/cuda_device.h"
+
+#include <algorithm>
+
+#include "runtime/runtime_error.h"
+
+namespace switchyard {
+
+namespace {
+
+uint64_t address_of(const void* pointer) { return uint64_t(reinterpret_cast<uintptr_t>(pointer)); }
+
+}  // namespace
+
+CudaDevice::CudaDevice(int id) : Device("cuda", id), gpu_(CudaGpu::open(id)) { stream_ = gpu_->create_stream(); }
+
+CudaDevice::~CudaDevice() {
+  try {
+    gpu_->synchronize_stream(stream_);
+    for (const auto& [pointer, bytes] : allocations_) gpu_->release(address_of(pointer));
+    gpu_->destroy_stream(stream_);
+  } catch (const RuntimeError&) {
+    // A GPU that failed mid-run cannot be cleaned up further; its context goes with the process.
+  }
+}
+
+void* CudaDevice::allocate(size_t bytes) {
+  // cuMemAlloc refuses 0 bytes; its addresses are 256-byte aligned.
+  size_t rounded = std::max<size_t>((bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment,
+                                    kDeviceAlignment);
+  void* pointer = reinterpret_cast<void*>(uintptr_t(gpu_->allocate(rounded)));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    allocations_[pointer] = rounded;
+  }
+  record_allocation(rounded);
+  return pointer;
+}
+
+void CudaDevice::free(void* pointer) {
+  if (!pointer) return;
+  size_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = allocations_.find(pointer);
+    if (it == allocations_.end()) throw RuntimeError(name() + ": free of memory this device did not allocate");
+    bytes = it->second;
+    allocations_.erase(it);
+  }
+  // Kernels queued before may still use it.
+  gpu_->synchronize_stream(stream_);
+  gpu_->release(address_of(pointer));
+  record_free(bytes);
+}
+
+void CudaDevice::copy_from_host(void* device_destination, const void* host_source, size_t bytes) {
+  if (bytes == 0) return;
+  gpu_->copy_to_gpu_async(address_of(device_destination), host_source, bytes, stream_);
+  gpu_->synchronize_stream(stream_);
+}
+
+void CudaDevice::copy_to_host(void* host_destination, const void* device_source, size_t bytes) {
+  if (bytes == 0) return;
+  gpu_->copy_to_host_async(host_destination, address_of(device_source), bytes, stream_);
+  gpu_->synchronize_stream(stream_);
+}
+
+void CudaDevice::synchronize() { gpu_->synchronize_stream(stream_); }
+
+void CudaDevice::parallel_for(int64_t, int64_t, const ParallelBody&) {
+  throw RuntimeError(name() + " runs no host-side parallel work: its kernels are launched on its stream");
+}
+
+std::vector<void*> CudaDevice::load_functions(const std::vector<uint8_t>& image,
+                                              const std::vector<std::string>& functions) {
+  void* module = gpu_->load_module(image);
+  std::vector<void*> found;
+  for (const std::string& f : functions) found.push_back(gpu_->function(module, f));
+  return found;
+}
+
+void CudaDevice::launch(void* function, int64_t grid, int block, const void* param, size_t param_bytes) {
+  gpu_->launch(function, grid, block, param, param_bytes, stream_);
+}
+
+void CudaDevice::set_words(void* address, uint32_t value, size_t words) {
+  gpu_->set_words_async(address_of(address), value, words, stream_);
+}
+
+}  // namespace switchyard
