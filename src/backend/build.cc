@@ -61,7 +61,12 @@ void compile_device_images(LoweredProgram& program, const CompilationConfig& con
     if (done[size_t(call.source)] || !generator->compile_image) continue;
     done[size_t(call.source)] = true;
     bool cached = false;
-    kernel.image = generator->compile_image(kernel, device->target(), cache_dir, &cached);
+    try {
+      kernel.image = generator->compile_image(kernel, device->target(), cache_dir, &cached);
+    } catch (const Error& e) {
+      // Say which device and which part of the model wanted the kernel.
+      throw Error(e.kind(), device->device_name() + ": " + e.message(), e.span().defined() ? e.span() : kernel.span);
+    }
     ++(cached ? stats->objects_cached : stats->objects_compiled);
   }
 }

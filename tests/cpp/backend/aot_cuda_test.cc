@@ -121,8 +121,10 @@ TEST(CudaArtifact, WithoutAToolkitACudaBuildIsAClearError) {
     FAIL() << "built CUDA kernels without a toolkit";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kBackend);
+    EXPECT_EQ(e.message().rfind("cuda:0: cannot compile fused_exp_sum_", 0), 0u) << e.message();
     EXPECT_NE(e.message().find("for sm_90: this Switchyard was built without a CUDA toolkit"), std::string::npos)
         << e.message();
+    EXPECT_EQ(e.span().line(), 3u);  // the exp-sum group's line
   }
   EXPECT_FALSE(fs::exists(dir));
 }
