@@ -55,6 +55,10 @@ typedef struct SyRuntimeServices {
    * ends: a later copy off the device, or the end of the run, waits for it. */
   void (*launch_kernel)(void* ctx, int device_index, int function, int64_t grid, int block,
                         const void* const* buffers, int buffer_count);
+  /* (version 5) Copies `bytes` between two buffers of device `device_index`
+   * whose memory the host cannot address (a GPU's), in order with its other
+   * work: a move within one device (an output that is also an input). */
+  void (*device_move)(void* ctx, int device_index, void* dst, const void* src, size_t bytes);
 } SyRuntimeServices;
 
 /* Everything one run needs. Arrays are indexed as in the manifest. */

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "ir/device_kind.h"
 #include "runtime/model_description.h"
 #include "switchyard/model_abi.h"
 
@@ -180,6 +181,14 @@ class EntryWriter {
         }
         case LoweredStep::Kind::kMove: {
           const LoweredBuffer& to = program_.buffers[size_t(step.outputs[0])];
+          // Only a kind that can be the host has memory the host addresses.
+          const DeviceKindInfo* kind = find_device_kind(manifest_.devices.at(size_t(to.device)).kind);
+          if (!kind || !kind->can_be_host) {
+            out_ << indent() << "services->device_move(services->ctx, " << to.device << ", b" << step.outputs[0]
+                 << ", b" << step.inputs[0] << ", " << to.bytes() << ");  // on " << device_name(to.device)
+                 << span_note(step.span) << "\n";
+            break;
+          }
           out_ << indent() << "std::memcpy(b" << step.outputs[0] << ", b" << step.inputs[0] << ", " << to.bytes()
                << ");  // on " << device_name(to.device) << span_note(step.span) << "\n";
           break;

@@ -222,6 +222,18 @@ void service_launch_kernel(void* ctx, int device_index, int function, int64_t gr
   }
 }
 
+void service_device_move(void* ctx, int device_index, void* dst, const void* src, size_t bytes) {
+  auto& run = *static_cast<RunContext*>(ctx);
+  try {
+    if (!run.valid_device(device_index))
+      return run.fail("a move on device index " + std::to_string(device_index) + ", but the artifact has " +
+                      std::to_string(run.devices->size()) + " devices");
+    (*run.devices)[size_t(device_index)]->copy_within(dst, src, bytes);
+  } catch (const std::exception& e) {
+    run.fail("a move on " + run.device_name(device_index) + " failed: " + e.what());
+  }
+}
+
 // Reads [begin, end) of `path` into host memory at `destination`.
 void read_file_range(const std::string& path, uint64_t begin, uint64_t end, void* destination) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
@@ -537,7 +549,8 @@ RunStats Artifact::execute(const std::vector<const void*>& host_inputs, const st
   context.kernel_functions = &impl.kernel_functions;
   context.fault_words = workspace->fault_word_pointers.data();
   SyRuntimeServices services{&context,           service_parallel_for,  service_device_copy,  service_kernel_begin,
-                             service_kernel_end, service_run_primitive, service_kernel_fault, service_launch_kernel};
+                             service_kernel_end, service_run_primitive, service_kernel_fault, service_launch_kernel,
+                             service_device_move};
   SyRunArgs args{workspace->arena_pointers.data(), impl.weight_pointers.data(), inputs.data(), outputs.data(),
                  &services};
   Clock::time_point start = Clock::now();

@@ -66,6 +66,10 @@ void CudaDevice::copy_to_host(void* host_destination, const void* device_source,
   gpu_->synchronize_stream(stream_);
 }
 
+void CudaDevice::copy_within(void* destination, const void* source, size_t bytes) {
+  if (bytes != 0) gpu_->copy_on_gpu_async(address_of(destination), address_of(source), bytes, stream_);
+}
+
 void CudaDevice::synchronize() { gpu_->synchronize_stream(stream_); }
 
 void CudaDevice::parallel_for(int64_t, int64_t, const ParallelBody&) {

@@ -29,6 +29,8 @@ class CudaDevice final : public Device {
   void free(void* pointer) override;
   void copy_from_host(void* device_destination, const void* host_source, size_t bytes) override;
   void copy_to_host(void* host_destination, const void* device_source, size_t bytes) override;
+  // Queued on the stream: nothing on the host waits for it.
+  void copy_within(void* destination, const void* source, size_t bytes) override;
   void synchronize() override;
   // No host-side work runs on a GPU: a RuntimeError naming the device.
   void parallel_for(int64_t n, int64_t grain, const ParallelBody& body) override;

@@ -41,6 +41,7 @@ struct Driver {
   Result (*stream_synchronize)(void*);
   Result (*copy_htod_async)(Pointer, const void*, size_t, void*);
   Result (*copy_dtoh_async)(void*, Pointer, size_t, void*);
+  Result (*copy_dtod_async)(Pointer, Pointer, size_t, void*);
   Result (*memset_d32_async)(Pointer, unsigned, size_t, void*);
 };
 
@@ -83,6 +84,7 @@ const Driver& driver() {
               resolve(d, d.stream_synchronize, "cuStreamSynchronize") &&
               resolve(d, d.copy_htod_async, "cuMemcpyHtoDAsync_v2") &&
               resolve(d, d.copy_dtoh_async, "cuMemcpyDtoHAsync_v2") &&
+              resolve(d, d.copy_dtod_async, "cuMemcpyDtoDAsync_v2") &&
               resolve(d, d.memset_d32_async, "cuMemsetD32Async");
     if (!ok) return;
     if (Result r = d.init(0); r != 0) {
@@ -205,6 +207,11 @@ void CudaGpu::copy_to_gpu_async(uint64_t to, const void* from, size_t bytes, voi
 void CudaGpu::copy_to_host_async(void* to, uint64_t from, size_t bytes, void* stream) {
   bind();
   check(driver().copy_dtoh_async(to, from, bytes, stream), "cuMemcpyDtoHAsync");
+}
+
+void CudaGpu::copy_on_gpu_async(uint64_t to, uint64_t from, size_t bytes, void* stream) {
+  bind();
+  check(driver().copy_dtod_async(to, from, bytes, stream), "cuMemcpyDtoDAsync");
 }
 
 void CudaGpu::set_words_async(uint64_t to, uint32_t value, size_t words, void* stream) {

@@ -49,6 +49,7 @@ class CudaGpu {
   void synchronize_stream(void* stream);
   void copy_to_gpu_async(uint64_t to, const void* from, size_t bytes, void* stream);
   void copy_to_host_async(void* to, uint64_t from, size_t bytes, void* stream);
+  void copy_on_gpu_async(uint64_t to, uint64_t from, size_t bytes, void* stream);
   void set_words_async(uint64_t to, uint32_t value, size_t words, void* stream);
 
  private:

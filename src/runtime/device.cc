@@ -85,6 +85,10 @@ void CpuDevice::copy_to_host(void* host_destination, const void* device_source, 
   if (bytes) std::memcpy(host_destination, device_source, bytes);
 }
 
+void CpuDevice::copy_within(void* destination, const void* source, size_t bytes) {
+  if (bytes) std::memmove(destination, source, bytes);
+}
+
 void CpuDevice::parallel_for(int64_t n, int64_t grain, const ParallelBody& body) {
   pool_->parallel_for(n, grain, body);
 }

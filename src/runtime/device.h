@@ -49,6 +49,8 @@ class Device {
   // Copies to and from host memory; both return when the copy is done.
   virtual void copy_from_host(void* device_destination, const void* host_source, size_t bytes) = 0;
   virtual void copy_to_host(void* host_destination, const void* device_source, size_t bytes) = 0;
+  // Copies within this device's memory, in order with its other work.
+  virtual void copy_within(void* destination, const void* source, size_t bytes) = 0;
   // Waits until all work queued on this device is done.
   virtual void synchronize() = 0;
   // Runs host-side work for kernels placed on this device on its threads.
@@ -85,6 +87,7 @@ class CpuDevice final : public Device {
   void free(void* pointer) override;
   void copy_from_host(void* device_destination, const void* host_source, size_t bytes) override;
   void copy_to_host(void* host_destination, const void* device_source, size_t bytes) override;
+  void copy_within(void* destination, const void* source, size_t bytes) override;
   void synchronize() override {}
   void parallel_for(int64_t n, int64_t grain, const ParallelBody& body) override;
   int num_threads() const override { return pool_->num_threads(); }

@@ -17,6 +17,7 @@
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "support/error.h"
+#include "support/test_paths.h"
 #include "text/parser.h"
 
 namespace switchyard {
@@ -57,10 +58,21 @@ IRModule all_gpu_model() {
       "all_gpu.sy");
 }
 
-// The artifact of `mod` for `devices`, or nothing (and a skip) without a toolkit.
+// An output that is also an input: a move within cuda:0's memory.
+IRModule moving_model() {
+  return parse_module(
+      "def @main(%x: Tensor[(3, 5), float32] @cuda:0) -> (Tensor[(3, 5), float32], Tensor[(3, 5), float32]) @cuda:0 {\n"
+      "  (exp(%x), %x)\n"
+      "}\n",
+      "move.sy");
+}
+
+// The artifact of `mod` for `devices` (with its generated sources).
 std::string build_for_cuda(const IRModule& mod, const std::string& devices, const std::string& name) {
   std::string dir = aot_scratch_dir(name) + "/artifact";
-  build_artifact(mod, aot_options(devices), dir);
+  BuildOptions options = aot_options(devices);
+  options.emit_source = true;
+  build_artifact(mod, options, dir);
   return dir;
 }
 
@@ -110,6 +122,19 @@ TEST(CudaArtifact, AnArchitectureOptionSetsTheComputeCapabilityTheCubinsNeed) {
   EXPECT_FALSE(m.kernels[0].image.empty());
   // Only the staging of the I/O crosses: no planned copy.
   EXPECT_TRUE(m.copies.empty());
+}
+
+// The host cannot address a GPU's memory: the entry moves there through the runtime, not memcpy.
+TEST(CudaArtifact, AMoveWithinCuda0GoesThroughTheRuntime) {
+  if (!cuda_toolkit_available()) GTEST_SKIP() << "this build has no CUDA toolkit: nothing to compile";
+  std::string dir = build_for_cuda(moving_model(), "cuda:0,cpu:0", "cuda_move");
+  std::string entry = testing::read_file(dir + "/src/sy_model_entry.cc");
+  EXPECT_NE(entry.find("services->device_move(services->ctx, 0, "), std::string::npos) << entry;
+  EXPECT_EQ(entry.find("std::memcpy("), std::string::npos) << entry;
+  EXPECT_NE(entry.find("services->launch_kernel(services->ctx, 0, 0, "), std::string::npos) << entry;
+  Manifest m = read_manifest_file(dir + "/manifest.json");
+  ASSERT_EQ(m.kernels.size(), 1u);
+  EXPECT_TRUE(fs::is_regular_file(dir + "/src/" + m.kernels[0].name + ".cu"));
 }
 
 TEST(CudaArtifact, WithoutAToolkitACudaBuildIsAClearError) {
@@ -181,6 +206,7 @@ TEST(CudaArtifact, AnAllGpuModelMatchesTheInterpreterOnCuda0) {
     GTEST_SKIP() << "no GPU: " << why;
   }
   expect_matches_interpreter(all_gpu_model(), "cuda:0,cpu:0", "cuda_all_gpu_run");
+  expect_matches_interpreter(moving_model(), "cuda:0,cpu:0", "cuda_move_run");
 }
 
 // A kernel whose integer division faults reports it, naming the kernel, once its work is done.
