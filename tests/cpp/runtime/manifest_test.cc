@@ -80,6 +80,40 @@ struct BadField {
   const char* message;  // the whole message after "manifest.json: "
 };
 
+// Kernel fields of a device image (a cubin).
+void with_image(json& kernel) {
+  kernel["image"] = "cuda/k.cubin";
+  kernel["image_sha256"] = std::string(64, 'c');
+  kernel["functions"] = {"k_compute"};
+  kernel["may_fault"] = false;
+}
+
+// Device 0 as cuda:0 for sm_90, its kernel 0 a cubin.
+void on_cuda0(json& j) {
+  j["devices"][0]["kind"] = "cuda";
+  j["devices"][0]["name"] = "cuda:0";
+  j["devices"][0]["compute_capability"] = 90;
+  j["devices"][0].erase("cpu_features");
+  with_image(j["kernels"][0]);
+}
+
+TEST(Manifest, ACudaDeviceAndItsCubinsRoundTrip) {
+  json document = mutated(on_cuda0);
+  Manifest m = parse_manifest(document.dump());
+  EXPECT_EQ(m.devices[0].kind, "cuda");
+  EXPECT_EQ(m.devices[0].compute_capability, 90);
+  EXPECT_EQ(m.devices[1].compute_capability, 0);
+  EXPECT_EQ(m.kernels[0].image, "cuda/k.cubin");
+  EXPECT_EQ(m.kernels[0].functions, (std::vector<std::string>{"k_compute"}));
+  EXPECT_FALSE(m.kernels[0].may_fault);
+  EXPECT_TRUE(m.kernels[1].image.empty());
+  json back = json::parse(format_manifest(m));
+  EXPECT_EQ(back, document);
+  // A CPU device and a kernel built into model.so write none of those fields.
+  EXPECT_FALSE(back["devices"][1].contains("compute_capability"));
+  EXPECT_FALSE(back["kernels"][1].contains("image"));
+}
+
 TEST(Manifest, EveryValidationErrorNamesItsPath) {
   const BadField cases[] = {
       {"missing entry", [](json& j) { j.erase("entry"); }, "entry: missing field"},
@@ -157,6 +191,34 @@ TEST(Manifest, EveryValidationErrorNamesItsPath) {
        "devices[1].cpu_features[1]: unknown CPU feature 'warp_drive'"},
       {"top level not an object", [](json& j) { j = json::array(); },
        "the top level: expected an object, got array of 0 elements"},
+      {"compute capability of a cpu", [](json& j) { j["devices"][1]["compute_capability"] = 90; },
+       "devices[1].compute_capability: only a cuda device has one, not a cpu device"},
+      {"compute capability out of range",
+       [](json& j) {
+         on_cuda0(j);
+         j["devices"][0]["compute_capability"] = 5;
+       },
+       "devices[0].compute_capability: expected an integer in [10, 1000], got 5"},
+      {"image outside the artifact",
+       [](json& j) {
+         on_cuda0(j);
+         j["kernels"][0]["image"] = "../elsewhere.cubin";
+       },
+       "kernels[0].image: must be a path inside the artifact, got '../elsewhere.cubin'"},
+      {"image on a cpu", [](json& j) { with_image(j["kernels"][0]); },
+       "kernels[0].image: a device image runs on a cuda device, but cpu:0 records no compute_capability"},
+      {"image without functions",
+       [](json& j) {
+         on_cuda0(j);
+         j["kernels"][0].erase("functions");
+       },
+       "kernels[0].functions: missing field"},
+      {"image hash not hex",
+       [](json& j) {
+         on_cuda0(j);
+         j["kernels"][0]["image_sha256"] = "cubin";
+       },
+       "kernels[0].image_sha256: expected 64 lowercase hex digits (sha256), got 'cubin'"},
   };
   for (const BadField& bad : cases) {
     SCOPED_TRACE(bad.what);
