@@ -12,7 +12,10 @@
 #include "support/error.h"
 
 #ifdef SY_HAVE_CUDA
+#include <dlfcn.h>
 #include <nvrtc.h>
+
+#include <type_traits>
 #endif
 
 namespace switchyard {
@@ -42,11 +45,56 @@ int cuda_compute_capability(const std::string& arch) { return std::stoi(arch.sub
 
 namespace {
 
+// NVRTC, loaded the first time a CUDA kernel is compiled: linking it put its
+// 30 MB of pages into every process that runs the CLI or the Python package,
+// CPU-only runs included. The toolkit's copy found at configure time comes
+// first, then the dynamic loader's search (LD_LIBRARY_PATH on a GPU machine).
+struct Nvrtc {
+  std::string error;  // why it could not be loaded; empty when it was
+  decltype(&nvrtcVersion) version = nullptr;
+  decltype(&nvrtcGetErrorString) error_string = nullptr;
+  decltype(&nvrtcCreateProgram) create_program = nullptr;
+  decltype(&nvrtcCompileProgram) compile_program = nullptr;
+  decltype(&nvrtcGetProgramLogSize) log_size = nullptr;
+  decltype(&nvrtcGetProgramLog) log = nullptr;
+  decltype(&nvrtcGetCUBINSize) cubin_size = nullptr;
+  decltype(&nvrtcGetCUBIN) cubin = nullptr;
+  decltype(&nvrtcDestroyProgram) destroy_program = nullptr;
+};
+
+const Nvrtc& nvrtc() {
+  static const Nvrtc loaded = [] {
+    Nvrtc n;
+    void* library = dlopen(SY_NVRTC_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (!library) library = dlopen(SY_NVRTC_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      const char* why = dlerror();
+      n.error = std::string("NVRTC cannot be loaded (") + SY_NVRTC_SONAME + ": " + (why ? why : "not found") + ")";
+      return n;
+    }
+    auto find = [&](auto& function, const char* symbol) {
+      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(dlsym(library, symbol));
+      if (!function && n.error.empty()) n.error = std::string("NVRTC (") + SY_NVRTC_SONAME + ") lacks " + symbol;
+    };
+    find(n.version, "nvrtcVersion");
+    find(n.error_string, "nvrtcGetErrorString");
+    find(n.create_program, "nvrtcCreateProgram");
+    find(n.compile_program, "nvrtcCompileProgram");
+    find(n.log_size, "nvrtcGetProgramLogSize");
+    find(n.log, "nvrtcGetProgramLog");
+    find(n.cubin_size, "nvrtcGetCUBINSize");
+    find(n.cubin, "nvrtcGetCUBIN");
+    find(n.destroy_program, "nvrtcDestroyProgram");
+    return n;
+  }();
+  return loaded;
+}
+
 std::string program_log(nvrtcProgram program) {
   size_t size = 0;
-  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return "";
+  if (nvrtc().log_size(program, &size) != NVRTC_SUCCESS || size <= 1) return "";
   std::string log(size, '\0');
-  nvrtcGetProgramLog(program, log.data());
+  nvrtc().log(program, log.data());
   log.resize(size - 1);
   return log;
 }
@@ -55,32 +103,35 @@ std::string program_log(nvrtcProgram program) {
 
 // What compiled a cubin: part of its cache key.
 static std::string nvrtc_version() {
+  if (!nvrtc().error.empty()) return "no NVRTC";
   int major = 0, minor = 0;
-  nvrtcVersion(&major, &minor);
+  nvrtc().version(&major, &minor);
   return "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
 }
 
 Cubin compile_cuda(const std::string& code, const std::string& name, const std::string& arch) {
+  const Nvrtc& n = nvrtc();
+  if (!n.error.empty()) throw Error(ErrorKind::kBackend, "cannot compile " + name + " for " + arch + ": " + n.error);
   nvrtcProgram program = nullptr;
-  nvrtcResult created = nvrtcCreateProgram(&program, code.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr);
+  nvrtcResult created = n.create_program(&program, code.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr);
   if (created != NVRTC_SUCCESS)
-    throw Error(ErrorKind::kBackend, "NVRTC could not take " + name + ": " + nvrtcGetErrorString(created));
+    throw Error(ErrorKind::kBackend, "NVRTC could not take " + name + ": " + n.error_string(created));
   std::string arch_option = "--gpu-architecture=" + arch;
   // -default-device: the sy_ helpers are written once, as plain functions.
   const char* options[] = {arch_option.c_str(), "--std=c++17", "-default-device"};
-  nvrtcResult compiled = nvrtcCompileProgram(program, int(std::size(options)), options);
+  nvrtcResult compiled = n.compile_program(program, int(std::size(options)), options);
   Cubin out;
   out.arch = arch;
   out.log = program_log(program);
   size_t size = 0;
-  if (compiled == NVRTC_SUCCESS && nvrtcGetCUBINSize(program, &size) == NVRTC_SUCCESS && size > 0) {
+  if (compiled == NVRTC_SUCCESS && n.cubin_size(program, &size) == NVRTC_SUCCESS && size > 0) {
     out.image.resize(size);
-    if (nvrtcGetCUBIN(program, reinterpret_cast<char*>(out.image.data())) != NVRTC_SUCCESS) out.image.clear();
+    if (n.cubin(program, reinterpret_cast<char*>(out.image.data())) != NVRTC_SUCCESS) out.image.clear();
   }
-  nvrtcDestroyProgram(&program);
+  n.destroy_program(&program);
   if (compiled != NVRTC_SUCCESS || out.image.empty())
     throw Error(ErrorKind::kBackend, "NVRTC could not compile " + name + " for " + arch + " (" +
-                                         nvrtcGetErrorString(compiled) + "):\n" + out.log);
+                                         n.error_string(compiled) + "):\n" + out.log);
   return out;
 }
 
