@@ -8,15 +8,18 @@
 #include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "hand_model.h"
 #include "manifest_error.h"
+#include "primitive_buffers.h"
 #include "runtime/manifest.h"
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
 namespace {
+
+using testing::random_values;
+using testing::Workspace;
 
 using nlohmann::json;
 using Dims = std::vector<int64_t>;
@@ -149,23 +152,6 @@ std::vector<float> dense_reference(const std::vector<float>& x, const std::vecto
     }
   return y;
 }
-
-std::vector<float> random_values(size_t n, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> value(-1, 1);
-  std::vector<float> values(n);
-  for (float& v : values) v = value(generator);
-  return values;
-}
-
-struct Workspace {
-  explicit Workspace(size_t bytes) : storage(bytes + 64) {}
-  void* get() {
-    auto base = reinterpret_cast<uintptr_t>(storage.data());
-    return reinterpret_cast<void*>((base + 63) / 64 * 64);
-  }
-  std::vector<unsigned char> storage;
-};
 
 void expect_close(const std::vector<float>& actual, const std::vector<float>& expected) {
   ASSERT_EQ(actual.size(), expected.size());

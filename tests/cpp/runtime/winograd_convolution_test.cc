@@ -8,13 +8,16 @@
 
 #include <cmath>
 #include <functional>
-#include <random>
 
+#include "primitive_buffers.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
 namespace {
+
+using testing::random_values;
+using testing::Workspace;
 
 using Dims = std::vector<int64_t>;
 
@@ -70,14 +73,6 @@ Convolution convolution(const Case& c, const std::vector<PrimitivePostOp>& eltwi
   return conv;
 }
 
-std::vector<float> random_values(size_t n, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> value(-1, 1);
-  std::vector<float> values(n);
-  for (float& v : values) v = value(generator);
-  return values;
-}
-
 int64_t padded(int64_t channels, int64_t block) { return (channels + block - 1) / block * block; }
 
 // NCHW to nChw{block}c, padded channels set to `fill`.
@@ -126,15 +121,6 @@ std::vector<float> reference(const Convolution& conv, const std::vector<float>& 
   return y;
 }
 
-struct Workspace {
-  explicit Workspace(size_t bytes) : storage(bytes + 64) {}
-  void* get() {
-    auto base = reinterpret_cast<uintptr_t>(storage.data());
-    return reinterpret_cast<void*>((base + 63) / 64 * 64);
-  }
-  std::vector<unsigned char> storage;
-};
-
 // Runs the spec through DnnlPrimitive (as an artifact does) and compares
 // with the reference, the residual added in place when there is one.
 void expect_matches_reference(const Convolution& conv, int threads) {
@@ -179,7 +165,7 @@ TEST(WinogradConvolution, MatchesLoopsWithPartialTilesBatchesAndPaddedChannels) 
   };
   for (const Case& c : cases)
     for (int threads : {1, 2}) {
-      SCOPED_TRACE(testing::Message() << c.in << "->" << c.out << " " << c.height << "x" << c.width << " block "
+      SCOPED_TRACE(::testing::Message() << c.in << "->" << c.out << " " << c.height << "x" << c.width << " block "
                                       << c.block << ", " << threads << " threads");
       expect_matches_reference(convolution(c, {}, false), threads);
     }
