@@ -227,7 +227,7 @@ std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
   }
   if (!fused && !dnnl_makes(spec)) return std::nullopt;
   k.primitive = spec;
-  const CallNode* computed = fused ? k.root : epilogue.base;
+  const CallNode* computed = fused ? epilogue.post_ops_root : epilogue.base;
   if (computed == k.root) {
     k.library_only = true;
     return std::nullopt;

@@ -39,6 +39,9 @@ struct DnnlEpilogue {
   // The chain after `base` as post-ops; nullopt when some step has none
   // (the chain then runs as a loop after the primitive).
   std::optional<std::vector<PrimitivePostOp>> post_ops;
+  // What the primitive computes with its post-ops: the kernel's root, or the
+  // argument of a GELU left to the loop after it.
+  const CallNode* post_ops_root = nullptr;
 };
 
 DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlAnchor& anchor);

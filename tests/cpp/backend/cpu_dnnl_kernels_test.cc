@@ -207,13 +207,17 @@ TEST(CpuDnnlKernels, RowsTimesSharedWeightsAreOneMatrixProduct) {
   EXPECT_EQ(spec.post_ops[0].kind, PrimitivePostOp::Kind::kSum);
 }
 
-TEST(CpuDnnlKernels, AnExactGeluIsOnePostOp) {
+// After a product an exact GELU is the loop after the primitive (oneDNN's
+// GEMM applies its GELU post-op slowly); the bias stays the primitive's.
+TEST(CpuDnnlKernels, AnExactGeluAfterAProductIsTheLoopAfterIt) {
   for (const char* name : {"matmul_bias_gelu", "dense_gelu_scaled_first"}) {
     const PreparedCase& p = find_case(name);
     ASSERT_TRUE(p.source.primitive) << name;
-    ASSERT_FALSE(p.source.primitive->post_ops.empty()) << name;
-    EXPECT_EQ(p.source.primitive->post_ops.back().algorithm, "eltwise_gelu_erf") << name;
-    EXPECT_TRUE(p.source.library_only()) << name << "\n" << p.source.code;
+    for (const PrimitivePostOp& post : p.source.primitive->post_ops)
+      EXPECT_NE(post.algorithm, "eltwise_gelu_erf") << name;
+    EXPECT_FALSE(p.source.library_only()) << name;
+    EXPECT_TRUE(has(p.source.code, "services->run_primitive(")) << p.source.code;
+    EXPECT_TRUE(has(p.source.code, "sy_erf(")) << p.source.code;
   }
   EXPECT_FALSE(spec_of("matmul_bias_gelu").bias.empty());
   EXPECT_FALSE(find_case("dense_almost_gelu").source.library_only());
