@@ -1,10 +1,12 @@
 // The compiler pipeline, one stage after another, each timed.
 #include "backend/build.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 
 #include "backend/aot_codegen.h"
@@ -103,7 +105,11 @@ std::vector<TranslationUnit> translation_units(const LoweredProgram& program, co
     units.push_back({kernel.name, kernel.code, target_flags(config.devices[size_t(call.device)])});
   }
   const VirtualDevice* host = config.host_device ? config.host_device : config.devices.at(0);
-  units.push_back({kEntryUnitName, entry_source, target_flags(host)});
+  // The entry is straight-line calls with no loop to optimise: at -O1 the
+  // compiler takes half the time of -O3 on it (ResNet-50's: 0.10 s, 0.22 s).
+  std::vector<std::string> entry_flags = target_flags(host);
+  std::replace(entry_flags.begin(), entry_flags.end(), std::string("-O3"), std::string("-O1"));
+  units.push_back({kEntryUnitName, entry_source, entry_flags});
   return units;
 }
 
@@ -206,10 +212,14 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   }
   clock.done("manifest");
 
-  // Write the weights first: model.so's description of its manifest holds their hash.
+  // weights.bin is written and hashed on a thread of its own while model.so
+  // compiles: neither needs the other (model.so's description leaves the
+  // hashes out). Nothing below changes `program` or `manifest` until it ends;
+  // declared after `staging`, it ends before the staging directory goes.
   StagingDirectory staging(output_dir);
-  manifest.hashes.weights_bin = write_weights_file(program, manifest, staging.path() + "/weights.bin");
-  clock.done("write weights");
+  std::future<std::string> weights_hash = std::async(std::launch::async, [&] {
+    return write_weights_file(program, manifest, staging.path() + "/weights.bin");
+  });
 
   // Generate the entry function that runs the steps in order.
   std::string entry_source = generate_entry_source(program, memory, tensor_of_buffer, manifest);
@@ -223,6 +233,8 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   clock.done("compile");
   toolchain.link(objects, staging.path() + "/model.so", &stats);
   clock.done("link");
+  manifest.hashes.weights_bin = weights_hash.get();
+  clock.done("write weights (the wait)");
   write_device_images(program, manifest, staging.path(), source_dir);
   clock.done("write device images");
 

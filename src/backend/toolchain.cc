@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "backend/compiler_probe.h"
 #include "backend/model_abi_text.h"
 #include "backend/process.h"
 #include "backend/verified_cache.h"
@@ -107,7 +108,8 @@ Toolchain Toolchain::find(const std::string& cxx, const std::string& cache_dir) 
   Toolchain t;
   t.cxx_ = !cxx.empty() ? cxx : !environment("SY_CXX").empty() ? environment("SY_CXX") : "c++";
   t.cache_dir_ = cache_dir.empty() ? default_cache_dir() : cache_dir;
-  ProcessResult version = run_process({t.cxx_, "--version"});
+  CompilerAnswers answers = ask_compiler(t.cxx_, t.target_help_command(""), t.cache_dir_);
+  const ProcessResult& version = answers.version;
   if (!version.started)
     throw Error(ErrorKind::kBackend, "cannot run the C++ compiler '" + t.cxx_ + "' (" + version.output +
                                          "); install one or name it with SY_CXX");
@@ -115,13 +117,13 @@ Toolchain Toolchain::find(const std::string& cxx, const std::string& cache_dir) 
     throw Error(ErrorKind::kBackend, "the C++ compiler '" + t.cxx_ + "' failed to report its version (exit " +
                                          std::to_string(version.exit_code) + "):\n" + trimmed(version.output));
   t.version_ = version.output;
-  t.native_target_ = t.target_help("");
+  t.native_target_ = answers.native_target;
   t.native_cpu_ = describe_native_cpu(t.native_target_);
   for (const char* sub : {"objects", "models", "failed"}) make_directory(t.cache_dir_ + "/" + sub);
   std::string_view abi = model_abi_header_text();
   t.abi_header_hash_ = sha256_hex(abi.data(), abi.size());
   t.include_dir_ = install_abi_header(t.cache_dir_, t.abi_header_hash_);
-  for (const char* sub : {"objects", "models"}) remove_orphaned_temporaries(t.cache_dir_ + "/" + sub);
+  for (const char* sub : {"objects", "models", "compilers"}) remove_orphaned_temporaries(t.cache_dir_ + "/" + sub);
   return t;
 }
 
@@ -141,12 +143,16 @@ std::vector<std::string> Toolchain::cpu_flags(const std::string& mcpu) {
           "-fno-math-errno", "-fno-trapping-math"};
 }
 
-std::string Toolchain::target_help(const std::string& mcpu) const {
+std::vector<std::string> Toolchain::target_help_command(const std::string& mcpu) const {
   std::vector<std::string> command{cxx_};
   for (const std::string& flag : cpu_flags(mcpu))
     if (flag.rfind("-march=", 0) == 0 || flag.rfind("-mcpu=", 0) == 0) command.push_back(flag);
   command.insert(command.end(), {"-Q", "--help=target"});
-  ProcessResult target = run_process(command);
+  return command;
+}
+
+std::string Toolchain::target_help(const std::string& mcpu) const {
+  ProcessResult target = run_process(target_help_command(mcpu));
   return target.started && target.exit_code == 0 ? target.output : "";
 }
 

@@ -27,8 +27,9 @@ struct ToolchainStats {
 class Toolchain {
  public:
   // `cxx` "" means $SY_CXX, else "c++"; `cache_dir` "" means
-  // $XDG_CACHE_HOME/switchyard, else ~/.cache/switchyard. Runs the compiler
-  // once for its version; Error(kBackend) when it cannot be run.
+  // $XDG_CACHE_HOME/switchyard, else ~/.cache/switchyard. Asks the compiler
+  // its version and what -march=native means here (compiler_probe.h: once
+  // per compiler and CPU); Error(kBackend) when it cannot be run.
   static Toolchain find(const std::string& cxx, const std::string& cache_dir);
 
   const std::string& compiler() const { return cxx_; }
@@ -80,8 +81,9 @@ class Toolchain {
   // key and the native build's CPU features both read it.
   std::string native_target_;
   // Its -Q --help=target for the CPU model `mcpu` ("": native), empty when
-  // it has none (not GCC).
+  // it has none (not GCC), and the command that asks it.
   std::string target_help(const std::string& mcpu) const;
+  std::vector<std::string> target_help_command(const std::string& mcpu) const;
 };
 
 }  // namespace switchyard

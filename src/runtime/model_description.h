@@ -5,8 +5,9 @@
 // an artifact only when its manifest matches that text field by field, so no
 // field of manifest.json is free: an edited one (an arena shrunk, an output
 // reshaped, two weights' names swapped) is refused, naming the field, before
-// model.so runs on it. The one field left out, hashes["model.so"], cannot be
-// known before model.so is built; the loader checks it against the file.
+// model.so runs on it. The fields left out, the files' hashes, are checked
+// by the loader against the files (and model.so's cannot be known before it
+// is built).
 #pragma once
 
 #include <cstddef>
@@ -21,8 +22,8 @@ namespace switchyard {
 // bytes per kernel, so this is far beyond any model yet far below memory.
 constexpr size_t kMaxModelDescriptionBytes = size_t(64) << 20;
 
-// Compact JSON of `manifest` without hashes["model.so"]; its format_version
-// versions the description too. hashes.weights_bin must already be known.
+// Compact JSON of `manifest` without its hashes; its format_version
+// versions the description too.
 std::string model_description(const Manifest& manifest);
 
 // Throws RuntimeError naming the first field where `manifest` differs from

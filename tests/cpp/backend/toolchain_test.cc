@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -83,6 +84,45 @@ TEST(Toolchain, MarchNativeIsResolvedToThisMachinesCpu) {
   std::string resolved = cpu.substr(march + 6, cpu.find('\n', march) - march - 6);
   EXPECT_FALSE(resolved.empty());
   EXPECT_NE(resolved, "native");
+}
+
+// A stand-in compiler that logs each question it is asked to `log`.
+void write_fake_compiler(const std::string& path, const std::string& log, const std::string& version) {
+  std::ofstream(path) << "#!/bin/sh\n"
+                      << "echo \"$*\" >> '" << log << "'\n"
+                      << "case \"$*\" in\n"
+                      << "  --version) echo '" << version << "' ;;\n"
+                      << "  *--help=target*) echo '  -march=                     fakecpu'; "
+                      << "echo '  -mavx2                      [enabled]' ;;\n"
+                      << "esac\n";
+  fs::permissions(path, fs::perms::owner_all);
+}
+
+int lines_in(const std::string& path) {
+  std::string text = read_file(path);
+  return int(std::count(text.begin(), text.end(), '\n'));
+}
+
+// The compiler is asked its version and -march=native once per binary and
+// CPU: a second find asks nothing, a changed binary is asked again.
+TEST(Toolchain, TheCompilersAnswersAreKeptUntilItsFileChanges) {
+  std::string dir = aot_scratch_dir("toolchain_answers");
+  std::string cxx = dir + "/fake-c++", log = dir + "/asked.log";
+  write_fake_compiler(cxx, log, "fake 1.0");
+  Toolchain first = Toolchain::find(cxx, dir + "/cache");
+  EXPECT_EQ(lines_in(log), 2);
+  EXPECT_NE(first.native_cpu().find("march:fakecpu"), std::string::npos) << first.native_cpu();
+  EXPECT_EQ(first.cpu_features(""), std::vector<std::string>{"avx2"});
+
+  Toolchain second = Toolchain::find(cxx, dir + "/cache");
+  EXPECT_EQ(lines_in(log), 2) << read_file(log);
+  EXPECT_EQ(second.native_cpu(), first.native_cpu());
+  EXPECT_EQ(second.cpu_features(""), first.cpu_features(""));
+
+  // Another binary at the same path (its size and time differ) is asked again.
+  write_fake_compiler(cxx, log, "fake 2.0 with a longer version line");
+  Toolchain third = Toolchain::find(cxx, dir + "/cache");
+  EXPECT_EQ(lines_in(log), 4) << read_file(log);
 }
 
 TEST(Toolchain, AModelRunningOneDnnPrimitivesLinksNoOneDnn) {
