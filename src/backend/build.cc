@@ -186,7 +186,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
 
   // Keep activations between oneDNN convolutions and pools blocked.
   plan_layouts(program, dnnl_channel_block());
-  choose_convolution_algorithms(program);
+  choose_primitive_algorithms(program);
   clock.done("layout plan");
 
   // Plan each device's arenas from the buffers' live ranges.

@@ -125,10 +125,11 @@ void plan_layouts(LoweredProgram& program, int channel_block);
 // plan_layouts calls it.
 void restrict_primitive_in_place(LoweredProgram& program);
 
-// Asks for the runtime's Winograd convolution (runtime/winograd_convolution.h)
-// in each convolution call it computes faster than oneDNN's direct one: 3x3,
-// stride 1, constant weights, blocked activations. Run after plan_layouts.
-void choose_convolution_algorithms(LoweredProgram& program);
+// Asks for the runtime's own kernels in each call with constant weights they
+// compute faster than oneDNN: the Winograd convolution
+// (runtime/winograd_convolution.h: 3x3, stride 1, blocked activations) and
+// the packed matmul (runtime/packed_matmul.h). Run after plan_layouts.
+void choose_primitive_algorithms(LoweredProgram& program);
 
 // The liveness problem of the program's intermediate buffers: one arena per
 // (device, scope) in ascending order, live ranges in step order (an if's two

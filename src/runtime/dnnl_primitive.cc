@@ -9,6 +9,7 @@
 
 #include "runtime/primitive_json.h"
 #include "runtime/runtime_error.h"
+#include "runtime/packed_matmul.h"
 #include "runtime/winograd_convolution.h"
 
 namespace switchyard {
@@ -67,10 +68,10 @@ struct Weights final : PreparedWeights {
   memory reordered;
 };
 
-// Weights in the Winograd domain, 64-byte aligned.
-struct WinogradWeights final : PreparedWeights {
-  explicit WinogradWeights(size_t floats) : data(new(std::align_val_t(kWorkspaceAlignment)) float[floats]) {}
-  ~WinogradWeights() override { ::operator delete[](data, std::align_val_t(kWorkspaceAlignment)); }
+// Weights in the Winograd domain or packed in panels, 64-byte aligned.
+struct TransformedWeights final : PreparedWeights {
+  explicit TransformedWeights(size_t floats) : data(new(std::align_val_t(kWorkspaceAlignment)) float[floats]) {}
+  ~TransformedWeights() override { ::operator delete[](data, std::align_val_t(kWorkspaceAlignment)); }
   float* data;
 };
 
@@ -79,7 +80,9 @@ struct WinogradWeights final : PreparedWeights {
 struct DnnlPrimitive::Impl {
   PrimitiveSpec spec;
   int threads = 1;
-  std::unique_ptr<WinogradConvolution> winograd;  // in place of a oneDNN primitive, when asked for
+  // The runtime's own kernels, in place of a oneDNN primitive, when asked for.
+  std::unique_ptr<WinogradConvolution> winograd;
+  std::unique_ptr<PackedMatmul> packed;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   memory::desc src, weights, bias, dst;  // the layouts of the kernel's buffers
   std::vector<memory::desc> operands;    // of binary and sum post-ops, by post-op index
@@ -202,6 +205,8 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
   try {
     if (spec.algorithm == kWinogradAlgorithm)
       p.winograd = std::make_unique<WinogradConvolution>(spec, p.threads);
+    else if (spec.algorithm == kPackedMatmulAlgorithm)
+      p.packed = std::make_unique<PackedMatmul>(spec, p.threads);
     else
       p.make_primitive();
   } catch (const dnnl::error& e) {
@@ -217,13 +222,18 @@ size_t DnnlPrimitive::workspace_bytes() const {
   return impl_->winograd ? impl_->winograd->workspace_bytes() : impl_->workspace_bytes;
 }
 
-bool DnnlPrimitive::needs_prepared_weights() const { return impl_->winograd != nullptr; }
+bool DnnlPrimitive::needs_prepared_weights() const { return impl_->winograd || impl_->packed; }
 
 std::shared_ptr<const PreparedWeights> DnnlPrimitive::prepare_weights(const void* weights) const {
   const Impl& p = *impl_;
   if (p.winograd) {
-    auto prepared = std::make_shared<WinogradWeights>(p.winograd->transformed_weights_size());
+    auto prepared = std::make_shared<TransformedWeights>(p.winograd->transformed_weights_size());
     p.winograd->transform_weights(static_cast<const float*>(weights), prepared->data);
+    return prepared;
+  }
+  if (p.packed) {
+    auto prepared = std::make_shared<TransformedWeights>(p.packed->packed_weights_size());
+    p.packed->pack_weights(static_cast<const float*>(weights), prepared->data);
     return prepared;
   }
   if (!p.blocked_weights()) return nullptr;
@@ -244,9 +254,14 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
   char* scratch = static_cast<char*>(workspace);
   auto input = [&](int index) { return const_cast<void*>(inputs[index]); };
   omp_set_num_threads(p.threads);  // oneDNN's OpenMP reads the calling thread's setting
-  if (p.winograd) {
-    if (!weights) throw RuntimeError("the Winograd convolution runs only with weights prepared when it is made");
-    p.winograd->execute(inputs, outputs, static_cast<const WinogradWeights*>(weights)->data, workspace);
+  if (p.winograd || p.packed) {
+    if (!weights) throw RuntimeError(std::string(p.winograd ? "the Winograd convolution" : "the packed matmul") +
+                                     " runs only with weights prepared when it is made");
+    const float* prepared = static_cast<const TransformedWeights*>(weights)->data;
+    if (p.winograd)
+      p.winograd->execute(inputs, outputs, prepared, workspace);
+    else
+      p.packed->execute(inputs, outputs, prepared);
     return;
   }
   dnnl::stream stream(p.engine);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "runtime/packed_matmul.h"
 #include "runtime/winograd_convolution.h"
 
 namespace switchyard {
@@ -144,6 +145,8 @@ PrimitiveSpec read_primitive_spec(ObjectReader& r) {
   else if (s.kind == PrimitiveKind::kPooling)
     s.algorithm = one_of(r, "algorithm",
                          std::array{"pooling_max", "pooling_avg_include_padding", "pooling_avg_exclude_padding"});
+  else if (r.optional("algorithm"))  // a matmul is oneDNN's unless it names the runtime's own
+    s.algorithm = one_of(r, "algorithm", std::array{kPackedMatmulAlgorithm});
   s.src = read_tensor(r, "src", true);
   s.weights = read_tensor(r, "weights", s.kind != PrimitiveKind::kPooling);
   s.bias = read_tensor(r, "bias", false);

@@ -42,7 +42,8 @@ struct PrimitiveSpec {
   PrimitiveKind kind = PrimitiveKind::kMatmul;
   // oneDNN's name: "convolution_direct", "pooling_max",
   // "pooling_avg_include_padding", "pooling_avg_exclude_padding"; empty for
-  // matmul. "convolution_winograd" is the runtime's own (winograd_convolution.h).
+  // matmul. "convolution_winograd" and "matmul_packed" are the runtime's own
+  // (winograd_convolution.h, packed_matmul.h).
   std::string algorithm;
   PrimitiveTensor src, weights, bias, dst;  // weights and bias are empty when absent
   // The kernel inputs they are read from; dst is the kernel's output 0.

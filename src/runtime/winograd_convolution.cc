@@ -4,6 +4,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <vector>
 
+#include "runtime/primitive_post_ops.h"
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
@@ -66,12 +67,6 @@ struct Geometry {
   int64_t tiles_h = 0, tiles_w = 0, tiles = 0;  // tiles counts every image's
 };
 
-struct PostOp {
-  enum class Kind { kRelu, kClip, kLinear, kSum } kind;
-  float alpha = 0, beta = 0;
-  int input = -1;  // kSum: the kernel input holding the residual
-};
-
 // What one call's output transform reads and writes.
 struct OutputPass {
   const float* products = nullptr;  // [kElements][tiles][out channels]
@@ -129,27 +124,7 @@ inline __attribute__((always_inline)) void output_row_body(const Geometry& g, co
         if (y >= g.dst.height || x >= g.dst.width) continue;
         size_t at = g.dst.offset(n, group, y, x);
         Vector r = out[a * kOut + b] + bias;
-        for (size_t p = 0; p < posts.size(); ++p) {
-          const PostOp& post = posts[p];
-          switch (post.kind) {
-            case PostOp::Kind::kRelu:
-              r = r > 0 ? r : post.alpha * r;
-              break;
-            case PostOp::Kind::kClip:
-              r = r < post.alpha ? post.alpha : r;
-              r = r > post.beta ? post.beta : r;
-              break;
-            case PostOp::Kind::kLinear:
-              r = post.alpha * r + post.beta;
-              break;
-            case PostOp::Kind::kSum: {
-              Vector residual;
-              std::memcpy(&residual, pass.residuals[p] + at, sizeof(Vector));
-              r += residual;
-              break;
-            }
-          }
-        }
+        apply_post_ops(r, posts, pass.residuals.data(), at);
         std::memcpy(pass.dst + at, &r, sizeof(Vector));
         if (pads) std::memset(pass.dst + at + kLanes, 0, size_t(g.dst.block - kLanes) * sizeof(float));
       }
@@ -193,31 +168,6 @@ int block_of(const std::string& format) {
   if (format == "nChw8c") return 8;
   if (format == "nChw16c") return 16;
   return 0;
-}
-
-// The post-ops in the form the output transform applies, or why not.
-std::string read_post_ops(const PrimitiveSpec& spec, std::vector<PostOp>* posts) {
-  for (const PrimitivePostOp& p : spec.post_ops) {
-    PostOp post;
-    post.alpha = p.alpha;
-    post.beta = p.beta;
-    if (p.kind == PrimitivePostOp::Kind::kSum) {
-      if (p.operand.format != spec.dst.format || p.operand.dims != spec.dst.dims)
-        return "a residual laid out unlike the destination";
-      post.kind = PostOp::Kind::kSum;
-      post.input = p.input;
-    } else if (p.kind == PrimitivePostOp::Kind::kEltwise && p.algorithm == "eltwise_relu") {
-      post.kind = PostOp::Kind::kRelu;
-    } else if (p.kind == PrimitivePostOp::Kind::kEltwise && p.algorithm == "eltwise_clip") {
-      post.kind = PostOp::Kind::kClip;
-    } else if (p.kind == PrimitivePostOp::Kind::kEltwise && p.algorithm == "eltwise_linear") {
-      post.kind = PostOp::Kind::kLinear;
-    } else {
-      return "the post-op " + (p.algorithm.empty() ? std::string("binary") : p.algorithm);
-    }
-    posts->push_back(post);
-  }
-  return "";
 }
 
 }  // namespace

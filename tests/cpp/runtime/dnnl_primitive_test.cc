@@ -13,6 +13,7 @@
 #include "manifest_error.h"
 #include "primitive_buffers.h"
 #include "runtime/manifest.h"
+#include "runtime/packed_matmul.h"
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
@@ -79,6 +80,10 @@ TEST(PrimitiveManifest, RoundTripsThroughJson) {
   EXPECT_EQ(back.kernels[0].weights, 0);
   EXPECT_EQ(back.kernels[1].primitive, -1);
   EXPECT_FALSE(json::parse(text)["kernels"][1].contains("primitive"));
+  // A matmul is oneDNN's unless it names the runtime's own packed matmul.
+  EXPECT_FALSE(json::parse(text)["primitives"][0].contains("algorithm"));
+  m.primitives[0].algorithm = kPackedMatmulAlgorithm;
+  EXPECT_EQ(parse_manifest(format_manifest(m)).primitives[0].algorithm, kPackedMatmulAlgorithm);
 }
 
 TEST(PrimitiveManifest, EveryRefusalNamesItsPath) {
@@ -103,6 +108,8 @@ TEST(PrimitiveManifest, EveryRefusalNamesItsPath) {
       {"flag not a boolean", [](json& j) { j["primitives"][0]["any_weights_layout"] = 1; },
        "primitives[0].any_weights_layout: expected true or false, got number 1"},
       {"unknown field", [](json& j) { j["primitives"][0]["color"] = "red"; }, "primitives[0].color: unknown field"},
+      {"unknown matmul algorithm", [](json& j) { j["primitives"][0]["algorithm"] = "matmul_winograd"; },
+       "primitives[0].algorithm: unknown value 'matmul_winograd' (expected one of matmul_packed)"},
       {"primitive out of range", [](json& j) { j["kernels"][1]["primitive"] = 3; },
        "kernels[1].primitive: 3 out of range (1 primitives)"},
       {"weights without primitive", [](json& j) { j["kernels"][1]["weights"] = 1; },

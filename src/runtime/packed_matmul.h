@@ -1,0 +1,54 @@
+// A matrix product with constant weights, C = A·B (+ bias, post-ops), the
+// weights packed once at load into panels of 24 columns (each k's 24
+// weights contiguous). oneDNN 2.6's GEMM on AVX2 packs the weights again on
+// every call; here a 4x24 register tile runs the whole K over a packed
+// panel and applies the bias and post-ops before its one store.
+// bench/packed_matmul_bench.cc: on the encoder's products 1.0-1.2x
+// oneDNN's speed on one thread and 1.1-1.3x on two (both reach only about
+// half of the FMA peak on this project's AVX2 machine).
+//
+// A and C are row-major (any row stride); B may have any strides. Work is
+// split among the device's threads over blocks of rows and panels.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "runtime/primitive_spec.h"
+
+namespace switchyard {
+
+// The algorithm name a PrimitiveSpec carries to ask for it.
+constexpr const char* kPackedMatmulAlgorithm = "matmul_packed";
+
+// Why PackedMatmul cannot compute `spec`, or empty when it can.
+std::string packed_matmul_refusal(const PrimitiveSpec& spec);
+
+// Whether it should beat oneDNN here: on CPUs where oneDNN has AVX-512
+// GEMM kernels it does not (it is built for AVX2 registers).
+bool packed_matmul_pays(const PrimitiveSpec& spec);
+
+class PackedMatmul {
+ public:
+  enum class Isa { kBest, kGeneric };  // kGeneric: the plain x86-64 code, for tests
+  // Throws RuntimeError with the refusal when the spec is not one it computes.
+  PackedMatmul(const PrimitiveSpec& spec, int threads, Isa isa = Isa::kBest);
+  ~PackedMatmul();
+  PackedMatmul(const PackedMatmul&) = delete;
+  PackedMatmul& operator=(const PackedMatmul&) = delete;
+
+  // Floats of the packed weights, and the packing of the spec's weights
+  // (laid out by its strides) into `packed` (that many floats, 64-byte aligned).
+  size_t packed_weights_size() const;
+  void pack_weights(const float* weights, float* packed) const;
+  // Runs on the kernel's buffers; it needs no workspace. The destination
+  // may be a residual input (computed in place).
+  void execute(const void* const* inputs, void* const* outputs, const float* packed_weights) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace switchyard

@@ -1,0 +1,54 @@
+// The element-wise post-ops the runtime's own primitives (the Winograd
+// convolution, the packed matmul) fuse into their output: the subset of
+// oneDNN's that they apply in registers, in the spec's order.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/primitive_spec.h"
+
+namespace switchyard {
+
+struct PostOp {
+  enum class Kind { kRelu, kClip, kLinear, kSum } kind;
+  float alpha = 0, beta = 0;
+  int input = -1;  // kSum: the kernel input holding the residual
+};
+
+// The spec's post-ops in this form, or why not (e.g. "the post-op
+// eltwise_tanh"). A residual must be laid out as the destination is.
+std::string read_post_ops(const PrimitiveSpec& spec, std::vector<PostOp>* posts);
+
+// Applies every post-op to `r` (by reference: a 32-byte vector passed or
+// returned by value would change the ABI with AVX off); a sum adds residuals[p] at element `at` (the
+// post-op's residual, null for other post-ops). Value is a float or a GCC
+// vector of floats, read from consecutive elements.
+template <typename Value>
+inline __attribute__((always_inline)) void apply_post_ops(Value& r, const std::vector<PostOp>& posts,
+                                                          const float* const* residuals, size_t at) {
+  for (size_t p = 0; p < posts.size(); ++p) {
+    const PostOp& post = posts[p];
+    switch (post.kind) {
+      case PostOp::Kind::kRelu:
+        r = r > 0 ? r : post.alpha * r;
+        break;
+      case PostOp::Kind::kClip:
+        r = r < post.alpha ? post.alpha : r;
+        r = r > post.beta ? post.beta : r;
+        break;
+      case PostOp::Kind::kLinear:
+        r = post.alpha * r + post.beta;
+        break;
+      case PostOp::Kind::kSum: {
+        Value residual;
+        std::memcpy(&residual, residuals[p] + at, sizeof residual);
+        r += residual;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace switchyard
