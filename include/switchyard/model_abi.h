@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define SY_MODEL_ABI_VERSION 5
+#define SY_MODEL_ABI_VERSION 6
 
 /* Faults a kernel reports through kernel_fault, one bit each: the cases its
  * operators' documentation (docs/operators.md, "Edge cases") defines as

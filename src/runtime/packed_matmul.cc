@@ -17,6 +17,11 @@ namespace {
 // of B and 1 of A: all 16). A 6x16 tile, with one broadcast of A per two
 // FMAs instead of per three, ran 10-30% slower here.
 constexpr int64_t kRows = 4, kPanel = 24;
+// The least work worth waking another thread for (about 25 us here): a
+// sleeping OpenMP thread on a shared two-core machine can take a
+// millisecond to wake, which the MLP's 0.8-MFLOP products at two threads
+// paid on every call (1.8 ms a run against 0.07 on one).
+constexpr double kFlopsPerThread = 2e6;
 // Eight floats, for the epilogue's arithmetic (GCC's vector extension).
 typedef float Vector __attribute__((vector_size(8 * sizeof(float))));
 // Rows of A a thread keeps in its L2 cache while it sweeps the panels.
@@ -209,7 +214,9 @@ void PackedMatmul::execute(const void* const* inputs, void* const* outputs, cons
   // Items are (block of rows, panel), panels innermost: a thread sweeps the
   // panels over rows that stay in its cache.
   const int64_t blocks = (q.m + p.block_rows - 1) / p.block_rows;
-#pragma omp parallel for num_threads(p.threads) schedule(static)
+  const double flops = 2.0 * double(q.m) * double(q.n) * double(q.k);
+  const int threads = std::clamp(int(flops / kFlopsPerThread), 1, p.threads);
+#pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t item = 0; item < blocks * p.panels; ++item) {
     int64_t first = item / p.panels * p.block_rows, panel = item % p.panels;
     int64_t last = std::min(q.m, first + p.block_rows);
