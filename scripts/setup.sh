@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build ccache
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libfmt-dev libcli11-dev
-  libdnnl-dev libssl-dev libprotobuf-dev protobuf-compiler libonnx-dev
+  libdnnl-dev libssl-dev libxxhash-dev libprotobuf-dev protobuf-compiler libonnx-dev
   python3 python3-dev python3-numpy python3-pytest python3-pybind11 pybind11-dev
   graphviz
   # ONNX models: the test suite exports torchvision models and checks the

@@ -266,14 +266,17 @@ double BuildReport::total_milliseconds() const {
 }
 
 std::string BuildReport::summary() const {
+  return model_summary() + "; " + std::to_string(objects_compiled) + " compiled, " + std::to_string(objects_cached) +
+         " cached" + (link_cached ? ", link cached" : "");
+}
+
+std::string BuildReport::model_summary() const {
   std::string text = std::to_string(kernel_calls) + " kernel calls (" + std::to_string(distinct_kernels) +
                      " distinct, " +
                      std::to_string(primitive_only_kernels) + " of them oneDNN alone), " + std::to_string(copies) + (copies == 1 ? " copy" : " copies") + "; memory";
   for (size_t i = 0; i < memory.size(); ++i)
     text += std::string(i ? "," : "") + " " + memory[i].device + " " + bytes_text(memory[i].planned_bytes) +
             " (lower bound " + bytes_text(memory[i].lower_bound_bytes) + ")";
-  text += "; " + std::to_string(objects_compiled) + " compiled, " + std::to_string(objects_cached) + " cached" +
-          (link_cached ? ", link cached" : "");
   return text;
 }
 

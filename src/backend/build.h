@@ -60,8 +60,10 @@ struct BuildReport {
   std::vector<std::string> notes;  // what the build repaired on its way (a corrupt cache entry rebuilt)
 
   double total_milliseconds() const;
-  // One line: kernels, copies, memory per device, compiles.
+  // One line: kernels, copies, memory per device, compiles; and the same
+  // but for the compiles (what the artifact holds).
   std::string summary() const;
+  std::string model_summary() const;
   // A table of stage and pass times.
   std::string timing_table() const;
 };

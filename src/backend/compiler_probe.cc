@@ -57,12 +57,9 @@ std::string cpu_identity() {
 // compiler's file cannot be found (then nothing is kept).
 std::string cache_entry_path(const std::string& cxx, const std::vector<std::string>& target_help,
                              const std::string& cache_dir) {
-  std::string executable = resolved_executable(cxx);
-  struct stat info {};
-  if (executable.empty() || stat(executable.c_str(), &info) != 0) return "";
-  std::string key = executable + "\n" + std::to_string(info.st_size) + "\n" + std::to_string(info.st_mtim.tv_sec) +
-                    "." + std::to_string(info.st_mtim.tv_nsec) + "\n" + command_line(target_help) + "\n" +
-                    cpu_identity();
+  std::string identity = compiler_identity(cxx);
+  if (identity.empty()) return "";
+  std::string key = identity + command_line(target_help) + "\n";
   return cache_dir + "/compilers/" + sha256_hex(key.data(), key.size()) + ".txt";
 }
 
@@ -91,6 +88,14 @@ void keep(const std::string& path, const CompilerAnswers& answers) {
 }
 
 }  // namespace
+
+std::string compiler_identity(const std::string& cxx) {
+  std::string executable = resolved_executable(cxx);
+  struct stat info {};
+  if (executable.empty() || stat(executable.c_str(), &info) != 0) return "";
+  return executable + "\n" + std::to_string(info.st_size) + "\n" + std::to_string(info.st_mtim.tv_sec) + "." +
+         std::to_string(info.st_mtim.tv_nsec) + "\n" + cpu_identity();
+}
 
 CompilerAnswers ask_compiler(const std::string& cxx, const std::vector<std::string>& target_help,
                              const std::string& cache_dir) {

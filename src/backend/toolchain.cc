@@ -104,9 +104,15 @@ std::string describe_native_cpu(const std::string& native_target) {
 
 }  // namespace
 
+std::string Toolchain::compiler_name(const std::string& cxx) {
+  return !cxx.empty() ? cxx : !environment("SY_CXX").empty() ? environment("SY_CXX") : "c++";
+}
+
+std::string Toolchain::default_cache_directory() { return default_cache_dir(); }
+
 Toolchain Toolchain::find(const std::string& cxx, const std::string& cache_dir) {
   Toolchain t;
-  t.cxx_ = !cxx.empty() ? cxx : !environment("SY_CXX").empty() ? environment("SY_CXX") : "c++";
+  t.cxx_ = compiler_name(cxx);
   t.cache_dir_ = cache_dir.empty() ? default_cache_dir() : cache_dir;
   CompilerAnswers answers = ask_compiler(t.cxx_, t.target_help_command(""), t.cache_dir_);
   const ProcessResult& version = answers.version;

@@ -31,6 +31,9 @@ class Toolchain {
   // its version and what -march=native means here (compiler_probe.h: once
   // per compiler and CPU); Error(kBackend) when it cannot be run.
   static Toolchain find(const std::string& cxx, const std::string& cache_dir);
+  // The compiler `find` would run for `cxx`, and the cache directory for "".
+  static std::string compiler_name(const std::string& cxx);
+  static std::string default_cache_directory();
 
   const std::string& compiler() const { return cxx_; }
   const std::string& cache_dir() const { return cache_dir_; }

@@ -1,8 +1,11 @@
 // `switchyard compile`: a text-IR model to an artifact directory.
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 
+#include "backend/artifact_cache.h"
 #include "backend/build.h"
 #include "backend/interrupt.h"
 #include "driver/commands.h"
@@ -22,13 +25,39 @@ struct CompileFlags {
   bool emit_source = false;
   bool check_each = false;
   bool time = false;
+  bool rebuild = false;
 };
+
+// Every flag that changes the artifact, as the artifact cache's key holds them.
+std::string cache_key_flags(const CompileFlags& f) {
+  std::string text = "devices=" + f.devices.devices + "\ndefault=" + f.devices.default_device +
+                     "\nhost=" + f.devices.host_device + "\nopt-level=" + std::to_string(f.opt_level) +
+                     "\ncheck-each=" + std::to_string(f.check_each) + "\n";
+  for (const std::string& shape : f.model.input_shapes) text += "input-shape=" + shape + "\n";
+  for (const std::string& rule : f.rules) text += "place=" + rule + "\n";
+  return text;
+}
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
 
 void run_compile(const CompileFlags& f) {
   install_interrupt_handlers();  // a signal stops the compilers and leaves no partial artifact
   auto start = std::chrono::steady_clock::now();
+  // --emit-source asks for the sources, which a cached artifact does not keep.
+  std::optional<ArtifactCache> cache;
+  if (!f.emit_source) cache = ArtifactCache::open("", f.model.file, cache_key_flags(f));
+  if (cache && !f.rebuild) {
+    if (std::optional<std::string> summary = cache->take(f.output_dir)) {
+      std::cout << "wrote " << f.output_dir << ": " << *summary << "; from the artifact cache, nothing compiled\n";
+      if (f.time)
+        std::printf("stage                       time (ms)\n%-26s %10.3f\n", "artifact cache", milliseconds_since(start));
+      return;
+    }
+  }
   IRModule mod = load_model(f.model);
-  double load_milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  double load_milliseconds = milliseconds_since(start);
   BuildOptions options;
   // Without --devices or devices named in the module, everything runs on cpu:0.
   options.config = config_from_flags(f.devices, mod).value_or(CompilationConfig::parse("cpu:0"));
@@ -43,6 +72,11 @@ void run_compile(const CompileFlags& f) {
   for (const std::string& note : report.notes) std::cerr << "note: " << note << "\n";
   std::cout << "wrote " << f.output_dir << ": " << report.summary() << "\n";
   if (f.time) std::cout << report.timing_table();
+  // What a later compile would not say again (warnings) or cannot check (a
+  // GPU's cubins, made by a toolkit outside the key) is not cached.
+  bool cuda = false;
+  for (const VirtualDevice* device : options.config.devices) cuda |= device->kind() == DeviceKind::kCUDA;
+  if (cache && options.diagnostics->diagnostics().empty() && !cuda) cache->keep(f.output_dir, report.model_summary());
 }
 
 }  // namespace
@@ -52,8 +86,9 @@ void add_compile_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "compile",
       "Compile a text-IR model into an artifact directory (model.so, weights.bin, manifest.json)\n"
-      "that `switchyard run` executes. Generated objects are cached in $XDG_CACHE_HOME/switchyard\n"
-      "(or ~/.cache/switchyard); SY_CXX names the C++ compiler.\n"
+      "that `switchyard run` executes. Generated objects, and whole artifacts by the model file's\n"
+      "content and the flags, are cached in $XDG_CACHE_HOME/switchyard (or ~/.cache/switchyard);\n"
+      "SY_CXX names the C++ compiler.\n"
       "Example: switchyard compile examples/mlp_two_devices.sy -o mlp.art --devices cpu:0,cpu:1");
   add_model_flags(cmd, &flags->model);
   cmd->add_option("-o,--output", flags->output_dir, "the artifact directory to write (replaced when it exists)")
@@ -65,6 +100,8 @@ void add_compile_command(CLI::App& app) {
   cmd->add_flag("--emit-source", flags->emit_source, "keep the generated C++ in DIR/src/");
   cmd->add_flag("--check-each", flags->check_each, "run the invariant checker after every pass");
   cmd->add_flag("--time", flags->time, "print the time of each stage and pass");
+  cmd->add_flag("--rebuild", flags->rebuild,
+                "compile even when the artifact cache holds this compile's artifact (kernels stay cached)");
   cmd->callback([flags] { run_compile(*flags); });
 }
 

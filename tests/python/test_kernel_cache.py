@@ -13,8 +13,9 @@ MODEL = REPO / "tests" / "data" / "mlp_two_devices.sy"
 
 def compile_model(cache, output):
     env = dict(os.environ, XDG_CACHE_HOME=str(cache))
-    return subprocess.run([str(SWITCHYARD), "compile", str(MODEL), "--devices", "cpu:0,cpu:1", "-o", str(output)],
-                          capture_output=True, text=True, env=env, timeout=300)
+    # --rebuild: the artifact cache would hand back the first artifact without a look at the objects.
+    return subprocess.run([str(SWITCHYARD), "compile", str(MODEL), "--devices", "cpu:0,cpu:1", "--rebuild",
+                           "-o", str(output)], capture_output=True, text=True, env=env, timeout=300)
 
 
 def run_model(artifact, tmp_path):

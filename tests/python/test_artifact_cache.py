@@ -1,0 +1,105 @@
+# The artifact cache seen from the command line: compiling an unchanged
+# model again with the same flags hands back the same artifact without
+# compiling; a changed model, other flags, --rebuild, --emit-source, a
+# cached file edited since, or an ONNX model with external data compile.
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SWITCHYARD = pathlib.Path(os.environ.get("SY_BUILD_DIR", REPO / "build")) / "bin" / "switchyard"
+MODEL = REPO / "tests" / "data" / "mlp_two_devices.sy"
+CACHED = "from the artifact cache, nothing compiled"
+
+
+def compile_model(cache, model, output, *flags):
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    result = subprocess.run([str(SWITCHYARD), "compile", str(model), "-o", str(output), *flags],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def run_model(artifact, tmp_path):
+    inputs = []
+    rng = np.random.default_rng(1)
+    for name, shape in (("x", (1, 784)), ("w1", (512, 784)), ("b1", (512,)), ("w2", (10, 512)), ("b2", (10,))):
+        path = tmp_path / f"{name}.npy"
+        np.save(path, rng.standard_normal(shape).astype(np.float32))
+        inputs += ["--input", f"{name}={path}"]
+    out = tmp_path / f"out_{artifact.name}"
+    result = subprocess.run([str(SWITCHYARD), "run", str(artifact), *inputs, "--output-dir", str(out)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return np.load(next(out.glob("*.npy")))
+
+
+def files_of(artifact):
+    return {p.relative_to(artifact): p.read_bytes() for p in artifact.rglob("*") if p.is_file()}
+
+
+def test_an_unchanged_compile_is_handed_back_and_runs_the_same(tmp_path):
+    cache = tmp_path / "cache"
+    first = compile_model(cache, MODEL, tmp_path / "first", "--devices", "cpu:0,cpu:1")
+    assert CACHED not in first
+    second = compile_model(cache, MODEL, tmp_path / "second", "--devices", "cpu:0,cpu:1", "--time")
+    assert CACHED in second, second
+    assert "artifact cache" in second  # --time's one stage
+    # The summary names the artifact as the compile did, without its compiles.
+    assert first.split(";")[0].split(": ", 1)[1] == second.split(";")[0].split(": ", 1)[1]
+    assert files_of(tmp_path / "first") == files_of(tmp_path / "second")
+    np.testing.assert_array_equal(run_model(tmp_path / "second", tmp_path), run_model(tmp_path / "first", tmp_path))
+
+
+def test_other_flags_another_model_rebuild_and_emit_source_compile(tmp_path):
+    cache = tmp_path / "cache"
+    compile_model(cache, MODEL, tmp_path / "a", "--devices", "cpu:0,cpu:1")
+    assert CACHED not in compile_model(cache, MODEL, tmp_path / "b", "--devices", "cpu:0,cpu:1", "--default", "cpu:1")
+    assert CACHED not in compile_model(cache, MODEL, tmp_path / "c", "--devices", "cpu:0,cpu:1", "--opt-level", "1")
+    assert CACHED not in compile_model(cache, MODEL, tmp_path / "d", "--devices", "cpu:0,cpu:1", "--rebuild")
+    emitted = compile_model(cache, MODEL, tmp_path / "e", "--devices", "cpu:0,cpu:1", "--emit-source")
+    assert CACHED not in emitted and (tmp_path / "e" / "src").is_dir()
+    # The same text with one more comment line is another file.
+    changed = tmp_path / "changed.sy"
+    changed.write_text(MODEL.read_text() + "\n# one more line\n")
+    assert CACHED not in compile_model(cache, changed, tmp_path / "f", "--devices", "cpu:0,cpu:1")
+    assert CACHED in compile_model(cache, changed, tmp_path / "g", "--devices", "cpu:0,cpu:1")
+
+
+def test_a_cached_file_edited_since_is_not_handed_back(tmp_path):
+    cache = tmp_path / "cache"
+    compile_model(cache, MODEL, tmp_path / "first", "--devices", "cpu:0,cpu:1")
+    expected = run_model(tmp_path / "first", tmp_path)
+    # The artifact shares its files with the cache entry: editing one in place
+    # edits both (here a space after the manifest's JSON, which still loads).
+    with open(tmp_path / "first" / "manifest.json", "a") as f:
+        f.write(" ")
+    np.testing.assert_array_equal(run_model(tmp_path / "first", tmp_path), expected)
+    again = compile_model(cache, MODEL, tmp_path / "second", "--devices", "cpu:0,cpu:1")
+    assert CACHED not in again, again
+    np.testing.assert_array_equal(run_model(tmp_path / "second", tmp_path), expected)
+    assert CACHED in compile_model(cache, MODEL, tmp_path / "third", "--devices", "cpu:0,cpu:1")
+
+
+def matmul_model():
+    w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_an_onnx_model_with_external_data_is_compiled_every_time(tmp_path):
+    onnx.save(matmul_model(), str(tmp_path / "ext.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+              location="ext.weights", size_threshold=0)
+    cache = tmp_path / "cache"
+    compile_model(cache, tmp_path / "ext.onnx", tmp_path / "a")
+    # Its weights live in ext.weights, which the cache's key does not read.
+    assert CACHED not in compile_model(cache, tmp_path / "ext.onnx", tmp_path / "b")
+    onnx.save(matmul_model(), str(tmp_path / "inline.onnx"))
+    compile_model(cache, tmp_path / "inline.onnx", tmp_path / "c")
+    assert CACHED in compile_model(cache, tmp_path / "inline.onnx", tmp_path / "d")
