@@ -5,17 +5,20 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <numeric>
 
 #include "runtime/cpu_features.h"
 #include "runtime/cuda_device.h"
 #include "runtime/device_registry.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/model_description.h"
+#include "runtime/hashed_file_reader.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "switchyard/model_abi.h"
@@ -458,12 +461,10 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
       throw RuntimeError(weights_path + " is truncated: it has " + std::to_string(weights_size) +
                          " bytes, but weight '" + w.name + "' needs bytes [" + std::to_string(w.offset) + ", " +
                          std::to_string(w.offset + w.nbytes) + ")");
-  for (const auto& [path, expected] :
-       {std::pair{model_path, manifest.hashes.model_so}, std::pair{weights_path, manifest.hashes.weights_bin}}) {
-    std::string actual = sha256_file_hex(path);
-    if (actual != expected)
-      throw RuntimeError(path + ": sha256 " + actual + " does not match the manifest (" + expected + ")");
-  }
+  // model.so before it is opened; weights.bin as it is read, below.
+  if (std::string actual = sha256_file_hex(model_path); actual != manifest.hashes.model_so)
+    throw RuntimeError(model_path + ": sha256 " + actual + " does not match the manifest (" +
+                       manifest.hashes.model_so + ")");
 
   impl.library = dlopen(model_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!impl.library) {
@@ -488,25 +489,31 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
                        " bytes");
   check_manifest_matches_model(manifest, {description, description_bytes}, manifest_path, model_path);
 
+  // Each device's block, read in file order while the whole file is hashed.
   std::vector<WeightBlock> blocks = weight_blocks(manifest);
-  for (size_t d = 0; d < blocks.size(); ++d) {
-    if (blocks[d].empty()) {
-      impl.weight_blocks.emplace_back();
-      impl.weight_pointers.push_back(nullptr);
-      continue;
-    }
+  impl.weight_blocks.resize(blocks.size());
+  impl.weight_pointers.assign(blocks.size(), nullptr);
+  std::vector<size_t> file_order(blocks.size());
+  std::iota(file_order.begin(), file_order.end(), size_t(0));
+  std::sort(file_order.begin(), file_order.end(), [&](size_t a, size_t b) { return blocks[a].begin < blocks[b].begin; });
+  HashedFileReader weights_file(weights_path);
+  for (size_t d : file_order) {
+    if (blocks[d].empty()) continue;
     Device& device = *artifact->devices_[d];
     DeviceBuffer buffer(device, size_t(blocks[d].end - blocks[d].begin));
     if (device.host_accessible()) {
-      read_file_range(weights_path, blocks[d].begin, blocks[d].end, buffer.data());
+      weights_file.read(blocks[d].begin, blocks[d].end, buffer.data());
     } else {
       std::vector<unsigned char> staging(buffer.bytes());
-      read_file_range(weights_path, blocks[d].begin, blocks[d].end, staging.data());
+      weights_file.read(blocks[d].begin, blocks[d].end, staging.data());
       device.copy_from_host(buffer.data(), staging.data(), staging.size());
     }
-    impl.weight_pointers.push_back(buffer.data());
-    impl.weight_blocks.push_back(std::move(buffer));
+    impl.weight_pointers[d] = buffer.data();
+    impl.weight_blocks[d] = std::move(buffer);
   }
+  if (std::string actual = weights_file.finish(weights_size); actual != manifest.hashes.weights_bin)
+    throw RuntimeError(weights_path + ": sha256 " + actual + " does not match the manifest (" +
+                       manifest.hashes.weights_bin + ")");
   load_device_images(*artifact, manifest_path);
   make_primitives(*artifact, manifest_path);
   // The first workspace now, so running out of memory shows at load time.
