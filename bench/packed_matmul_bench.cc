@@ -15,6 +15,7 @@
 
 #include "runtime/dnnl_primitive.h"
 #include "runtime/packed_matmul.h"
+#include "runtime/thread_pool.h"
 
 namespace switchyard {
 namespace {
@@ -47,18 +48,21 @@ struct Run {
       const std::vector<float>& b)
       : primitive(spec, threads), weights(primitive.prepare_weights(w.data())),
         workspace(primitive.workspace_bytes() + 64), out(size_t(dnnl_tensor_bytes(spec.dst) / sizeof(float))),
-        inputs{x.data(), w.data(), b.data()} {}
+        inputs{x.data(), w.data(), b.data()}, pool(threads) {}
   void operator()() {
     auto base = reinterpret_cast<uintptr_t>(workspace.data());
     void* aligned = reinterpret_cast<void*>((base + 63) / 64 * 64);
     void* outputs[] = {out.data()};
-    primitive.execute(inputs, outputs, weights.get(), aligned);
+    // oneDNN's on its OpenMP threads, the packed one on a device's pool.
+    primitive.execute(inputs, outputs, weights.get(), aligned,
+                      [this](int64_t n, int64_t grain, const ParallelBody& body) { pool.parallel_for(n, grain, body); });
   }
   DnnlPrimitive primitive;
   std::shared_ptr<const PreparedWeights> weights;
   std::vector<unsigned char> workspace;
   std::vector<float> out;
   const void* inputs[3];
+  ThreadPool pool;
 };
 
 void matmul(benchmark::State& state, const std::string& algorithm) {

@@ -170,7 +170,10 @@ void service_run_primitive(void* ctx, int device_index, const void* const* input
     if (planned.weights_address && inputs[weights_input] != planned.weights_address)
       return run.fail(run.kernel_label(kernel) + " passed other weights than the manifest's weight " +
                       std::to_string(run.manifest->kernels[size_t(kernel)].weights));
-    planned.primitive->execute(inputs, outputs, planned.weights.get(), run.primitive_workspaces[device_index]);
+    Device& device = *(*run.devices)[size_t(device_index)];
+    planned.primitive->execute(
+        inputs, outputs, planned.weights.get(), run.primitive_workspaces[device_index],
+        [&device](int64_t n, int64_t grain, const ParallelBody& body) { device.parallel_for(n, grain, body); });
   } catch (const std::exception& e) {
     run.fail(run.kernel_label(run.open_kernel) + ": oneDNN failed: " + e.what());
   }

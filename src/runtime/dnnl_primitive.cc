@@ -9,7 +9,6 @@
 
 #include "runtime/primitive_json.h"
 #include "runtime/runtime_error.h"
-#include "runtime/packed_matmul.h"
 #include "runtime/winograd_convolution.h"
 
 namespace switchyard {
@@ -206,7 +205,7 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
     if (spec.algorithm == kWinogradAlgorithm)
       p.winograd = std::make_unique<WinogradConvolution>(spec, p.threads);
     else if (spec.algorithm == kPackedMatmulAlgorithm)
-      p.packed = std::make_unique<PackedMatmul>(spec, p.threads);
+      p.packed = std::make_unique<PackedMatmul>(spec);
     else
       p.make_primitive();
   } catch (const dnnl::error& e) {
@@ -248,7 +247,7 @@ std::shared_ptr<const PreparedWeights> DnnlPrimitive::prepare_weights(const void
 }
 
 void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, const PreparedWeights* weights,
-                            void* workspace) const {
+                            void* workspace, const ParallelFor& parallel_for) const {
   const Impl& p = *impl_;
   const PrimitiveSpec& s = p.spec;
   char* scratch = static_cast<char*>(workspace);
@@ -260,8 +259,10 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
     const float* prepared = static_cast<const TransformedWeights*>(weights)->data;
     if (p.winograd)
       p.winograd->execute(inputs, outputs, prepared, workspace);
+    else if (parallel_for)
+      p.packed->execute(inputs, outputs, prepared, parallel_for);
     else
-      p.packed->execute(inputs, outputs, prepared);
+      p.packed->execute(inputs, outputs, prepared, [](int64_t n, int64_t, const ParallelBody& body) { body(0, n); });
     return;
   }
   dnnl::stream stream(p.engine);

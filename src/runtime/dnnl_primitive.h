@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "runtime/packed_matmul.h"
 #include "runtime/primitive_spec.h"
 
 namespace switchyard {
@@ -39,9 +40,12 @@ class DnnlPrimitive {
   // The plain weights at `weights` in the primitive's layout.
   std::shared_ptr<const PreparedWeights> prepare_weights(const void* weights) const;
   // Runs on the kernel's buffers. `weights` replaces the weights input when
-  // given; `workspace` holds workspace_bytes(), 64-byte aligned.
-  void execute(const void* const* inputs, void* const* outputs, const PreparedWeights* weights,
-               void* workspace) const;
+  // given; `workspace` holds workspace_bytes(), 64-byte aligned. The
+  // runtime's own kernels that run on the device's threads (the packed
+  // matmul) use `parallel_for`, or run serially without one; oneDNN's run on
+  // its OpenMP threads.
+  void execute(const void* const* inputs, void* const* outputs, const PreparedWeights* weights, void* workspace,
+               const ParallelFor& parallel_for = {}) const;
 
  private:
   struct Impl;

@@ -18,9 +18,9 @@ namespace {
 // FMAs instead of per three, ran 10-30% slower here.
 constexpr int64_t kRows = 4, kPanel = 24;
 // The least work worth waking another thread for (about 25 us here): a
-// sleeping OpenMP thread on a shared two-core machine can take a
-// millisecond to wake, which the MLP's 0.8-MFLOP products at two threads
-// paid on every call (1.8 ms a run against 0.07 on one).
+// sleeping thread on a shared two-core machine can take a millisecond to
+// wake, which the MLP's 0.8-MFLOP products at two threads paid on every
+// call (1.8 ms a run against 0.07 on one).
 constexpr double kFlopsPerThread = 2e6;
 // Eight floats, for the epilogue's arithmetic (GCC's vector extension).
 typedef float Vector __attribute__((vector_size(8 * sizeof(float))));
@@ -154,18 +154,16 @@ bool packed_matmul_pays(const PrimitiveSpec&) {
 
 struct PackedMatmul::Impl {
   PrimitiveSpec spec;
-  int threads = 1;
   Problem problem;
   const TileFn* tiles = nullptr;
   int64_t panels = 0, block_rows = 0;
 };
 
-PackedMatmul::PackedMatmul(const PrimitiveSpec& spec, int threads, Isa isa) : impl_(std::make_unique<Impl>()) {
+PackedMatmul::PackedMatmul(const PrimitiveSpec& spec, Isa isa) : impl_(std::make_unique<Impl>()) {
   if (std::string why = packed_matmul_refusal(spec); !why.empty())
     throw RuntimeError("the packed matmul cannot compute " + why);
   Impl& p = *impl_;
   p.spec = spec;
-  p.threads = std::max(threads, 1);
   Problem& q = p.problem;
   q.m = spec.src.dims[0];
   q.k = spec.src.dims[1];
@@ -190,7 +188,6 @@ void PackedMatmul::pack_weights(const float* weights, float* packed) const {
   const Impl& p = *impl_;
   const Problem& q = p.problem;
   const int64_t k_stride = p.spec.weights.strides[0], n_stride = p.spec.weights.strides[1];
-#pragma omp parallel for num_threads(p.threads) schedule(static)
   for (int64_t panel = 0; panel < p.panels; ++panel)
     for (int64_t k = 0; k < q.k; ++k) {
       float* out = packed + (panel * q.k + k) * kPanel;
@@ -201,7 +198,8 @@ void PackedMatmul::pack_weights(const float* weights, float* packed) const {
     }
 }
 
-void PackedMatmul::execute(const void* const* inputs, void* const* outputs, const float* packed_weights) const {
+void PackedMatmul::execute(const void* const* inputs, void* const* outputs, const float* packed_weights,
+                           const ParallelFor& parallel_for) const {
   const Impl& p = *impl_;
   const Problem& q = p.problem;
   Operands o;
@@ -214,14 +212,15 @@ void PackedMatmul::execute(const void* const* inputs, void* const* outputs, cons
   // Items are (block of rows, panel), panels innermost: a thread sweeps the
   // panels over rows that stay in its cache.
   const int64_t blocks = (q.m + p.block_rows - 1) / p.block_rows;
-  const double flops = 2.0 * double(q.m) * double(q.n) * double(q.k);
-  const int threads = std::clamp(int(flops / kFlopsPerThread), 1, p.threads);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t item = 0; item < blocks * p.panels; ++item) {
-    int64_t first = item / p.panels * p.block_rows, panel = item % p.panels;
-    int64_t last = std::min(q.m, first + p.block_rows);
-    for (int64_t row = first; row < last; row += kRows) p.tiles[std::min(kRows, last - row) - 1](q, o, row, panel);
-  }
+  const double item_flops = 2.0 * double(p.block_rows) * double(kPanel) * double(q.k);
+  const int64_t grain = std::max<int64_t>(1, int64_t(kFlopsPerThread / item_flops));
+  parallel_for(blocks * p.panels, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      int64_t first = item / p.panels * p.block_rows, panel = item % p.panels;
+      int64_t last = std::min(q.m, first + p.block_rows);
+      for (int64_t row = first; row < last; row += kRows) p.tiles[std::min(kRows, last - row) - 1](q, o, row, panel);
+    }
+  });
 }
 
 }  // namespace switchyard

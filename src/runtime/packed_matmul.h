@@ -4,11 +4,13 @@
 // every call; here a 4x24 register tile runs the whole K over a packed
 // panel and applies the bias and post-ops before its one store.
 // bench/packed_matmul_bench.cc: on the encoder's products 1.0-1.2x
-// oneDNN's speed on one thread and 1.1-1.3x on two (both reach only about
-// half of the FMA peak on this project's AVX2 machine).
+// oneDNN's speed on one thread and 1.1-1.3x on two, 75-80% of the FMA
+// peak on one.
 //
 // A and C are row-major (any row stride); B may have any strides. Work is
-// split among the device's threads over blocks of rows and panels.
+// split over blocks of rows and panels on the device's own thread pool (the
+// one its generated loops run on), not on oneDNN's OpenMP threads, so the
+// encoder's products and the loops between them share one set of threads.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +18,7 @@
 #include <string>
 
 #include "runtime/primitive_spec.h"
+#include "runtime/thread_pool.h"
 
 namespace switchyard {
 
@@ -25,6 +28,10 @@ constexpr const char* kPackedMatmulAlgorithm = "matmul_packed";
 // Why PackedMatmul cannot compute `spec`, or empty when it can.
 std::string packed_matmul_refusal(const PrimitiveSpec& spec);
 
+// How a caller runs [0, n) in chunks of at least `grain` on its threads
+// (Device::parallel_for, ThreadPool::parallel_for).
+using ParallelFor = std::function<void(int64_t n, int64_t grain, const ParallelBody& body)>;
+
 // Whether it should beat oneDNN here: on CPUs where oneDNN has AVX-512
 // GEMM kernels it does not (it is built for AVX2 registers).
 bool packed_matmul_pays(const PrimitiveSpec& spec);
@@ -33,7 +40,7 @@ class PackedMatmul {
  public:
   enum class Isa { kBest, kGeneric };  // kGeneric: the plain x86-64 code, for tests
   // Throws RuntimeError with the refusal when the spec is not one it computes.
-  PackedMatmul(const PrimitiveSpec& spec, int threads, Isa isa = Isa::kBest);
+  explicit PackedMatmul(const PrimitiveSpec& spec, Isa isa = Isa::kBest);
   ~PackedMatmul();
   PackedMatmul(const PackedMatmul&) = delete;
   PackedMatmul& operator=(const PackedMatmul&) = delete;
@@ -42,9 +49,11 @@ class PackedMatmul {
   // (laid out by its strides) into `packed` (that many floats, 64-byte aligned).
   size_t packed_weights_size() const;
   void pack_weights(const float* weights, float* packed) const;
-  // Runs on the kernel's buffers; it needs no workspace. The destination
-  // may be a residual input (computed in place).
-  void execute(const void* const* inputs, void* const* outputs, const float* packed_weights) const;
+  // Runs on the kernel's buffers, in parallel through `parallel_for`; it
+  // needs no workspace. The destination may be a residual input (computed
+  // in place).
+  void execute(const void* const* inputs, void* const* outputs, const float* packed_weights,
+               const ParallelFor& parallel_for) const;
 
  private:
   struct Impl;

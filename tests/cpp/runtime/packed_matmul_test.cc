@@ -1,17 +1,19 @@
 // The runtime's packed matmul against double-precision loops: every row
 // and column remainder of its 4x24 tiles, both weight layouts, the bias and
-// post-ops (a residual added in place too), one and two threads, its AVX2
-// code and its plain x86-64 code.
+// post-ops (a residual added in place too), a pool of one and of two
+// threads, its AVX2 code and its plain x86-64 code.
 #include "runtime/packed_matmul.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
 #include "primitive_buffers.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/runtime_error.h"
+#include "runtime/thread_pool.h"
 
 namespace switchyard {
 namespace {
@@ -84,13 +86,15 @@ void expect_matches_reference(const PrimitiveSpec& s, int threads, PackedMatmul:
   std::vector<float> a = random_values(size_t(m * k), 1), b = random_values(size_t(k * n), 2),
                      bias = random_values(size_t(n), 3), residual = random_values(size_t(m * n), 4);
   std::vector<double> expected = reference(s, a, b, bias, residual);
-  PackedMatmul matmul(s, threads, isa);
+  PackedMatmul matmul(s, isa);
   Workspace packed(matmul.packed_weights_size() * sizeof(float));
   matmul.pack_weights(b.data(), static_cast<float*>(packed.get()));
   std::vector<float> c(size_t(m * n), -7.0f);
   const void* inputs[] = {a.data(), b.data(), bias.data(), residual.data()};
   void* outputs[] = {in_place ? residual.data() : c.data()};
-  matmul.execute(inputs, outputs, static_cast<const float*>(packed.get()));
+  ThreadPool pool(threads);
+  matmul.execute(inputs, outputs, static_cast<const float*>(packed.get()),
+                 [&](int64_t n, int64_t grain, const ParallelBody& body) { pool.parallel_for(n, grain, body); });
   const std::vector<float>& out = in_place ? residual : c;
   for (size_t i = 0; i < out.size(); ++i)
     ASSERT_NEAR(out[i], expected[i], 1e-5 * std::max(1.0, double(k))) << "element " << i;
@@ -162,7 +166,7 @@ TEST(PackedMatmul, RefusesWhatItDoesNotCompute) {
 // and a call without them is refused rather than reading plain weights.
 TEST(PackedMatmul, RunsAsAPrimitiveOnlyWithPreparedWeights) {
   PrimitiveSpec s = product(6, 20, 30, true, true, {eltwise("eltwise_relu", 0, 0)});
-  DnnlPrimitive primitive(s, 2);
+  DnnlPrimitive primitive(s, 1);
   EXPECT_TRUE(primitive.needs_prepared_weights());
   std::vector<float> a = random_values(6 * 20, 1), b = random_values(20 * 30, 2), bias = random_values(30, 3);
   std::vector<double> expected = reference(s, a, b, bias, {});
@@ -172,7 +176,12 @@ TEST(PackedMatmul, RunsAsAPrimitiveOnlyWithPreparedWeights) {
   void* outputs[] = {c.data()};
   EXPECT_THROW(primitive.execute(inputs, outputs, nullptr, workspace.get()), RuntimeError);
   std::shared_ptr<const PreparedWeights> packed = primitive.prepare_weights(b.data());
-  primitive.execute(inputs, outputs, packed.get(), workspace.get());
+  primitive.execute(inputs, outputs, packed.get(), workspace.get());  // serially, without a pool
+  for (size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], expected[i], 1e-4) << "element " << i;
+  std::fill(c.begin(), c.end(), 0.0f);
+  ThreadPool pool(2);
+  primitive.execute(inputs, outputs, packed.get(), workspace.get(),
+                    [&](int64_t n, int64_t grain, const ParallelBody& body) { pool.parallel_for(n, grain, body); });
   for (size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], expected[i], 1e-4) << "element " << i;
 }
 
