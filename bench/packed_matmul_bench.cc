@@ -9,13 +9,12 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "primitive_run.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/packed_matmul.h"
-#include "runtime/thread_pool.h"
 
 namespace switchyard {
 namespace {
@@ -35,43 +34,14 @@ PrimitiveSpec product(int64_t m, int64_t k, int64_t n, const std::string& algori
   return s;
 }
 
-std::vector<float> random_values(size_t n, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> value(-1, 1);
-  std::vector<float> values(n);
-  for (float& v : values) v = value(generator);
-  return values;
-}
-
-struct Run {
-  Run(const PrimitiveSpec& spec, int threads, const std::vector<float>& x, const std::vector<float>& w,
-      const std::vector<float>& b)
-      : primitive(spec, threads), weights(primitive.prepare_weights(w.data())),
-        workspace(primitive.workspace_bytes() + 64), out(size_t(dnnl_tensor_bytes(spec.dst) / sizeof(float))),
-        inputs{x.data(), w.data(), b.data()}, pool(threads) {}
-  void operator()() {
-    auto base = reinterpret_cast<uintptr_t>(workspace.data());
-    void* aligned = reinterpret_cast<void*>((base + 63) / 64 * 64);
-    void* outputs[] = {out.data()};
-    // oneDNN's on its OpenMP threads, the packed one on a device's pool.
-    primitive.execute(inputs, outputs, weights.get(), aligned,
-                      [this](int64_t n, int64_t grain, const ParallelBody& body) { pool.parallel_for(n, grain, body); });
-  }
-  DnnlPrimitive primitive;
-  std::shared_ptr<const PreparedWeights> weights;
-  std::vector<unsigned char> workspace;
-  std::vector<float> out;
-  const void* inputs[3];
-  ThreadPool pool;
-};
 
 void matmul(benchmark::State& state, const std::string& algorithm) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   const int threads = int(state.range(3));
   std::vector<float> x = random_values(size_t(m * k), 1), w = random_values(size_t(k * n), 2),
                      b = random_values(size_t(n), 3);
-  Run run(product(m, k, n, algorithm), threads, x, w, b);
-  Run reference(product(m, k, n, ""), 1, x, w, b);
+  PrimitiveRun run(product(m, k, n, algorithm), threads, x, w, b);
+  PrimitiveRun reference(product(m, k, n, ""), 1, x, w, b);
   reference();
   for (auto _ : state) run();
   run();

@@ -9,10 +9,10 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "primitive_run.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/winograd_convolution.h"
 
@@ -40,32 +40,6 @@ PrimitiveSpec layer(int64_t channels, int64_t size, const std::string& algorithm
   return s;
 }
 
-std::vector<float> random_values(size_t n, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> value(-1, 1);
-  std::vector<float> values(n);
-  for (float& v : values) v = value(generator);
-  return values;
-}
-
-struct Run {
-  Run(const PrimitiveSpec& spec, const std::vector<float>& x, const std::vector<float>& w,
-      const std::vector<float>& b)
-      : primitive(spec, 1), weights(primitive.prepare_weights(w.data())),
-        workspace(primitive.workspace_bytes() + 64), out(size_t(dnnl_tensor_bytes(spec.dst) / sizeof(float))),
-        inputs{x.data(), w.data(), b.data()} {}
-  void operator()() {
-    auto base = reinterpret_cast<uintptr_t>(workspace.data());
-    void* aligned = reinterpret_cast<void*>((base + 63) / 64 * 64);
-    void* outputs[] = {out.data()};
-    primitive.execute(inputs, outputs, weights.get(), aligned);
-  }
-  DnnlPrimitive primitive;
-  std::shared_ptr<const PreparedWeights> weights;
-  std::vector<unsigned char> workspace;
-  std::vector<float> out;
-  const void* inputs[3];
-};
 
 void convolution(benchmark::State& state, const std::string& algorithm) {
   const int64_t channels = state.range(0), size = state.range(1);
@@ -75,8 +49,8 @@ void convolution(benchmark::State& state, const std::string& algorithm) {
   std::vector<float> x = random_values(size_t(channels * size * size), 1);
   std::vector<float> w = random_values(size_t(channels * channels * 9), 2), b = random_values(size_t(channels), 3);
   for (float& v : w) v *= 0.1f;
-  Run run(spec, x, w, b);
-  Run direct(layer(channels, size, "convolution_direct"), x, w, b);
+  PrimitiveRun run(spec, 1, x, w, b);
+  PrimitiveRun direct(layer(channels, size, "convolution_direct"), 1, x, w, b);
   direct();
   for (auto _ : state) run();
   run();

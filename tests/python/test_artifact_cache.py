@@ -3,16 +3,14 @@
 # compiling; a changed model, other flags, --rebuild, --emit-source, a
 # cached file edited since, or an ONNX model with external data compile.
 import os
-import pathlib
 import subprocess
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-SWITCHYARD = pathlib.Path(os.environ.get("SY_BUILD_DIR", REPO / "build")) / "bin" / "switchyard"
-MODEL = REPO / "tests" / "data" / "mlp_two_devices.sy"
+from mlp_cli import MODEL, SWITCHYARD, run_model
+
 CACHED = "from the artifact cache, nothing compiled"
 
 
@@ -22,20 +20,6 @@ def compile_model(cache, model, output, *flags):
                             capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stderr
     return result.stdout
-
-
-def run_model(artifact, tmp_path):
-    inputs = []
-    rng = np.random.default_rng(1)
-    for name, shape in (("x", (1, 784)), ("w1", (512, 784)), ("b1", (512,)), ("w2", (10, 512)), ("b2", (10,))):
-        path = tmp_path / f"{name}.npy"
-        np.save(path, rng.standard_normal(shape).astype(np.float32))
-        inputs += ["--input", f"{name}={path}"]
-    out = tmp_path / f"out_{artifact.name}"
-    result = subprocess.run([str(SWITCHYARD), "run", str(artifact), *inputs, "--output-dir", str(out)],
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    return np.load(next(out.glob("*.npy")))
 
 
 def files_of(artifact):

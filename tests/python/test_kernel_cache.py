@@ -1,14 +1,11 @@
 # The verified kernel cache seen from the command line: a corrupted cached
 # object is rebuilt, said so on stderr, and never linked into the artifact.
 import os
-import pathlib
 import subprocess
 
 import numpy as np
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-SWITCHYARD = pathlib.Path(os.environ.get("SY_BUILD_DIR", REPO / "build")) / "bin" / "switchyard"
-MODEL = REPO / "tests" / "data" / "mlp_two_devices.sy"
+from mlp_cli import MODEL, SWITCHYARD, run_model
 
 
 def compile_model(cache, output):
@@ -16,20 +13,6 @@ def compile_model(cache, output):
     # --rebuild: the artifact cache would hand back the first artifact without a look at the objects.
     return subprocess.run([str(SWITCHYARD), "compile", str(MODEL), "--devices", "cpu:0,cpu:1", "--rebuild",
                            "-o", str(output)], capture_output=True, text=True, env=env, timeout=300)
-
-
-def run_model(artifact, tmp_path):
-    inputs = []
-    rng = np.random.default_rng(1)
-    for name, shape in (("x", (1, 784)), ("w1", (512, 784)), ("b1", (512,)), ("w2", (10, 512)), ("b2", (10,))):
-        path = tmp_path / f"{name}.npy"
-        np.save(path, rng.standard_normal(shape).astype(np.float32))
-        inputs += ["--input", f"{name}={path}"]
-    out = tmp_path / f"out_{artifact.name}"
-    result = subprocess.run([str(SWITCHYARD), "run", str(artifact), *inputs, "--output-dir", str(out)],
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    return np.load(next(out.glob("*.npy")))
 
 
 def test_a_corrupted_cached_object_is_rebuilt_and_said_so(tmp_path):
