@@ -6,6 +6,7 @@
 // so no caller can wait on work that nobody is doing.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -42,9 +43,11 @@ class ThreadPool {
 
   int num_threads() const { return int(workers_.size()) + 1; }
 
-  // Splits [0, n) into at most num_threads() contiguous chunks of at least
-  // `grain` elements (one chunk when n < 2 * grain) and runs `body` on each;
-  // returns when all are done. The first exception a chunk throws is
+  // Splits [0, n) into at most four contiguous chunks per thread, of at
+  // least `grain` elements each (one chunk when n < 2 * grain), and runs
+  // `body` on each, whichever thread is free taking the next; returns when
+  // all are done. Four, not one: a thread the machine holds back (a shared
+  // VM's other core) then delays the loop by a quarter of its share. The first exception a chunk throws is
   // rethrown here after every chunk has finished.
   void parallel_for(int64_t n, int64_t grain, const ParallelBody& body);
 
@@ -60,6 +63,7 @@ class ThreadPool {
   // job's chunks all claimed simply moves on.
   std::deque<std::shared_ptr<Job>> queue_;
   bool stopping_ = false;
+  std::atomic<bool> has_work_{false};  // the queue holds an invitation (read without the lock)
   std::vector<std::thread> workers_;
 };
 

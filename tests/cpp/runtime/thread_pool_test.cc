@@ -42,7 +42,7 @@ TEST(ThreadPool, DefaultSizeIsTheHardwareConcurrency) {
   EXPECT_GE(default_thread_count(), 1);
 }
 
-TEST(ThreadPool, ChunksAreStaticContiguousAndAtLeastGrain) {
+TEST(ThreadPool, ChunksAreContiguousAtLeastGrainAndAtMostFourAThread) {
   ThreadPool pool(4);
   std::mutex mutex;
   std::vector<std::pair<int64_t, int64_t>> chunks;
@@ -51,7 +51,7 @@ TEST(ThreadPool, ChunksAreStaticContiguousAndAtLeastGrain) {
     chunks.emplace_back(begin, end);
   });
   std::sort(chunks.begin(), chunks.end());
-  ASSERT_EQ(chunks.size(), 4u);  // min(103 / 10, 4 threads)
+  ASSERT_EQ(chunks.size(), 10u);  // min(103 / 10, 4 chunks for each of 4 threads)
   int64_t expected_begin = 0;
   for (auto [begin, end] : chunks) {
     EXPECT_EQ(begin, expected_begin);
@@ -59,6 +59,13 @@ TEST(ThreadPool, ChunksAreStaticContiguousAndAtLeastGrain) {
     expected_begin = end;
   }
   EXPECT_EQ(expected_begin, 103);
+
+  chunks.clear();
+  pool.parallel_for(1000, 1, [&](int64_t begin, int64_t end) {
+    std::lock_guard<std::mutex> lock(mutex);
+    chunks.emplace_back(begin, end);
+  });
+  EXPECT_EQ(chunks.size(), 16u);
 
   chunks.clear();
   pool.parallel_for(19, 10, [&](int64_t begin, int64_t end) { chunks.emplace_back(begin, end); });
