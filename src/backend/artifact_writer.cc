@@ -64,6 +64,14 @@ bool is_artifact_or_empty(const fs::path& dir) {
   return fs::is_directory(dir) && (fs::is_empty(dir) || fs::exists(dir / "manifest.json"));
 }
 
+// Error(kUsage) unless `output_dir` is absent, empty or an artifact; the
+// caller holds the lock of its parent, so no commit is half-way.
+void check_replaceable_locked(const std::string& output_dir) {
+  if (fs::exists(output_dir) && !is_artifact_or_empty(output_dir))
+    throw Error(ErrorKind::kUsage, output_dir + " exists and is not a Switchyard artifact (no manifest.json); "
+                                                "refusing to replace it");
+}
+
 }  // namespace
 
 Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, const CompilationConfig& config) {
@@ -158,9 +166,16 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
 }
 
 void check_replaceable(const std::string& output_dir) {
-  if (fs::exists(output_dir) && !is_artifact_or_empty(output_dir))
-    throw Error(ErrorKind::kUsage, output_dir + " exists and is not a Switchyard artifact (no manifest.json); "
-                                                "refusing to replace it");
+  // Absent: nothing to replace (or a commit has it moved aside, which is an artifact).
+  std::error_code error;
+  if (!fs::exists(output_dir, error)) return;
+  // Else look under the lock commits take: between a commit's two renames
+  // the directory is briefly gone, and twelve compiles of one model into
+  // one directory, handed back by the artifact cache, saw that.
+  fs::path out = fs::absolute(output_dir).lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();
+  DirectoryLock lock(out.parent_path().string());
+  check_replaceable_locked(output_dir);
 }
 
 StagingDirectory::StagingDirectory(const std::string& output_dir) {
@@ -191,7 +206,7 @@ void StagingDirectory::commit() {
   // concurrent compiles of it all succeed and the last one stays.
   DirectoryLock lock(fs::path(output_dir_).parent_path().string());
   throw_if_interrupted();
-  check_replaceable(output_dir_);
+  check_replaceable_locked(output_dir_);
   std::error_code error;
   std::string old = path_ + ".old";
   bool replacing = fs::exists(output_dir_);
