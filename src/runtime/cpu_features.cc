@@ -50,4 +50,9 @@ std::vector<std::string> missing_cpu_features(const std::vector<std::string>& fe
   return missing;
 }
 
+bool cpu_has_avx2_fma() {
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return avx2;
+}
+
 }  // namespace switchyard

@@ -14,5 +14,8 @@ const std::vector<std::string>& known_cpu_features();
 bool is_known_cpu_feature(const std::string& feature);
 // Those of `features` this CPU lacks (unknown names count as lacking).
 std::vector<std::string> missing_cpu_features(const std::vector<std::string>& features);
+// Whether this CPU runs AVX2 with FMA: the runtime's own kernels (Winograd,
+// the packed matmul) pick their AVX2 code or their plain x86-64 code by it.
+bool cpu_has_avx2_fma();
 
 }  // namespace switchyard

@@ -314,17 +314,19 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
 
 size_t dnnl_tensor_bytes(const PrimitiveTensor& tensor) { return plain(tensor).get_size(); }
 
-int dnnl_channel_block() {
+bool dnnl_uses_avx512() {
   switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::avx512_core:
     case dnnl::cpu_isa::avx512_core_vnni:
     case dnnl::cpu_isa::avx512_core_bf16:
     case dnnl::cpu_isa::avx512_core_amx:
-      return 16;
+      return true;
     default:
-      return 8;
+      return false;
   }
 }
+
+int dnnl_channel_block() { return dnnl_uses_avx512() ? 16 : 8; }
 
 bool dnnl_makes(const PrimitiveSpec& spec) {
   try {

@@ -54,6 +54,8 @@ class DnnlPrimitive {
 
 // Bytes of a buffer in the tensor's layout (blocked formats pad channels).
 size_t dnnl_tensor_bytes(const PrimitiveTensor& tensor);
+// Whether oneDNN runs its AVX-512 kernels on this CPU.
+bool dnnl_uses_avx512();
 // The channel block of the blocked activation format oneDNN's fastest
 // convolutions use on this CPU: 16 with AVX-512, else 8.
 int dnnl_channel_block();

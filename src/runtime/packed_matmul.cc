@@ -4,9 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <oneapi/dnnl/dnnl.hpp>
 #include <vector>
 
+#include "runtime/cpu_features.h"
+#include "runtime/dnnl_primitive.h"
 #include "runtime/primitive_post_ops.h"
 #include "runtime/runtime_error.h"
 
@@ -117,11 +118,6 @@ using TileFn = void (*)(const Problem&, const Operands&, int64_t, int64_t);
 constexpr TileFn kAvx2Tiles[kRows] = {tile_avx2<1>, tile_avx2<2>, tile_avx2<3>, tile_avx2<4>};
 constexpr TileFn kGenericTiles[kRows] = {tile_generic<1>, tile_generic<2>, tile_generic<3>, tile_generic<4>};
 
-bool has_avx2() {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return avx2;
-}
-
 bool row_major(const PrimitiveTensor& t) {
   return t.format.empty() && t.dims.size() == 2 && t.strides.size() == 2 && (t.strides[1] == 1 || t.dims[1] == 1) &&
          t.strides[0] >= t.dims[1];
@@ -140,17 +136,7 @@ std::string packed_matmul_refusal(const PrimitiveSpec& s) {
   return read_post_ops(s, &posts);
 }
 
-bool packed_matmul_pays(const PrimitiveSpec&) {
-  switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::avx512_core:
-    case dnnl::cpu_isa::avx512_core_vnni:
-    case dnnl::cpu_isa::avx512_core_bf16:
-    case dnnl::cpu_isa::avx512_core_amx:
-      return false;
-    default:
-      return true;
-  }
-}
+bool packed_matmul_pays(const PrimitiveSpec&) { return !dnnl_uses_avx512(); }
 
 struct PackedMatmul::Impl {
   PrimitiveSpec spec;
@@ -171,7 +157,7 @@ PackedMatmul::PackedMatmul(const PrimitiveSpec& spec, Isa isa) : impl_(std::make
   q.lda = spec.src.strides[0];
   q.ldc = spec.dst.strides[0];
   read_post_ops(spec, &q.posts);
-  p.tiles = isa == Isa::kBest && has_avx2() ? kAvx2Tiles : kGenericTiles;
+  p.tiles = isa == Isa::kBest && cpu_has_avx2_fma() ? kAvx2Tiles : kGenericTiles;
   p.panels = (q.n + kPanel - 1) / kPanel;
   // As many rows of A as fill half the L2 cache, a whole number of tiles.
   int64_t rows = std::max<int64_t>(kRows, kBlockBytes / std::max<int64_t>(1, q.k * int64_t(sizeof(float))));

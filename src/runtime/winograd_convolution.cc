@@ -4,6 +4,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <vector>
 
+#include "runtime/cpu_features.h"
 #include "runtime/primitive_post_ops.h"
 #include "runtime/runtime_error.h"
 
@@ -150,11 +151,6 @@ void output_row_generic(const Geometry& g, const std::vector<PostOp>& posts, con
   output_row_body(g, posts, pass, n, ty, group);
 }
 
-bool has_avx2() {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return avx2;
-}
-
 bool dense(const PrimitiveTensor& t) {
   int64_t stride = 1;
   for (size_t d = t.dims.size(); d-- > 0;) {
@@ -278,8 +274,8 @@ void WinogradConvolution::execute(const void* const* inputs, void* const* output
   float* tiles = static_cast<float*>(workspace);
   float* products = reinterpret_cast<float*>(static_cast<char*>(workspace) + p.products_offset);
   const float* src = static_cast<const float*>(inputs[p.spec.src_input]);
-  auto input_row = has_avx2() ? input_row_avx2 : input_row_generic;
-  auto output_row = has_avx2() ? output_row_avx2 : output_row_generic;
+  auto input_row = cpu_has_avx2_fma() ? input_row_avx2 : input_row_generic;
+  auto output_row = cpu_has_avx2_fma() ? output_row_avx2 : output_row_generic;
 
   const int64_t in_groups = g.src.channels / kLanes, out_groups = g.dst.channels / kLanes;
   const int64_t rows = images * g.tiles_h;
