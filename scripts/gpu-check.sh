@@ -18,22 +18,26 @@
 # skip), whole artifacts on cuda:0 and cuda:0,cpu:0 built there and run
 # against the interpreter (CudaArtifact.*: they need the machine's C++
 # compiler for model.so, and write under $work/scratch), the cuda device of
-# the runtime's registry and artifacts, and the driver loader's tests.
+# the runtime's registry and artifacts, the driver loader's tests, and the
+# model suite (scripts/gpu_suite.py, with the machine's own PyTorch) all on
+# cuda:0 and split with the host, against PyTorch eager at batch 1 and 32,
+# its table written beside the results (gpu-suite.md).
 # Example (device tool): command "bash scripts/gpu-check.sh run", carry ["build/gpu-pack"].
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 pack() {
   local build=${1:-build} dir=build/gpu-pack
-  for program in test_backend test_runtime; do
+  local programs=(test_backend test_runtime switchyard)
+  for program in "${programs[@]}"; do
     [ -x "$build/bin/$program" ] || { echo "gpu-check: $build/bin/$program is missing: build first" >&2; exit 1; }
   done
   rm -rf "$dir" && mkdir -p "$dir/stage/bin" "$dir/stage/lib"
-  cp "$build/bin/test_backend" "$build/bin/test_runtime" "$dir/stage/bin/"
+  for program in "${programs[@]}"; do cp "$build/bin/$program" "$dir/stage/bin/"; done
   # Every shared library they load but the C and C++ runtimes (the GPU
   # machine's are newer) and CUDA's own (NVRTC comes from its toolkit; the
   # driver is never linked).
-  ldd "$build/bin/test_backend" "$build/bin/test_runtime" | awk '$3 ~ /^\// {print $3}' | sort -u |
+  for program in "${programs[@]}"; do ldd "$build/bin/$program"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
     grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|librt|libdl|ld-linux[^/]*|libnvrtc[^/]*)\.so' |
     while read -r lib; do cp -L "$lib" "$dir/stage/lib/"; done
   tar -C "$dir/stage" -cJf "$dir/pack.tar.xz" bin lib && rm -rf "$dir/stage"
@@ -82,6 +86,11 @@ run() {
     local code=$?
     [ $code -eq 0 ] || { status=1; log "FAILED: $step (exit $code)"; }
   done
+  local suite="$(dirname "$results")/gpu-suite.md"
+  log "== the model suite against PyTorch eager: $suite"
+  timeout 300 python3 scripts/gpu_suite.py --switchyard "$work/bin/switchyard" --out "$suite" >>"$results" 2>&1
+  local code=$?
+  [ $code -eq 0 ] || { status=1; log "FAILED: the model suite (exit $code)"; }
   log "gpu-check: $([ $status -eq 0 ] && echo passed || echo FAILED); results in $results"
   exit $status
 }

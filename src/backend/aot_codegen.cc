@@ -161,9 +161,13 @@ class EntryWriter {
                                   (step.outputs.empty() ? "nullptr" : "outputs");
           if (source.library_only())
             out_ << in << "  services->run_primitive(services->ctx, " << call.device << ", " << arguments
-                 << ");  // oneDNN, made when the artifact loaded\n";
-          else if (!source.image.empty())
+                 << ");  // made when the artifact loaded\n";
+          else if (!source.image.empty()) {
+            if (source.primitive)
+              out_ << in << "  services->run_primitive(services->ctx, " << call.device << ", " << arguments
+                   << ");  // cuBLASLt or cuDNN, made when the artifact loaded; the loops read its result\n";
             write_launches(source, step, call.device, in + "  ");
+          }
           else
             out_ << in << "  " << symbol << "(" << arguments << ", services, " << call.device << ");\n";
           out_ << in << "  services->kernel_end(services->ctx, " << step.index << ");\n";

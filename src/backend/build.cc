@@ -60,7 +60,8 @@ void compile_device_images(LoweredProgram& program, const CompilationConfig& con
     KernelSource& kernel = program.kernel_sources[size_t(call.source)];
     const VirtualDevice* device = config.devices[size_t(call.device)];
     const CodeGenerator* generator = code_generator_for(device->kind());
-    if (done[size_t(call.source)] || !generator->compile_image) continue;
+    // A library primitive alone (cuBLASLt, cuDNN) has no code to compile.
+    if (done[size_t(call.source)] || !generator->compile_image || kernel.library_only()) continue;
     done[size_t(call.source)] = true;
     bool cached = false;
     try {
@@ -272,8 +273,8 @@ std::string BuildReport::summary() const {
 
 std::string BuildReport::model_summary() const {
   std::string text = std::to_string(kernel_calls) + " kernel calls (" + std::to_string(distinct_kernels) +
-                     " distinct, " +
-                     std::to_string(primitive_only_kernels) + " of them oneDNN alone), " + std::to_string(copies) + (copies == 1 ? " copy" : " copies") + "; memory";
+                     " distinct, " + std::to_string(primitive_only_kernels) + " of them a library call alone), " +
+                     std::to_string(copies) + (copies == 1 ? " copy" : " copies") + "; memory";
   for (size_t i = 0; i < memory.size(); ++i)
     text += std::string(i ? "," : "") + " " + memory[i].device + " " + bytes_text(memory[i].planned_bytes) +
             " (lower bound " + bytes_text(memory[i].lower_bound_bytes) + ")";

@@ -1,7 +1,7 @@
-// generate_cpu_kernel: checks a primitive function, flattens its tuple
+// lower_kernel_source: checks a primitive function, flattens its tuple
 // parameters, picks the generator for its group (element-wise loop,
-// reduction, normalisation, oneDNN or plain-loop anchor), which builds it as
-// kernel IR, and renders that.
+// reduction, normalisation, library or plain-loop anchor), which builds it
+// as kernel IR; generate_cpu_kernel renders that as C++.
 #include <algorithm>
 #include <unordered_map>
 
@@ -10,6 +10,7 @@
 #include "backend/kernel.h"
 #include "ir/functor.h"
 #include "op/registry.h"
+#include "runtime/dnnl_primitive.h"
 #include "support/error.h"
 #include "support/identifier.h"
 
@@ -195,9 +196,17 @@ std::string operator_chain(const Function& fn) {
 
 }  // namespace
 
-KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name,
-                                 const std::vector<bool>& constant_inputs) {
+bool runs_on_cpu(const KernelSource& kernel) { return Target::get(kernel.target)->kind() == DeviceKind::kCPU; }
+
+const AnchorLibrary& onednn_library() {
+  static const AnchorLibrary library{dnnl_makes, true};
+  return library;
+}
+
+KernelSource lower_kernel_source(const Function& primitive, const std::string& name,
+                                 const std::vector<bool>& constant_inputs, const AnchorLibrary& library) {
   CpuKernel k;
+  k.library = &library;
   k.name = c_identifier(name, "_");
   k.function = flatten_parameters(primitive);
   k.constant_inputs = constant_inputs;
@@ -227,8 +236,14 @@ KernelSource generate_cpu_kernel(const Function& primitive, const std::string& n
   kernel.comment = operator_chain(k.function);
   kernel.span = source.span;
   source.elementwise_in_place_safe = kernel.outputs_may_alias_inputs;
-  source.code = render_cpu_kernel(kernel, k.name);
   source.kernel_ir = std::move(kernel);
+  return source;
+}
+
+KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name,
+                                 const std::vector<bool>& constant_inputs) {
+  KernelSource source = lower_kernel_source(primitive, name, constant_inputs, onednn_library());
+  if (source.kernel_ir) source.code = render_cpu_kernel(*source.kernel_ir, source.name);
   return source;
 }
 

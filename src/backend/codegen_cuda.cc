@@ -1,20 +1,21 @@
 // generate_cuda_kernel: a fused group's kernel IR, built as for the CPU (one
-// lowering, so both targets compute the same), printed as CUDA C++.
+// lowering, so both targets compute the same) with cuBLASLt and cuDNN as the
+// anchors' library, printed as CUDA C++.
 #include "backend/code_generators.h"
 #include "backend/kernel.h"
-#include "support/error.h"
+#include "runtime/cuda_library_primitive.h"
 
 namespace switchyard {
 
+const AnchorLibrary& cuda_libraries() {
+  static const AnchorLibrary library{cuda_library_makes, false};
+  return library;
+}
+
 KernelSource generate_cuda_kernel(const Function& primitive, const std::string& name,
                                   const std::vector<bool>& constant_inputs) {
-  KernelSource source = generate_cpu_kernel(primitive, name, constant_inputs);
-  if (source.primitive || !source.kernel_ir)
-    throw Error(ErrorKind::kBackend,
-                "kernel " + name + " is a library primitive (" + (source.kernel_ir ? source.kernel_ir->comment : name) +
-                    "), which a cuda device cannot run yet; planning should have kept it on the host",
-                source.span);
-  code_generator_for(DeviceKind::kCUDA)->render(source);
+  KernelSource source = lower_kernel_source(primitive, name, constant_inputs, cuda_libraries());
+  if (source.kernel_ir) code_generator_for(DeviceKind::kCUDA)->render(source);
   return source;
 }
 

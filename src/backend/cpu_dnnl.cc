@@ -222,10 +222,10 @@ std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
   if (epilogue.post_ops && !epilogue.post_ops->empty()) {
     PrimitiveSpec with_epilogue = spec;
     with_epilogue.post_ops = *epilogue.post_ops;
-    fused = dnnl_makes(with_epilogue);
+    fused = k.library->makes(with_epilogue);
     if (fused) spec = with_epilogue;
   }
-  if (!fused && !dnnl_makes(spec)) return std::nullopt;
+  if (!fused && !k.library->makes(spec)) return std::nullopt;
   k.primitive = spec;
   const CallNode* computed = fused ? epilogue.post_ops_root : epilogue.base;
   if (computed == k.root) {
@@ -233,9 +233,14 @@ std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
     return std::nullopt;
   }
   // The primitive writes the output directly unless the epilogue changes the dtype.
+  bool scratch = k.output_dtype() != DType::kFloat32;
+  if (scratch && !k.library->scratch) {
+    k.primitive.reset();
+    return std::nullopt;
+  }
   ki::Kernel kernel = k.kernel_ir_buffers();
   std::string destination = k.output(0);
-  if (k.output_dtype() != DType::kFloat32) {
+  if (scratch) {
     destination = "anchor";
     kernel.buffers.push_back({destination, DType::kFloat32, ki::BufferRole::kScratch, 0, false,
                               as_tensor(computed->checked_type())->shape, "", op + "'s result, before the epilogue"});

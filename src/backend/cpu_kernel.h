@@ -13,6 +13,7 @@
 
 #include "backend/cpu_code.h"
 #include "backend/cpu_element_lowering.h"
+#include "backend/kernel.h"
 #include "ir/expr.h"
 #include "kernel_ir/kernel.h"
 #include "runtime/primitive_spec.h"
@@ -31,6 +32,7 @@ struct CpuKernel {
   // function asks the runtime to run the primitive directly).
   std::optional<PrimitiveSpec> primitive;
   bool library_only = false;
+  const AnchorLibrary* library = &onednn_library();  // what `primitive` runs on
 
   // Buffer names of parameter i and output j.
   std::string input(size_t i) const;

@@ -93,6 +93,14 @@ class Renderer final : public StatementPrinter {
     CodeWriter functions;
     if (kernel_.body.empty()) functions.line("// The result is empty: nothing to compute.");
     for (const Stmt& s : kernel_.body) {
+      // A library primitive first is the entry's to run (a cuBLASLt or cuDNN
+      // call on the device's stream) before it launches the loops after it.
+      if (s->kind == StmtKind::kRunPrimitive) {
+        if (&s != &kernel_.body.front()) run_primitive(functions, *s);
+        functions.line("// " + (s->comment.empty() ? std::string("A library primitive") : s->comment) +
+                       " runs first, queued by the entry: " + s->source);
+        continue;
+      }
       if (s->kind != StmtKind::kParallel)
         throw Error(ErrorKind::kBackend, "the CUDA renderer prints parallel loops only, not a statement outside one" +
                                              (s->comment.empty() ? "" : " (" + s->comment + ")"), kernel_.span);
@@ -198,7 +206,9 @@ class Renderer final : public StatementPrinter {
   }
 
   void run_primitive(CodeWriter&, const StmtNode& s) override {
-    throw Error(ErrorKind::kBackend, "the CUDA renderer has no library primitives yet (" + s.source + ")", kernel_.span);
+    throw Error(ErrorKind::kBackend,
+                "the CUDA renderer runs a library primitive only as a kernel's first statement (" + s.source + ")",
+                kernel_.span);
   }
 
   void loop(CodeWriter& out, const StmtNode& s) override {

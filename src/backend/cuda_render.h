@@ -43,10 +43,11 @@ struct CudaKernel {
   bool may_fault = false;            // it reports SY_FAULT_* bits through `int* faults`
 };
 
-// Renders `kernel` with functions named `name`_<loop function>. Throws
-// Error(kBackend) for what the CUDA renderer cannot print yet: blocked
-// layouts, scratch buffers, library primitives, copies, statements outside
-// a parallel loop.
+// Renders `kernel` with functions named `name`_<loop function>. A library
+// primitive as its first statement is left to the entry, which queues it
+// before the launches. Throws Error(kBackend) for what the CUDA renderer
+// cannot print yet: blocked layouts, scratch buffers, a library primitive
+// after other statements, copies, statements outside a parallel loop.
 CudaKernel render_cuda_kernel(const kernel_ir::Kernel& kernel, const std::string& name);
 
 }  // namespace switchyard

@@ -92,7 +92,10 @@ int add_primitive_source(LoweredProgram& program, std::map<std::string, int>& by
 
 }  // namespace
 
-std::string kernel_kind(const KernelSource& kernel) { return kernel.primitive ? "dnnl" : "loops"; }
+std::string kernel_kind(const KernelSource& kernel) {
+  if (!kernel.primitive) return "loops";
+  return runs_on_cpu(kernel) ? "dnnl" : "cuda_library";
+}
 
 void generate_kernels(LoweredProgram& program, const CompilationConfig& config) {
   // A function called at several places is generated once per device; calls

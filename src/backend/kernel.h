@@ -50,6 +50,28 @@ struct KernelSource {
   bool library_only() const { return primitive.has_value() && code.empty(); }
 };
 
+// Whether the kernel is for a CPU target (its primitive, if any, oneDNN's).
+bool runs_on_cpu(const KernelSource& kernel);
+
+// The library a kernel's anchor calls, as the kernel generator needs to know
+// it: oneDNN on a CPU, cuBLASLt and cuDNN on a GPU.
+struct AnchorLibrary {
+  // Whether it makes a primitive of `spec` (with the epilogue's post-ops
+  // where the spec has them): an anchor it refuses becomes loops.
+  bool (*makes)(const PrimitiveSpec& spec);
+  // Whether the kernel may keep the primitive's result in a scratch buffer
+  // (for an epilogue that changes the dtype); without, that anchor is loops.
+  bool scratch;
+};
+const AnchorLibrary& onednn_library();
+const AnchorLibrary& cuda_libraries();
+
+// The kernel IR (or, for a primitive alone, the spec) of a primitive
+// function, its anchor calling `library`; `code` is left for the target's
+// renderer. Throws as generate_cpu_kernel does.
+KernelSource lower_kernel_source(const Function& primitive, const std::string& name,
+                                 const std::vector<bool>& constant_inputs, const AnchorLibrary& library);
+
 // Generates the kernel of a primitive function for a CPU target (its options,
 // e.g. -mcpu, go to the compiler, not here). `constant_inputs[i]` says
 // flattened input i is a weight, unchanged between runs at one address
@@ -59,10 +81,10 @@ struct KernelSource {
 KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name,
                                  const std::vector<bool>& constant_inputs = {});
 
-// The same kernel IR for a CUDA target, rendered as CUDA C++
-// (backend/cuda_render.h). Planning keeps anchors off CUDA devices
-// (device/target_support.h), so every group reaching here is loops; one
-// that lowers to a library primitive is Error(kBackend) naming it.
+// The kernel IR for a CUDA target, rendered as CUDA C++
+// (backend/cuda_render.h): an anchor cuBLASLt or cuDNN runs
+// (cuda_library_makes) is their primitive, run by the entry before the
+// loops of the epilogue they do not fuse; any other anchor is loops.
 KernelSource generate_cuda_kernel(const Function& primitive, const std::string& name,
                                   const std::vector<bool>& constant_inputs = {});
 

@@ -11,12 +11,14 @@ namespace switchyard {
 
 namespace {
 
-// The primitive of a kernel call that is a convolution or pool and nothing
-// else (so no generated loop reads its buffers), or null.
+// The primitive of a kernel call that is a oneDNN convolution or pool and
+// nothing else (so no generated loop reads its buffers), or null. cuDNN's
+// primitives read plain NCHW.
 const PrimitiveSpec* window_primitive(const LoweredProgram& program, const LoweredStep& step) {
   if (step.kind != LoweredStep::Kind::kKernel) return nullptr;
   const KernelSource& source = program.kernel_sources[size_t(program.kernel_calls[size_t(step.index)].source)];
-  if (!source.library_only() || source.primitive->kind == PrimitiveKind::kMatmul) return nullptr;
+  if (!source.library_only() || source.primitive->kind == PrimitiveKind::kMatmul || !runs_on_cpu(source))
+    return nullptr;
   return &*source.primitive;
 }
 

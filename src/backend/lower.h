@@ -100,7 +100,7 @@ struct LoweredProgram {
 LoweredProgram lower_entry(const IRModule& mod, const std::string& entry, const CompilationConfig& config);
 
 // How a kernel was generated, for the manifest: "dnnl" when it calls
-// oneDNN, "loops" otherwise.
+// oneDNN, "cuda_library" when it calls cuBLASLt or cuDNN, "loops" otherwise.
 std::string kernel_kind(const KernelSource& kernel);
 
 // Generates the code of every kernel call for its device's target (an

@@ -1,4 +1,4 @@
-// choose_primitive_algorithms: the runtime's own kernels where they beat
+// choose_primitive_algorithms: the runtime's own CPU kernels where they beat
 // oneDNN's. Both transform constant weights once, at load; the Winograd
 // convolution reads and writes blocked activations only, so the choice
 // follows layout planning.
@@ -15,7 +15,7 @@ void choose_primitive_algorithms(LoweredProgram& program) {
     // The call's own spec where layout planning gave it one, else its kernel's.
     const std::optional<PrimitiveSpec>& kernel_spec = program.kernel_sources[size_t(call.source)].primitive;
     std::optional<PrimitiveSpec> spec = call.dnnl_primitive ? call.dnnl_primitive : kernel_spec;
-    if (!spec || spec->weights_input < 0) continue;
+    if (!spec || spec->weights_input < 0 || !runs_on_cpu(program.kernel_sources[size_t(call.source)])) continue;
     int weights = step.inputs.at(size_t(spec->weights_input));
     if (program.buffers[size_t(weights)].kind != LoweredBuffer::Kind::kWeight) continue;
     if (spec->kind == PrimitiveKind::kConvolution && winograd_refusal(*spec).empty() && winograd_pays(*spec))

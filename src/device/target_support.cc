@@ -2,16 +2,16 @@
 // read against the operator's fusion pattern.
 #include "device/target_support.h"
 
-#include "op/registry.h"
+#include <algorithm>
 
 namespace switchyard {
 
 bool target_can_run(const Target* target, const std::string& op_name) {
   if (!target) return true;
   const DeviceKindInfo* kind = device_kind_info(target->kind());
-  if (!kind || kind->operators == OperatorSupport::kEvery) return true;
-  const OpDef* def = find_op_def(op_name);
-  return !def || def->pattern != OpPattern::kAnchor;
+  if (!kind) return true;
+  const std::vector<std::string_view>& refused = kind->operators_not_run;
+  return std::find(refused.begin(), refused.end(), op_name) == refused.end();
 }
 
 }  // namespace switchyard

@@ -1,8 +1,7 @@
 // Which operators a target can run, as its device kind declares
 // (ir/device_kind.cc): CPU targets run every operator, CUDA targets all but
-// anchors (their kernels are library calls CUDA has no generator for yet),
-// so planning moves free anchors off a GPU (to the host) and reports those
-// wished onto it.
+// batch_norm, so planning moves a free batch_norm off a GPU (to the host)
+// and reports one wished onto it.
 #pragma once
 
 #include <string>

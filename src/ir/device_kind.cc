@@ -6,8 +6,11 @@ namespace switchyard {
 
 const std::vector<DeviceKindInfo>& device_kinds() {
   static const std::vector<DeviceKindInfo> kinds = {
-      {DeviceKind::kCPU, "cpu", true, OperatorSupport::kEvery},
-      {DeviceKind::kCUDA, "cuda", false, OperatorSupport::kAllButAnchors},
+      {DeviceKind::kCPU, "cpu", true, {}},
+      // Anchors run as cuBLASLt and cuDNN calls where those take them, else
+      // as loops; batch_norm's moving statistics pass through as buffer
+      // copies, which the CUDA renderer does not print.
+      {DeviceKind::kCUDA, "cuda", false, {"nn.batch_norm"}},
   };
   return kinds;
 }

@@ -14,21 +14,13 @@ namespace switchyard {
 
 enum class DeviceKind : uint8_t { kUnconstrained, kCPU, kCUDA };
 
-// Which operators a kind's targets run (device/target_support.h asks).
-enum class OperatorSupport : uint8_t {
-  kEvery,
-  // All but anchors (convolutions, matrix products, pooling, softmax,
-  // normalisation): their element-wise and injective groups and reductions
-  // are loops of the kernel IR, which every renderer prints; an anchor needs
-  // a kernel library the kind has no code generator for yet.
-  kAllButAnchors,
-};
-
 struct DeviceKindInfo {
   DeviceKind kind;
   const char* name;     // also its default target's text
   bool can_be_host;     // runs control flow, shape computations and I/O
-  OperatorSupport operators;
+  // Operators its code generator has no form for yet; planning moves them to
+  // the host (device/target_support.h asks).
+  std::vector<std::string_view> operators_not_run;
 };
 
 // In declaration order.

@@ -48,6 +48,7 @@ std::string list_names(const std::vector<ManifestTensor>& tensors) {
 // What a kernel's oneDNN primitive needs at run time, made at load time.
 struct KernelPrimitive {
   const DnnlPrimitive* primitive = nullptr;
+  const CudaLibraryPrimitive* cuda_primitive = nullptr;  // instead, on a cuda device
   std::shared_ptr<const PreparedWeights> weights;  // constant weights in its layout, if it reorders them
   const void* weights_address = nullptr;           // where the kernel must pass those weights from
 };
@@ -161,11 +162,17 @@ void service_run_primitive(void* ctx, int device_index, const void* const* input
     int kernel = run.open_kernel;
     if (kernel < 0) return run.fail("a oneDNN primitive ran outside any kernel");
     const KernelPrimitive& planned = (*run.kernel_primitives)[size_t(kernel)];
-    if (!planned.primitive) return run.fail(run.kernel_label(kernel) + " ran a oneDNN primitive, but plans none");
+    if (!planned.primitive && !planned.cuda_primitive)
+      return run.fail(run.kernel_label(kernel) + " ran a library primitive, but plans none");
     if (run.manifest->kernels[size_t(kernel)].device != device_index)
       return run.fail(run.kernel_label(kernel) + " is planned on " +
                       run.device_name(run.manifest->kernels[size_t(kernel)].device) +
                       " but ran its primitive on device index " + std::to_string(device_index));
+    if (planned.cuda_primitive) {
+      auto& gpu = static_cast<CudaDevice&>(*(*run.devices)[size_t(device_index)]);
+      gpu.run_library_primitive(*planned.cuda_primitive, inputs, outputs, run.primitive_workspaces[device_index]);
+      return;
+    }
     int weights_input = planned.primitive->spec().weights_input;
     if (planned.weights_address && inputs[weights_input] != planned.weights_address)
       return run.fail(run.kernel_label(kernel) + " passed other weights than the manifest's weight " +
@@ -175,7 +182,7 @@ void service_run_primitive(void* ctx, int device_index, const void* const* input
         inputs, outputs, planned.weights.get(), run.primitive_workspaces[device_index],
         [&device](int64_t n, int64_t grain, const ParallelBody& body) { device.parallel_for(n, grain, body); });
   } catch (const std::exception& e) {
-    run.fail(run.kernel_label(run.open_kernel) + ": oneDNN failed: " + e.what());
+    run.fail(run.kernel_label(run.open_kernel) + ": its library primitive failed: " + e.what());
   }
 }
 
@@ -270,6 +277,7 @@ class Artifact::Impl {
     workspaces.clear();
     kernel_primitives.clear();
     primitives.clear();
+    cuda_primitives.clear();
     weight_blocks.clear();
     if (library) dlclose(library);
   }
@@ -315,6 +323,7 @@ class Artifact::Impl {
   std::vector<DeviceBuffer> weight_blocks;   // by device index; empty for a device without weights
   std::vector<const void*> weight_pointers;  // by device index; null for a device without weights
   std::vector<std::unique_ptr<DnnlPrimitive>> primitives;  // by manifest primitive, on the first device using it
+  std::vector<std::unique_ptr<CudaLibraryPrimitive>> cuda_primitives;  // the same, on cuda devices
   std::vector<KernelPrimitive> kernel_primitives;          // by manifest kernel
   std::vector<size_t> primitive_workspace_bytes;           // by device index
   std::vector<std::vector<void*>> kernel_functions;        // by manifest kernel: its device image's functions
@@ -324,9 +333,10 @@ class Artifact::Impl {
 
 Artifact::~Artifact() = default;
 
-// Makes every primitive for the threads of the device that runs it and
-// reorders each kernel's constant weights into its primitive's layout, so
-// that no run makes or reorders anything.
+// Makes every primitive for the device that runs it (oneDNN's for a CPU's
+// threads, cuBLASLt's or cuDNN's for a GPU) and reorders each oneDNN
+// kernel's constant weights into its primitive's layout, so that no run
+// makes or reorders anything.
 void Artifact::make_primitives(Artifact& artifact, const std::string& manifest_path) {
   Impl& impl = *artifact.impl_;
   const Manifest& manifest = artifact.manifest_;
@@ -334,12 +344,30 @@ void Artifact::make_primitives(Artifact& artifact, const std::string& manifest_p
   impl.kernel_primitives.resize(manifest.kernels.size());
   // A primitive is made per (primitive, device): a device's thread count shapes it.
   std::map<std::pair<int, int>, const DnnlPrimitive*> made;
+  std::map<std::pair<int, int>, const CudaLibraryPrimitive*> made_on_gpus;
   std::map<std::pair<const DnnlPrimitive*, int>, std::shared_ptr<const PreparedWeights>> prepared;
   for (size_t k = 0; k < manifest.kernels.size(); ++k) {
     const ManifestKernel& kernel = manifest.kernels[k];
     if (kernel.primitive < 0) continue;
-    const DnnlPrimitive*& primitive = made[{kernel.primitive, kernel.device}];
     std::string where = manifest_path + ": kernels[" + std::to_string(k) + "] '" + kernel.name + "'";
+    if (manifest.devices[size_t(kernel.device)].kind == "cuda") {
+      // cuBLASLt and cuDNN read the weights as they are.
+      const CudaLibraryPrimitive*& primitive = made_on_gpus[{kernel.primitive, kernel.device}];
+      if (!primitive) {
+        try {
+          impl.cuda_primitives.push_back(static_cast<CudaDevice&>(artifact.device(kernel.device))
+                                             .make_library_primitive(manifest.primitives[size_t(kernel.primitive)]));
+        } catch (const RuntimeError& e) {
+          throw RuntimeError(where + ": " + e.what());
+        }
+        primitive = impl.cuda_primitives.back().get();
+        size_t& bytes = impl.primitive_workspace_bytes[size_t(kernel.device)];
+        bytes = std::max(bytes, primitive->workspace_bytes());
+      }
+      impl.kernel_primitives[k].cuda_primitive = primitive;
+      continue;
+    }
+    const DnnlPrimitive*& primitive = made[{kernel.primitive, kernel.device}];
     if (!primitive) {
       try {
         impl.primitives.push_back(std::make_unique<DnnlPrimitive>(manifest.primitives[size_t(kernel.primitive)],

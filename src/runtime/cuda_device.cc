@@ -92,4 +92,15 @@ void CudaDevice::set_words(void* address, uint32_t value, size_t words) {
   gpu_->set_words_async(address_of(address), value, words, stream_);
 }
 
+std::unique_ptr<CudaLibraryPrimitive> CudaDevice::make_library_primitive(const PrimitiveSpec& spec) {
+  gpu_->bind();
+  return std::make_unique<CudaLibraryPrimitive>(spec, *gpu_);
+}
+
+void CudaDevice::run_library_primitive(const CudaLibraryPrimitive& primitive, const void* const* inputs,
+                                       void* const* outputs, void* workspace) {
+  gpu_->bind();
+  primitive.execute(inputs, outputs, nullptr, workspace, stream_);
+}
+
 }  // namespace switchyard

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/cuda_driver.h"
+#include "runtime/cuda_library_primitive.h"
 #include "runtime/device.h"
 
 namespace switchyard {
@@ -44,6 +45,11 @@ class CudaDevice final : public Device {
   void launch(void* function, int64_t grid, int block, const void* param, size_t param_bytes);
   // Queues setting `words` 32-bit words at `address` to `value`.
   void set_words(void* address, uint32_t value, size_t words);
+  // A cuBLASLt or cuDNN primitive for this GPU (CudaLibraryPrimitive's errors).
+  std::unique_ptr<CudaLibraryPrimitive> make_library_primitive(const PrimitiveSpec& spec);
+  // Queues `primitive` on the stream; `workspace` holds its workspace_bytes().
+  void run_library_primitive(const CudaLibraryPrimitive& primitive, const void* const* inputs, void* const* outputs,
+                             void* workspace);
 
  private:
   std::unique_ptr<CudaGpu> gpu_;

@@ -52,11 +52,13 @@ class CudaGpu {
   void copy_on_gpu_async(uint64_t to, uint64_t from, size_t bytes, void* stream);
   void set_words_async(uint64_t to, uint32_t value, size_t words, void* stream);
 
+  // Makes its context the calling thread's, as cuBLASLt and cuDNN calls
+  // need (runs may come from any thread); every call above does it itself.
+  void bind() const;
+
  private:
   CudaGpu() = default;
   void check(int result, const char* what) const;
-  // Makes its context the calling thread's: runs may come from any thread.
-  void bind() const;
 
   std::string name_;
   int compute_capability_ = 0;

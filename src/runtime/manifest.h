@@ -70,7 +70,7 @@ struct ManifestKernel {
   std::string name;
   int device = 0;
   std::string span;
-  std::string kind;  // how it was generated, e.g. "loops" or "dnnl"
+  std::string kind;  // how it was generated: "loops", "dnnl" or "cuda_library"
   int primitive = -1;  // the oneDNN primitive it runs (index into Manifest::primitives), if any
   // The weight the primitive reads as its weights argument, reordered into
   // the primitive's layout once at load time; -1 when they are computed.

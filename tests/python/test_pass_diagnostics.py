@@ -15,11 +15,12 @@ from switchyard import transform as T
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SWITCHYARD = (pathlib.Path(os.environ.get("SY_BUILD_DIR", REPO / "build")) / "bin" / "switchyard").resolve()
 
-ON_CUDA = """def @main(%x: Tensor[(4), float32] @cuda:0) -> Tensor[(4), float32] {
-  nn.softmax(%x)
+ON_CUDA = """def @main(%x: Tensor[(1, 4), float32] @cuda:0, %s: Tensor[(4), float32]) -> Tensor[(1, 4), float32] {
+  %0 = nn.batch_norm(%x, %s, %s, %s, %s);
+  %0.0
 }
 """
-WARNING = "cuda.sy:2:3: warning: 'nn.softmax' cannot run on cuda:0 (target 'cuda'): it falls back to the host cpu:0"
+WARNING = "cuda.sy:2:8: warning: 'nn.batch_norm' cannot run on cuda:0 (target 'cuda'): it falls back to the host cpu:0"
 
 
 def plan(ctx=None):
@@ -29,7 +30,7 @@ def plan(ctx=None):
 
 def test_a_fallback_is_a_python_warning_and_kept_on_the_context():
     ctx = T.PassContext()
-    with pytest.warns(UserWarning, match="'nn.softmax' cannot run on cuda:0"):
+    with pytest.warns(UserWarning, match="'nn.batch_norm' cannot run on cuda:0"):
         plan(ctx)
     assert [name for name, _ in ctx.diagnostics] == ["PlanDevices"]
     assert ctx.diagnostics[0][1].startswith(WARNING)
@@ -58,4 +59,4 @@ def test_the_cli_prints_a_fallback_on_stderr(tmp_path):
     result = subprocess.run([str(SWITCHYARD), "opt", str(model), "-p", "InferType,PlanDevices", "--devices",
                              "cpu:0,cuda:0"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert result.stderr.startswith(WARNING.replace("cuda.sy", str(model)) + "\n    nn.softmax(%x)\n    ^")
+    assert result.stderr.startswith(WARNING.replace("cuda.sy", str(model)) + "\n    %0 = nn.batch_norm(%x, %s, %s, %s, %s);\n         ^")

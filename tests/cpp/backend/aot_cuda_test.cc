@@ -7,12 +7,14 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "aot_test_util.h"
 #include "backend/build.h"
 #include "backend/cuda_compile.h"
 #include "runtime/artifact.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/cuda_library_primitive.h"
 #include "runtime/manifest.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
@@ -32,9 +34,10 @@ using testing::run_artifact;
 namespace fs = std::filesystem;
 
 // An MLP-like model split across cuda:0 and the host: the exp and its sum
-// run on cuda:0 (copying the 256-byte sum beats copying %x), the dense falls
-// back to the host (CUDA has no anchors yet), and the relu-multiply tail
-// returns to cuda:0, where %z and the output live. Inline, not a file: the
+// run on cuda:0 (copying the 256-byte sum beats copying %x), the dense runs
+// on the host, where its weights are (copying their 2 KiB would cost more
+// than the two activations), and the relu-multiply tail returns to cuda:0,
+// where %z and the output live. Inline, not a file: the
 // GPU machine runs these programs away from the source tree.
 IRModule split_model() {
   return parse_module(
@@ -56,6 +59,26 @@ IRModule all_gpu_model() {
       "  max(multiply(%0, %0), axis=[2])\n"
       "}\n",
       "all_gpu.sy");
+}
+
+// A residual CNN on cuda:0: convolutions with bias, ReLU and the residual
+// sum, and pools, as cuDNN calls; the dense with its bias through cuBLASLt,
+// then its tanh as loops; a dilated pool, which cuDNN refuses, as loops.
+IRModule cnn_model() {
+  return parse_module(
+      "def @main(%x: Tensor[(1, 3, 17, 15), float32] @cuda:0, %w0: Tensor[(12, 3, 3, 3), float32] @cuda:0,\n"
+      "          %b0: Tensor[(12), float32] @cuda:0, %w1: Tensor[(12, 12, 3, 3), float32] @cuda:0,\n"
+      "          %w2: Tensor[(12, 12, 1, 1), float32] @cuda:0, %wd: Tensor[(10, 12), float32] @cuda:0,\n"
+      "          %bd: Tensor[(10), float32] @cuda:0) -> Tensor[(1, 10), float32] @cuda:0 {\n"
+      "  %0 = nn.relu(nn.bias_add(nn.conv2d(%x, %w0, padding=[1, 1]), %b0));\n"
+      "  %1 = nn.max_pool2d(%0, pool_size=[3, 3], strides=[2, 2], padding=[1, 1]);\n"
+      "  %2 = nn.relu(nn.conv2d(%1, %w1, padding=[1, 1]));\n"
+      "  %3 = nn.relu(add(nn.conv2d(%2, %w2), %1));\n"
+      "  %4 = nn.max_pool2d(%3, pool_size=[2, 2], dilation=[2, 2]);\n"
+      "  %5 = reshape(nn.global_avg_pool2d(%4), newshape=[1, 12]);\n"
+      "  tanh(nn.bias_add(nn.dense(%5, %wd), %bd))\n"
+      "}\n",
+      "cnn_cuda.sy");
 }
 
 // An output that is also an input: a move within cuda:0's memory.
@@ -110,6 +133,44 @@ TEST(CudaArtifact, TheSplitMlpKeepsItsElementwiseTailAndReductionOnCuda0AsCubins
   EXPECT_EQ(m.copies[0].bytes, 256u);
   EXPECT_EQ(m.copies[1].dst_device, 0);
   EXPECT_EQ(m.copies[1].bytes, 512u);
+}
+
+TEST(CudaArtifact, AnchorsOnCuda0AreLibraryPrimitivesInPlainLayoutsWithTheirEpilogueAsCubins) {
+  if (!cuda_toolkit_available()) GTEST_SKIP() << "this build has no CUDA toolkit: nothing to compile";
+  std::string dir = build_for_cuda(cnn_model(), "cuda:0,cpu:0", "cuda_cnn");
+  Manifest m = read_manifest_file(dir + "/manifest.json");
+  EXPECT_TRUE(m.copies.empty());
+  std::map<std::string, int> kinds;
+  int dense_kernel = -1;
+  for (size_t k = 0; k < m.kernels.size(); ++k) {
+    const ManifestKernel& kernel = m.kernels[k];
+    EXPECT_EQ(kernel.device, 0) << kernel.name;
+    ++kinds[kernel.kind];
+    if (kernel.kind != "cuda_library") continue;
+    ASSERT_GE(kernel.primitive, 0) << kernel.name;
+    const PrimitiveSpec& spec = m.primitives[size_t(kernel.primitive)];
+    EXPECT_TRUE(cuda_library_makes(spec)) << kernel.name << ": " << cuda_library_refusal(spec);
+    // Neither the CPU's blocked layouts nor its own algorithms reach a GPU.
+    EXPECT_TRUE(spec.src.format.empty() && spec.dst.format.empty()) << kernel.name;
+    EXPECT_TRUE(spec.algorithm.find("winograd") == std::string::npos && spec.algorithm != "matmul_packed")
+        << spec.algorithm;
+    if (spec.kind == PrimitiveKind::kMatmul) dense_kernel = int(k);
+    // A primitive alone has no image; the dense's tanh is loops in one.
+    EXPECT_EQ(kernel.image.empty(), spec.kind != PrimitiveKind::kMatmul) << kernel.name;
+  }
+  // Three convolutions, the two pools cuDNN takes, and the dense; the
+  // dilated pool (and, maybe, the reshape) as loops.
+  EXPECT_EQ(kinds["cuda_library"], 6);
+  EXPECT_GE(kinds["loops"], 1);
+  EXPECT_EQ(kinds.count("dnnl"), 0u);
+  ASSERT_GE(dense_kernel, 0);
+  EXPECT_EQ(m.primitives[size_t(m.kernels[size_t(dense_kernel)].primitive)].bias_input, 2);
+  std::string entry = testing::read_file(dir + "/src/sy_model_entry.cc");
+  size_t begin = entry.find("services->kernel_begin(services->ctx, " + std::to_string(dense_kernel) + ")");
+  ASSERT_NE(begin, std::string::npos) << entry;
+  size_t primitive = entry.find("services->run_primitive(services->ctx, 0, ", begin);
+  size_t launch = entry.find("services->launch_kernel(services->ctx, 0, 0, ", begin);
+  EXPECT_TRUE(primitive != std::string::npos && launch != std::string::npos && primitive < launch) << entry;
 }
 
 TEST(CudaArtifact, AnArchitectureOptionSetsTheComputeCapabilityTheCubinsNeed) {
@@ -207,6 +268,7 @@ TEST(CudaArtifact, AnAllGpuModelMatchesTheInterpreterOnCuda0) {
   }
   expect_matches_interpreter(all_gpu_model(), "cuda:0,cpu:0", "cuda_all_gpu_run");
   expect_matches_interpreter(moving_model(), "cuda:0,cpu:0", "cuda_move_run");
+  expect_matches_interpreter(cnn_model(), "cuda:0,cpu:0", "cuda_cnn_run");
 }
 
 // A kernel whose integer division faults reports it, naming the kernel, once its work is done.

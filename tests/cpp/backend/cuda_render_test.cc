@@ -28,11 +28,16 @@ namespace {
 
 namespace ki = kernel_ir;
 
-// The kernel IR of the first fused group of `text`'s main.
-ki::Kernel first_group_ir(const std::string& text) {
+// The first fused group of `text`'s main lowered as for a cuda device.
+KernelSource first_group_source(const std::string& text) {
   IRModule fused = FuseOps()(infer_type(parse_module(text, "cuda.sy")));
   Function primitive = downcast<FunctionNode>(as<CallNode>(fused.lookup("main")->body)->op);
-  KernelSource source = generate_cpu_kernel(primitive, "k");
+  return lower_kernel_source(primitive, "k", {}, cuda_libraries());
+}
+
+// Its kernel IR.
+ki::Kernel first_group_ir(const std::string& text) {
+  KernelSource source = first_group_source(text);
   EXPECT_TRUE(source.kernel_ir) << text;
   return source.kernel_ir ? *source.kernel_ir : ki::Kernel();
 }
@@ -160,6 +165,40 @@ TEST(CudaRender, ACallInDoubleIsSpelledInDouble) {
             "sqrtf(v)");
 }
 
+// An anchor cuBLASLt runs is its primitive (the bias fused), and the
+// epilogue it does not fuse (tanh) is loops after it; the entry queues the
+// primitive first.
+TEST(CudaRender, AnAnchorTheLibrariesRunIsTheirPrimitiveThenTheEpilogueLoops) {
+  KernelSource source = first_group_source(
+      "def @main(%x: Tensor[(4, 32), float32], %w: Tensor[(16, 32), float32], %b: Tensor[(16), float32]) {\n"
+      "  tanh(nn.bias_add(nn.dense(%x, %w), %b))\n}\n");
+  ASSERT_TRUE(source.primitive);
+  EXPECT_EQ(source.primitive->bias_input, 2);
+  EXPECT_TRUE(source.primitive->post_ops.empty());
+  ASSERT_TRUE(source.kernel_ir);
+  ASSERT_EQ(source.kernel_ir->body.size(), 2u);
+  EXPECT_EQ(source.kernel_ir->body[0]->kind, ki::StmtKind::kRunPrimitive);
+  CudaKernel cuda = render_cuda_kernel(*source.kernel_ir, "k");
+  ASSERT_EQ(cuda.launches.size(), 1u);
+  expect_code_holds(cuda.code, {"runs first, queued by the entry", "tanhf("});
+  if (cuda_toolkit_available()) {
+    EXPECT_NO_THROW(compile_cuda(cuda.code, "k", "sm_90"));
+  }
+  // What cuBLASLt fuses whole (bias and ReLU) has no loops at all.
+  KernelSource fused = first_group_source(
+      "def @main(%x: Tensor[(4, 32), float32], %w: Tensor[(16, 32), float32], %b: Tensor[(16), float32]) {\n"
+      "  nn.relu(nn.bias_add(nn.dense(%x, %w), %b))\n}\n");
+  EXPECT_TRUE(fused.primitive && !fused.kernel_ir);
+  // An epilogue changing the dtype would keep the product in scratch, which
+  // the CUDA renderer has not: that anchor is loops.
+  KernelSource cast = first_group_source(
+      "def @main(%x: Tensor[(4, 32), float32], %w: Tensor[(16, 32), float32]) {\n"
+      "  cast(nn.dense(%x, %w), dtype=\"float16\")\n}\n");
+  EXPECT_FALSE(cast.primitive);
+  ASSERT_TRUE(cast.kernel_ir);
+  EXPECT_NO_THROW(render_cuda_kernel(*cast.kernel_ir, "k"));
+}
+
 TEST(CudaRender, WhatItCannotPrintIsAClearError) {
   ki::Kernel blocked = first_group_ir(kBroadcastAddRelu);
   blocked.buffers[0].layout = "nChw8c";
@@ -175,6 +214,17 @@ TEST(CudaRender, WhatItCannotPrintIsAClearError) {
                   {"out0", DType::kFloat32, ki::BufferRole::kOutput, 0, false, {4}, "", ""}};
   copy.body = {ki::parallel("c", 1, 1, {ki::copy("out0", "in0_x", 4)}, "copy")};
   EXPECT_THROW(render_cuda_kernel(copy, "k"), Error);
+  // The entry runs a primitive before the launches, never between them.
+  ki::Kernel late = first_group_ir(kBroadcastAddRelu);
+  late.body.push_back(ki::run_primitive("{}", "out0"));
+  try {
+    render_cuda_kernel(late, "k");
+    FAIL() << "a primitive after the loops rendered";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("runs a library primitive only as a kernel's first statement"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(CudaCompile, TheTargetNamesTheArchitecture) {
@@ -210,6 +260,17 @@ const std::vector<std::string>& one_group_modules() {
       "  %0 = nn.layer_norm(%x, %g, %b);\n  nn.relu(%0)\n}\n",
       "def @main(%x: Tensor[(1100, 3), float32]) {\n  nn.softmax(%x, axis=0)\n}\n",
       "def @main(%x: Tensor[(4, 2048), float32]) {\n  %0 = nn.softmax(%x);\n  multiply(%0, 2048f)\n}\n",
+      // Anchors neither cuBLASLt nor cuDNN takes, as loops: a float16
+      // product, an integer convolution, a dilated pool and an average
+      // whose ceil_mode window counts padding on one side only.
+      "def @main(%x: Tensor[(5, 40), float16], %w: Tensor[(7, 40), float16]) {\n  nn.dense(%x, %w)\n}\n",
+      "def @main(%x: Tensor[(1, 3, 9, 8), int32], %w: Tensor[(4, 3, 3, 3), int32]) {\n"
+      "  nn.conv2d(%x, %w, padding=[1, 1])\n}\n",
+      "def @main(%x: Tensor[(2, 3, 11, 10), float32]) {\n"
+      "  nn.max_pool2d(%x, pool_size=[3, 3], dilation=[2, 2])\n}\n",
+      "def @main(%x: Tensor[(1, 4, 10, 10), float32]) {\n"
+      "  nn.avg_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1], ceil_mode=True, count_include_pad=True)\n"
+      "}\n",
   };
   return modules;
 }
@@ -253,7 +314,7 @@ TEST(CudaRun, KernelsOfFusedGroupsMatchTheInterpreterOnCuda0) {
     std::vector<NDArray> expected = interpret(mod, inputs);
     IRModule fused = FuseOps()(infer_type(mod));
     Call group = downcast<CallNode>(fused.lookup("main")->body);
-    KernelSource source = generate_cpu_kernel(downcast<FunctionNode>(group->op), "k");
+    KernelSource source = lower_kernel_source(downcast<FunctionNode>(group->op), "k", {}, cuda_libraries());
     ASSERT_TRUE(source.kernel_ir);
     CudaKernel cuda = render_cuda_kernel(*source.kernel_ir, "k");
     ASSERT_FALSE(cuda.may_fault);

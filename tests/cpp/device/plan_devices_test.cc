@@ -263,18 +263,19 @@ def @main(%x: Tensor[(4), float32] @cpu:0) -> Tensor[(4), float32] @cpu:0 {
 }
 
 TEST(PlanDevices, OperatorsATargetCannotRunFallBackToTheHost) {
-  // CUDA runs no anchors yet: the softmax lands on the host, with a warning
-  // naming it, and its input is copied there; the exp after it, which CUDA
-  // runs, stays with it on the host (a copy back would cost more).
+  // CUDA runs no batch_norm: it lands on the host, with a warning naming
+  // it, and its input is copied there; the exp after it, which CUDA runs,
+  // stays with it on the host (a copy back would cost more).
   CompilationConfig config = CompilationConfig::parse("cpu:0,cuda:0");
   PlanResult plan = plan_devices(parse(R"(
-def @main(%x: Tensor[(4), float32] @cuda:0) -> Tensor[(4), float32] {
-  exp(nn.softmax(%x))
+def @main(%x: Tensor[(1, 4), float32] @cuda:0, %s: Tensor[(4), float32]) -> Tensor[(1, 4), float32] {
+  %0 = nn.batch_norm(%x, %s, %s, %s, %s);
+  exp(%0.0)
 })"),
                                  config);
   ASSERT_EQ(plan.warnings.size(), 1u);
-  EXPECT_NE(plan.warnings[0].find("test.sy:3:7"), std::string::npos) << plan.warnings[0];
-  EXPECT_NE(plan.warnings[0].find("'nn.softmax' cannot run on cuda:0"), std::string::npos) << plan.warnings[0];
+  EXPECT_NE(plan.warnings[0].find("test.sy:3:8"), std::string::npos) << plan.warnings[0];
+  EXPECT_NE(plan.warnings[0].find("'nn.batch_norm' cannot run on cuda:0"), std::string::npos) << plan.warnings[0];
   EXPECT_EQ(plan.module.lookup("main")->body->virtual_device(), VirtualDevice::parse("cpu:0"));
   EXPECT_EQ(count_copies(plan.module), 1);
 }
@@ -293,25 +294,27 @@ def @main(%x: Tensor[(4, 8), float32] @cuda:0) -> Tensor[(4), float32] @cuda:0 {
 
 TEST(PlanDevices, ThePassReportsEachFallbackToItsContextsDiagnostics) {
   IRModule mod = parse(R"(
-def @main(%x: Tensor[(4), float32] @cuda:0) -> Tensor[(4), float32] {
-  nn.softmax(%x)
+def @main(%x: Tensor[(1, 4), float32] @cuda:0, %s: Tensor[(4), float32]) -> Tensor[(1, 4), float32] {
+  %0 = nn.batch_norm(%x, %s, %s, %s, %s);
+  %0.0
 })");
   PassContext ctx;
   PlanDevices(CompilationConfig::parse("cpu:0,cuda:0"))(mod, ctx);
   std::vector<DiagnosticSink::Diagnostic> reported = ctx.diagnostics->diagnostics();
   ASSERT_EQ(reported.size(), 1u);
   EXPECT_EQ(reported[0].pass, "PlanDevices");
-  EXPECT_NE(reported[0].text.find("test.sy:3:3: warning: 'nn.softmax' cannot run on cuda:0"), std::string::npos)
+  EXPECT_NE(reported[0].text.find("test.sy:3:8: warning: 'nn.batch_norm' cannot run on cuda:0"), std::string::npos)
       << reported[0].text;
 }
 
 TEST(PlanDevices, OperatorWishedOntoATargetThatCannotRunItIsAnError) {
   CompilationConfig config = CompilationConfig::parse("cpu:0,cuda:0");
   IRModule mod = parse(R"(
-def @main(%x: Tensor[(4), float32]) -> Tensor[(4), float32] {
-  nn.softmax(%x)
+def @main(%x: Tensor[(1, 4), float32], %s: Tensor[(4), float32]) -> Tensor[(1, 4), float32] {
+  %0 = nn.batch_norm(%x, %s, %s, %s, %s);
+  %0.0
 })");
-  IRModule placed = apply_placement_rules(mod, {parse_placement_rule("op:nn.softmax=cuda:0", config)}).module;
+  IRModule placed = apply_placement_rules(mod, {parse_placement_rule("op:nn.batch_norm=cuda:0", config)}).module;
   try {
     plan_devices(infer_type(placed), config);
     FAIL() << "expected an error";
