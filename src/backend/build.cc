@@ -189,6 +189,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   plan_layouts(program, dnnl_channel_block());
   choose_primitive_algorithms(program);
   clock.done("layout plan");
+  plan_pinned_buffers(program, options.config);
 
   // Plan each device's arenas from the buffers' live ranges.
   std::vector<int> tensor_of_buffer;

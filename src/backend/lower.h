@@ -112,6 +112,12 @@ std::string kernel_kind(const KernelSource& kernel);
 // generator.
 void generate_kernels(LoweredProgram& program, const CompilationConfig& config);
 
+// Gives the host buffers that copies move to or from a device the host
+// cannot address (a GPU) the memory scope "pinned" (page-locked memory),
+// unless the model gave them another scope than "global". Run before memory
+// planning: arenas are per (device, scope).
+void plan_pinned_buffers(LoweredProgram& program, const CompilationConfig& config);
+
 // Keeps the activations between oneDNN convolutions and pools in the blocked
 // layout their fastest kernels read and write (channels in blocks of
 // `channel_block`), so that no reorder runs between them: an intermediate

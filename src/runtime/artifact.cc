@@ -275,6 +275,7 @@ class Artifact::Impl {
   ~Impl() {
     // Buffers go before the library that might still reference them.
     workspaces.clear();
+    pinned_memories.clear();
     kernel_primitives.clear();
     primitives.clear();
     cuda_primitives.clear();
@@ -293,7 +294,8 @@ class Artifact::Impl {
     }
     auto workspace = std::make_unique<Workspace>();
     for (const ManifestArena& arena : artifact.manifest_.arenas) {
-      workspace->arenas.emplace_back(artifact.device(arena.device), size_t(arena.bytes));
+      Device* pinned = arena.scope == kPinnedScope ? pinned_memories[size_t(arena.device)].get() : nullptr;
+      workspace->arenas.emplace_back(pinned ? *pinned : artifact.device(arena.device), size_t(arena.bytes));
       workspace->arena_pointers.push_back(workspace->arenas.back().data());
     }
     for (size_t d = 0; d < primitive_workspace_bytes.size(); ++d) {
@@ -324,6 +326,8 @@ class Artifact::Impl {
   std::vector<const void*> weight_pointers;  // by device index; null for a device without weights
   std::vector<std::unique_ptr<DnnlPrimitive>> primitives;  // by manifest primitive, on the first device using it
   std::vector<std::unique_ptr<CudaLibraryPrimitive>> cuda_primitives;  // the same, on cuda devices
+  // By device index: a host device's page-locked memory, for its "pinned" arenas.
+  std::vector<std::unique_ptr<PinnedHostMemory>> pinned_memories;
   std::vector<KernelPrimitive> kernel_primitives;          // by manifest kernel
   std::vector<size_t> primitive_workspace_bytes;           // by device index
   std::vector<std::vector<void*>> kernel_functions;        // by manifest kernel: its device image's functions
@@ -332,6 +336,24 @@ class Artifact::Impl {
 };
 
 Artifact::~Artifact() = default;
+
+// A host device with arenas of scope "pinned" gets page-locked memory from
+// the artifact's first GPU (the pages are locked for every GPU). Without a
+// GPU there is nothing to copy to, and those arenas are plain host memory.
+void Artifact::make_pinned_memories(Artifact& artifact) {
+  Impl& impl = *artifact.impl_;
+  impl.pinned_memories.resize(artifact.devices_.size());
+  CudaDevice* gpu = nullptr;
+  for (size_t d = 0; d < artifact.devices_.size() && !gpu; ++d)
+    if (artifact.manifest_.devices[d].kind == "cuda") gpu = static_cast<CudaDevice*>(artifact.devices_[d].get());
+  if (!gpu) return;
+  for (const ManifestArena& arena : artifact.manifest_.arenas) {
+    const Device& host = artifact.device(arena.device);
+    std::unique_ptr<PinnedHostMemory>& pinned = impl.pinned_memories[size_t(arena.device)];
+    if (arena.scope == kPinnedScope && host.host_accessible() && !pinned)
+      pinned = std::make_unique<PinnedHostMemory>(host, *gpu);
+  }
+}
 
 // Makes every primitive for the device that runs it (oneDNN's for a CPU's
 // threads, cuBLASLt's or cuDNN's for a GPU) and reorders each oneDNN
@@ -480,6 +502,8 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
                            version(has) + "; compile the model for this GPU's architecture");
     }
   }
+
+  make_pinned_memories(*artifact);
 
   for (const std::string& path : {model_path, weights_path})
     if (!fs::is_regular_file(path, ignored)) throw RuntimeError(path + ": file not found");

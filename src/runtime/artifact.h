@@ -97,6 +97,7 @@ class Artifact {
  private:
   class Impl;  // the loaded library, weights and workspace pool
   Artifact() = default;
+  static void make_pinned_memories(Artifact& artifact);
   static void make_primitives(Artifact& artifact, const std::string& manifest_path);
   static void load_device_images(Artifact& artifact, const std::string& manifest_path);
   RunStats execute(const std::vector<const void*>& host_inputs, const std::vector<void*>& host_outputs,

@@ -2,6 +2,7 @@
 #include "runtime/cuda_device.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "runtime/runtime_error.h"
 
@@ -101,6 +102,60 @@ void CudaDevice::run_library_primitive(const CudaLibraryPrimitive& primitive, co
                                        void* const* outputs, void* workspace) {
   gpu_->bind();
   primitive.execute(inputs, outputs, nullptr, workspace, stream_);
+}
+
+PinnedHostMemory::PinnedHostMemory(const Device& host, CudaDevice& gpu)
+    : Device(host.kind(), host.id()), gpu_(*gpu.gpu_) {}
+
+PinnedHostMemory::~PinnedHostMemory() {
+  try {
+    for (const auto& [pointer, bytes] : allocations_) gpu_.release_host(pointer);
+  } catch (const RuntimeError&) {
+    // A GPU that failed cannot release its pages; they go with the process.
+  }
+}
+
+void* PinnedHostMemory::allocate(size_t bytes) {
+  // cuMemHostAlloc's pages are aligned far beyond kDeviceAlignment.
+  size_t rounded = std::max<size_t>((bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment,
+                                    kDeviceAlignment);
+  void* pointer = gpu_.allocate_host(rounded);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    allocations_[pointer] = rounded;
+  }
+  record_allocation(rounded);
+  return pointer;
+}
+
+void PinnedHostMemory::free(void* pointer) {
+  if (!pointer) return;
+  size_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = allocations_.find(pointer);
+    if (it == allocations_.end()) throw RuntimeError(name() + ": free of pinned memory it did not allocate");
+    bytes = it->second;
+    allocations_.erase(it);
+  }
+  gpu_.release_host(pointer);
+  record_free(bytes);
+}
+
+void PinnedHostMemory::copy_from_host(void* device_destination, const void* host_source, size_t bytes) {
+  if (bytes != 0) std::memcpy(device_destination, host_source, bytes);
+}
+
+void PinnedHostMemory::copy_to_host(void* host_destination, const void* device_source, size_t bytes) {
+  if (bytes != 0) std::memcpy(host_destination, device_source, bytes);
+}
+
+void PinnedHostMemory::copy_within(void* destination, const void* source, size_t bytes) {
+  if (bytes != 0) std::memmove(destination, source, bytes);
+}
+
+void PinnedHostMemory::parallel_for(int64_t, int64_t, const ParallelBody&) {
+  throw RuntimeError(name() + "'s pinned memory runs no work: its host device does");
 }
 
 }  // namespace switchyard

@@ -52,9 +52,37 @@ class CudaDevice final : public Device {
                              void* workspace);
 
  private:
+  friend class PinnedHostMemory;
   std::unique_ptr<CudaGpu> gpu_;
   void* stream_ = nullptr;
   std::mutex mutex_;  // the stream's order is the callers'; this guards the maps
+  std::unordered_map<void*, size_t> allocations_;  // address -> rounded size
+};
+
+// Host memory in page-locked pages from a GPU's driver, for the arenas of
+// scope "pinned": the host buffers planned copies move to and from a GPU,
+// which the driver then reads and writes at the bus's speed without staging
+// them. To the CPU kernels that use it, it is the host device's memory.
+class PinnedHostMemory final : public Device {
+ public:
+  // The memory of `host` (it takes its name), page-locked through `gpu`'s driver.
+  PinnedHostMemory(const Device& host, CudaDevice& gpu);
+  ~PinnedHostMemory() override;
+
+  bool host_accessible() const override { return true; }
+  void* allocate(size_t bytes) override;
+  void free(void* pointer) override;
+  void copy_from_host(void* device_destination, const void* host_source, size_t bytes) override;
+  void copy_to_host(void* host_destination, const void* device_source, size_t bytes) override;
+  void copy_within(void* destination, const void* source, size_t bytes) override;
+  void synchronize() override {}
+  // Only memory: the host device runs the work.
+  void parallel_for(int64_t n, int64_t grain, const ParallelBody& body) override;
+  int num_threads() const override { return 1; }
+
+ private:
+  CudaGpu& gpu_;
+  std::mutex mutex_;
   std::unordered_map<void*, size_t> allocations_;  // address -> rounded size
 };
 

@@ -43,11 +43,14 @@ struct Driver {
   Result (*copy_dtoh_async)(void*, Pointer, size_t, void*);
   Result (*copy_dtod_async)(Pointer, Pointer, size_t, void*);
   Result (*memset_d32_async)(Pointer, unsigned, size_t, void*);
+  Result (*host_alloc)(void**, size_t, unsigned);
+  Result (*host_free)(void*);
 };
 
 constexpr int kComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kComputeCapabilityMinor = 76;
 constexpr unsigned kStreamNonBlocking = 1;  // CU_STREAM_NON_BLOCKING: no implicit waits on the default stream
+constexpr unsigned kHostAllocPortable = 1;  // CU_MEMHOSTALLOC_PORTABLE: page-locked for every context
 // cuLaunchKernel's `extra` markers: a parameter buffer, its size, the end.
 void* const kLaunchParamBuffer = reinterpret_cast<void*>(1);
 void* const kLaunchParamSize = reinterpret_cast<void*>(2);
@@ -85,7 +88,8 @@ const Driver& driver() {
               resolve(d, d.copy_htod_async, "cuMemcpyHtoDAsync_v2") &&
               resolve(d, d.copy_dtoh_async, "cuMemcpyDtoHAsync_v2") &&
               resolve(d, d.copy_dtod_async, "cuMemcpyDtoDAsync_v2") &&
-              resolve(d, d.memset_d32_async, "cuMemsetD32Async");
+              resolve(d, d.memset_d32_async, "cuMemsetD32Async") && resolve(d, d.host_alloc, "cuMemHostAlloc") &&
+              resolve(d, d.host_free, "cuMemFreeHost");
     if (!ok) return;
     if (Result r = d.init(0); r != 0) {
       const char* text = nullptr;
@@ -143,6 +147,18 @@ uint64_t CudaGpu::allocate(size_t bytes) {
 void CudaGpu::release(uint64_t address) {
   bind();
   check(driver().mem_free(address), "cuMemFree");
+}
+
+void* CudaGpu::allocate_host(size_t bytes) {
+  bind();
+  void* p = nullptr;
+  check(driver().host_alloc(&p, bytes, kHostAllocPortable), "cuMemHostAlloc (out of page-locked host memory?)");
+  return p;
+}
+
+void CudaGpu::release_host(void* pointer) {
+  bind();
+  check(driver().host_free(pointer), "cuMemFreeHost");
 }
 
 void CudaGpu::copy_to_gpu(uint64_t to, const void* from, size_t bytes) {

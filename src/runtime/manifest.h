@@ -58,6 +58,10 @@ struct ManifestWeight {
   uint64_t nbytes = 0;  // numel(shape) * dtype_bytes(dtype)
 };
 
+// The memory scope of host buffers that copies move to and from a GPU:
+// their arenas are page-locked (runtime/cuda_device.h's PinnedHostMemory).
+inline constexpr const char* kPinnedScope = "pinned";
+
 // One statically planned workspace of a device and memory scope.
 struct ManifestArena {
   int device = 0;

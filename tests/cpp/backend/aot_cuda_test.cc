@@ -127,6 +127,12 @@ TEST(CudaArtifact, TheSplitMlpKeepsItsElementwiseTailAndReductionOnCuda0AsCubins
   }
   EXPECT_EQ(devices, (std::vector<int>{0, 1, 0}));
   EXPECT_EQ(m.kernels[1].kind, "dnnl");
+  // The host's ends of both copies are page-locked: its only arena is pinned.
+  ASSERT_EQ(m.arenas.size(), 2u);
+  EXPECT_EQ(m.arenas[0].device, 0);
+  EXPECT_EQ(m.arenas[0].scope, "global");
+  EXPECT_EQ(m.arenas[1].device, 1);
+  EXPECT_EQ(m.arenas[1].scope, "pinned");
   // The 256-byte sum to the host, the 512-byte dense result back.
   ASSERT_EQ(m.copies.size(), 2u);
   EXPECT_EQ(m.copies[0].src_device, 0);
