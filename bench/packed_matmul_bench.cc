@@ -58,7 +58,8 @@ void matmul(benchmark::State& state, const std::string& algorithm) {
 void SuiteProducts(benchmark::internal::Benchmark* b) {
   for (int threads : {1, 2})
     for (auto [m, k, n] : {std::tuple{128, 256, 768}, {128, 256, 256}, {128, 256, 1024}, {128, 1024, 256},
-                           {1, 784, 512}})
+                           {1, 784, 512}, {1, 512, 512}, {4, 784, 512}, {16, 784, 512}, {32, 784, 512},
+                           {1, 2048, 1000}})
       b->Args({m, k, n, threads});
   b->ArgNames({"m", "k", "n", "threads"})->Unit(benchmark::kMicrosecond)->UseRealTime();
 }

@@ -23,6 +23,11 @@ constexpr int64_t kRows = 4, kPanel = 24;
 // wake, which the MLP's 0.8-MFLOP products at two threads paid on every
 // call (1.8 ms a run against 0.07 on one).
 constexpr double kFlopsPerThread = 2e6;
+// A byte of packed weights read costs about as long as this many flops (an
+// FMA peak of ~100 GFLOP/s a core against ~12 GB/s from L3): with few rows,
+// a product is the time it takes to stream its weights, and a thread with
+// half of them reads half the bytes.
+constexpr double kFlopsPerWeightByte = 8;
 // Eight floats, for the epilogue's arithmetic (GCC's vector extension).
 typedef float Vector __attribute__((vector_size(8 * sizeof(float))));
 // Rows of A a thread keeps in its L2 cache while it sweeps the panels.
@@ -136,7 +141,10 @@ std::string packed_matmul_refusal(const PrimitiveSpec& s) {
   return read_post_ops(s, &posts);
 }
 
-bool packed_matmul_pays(const PrimitiveSpec&) { return !dnnl_uses_avx512(); }
+bool packed_matmul_pays(const PrimitiveSpec& spec) {
+  constexpr int64_t kFewRows = 8;
+  return !dnnl_uses_avx512() || (!spec.src.dims.empty() && spec.src.dims[0] <= kFewRows);
+}
 
 struct PackedMatmul::Impl {
   PrimitiveSpec spec;
@@ -198,8 +206,10 @@ void PackedMatmul::execute(const void* const* inputs, void* const* outputs, cons
   // Items are (block of rows, panel), panels innermost: a thread sweeps the
   // panels over rows that stay in its cache.
   const int64_t blocks = (q.m + p.block_rows - 1) / p.block_rows;
-  const double item_flops = 2.0 * double(p.block_rows) * double(kPanel) * double(q.k);
-  const int64_t grain = std::max<int64_t>(1, int64_t(kFlopsPerThread / item_flops));
+  const double item_weight_bytes = double(kPanel) * double(q.k) * sizeof(float);
+  const double item_work = 2.0 * double(p.block_rows) * double(kPanel) * double(q.k) +
+                           kFlopsPerWeightByte * item_weight_bytes;
+  const int64_t grain = std::max<int64_t>(1, int64_t(kFlopsPerThread / item_work));
   parallel_for(blocks * p.panels, grain, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
       int64_t first = item / p.panels * p.block_rows, panel = item % p.panels;
