@@ -11,14 +11,13 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
-#include <numeric>
 
 #include "runtime/cpu_features.h"
 #include "runtime/cuda_device.h"
 #include "runtime/device_registry.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/model_description.h"
-#include "runtime/hashed_file_reader.h"
+#include "runtime/mapped_file.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "switchyard/model_abi.h"
@@ -280,6 +279,7 @@ class Artifact::Impl {
     primitives.clear();
     cuda_primitives.clear();
     weight_blocks.clear();
+    weights_file.reset();
     if (library) dlclose(library);
   }
 
@@ -322,7 +322,8 @@ class Artifact::Impl {
 
   void* library = nullptr;
   SyModelRunFn run_function = nullptr;
-  std::vector<DeviceBuffer> weight_blocks;   // by device index; empty for a device without weights
+  std::unique_ptr<MappedFile> weights_file;  // weights.bin, where host devices read their weights
+  std::vector<DeviceBuffer> weight_blocks;   // by device index: the weights of a device the host cannot address
   std::vector<const void*> weight_pointers;  // by device index; null for a device without weights
   std::vector<std::unique_ptr<DnnlPrimitive>> primitives;  // by manifest primitive, on the first device using it
   std::vector<std::unique_ptr<CudaLibraryPrimitive>> cuda_primitives;  // the same, on cuda devices
@@ -544,31 +545,31 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
                        " bytes");
   check_manifest_matches_model(manifest, {description, description_bytes}, manifest_path, model_path);
 
-  // Each device's block, read in file order while the whole file is hashed.
+  // Hashed where it is mapped; CPU devices then read their blocks there.
+  impl.weights_file = std::make_unique<MappedFile>(weights_path);
+  const MappedFile& weights_file = *impl.weights_file;
+  if (weights_file.size() != weights_size) throw RuntimeError(weights_path + " changed while it was loaded");
+  Sha256 weights_digest;
+  weights_digest.update(weights_file.data(), size_t(weights_file.size()));
+  if (std::string actual = weights_digest.hex(); actual != manifest.hashes.weights_bin)
+    throw RuntimeError(weights_path + ": sha256 " + actual + " does not match the manifest (" +
+                       manifest.hashes.weights_bin + ")");
   std::vector<WeightBlock> blocks = weight_blocks(manifest);
   impl.weight_blocks.resize(blocks.size());
   impl.weight_pointers.assign(blocks.size(), nullptr);
-  std::vector<size_t> file_order(blocks.size());
-  std::iota(file_order.begin(), file_order.end(), size_t(0));
-  std::sort(file_order.begin(), file_order.end(), [&](size_t a, size_t b) { return blocks[a].begin < blocks[b].begin; });
-  HashedFileReader weights_file(weights_path);
-  for (size_t d : file_order) {
+  for (size_t d = 0; d < blocks.size(); ++d) {
     if (blocks[d].empty()) continue;
+    const unsigned char* block = weights_file.data() + blocks[d].begin;
     Device& device = *artifact->devices_[d];
-    DeviceBuffer buffer(device, size_t(blocks[d].end - blocks[d].begin));
     if (device.host_accessible()) {
-      weights_file.read(blocks[d].begin, blocks[d].end, buffer.data());
-    } else {
-      std::vector<unsigned char> staging(buffer.bytes());
-      weights_file.read(blocks[d].begin, blocks[d].end, staging.data());
-      device.copy_from_host(buffer.data(), staging.data(), staging.size());
+      impl.weight_pointers[d] = block;
+      continue;
     }
+    DeviceBuffer buffer(device, size_t(blocks[d].end - blocks[d].begin));
+    device.copy_from_host(buffer.data(), block, buffer.bytes());
     impl.weight_pointers[d] = buffer.data();
     impl.weight_blocks[d] = std::move(buffer);
   }
-  if (std::string actual = weights_file.finish(weights_size); actual != manifest.hashes.weights_bin)
-    throw RuntimeError(weights_path + ": sha256 " + actual + " does not match the manifest (" +
-                       manifest.hashes.weights_bin + ")");
   load_device_images(*artifact, manifest_path);
   make_primitives(*artifact, manifest_path);
   // The first workspace now, so running out of memory shows at load time.
