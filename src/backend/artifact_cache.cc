@@ -9,7 +9,6 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +18,7 @@
 #include "backend/artifact_writer.h"
 #include "backend/compiler_probe.h"
 #include "backend/toolchain.h"
+#include "backend/verified_cache.h"
 #include "runtime/file_write.h"
 #include "runtime/sha256.h"
 
@@ -137,6 +137,8 @@ std::optional<ArtifactCache> ArtifactCache::open(const std::string& cache_dir, c
                     "\n";
   ArtifactCache cache;
   std::string root = cache_dir.empty() ? Toolchain::default_cache_directory() : cache_dir;
+  // What a compile killed while it kept its artifact left.
+  remove_orphaned_temporaries(root + "/artifacts");
   cache.directory_ = root + "/artifacts/" + sha256_hex(key.data(), key.size());
   return cache;
 }
@@ -169,9 +171,7 @@ std::optional<std::string> ArtifactCache::take(const std::string& output_dir) co
 }
 
 void ArtifactCache::keep(const std::string& output_dir, const std::string& summary) const {
-  static std::atomic<uint64_t> counter{0};
-  const std::string temporary =
-      directory_ + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  const std::string temporary = cache_temporary_name(directory_);
   std::error_code error;
   try {
     fs::create_directories(temporary);

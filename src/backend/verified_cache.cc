@@ -120,7 +120,7 @@ void remove_orphaned_temporaries(const std::string& dir) {
     if (writer <= 0 || (kill(writer, 0) == 0 || errno != ESRCH)) continue;
     std::error_code ignored;
     auto written = fs::last_write_time(it->path(), ignored);
-    if (!ignored && now - written >= kOrphanAge) fs::remove(it->path(), ignored);
+    if (!ignored && now - written >= kOrphanAge) fs::remove_all(it->path(), ignored);
   }
 }
 

@@ -25,10 +25,10 @@ void store_cache_entry(const std::string& temporary, const std::string& path);
 // and call: "PATH.tmp-PID-N".
 std::string cache_temporary_name(const std::string& path);
 
-// Removes the temporary files in `dir` whose writing process no longer runs
-// on this machine and which are older than ten minutes (an interrupted
-// compile leaves them; the age spares a writer on another machine that
-// shares the cache).
+// Removes the temporary files and folders in `dir` whose writing process no
+// longer runs on this machine and which are older than ten minutes (an
+// interrupted compile leaves them; the age spares a writer on another
+// machine that shares the cache).
 void remove_orphaned_temporaries(const std::string& dir);
 
 }  // namespace switchyard

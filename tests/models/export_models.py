@@ -26,7 +26,8 @@ OPSET = 13
 
 def default_cache_dir():
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "switchyard" / "models"
+    # Not switchyard/models: that is the kernel cache's folder of model.so objects.
+    return Path(base) / "switchyard" / "suite"
 
 
 def model_files(out, name):

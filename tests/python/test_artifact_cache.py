@@ -87,3 +87,23 @@ def test_an_onnx_model_with_external_data_is_compiled_every_time(tmp_path):
     onnx.save(matmul_model(), str(tmp_path / "inline.onnx"))
     compile_model(cache, tmp_path / "inline.onnx", tmp_path / "c")
     assert CACHED in compile_model(cache, tmp_path / "inline.onnx", tmp_path / "d")
+
+
+def test_a_kept_artifact_a_killed_compile_left_half_written_is_removed(tmp_path):
+    # A folder named as keep() names its temporary, by a process that has
+    # exited, and older than the ten minutes that spare a writer on another
+    # machine: the next compile's cache removes it, and a live one's stays.
+    cache = tmp_path / "cache"
+    compile_model(cache, MODEL, tmp_path / "first", "--devices", "cpu:0,cpu:1")
+    exited = subprocess.Popen(["true"])
+    exited.wait()
+    artifacts = cache / "switchyard" / "artifacts"
+    orphan = artifacts / f"0123.tmp-{exited.pid}-0"
+    live = artifacts / f"4567.tmp-{os.getpid()}-0"
+    for folder in (orphan, live):
+        (folder / "model.so").parent.mkdir(parents=True)
+        (folder / "model.so").write_bytes(b"half")
+        os.utime(folder, (0, 0))
+    assert CACHED in compile_model(cache, MODEL, tmp_path / "second", "--devices", "cpu:0,cpu:1")
+    assert not orphan.exists()
+    assert live.exists()
