@@ -15,6 +15,7 @@ the same steps on two CPU devices with PyTorch on the CPU (its dry run).
 """
 import argparse
 import inspect
+import json
 import os
 import re
 import subprocess
@@ -81,14 +82,18 @@ def run_switchyard(switchyard, model_path, x_path, expected, devices, host, rule
         return {"error": f"output shape {actual.shape}, expected {expected.shape}"}
     scale = float(np.abs(expected).max()) or 1.0
     error = float(np.abs(actual.astype(np.float64) - expected).max()) / scale
+    # The runtime fails a run whose copy moves other bytes than the manifest's: these are the bytes moved.
+    copies = json.loads((artifact / "manifest.json").read_text()).get("copies", [])
     return {"compile_s": compile_s, "latency_ms": float(found[-1][0]), "error": None if error <= TOLERANCE else
-            f"relative error {error:.3g} > {TOLERANCE:g}", "relative_error": error}
+            f"relative error {error:.3g} > {TOLERANCE:g}", "relative_error": error,
+            "copied": f"{len(copies)} copies, {sum(c['bytes'] for c in copies)} bytes"}
 
 
 def cell(result):
     if result.get("error") and "latency_ms" not in result:
         return result["error"].replace("|", "/")[:90]
-    text = f"{result['latency_ms']:.3f} ms (compile {result['compile_s']:.2f} s, error {result['relative_error']:.1e})"
+    text = (f"{result['latency_ms']:.3f} ms (compile {result['compile_s']:.2f} s, error {result['relative_error']:.1e}, "
+            f"{result['copied']})")
     return text + (f" WRONG: {result['error']}" if result.get("error") else "")
 
 
