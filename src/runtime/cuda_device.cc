@@ -19,7 +19,7 @@ CudaDevice::CudaDevice(int id) : Device("cuda", id), gpu_(CudaGpu::open(id)) { s
 CudaDevice::~CudaDevice() {
   try {
     gpu_->synchronize_stream(stream_);
-    for (const auto& [pointer, bytes] : allocations_) gpu_->release(address_of(pointer));
+    for (const auto& [pointer, bytes] : live_allocations()) gpu_->release(address_of(pointer));
     gpu_->destroy_stream(stream_);
   } catch (const RuntimeError&) {
     // A GPU that failed mid-run cannot be cleaned up further; its context goes with the process.
@@ -28,31 +28,18 @@ CudaDevice::~CudaDevice() {
 
 void* CudaDevice::allocate(size_t bytes) {
   // cuMemAlloc refuses 0 bytes; its addresses are 256-byte aligned.
-  size_t rounded = std::max<size_t>((bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment,
-                                    kDeviceAlignment);
+  size_t rounded = rounded_size(bytes);
   void* pointer = reinterpret_cast<void*>(uintptr_t(gpu_->allocate(rounded)));
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    allocations_[pointer] = rounded;
-  }
-  record_allocation(rounded);
+  record_allocation(pointer, rounded);
   return pointer;
 }
 
 void CudaDevice::free(void* pointer) {
   if (!pointer) return;
-  size_t bytes = 0;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = allocations_.find(pointer);
-    if (it == allocations_.end()) throw RuntimeError(name() + ": free of memory this device did not allocate");
-    bytes = it->second;
-    allocations_.erase(it);
-  }
+  record_free(pointer);
   // Kernels queued before may still use it.
   gpu_->synchronize_stream(stream_);
   gpu_->release(address_of(pointer));
-  record_free(bytes);
 }
 
 void CudaDevice::copy_from_host(void* device_destination, const void* host_source, size_t bytes) {
@@ -109,7 +96,7 @@ PinnedHostMemory::PinnedHostMemory(const Device& host, CudaDevice& gpu)
 
 PinnedHostMemory::~PinnedHostMemory() {
   try {
-    for (const auto& [pointer, bytes] : allocations_) gpu_.release_host(pointer);
+    for (const auto& [pointer, bytes] : live_allocations()) gpu_.release_host(pointer);
   } catch (const RuntimeError&) {
     // A GPU that failed cannot release its pages; they go with the process.
   }
@@ -117,29 +104,16 @@ PinnedHostMemory::~PinnedHostMemory() {
 
 void* PinnedHostMemory::allocate(size_t bytes) {
   // cuMemHostAlloc's pages are aligned far beyond kDeviceAlignment.
-  size_t rounded = std::max<size_t>((bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment,
-                                    kDeviceAlignment);
+  size_t rounded = rounded_size(bytes);
   void* pointer = gpu_.allocate_host(rounded);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    allocations_[pointer] = rounded;
-  }
-  record_allocation(rounded);
+  record_allocation(pointer, rounded);
   return pointer;
 }
 
 void PinnedHostMemory::free(void* pointer) {
   if (!pointer) return;
-  size_t bytes = 0;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = allocations_.find(pointer);
-    if (it == allocations_.end()) throw RuntimeError(name() + ": free of pinned memory it did not allocate");
-    bytes = it->second;
-    allocations_.erase(it);
-  }
+  record_free(pointer);
   gpu_.release_host(pointer);
-  record_free(bytes);
 }
 
 void PinnedHostMemory::copy_from_host(void* device_destination, const void* host_source, size_t bytes) {

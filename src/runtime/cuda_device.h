@@ -7,9 +7,7 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "runtime/cuda_driver.h"
@@ -55,8 +53,6 @@ class CudaDevice final : public Device {
   friend class PinnedHostMemory;
   std::unique_ptr<CudaGpu> gpu_;
   void* stream_ = nullptr;
-  std::mutex mutex_;  // the stream's order is the callers'; this guards the maps
-  std::unordered_map<void*, size_t> allocations_;  // address -> rounded size
 };
 
 // Host memory in page-locked pages from a GPU's driver, for the arenas of
@@ -82,8 +78,6 @@ class PinnedHostMemory final : public Device {
 
  private:
   CudaGpu& gpu_;
-  std::mutex mutex_;
-  std::unordered_map<void*, size_t> allocations_;  // address -> rounded size
 };
 
 }  // namespace switchyard

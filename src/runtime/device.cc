@@ -24,24 +24,39 @@ void Device::record_copy_in(size_t bytes) {
   stats_.bytes_copied_in += bytes;
 }
 
-void Device::record_allocation(size_t bytes) {
+size_t Device::rounded_size(size_t bytes) {
+  return bytes == 0 ? kDeviceAlignment : (bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment;
+}
+
+void Device::record_allocation(void* pointer, size_t bytes) {
   std::lock_guard<std::mutex> lock(stats_mutex_);
+  allocations_.emplace(pointer, bytes);
   stats_.bytes_in_use += bytes;
   stats_.live_allocations += 1;
   if (stats_.bytes_in_use > stats_.peak_bytes) stats_.peak_bytes = stats_.bytes_in_use;
 }
 
-void Device::record_free(size_t bytes) {
+size_t Device::record_free(void* pointer) {
   std::lock_guard<std::mutex> lock(stats_mutex_);
+  auto it = allocations_.find(pointer);
+  if (it == allocations_.end()) throw RuntimeError(name() + ": free of memory this device did not allocate");
+  size_t bytes = it->second;
+  allocations_.erase(it);
   stats_.bytes_in_use -= bytes;
   stats_.live_allocations -= 1;
+  return bytes;
+}
+
+std::unordered_map<void*, size_t> Device::live_allocations() const {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  return allocations_;
 }
 
 CpuDevice::CpuDevice(int id, std::shared_ptr<ThreadPool> pool) : Device("cpu", id), pool_(std::move(pool)) {}
 
 CpuDevice::~CpuDevice() {
   // Buffers outliving their device are a bug elsewhere; still return the memory.
-  for (auto& [pointer, bytes] : allocations_) std::free(pointer);
+  for (auto& [pointer, bytes] : live_allocations()) std::free(pointer);
 }
 
 void* CpuDevice::allocate(size_t bytes) {
@@ -52,29 +67,17 @@ void* CpuDevice::allocate(size_t bytes) {
     throw RuntimeError(name() + ": out of memory allocating " + std::to_string(bytes) + " bytes (the machine has " +
                        std::to_string(physical_bytes) + ")");
   // aligned_alloc wants a multiple of the alignment; 0 bytes still gets a block.
-  size_t rounded = bytes == 0 ? kDeviceAlignment : (bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment;
+  size_t rounded = rounded_size(bytes);
   void* pointer = std::aligned_alloc(kDeviceAlignment, rounded);
   if (!pointer) throw RuntimeError(name() + ": out of memory allocating " + std::to_string(bytes) + " bytes");
-  {
-    std::lock_guard<std::mutex> lock(allocations_mutex_);
-    allocations_.emplace(pointer, rounded);
-  }
-  record_allocation(rounded);
+  record_allocation(pointer, rounded);
   return pointer;
 }
 
 void CpuDevice::free(void* pointer) {
   if (!pointer) return;
-  size_t rounded;
-  {
-    std::lock_guard<std::mutex> lock(allocations_mutex_);
-    auto it = allocations_.find(pointer);
-    if (it == allocations_.end()) throw RuntimeError(name() + ": free of memory this device did not allocate");
-    rounded = it->second;
-    allocations_.erase(it);
-  }
+  record_free(pointer);
   std::free(pointer);
-  record_free(rounded);
 }
 
 void CpuDevice::copy_from_host(void* device_destination, const void* host_source, size_t bytes) {

@@ -63,9 +63,16 @@ class Device {
 
  protected:
   Device(std::string kind, int id);
-  // For subclasses' allocators.
-  void record_allocation(size_t bytes);
-  void record_free(size_t bytes);
+  // For subclasses' allocators: what they hand out is at least
+  // kDeviceAlignment bytes, a multiple of it.
+  static size_t rounded_size(size_t bytes);
+  // Records `bytes` (rounded) at `pointer` as in use.
+  void record_allocation(void* pointer, size_t bytes);
+  // Forgets `pointer`'s allocation and returns its rounded size; throws
+  // RuntimeError naming the device for a pointer it did not allocate.
+  size_t record_free(void* pointer);
+  // Every allocation still live, for a destructor to release.
+  std::unordered_map<void*, size_t> live_allocations() const;
 
  private:
   std::string kind_;
@@ -73,6 +80,7 @@ class Device {
   std::string name_;
   mutable std::mutex stats_mutex_;
   DeviceMemoryStats stats_;
+  std::unordered_map<void*, size_t> allocations_;  // pointer -> rounded size, under stats_mutex_
 };
 
 // A CPU device: host memory from the aligned heap, parallel work on a thread
@@ -94,8 +102,6 @@ class CpuDevice final : public Device {
 
  private:
   std::shared_ptr<ThreadPool> pool_;
-  std::mutex allocations_mutex_;
-  std::unordered_map<void*, size_t> allocations_;  // pointer -> rounded size
 };
 
 // Copies `bytes` from `source` on `source_device` to `destination` on
