@@ -21,7 +21,8 @@
 # the runtime's registry and artifacts, the driver loader's tests, and the
 # model suite (scripts/gpu_suite.py, with the machine's own PyTorch) all on
 # cuda:0 and split with the host, against PyTorch eager at batch 1 and 32,
-# its table written beside the results (gpu-suite.md).
+# its table written beside the results (gpu-suite.md); PYTHON names the
+# Python with PyTorch (default python3, which on the GPU machine has it).
 # Example (device tool): command "bash scripts/gpu-check.sh run", carry ["build/gpu-pack"].
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -88,7 +89,7 @@ run() {
   done
   local suite="$(dirname "$results")/gpu-suite.md"
   log "== the model suite against PyTorch eager: $suite"
-  timeout 300 python3 scripts/gpu_suite.py --switchyard "$work/bin/switchyard" --out "$suite" >>"$results" 2>&1
+  timeout 300 "${PYTHON:-python3}" scripts/gpu_suite.py --switchyard "$work/bin/switchyard" --out "$suite" >>"$results" 2>&1
   local code=$?
   [ $code -eq 0 ] || { status=1; log "FAILED: the model suite (exit $code)"; }
   log "gpu-check: $([ $status -eq 0 ] && echo passed || echo FAILED); results in $results"
