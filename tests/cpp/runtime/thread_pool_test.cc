@@ -1,5 +1,5 @@
 // Thread pool: every index exactly once, static chunks of at least `grain`,
-// nested and concurrent loops without deadlock, exceptions carried back, a
+// on OpenMP's threads, nested and concurrent loops without deadlock, exceptions carried back, a
 // capped size.
 #include "runtime/thread_pool.h"
 
@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -71,6 +73,23 @@ TEST(ThreadPool, ChunksAreContiguousAtLeastGrainAndAtMostFourAThread) {
   pool.parallel_for(19, 10, [&](int64_t begin, int64_t end) { chunks.emplace_back(begin, end); });
   ASSERT_EQ(chunks.size(), 1u);  // fewer than two grains: no split
   EXPECT_EQ(chunks[0], std::make_pair(int64_t(0), int64_t(19)));
+}
+
+// A loop runs on its caller and at most the pool's count of threads in all;
+// a pool of one runs everything on its caller.
+TEST(ThreadPool, LoopsRunOnTheCallerAndAtMostThePoolsCountOfThreads) {
+  for (int threads : {1, 3}) {
+    ThreadPool pool(threads);
+    std::mutex mutex;
+    std::set<std::thread::id> ran_on;
+    pool.parallel_for(300, 1, [&](int64_t, int64_t) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      std::lock_guard<std::mutex> lock(mutex);
+      ran_on.insert(std::this_thread::get_id());
+    });
+    EXPECT_LE(ran_on.size(), size_t(threads));
+    EXPECT_TRUE(ran_on.count(std::this_thread::get_id())) << threads << " threads";
+  }
 }
 
 TEST(ThreadPool, NestedLoopsComplete) {
