@@ -21,7 +21,7 @@ constexpr const char* kSwitchyardVersion = "0.1.0";
 Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, const CompilationConfig& config);
 
 // Writes weights.bin as `manifest` lays it out (weights in program order);
-// returns its SHA-256.
+// returns its checksum (weights_checksum of the format written, manifest.h).
 std::string write_weights_file(const LoweredProgram& program, const Manifest& manifest, const std::string& path);
 
 // A fresh directory beside `output_dir`; removed on destruction unless

@@ -546,16 +546,15 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
                        " bytes");
   check_manifest_matches_model(manifest, {description, description_bytes}, manifest_path, model_path);
 
-  // Hashed where it is mapped, on a thread of its own while the primitives
-  // are made from it (ResNet-50: 75 ms each); a mismatch discards them.
+  // Summed where it is mapped, on a thread of its own while the primitives
+  // are made from it; a mismatch discards them.
   // CPU devices read their blocks there.
   impl.weights_file = std::make_unique<MappedFile>(weights_path);
   const MappedFile& weights_file = *impl.weights_file;
   if (weights_file.size() != weights_size) throw RuntimeError(weights_path + " changed while it was loaded");
-  std::future<std::string> weights_hash = std::async(std::launch::async, [&weights_file] {
-    Sha256 digest;
-    digest.update(weights_file.data(), size_t(weights_file.size()));
-    return digest.hex();
+  const int format_version = manifest.format_version;
+  std::future<std::string> weights_hash = std::async(std::launch::async, [&weights_file, format_version] {
+    return weights_checksum_hex(format_version, weights_file.data(), size_t(weights_file.size()));
   });
   std::vector<WeightBlock> blocks = weight_blocks(manifest);
   impl.weight_blocks.resize(blocks.size());
@@ -576,8 +575,8 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
   load_device_images(*artifact, manifest_path);
   make_primitives(*artifact, manifest_path);
   if (std::string actual = weights_hash.get(); actual != manifest.hashes.weights_bin)
-    throw RuntimeError(weights_path + ": sha256 " + actual + " does not match the manifest (" +
-                       manifest.hashes.weights_bin + ")");
+    throw RuntimeError(weights_path + ": " + weights_checksum(format_version).name + " " + actual +
+                       " does not match the manifest (" + manifest.hashes.weights_bin + ")");
   // The first workspace now, so running out of memory shows at load time.
   impl.release_workspace(impl.acquire_workspace(*artifact));
   return artifact;

@@ -16,7 +16,9 @@
 #include "runtime/ndarray.h"
 #include "runtime/primitive_json.h"
 #include "runtime/runtime_error.h"
+#include "runtime/sha256.h"
 #include "runtime/thread_pool.h"
+#include "runtime/xxh128.h"
 
 namespace switchyard {
 namespace {
@@ -33,11 +35,13 @@ ManifestTensor read_tensor(ObjectReader& r) {
   return t;
 }
 
-std::string read_hash(ObjectReader& r, const char* key) {
+std::string read_hash(ObjectReader& r, const char* key, WeightsChecksum kind = {"sha256", 64}) {
   std::string hex = r.string(key);
-  bool valid = hex.size() == 64 && std::all_of(hex.begin(), hex.end(),
-                                               [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-  if (!valid) fail(r.source(), r.path(key), "expected 64 lowercase hex digits (sha256), got '" + hex + "'");
+  bool valid = hex.size() == kind.hex_digits &&
+               std::all_of(hex.begin(), hex.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  if (!valid)
+    fail(r.source(), r.path(key),
+         "expected " + std::to_string(kind.hex_digits) + " lowercase hex digits (" + kind.name + "), got '" + hex + "'");
   return hex;
 }
 
@@ -130,7 +134,7 @@ Manifest read_manifest_json(const json& root, const std::string& source) {
   });
   ObjectReader hashes(r.required("hashes"), r.path("hashes"), source);
   m.hashes.model_so = read_hash(hashes, "model.so");
-  m.hashes.weights_bin = read_hash(hashes, "weights.bin");
+  m.hashes.weights_bin = read_hash(hashes, "weights.bin", weights_checksum(m.format_version));
   hashes.finish();
   r.finish();
   return m;
@@ -210,6 +214,14 @@ ordered_json tensor_json(const ManifestTensor& t) {
 }
 
 }  // namespace
+
+WeightsChecksum weights_checksum(int format_version) {
+  return format_version >= 2 ? WeightsChecksum{"xxh128", 32} : WeightsChecksum{"sha256", 64};
+}
+
+std::string weights_checksum_hex(int format_version, const void* data, size_t bytes) {
+  return format_version >= 2 ? xxh128_hex(data, bytes) : sha256_hex(data, bytes);
+}
 
 ordered_json manifest_json(const Manifest& m) {
   ordered_json root;

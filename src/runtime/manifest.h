@@ -14,7 +14,8 @@
 namespace switchyard {
 
 // The manifest format this runtime reads and writes; older ones are read too.
-constexpr int kArtifactFormatVersion = 1;
+// 2: weights.bin's checksum is XXH3-128 (it was SHA-256 in 1).
+constexpr int kArtifactFormatVersion = 2;
 // Every weight's offset in weights.bin is a multiple of this.
 constexpr uint64_t kWeightAlignment = 64;
 // Bounds no real build comes near (ResNet-50's manifest is 70 KB with 57
@@ -99,8 +100,18 @@ struct ManifestCopy {
 
 struct ManifestHashes {
   std::string model_so;     // sha256 of model.so, 64 lowercase hex digits
-  std::string weights_bin;  // sha256 of weights.bin
+  std::string weights_bin;  // weights.bin's checksum, in weights_checksum(format_version)
 };
+
+// The checksum of weights.bin in an artifact of `format_version`: XXH3-128
+// (32 hex digits) from version 2, SHA-256 (64) before.
+struct WeightsChecksum {
+  const char* name;  // "xxh128" or "sha256", as errors spell it
+  size_t hex_digits;
+};
+WeightsChecksum weights_checksum(int format_version);
+// That checksum of `bytes`, as lowercase hex.
+std::string weights_checksum_hex(int format_version, const void* data, size_t bytes);
 
 struct Manifest {
   int format_version = kArtifactFormatVersion;

@@ -185,7 +185,7 @@ TEST_F(ArtifactTest, HashMismatchNamesTheFile) {
     file.put('\x7f');
   }
   std::string message = load_error(dir);
-  EXPECT_EQ(message.rfind(dir + "/weights.bin: sha256 ", 0), 0u) << message;
+  EXPECT_EQ(message.rfind(dir + "/weights.bin: xxh128 ", 0), 0u) << message;
   EXPECT_NE(message.find("does not match the manifest"), std::string::npos) << message;
 
   dir = write("bad_model_hash");
@@ -247,9 +247,26 @@ TEST_F(ArtifactTest, ModelSoWithoutDescriptionIsRefused) {
 TEST_F(ArtifactTest, NewerFormatVersionIsRejected) {
   std::string dir = write("newer");
   std::string text = testing::read_file(dir + "/manifest.json");
-  text.replace(text.find("\"format_version\": 1"), 19, "\"format_version\": 2");
+  text.replace(text.find("\"format_version\": 2"), 19, "\"format_version\": 3");
   std::ofstream(dir + "/manifest.json") << text;
-  EXPECT_EQ(load_error(dir), dir + "/manifest.json: artifact format version 2 is newer than this runtime supports (1)");
+  EXPECT_EQ(load_error(dir), dir + "/manifest.json: artifact format version 3 is newer than this runtime supports (2)");
+}
+
+// Format 1 summed weights.bin with SHA-256; such artifacts still load and
+// are still checked, with the checksum they were written with.
+TEST_F(ArtifactTest, FormatOneArtifactLoadsWithItsSha256) {
+  std::string dir = write("format_one", [](Manifest& m) { m.format_version = 1; });
+  EXPECT_EQ(read_manifest_file(dir + "/manifest.json").hashes.weights_bin.size(), 64u);
+  NDArray x = hand_model_input(4);
+  expect_equal(Artifact::load(dir)->run({x}).outputs[0], hand_model_reference(x));
+
+  {
+    std::fstream file(dir + "/weights.bin", std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(5);
+    file.put('\x7f');
+  }
+  std::string message = load_error(dir);
+  EXPECT_EQ(message.rfind(dir + "/weights.bin: sha256 ", 0), 0u) << message;
 }
 
 TEST_F(ArtifactTest, MissingFilesAreNamed) {

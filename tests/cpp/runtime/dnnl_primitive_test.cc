@@ -57,7 +57,7 @@ PrimitiveSpec dense_spec() {
 Manifest manifest_with_primitive() {
   Manifest m = testing::hand_model_manifest();
   m.hashes.model_so = std::string(64, 'a');
-  m.hashes.weights_bin = std::string(64, 'b');
+  m.hashes.weights_bin = std::string(32, 'b');
   m.weights[0].shape = {testing::kHandModelCols / 2, testing::kHandModelCols};
   layout_weights(m.weights, int(m.devices.size()));
   m.primitives = {dense_spec()};

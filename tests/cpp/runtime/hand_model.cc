@@ -132,7 +132,7 @@ Manifest hand_model_manifest() {
   m.kernels = {{"fused_relu_add", 0, "hand.sy:2:3", "loops"}, {"multiply", 1, "hand.sy:4:3", "loops"}};
   m.copies = {{0, 1, kHandModelTensorBytes, "hand.sy:3:3"}};
   std::vector<uint8_t> weights = hand_model_weights(m);
-  m.hashes.weights_bin = sha256_hex(weights.data(), weights.size());
+  m.hashes.weights_bin = weights_checksum_hex(m.format_version, weights.data(), weights.size());
   return m;
 }
 
@@ -180,7 +180,7 @@ void write_artifact(const std::string& dir, const std::string& so_path, Manifest
     if (!out) throw std::runtime_error("cannot write " + dir + "/weights.bin");
   }
   manifest.hashes.model_so = sha256_file_hex(dir + "/model.so");
-  manifest.hashes.weights_bin = sha256_hex(weights_bin.data(), weights_bin.size());
+  manifest.hashes.weights_bin = weights_checksum_hex(manifest.format_version, weights_bin.data(), weights_bin.size());
   write_manifest_file(manifest, dir + "/manifest.json");
 }
 

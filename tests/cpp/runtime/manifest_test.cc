@@ -25,7 +25,7 @@ Manifest complete_manifest() {
   m.devices[1].threads = 2;
   m.devices[1].cpu_features = {"avx2", "fma"};
   m.hashes.model_so = std::string(64, 'a');
-  m.hashes.weights_bin = std::string(63, '0') + "f";
+  m.hashes.weights_bin = std::string(31, '0') + "f";
   return m;
 }
 
@@ -71,7 +71,7 @@ TEST(Manifest, NewerFormatVersionIsRejected) {
     j["new_field"] = true;
   });
   EXPECT_EQ(manifest_parse_error(document),
-            "manifest.json: artifact format version 7 is newer than this runtime supports (1)");
+            "manifest.json: artifact format version 7 is newer than this runtime supports (2)");
 }
 
 struct BadField {
@@ -185,6 +185,15 @@ TEST(Manifest, EveryValidationErrorNamesItsPath) {
       {"hash not hex", [](json& j) { j["hashes"]["model.so"] = "ABC"; },
        "hashes.model.so: expected 64 lowercase hex digits (sha256), got 'ABC'"},
       {"missing weights hash", [](json& j) { j["hashes"].erase("weights.bin"); }, "hashes.weights.bin: missing field"},
+      {"weights summed with sha256 in format 2", [](json& j) { j["hashes"]["weights.bin"] = std::string(64, 'e'); },
+       "hashes.weights.bin: expected 32 lowercase hex digits (xxh128), got "
+       "'eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'"},
+      {"weights summed with xxh128 in format 1",
+       [](json& j) {
+         j["format_version"] = 1;
+         j["hashes"]["weights.bin"] = std::string(32, 'e');
+       },
+       "hashes.weights.bin: expected 64 lowercase hex digits (sha256), got 'eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'"},
       {"too many threads", [](json& j) { j["devices"][1]["threads"] = 100000; },
        "devices[1].threads: expected an integer in [1, 1024], got 100000"},
       {"unknown cpu feature", [](json& j) { j["devices"][1]["cpu_features"] = {"avx2", "warp_drive"}; },
@@ -312,7 +321,7 @@ TEST(ModelDescription, MismatchNamesTheFieldAndBothValues) {
   EXPECT_EQ(mismatch([](Manifest& m) { m.devices[1].threads = 0; }),
             "m/manifest.json: devices[1].threads is missing but m/model.so was built for 2");
   EXPECT_EQ(mismatch([](Manifest& m) { m.format_version = 0; }),
-            "m/manifest.json: format_version is 0 but m/model.so was built for 1");
+            "m/manifest.json: format_version is 0 but m/model.so was built for 2");
 }
 
 TEST(ModelDescription, DescriptionThatIsNotJsonIsNamed) {
