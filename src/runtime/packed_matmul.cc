@@ -8,6 +8,7 @@
 
 #include "runtime/cpu_features.h"
 #include "runtime/dnnl_primitive.h"
+#include "runtime/float8.h"
 #include "runtime/primitive_post_ops.h"
 #include "runtime/runtime_error.h"
 
@@ -28,8 +29,6 @@ constexpr double kFlopsPerThread = 2e6;
 // a product is the time it takes to stream its weights, and a thread with
 // half of them reads half the bytes.
 constexpr double kFlopsPerWeightByte = 8;
-// Eight floats, for the epilogue's arithmetic (GCC's vector extension).
-typedef float Vector __attribute__((vector_size(8 * sizeof(float))));
 // Rows of A a thread keeps in its L2 cache while it sweeps the panels.
 constexpr int64_t kBlockBytes = 256 << 10;
 
@@ -97,9 +96,9 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const Problem& p, const Opera
   for (int r = 0; r < Rows; ++r)
     for (int h = 0; h < 3; ++h) {
       const size_t at = size_t((row + r) * p.ldc + col + 8 * h);
-      Vector v = acc[r][h] + bias[h];
+      Float8 v = acc[r][h] + bias[h];
       apply_post_ops(v, p.posts, o.residuals.data(), at);
-      std::memcpy(o.c + at, &v, sizeof v);
+      store_float8(o.c + at, v);
     }
 }
 

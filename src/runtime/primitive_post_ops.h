@@ -3,10 +3,11 @@
 // oneDNN's that they apply in registers, in the spec's order.
 #pragma once
 
-#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "runtime/float8.h"
 #include "runtime/primitive_spec.h"
 
 namespace switchyard {
@@ -23,8 +24,8 @@ std::string read_post_ops(const PrimitiveSpec& spec, std::vector<PostOp>* posts)
 
 // Applies every post-op to `r` (by reference: a 32-byte vector passed or
 // returned by value would change the ABI with AVX off); a sum adds residuals[p] at element `at` (the
-// post-op's residual, null for other post-ops). Value is a float or a GCC
-// vector of floats, read from consecutive elements.
+// post-op's residual, null for other post-ops). Value is a float or a
+// Float8, read from consecutive elements.
 template <typename Value>
 inline __attribute__((always_inline)) void apply_post_ops(Value& r, const std::vector<PostOp>& posts,
                                                           const float* const* residuals, size_t at) {
@@ -42,9 +43,13 @@ inline __attribute__((always_inline)) void apply_post_ops(Value& r, const std::v
         r = post.alpha * r + post.beta;
         break;
       case PostOp::Kind::kSum: {
-        Value residual;
-        std::memcpy(&residual, residuals[p] + at, sizeof residual);
-        r += residual;
+        if constexpr (std::is_same_v<Value, Float8>) {
+          Float8 residual;
+          load_float8(residual, residuals[p] + at);
+          r += residual;
+        } else {
+          r += residuals[p][at];
+        }
         break;
       }
     }

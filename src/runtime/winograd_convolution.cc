@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/cpu_features.h"
+#include "runtime/float8.h"
 #include "runtime/primitive_post_ops.h"
 #include "runtime/runtime_error.h"
 
@@ -17,7 +18,8 @@ constexpr int64_t kOut = 4, kTile = 6, kElements = kTile * kTile;
 constexpr int64_t kLanes = 8;
 constexpr size_t kAlignment = 64;
 
-typedef float Vector __attribute__((vector_size(kLanes * sizeof(float))));
+using Vector = Float8;
+static_assert(sizeof(Vector) == kLanes * sizeof(float));
 
 size_t aligned(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
@@ -52,14 +54,18 @@ inline __attribute__((always_inline)) void output_transform(const Vector* m, Vec
   o[3 * stride] = b + 8 * d + m[5 * stride];
 }
 
-// Where the 8 channels of group `group` at pixel (y, x) of image `n` lie in
-// a blocked tensor (nChw{block}c) of `channels` channels.
+// A blocked tensor (nChw{block}c) of `channels` channels. The 8 channels of
+// one group at one pixel are contiguous: `plane` finds the group's first
+// pixel once per row of tiles, so the per-pixel step is one multiply (the
+// divisions by a block not known at compile time cost more than the
+// transforms themselves when done per pixel).
 struct BlockedTensor {
   int64_t channels, height, width, block;
-  size_t offset(int64_t n, int64_t group, int64_t y, int64_t x) const {
+  size_t plane(int64_t n, int64_t group) const {
     int64_t blocks = (channels + block - 1) / block, channel = group * kLanes;
-    return size_t(((n * blocks + channel / block) * height + y) * width + x) * size_t(block) + size_t(channel % block);
+    return size_t((n * blocks + channel / block) * height * width * block + channel % block);
   }
+  size_t pixel(int64_t y, int64_t x) const { return size_t((y * width + x) * block); }
 };
 
 struct Geometry {
@@ -76,80 +82,109 @@ struct OutputPass {
   float* dst = nullptr;
 };
 
-// The input transform of one row of tiles (image n, tile row ty) for one
-// channel group: 6x6 input windows, zero outside the image, into V
-// [kElements][tiles][in channels].
-inline __attribute__((always_inline)) void input_row_body(const Geometry& g, const float* src, float* v, int64_t n,
-                                                          int64_t ty, int64_t group) {
+// One work item of a transform: a row of tiles (image n, tile row ty) for
+// the channel groups [group_begin, group_end). A thread goes through a
+// tile's groups together, so the transformed tiles it writes (and the
+// products it reads) are whole cache lines, not 32-byte halves whose other
+// half comes back for a later item after the line left the cache.
+struct RowSpan {
+  int64_t n, ty, group_begin, group_end;
+};
+
+// The input transform of one span: 6x6 input windows, zero outside the
+// image, into V [kElements][tiles][in channels].
+inline __attribute__((always_inline)) void input_row_body(const Geometry& g, const float* src, float* v,
+                                                          const RowSpan& span) {
   Vector d[kElements], t[kElements];
   const int64_t in_channels = g.src.channels;
   for (int64_t tx = 0; tx < g.tiles_w; ++tx) {
-    int64_t y0 = ty * kOut - g.pad_top, x0 = tx * kOut - g.pad_left;
-    for (int64_t a = 0; a < kTile; ++a)
-      for (int64_t b = 0; b < kTile; ++b) {
-        int64_t y = y0 + a, x = x0 + b;
-        if (y >= 0 && y < g.src.height && x >= 0 && x < g.src.width)
-          std::memcpy(&d[a * kTile + b], src + g.src.offset(n, group, y, x), sizeof(Vector));
-        else
-          d[a * kTile + b] = Vector{};
-      }
-    for (int b = 0; b < kTile; ++b) input_transform(d + b, t + b, kTile);
-    for (int a = 0; a < kTile; ++a) input_transform(t + a * kTile, d + a * kTile, 1);
-    int64_t tile = (n * g.tiles_h + ty) * g.tiles_w + tx;
-    for (int64_t e = 0; e < kElements; ++e)
-      std::memcpy(v + size_t((e * g.tiles + tile) * in_channels + group * kLanes), &d[e], sizeof(Vector));
+    const int64_t y0 = span.ty * kOut - g.pad_top, x0 = tx * kOut - g.pad_left;
+    const int64_t tile = (span.n * g.tiles_h + span.ty) * g.tiles_w + tx;
+    for (int64_t group = span.group_begin; group < span.group_end; ++group) {
+      const float* plane = src + g.src.plane(span.n, group);
+      for (int64_t a = 0; a < kTile; ++a)
+        for (int64_t b = 0; b < kTile; ++b) {
+          int64_t y = y0 + a, x = x0 + b;
+          if (y >= 0 && y < g.src.height && x >= 0 && x < g.src.width)
+            load_float8(d[a * kTile + b], plane + g.src.pixel(y, x));
+          else
+            d[a * kTile + b] = Vector{};
+        }
+      for (int b = 0; b < kTile; ++b) input_transform(d + b, t + b, kTile);
+      for (int a = 0; a < kTile; ++a) input_transform(t + a * kTile, d + a * kTile, 1);
+      for (int64_t e = 0; e < kElements; ++e)
+        store_float8(v + size_t((e * g.tiles + tile) * in_channels + group * kLanes), d[e]);
+    }
   }
 }
 
-// The output transform of one row of tiles for one group of output
-// channels, with the bias and post-ops, into the blocked destination.
+// The output transform of one span of output channel groups, with the bias
+// and post-ops, into the blocked destination.
 inline __attribute__((always_inline)) void output_row_body(const Geometry& g, const std::vector<PostOp>& posts,
-                                                           const OutputPass& pass, int64_t n, int64_t ty,
-                                                           int64_t group) {
+                                                           const OutputPass& pass, const RowSpan& span) {
   Vector m[kElements], t[kOut * kTile], out[kOut * kOut];
   const int64_t out_channels = g.dst.channels;
-  Vector bias{};
-  if (pass.bias) std::memcpy(&bias, pass.bias + group * kLanes, sizeof(Vector));
-  // A destination block that pads channels gets zeros in its padding.
-  const bool pads = (group + 1) * kLanes == out_channels && out_channels % g.dst.block != 0;
   for (int64_t tx = 0; tx < g.tiles_w; ++tx) {
-    int64_t tile = (n * g.tiles_h + ty) * g.tiles_w + tx;
-    for (int64_t e = 0; e < kElements; ++e)
-      std::memcpy(&m[e], pass.products + size_t((e * g.tiles + tile) * out_channels + group * kLanes),
-                  sizeof(Vector));
-    for (int b = 0; b < kTile; ++b) output_transform(m + b, t + b, kTile);
-    for (int a = 0; a < kOut; ++a) output_transform(t + a * kTile, out + a * kOut, 1);
-    for (int64_t a = 0; a < kOut; ++a)
-      for (int64_t b = 0; b < kOut; ++b) {
-        int64_t y = ty * kOut + a, x = tx * kOut + b;
-        if (y >= g.dst.height || x >= g.dst.width) continue;
-        size_t at = g.dst.offset(n, group, y, x);
-        Vector r = out[a * kOut + b] + bias;
-        apply_post_ops(r, posts, pass.residuals.data(), at);
-        std::memcpy(pass.dst + at, &r, sizeof(Vector));
-        if (pads) std::memset(pass.dst + at + kLanes, 0, size_t(g.dst.block - kLanes) * sizeof(float));
-      }
+    const int64_t tile = (span.n * g.tiles_h + span.ty) * g.tiles_w + tx;
+    for (int64_t group = span.group_begin; group < span.group_end; ++group) {
+      Vector bias{};
+      if (pass.bias) load_float8(bias, pass.bias + group * kLanes);
+      // A destination block that pads channels gets zeros in its padding.
+      const bool pads = (group + 1) * kLanes == out_channels && out_channels % g.dst.block != 0;
+      const size_t plane = g.dst.plane(span.n, group);
+      for (int64_t e = 0; e < kElements; ++e)
+        load_float8(m[e], pass.products + size_t((e * g.tiles + tile) * out_channels + group * kLanes));
+      for (int b = 0; b < kTile; ++b) output_transform(m + b, t + b, kTile);
+      for (int a = 0; a < kOut; ++a) output_transform(t + a * kTile, out + a * kOut, 1);
+      for (int64_t a = 0; a < kOut; ++a)
+        for (int64_t b = 0; b < kOut; ++b) {
+          int64_t y = span.ty * kOut + a, x = tx * kOut + b;
+          if (y >= g.dst.height || x >= g.dst.width) continue;
+          size_t at = plane + g.dst.pixel(y, x);
+          Vector r = out[a * kOut + b] + bias;
+          apply_post_ops(r, posts, pass.residuals.data(), at);
+          store_float8(pass.dst + at, r);
+          if (pads) std::memset(pass.dst + at + kLanes, 0, size_t(g.dst.block - kLanes) * sizeof(float));
+        }
+    }
   }
 }
 
 // Each body compiled for AVX2 with FMA (8 floats a register) and for any
 // x86-64; the choice is made once per process.
-__attribute__((target("avx2,fma"))) void input_row_avx2(const Geometry& g, const float* src, float* v, int64_t n,
-                                                        int64_t ty, int64_t group) {
-  input_row_body(g, src, v, n, ty, group);
+__attribute__((target("avx2,fma"))) void input_row_avx2(const Geometry& g, const float* src, float* v,
+                                                        const RowSpan& span) {
+  input_row_body(g, src, v, span);
 }
-void input_row_generic(const Geometry& g, const float* src, float* v, int64_t n, int64_t ty, int64_t group) {
-  input_row_body(g, src, v, n, ty, group);
+void input_row_generic(const Geometry& g, const float* src, float* v, const RowSpan& span) {
+  input_row_body(g, src, v, span);
 }
 __attribute__((target("avx2,fma"))) void output_row_avx2(const Geometry& g, const std::vector<PostOp>& posts,
-                                                         const OutputPass& pass, int64_t n, int64_t ty,
-                                                         int64_t group) {
-  output_row_body(g, posts, pass, n, ty, group);
+                                                         const OutputPass& pass, const RowSpan& span) {
+  output_row_body(g, posts, pass, span);
 }
-void output_row_generic(const Geometry& g, const std::vector<PostOp>& posts, const OutputPass& pass, int64_t n,
-                        int64_t ty, int64_t group) {
-  output_row_body(g, posts, pass, n, ty, group);
+void output_row_generic(const Geometry& g, const std::vector<PostOp>& posts, const OutputPass& pass,
+                        const RowSpan& span) {
+  output_row_body(g, posts, pass, span);
 }
+
+// The work items of a transform over `groups` channel groups: every row of
+// tiles, cut into spans of whole groups so that each thread has several.
+struct RowSpans {
+  int64_t rows, tiles_h, groups, per_span, spans_per_row;
+  RowSpans(const Geometry& g, int64_t images, int64_t groups_, int threads)
+      : rows(images * g.tiles_h), tiles_h(g.tiles_h), groups(groups_) {
+    // Two groups fill a cache line; more per span only if the rows alone
+    // give each thread four items.
+    per_span = rows >= 4 * threads ? groups : std::min<int64_t>(groups, 2);
+    spans_per_row = (groups + per_span - 1) / per_span;
+  }
+  int64_t count() const { return rows * spans_per_row; }
+  RowSpan operator[](int64_t item) const {
+    int64_t row = item / spans_per_row, first = item % spans_per_row * per_span;
+    return {row / tiles_h, row % tiles_h, first, std::min(groups, first + per_span)};
+  }
+};
 
 bool dense(const PrimitiveTensor& t) {
   int64_t stride = 1;
@@ -277,11 +312,9 @@ void WinogradConvolution::execute(const void* const* inputs, void* const* output
   auto input_row = cpu_has_avx2_fma() ? input_row_avx2 : input_row_generic;
   auto output_row = cpu_has_avx2_fma() ? output_row_avx2 : output_row_generic;
 
-  const int64_t in_groups = g.src.channels / kLanes, out_groups = g.dst.channels / kLanes;
-  const int64_t rows = images * g.tiles_h;
+  const RowSpans in_spans(g, images, g.src.channels / kLanes, p.threads);
 #pragma omp parallel for num_threads(p.threads) schedule(static)
-  for (int64_t item = 0; item < rows * in_groups; ++item)
-    input_row(g, src, tiles, item / in_groups / g.tiles_h, item / in_groups % g.tiles_h, item % in_groups);
+  for (int64_t item = 0; item < in_spans.count(); ++item) input_row(g, src, tiles, in_spans[item]);
 
   dnnl::stream stream(p.engine);
   p.products.execute(stream, {{DNNL_ARG_SRC, dnnl::memory(p.tiles_desc, p.engine, tiles)},
@@ -297,9 +330,10 @@ void WinogradConvolution::execute(const void* const* inputs, void* const* output
     pass.residuals.push_back(post.kind == PostOp::Kind::kSum ? static_cast<const float*>(inputs[post.input])
                                                              : nullptr);
   pass.dst = static_cast<float*>(outputs[0]);
+  const RowSpans out_spans(g, images, g.dst.channels / kLanes, p.threads);
 #pragma omp parallel for num_threads(p.threads) schedule(static)
-  for (int64_t item = 0; item < rows * out_groups; ++item)
-    output_row(g, p.posts, pass, item / out_groups / g.tiles_h, item / out_groups % g.tiles_h, item % out_groups);
+  for (int64_t item = 0; item < out_spans.count(); ++item)
+    output_row(g, p.posts, pass, out_spans[item]);
 }
 
 }  // namespace switchyard

@@ -162,6 +162,7 @@ TEST(WinogradConvolution, MatchesLoopsWithPartialTilesBatchesAndPaddedChannels) 
       {1, 24, 40, 14, 14, 16, {1, 1}, {1, 1}},  // channels padded to 32 and 48 in blocks of 16
       {1, 8, 16, 9, 11, 8, {0, 2}, {2, 0}},     // asymmetric padding
       {1, 32, 32, 4, 4, 8, {1, 1}, {1, 1}},     // one tile
+      {2, 16, 16, 5, 5, 8, {1, 1}, {1, 1}},     // few rows of tiles: threads share a row's channels
   };
   for (const Case& c : cases)
     for (int threads : {1, 2}) {
