@@ -157,8 +157,8 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
         digest.update(kZeros, piece);
         gap -= piece;
       }
-      out.write(program.weights[i].data.data(), w.nbytes);
-      digest.update(program.weights[i].data.data(), w.nbytes);
+      out.write(program.weights[i].data.bytes(), w.nbytes);
+      digest.update(program.weights[i].data.bytes(), w.nbytes);
       position = w.offset + w.nbytes;
     }
     out.finish();

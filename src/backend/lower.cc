@@ -464,7 +464,8 @@ class Lowerer {
     const ConstantNode* constant = as<ConstantNode>(e);
     int device = device_index(e);
     // Keyed by storage, shape and device: reshaped constants share storage.
-    auto key = std::make_tuple(constant->data.data() ? constant->data.data() : static_cast<const void*>(constant),
+    auto key = std::make_tuple(constant->data.defined() ? constant->data.storage_identity()
+                                                        : static_cast<const void*>(constant),
                                constant->tensor_type().get(), device);
     auto it = weights_.find(key);
     if (it != weights_.end()) return it->second;

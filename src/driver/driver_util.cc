@@ -48,6 +48,7 @@ void add_model_flags(CLI::App* cmd, ModelFlags* flags) {
 
 IRModule load_model(const ModelFlags& flags) {
   OnnxImportOptions options;
+  options.weights_in_place = true;  // each command is one short process
   for (const std::string& spec : flags.input_shapes) {
     size_t eq = spec.rfind('=');
     if (eq == std::string::npos || eq == 0)

@@ -24,7 +24,7 @@ size_t value_hash(const T& v) {
   } else if constexpr (std::is_same_v<T, NDArray>) {
     size_t h = combine(type_hash(tensor_type(v.shape(), v.dtype())), v.nbytes());
     if (v.defined())
-      h = combine(h, std::hash<std::string_view>()(std::string_view(static_cast<const char*>(v.data()), v.nbytes())));
+      h = combine(h, std::hash<std::string_view>()(std::string_view(static_cast<const char*>(v.bytes()), v.nbytes())));
     return h;
   } else if constexpr (std::is_same_v<T, std::string>) {
     return std::hash<std::string>()(v);

@@ -15,36 +15,86 @@
 namespace switchyard {
 
 namespace {
-constexpr size_t kHugePage = size_t(2) << 20;
-}  // namespace
 
-NDArray::NDArray(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
-  for (int64_t d : shape_)
-    if (d < 0) throw std::invalid_argument("NDArray: negative dimension in " + clipped_text(shape_string()));
-  auto refuse = [&](const std::string& reason) {
-    return RuntimeError("cannot allocate a " + std::string(dtype_name(dtype_)) + " array of shape " +
-                        clipped_text(shape_string()) + ": " + reason);
-  };
-  // Refused before allocating: a size that wraps would allocate too little,
-  // and one beyond physical memory would not fail but exhaust the machine
-  // while the buffer is zeroed.
-  std::optional<int64_t> checked = checked_nbytes(shape_, dtype_);
-  if (!checked) throw refuse("its size in bytes overflows int64");
-  if (*checked > physical_memory_bytes())
-    throw refuse("it needs " + byte_count_text(*checked) + ", more than this machine's " +
-                 byte_count_text(physical_memory_bytes()) + " of memory");
-  size_t bytes = size_t(*checked);
-  // Large buffers (weights, arenas) go on 2 MiB pages where the kernel
-  // allows it: first touch then costs one fault per 2 MiB instead of one per
-  // 4 KiB, which dominates loading a model's weights.
+constexpr size_t kHugePage = size_t(2) << 20;
+
+// Buffers are zero up to the next 64 bytes, which vector loops may read.
+size_t padded_to_line(size_t bytes) { return bytes == 0 ? 64 : (bytes + 63) / 64 * 64; }
+
+// An aligned buffer of `bytes` (at least 64), left uninitialised. Large
+// buffers (weights, arenas) go on 2 MiB pages where the kernel allows it:
+// first touch then costs one fault per 2 MiB instead of one per 4 KiB,
+// which dominates loading a model's weights. Null when out of memory.
+uint8_t* allocate_aligned(size_t bytes) {
   size_t alignment = bytes >= kHugePage ? kHugePage : 64;
   size_t alloc = (bytes + alignment - 1) / alignment * alignment;
   if (alloc == 0) alloc = 64;
   void* p = std::aligned_alloc(alignment, alloc);
-  if (!p) throw refuse("out of memory for its " + byte_count_text(*checked));
-  if (alignment == kHugePage) madvise(p, alloc, MADV_HUGEPAGE);
-  std::memset(p, 0, alloc);
-  data_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+  if (p && alignment == kHugePage) madvise(p, alloc, MADV_HUGEPAGE);
+  return static_cast<uint8_t*>(p);
+}
+
+// The array's size in bytes, refused before allocating: a size that wraps
+// would allocate too little, and one beyond physical memory would not fail
+// but exhaust the machine while the buffer is zeroed.
+size_t checked_array_bytes(DType dtype, const std::vector<int64_t>& shape) {
+  for (int64_t d : shape)
+    if (d < 0) throw std::invalid_argument("NDArray: negative dimension in " + clipped_text(shape_to_string(shape)));
+  auto refuse = [&](const std::string& reason) {
+    return RuntimeError("cannot allocate a " + std::string(dtype_name(dtype)) + " array of shape " +
+                        clipped_text(shape_to_string(shape)) + ": " + reason);
+  };
+  std::optional<int64_t> checked = checked_nbytes(shape, dtype);
+  if (!checked) throw refuse("its size in bytes overflows int64");
+  if (*checked > physical_memory_bytes())
+    throw refuse("it needs " + byte_count_text(*checked) + ", more than this machine's " +
+                 byte_count_text(physical_memory_bytes()) + " of memory");
+  return size_t(*checked);
+}
+
+}  // namespace
+
+NDArray::Storage::Storage(size_t bytes) : bytes_(bytes) {
+  uint8_t* p = allocate_aligned(bytes);
+  if (!p) throw RuntimeError("out of memory for an array of " + byte_count_text(int64_t(bytes)));
+  std::memset(p, 0, padded_to_line(bytes));
+  aligned_.store(p, std::memory_order_release);
+}
+
+NDArray::Storage::Storage(const void* deferred, size_t bytes, std::shared_ptr<const void> owner)
+    : deferred_(deferred), bytes_(bytes), owner_(std::move(owner)) {}
+
+NDArray::Storage::~Storage() { std::free(aligned_.load(std::memory_order_acquire)); }
+
+uint8_t* NDArray::Storage::aligned() {
+  if (uint8_t* p = aligned_.load(std::memory_order_acquire)) return p;
+  std::call_once(copied_, [this] {
+    uint8_t* p = allocate_aligned(bytes_);
+    if (!p) throw RuntimeError("out of memory for an array of " + byte_count_text(int64_t(bytes_)));
+    if (bytes_) std::memcpy(p, deferred_, bytes_);
+    std::memset(p + bytes_, 0, padded_to_line(bytes_) - bytes_);
+    aligned_.store(p, std::memory_order_release);
+  });
+  return aligned_.load(std::memory_order_acquire);
+}
+
+const void* NDArray::Storage::bytes() const {
+  if (const uint8_t* p = aligned_.load(std::memory_order_acquire)) return p;
+  return deferred_;
+}
+
+NDArray::NDArray(DType dtype, std::vector<int64_t> shape)
+    : dtype_(dtype),
+      shape_(std::move(shape)),
+      storage_(std::make_shared<Storage>(checked_array_bytes(dtype_, shape_))) {}
+
+NDArray NDArray::deferred_copy(DType dtype, std::vector<int64_t> shape, const void* bytes,
+                               std::shared_ptr<const void> owner) {
+  NDArray out;
+  out.dtype_ = dtype;
+  out.storage_ = std::make_shared<Storage>(bytes, checked_array_bytes(dtype, shape), std::move(owner));
+  out.shape_ = std::move(shape);
+  return out;
 }
 
 NDArray NDArray::scalar_f32(float v) {
@@ -60,7 +110,7 @@ int64_t NDArray::numel() const {
 }
 
 double NDArray::get_as_double(int64_t i) const {
-  const uint8_t* p = data_.get();
+  const uint8_t* p = as<uint8_t>();
   switch (dtype_) {
     case DType::kFloat32: return reinterpret_cast<const float*>(p)[i];
     case DType::kFloat16: return half_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
@@ -75,7 +125,7 @@ double NDArray::get_as_double(int64_t i) const {
 }
 
 void NDArray::set_from_double(int64_t i, double v) {
-  uint8_t* p = data_.get();
+  uint8_t* p = as<uint8_t>();
   switch (dtype_) {
     case DType::kFloat32: reinterpret_cast<float*>(p)[i] = float(v); break;
     case DType::kFloat16: reinterpret_cast<uint16_t*>(p)[i] = float_to_half(float(v)); break;
@@ -90,14 +140,14 @@ void NDArray::set_from_double(int64_t i, double v) {
 
 bool NDArray::bitwise_equal(const NDArray& o) const {
   if (dtype_ != o.dtype_ || shape_ != o.shape_) return false;
-  if (data_ == o.data_) return true;
-  if (!data_ || !o.data_) return false;
-  return std::memcmp(data_.get(), o.data_.get(), nbytes()) == 0;
+  if (storage_ == o.storage_) return true;
+  if (!storage_ || !o.storage_) return false;
+  return std::memcmp(bytes(), o.bytes(), nbytes()) == 0;
 }
 
 NDArray NDArray::copy() const {
   NDArray out(dtype_, shape_);
-  if (nbytes()) std::memcpy(out.data(), data(), nbytes());
+  if (nbytes()) std::memcpy(out.data(), bytes(), nbytes());
   return out;
 }
 

@@ -2,7 +2,8 @@
 // and before protobuf parses it the initializers' raw_data fields are cut
 // out of the byte stream (they are most of a model's bytes). The parsed
 // model then refers to each initializer's bytes inside the mapping, and
-// the importer copies each weight once, into its constant.
+// so do the constants made from them until something needs their aligned
+// data (most are only written to weights.bin).
 #pragma once
 
 #include <memory>

@@ -118,7 +118,7 @@ class GraphImporter {
                                                                             : std::string_view();
       NDArray value;
       try {
-        value = tensor_from_onnx(init, model_dir_, raw);
+        value = tensor_from_onnx(init, model_dir_, raw, options_.weights_in_place ? file_.mapping : nullptr);
       } catch (const Error& e) {
         model_fail(source_, e.message());
       }

@@ -112,7 +112,8 @@ std::string onnx_type_name(int onnx_type) {
   return "type " + std::to_string(onnx_type);
 }
 
-NDArray tensor_from_onnx(const TensorProto& t, const std::string& model_dir, std::string_view raw_data) {
+NDArray tensor_from_onnx(const TensorProto& t, const std::string& model_dir, std::string_view raw_data,
+                         std::shared_ptr<const void> raw_data_owner) {
   std::optional<DType> dtype = dtype_from_onnx(t.data_type());
   if (!dtype) tensor_fail(t, "element type " + onnx_type_name(t.data_type()) + " is not supported");
   int64_t count = element_count(t);
@@ -128,6 +129,8 @@ NDArray tensor_from_onnx(const TensorProto& t, const std::string& model_dir, std
     if (raw_data.size() != nbytes)
       tensor_fail(t, "raw_data holds " + std::to_string(raw_data.size()) + " bytes for " + std::to_string(nbytes) +
                          " expected");
+    if (raw_data_owner && !t.has_raw_data())
+      return NDArray::deferred_copy(*dtype, shape, raw_data.data(), std::move(raw_data_owner));
     NDArray out(*dtype, shape);
     if (nbytes > 0) std::memcpy(out.data(), raw_data.data(), nbytes);
     return out;

@@ -3,6 +3,7 @@
 // model's own directory.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,8 +25,10 @@ std::string onnx_type_name(int onnx_type);
 // missing, too short, or outside the model's directory (an absolute path or
 // one with a `..` component).
 // `raw_data`, when not empty, holds the tensor's bytes kept outside the
-// message (model_reader.h).
+// message (model_reader.h); with `raw_data_owner` (the mapping holding
+// them) the array refers to them there and copies them only when its
+// aligned data is asked for (NDArray::deferred_copy).
 NDArray tensor_from_onnx(const sy_onnx::TensorProto& tensor, const std::string& model_dir,
-                         std::string_view raw_data = {});
+                         std::string_view raw_data = {}, std::shared_ptr<const void> raw_data_owner = nullptr);
 
 }  // namespace switchyard
