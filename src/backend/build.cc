@@ -145,7 +145,8 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   // Fail before any work when the devices, the output or the compiler are unusable.
   if (options.config.devices.empty()) throw Error(ErrorKind::kUsage, "a build needs at least one device");
   check_replaceable(output_dir);
-  Toolchain toolchain = Toolchain::find(options.cxx, options.cache_dir);
+  Toolchain toolchain =
+      options.toolchain.valid() ? options.toolchain.get() : Toolchain::find(options.cxx, options.cache_dir);
   clock.done("find compiler");
 
   // Optimise and place: InferType, PlanDevices (with the rules), the default

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "backend/toolchain.h"
 #include "device/placement_rules.h"
 #include "ir/attrs.h"
 #include "ir/compilation_config.h"
@@ -31,6 +33,11 @@ struct BuildOptions {
   bool check_invariants = false;  // run the invariant checker after every pass
   std::string cxx = "";           // default: $SY_CXX, else the system c++
   std::string cache_dir = "";     // default: $XDG_CACHE_HOME/switchyard or ~/.cache/switchyard
+  // The toolchain, when a caller is already finding it on another thread
+  // (the command line starts that before it reads the model: asking a new
+  // compiler its version and target is ~20 ms of a cold compile); else
+  // build_artifact finds `cxx` in `cache_dir` itself.
+  std::shared_future<Toolchain> toolchain;
 };
 
 struct BuildStage {

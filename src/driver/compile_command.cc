@@ -1,6 +1,7 @@
 // `switchyard compile`: a text-IR model to an artifact directory.
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -56,9 +57,12 @@ void run_compile(const CompileFlags& f) {
       return;
     }
   }
+  // The compiler is asked what it is while the model is read.
+  std::shared_future<Toolchain> toolchain = std::async(std::launch::async, [] { return Toolchain::find("", ""); });
   IRModule mod = load_model(f.model);
   double load_milliseconds = milliseconds_since(start);
   BuildOptions options;
+  options.toolchain = toolchain;
   // Without --devices or devices named in the module, everything runs on cpu:0.
   options.config = config_from_flags(f.devices, mod).value_or(CompilationConfig::parse("cpu:0"));
   options.rules = rules_from_flags(f.rules, options.config);
