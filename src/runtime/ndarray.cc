@@ -24,13 +24,18 @@ size_t padded_to_line(size_t bytes) { return bytes == 0 ? 64 : (bytes + 63) / 64
 // An aligned buffer of `bytes` (at least 64), left uninitialised. Large
 // buffers (weights, arenas) go on 2 MiB pages where the kernel allows it:
 // first touch then costs one fault per 2 MiB instead of one per 4 KiB,
-// which dominates loading a model's weights. Null when out of memory.
-uint8_t* allocate_aligned(size_t bytes) {
+// which dominates loading a model's weights. Out of memory is an error that
+// names the array.
+uint8_t* allocate_aligned(size_t bytes, DType dtype, const std::vector<int64_t>& shape) {
   size_t alignment = bytes >= kHugePage ? kHugePage : 64;
   size_t alloc = (bytes + alignment - 1) / alignment * alignment;
   if (alloc == 0) alloc = 64;
   void* p = std::aligned_alloc(alignment, alloc);
-  if (p && alignment == kHugePage) madvise(p, alloc, MADV_HUGEPAGE);
+  if (!p)
+    throw RuntimeError("cannot allocate a " + std::string(dtype_name(dtype)) + " array of shape " +
+                       clipped_text(shape_to_string(shape)) + ": out of memory for its " +
+                       byte_count_text(int64_t(bytes)));
+  if (alignment == kHugePage) madvise(p, alloc, MADV_HUGEPAGE);
   return static_cast<uint8_t*>(p);
 }
 
@@ -54,9 +59,8 @@ size_t checked_array_bytes(DType dtype, const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-NDArray::Storage::Storage(size_t bytes) : bytes_(bytes) {
-  uint8_t* p = allocate_aligned(bytes);
-  if (!p) throw RuntimeError("out of memory for an array of " + byte_count_text(int64_t(bytes)));
+NDArray::Storage::Storage(size_t bytes, DType dtype, const std::vector<int64_t>& shape) : bytes_(bytes) {
+  uint8_t* p = allocate_aligned(bytes, dtype, shape);
   std::memset(p, 0, padded_to_line(bytes));
   aligned_.store(p, std::memory_order_release);
 }
@@ -66,11 +70,10 @@ NDArray::Storage::Storage(const void* deferred, size_t bytes, std::shared_ptr<co
 
 NDArray::Storage::~Storage() { std::free(aligned_.load(std::memory_order_acquire)); }
 
-uint8_t* NDArray::Storage::aligned() {
+uint8_t* NDArray::Storage::aligned(DType dtype, const std::vector<int64_t>& shape) {
   if (uint8_t* p = aligned_.load(std::memory_order_acquire)) return p;
-  std::call_once(copied_, [this] {
-    uint8_t* p = allocate_aligned(bytes_);
-    if (!p) throw RuntimeError("out of memory for an array of " + byte_count_text(int64_t(bytes_)));
+  std::call_once(copied_, [&] {
+    uint8_t* p = allocate_aligned(bytes_, dtype, shape);
     if (bytes_) std::memcpy(p, deferred_, bytes_);
     std::memset(p + bytes_, 0, padded_to_line(bytes_) - bytes_);
     aligned_.store(p, std::memory_order_release);
@@ -86,7 +89,7 @@ const void* NDArray::Storage::bytes() const {
 NDArray::NDArray(DType dtype, std::vector<int64_t> shape)
     : dtype_(dtype),
       shape_(std::move(shape)),
-      storage_(std::make_shared<Storage>(checked_array_bytes(dtype_, shape_))) {}
+      storage_(std::make_shared<Storage>(checked_array_bytes(dtype_, shape_), dtype_, shape_)) {}
 
 NDArray NDArray::deferred_copy(DType dtype, std::vector<int64_t> shape, const void* bytes,
                                std::shared_ptr<const void> owner) {

@@ -42,8 +42,8 @@ class NDArray {
   size_t nbytes() const { return size_t(numel()) * dtype_bytes(dtype_); }
 
   // The aligned buffer (making it, for a deferred copy).
-  void* data() { return storage_ ? storage_->aligned() : nullptr; }
-  const void* data() const { return storage_ ? storage_->aligned() : nullptr; }
+  void* data() { return storage_ ? storage_->aligned(dtype_, shape_) : nullptr; }
+  const void* data() const { return storage_ ? storage_->aligned(dtype_, shape_) : nullptr; }
   template <typename T>
   T* as() { return static_cast<T*>(data()); }
   template <typename T>
@@ -72,18 +72,21 @@ class NDArray {
   std::vector<int64_t> shape_;
   class Storage {
    public:
-    explicit Storage(size_t bytes);  // aligned and zeroed
+    Storage(size_t bytes, DType dtype, const std::vector<int64_t>& shape);  // aligned and zeroed
     Storage(const void* deferred, size_t bytes, std::shared_ptr<const void> owner);
     ~Storage();
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
-    uint8_t* aligned();
+    // dtype and shape only name the array when it cannot be allocated.
+    uint8_t* aligned(DType dtype, const std::vector<int64_t>& shape);
     const void* bytes() const;
 
    private:
     std::atomic<uint8_t*> aligned_{nullptr};
     const void* deferred_ = nullptr;
     size_t bytes_ = 0;
+    // Kept after the copy: another thread's bytes() may still be reading
+    // the deferred bytes it was handed.
     std::shared_ptr<const void> owner_;
     std::once_flag copied_;
   };

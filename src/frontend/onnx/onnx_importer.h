@@ -25,7 +25,7 @@ struct OnnxImportOptions {
   std::map<std::string, std::vector<int64_t>> input_shapes;
   // Constants refer to their bytes inside the mapped file, copied only if
   // their aligned data is needed (most are just written to weights.bin):
-  // ResNet-50's import 170-340 ms -> 64-94. Only for a process that
+  // ResNet-50's import 170-340 ms -> 54-94. Only for a process that
   // compiles at once, as the command line does: a model that outlives the
   // file's content would see a rewritten file's bytes (or SIGBUS on a
   // truncated one), so the Python API copies them.

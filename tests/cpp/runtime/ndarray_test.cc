@@ -3,11 +3,16 @@
 #include "runtime/ndarray.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <vector>
+
+#include "runtime/runtime_error.h"
 
 namespace switchyard {
 namespace {
@@ -72,6 +77,52 @@ TEST(NDArray, DeferredCopyRefusesSizesAsAllocationDoes) {
   auto buffer = misaligned_floats();
   EXPECT_THROW(NDArray::deferred_copy(DType::kFloat32, {-1}, buffer->data(), buffer), std::invalid_argument);
   EXPECT_THROW(NDArray::deferred_copy(DType::kFloat32, {int64_t(1) << 62, 8}, buffer->data(), buffer), std::exception);
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kAddressSpaceIsReserved = true;  // the sanitizers map terabytes of shadow memory
+#else
+constexpr bool kAddressSpaceIsReserved = false;
+#endif
+
+// Caps this process's address space 64 MiB above what it maps now, so a
+// 512 MiB array cannot be allocated although the machine has the memory.
+void leave_no_room_for_large_arrays() {
+  long pages = 0;
+  FILE* statm = std::fopen("/proc/self/statm", "r");
+  ASSERT_NE(statm, nullptr);
+  ASSERT_EQ(std::fscanf(statm, "%ld", &pages), 1);
+  std::fclose(statm);
+  rlim_t limit = rlim_t(pages) * rlim_t(sysconf(_SC_PAGESIZE)) + (rlim_t(64) << 20);
+  rlimit cap{limit, limit};
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &cap), 0);
+}
+
+// Runs `allocate` in a child whose address space is capped and prints what it threw.
+void expect_out_of_memory_naming_the_array(void (*allocate)()) {
+  EXPECT_EXIT(
+      {
+        leave_no_room_for_large_arrays();
+        try {
+          allocate();
+        } catch (const RuntimeError& e) {
+          std::fprintf(stderr, "%s\n", e.what());
+          std::_Exit(3);
+        }
+        std::_Exit(0);
+      },
+      testing::ExitedWithCode(3),
+      "cannot allocate a float32 array of shape \\(128, 1048576\\): out of memory for its 536870912 bytes \\(512.0 MiB\\)");
+}
+
+TEST(NDArray, OutOfMemoryNamesTheArrayWhenAllocatedOrCopied) {
+  if (kAddressSpaceIsReserved) GTEST_SKIP() << "a sanitizer build cannot cap its address space";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  expect_out_of_memory_naming_the_array([] { NDArray(DType::kFloat32, {128, 1 << 20}); });
+  expect_out_of_memory_naming_the_array([] {
+    static const float source = 0;  // never read: the copy fails before it reads
+    NDArray::deferred_copy(DType::kFloat32, {128, 1 << 20}, &source, nullptr).data();
+  });
 }
 
 }  // namespace
