@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/huge_pages.h"
 #include "runtime/runtime_error.h"
 #include "runtime/tensor_size.h"
 
@@ -66,9 +67,10 @@ void* CpuDevice::allocate(size_t bytes) {
   if (bytes > physical_bytes)
     throw RuntimeError(name() + ": out of memory allocating " + std::to_string(bytes) + " bytes (the machine has " +
                        std::to_string(physical_bytes) + ")");
-  // aligned_alloc wants a multiple of the alignment; 0 bytes still gets a block.
+  // 0 bytes still gets a block. Arenas of 2 MiB and more go on huge pages:
+  // their first run faulted them in 4 KiB at a time.
   size_t rounded = rounded_size(bytes);
-  void* pointer = std::aligned_alloc(kDeviceAlignment, rounded);
+  void* pointer = allocate_maybe_on_huge_pages(rounded);
   if (!pointer) throw RuntimeError(name() + ": out of memory allocating " + std::to_string(bytes) + " bytes");
   record_allocation(pointer, rounded);
   return pointer;

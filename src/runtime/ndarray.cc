@@ -1,14 +1,13 @@
 // NDArray storage and element access.
 #include "runtime/ndarray.h"
 
-#include <sys/mman.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
 
 #include "runtime/clipped_text.h"
+#include "runtime/huge_pages.h"
 #include "runtime/runtime_error.h"
 #include "runtime/tensor_size.h"
 
@@ -16,26 +15,17 @@ namespace switchyard {
 
 namespace {
 
-constexpr size_t kHugePage = size_t(2) << 20;
-
 // Buffers are zero up to the next 64 bytes, which vector loops may read.
 size_t padded_to_line(size_t bytes) { return bytes == 0 ? 64 : (bytes + 63) / 64 * 64; }
 
-// An aligned buffer of `bytes` (at least 64), left uninitialised. Large
-// buffers (weights, arenas) go on 2 MiB pages where the kernel allows it:
-// first touch then costs one fault per 2 MiB instead of one per 4 KiB,
-// which dominates loading a model's weights. Out of memory is an error that
-// names the array.
+// An aligned buffer of `bytes`, left uninitialised, on huge pages when large
+// (weights, arenas). Out of memory is an error that names the array.
 uint8_t* allocate_aligned(size_t bytes, DType dtype, const std::vector<int64_t>& shape) {
-  size_t alignment = bytes >= kHugePage ? kHugePage : 64;
-  size_t alloc = (bytes + alignment - 1) / alignment * alignment;
-  if (alloc == 0) alloc = 64;
-  void* p = std::aligned_alloc(alignment, alloc);
+  void* p = allocate_maybe_on_huge_pages(bytes);
   if (!p)
     throw RuntimeError("cannot allocate a " + std::string(dtype_name(dtype)) + " array of shape " +
                        clipped_text(shape_to_string(shape)) + ": out of memory for its " +
                        byte_count_text(int64_t(bytes)));
-  if (alignment == kHugePage) madvise(p, alloc, MADV_HUGEPAGE);
   return static_cast<uint8_t*>(p);
 }
 
