@@ -12,11 +12,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <numeric>
 
 #include "backend/code_generators.h"
 #include "backend/interrupt.h"
 #include "runtime/file_write.h"
+#include "runtime/huge_pages.h"
 #include "runtime/primitive_json.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
@@ -135,7 +137,8 @@ Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, co
   return m;
 }
 
-std::string write_weights_file(const LoweredProgram& program, const Manifest& manifest, const std::string& path) {
+std::string write_weights_file(const LoweredProgram& program, const Manifest& manifest,
+                               const WeightPreparers& preparers, const std::string& path) {
   // Weights are grouped by device in the file, not in program order.
   std::vector<size_t> order(program.weights.size());
   std::iota(order.begin(), order.end(), size_t(0));
@@ -145,8 +148,15 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
     FileWriter out(path);
     // Summed as written (reading 100 MB back cost a fifth of a second), with
     // the checksum of the format written: XXH3-128 (manifest.h).
-    static_assert(kArtifactFormatVersion == 2, "weights.bin's checksum changes with the format");
+    static_assert(kArtifactFormatVersion == 3, "weights.bin's checksum changes with the format");
     Xxh128 digest;
+    // One buffer for every prepared weight, as large as the largest.
+    uint64_t largest = 0;
+    for (size_t i = 0; i < preparers.size(); ++i)
+      if (preparers[i]) largest = std::max(largest, manifest.weights[i].nbytes);
+    std::unique_ptr<void, decltype(&std::free)> prepared(largest ? allocate_maybe_on_huge_pages(largest) : nullptr,
+                                                         &std::free);
+    if (largest && !prepared) throw RuntimeError("out of memory for " + std::to_string(largest) + " bytes of prepared weights");
     static const char kZeros[4096] = {};
     uint64_t position = 0;
     for (size_t i : order) {
@@ -157,8 +167,13 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
         digest.update(kZeros, piece);
         gap -= piece;
       }
-      out.write(program.weights[i].data.bytes(), w.nbytes);
-      digest.update(program.weights[i].data.bytes(), w.nbytes);
+      const void* bytes = program.weights[i].data.bytes();
+      if (preparers[i]) {
+        preparers[i]->prepare_weights_into(bytes, prepared.get());
+        bytes = prepared.get();
+      }
+      out.write(bytes, w.nbytes);
+      digest.update(bytes, w.nbytes);
       position = w.offset + w.nbytes;
     }
     out.finish();

@@ -7,6 +7,7 @@
 
 #include "backend/lower.h"
 #include "backend/memory_plan.h"
+#include "backend/prepared_weights.h"
 #include "ir/compilation_config.h"
 #include "runtime/manifest.h"
 
@@ -20,9 +21,11 @@ constexpr const char* kSwitchyardVersion = "0.1.0";
 // kernels (one per call, in program order) and copies.
 Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, const CompilationConfig& config);
 
-// Writes weights.bin as `manifest` lays it out (weights in program order);
-// returns its checksum (weights_checksum of the format written, manifest.h).
-std::string write_weights_file(const LoweredProgram& program, const Manifest& manifest, const std::string& path);
+// Writes weights.bin as `manifest` lays it out (weights in program order),
+// each weight with a preparer in its primitive's layout; returns its
+// checksum (weights_checksum of the format written, manifest.h).
+std::string write_weights_file(const LoweredProgram& program, const Manifest& manifest,
+                               const WeightPreparers& preparers, const std::string& path);
 
 // A fresh directory beside `output_dir`; removed on destruction unless
 // committed. commit() puts it in place of `output_dir`, replacing an older

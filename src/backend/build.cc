@@ -199,6 +199,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
 
   // Describe the artifact: devices, inputs, outputs, weights, arenas, kernels, copies.
   Manifest manifest = make_manifest(program, memory, options.config);
+  const WeightPreparers preparers = mark_prepared_weights(program, manifest, options.config);
   // The CPU features each CPU device's code is compiled for, and the
   // compute capability each cuda device's cubins need, checked at load.
   std::map<std::string, std::vector<std::string>> features_of_mcpu;
@@ -221,7 +222,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   // declared after `staging`, it ends before the staging directory goes.
   StagingDirectory staging(output_dir);
   std::future<std::string> weights_hash = std::async(std::launch::async, [&] {
-    return write_weights_file(program, manifest, staging.path() + "/weights.bin");
+    return write_weights_file(program, manifest, preparers, staging.path() + "/weights.bin");
   });
 
   // Generate the entry function that runs the steps in order.

@@ -44,12 +44,13 @@ void inspect_artifact(const std::string& dir) {
     std::map<std::string, int> kinds;
     for (const ManifestKernel& k : m.kernels)
       if (k.device == int(d)) ++kinds[k.kind];
-    uint64_t weights = 0;
+    uint64_t weights = 0, prepared = 0;
     for (const ManifestWeight& w : m.weights)
-      if (w.device == int(d)) weights += w.nbytes;
+      if (w.device == int(d)) (w.prepared.empty() ? weights : prepared) += w.nbytes;
     std::cout << "  device " << m.devices[d].name << ": kernels";
     for (const auto& [kind, n] : kinds) std::cout << " " << kind << "=" << n;
-    std::cout << ", weights " << mib(weights);
+    std::cout << ", weights " << mib(weights + prepared);
+    if (prepared > 0) std::cout << " (" << mib(prepared) << " prepared for their primitives)";
     for (const ManifestArena& a : m.arenas)
       if (a.device == int(d))
         std::cout << ", arena " << a.scope << " " << mib(a.bytes) << " (lower bound " << mib(a.lower_bound_bytes) << ")";

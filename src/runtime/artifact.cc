@@ -358,8 +358,9 @@ void Artifact::make_pinned_memories(Artifact& artifact) {
 }
 
 // Makes every primitive for the device that runs it (oneDNN's for a CPU's
-// threads, cuBLASLt's or cuDNN's for a GPU) and reorders each oneDNN
-// kernel's constant weights into its primitive's layout, so that no run
+// threads, cuBLASLt's or cuDNN's for a GPU) and gives each oneDNN kernel
+// its constant weights in its primitive's layout: read where weights.bin
+// holds them when the compiler stored them so, else prepared now. No run
 // makes or reorders anything.
 void Artifact::make_primitives(Artifact& artifact, const std::string& manifest_path) {
   Impl& impl = *artifact.impl_;
@@ -412,7 +413,15 @@ void Artifact::make_primitives(Artifact& artifact, const std::string& manifest_p
     const char* block = static_cast<const char*>(impl.weight_pointers[size_t(kernel.device)]);
     planned.weights_address = block + weight_offset_in_block(manifest, kernel.weights);
     std::shared_ptr<const PreparedWeights>& weights = prepared[{primitive, kernel.weights}];
-    if (!weights) weights = primitive->prepare_weights(planned.weights_address);
+    const ManifestWeight& stored = manifest.weights[size_t(kernel.weights)];
+    try {
+      if (!weights)
+        weights = stored.prepared.empty() ? primitive->prepare_weights(planned.weights_address)
+                                          : primitive->adopt_prepared_weights(planned.weights_address,
+                                                                              size_t(stored.nbytes), stored.prepared);
+    } catch (const RuntimeError& e) {
+      throw RuntimeError(where + ": weight '" + stored.name + "': " + e.what());
+    }
     planned.weights = weights;
   }
 }

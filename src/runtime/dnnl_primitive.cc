@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <sstream>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
@@ -65,20 +66,109 @@ memory::desc any_layout(const PrimitiveTensor& t) { return memory::desc(t.dims, 
 
 size_t aligned(size_t bytes) { return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
 
-// Weights prepared at load: in the Winograd domain, packed in panels or
-// reordered into oneDNN's layout. 64-byte aligned, on huge pages when large:
-// faulting ResNet-50's ~100 MB of them in 4 KiB pages was a quarter of its
-// load.
-struct HostWeights final : PreparedWeights {
-  explicit HostWeights(size_t bytes) : data(static_cast<float*>(allocate_maybe_on_huge_pages(bytes))) {
-    if (!data) throw RuntimeError("out of memory for " + std::to_string(bytes) + " bytes of prepared weights");
-  }
-  ~HostWeights() override { std::free(data); }
-  HostWeights(const HostWeights&) = delete;
-  HostWeights& operator=(const HostWeights&) = delete;
-  float* data;
+// Weights in the layout the primitive reads: in the Winograd domain, packed
+// in panels or reordered into oneDNN's layout, 64-byte aligned.
+struct HostWeights : PreparedWeights {
+  const float* data = nullptr;
   memory reordered;  // over `data`, for a oneDNN primitive
 };
+
+// Prepared at load, on huge pages when large: faulting ResNet-50's ~100 MB
+// of them in 4 KiB pages was a quarter of its load.
+struct OwnedWeights final : HostWeights {
+  explicit OwnedWeights(size_t bytes) : buffer(static_cast<float*>(allocate_maybe_on_huge_pages(bytes))) {
+    if (!buffer) throw RuntimeError("out of memory for " + std::to_string(bytes) + " bytes of prepared weights");
+    data = buffer;
+  }
+  ~OwnedWeights() override { std::free(buffer); }
+  OwnedWeights(const OwnedWeights&) = delete;
+  OwnedWeights& operator=(const OwnedWeights&) = delete;
+  float* buffer;
+};
+
+// Prepared by the compiler and read where weights.bin is mapped (the
+// artifact keeps the mapping for as long as its primitives).
+struct StoredWeights final : HostWeights {};
+
+std::string joined(const int64_t* values, int count) {
+  std::string text;
+  for (int i = 0; i < count; ++i) text += (i ? "," : "") + std::to_string(values[i]);
+  return text;
+}
+
+// The text of a plain float32 blocked layout ("onednn dims=... strides=...
+// blocks=1:8,0:8"), or empty for one it does not describe (compensated or
+// non-blocked formats).
+std::string layout_text(const memory::desc& desc) {
+  const dnnl_memory_desc_t& d = desc.data;
+  if (d.format_kind != dnnl_blocked || d.data_type != dnnl_f32 || d.extra.flags != 0) return "";
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  std::string blocks;
+  for (int i = 0; i < b.inner_nblks; ++i)
+    blocks += (i ? "," : "") + std::to_string(b.inner_idxs[i]) + ":" + std::to_string(b.inner_blks[i]);
+  return "onednn dims=" + joined(d.dims, d.ndims) + " padded=" + joined(d.padded_dims, d.ndims) +
+         " offsets=" + joined(d.padded_offsets, d.ndims) + " offset0=" + std::to_string(d.offset0) +
+         " strides=" + joined(b.strides, d.ndims) + " blocks=" + blocks;
+}
+
+// The layout layout_text wrote; throws RuntimeError for any other text.
+memory::desc layout_from_text(const std::string& text) {
+  auto bad = [&](const std::string& why) { return RuntimeError("unreadable oneDNN layout '" + text + "': " + why); };
+  std::map<std::string, std::vector<int64_t>> fields;
+  std::istringstream words(text);
+  std::string word;
+  words >> word;
+  if (word != "onednn") throw bad("it does not start with 'onednn'");
+  while (words >> word) {
+    size_t eq = word.find('=');
+    if (eq == std::string::npos) throw bad("'" + word + "' is not name=values");
+    std::vector<int64_t>& values = fields[word.substr(0, eq)];
+    std::string list = word.substr(eq + 1);
+    for (size_t at = 0; at < list.size();) {
+      size_t end = list.find_first_of(",:", at);
+      if (end == std::string::npos) end = list.size();
+      try {
+        size_t used = 0;
+        values.push_back(std::stoll(list.substr(at, end - at), &used));
+        if (used != end - at) throw std::invalid_argument("trailing");
+      } catch (const std::exception&) {
+        throw bad("'" + list + "' is not a list of integers");
+      }
+      at = end + 1;
+    }
+  }
+  for (const char* name : {"dims", "padded", "offsets", "offset0", "strides", "blocks"})
+    if (!fields.count(name)) throw bad(std::string("no ") + name);
+  dnnl_memory_desc_t d{};
+  const std::vector<int64_t>& dims = fields["dims"];
+  d.ndims = int(dims.size());
+  if (d.ndims < 1 || d.ndims > DNNL_MAX_NDIMS) throw bad("bad number of dimensions");
+  for (const char* name : {"padded", "offsets", "strides"})
+    if (fields[name].size() != dims.size()) throw bad(std::string(name) + " has another rank than dims");
+  const std::vector<int64_t>& blocks = fields["blocks"];
+  if (blocks.size() % 2 != 0 || blocks.size() / 2 > DNNL_MAX_NDIMS || fields["offset0"].size() != 1)
+    throw bad("bad blocks or offset0");
+  d.data_type = dnnl_f32;
+  d.format_kind = dnnl_blocked;
+  d.offset0 = fields["offset0"][0];
+  dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  for (int i = 0; i < d.ndims; ++i) {
+    d.dims[i] = dims[size_t(i)];
+    d.padded_dims[i] = fields["padded"][size_t(i)];
+    d.padded_offsets[i] = fields["offsets"][size_t(i)];
+    b.strides[i] = fields["strides"][size_t(i)];
+    if (d.dims[i] < 1 || d.padded_dims[i] < d.dims[i] || d.padded_offsets[i] != 0 || b.strides[i] < 0)
+      throw bad("bad dimension " + std::to_string(i));
+  }
+  b.inner_nblks = int(blocks.size() / 2);
+  for (int i = 0; i < b.inner_nblks; ++i) {
+    b.inner_idxs[i] = blocks[size_t(2 * i)];
+    b.inner_blks[i] = blocks[size_t(2 * i + 1)];
+    if (b.inner_idxs[i] < 0 || b.inner_idxs[i] >= d.ndims || b.inner_blks[i] < 1) throw bad("bad block");
+  }
+  if (d.offset0 != 0) throw bad("offset0 is not 0");
+  return memory::desc(d);
+}
 
 }  // namespace
 
@@ -229,27 +319,84 @@ size_t DnnlPrimitive::workspace_bytes() const {
 
 bool DnnlPrimitive::needs_prepared_weights() const { return impl_->winograd || impl_->packed; }
 
-std::shared_ptr<const PreparedWeights> DnnlPrimitive::prepare_weights(const void* weights) const {
+std::string DnnlPrimitive::prepared_weights_layout() const {
   const Impl& p = *impl_;
-  if (p.winograd) {
-    auto prepared = std::make_shared<HostWeights>(p.winograd->transformed_weights_size() * sizeof(float));
-    p.winograd->transform_weights(static_cast<const float*>(weights), prepared->data);
-    return prepared;
-  }
-  if (p.packed) {
-    auto prepared = std::make_shared<HostWeights>(p.packed->packed_weights_size() * sizeof(float));
-    p.packed->pack_weights(static_cast<const float*>(weights), prepared->data);
-    return prepared;
-  }
-  if (!p.blocked_weights()) return nullptr;
-  auto prepared = std::make_shared<HostWeights>(p.chosen_weights.get_size());
-  prepared->reordered = memory(p.chosen_weights, p.engine, prepared->data);
+  const PrimitiveSpec& s = p.spec;
+  if (p.winograd)
+    return "winograd_f4x4_3x3 [36][" + std::to_string(s.weights.dims[1]) + "][" + std::to_string(s.weights.dims[0]) +
+           "]";
+  if (p.packed)
+    return "packed [panels][k][24] dims=" + joined(s.weights.dims.data(), int(s.weights.dims.size()));
+  return p.blocked_weights() ? layout_text(p.chosen_weights) : "";
+}
+
+size_t DnnlPrimitive::prepared_weights_bytes() const {
+  const Impl& p = *impl_;
+  if (p.winograd) return p.winograd->transformed_weights_size() * sizeof(float);
+  if (p.packed) return p.packed->packed_weights_size() * sizeof(float);
+  return p.blocked_weights() ? p.chosen_weights.get_size() : 0;
+}
+
+void DnnlPrimitive::prepare_weights_into(const void* weights, void* prepared) const {
+  const Impl& p = *impl_;
+  if (p.winograd) return p.winograd->transform_weights(static_cast<const float*>(weights), static_cast<float*>(prepared));
+  if (p.packed) return p.packed->pack_weights(static_cast<const float*>(weights), static_cast<float*>(prepared));
+  if (!p.blocked_weights()) throw RuntimeError("the primitive reads its weights as they are");
   omp_set_num_threads(p.threads);
   dnnl::stream stream(p.engine);
   memory given(p.weights, p.engine, const_cast<void*>(weights));
-  p.to_weights.execute(stream, given, prepared->reordered);
+  memory reordered(p.chosen_weights, p.engine, prepared);
+  p.to_weights.execute(stream, given, reordered);
   stream.wait();
+}
+
+std::shared_ptr<const PreparedWeights> DnnlPrimitive::prepare_weights(const void* weights) const {
+  const Impl& p = *impl_;
+  if (!p.winograd && !p.packed && !p.blocked_weights()) return nullptr;
+  auto prepared = std::make_shared<OwnedWeights>(prepared_weights_bytes());
+  prepare_weights_into(weights, prepared->buffer);
+  if (p.blocked_weights()) prepared->reordered = memory(p.chosen_weights, p.engine, prepared->buffer);
   return prepared;
+}
+
+std::shared_ptr<const PreparedWeights> DnnlPrimitive::adopt_prepared_weights(const void* stored, size_t bytes,
+                                                                             const std::string& layout) const {
+  const Impl& p = *impl_;
+  const std::string wanted = prepared_weights_layout();
+  if (layout == wanted) {
+    if (bytes != prepared_weights_bytes())
+      throw RuntimeError("weights prepared as '" + layout + "' are " + std::to_string(bytes) + " bytes, not " +
+                         std::to_string(prepared_weights_bytes()));
+    auto adopted = std::make_shared<StoredWeights>();
+    adopted->data = static_cast<const float*>(stored);
+    if (p.blocked_weights()) adopted->reordered = memory(p.chosen_weights, p.engine, const_cast<void*>(stored));
+    return adopted;
+  }
+  // oneDNN chose another layout here (another CPU or thread count than the
+  // compiler's): reordered from the stored one.
+  if (wanted.rfind("onednn ", 0) != 0 || layout.rfind("onednn ", 0) != 0)
+    throw RuntimeError("weights prepared as '" + layout + "', but this primitive reads '" +
+                       (wanted.empty() ? std::string("plain weights") : wanted) + "'");
+  memory::desc given_layout;
+  try {
+    given_layout = layout_from_text(layout);
+    if (given_layout.dims() != p.chosen_weights.dims()) throw RuntimeError("its dimensions are not the weights'");
+    if (given_layout.get_size() != bytes)
+      throw RuntimeError("it takes " + std::to_string(given_layout.get_size()) + " bytes, not " + std::to_string(bytes));
+    auto prepared = std::make_shared<OwnedWeights>(p.chosen_weights.get_size());
+    prepared->reordered = memory(p.chosen_weights, p.engine, prepared->buffer);
+    omp_set_num_threads(p.threads);
+    dnnl::stream stream(p.engine);
+    memory given(given_layout, p.engine, const_cast<void*>(stored));
+    dnnl::reorder(dnnl::reorder::primitive_desc(p.engine, given_layout, p.engine, p.chosen_weights))
+        .execute(stream, given, prepared->reordered);
+    stream.wait();
+    return prepared;
+  } catch (const dnnl::error& e) {
+    throw RuntimeError("oneDNN cannot reorder weights prepared as '" + layout + "': " + e.what());
+  } catch (const RuntimeError& e) {
+    throw RuntimeError("weights prepared as '" + layout + "': " + e.what());
+  }
 }
 
 void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, const PreparedWeights* weights,

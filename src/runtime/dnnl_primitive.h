@@ -3,13 +3,14 @@
 // made, and Debian's oneDNN runs on OpenMP threads of its own, so a
 // primitive is made for its device's thread count and every call sets
 // OpenMP's count to it first. Constant weights are reordered into the layout
-// the primitive chose once, at load time; scratchpads and reordered
+// the primitive chose once, by the compiler or at load time; scratchpads and reordered
 // activations live in per-run workspace memory, so concurrent runs share
 // nothing mutable.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "runtime/packed_matmul.h"
 #include "runtime/primitive_spec.h"
@@ -37,8 +38,24 @@ class DnnlPrimitive {
   // True when it runs only with weights from prepare_weights (constant
   // weights): the Winograd convolution's are transformed once.
   bool needs_prepared_weights() const;
-  // The plain weights at `weights` in the primitive's layout.
+  // The layout its prepared weights take (e.g. "winograd_f4x4_3x3 [36][64][64]",
+  // or oneDNN's blocking as text), empty when it reads plain weights; and
+  // their bytes. The compiler stores constant weights prepared in
+  // weights.bin under this name.
+  std::string prepared_weights_layout() const;
+  size_t prepared_weights_bytes() const;
+  // Writes the plain weights at `weights` in that layout to `prepared`
+  // (prepared_weights_bytes(), 64-byte aligned).
+  void prepare_weights_into(const void* weights, void* prepared) const;
+  // The plain weights at `weights` in the primitive's layout, or null when
+  // it reads them as they are.
   std::shared_ptr<const PreparedWeights> prepare_weights(const void* weights) const;
+  // Weights stored already prepared, `bytes` at `stored` in `layout`: read
+  // where they lie (which must outlive the result) when that is this
+  // primitive's layout, else reordered into it when both are oneDNN's.
+  // Throws RuntimeError naming the layouts otherwise.
+  std::shared_ptr<const PreparedWeights> adopt_prepared_weights(const void* stored, size_t bytes,
+                                                                const std::string& layout) const;
   // Runs on the kernel's buffers. `weights` replaces the weights input when
   // given; `workspace` holds workspace_bytes(), 64-byte aligned. The
   // runtime's own kernels that run on the device's threads (the packed

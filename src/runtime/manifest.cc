@@ -89,6 +89,7 @@ Manifest read_manifest_json(const json& root, const std::string& source) {
     weight.device = w.device_index("device");
     weight.offset = w.byte_count("offset");
     weight.nbytes = w.byte_count("nbytes");
+    if (w.optional("prepared")) weight.prepared = w.nonempty_string("prepared");
     return weight;
   });
   m.arenas = read_list<ManifestArena>(r, "arenas", [](ObjectReader& a) {
@@ -178,7 +179,7 @@ void check_weights(const Manifest& m, const std::string& source) {
     } catch (const RuntimeError& e) {
       fail(source, member_path(path, "shape"), e.what());
     }
-    if (w.nbytes != expected)
+    if (w.prepared.empty() && w.nbytes != expected)
       fail(source, member_path(path, "nbytes"),
            std::to_string(w.nbytes) + " does not match " + dtype_name(w.dtype) + " " + shape_to_string(w.shape) + " (" +
                std::to_string(expected) + " bytes)");
@@ -242,13 +243,12 @@ ordered_json manifest_json(const Manifest& m) {
   root["outputs"] = ordered_json::array();
   for (const ManifestTensor& t : m.outputs) root["outputs"].push_back(tensor_json(t));
   root["weights"] = ordered_json::array();
-  for (const ManifestWeight& w : m.weights)
-    root["weights"].push_back(ordered_json{{"name", w.name},
-                                           {"dtype", dtype_name(w.dtype)},
-                                           {"shape", w.shape},
-                                           {"device", w.device},
-                                           {"offset", w.offset},
-                                           {"nbytes", w.nbytes}});
+  for (const ManifestWeight& w : m.weights) {
+    ordered_json weight{{"name", w.name},        {"dtype", dtype_name(w.dtype)}, {"shape", w.shape},
+                        {"device", w.device},    {"offset", w.offset},           {"nbytes", w.nbytes}};
+    if (!w.prepared.empty()) weight["prepared"] = w.prepared;
+    root["weights"].push_back(weight);
+  }
   root["arenas"] = ordered_json::array();
   for (const ManifestArena& a : m.arenas)
     root["arenas"].push_back(ordered_json{
@@ -375,7 +375,7 @@ void validate_manifest(const Manifest& m, const std::string& source) {
       int64_t numel = 1;
       for (int64_t d : expected.dims) numel *= d;
       if (expected.empty() || w.dtype != DType::kFloat32 || w.device != k.device ||
-          w.nbytes != uint64_t(numel) * sizeof(float))
+          (w.prepared.empty() && w.nbytes != uint64_t(numel) * sizeof(float)))
         fail(source, member_path(path, "weights"),
              "weight '" + w.name + "' (" + dtype_name(w.dtype) + " " + shape_to_string(w.shape) + " on " +
                  m.devices[size_t(w.device)].name + ") is not the float32 weights of primitive " +
@@ -457,7 +457,7 @@ uint64_t layout_weights(std::vector<ManifestWeight>& weights, int num_devices) {
   for (int device = 0; device < num_devices; ++device) {
     for (ManifestWeight& w : weights) {
       if (w.device != device) continue;
-      w.nbytes = tensor_nbytes(w.dtype, w.shape);
+      if (w.prepared.empty()) w.nbytes = tensor_nbytes(w.dtype, w.shape);
       w.offset = (end + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
       end = w.offset + w.nbytes;
     }

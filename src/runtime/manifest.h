@@ -15,7 +15,8 @@ namespace switchyard {
 
 // The manifest format this runtime reads and writes; older ones are read too.
 // 2: weights.bin's checksum is XXH3-128 (it was SHA-256 in 1).
-constexpr int kArtifactFormatVersion = 2;
+// 3: a primitive's constant weights may be stored prepared (ManifestWeight::prepared).
+constexpr int kArtifactFormatVersion = 3;
 // Every weight's offset in weights.bin is a multiple of this.
 constexpr uint64_t kWeightAlignment = 64;
 // Bounds no real build comes near (ResNet-50's manifest is 70 KB with 57
@@ -56,7 +57,11 @@ struct ManifestWeight {
   std::vector<int64_t> shape;
   int device = 0;
   uint64_t offset = 0;  // in weights.bin, a multiple of kWeightAlignment
-  uint64_t nbytes = 0;  // numel(shape) * dtype_bytes(dtype)
+  uint64_t nbytes = 0;  // numel(shape) * dtype_bytes(dtype), or the prepared layout's bytes
+  // Empty for plain row-major bytes; else the layout the primitives reading
+  // them take (DnnlPrimitive::prepared_weights_layout), written by the
+  // compiler so that a load reads them where they lie.
+  std::string prepared;
 };
 
 // The memory scope of host buffers that copies move to and from a GPU:
@@ -158,9 +163,9 @@ std::vector<WeightBlock> weight_blocks(const Manifest& manifest);
 // it at SyRunArgs::weights[device] + this offset.
 uint64_t weight_offset_in_block(const Manifest& manifest, int weight_index);
 
-// For writers: sets every weight's nbytes and offset so weights are grouped by
-// device (ascending index), in list order within a device, each aligned to
-// kWeightAlignment. Returns the size weights.bin must have.
+// For writers: sets every plain weight's nbytes (a prepared one keeps its
+// own) and every offset, so weights are grouped by device (ascending
+// index), in list order within a device, each aligned to kWeightAlignment. Returns the size weights.bin must have.
 uint64_t layout_weights(std::vector<ManifestWeight>& weights, int num_devices);
 
 }  // namespace switchyard

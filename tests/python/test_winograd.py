@@ -69,6 +69,15 @@ def test_winograd_runs_where_it_pays_and_matches_the_interpreter(tmp_path):
                      "computed/conv": "convolution_direct"}, found
     actual = np.asarray(sy.runtime.load(tmp_path / "one").run(x=x, wx=wx))
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+    # The compiler stored the constant weights in the layouts the primitives read (biases stay plain).
+    weights = json.loads((tmp_path / "one" / "manifest.json").read_text())["weights"]
+    prepared = sorted((w["shape"], w.get("prepared", "").split(" ")[0], w["nbytes"]) for w in weights if len(w["shape"]) == 4)
+    assert prepared == [([16, 3, 3, 3], "onednn", 16 * 3 * 9 * 4),
+                        ([16, 16, 3, 3], "winograd_f4x4_3x3", 36 * 16 * 16 * 4),
+                        ([16, 16, 3, 3], "winograd_f4x4_3x3", 36 * 16 * 16 * 4),
+                        ([24, 16, 3, 3], "onednn", 24 * 16 * 9 * 4),
+                        ([24, 24, 3, 3], "onednn", 24 * 24 * 9 * 4)], prepared
+    assert all("prepared" not in w for w in weights if len(w["shape"]) == 1)
 
     # Split after the block: the residual block's buffers stay on cpu:0, blocked.
     sy.build(mod, ["cpu:0", "cpu:1"], tmp_path / "two", place=["node:down/*=cpu:1", "node:small/*=cpu:1",

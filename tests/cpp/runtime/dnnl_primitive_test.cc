@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -189,43 +190,101 @@ TEST(DnnlPrimitive, DenseWithBiasReluAndResidualMatchesLoops) {
 }
 
 // A 3x3 convolution, stride 1, padding 1, with a blocked layout of oneDNN's
-// choosing for activations and weights, against plain loops.
-TEST(DnnlPrimitive, BlockedConvolutionMatchesLoops) {
-  const int64_t c = 3, o = 20, h = 7, wd = 6;
-  PrimitiveSpec s;
-  s.kind = PrimitiveKind::kConvolution;
-  s.algorithm = "convolution_direct";
-  s.src = {{1, c, h, wd}, dense({1, c, h, wd})};
-  s.weights = {{o, c, 3, 3}, dense({o, c, 3, 3})};
-  s.dst = {{1, o, h, wd}, dense({1, o, h, wd})};
-  s.weights_input = 1;
-  s.strides = {1, 1};
-  s.dilation = {0, 0};
-  s.padding_l = s.padding_r = {1, 1};
-  s.any_weights_layout = s.any_activation_layout = true;
+// choosing for activations and weights, and its plain-loop result.
+struct ConvolutionCase {
+  static constexpr int64_t c = 3, o = 20, h = 7, wd = 6;
+  PrimitiveSpec spec;
   std::vector<float> x = random_values(size_t(c * h * wd), 5), w = random_values(size_t(o * c * 9), 6);
-  std::vector<float> expected(size_t(o * h * wd));
-  for (int64_t oc = 0; oc < o; ++oc)
-    for (int64_t y = 0; y < h; ++y)
-      for (int64_t xx = 0; xx < wd; ++xx) {
-        double acc = 0;
-        for (int64_t ic = 0; ic < c; ++ic)
-          for (int64_t ky = 0; ky < 3; ++ky)
-            for (int64_t kx = 0; kx < 3; ++kx) {
-              int64_t iy = y + ky - 1, ix = xx + kx - 1;
-              if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
-              acc += double(x[size_t((ic * h + iy) * wd + ix)]) * w[size_t(((oc * c + ic) * 3 + ky) * 3 + kx)];
-            }
-        expected[size_t((oc * h + y) * wd + xx)] = float(acc);
-      }
-  DnnlPrimitive primitive(s, 2);
-  Workspace workspace(primitive.workspace_bytes());
-  std::vector<float> out(expected.size());
-  const void* inputs[] = {x.data(), w.data()};
-  void* outputs[] = {out.data()};
-  std::shared_ptr<const PreparedWeights> prepared = primitive.prepare_weights(w.data());
-  primitive.execute(inputs, outputs, prepared.get(), workspace.get());
-  expect_close(out, expected);
+  std::vector<float> expected = std::vector<float>(size_t(o * h * wd));
+
+  ConvolutionCase() {
+    PrimitiveSpec& s = spec;
+    s.kind = PrimitiveKind::kConvolution;
+    s.algorithm = "convolution_direct";
+    s.src = {{1, c, h, wd}, dense({1, c, h, wd})};
+    s.weights = {{o, c, 3, 3}, dense({o, c, 3, 3})};
+    s.dst = {{1, o, h, wd}, dense({1, o, h, wd})};
+    s.weights_input = 1;
+    s.strides = {1, 1};
+    s.dilation = {0, 0};
+    s.padding_l = s.padding_r = {1, 1};
+    s.any_weights_layout = s.any_activation_layout = true;
+    for (int64_t oc = 0; oc < o; ++oc)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t xx = 0; xx < wd; ++xx) {
+          double acc = 0;
+          for (int64_t ic = 0; ic < c; ++ic)
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                int64_t iy = y + ky - 1, ix = xx + kx - 1;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                acc += double(x[size_t((ic * h + iy) * wd + ix)]) * w[size_t(((oc * c + ic) * 3 + ky) * 3 + kx)];
+              }
+          expected[size_t((oc * h + y) * wd + xx)] = float(acc);
+        }
+  }
+
+  // The primitive's output with `weights` given prepared.
+  std::vector<float> run(const DnnlPrimitive& primitive, const PreparedWeights* weights) const {
+    Workspace workspace(primitive.workspace_bytes());
+    std::vector<float> out(expected.size());
+    const void* inputs[] = {x.data(), w.data()};
+    void* outputs[] = {out.data()};
+    primitive.execute(inputs, outputs, weights, workspace.get());
+    return out;
+  }
+};
+
+TEST(DnnlPrimitive, BlockedConvolutionMatchesLoops) {
+  ConvolutionCase t;
+  DnnlPrimitive primitive(t.spec, 2);
+  expect_close(t.run(primitive, primitive.prepare_weights(t.w.data()).get()), t.expected);
+}
+
+// The compiler stores weights prepared in the primitive's layout; a load
+// reads them in place when its primitive takes that layout, reorders them
+// from another oneDNN layout, and refuses anything else naming both.
+TEST(DnnlPrimitive, StoredPreparedWeightsAreReadInPlaceOrReorderedFromAnotherLayout) {
+  ConvolutionCase t;
+  DnnlPrimitive primitive(t.spec, 2);
+  const std::string layout = primitive.prepared_weights_layout();
+  ASSERT_EQ(layout.rfind("onednn dims=20,3,3,3 padded=", 0), 0u) << layout;
+  Workspace stored(primitive.prepared_weights_bytes());
+  primitive.prepare_weights_into(t.w.data(), stored.get());
+  std::shared_ptr<const PreparedWeights> adopted =
+      primitive.adopt_prepared_weights(stored.get(), primitive.prepared_weights_bytes(), layout);
+  expect_close(t.run(primitive, adopted.get()), t.expected);
+  // Read where they lie: zeroed there, the convolution (no bias) gives zeros.
+  std::fill_n(static_cast<unsigned char*>(stored.get()), primitive.prepared_weights_bytes(), 0);
+  expect_close(t.run(primitive, adopted.get()), std::vector<float>(t.expected.size(), 0.0f));
+  // The plain OIHW weights described as a oneDNN layout: reordered from it.
+  const std::string plain = "onednn dims=20,3,3,3 padded=20,3,3,3 offsets=0,0,0,0 offset0=0 strides=27,9,3,1 blocks=";
+  expect_close(t.run(primitive, primitive.adopt_prepared_weights(t.w.data(), t.w.size() * 4, plain).get()),
+               t.expected);
+  auto refusal = [&](const std::string& text, size_t bytes) {
+    try {
+      primitive.adopt_prepared_weights(t.w.data(), bytes, text);
+      return std::string("(adopted)");
+    } catch (const RuntimeError& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(refusal(plain, 100), "weights prepared as '" + plain + "': it takes 2160 bytes, not 100");
+  EXPECT_EQ(refusal(layout, 100), "weights prepared as '" + layout + "' are 100 bytes, not " +
+                                      std::to_string(primitive.prepared_weights_bytes()));
+  EXPECT_EQ(refusal("winograd_f4x4_3x3 [36][3][20]", 8640),
+            "weights prepared as 'winograd_f4x4_3x3 [36][3][20]', but this primitive reads '" + layout + "'");
+  EXPECT_EQ(refusal("onednn dims=20,3 padded=20,3,3,3 offsets=0,0 offset0=0 strides=1,1 blocks=", 2160),
+            "weights prepared as 'onednn dims=20,3 padded=20,3,3,3 offsets=0,0 offset0=0 strides=1,1 blocks=': "
+            "unreadable oneDNN layout 'onednn dims=20,3 padded=20,3,3,3 offsets=0,0 offset0=0 strides=1,1 blocks=': "
+            "padded has another rank than dims");
+  EXPECT_EQ(refusal("onednn dims=x", 2160),
+            "weights prepared as 'onednn dims=x': unreadable oneDNN layout 'onednn dims=x': 'x' is not a list of "
+            "integers");
+  const std::string other_dims =
+      "onednn dims=3,20,3,3 padded=3,20,3,3 offsets=0,0,0,0 offset0=0 strides=180,9,3,1 blocks=";
+  EXPECT_EQ(refusal(other_dims, 2160),
+            "weights prepared as '" + other_dims + "': its dimensions are not the weights'");
 }
 
 TEST(DnnlPrimitive, APrimitiveOneDnnRefusesIsAnErrorNamingIt) {
