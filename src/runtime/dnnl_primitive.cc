@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
@@ -170,6 +171,19 @@ memory::desc layout_from_text(const std::string& text) {
   return memory::desc(d);
 }
 
+// oneDNN generates its GEMM kernels when a process first multiplies:
+// 14-17 ms inside the first run of ResNet-50 (its first Winograd product)
+// and of the encoder (its first matmul). An 8x8 product when the first
+// primitive that multiplies is made moves that to the load (on a thread of
+// its own, beside the load, it made both first runs slower).
+void generate_gemm_kernels() {
+  static std::once_flag generated;
+  std::call_once(generated, [] {
+    float a[64] = {}, b[64] = {}, c[64] = {};
+    dnnl_sgemm('N', 'N', 8, 8, 8, 1.0f, a, 8, b, 8, 0.0f, c, 8);
+  });
+}
+
 }  // namespace
 
 struct DnnlPrimitive::Impl {
@@ -297,6 +311,9 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
     p.operands.push_back(post.kind == PrimitivePostOp::Kind::kEltwise ? memory::desc() : plain(post.operand));
   // The primitive's blocking depends on the thread count it is made for.
   omp_set_num_threads(p.threads);
+  if (spec.algorithm == kWinogradAlgorithm ||
+      (spec.kind == PrimitiveKind::kMatmul && spec.algorithm != kPackedMatmulAlgorithm))
+    generate_gemm_kernels();
   try {
     if (spec.algorithm == kWinogradAlgorithm)
       p.winograd = std::make_unique<WinogradConvolution>(spec, p.threads);
