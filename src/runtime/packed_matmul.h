@@ -1,8 +1,9 @@
 // A matrix product with constant weights, C = A·B (+ bias, post-ops), the
-// weights packed once at load into panels of 24 columns (each k's 24
-// weights contiguous). oneDNN 2.6's GEMM on AVX2 packs the weights again on
-// every call; here a 4x24 register tile runs the whole K over a packed
-// panel and applies the bias and post-ops before its one store.
+// weights packed once (by the compiler, into weights.bin) into panels of
+// 24 columns (each k's 24 weights contiguous). oneDNN 2.6's GEMM on AVX2
+// packs the weights again on every call; here a 4x24 register tile runs
+// the whole K over a packed panel and applies the bias and post-ops before
+// its one store.
 // bench/packed_matmul_bench.cc: on the encoder's products 1.0-1.2x
 // oneDNN's speed on one thread and 1.1-1.3x on two, 75-80% of the FMA
 // peak on one.
