@@ -32,6 +32,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Preparing weights reads them with vector loads: the staging copies are
+// aligned like arena buffers.
+constexpr uintptr_t kAlignment = 64;
+
+using Buffer = std::unique_ptr<void, decltype(&std::free)>;
+
+Buffer allocate_buffer(uint64_t bytes, const char* what) {
+  Buffer buffer(bytes ? allocate_maybe_on_huge_pages(bytes) : nullptr, &std::free);
+  if (bytes && !buffer) throw RuntimeError("out of memory for " + std::to_string(bytes) + " bytes of " + what);
+  return buffer;
+}
+
 ManifestTensor manifest_tensor(std::string name, const LoweredBuffer& buffer) {
   ManifestTensor t;
   t.name = std::move(name);
@@ -150,13 +162,18 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
     // the checksum of the format written: XXH3-128 (manifest.h).
     static_assert(kArtifactFormatVersion == 3, "weights.bin's checksum changes with the format");
     Xxh128 digest;
-    // One buffer for every prepared weight, as large as the largest.
-    uint64_t largest = 0;
+    // One buffer for every prepared weight, as large as the largest; and one
+    // for plain weights that lie unaligned (in the mapped ONNX file, where
+    // protobuf puts them at any byte), since preparing reads them as floats.
+    uint64_t largest = 0, largest_unaligned = 0;
     for (size_t i = 0; i < preparers.size(); ++i)
-      if (preparers[i]) largest = std::max(largest, manifest.weights[i].nbytes);
-    std::unique_ptr<void, decltype(&std::free)> prepared(largest ? allocate_maybe_on_huge_pages(largest) : nullptr,
-                                                         &std::free);
-    if (largest && !prepared) throw RuntimeError("out of memory for " + std::to_string(largest) + " bytes of prepared weights");
+      if (preparers[i]) {
+        largest = std::max(largest, manifest.weights[i].nbytes);
+        if (reinterpret_cast<uintptr_t>(program.weights[i].data.bytes()) % kAlignment != 0)
+          largest_unaligned = std::max<uint64_t>(largest_unaligned, program.weights[i].data.nbytes());
+      }
+    Buffer prepared = allocate_buffer(largest, "prepared weights");
+    Buffer aligned = allocate_buffer(largest_unaligned, "unaligned weights");
     static const char kZeros[4096] = {};
     uint64_t position = 0;
     for (size_t i : order) {
@@ -169,6 +186,8 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
       }
       const void* bytes = program.weights[i].data.bytes();
       if (preparers[i]) {
+        if (reinterpret_cast<uintptr_t>(bytes) % kAlignment != 0)
+          bytes = std::memcpy(aligned.get(), bytes, program.weights[i].data.nbytes());
         preparers[i]->prepare_weights_into(bytes, prepared.get());
         bytes = prepared.get();
       }

@@ -44,8 +44,8 @@ class DnnlPrimitive {
   // weights.bin under this name.
   std::string prepared_weights_layout() const;
   size_t prepared_weights_bytes() const;
-  // Writes the plain weights at `weights` in that layout to `prepared`
-  // (prepared_weights_bytes(), 64-byte aligned).
+  // Writes the plain weights at `weights` (aligned to their element) in
+  // that layout to `prepared` (prepared_weights_bytes(), 64-byte aligned).
   void prepare_weights_into(const void* weights, void* prepared) const;
   // The plain weights at `weights` in the primitive's layout, or null when
   // it reads them as they are.
