@@ -171,19 +171,6 @@ memory::desc layout_from_text(const std::string& text) {
   return memory::desc(d);
 }
 
-// oneDNN generates its GEMM kernels when a process first multiplies:
-// 14-17 ms inside the first run of ResNet-50 (its first Winograd product)
-// and of the encoder (its first matmul). An 8x8 product when the first
-// primitive that multiplies is made moves that to the load (on a thread of
-// its own, beside the load, it made both first runs slower).
-void generate_gemm_kernels() {
-  static std::once_flag generated;
-  std::call_once(generated, [] {
-    float a[64] = {}, b[64] = {}, c[64] = {};
-    dnnl_sgemm('N', 'N', 8, 8, 8, 1.0f, a, 8, b, 8, 0.0f, c, 8);
-  });
-}
-
 }  // namespace
 
 struct DnnlPrimitive::Impl {
@@ -199,6 +186,7 @@ struct DnnlPrimitive::Impl {
   // The layouts the primitive reads and writes, and its scratchpad.
   memory::desc chosen_src, chosen_weights, chosen_dst, scratchpad;
   dnnl::primitive primitive;
+  std::string implementation;  // oneDNN's name for it, e.g. "brg:avx512_core"
   dnnl::reorder to_src, to_dst, from_dst, to_weights;
   // Where each piece lies in the workspace.
   size_t scratchpad_offset = 0, src_offset = 0, dst_offset = 0, weights_offset = 0, workspace_bytes = 0;
@@ -237,6 +225,7 @@ struct DnnlPrimitive::Impl {
     chosen_dst = description.dst_desc();
     if (!spec.weights.empty()) chosen_weights = description.weights_desc();
     scratchpad = description.scratchpad_desc();
+    implementation = description.impl_info_str();
     primitive = Primitive(description);
   }
 
@@ -311,9 +300,6 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
     p.operands.push_back(post.kind == PrimitivePostOp::Kind::kEltwise ? memory::desc() : plain(post.operand));
   // The primitive's blocking depends on the thread count it is made for.
   omp_set_num_threads(p.threads);
-  if (spec.algorithm == kWinogradAlgorithm ||
-      (spec.kind == PrimitiveKind::kMatmul && spec.algorithm != kPackedMatmulAlgorithm))
-    generate_gemm_kernels();
   try {
     if (spec.algorithm == kWinogradAlgorithm)
       p.winograd = std::make_unique<WinogradConvolution>(spec, p.threads);
@@ -328,6 +314,21 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
 }
 
 DnnlPrimitive::~DnnlPrimitive() = default;
+
+bool DnnlPrimitive::multiplies_with_onednn_gemm() const {
+  const Impl& p = *impl_;
+  const std::string& implementation = p.winograd ? p.winograd->products_implementation() : p.implementation;
+  return implementation.rfind("gemm", 0) == 0;
+}
+
+void generate_onednn_gemm_kernels() {
+  static std::once_flag generated;
+  std::call_once(generated, [] {
+    omp_set_num_threads(1);  // a team of OpenMP threads of its own would outlive the call
+    float a[64] = {}, b[64] = {}, c[64] = {};
+    dnnl_sgemm('N', 'N', 8, 8, 8, 1.0f, a, 8, b, 8, 0.0f, c, 8);
+  });
+}
 
 const PrimitiveSpec& DnnlPrimitive::spec() const { return impl_->spec; }
 size_t DnnlPrimitive::workspace_bytes() const {

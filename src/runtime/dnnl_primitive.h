@@ -23,6 +23,15 @@ class PreparedWeights {
   virtual ~PreparedWeights() = default;
 };
 
+// oneDNN generates the kernels of its GEMM (which its "gemm:jit"
+// implementations call) when a process first multiplies with it: 14-25 ms
+// inside a first run (ResNet-50's first Winograd product on AVX2, the
+// encoder's first matmul). This makes them once per process, on the calling
+// thread; a load runs it on a thread of its own beside the rest, and only
+// for primitives that multiply with it (on AVX-512 ResNet-50's run on
+// brgemm kernels, generated with the primitive).
+void generate_onednn_gemm_kernels();
+
 class DnnlPrimitive {
  public:
   // Throws RuntimeError saying what oneDNN refused (e.g. the post-ops).
@@ -32,6 +41,9 @@ class DnnlPrimitive {
   DnnlPrimitive& operator=(const DnnlPrimitive&) = delete;
 
   const PrimitiveSpec& spec() const;
+  // Whether oneDNN runs it (or the Winograd convolution's products) with its
+  // GEMM, whose kernels generate_onednn_gemm_kernels makes.
+  bool multiplies_with_onednn_gemm() const;
   // Bytes of workspace one call needs (scratchpad, blocked activations,
   // computed weights in the primitive's layout).
   size_t workspace_bytes() const;

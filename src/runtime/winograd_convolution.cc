@@ -241,6 +241,7 @@ struct WinogradConvolution::Impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::memory::desc tiles_desc, weights_desc, products_desc;
   dnnl::matmul products;
+  std::string products_implementation;
 };
 
 WinogradConvolution::WinogradConvolution(const PrimitiveSpec& spec, int threads) : impl_(std::make_unique<Impl>()) {
@@ -263,13 +264,16 @@ WinogradConvolution::WinogradConvolution(const PrimitiveSpec& spec, int threads)
   p.tiles_desc = dnnl::memory::desc({kElements, g.tiles, g.src.channels}, f32, Tag::abc);
   p.weights_desc = dnnl::memory::desc({kElements, g.src.channels, g.dst.channels}, f32, Tag::abc);
   p.products_desc = dnnl::memory::desc({kElements, g.tiles, g.dst.channels}, f32, Tag::abc);
-  p.products = dnnl::matmul(
-      dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.tiles_desc, p.weights_desc, p.products_desc), p.engine));
+  dnnl::matmul::primitive_desc products(dnnl::matmul::desc(p.tiles_desc, p.weights_desc, p.products_desc), p.engine);
+  p.products_implementation = products.impl_info_str();
+  p.products = dnnl::matmul(products);
   p.products_offset = aligned(p.tiles_desc.get_size());
   p.workspace_bytes = p.products_offset + aligned(p.products_desc.get_size());
 }
 
 WinogradConvolution::~WinogradConvolution() = default;
+
+const std::string& WinogradConvolution::products_implementation() const { return impl_->products_implementation; }
 
 size_t WinogradConvolution::transformed_weights_size() const {
   return size_t(kElements * impl_->geometry.src.channels * impl_->geometry.dst.channels);

@@ -45,6 +45,9 @@ class WinogradConvolution {
   // weights into `transformed` (that many floats).
   size_t transformed_weights_size() const;
   void transform_weights(const float* weights, float* transformed) const;
+  // oneDNN's implementation of the 36 products (e.g. "brg:avx512_core",
+  // "gemm:jit").
+  const std::string& products_implementation() const;
   // Bytes of workspace one call needs (the transformed tiles and products).
   size_t workspace_bytes() const;
   // Runs on the kernel's buffers; `workspace` holds workspace_bytes(),
