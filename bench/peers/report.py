@@ -93,6 +93,7 @@ def markdown(result):
     lines.append(f"CPU: {result['cpu']}; {result['cores']} cores{peak_text}; load average {result['load_average_start']} "
                  f"before, {result['load_average_end']} after. Switchyard {result['commit']}, "
                  f"onnxruntime-node {result['versions'].get('onnxruntime-node', '?')}, "
-                 f"PyTorch {result['versions'].get('pytorch', '?')}; median of {result['runs']} runs after "
-                 f"warm-up, {result['date']}.")
+                 f"PyTorch {result['versions'].get('pytorch', '?')}; times are medians over {result['rounds']} rounds "
+                 f"(peers in turned order), a latency that of the median of {result['runs']} runs after warm-up; "
+                 f"peak memory the largest of the rounds'; {result['date']}.")
     return "\n".join(lines) + "\n"

@@ -4,9 +4,12 @@ For each model and thread count, one process at a time: Switchyard compiles
 the ONNX file (cold kernel cache, then cached) and runs it, checking its
 output against PyTorch's; ONNX Runtime (ort_bench.js, npm's
 onnxruntime-node) and PyTorch eager (torch_bench.py) run the same model.
+All of that is done in several rounds, the peers' order turning from round
+to round, and every figure is the median over the rounds (rounds.py).
 Prints a Markdown table and writes it, with every figure, as JSON.
 
-    /usr/bin/python3 bench/peers/run_peers.py --build build [--models mlp,resnet18] [--threads 1,2] [--runs 50]
+    /usr/bin/python3 bench/peers/run_peers.py --build build [--models mlp,resnet18] [--threads 1,2]
+        [--runs 50] [--rounds 3]
 """
 import argparse
 import datetime
@@ -27,6 +30,7 @@ import model_zoo  # noqa: E402
 from export_models import default_cache_dir, model_files  # noqa: E402
 from measure import run_measured  # noqa: E402
 import report  # noqa: E402
+from rounds import merge as merge_rounds  # noqa: E402
 import switchyard_peer  # noqa: E402
 
 # Pinned, so that figures from different days compare the same peer.
@@ -122,34 +126,53 @@ def commit():
     return git("rev-parse", "--short", "HEAD") + (" (uncommitted changes)" if git("status", "--porcelain") else "")
 
 
+PEERS = ("switchyard", "ort", "pytorch")
+
+
+def one_round(index, name, files, args, switchyard, node_modules, ort_error, pytorch_error, work):
+    """Compiles the model once (cold, then cached) and runs every peer once
+    per thread count, the peers' order turned by the round's index.
+    Returns (compile figures, {threads: {peer: figures}})."""
+    description = json.loads(files[3].read_text())
+    inputs = {description["input"]: files[1]}
+    expected = np.load(files[2])
+    log(f"{name}, round {index + 1}: Switchyard compile")
+    compiled = switchyard_peer.compile_figures(switchyard, files[0], work, args.timeout)
+    log("  " + (compiled["error"] if "error" in compiled else
+                f"{compiled['compile_cold_s']:.2f} s cold, {compiled['compile_cached_s']:.2f} s cached"))
+    runners = {
+        "switchyard": lambda t: compiled if "error" in compiled else
+        switchyard_peer.run_figures(switchyard, work, inputs, expected, t, args.runs, args.timeout),
+        "ort": lambda t: {"error": ort_error} if ort_error else run_ort(node_modules, files, t, args),
+        "pytorch": lambda t: {"error": pytorch_error} if pytorch_error else run_pytorch(name, files, t, args),
+    }
+    order = PEERS[index % len(PEERS):] + PEERS[:index % len(PEERS)]
+    measured = {}
+    for t in args.thread_counts:
+        measured[t] = {peer: runners[peer](t) for peer in order}
+        log(f"  {t} thread(s): " + ", ".join(
+            f"{peer} " + (measured[t][peer]["error"] if "error" in measured[t][peer] else
+                          f"{report.median_ms(measured[t][peer]):.3f} ms") for peer in order))
+    # The next round's cold compile writes its artifact anew, as a user's does.
+    shutil.rmtree(work, ignore_errors=True)
+    return compiled, measured
+
+
 def benchmark_model(name, args, switchyard, node_modules, ort_error, pytorch_error, work):
     files = model_files(args.suite, name)
-    threads = args.thread_counts
     if not all(p.exists() for p in files):
         missing = {"error": "export failed (see export_models.py above)"}
         return [dict(model=name, threads=t, compile=missing, switchyard=missing, ort=missing, pytorch=missing)
-                for t in threads]
-    description = json.loads(files[3].read_text())
+                for t in args.thread_counts]
     # Every peer then reads the model from the page cache: Switchyard's cold
     # compile, first in line, paid ResNet-50's 100 MB read from disk (1-2 s).
     files[0].read_bytes()
-    log(f"{name}: Switchyard compile and run")
-    compiled, runs = switchyard_peer.benchmark(switchyard, files[0], {description["input"]: files[1]},
-                                               np.load(files[2]), threads, args.runs, work, args.timeout)
-    if "error" in compiled:
-        log(f"  {compiled['error']}")
-    else:
-        log(f"  compile {compiled['compile_cold_s']:.2f} s cold, {compiled['compile_cached_s']:.2f} s cached")
-    rows = []
-    for t in threads:
-        log(f"{name}, {t} thread(s): ONNX Runtime, PyTorch")
-        ort = {"error": ort_error} if ort_error else run_ort(node_modules, files, t, args)
-        pytorch = {"error": pytorch_error} if pytorch_error else run_pytorch(name, files, t, args)
-        rows.append(dict(model=name, threads=t, compile=compiled, switchyard=runs[t], ort=ort, pytorch=pytorch))
-        for peer in ("switchyard", "ort", "pytorch"):
-            figures = rows[-1][peer]
-            log(f"  {peer}: " + (figures["error"] if "error" in figures else f"{report.median_ms(figures):.3f} ms"))
-    return rows
+    rounds = [one_round(i, name, files, args, switchyard, node_modules, ort_error, pytorch_error, work / f"round-{i}")
+              for i in range(args.rounds)]
+    compiled = merge_rounds([c for c, _ in rounds])
+    return [dict(model=name, threads=t, compile=compiled,
+                 **{peer: merge_rounds([m[t][peer] for _, m in rounds]) for peer in PEERS})
+            for t in args.thread_counts]
 
 
 def main():
@@ -158,6 +181,8 @@ def main():
     parser.add_argument("--models", default=",".join(model_zoo.MODELS), help="default: %(default)s")
     parser.add_argument("--threads", default="1,2", help="thread counts (default: %(default)s)")
     parser.add_argument("--runs", type=int, default=50, help="counted runs per measurement (default: 50)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds, each running every peer once per "
+                        "model and thread count, in turned order; figures are medians over them (default: 3)")
     parser.add_argument("--warmup", type=int, default=5, help="ONNX Runtime and PyTorch warm-up runs "
                         "(Switchyard's run does one; default: 5)")
     parser.add_argument("--suite", type=Path, default=default_cache_dir(), help="default: %(default)s")
@@ -168,8 +193,8 @@ def main():
     names = [n for n in args.models.split(",") if n]
     if unknown := [n for n in names if n not in model_zoo.MODELS]:
         parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(model_zoo.MODELS)}")
-    if args.runs < 1 or not args.thread_counts or min(args.thread_counts) < 1:
-        parser.error("--runs and every --threads count must be at least 1")
+    if args.runs < 1 or args.rounds < 1 or not args.thread_counts or min(args.thread_counts) < 1:
+        parser.error("--runs, --rounds and every --threads count must be at least 1")
     switchyard = (args.build / "bin" / "switchyard").resolve()
     if not switchyard.exists():
         parser.error(f"{switchyard} is missing: build it first (ninja -C {args.build} switchyard)")
@@ -180,7 +205,7 @@ def main():
     if shutil.which("node") is None:
         ort_error = "node is not installed"
     result = dict(cpu=cpu_model(), cores=os.cpu_count(), fma_peak_gflops=fma_peak_gflops(args.build),
-                  commit=commit(), runs=args.runs, warmup=args.warmup,
+                  commit=commit(), runs=args.runs, rounds=args.rounds, warmup=args.warmup,
                   date=datetime.datetime.now().isoformat(timespec="seconds"),
                   load_average_start=" ".join(f"{x:.2f}" for x in os.getloadavg()), rows=[])
     work = Path(tempfile.mkdtemp(prefix="sy-peers-"))

@@ -72,20 +72,21 @@ def run_artifact(switchyard, artifact, inputs, expected, threads, runs, work, ti
     }
 
 
-def benchmark(switchyard, model, inputs, expected, thread_counts, runs, work, timeout_s):
-    """Compile once, run at each thread count. Returns ({compile figures or
-    error}, {threads: run figures or error})."""
+def compile_figures(switchyard, model, work, timeout_s):
+    """compile_model's figures, or {"error": why}."""
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
     try:
-        compiled = compile_model(switchyard, model, work, timeout_s)
+        return compile_model(switchyard, model, work, timeout_s)
     except StepFailed as e:
-        return {"error": str(e)}, {t: {"error": str(e)} for t in thread_counts}
-    per_thread = {}
-    for threads in thread_counts:
-        try:
-            per_thread[threads] = run_artifact(switchyard, work / "artifact", inputs, expected, threads, runs, work,
-                                               timeout_s)
-        except StepFailed as e:
-            per_thread[threads] = {"error": str(e)}
-    return compiled, per_thread
+        return {"error": str(e)}
+
+
+def run_figures(switchyard, work, inputs, expected, threads, runs, timeout_s):
+    """run_artifact's figures for the artifact compile_figures left in
+    `work`, or {"error": why}."""
+    try:
+        return run_artifact(switchyard, Path(work) / "artifact", inputs, expected, threads, runs, Path(work),
+                            timeout_s)
+    except StepFailed as e:
+        return {"error": str(e)}
