@@ -187,7 +187,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   clock.done("compile device images");
 
   // Keep activations between oneDNN convolutions and pools blocked.
-  plan_layouts(program, dnnl_channel_block());
+  plan_layouts(program, dnnl_channel_block(), dnnl_uses_avx512());
   choose_primitive_algorithms(program);
   clock.done("layout plan");
   plan_pinned_buffers(program, options.config);

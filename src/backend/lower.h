@@ -118,14 +118,15 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config);
 // planning: arenas are per (device, scope).
 void plan_pinned_buffers(LoweredProgram& program, const CompilationConfig& config);
 
-// Keeps the activations between oneDNN convolutions and pools in the blocked
+// Keeps the activations between oneDNN convolutions and pools in the
 // layout their fastest kernels read and write (channels in blocks of
-// `channel_block`), so that no reorder runs between them: an intermediate
-// 4-d buffer is blocked when a primitive-only kernel writes it and every
-// reader is one that reads it as its source or its residual. Sets each such
-// buffer's layout and each kernel call's primitive. Run after
-// generate_kernels, before memory planning.
-void plan_layouts(LoweredProgram& program, int channel_block);
+// `channel_block`, or channels last where `channels_last` and no depthwise
+// convolution reads them), so that no reorder runs between them: an
+// intermediate 4-d buffer gets such a layout when a primitive-only kernel
+// writes it and every reader is one that reads it as its source or its
+// residual. Sets each such buffer's layout and each kernel call's
+// primitive. Run after generate_kernels, before memory planning.
+void plan_layouts(LoweredProgram& program, int channel_block, bool channels_last);
 // Leaves a primitive-only kernel's output free to take over only the
 // residual its sum post-op adds (never a buffer the primitive reads);
 // plan_layouts calls it.

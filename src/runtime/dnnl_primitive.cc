@@ -56,6 +56,7 @@ dnnl::algorithm algorithm_named(const std::string& name) {
 Tag format_named(const std::string& name) {
   if (name == "nChw8c") return Tag::nChw8c;
   if (name == "nChw16c") return Tag::nChw16c;
+  if (name == "nhwc") return Tag::nhwc;
   throw RuntimeError("unknown oneDNN format '" + name + "'");
 }
 

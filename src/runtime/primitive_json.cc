@@ -78,8 +78,8 @@ PrimitiveTensor read_tensor(ObjectReader& parent, const char* key, bool required
   t.strides = integers(r, "strides", 0, int64_t(1) << 40, t.dims.size());
   if (t.dims.empty()) fail(r.source(), r.path("dims"), "must not be empty");
   if (r.optional("format")) {
-    t.format = one_of(r, "format", std::array{kBlockedFormats[0], kBlockedFormats[1]});
-    if (t.dims.size() != 4) fail(r.source(), r.path("format"), "a blocked format needs 4 dims");
+    t.format = one_of(r, "format", std::array{kActivationFormats[0], kActivationFormats[1], kActivationFormats[2]});
+    if (t.dims.size() != 4) fail(r.source(), r.path("format"), "an activation format needs 4 dims");
   }
   __int128 extent = 1;
   for (size_t d = 0; d < t.dims.size(); ++d) extent += __int128(t.dims[d] - 1) * t.strides[d];

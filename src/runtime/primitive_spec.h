@@ -13,8 +13,9 @@
 namespace switchyard {
 
 // A float32 tensor as oneDNN sees it: dims and element strides, or a
-// blocked layout of oneDNN's (`format`, e.g. "nChw8c": channels in blocks of
-// 8 innermost, padded) that only primitives read and write.
+// layout of oneDNN's (`format`: "nChw8c", channels in blocks of 8
+// innermost, padded; or "nhwc", channels last) that only primitives read
+// and write.
 struct PrimitiveTensor {
   std::vector<int64_t> dims, strides;
   std::string format;  // empty: strides apply
@@ -60,7 +61,9 @@ struct PrimitiveSpec {
 
 const char* primitive_kind_name(PrimitiveKind kind);
 
-// The blocked activation formats a primitive may read and write.
-constexpr const char* kBlockedFormats[] = {"nChw8c", "nChw16c"};
+// The activation formats other than plain NCHW a primitive may read and
+// write: oneDNN's channel blocks, and channels last, which its AVX-512
+// brgconv kernels compute in.
+constexpr const char* kActivationFormats[] = {"nChw8c", "nChw16c", "nhwc"};
 
 }  // namespace switchyard

@@ -54,7 +54,8 @@ inline __attribute__((always_inline)) void output_transform(const Vector* m, Vec
   o[3 * stride] = b + 8 * d + m[5 * stride];
 }
 
-// A blocked tensor (nChw{block}c) of `channels` channels. The 8 channels of
+// A blocked tensor (nChw{block}c) of `channels` channels; channels last
+// (nhwc) is the one block of all channels. The 8 channels of
 // one group at one pixel are contiguous: `plane` finds the group's first
 // pixel once per row of tiles, so the per-pixel step is one multiply (the
 // divisions by a block not known at compile time cost more than the
@@ -195,9 +196,11 @@ bool dense(const PrimitiveTensor& t) {
   return true;
 }
 
-int block_of(const std::string& format) {
-  if (format == "nChw8c") return 8;
-  if (format == "nChw16c") return 16;
+// Channels per block of a 4-d tensor's layout; 0 for plain NCHW.
+int64_t block_of(const PrimitiveTensor& t) {
+  if (t.format == "nChw8c") return 8;
+  if (t.format == "nChw16c") return 16;
+  if (t.format == "nhwc") return t.dims[1];
   return 0;
 }
 
@@ -210,8 +213,8 @@ std::string winograd_refusal(const PrimitiveSpec& s) {
   if (s.strides != std::vector<int64_t>{1, 1}) return "a stride other than 1";
   if (s.dilation != std::vector<int64_t>{0, 0}) return "a dilated window";
   if (!dense(s.weights)) return "weights laid out other than OIHW";
-  if (!block_of(s.src.format) || !block_of(s.dst.format)) return "activations not in a blocked layout";
   if (s.src.dims.size() != 4 || s.dst.dims.size() != 4) return "activations other than NCHW";
+  if (!block_of(s.src) || !block_of(s.dst)) return "activations not in a blocked or channels-last layout";
   if (s.src.dims[1] % kLanes != 0 || s.dst.dims[1] % kLanes != 0) return "channels not a multiple of 8";
   if (!s.bias.empty() && (!dense(s.bias) || s.bias.dims != std::vector<int64_t>{s.dst.dims[1]}))
     return "a bias other than one per output channel";
@@ -252,8 +255,8 @@ WinogradConvolution::WinogradConvolution(const PrimitiveSpec& spec, int threads)
   p.threads = std::max(threads, 1);
   read_post_ops(spec, &p.posts);
   Geometry& g = p.geometry;
-  g.src = {spec.src.dims[1], spec.src.dims[2], spec.src.dims[3], block_of(spec.src.format)};
-  g.dst = {spec.dst.dims[1], spec.dst.dims[2], spec.dst.dims[3], block_of(spec.dst.format)};
+  g.src = {spec.src.dims[1], spec.src.dims[2], spec.src.dims[3], block_of(spec.src)};
+  g.dst = {spec.dst.dims[1], spec.dst.dims[2], spec.dst.dims[3], block_of(spec.dst)};
   g.pad_top = spec.padding_l[0];
   g.pad_left = spec.padding_l[1];
   g.tiles_h = (g.dst.height + kOut - 1) / kOut;

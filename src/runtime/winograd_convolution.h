@@ -5,8 +5,9 @@
 // AVX2 kernels reach about half of the FMA peak, so on the ResNets' 3x3
 // layers this runs 1.8-2.4x faster than oneDNN's direct convolution.
 //
-// It reads and writes blocked activations (nChw8c or nChw16c, channels a
-// multiple of 8): each group of 8 channels at one pixel is one vector, so
+// It reads and writes blocked or channels-last activations (nChw8c,
+// nChw16c or nhwc, channels a multiple of 8): each group of 8 channels at
+// one pixel is one vector, so
 // the tile transforms are vector arithmetic. The 36 products run as one
 // batched oneDNN matmul; the weights are transformed once, by the
 // compiler into weights.bin (or at load for an older artifact). The relative error against the direct form is about 1e-5

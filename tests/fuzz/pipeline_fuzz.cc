@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_lowerable(planned, "main", checker.get());
     LoweredProgram program = lower_entry(planned, "main", config);
     generate_kernels(program, config);
-    plan_layouts(program, 8);
+    plan_layouts(program, 8, text.size() % 2 == 0);  // both layout families, by the input's parity
     std::vector<int> tensor_of_buffer;
     MemoryPlan memory = plan_memory(memory_problem(program, &tensor_of_buffer));
     Manifest manifest = make_manifest(program, memory, config);

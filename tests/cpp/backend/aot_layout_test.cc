@@ -1,7 +1,8 @@
 // Layout planning: activations between oneDNN convolutions and pools stay in
-// oneDNN's blocked layout, buffers any other code touches stay plain, and
-// the artifact computes what the interpreter does, on one device and split
-// across two (the copy's buffers are plain).
+// the layout oneDNN computes in (channels last on AVX-512, channel blocks
+// where a depthwise convolution reads them or on AVX2), buffers any other
+// code touches stay plain, and the artifact computes what the interpreter
+// does, on one device and split across two (the copy's buffers are plain).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -33,14 +34,25 @@ const char* kResidualBlock =
     "  nn.softmax(nn.conv2d(%4, %w2), axis=1)\n"
     "}\n";
 
+// An inverted residual (MobileNetV2's block): expand, depthwise 3x3, project.
+const char* kDepthwiseBlock =
+    "def @main(%x: Tensor[(1, 8, 12, 10), float32], %w0: Tensor[(24, 8, 1, 1), float32],\n"
+    "          %w1: Tensor[(24, 1, 3, 3), float32], %w2: Tensor[(8, 24, 1, 1), float32]) ->\n"
+    "          Tensor[(1, 8, 12, 10), float32] {\n"
+    "  %0 = clip(nn.conv2d(%x, %w0), a_min=0f, a_max=6f);\n"
+    "  %1 = clip(nn.conv2d(%0, %w1, padding=[1, 1], groups=24), a_min=0f, a_max=6f);\n"
+    "  nn.softmax(nn.conv2d(%1, %w2), axis=1)\n"
+    "}\n";
+
 struct Built {
   Manifest manifest;
   std::vector<NDArray> actual, expected;
   std::string entry_source;
 };
 
-Built build_and_run(const std::string& devices, const std::vector<std::string>& rules, const std::string& name) {
-  IRModule mod = parse_module(kResidualBlock, "residual_block.sy");
+Built build_and_run(const std::string& devices, const std::vector<std::string>& rules, const std::string& name,
+                    const char* model = kResidualBlock) {
+  IRModule mod = parse_module(model, name + ".sy");
   BuildOptions options = aot_options(devices);
   options.emit_source = true;
   for (const std::string& rule : rules) options.rules.push_back(parse_placement_rule(rule, options.config));
@@ -78,8 +90,10 @@ std::pair<std::vector<std::string>, std::vector<std::string>> kernel_buffers(con
 }
 
 std::string blocked_format() { return "nChw" + std::to_string(dnnl_channel_block()) + "c"; }
+// The layout of activations that no depthwise convolution reads.
+std::string planned_format() { return dnnl_uses_avx512() ? "nhwc" : blocked_format(); }
 
-TEST(AotLayout, ActivationsBetweenPrimitivesStayBlocked) {
+TEST(AotLayout, ActivationsBetweenPrimitivesStayInOneDnnLayouts) {
   Built b = build_and_run("cpu:0", {}, "layout_one_device");
   ASSERT_EQ(b.actual.size(), 1u);
   EXPECT_EQ(compare_arrays(b.actual[0], b.expected[0], 1e-4, 1e-4), "");
@@ -90,7 +104,7 @@ TEST(AotLayout, ActivationsBetweenPrimitivesStayBlocked) {
   ASSERT_EQ(by_kernel.size(), 6u);
   for (size_t k = 0; k < 5; ++k) ASSERT_TRUE(by_kernel[k]) << "kernel " << k;
   EXPECT_EQ(by_kernel[5], nullptr);  // the softmax
-  const std::string format = blocked_format();
+  const std::string format = planned_format();
   EXPECT_EQ(by_kernel[0]->src.format, "");  // the model's input
   EXPECT_EQ(by_kernel[0]->dst.format, format);
   EXPECT_EQ(by_kernel[1]->src.format, format);
@@ -110,6 +124,24 @@ TEST(AotLayout, ActivationsBetweenPrimitivesStayBlocked) {
   EXPECT_GE(arena_offset(b.entry_source, residual), 0) << b.entry_source;
   EXPECT_EQ(arena_offset(b.entry_source, outputs[0]), arena_offset(b.entry_source, residual)) << b.entry_source;
   EXPECT_NE(arena_offset(b.entry_source, outputs[0]), arena_offset(b.entry_source, inputs[0]));
+}
+
+TEST(AotLayout, ActivationsADepthwiseConvolutionReadsStayInChannelBlocks) {
+  Built b = build_and_run("cpu:0", {}, "layout_depthwise", kDepthwiseBlock);
+  ASSERT_EQ(b.actual.size(), 1u);
+  EXPECT_EQ(compare_arrays(b.actual[0], b.expected[0], 1e-4, 1e-4), "");
+  ASSERT_EQ(b.manifest.kernels.size(), 4u);  // expand, depthwise, project, softmax
+  std::vector<PrimitiveSpec> convolutions;
+  for (size_t k = 0; k < 3; ++k) {
+    ASSERT_GE(b.manifest.kernels[k].primitive, 0) << "kernel " << k;
+    convolutions.push_back(b.manifest.primitives[size_t(b.manifest.kernels[k].primitive)]);
+  }
+  EXPECT_EQ(convolutions[0].src.format, "");  // the model's input
+  EXPECT_EQ(convolutions[0].dst.format, blocked_format());
+  EXPECT_EQ(convolutions[1].src.format, blocked_format());
+  EXPECT_EQ(convolutions[1].dst.format, blocked_format());
+  EXPECT_EQ(convolutions[2].src.format, blocked_format());
+  EXPECT_EQ(convolutions[2].dst.format, "");  // read by the softmax loop
 }
 
 TEST(AotLayout, BuffersCrossingDevicesStayPlain) {

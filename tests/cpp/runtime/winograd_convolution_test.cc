@@ -22,7 +22,7 @@ using testing::Workspace;
 using Dims = std::vector<int64_t>;
 
 struct Case {
-  int64_t batch, in, out, height, width, block;
+  int64_t batch, in, out, height, width, block;  // block 0: channels last (nhwc)
   Dims pad_l, pad_r;
 };
 
@@ -45,7 +45,7 @@ Convolution convolution(const Case& c, const std::vector<PrimitivePostOp>& eltwi
   Convolution conv;
   conv.out_h = c.height + c.pad_l[0] + c.pad_r[0] - 2;
   conv.out_w = c.width + c.pad_l[1] + c.pad_r[1] - 2;
-  const std::string format = "nChw" + std::to_string(c.block) + "c";
+  const std::string format = c.block ? "nChw" + std::to_string(c.block) + "c" : "nhwc";
   PrimitiveSpec& s = conv.spec;
   s.kind = PrimitiveKind::kConvolution;
   s.algorithm = kWinogradAlgorithm;
@@ -74,6 +74,12 @@ Convolution convolution(const Case& c, const std::vector<PrimitivePostOp>& eltwi
 }
 
 int64_t padded(int64_t channels, int64_t block) { return (channels + block - 1) / block * block; }
+
+// Channels per block of a tensor's layout: nhwc is one block of all channels.
+int64_t block_of(const PrimitiveTensor& t) {
+  if (t.format == "nhwc") return t.dims[1];
+  return t.format == "nChw8c" ? 8 : 16;
+}
 
 // NCHW to nChw{block}c, padded channels set to `fill`.
 std::vector<float> to_blocked(const std::vector<float>& plain, const Dims& d, int64_t block, float fill) {
@@ -127,12 +133,11 @@ void expect_matches_reference(const Convolution& conv, int threads) {
   const PrimitiveSpec& s = conv.spec;
   const Dims& in = s.src.dims;
   const Dims& out = s.dst.dims;
-  const int64_t block = s.dst.format == "nChw8c" ? 8 : 16;
   std::vector<float> x = random_values(size_t(in[0] * in[1] * in[2] * in[3]), 1);
   std::vector<float> w = random_values(size_t(out[1] * in[1] * 9), 2);
   std::vector<float> bias = random_values(size_t(out[1]), 3);
   std::vector<float> residual = random_values(size_t(out[0] * out[1] * out[2] * out[3]), 4);
-  std::vector<float> expected = to_blocked(reference(conv, x, w, bias, residual), out, block, 0.0f);
+  std::vector<float> expected = to_blocked(reference(conv, x, w, bias, residual), out, block_of(s.dst), 0.0f);
   bool sums = false;
   for (const PrimitivePostOp& p : s.post_ops) sums |= p.kind == PrimitivePostOp::Kind::kSum;
 
@@ -140,9 +145,9 @@ void expect_matches_reference(const Convolution& conv, int threads) {
   ASSERT_TRUE(primitive.needs_prepared_weights());
   std::shared_ptr<const PreparedWeights> prepared = primitive.prepare_weights(w.data());
   Workspace workspace(primitive.workspace_bytes());
-  std::vector<float> blocked_x = to_blocked(x, in, block, 0.0f);
+  std::vector<float> blocked_x = to_blocked(x, in, block_of(s.src), 0.0f);
   // The destination's padded channels start as NaN: they must come out zero.
-  std::vector<float> y = sums ? to_blocked(residual, out, block, NAN)
+  std::vector<float> y = sums ? to_blocked(residual, out, block_of(s.dst), NAN)
                               : std::vector<float>(expected.size(), NAN);
   const void* inputs[] = {blocked_x.data(), w.data(), bias.data(), y.data()};
   void* outputs[] = {y.data()};
@@ -163,6 +168,8 @@ TEST(WinogradConvolution, MatchesLoopsWithPartialTilesBatchesAndPaddedChannels) 
       {1, 8, 16, 9, 11, 8, {0, 2}, {2, 0}},     // asymmetric padding
       {1, 32, 32, 4, 4, 8, {1, 1}, {1, 1}},     // one tile
       {2, 16, 16, 5, 5, 8, {1, 1}, {1, 1}},     // few rows of tiles: threads share a row's channels
+      {2, 24, 40, 13, 17, 0, {1, 1}, {1, 1}},   // channels last, partial tiles, a batch of two
+      {1, 8, 16, 9, 11, 0, {0, 2}, {2, 0}},     // channels last, asymmetric padding
   };
   for (const Case& c : cases)
     for (int threads : {1, 2}) {
@@ -173,12 +180,14 @@ TEST(WinogradConvolution, MatchesLoopsWithPartialTilesBatchesAndPaddedChannels) 
 }
 
 TEST(WinogradConvolution, FusesReluClipLinearAndAResidualAddedInPlace) {
-  const Case c{1, 16, 16, 10, 10, 8, {1, 1}, {1, 1}};
-  expect_matches_reference(convolution(c, {eltwise("eltwise_relu", 0, 0)}, false), 1);
-  expect_matches_reference(convolution(c, {eltwise("eltwise_relu", 0.1f, 0)}, true), 2);
-  expect_matches_reference(convolution(c, {eltwise("eltwise_linear", 0.5f, 0.25f), eltwise("eltwise_clip", 0, 0.6f)},
-                                       true),
-                           1);
+  for (int64_t block : {8, 0}) {
+    SCOPED_TRACE(block ? "blocks of 8" : "channels last");
+    const Case c{1, 16, 16, 10, 10, block, {1, 1}, {1, 1}};
+    expect_matches_reference(convolution(c, {eltwise("eltwise_relu", 0, 0)}, false), 1);
+    expect_matches_reference(convolution(c, {eltwise("eltwise_relu", 0.1f, 0)}, true), 2);
+    expect_matches_reference(
+        convolution(c, {eltwise("eltwise_linear", 0.5f, 0.25f), eltwise("eltwise_clip", 0, 0.6f)}, true), 1);
+  }
 }
 
 TEST(WinogradConvolution, RefusesWhatItDoesNotCompute) {
@@ -193,7 +202,8 @@ TEST(WinogradConvolution, RefusesWhatItDoesNotCompute) {
   EXPECT_EQ(refusal([](PrimitiveSpec& s) { s.dilation = {1, 1}; }), "a dilated window");
   EXPECT_EQ(refusal([](PrimitiveSpec& s) { s.weights.dims = {16, 16, 5, 5}; }), "a window other than 3x3");
   EXPECT_EQ(refusal([](PrimitiveSpec& s) { s.weights.dims = {2, 8, 16, 3, 3}; }), "not a 2-d convolution of one group");
-  EXPECT_EQ(refusal([](PrimitiveSpec& s) { s.src.format = ""; }), "activations not in a blocked layout");
+  EXPECT_EQ(refusal([](PrimitiveSpec& s) { s.src.format = ""; }),
+            "activations not in a blocked or channels-last layout");
   EXPECT_EQ(refusal([](PrimitiveSpec& s) {
               s.src.dims[1] = s.weights.dims[1] = 12;
               s.weights.strides = {12 * 9, 9, 3, 1};
