@@ -16,7 +16,8 @@ namespace switchyard {
 // The manifest format this runtime reads and writes; older ones are read too.
 // 2: weights.bin's checksum is XXH3-128 (it was SHA-256 in 1).
 // 3: a primitive's constant weights may be stored prepared (ManifestWeight::prepared).
-constexpr int kArtifactFormatVersion = 3;
+// 4: a primitive's activations may be channels last (PrimitiveTensor::format "nhwc").
+constexpr int kArtifactFormatVersion = 4;
 // Every weight's offset in weights.bin is a multiple of this.
 constexpr uint64_t kWeightAlignment = 64;
 // Bounds no real build comes near (ResNet-50's manifest is 70 KB with 57
