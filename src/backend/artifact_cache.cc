@@ -19,6 +19,7 @@
 #include "backend/compiler_probe.h"
 #include "backend/toolchain.h"
 #include "backend/verified_cache.h"
+#include "runtime/dnnl_primitive.h"
 #include "runtime/file_write.h"
 #include "runtime/sha256.h"
 
@@ -132,9 +133,11 @@ std::optional<ArtifactCache> ArtifactCache::open(const std::string& cache_dir, c
   dl_iterate_phdr(add_object_identity, &build);
   std::string digest = file_digest(model_path);
   if (digest.empty() || build.find("unidentified") != std::string::npos) return std::nullopt;
+  // oneDNN's instruction set (ONEDNN_MAX_CPU_ISA may lower it) decides the
+  // planned layouts and the weights' prepared layouts.
   std::string key = "switchyard artifact 1\n" + build + "model " + fs::path(model_path).extension().string() + " " +
                     digest + "\nflags " + flags + "\ncompiler " + compiler_identity(Toolchain::compiler_name("")) +
-                    "\n";
+                    "\nonednn isa " + std::to_string(dnnl_effective_isa()) + "\n";
   ArtifactCache cache;
   std::string root = cache_dir.empty() ? Toolchain::default_cache_directory() : cache_dir;
   // What a compile killed while it kept its artifact left.

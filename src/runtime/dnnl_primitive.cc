@@ -486,6 +486,8 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
 
 size_t dnnl_tensor_bytes(const PrimitiveTensor& tensor) { return plain(tensor).get_size(); }
 
+int dnnl_effective_isa() { return static_cast<int>(dnnl::get_effective_cpu_isa()); }
+
 bool dnnl_uses_avx512() {
   switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::avx512_core:

@@ -85,6 +85,9 @@ class DnnlPrimitive {
 size_t dnnl_tensor_bytes(const PrimitiveTensor& tensor);
 // Whether oneDNN runs its AVX-512 kernels on this CPU.
 bool dnnl_uses_avx512();
+// The instruction set oneDNN dispatches to in this process, as a number
+// (dnnl::cpu_isa): the CPU's, or less under ONEDNN_MAX_CPU_ISA.
+int dnnl_effective_isa();
 // The channel block of the blocked activation format oneDNN's fastest
 // convolutions use on this CPU: 16 with AVX-512, else 8.
 int dnnl_channel_block();

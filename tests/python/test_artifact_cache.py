@@ -1,7 +1,9 @@
 # The artifact cache seen from the command line: compiling an unchanged
 # model again with the same flags hands back the same artifact without
-# compiling; a changed model, other flags, --rebuild, --emit-source, a
-# cached file edited since, or an ONNX model with external data compile.
+# compiling; a changed model, other flags, another oneDNN instruction set,
+# --rebuild, --emit-source, a cached file edited since, or an ONNX model
+# with external data compile.
+import json
 import os
 import subprocess
 
@@ -14,8 +16,8 @@ from mlp_cli import MODEL, SWITCHYARD, run_model
 CACHED = "from the artifact cache, nothing compiled"
 
 
-def compile_model(cache, model, output, *flags):
-    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+def compile_model(cache, model, output, *flags, environment=None):
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache), **(environment or {}))
     result = subprocess.run([str(SWITCHYARD), "compile", str(model), "-o", str(output), *flags],
                             capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stderr
@@ -107,3 +109,22 @@ def test_a_kept_artifact_a_killed_compile_left_half_written_is_removed(tmp_path)
     assert CACHED in compile_model(cache, MODEL, tmp_path / "second", "--devices", "cpu:0,cpu:1")
     assert not orphan.exists()
     assert live.exists()
+
+
+def test_a_compile_for_another_onednn_instruction_set_is_not_handed_back(tmp_path):
+    # Layout planning follows the instruction set oneDNN dispatches to, which
+    # ONEDNN_MAX_CPU_ISA lowers: capped at AVX2, activations between the two
+    # convolutions are in 8-channel blocks on any machine, also after an
+    # uncapped compile of the same model (channels last on AVX-512).
+    model = tmp_path / "convs.sy"
+    model.write_text("def @main(%x: Tensor[(1, 8, 10, 10), float32], %w: Tensor[(8, 8, 3, 3), float32])\n"
+                     "    -> Tensor[(1, 8, 10, 10), float32] {\n"
+                     "  %0 = nn.relu(nn.conv2d(%x, %w, padding=[1, 1]));\n"
+                     "  nn.softmax(nn.conv2d(%0, %w, padding=[1, 1]), axis=1)\n"
+                     "}\n")
+    cache = tmp_path / "cache"
+    compile_model(cache, model, tmp_path / "native", "--devices", "cpu:0")
+    compile_model(cache, model, tmp_path / "avx2", "--devices", "cpu:0", environment={"ONEDNN_MAX_CPU_ISA": "AVX2"})
+    manifest = json.loads((tmp_path / "avx2" / "manifest.json").read_text())
+    formats = {p["dst"].get("format") for p in manifest["primitives"] if p["kind"] == "convolution"}
+    assert "nChw8c" in formats, manifest["primitives"]
