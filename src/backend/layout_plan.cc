@@ -154,7 +154,12 @@ void restrict_primitive_in_place(LoweredProgram& program) {
       if (post.kind != PrimitivePostOp::Kind::kSum) continue;
       int b = step.inputs.at(size_t(post.input));
       const LoweredBuffer& residual = program.buffers[size_t(b)];
-      bool reads_otherwise = false;
+      // The kernel input may be the primitive's operand too (conv(x) + x
+      // passes x once): writing over it would change what the primitive reads.
+      bool reads_otherwise = spec.src_input == post.input || spec.weights_input == post.input ||
+                             spec.bias_input == post.input;
+      for (const PrimitivePostOp& other : spec.post_ops)
+        reads_otherwise |= &other != &post && (other.input == post.input || other.bias_input == post.input);
       for (size_t i = 0; i < step.inputs.size(); ++i) reads_otherwise |= step.inputs[i] == b && int(i) != post.input;
       if (!reads_otherwise && residual.layout == out.layout && residual.bytes() == out.bytes() &&
           residual.type->dtype == out.type->dtype && residual.type->shape == out.type->shape)

@@ -144,6 +144,27 @@ TEST(AotLayout, ActivationsADepthwiseConvolutionReadsStayInChannelBlocks) {
   EXPECT_EQ(convolutions[2].dst.format, "");  // read by the softmax loop
 }
 
+// A convolution adding its own source (conv(x) + x passes x once, as both
+// the source and the sum's residual) where x dies: its result must not take
+// over x's memory, which the primitive still reads.
+TEST(AotLayout, AConvolutionAddingItsOwnSourceNeverWritesOverIt) {
+  const char* model =
+      "def @main(%x: Tensor[(1, 4, 10, 9), float32], %w0: Tensor[(16, 4, 1, 1), float32],\n"
+      "          %w1: Tensor[(16, 16, 3, 3), float32], %w2: Tensor[(8, 16, 1, 1), float32]) ->\n"
+      "          Tensor[(1, 8, 10, 9), float32] {\n"
+      "  %0 = nn.relu(nn.conv2d(%x, %w0));\n"
+      "  %1 = nn.relu(add(nn.conv2d(%0, %w1, padding=[1, 1]), %0));\n"
+      "  nn.softmax(nn.conv2d(%1, %w2), axis=1)\n"
+      "}\n";
+  Built b = build_and_run("cpu:0", {}, "layout_own_residual", model);
+  ASSERT_EQ(b.actual.size(), 1u);
+  EXPECT_EQ(compare_arrays(b.actual[0], b.expected[0], 1e-4, 1e-4), "");
+  auto [inputs, outputs] = kernel_buffers(b.entry_source, 1);
+  ASSERT_EQ(inputs.size(), 2u) << b.entry_source;  // %0 once, and %w1
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_NE(arena_offset(b.entry_source, outputs[0]), arena_offset(b.entry_source, inputs[0])) << b.entry_source;
+}
+
 TEST(AotLayout, BuffersCrossingDevicesStayPlain) {
   Built b = build_and_run("cpu:0,cpu:1", {"op:nn.conv2d=cpu:0", "op:nn.max_pool2d=cpu:1"}, "layout_two_devices");
   EXPECT_EQ(compare_arrays(b.actual[0], b.expected[0], 1e-4, 1e-4), "");
