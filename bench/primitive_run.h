@@ -33,7 +33,7 @@ struct PrimitiveRun {
     void* aligned = reinterpret_cast<void*>((base + 63) / 64 * 64);
     void* outputs[] = {out.data()};
     // oneDNN's primitives run on its OpenMP threads, the runtime's own on the pool.
-    primitive.execute(inputs, outputs, weights.get(), aligned,
+    primitive.execute(inputs, outputs, weights.get(), nullptr, aligned,
                       [this](int64_t n, int64_t grain, const ParallelBody& body) { pool.parallel_for(n, grain, body); });
   }
   DnnlPrimitive primitive;

@@ -160,7 +160,7 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
     FileWriter out(path);
     // Summed as written (reading 100 MB back cost a fifth of a second), with
     // the checksum of the format written: XXH3-128 (manifest.h).
-    static_assert(kArtifactFormatVersion == 4, "weights.bin's checksum changes with the format");
+    static_assert(kArtifactFormatVersion == 5, "weights.bin's checksum changes with the format");
     Xxh128 digest;
     // One buffer for every prepared weight, as large as the largest; and one
     // for plain weights that lie unaligned (in the mapped ONNX file, where

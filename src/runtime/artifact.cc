@@ -51,6 +51,9 @@ struct KernelPrimitive {
   const CudaLibraryPrimitive* cuda_primitive = nullptr;  // instead, on a cuda device
   std::shared_ptr<const PreparedWeights> weights;  // constant weights in its layout, if it reorders them
   const void* weights_address = nullptr;           // where the kernel must pass those weights from
+  // The same for the weights of a depthwise convolution it fuses.
+  std::shared_ptr<const PreparedWeights> depthwise_weights;
+  const void* depthwise_weights_address = nullptr;
 };
 
 struct RunContext {
@@ -177,9 +180,15 @@ void service_run_primitive(void* ctx, int device_index, const void* const* input
     if (planned.weights_address && inputs[weights_input] != planned.weights_address)
       return run.fail(run.kernel_label(kernel) + " passed other weights than the manifest's weight " +
                       std::to_string(run.manifest->kernels[size_t(kernel)].weights));
+    if (planned.depthwise_weights_address) {
+      for (const PrimitivePostOp& post : planned.primitive->spec().post_ops)
+        if (post.kind == PrimitivePostOp::Kind::kDepthwise && inputs[post.input] != planned.depthwise_weights_address)
+          return run.fail(run.kernel_label(kernel) + " passed other depthwise weights than the manifest's weight " +
+                          std::to_string(run.manifest->kernels[size_t(kernel)].depthwise_weights));
+    }
     Device& device = *(*run.devices)[size_t(device_index)];
     planned.primitive->execute(
-        inputs, outputs, planned.weights.get(), run.primitive_workspaces[device_index],
+        inputs, outputs, planned.weights.get(), planned.depthwise_weights.get(), run.primitive_workspaces[device_index],
         [&device](int64_t n, int64_t grain, const ParallelBody& body) { device.parallel_for(n, grain, body); });
   } catch (const std::exception& e) {
     run.fail(run.kernel_label(run.open_kernel) + ": its library primitive failed: " + e.what());
@@ -415,8 +424,17 @@ void Artifact::make_primitives(Artifact& artifact, const std::string& manifest_p
     if (kernel.weights < 0 && primitive->needs_prepared_weights())
       throw RuntimeError(where + ": its primitive (" + manifest.primitives[size_t(kernel.primitive)].algorithm +
                          ") needs constant weights, and the kernel has none");
-    if (kernel.weights < 0) continue;
     const char* block = static_cast<const char*>(impl.weight_pointers[size_t(kernel.device)]);
+    if (kernel.depthwise_weights >= 0) {
+      planned.depthwise_weights_address = block + weight_offset_in_block(manifest, kernel.depthwise_weights);
+      try {
+        planned.depthwise_weights = primitive->prepare_depthwise_weights(planned.depthwise_weights_address);
+      } catch (const RuntimeError& e) {
+        throw RuntimeError(where + ": weight '" + manifest.weights[size_t(kernel.depthwise_weights)].name +
+                           "': " + e.what());
+      }
+    }
+    if (kernel.weights < 0) continue;
     planned.weights_address = block + weight_offset_in_block(manifest, kernel.weights);
     std::shared_ptr<const PreparedWeights>& weights = prepared[{primitive, kernel.weights}];
     const ManifestWeight& stored = manifest.weights[size_t(kernel.weights)];

@@ -34,6 +34,8 @@ std::string post_op_name(const PrimitivePostOp& post) {
       return post.algorithm + "(alpha " + std::to_string(post.alpha) + ")";
     case PrimitivePostOp::Kind::kBinary:
       return post.algorithm;
+    case PrimitivePostOp::Kind::kDepthwise:
+      return "depthwise convolution";
   }
   return post.algorithm;
 }

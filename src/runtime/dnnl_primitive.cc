@@ -184,17 +184,25 @@ struct DnnlPrimitive::Impl {
   memory::desc src, weights, bias, dst;  // the layouts of the kernel's buffers
   std::vector<memory::desc> operands;    // of binary and sum post-ops, by post-op index
   std::vector<dnnl::reorder> to_residual;  // a sum's residual into the chosen dst layout, where they differ
+  // A fused depthwise convolution's post-op (an index into spec.post_ops,
+  // or -1), its weights' plain layout and the one the primitive reads.
+  int depthwise = -1;
+  memory::desc depthwise_weights, chosen_depthwise_weights;
+  dnnl::reorder to_depthwise_weights;
   // The layouts the primitive reads and writes, and its scratchpad.
   memory::desc chosen_src, chosen_weights, chosen_dst, scratchpad;
   dnnl::primitive primitive;
   std::string implementation;  // oneDNN's name for it, e.g. "brg:avx512_core"
   dnnl::reorder to_src, to_dst, from_dst, to_weights;
   // Where each piece lies in the workspace.
-  size_t scratchpad_offset = 0, src_offset = 0, dst_offset = 0, weights_offset = 0, workspace_bytes = 0;
+  size_t scratchpad_offset = 0, src_offset = 0, dst_offset = 0, weights_offset = 0, depthwise_weights_offset = 0,
+         workspace_bytes = 0;
 
   bool blocked_src() const { return chosen_src != src; }
   bool blocked_dst() const { return chosen_dst != dst; }
   bool blocked_weights() const { return !spec.weights.empty() && chosen_weights != weights; }
+  bool blocked_depthwise_weights() const { return depthwise >= 0 && chosen_depthwise_weights != depthwise_weights; }
+  const PrimitivePostOp* depthwise_post_op() const { return depthwise >= 0 ? &spec.post_ops[size_t(depthwise)] : nullptr; }
 
   dnnl::primitive_attr attributes() const {
     dnnl::primitive_attr attr;
@@ -212,6 +220,10 @@ struct DnnlPrimitive::Impl {
         case PrimitivePostOp::Kind::kBinary:
           posts.append_binary(algorithm_named(p.algorithm), operands[i]);
           break;
+        case PrimitivePostOp::Kind::kDepthwise:
+          posts.append_dw(kF32, p.bias_input >= 0 ? kF32 : memory::data_type::undef, kF32, p.operand.dims[3],
+                          p.stride, p.padding, 0, {});
+          break;
       }
     }
     attr.set_post_ops(posts);
@@ -225,6 +237,9 @@ struct DnnlPrimitive::Impl {
     chosen_src = description.src_desc();
     chosen_dst = description.dst_desc();
     if (!spec.weights.empty()) chosen_weights = description.weights_desc();
+    if (depthwise >= 0)
+      chosen_depthwise_weights =
+          description.query_md(dnnl::query::exec_arg_md, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS);
     scratchpad = description.scratchpad_desc();
     implementation = description.impl_info_str();
     primitive = Primitive(description);
@@ -234,6 +249,9 @@ struct DnnlPrimitive::Impl {
     // A blocked buffer is read and written as it is; oneDNN chooses for plain ones.
     memory::desc src_layout = spec.any_activation_layout && spec.src.format.empty() ? any_layout(spec.src) : src;
     memory::desc dst_layout = spec.any_activation_layout && spec.dst.format.empty() ? any_layout(spec.dst) : dst;
+    // With a fused depthwise convolution the descriptor's destination is
+    // the convolution's own result, which only oneDNN sees.
+    if (depthwise >= 0) dst_layout = convolution_result();
     // oneDNN's fast pools write the layout they read.
     if (spec.kind == PrimitiveKind::kPooling && !spec.src.format.empty())
       dst_layout = memory::desc(spec.dst.dims, kF32, format_named(spec.src.format));
@@ -266,6 +284,8 @@ struct DnnlPrimitive::Impl {
             spec.kernel, spec.dilation, spec.padding_l, spec.padding_r));
         break;
     }
+    if (depthwise >= 0 && chosen_dst.dims() != dst.dims())
+      throw RuntimeError("its depthwise post-op computes other dims than the destination's");
     if (blocked_src()) to_src = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src, engine, chosen_src));
     if (blocked_dst()) {
       to_dst = dnnl::reorder(dnnl::reorder::primitive_desc(engine, dst, engine, chosen_dst));
@@ -273,6 +293,9 @@ struct DnnlPrimitive::Impl {
     }
     if (blocked_weights())
       to_weights = dnnl::reorder(dnnl::reorder::primitive_desc(engine, weights, engine, chosen_weights));
+    if (blocked_depthwise_weights())
+      to_depthwise_weights = dnnl::reorder(
+          dnnl::reorder::primitive_desc(engine, depthwise_weights, engine, chosen_depthwise_weights));
     to_residual.resize(spec.post_ops.size());
     for (size_t i = 0; i < spec.post_ops.size(); ++i)
       if (spec.post_ops[i].kind == PrimitivePostOp::Kind::kSum && operands[i] != chosen_dst)
@@ -286,6 +309,21 @@ struct DnnlPrimitive::Impl {
     if (blocked_src()) src_offset = place(chosen_src.get_size());
     if (blocked_dst()) dst_offset = place(chosen_dst.get_size());
     if (blocked_weights()) weights_offset = place(chosen_weights.get_size());
+    if (blocked_depthwise_weights()) depthwise_weights_offset = place(chosen_depthwise_weights.get_size());
+  }
+
+  // The result of a convolution with a depthwise post-op before that runs:
+  // channels from the weights, the window's extent per spatial dimension,
+  // in the destination's activation format.
+  memory::desc convolution_result() const {
+    if (spec.kind != PrimitiveKind::kConvolution || spec.dst.format.empty() || spec.src.dims.size() != 4)
+      throw RuntimeError("a depthwise post-op needs a 2-d convolution with a blocked or channels-last destination");
+    memory::dims dims{spec.src.dims[0], spec.weights.dims[0], 0, 0};
+    for (size_t d = 0; d < 2; ++d) {
+      int64_t window = (spec.weights.dims[2 + d] - 1) * (spec.dilation[d] + 1) + 1;
+      dims[2 + d] = (spec.src.dims[2 + d] + spec.padding_l[d] + spec.padding_r[d] - window) / spec.strides[d] + 1;
+    }
+    return memory::desc(dims, kF32, format_named(spec.dst.format));
   }
 };
 
@@ -297,8 +335,15 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
   p.dst = plain(spec.dst);
   if (!spec.weights.empty()) p.weights = plain(spec.weights);
   if (!spec.bias.empty()) p.bias = plain(spec.bias);
-  for (const PrimitivePostOp& post : spec.post_ops)
-    p.operands.push_back(post.kind == PrimitivePostOp::Kind::kEltwise ? memory::desc() : plain(post.operand));
+  for (size_t i = 0; i < spec.post_ops.size(); ++i) {
+    const PrimitivePostOp& post = spec.post_ops[i];
+    bool operand = post.kind == PrimitivePostOp::Kind::kSum || post.kind == PrimitivePostOp::Kind::kBinary;
+    p.operands.push_back(operand ? plain(post.operand) : memory::desc());
+    if (post.kind != PrimitivePostOp::Kind::kDepthwise) continue;
+    if (p.depthwise >= 0) throw RuntimeError("a primitive fuses at most one depthwise convolution");
+    p.depthwise = int(i);
+    p.depthwise_weights = plain(post.operand);
+  }
   // The primitive's blocking depends on the thread count it is made for.
   omp_set_num_threads(p.threads);
   try {
@@ -378,6 +423,23 @@ std::shared_ptr<const PreparedWeights> DnnlPrimitive::prepare_weights(const void
   return prepared;
 }
 
+bool DnnlPrimitive::fuses_depthwise() const { return impl_->depthwise >= 0; }
+
+std::shared_ptr<const PreparedWeights> DnnlPrimitive::prepare_depthwise_weights(const void* weights) const {
+  const Impl& p = *impl_;
+  if (!p.blocked_depthwise_weights()) return nullptr;
+  auto prepared = std::make_shared<OwnedWeights>(p.chosen_depthwise_weights.get_size());
+  prepared->reordered = memory(p.chosen_depthwise_weights, p.engine, prepared->buffer);
+  omp_set_num_threads(p.threads);
+  dnnl::stream stream(p.engine);
+  memory given(p.depthwise_weights, p.engine, const_cast<void*>(weights));
+  p.to_depthwise_weights.execute(stream, given, prepared->reordered);
+  stream.wait();
+  return prepared;
+}
+
+const std::string& DnnlPrimitive::implementation() const { return impl_->implementation; }
+
 std::shared_ptr<const PreparedWeights> DnnlPrimitive::adopt_prepared_weights(const void* stored, size_t bytes,
                                                                              const std::string& layout) const {
   const Impl& p = *impl_;
@@ -419,7 +481,8 @@ std::shared_ptr<const PreparedWeights> DnnlPrimitive::adopt_prepared_weights(con
 }
 
 void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, const PreparedWeights* weights,
-                            void* workspace, const ParallelFor& parallel_for) const {
+                            const PreparedWeights* depthwise_weights, void* workspace,
+                            const ParallelFor& parallel_for) const {
   const Impl& p = *impl_;
   const PrimitiveSpec& s = p.spec;
   char* scratch = static_cast<char*>(workspace);
@@ -460,6 +523,22 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
     }
   }
   if (!s.bias.empty()) arguments.emplace(DNNL_ARG_BIAS, memory(p.bias, p.engine, input(s.bias_input)));
+  if (const PrimitivePostOp* post = p.depthwise_post_op()) {
+    constexpr int kDepthwise = DNNL_ARG_ATTR_POST_OP_DW;
+    if (depthwise_weights) {
+      arguments.emplace(kDepthwise | DNNL_ARG_WEIGHTS, static_cast<const HostWeights*>(depthwise_weights)->reordered);
+    } else if (p.blocked_depthwise_weights()) {
+      memory given(p.depthwise_weights, p.engine, input(post->input));
+      memory reordered(p.chosen_depthwise_weights, p.engine, scratch + p.depthwise_weights_offset);
+      p.to_depthwise_weights.execute(stream, given, reordered);
+      arguments.emplace(kDepthwise | DNNL_ARG_WEIGHTS, reordered);
+    } else {
+      arguments.emplace(kDepthwise | DNNL_ARG_WEIGHTS, memory(p.depthwise_weights, p.engine, input(post->input)));
+    }
+    if (post->bias_input >= 0)
+      arguments.emplace(kDepthwise | DNNL_ARG_BIAS,
+                        memory(memory::desc({post->operand.dims[0]}, kF32, Tag::x), p.engine, input(post->bias_input)));
+  }
   memory output(p.dst, p.engine, outputs[0]);
   memory dst = p.blocked_dst() ? memory(p.chosen_dst, p.engine, scratch + p.dst_offset) : output;
   arguments.emplace(DNNL_ARG_DST, dst);

@@ -68,13 +68,21 @@ class DnnlPrimitive {
   // Throws RuntimeError naming the layouts otherwise.
   std::shared_ptr<const PreparedWeights> adopt_prepared_weights(const void* stored, size_t bytes,
                                                                 const std::string& layout) const;
-  // Runs on the kernel's buffers. `weights` replaces the weights input when
-  // given; `workspace` holds workspace_bytes(), 64-byte aligned. The
+  // Whether it runs a depthwise convolution on its result (a post-op), and
+  // that convolution's weights at `weights` (plain {channels, 1, 1, k, k})
+  // in the layout it reads, or null when it reads them as they are.
+  bool fuses_depthwise() const;
+  std::shared_ptr<const PreparedWeights> prepare_depthwise_weights(const void* weights) const;
+  // oneDNN's name for the implementation it chose ("jit_1x1:avx512_core",
+  // "ref_fused_convolution:..."); empty for the runtime's own kernels.
+  const std::string& implementation() const;
+  // Runs on the kernel's buffers. `weights` and `depthwise_weights` replace
+  // those inputs when given; `workspace` holds workspace_bytes(), 64-byte aligned. The
   // runtime's own kernels that run on the device's threads (the packed
   // matmul) use `parallel_for`, or run serially without one; oneDNN's run on
   // its OpenMP threads.
-  void execute(const void* const* inputs, void* const* outputs, const PreparedWeights* weights, void* workspace,
-               const ParallelFor& parallel_for = {}) const;
+  void execute(const void* const* inputs, void* const* outputs, const PreparedWeights* weights,
+               const PreparedWeights* depthwise_weights, void* workspace, const ParallelFor& parallel_for = {}) const;
 
  private:
   struct Impl;

@@ -110,6 +110,9 @@ Manifest read_manifest_json(const json& root, const std::string& source) {
       kernel.primitive = int(k.read_integer(*primitive, k.path("primitive"), 0, std::numeric_limits<int>::max()));
     if (const json* weights = k.optional("weights"))
       kernel.weights = int(k.read_integer(*weights, k.path("weights"), 0, std::numeric_limits<int>::max()));
+    if (const json* weights = k.optional("depthwise_weights"))
+      kernel.depthwise_weights =
+          int(k.read_integer(*weights, k.path("depthwise_weights"), 0, std::numeric_limits<int>::max()));
     if (k.optional("image")) {
       kernel.image = k.nonempty_string("image");
       kernel.image_sha256 = read_hash(k, "image_sha256");
@@ -209,6 +212,29 @@ void check_weights(const Manifest& m, const std::string& source) {
                  " interleave in weights.bin; each device's weights must be contiguous");
 }
 
+// A kernel's depthwise_weights: the plain float32 weights, on its device,
+// of its primitive's depthwise post-op.
+void check_depthwise_weights(const Manifest& m, const ManifestKernel& k, const std::string& source,
+                             const std::string& path) {
+  if (k.depthwise_weights >= int(m.weights.size()))
+    fail(source, path,
+         std::to_string(k.depthwise_weights) + " out of range (" + std::to_string(m.weights.size()) + " weights)");
+  if (k.primitive < 0) fail(source, path, "names weights but the kernel runs no primitive");
+  const PrimitivePostOp* depthwise = nullptr;
+  for (const PrimitivePostOp& post : m.primitives[size_t(k.primitive)].post_ops)
+    if (post.kind == PrimitivePostOp::Kind::kDepthwise) depthwise = &post;
+  if (!depthwise) fail(source, path, "primitive " + std::to_string(k.primitive) + " fuses no depthwise convolution");
+  const ManifestWeight& w = m.weights[size_t(k.depthwise_weights)];
+  int64_t numel = 1;
+  for (int64_t d : depthwise->operand.dims) numel *= d;
+  if (w.dtype != DType::kFloat32 || w.device != k.device || !w.prepared.empty() ||
+      w.nbytes != uint64_t(numel) * sizeof(float))
+    fail(source, path,
+         "weight '" + w.name + "' (" + dtype_name(w.dtype) + " " + shape_to_string(w.shape) + " on " +
+             m.devices[size_t(w.device)].name + ") is not the plain float32 depthwise weights of primitive " +
+             std::to_string(k.primitive) + " on this kernel's device");
+}
+
 ordered_json tensor_json(const ManifestTensor& t) {
   return ordered_json{
       {"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"device", t.device}, {"span", t.span}};
@@ -258,6 +284,7 @@ ordered_json manifest_json(const Manifest& m) {
     ordered_json kernel{{"name", k.name}, {"device", k.device}, {"span", k.span}, {"kind", k.kind}};
     if (k.primitive >= 0) kernel["primitive"] = k.primitive;
     if (k.weights >= 0) kernel["weights"] = k.weights;
+    if (k.depthwise_weights >= 0) kernel["depthwise_weights"] = k.depthwise_weights;
     if (!k.image.empty()) {
       kernel["image"] = k.image;
       kernel["image_sha256"] = k.image_sha256;
@@ -381,6 +408,7 @@ void validate_manifest(const Manifest& m, const std::string& source) {
                  m.devices[size_t(w.device)].name + ") is not the float32 weights of primitive " +
                  std::to_string(k.primitive) + " on this kernel's device");
     }
+    if (k.depthwise_weights >= 0) check_depthwise_weights(m, k, source, member_path(path, "depthwise_weights"));
   }
   for (size_t i = 0; i < m.copies.size(); ++i) {
     const ManifestCopy& c = m.copies[i];

@@ -17,7 +17,8 @@ namespace switchyard {
 // 2: weights.bin's checksum is XXH3-128 (it was SHA-256 in 1).
 // 3: a primitive's constant weights may be stored prepared (ManifestWeight::prepared).
 // 4: a primitive's activations may be channels last (PrimitiveTensor::format "nhwc").
-constexpr int kArtifactFormatVersion = 4;
+// 5: a convolution may fuse a depthwise one (post-op "depthwise", ManifestKernel::depthwise_weights).
+constexpr int kArtifactFormatVersion = 5;
 // Every weight's offset in weights.bin is a multiple of this.
 constexpr uint64_t kWeightAlignment = 64;
 // Bounds no real build comes near (ResNet-50's manifest is 70 KB with 57
@@ -86,6 +87,9 @@ struct ManifestKernel {
   // The weight the primitive reads as its weights argument, reordered into
   // the primitive's layout once at load time; -1 when they are computed.
   int weights = -1;
+  // The weight a fused depthwise convolution (its primitive's depthwise
+  // post-op) reads, reordered once at load time; -1 when they are computed.
+  int depthwise_weights = -1;
   // A kernel compiled to a device image (a cuda kernel's cubin): the file,
   // relative to the artifact, its sha256, the functions the entry launches
   // (SyRuntimeServices::launch_kernel's `function` indexes them) and whether

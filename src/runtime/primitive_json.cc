@@ -23,14 +23,6 @@ const char* primitive_kind_name(PrimitiveKind kind) {
   return "?";
 }
 
-namespace {
-
-// Bounds that no real model reaches and that keep every product of dims and
-// index arithmetic far from overflow.
-constexpr int64_t kMaxRank = 12;
-constexpr int64_t kMaxKernelArguments = 1024;
-constexpr size_t kMaxPostOps = 32;
-
 const char* post_op_kind_name(PrimitivePostOp::Kind kind) {
   switch (kind) {
     case PrimitivePostOp::Kind::kEltwise:
@@ -39,9 +31,19 @@ const char* post_op_kind_name(PrimitivePostOp::Kind kind) {
       return "sum";
     case PrimitivePostOp::Kind::kBinary:
       return "binary";
+    case PrimitivePostOp::Kind::kDepthwise:
+      return "depthwise";
   }
   return "?";
 }
+
+namespace {
+
+// Bounds that no real model reaches and that keep every product of dims and
+// index arithmetic far from overflow.
+constexpr int64_t kMaxRank = 12;
+constexpr int64_t kMaxKernelArguments = 1024;
+constexpr size_t kMaxPostOps = 32;
 
 template <size_t N>
 std::string one_of(ObjectReader& r, const char* key, const std::array<const char*, N>& names) {
@@ -105,7 +107,7 @@ int read_input(ObjectReader& r, const char* key, bool required) {
 
 PrimitivePostOp read_post_op(ObjectReader& r) {
   PrimitivePostOp post;
-  std::string kind = one_of(r, "kind", std::array{"eltwise", "sum", "binary"});
+  std::string kind = one_of(r, "kind", std::array{"eltwise", "sum", "binary", "depthwise"});
   if (kind == "eltwise") {
     post.kind = PrimitivePostOp::Kind::kEltwise;
     post.algorithm = one_of(r, "algorithm",
@@ -121,6 +123,16 @@ PrimitivePostOp read_post_op(ObjectReader& r) {
     post.kind = PrimitivePostOp::Kind::kSum;
     post.input = read_input(r, "input", true);
     post.operand = read_tensor(r, "operand", true);
+  } else if (kind == "depthwise") {
+    post.kind = PrimitivePostOp::Kind::kDepthwise;
+    post.input = read_input(r, "input", true);
+    post.operand = read_tensor(r, "operand", true);
+    const std::vector<int64_t>& w = post.operand.dims;
+    if (w.size() != 5 || w[1] != 1 || w[2] != 1 || w[3] != w[4])
+      fail(r.source(), r.path("operand"), "depthwise weights must have dims {channels, 1, 1, k, k}");
+    post.bias_input = read_input(r, "bias_input", false);
+    post.stride = r.integer("stride", 1, 1 << 20);
+    post.padding = r.integer("padding", 0, 1 << 20);
   } else {
     post.kind = PrimitivePostOp::Kind::kBinary;
     post.algorithm = one_of(r, "algorithm",
@@ -201,6 +213,11 @@ ordered_json primitive_spec_json(const PrimitiveSpec& s) {
       post["input"] = p.input;
     }
     if (p.kind != PrimitivePostOp::Kind::kEltwise) post["operand"] = tensor_json(p.operand);
+    if (p.kind == PrimitivePostOp::Kind::kDepthwise) {
+      if (p.bias_input >= 0) post["bias_input"] = p.bias_input;
+      post["stride"] = p.stride;
+      post["padding"] = p.padding;
+    }
     j["post_ops"].push_back(post);
   }
   return j;

@@ -20,7 +20,7 @@ std::string read_post_ops(const PrimitiveSpec& spec, std::vector<PostOp>* posts)
     } else if (p.kind == PrimitivePostOp::Kind::kEltwise && p.algorithm == "eltwise_linear") {
       post.kind = PostOp::Kind::kLinear;
     } else {
-      return "the post-op " + (p.algorithm.empty() ? std::string("binary") : p.algorithm);
+      return "the post-op " + (p.algorithm.empty() ? std::string(post_op_kind_name(p.kind)) : p.algorithm);
     }
     posts->push_back(post);
   }

@@ -30,12 +30,20 @@ struct PrimitivePostOp {
     kEltwise,  // algorithm(alpha, beta) on the result
     kSum,      // adds kernel input `input` (the destination's dims, laid out as `operand`) to the result
     kBinary,   // algorithm(result, kernel input `input` broadcast from `operand`)
+    // A depthwise convolution of the result (a 1x1 convolution's, in
+    // oneDNN's fusion): weights kernel input `input` laid out as `operand`
+    // ({channels, 1, 1, k, k}), bias kernel input `bias_input` (-1: none),
+    // `stride` and `padding` (left and top) in both spatial dimensions. The
+    // spec's dst is the depthwise result; post-ops after it apply to that.
+    kDepthwise,
   };
   Kind kind = Kind::kEltwise;
   std::string algorithm;  // oneDNN's name: "eltwise_relu", "binary_add"; empty for sum
   float alpha = 0, beta = 0;
   int input = -1;
   PrimitiveTensor operand;
+  int bias_input = -1;                // kDepthwise
+  int64_t stride = 1, padding = 0;  // kDepthwise
   bool operator==(const PrimitivePostOp&) const = default;
 };
 
@@ -60,6 +68,7 @@ struct PrimitiveSpec {
 };
 
 const char* primitive_kind_name(PrimitiveKind kind);
+const char* post_op_kind_name(PrimitivePostOp::Kind kind);  // "eltwise", "depthwise", ...
 
 // The activation formats other than plain NCHW a primitive may read and
 // write: oneDNN's channel blocks, and channels last, which its AVX-512

@@ -88,7 +88,7 @@ void TestServices::run_primitive(void* ctx, int, const void* const* inputs, void
   if (!self->primitive_) throw std::runtime_error("run_primitive called by a kernel without a primitive");
   auto base = reinterpret_cast<uintptr_t>(self->workspace_.data());
   void* aligned = reinterpret_cast<void*>((base + 63) / 64 * 64);
-  self->primitive_->execute(inputs, outputs, nullptr, aligned);
+  self->primitive_->execute(inputs, outputs, nullptr, nullptr, aligned);
 }
 
 void TestServices::parallel_for(void* ctx, int device_index, int64_t n, int64_t grain, SyParallelBody body,

@@ -440,7 +440,7 @@ TEST(CudaLibrary, TheHostReferenceIsOneDnnsMeaningOfEachSpec) {
     for (const std::vector<float>& buffer : host) inputs.push_back(buffer.data());
     if (c.residual_in_output) inputs[3] = out.data();
     void* outputs[] = {out.data()};
-    primitive.execute(inputs.data(), outputs, nullptr, aligned);
+    primitive.execute(inputs.data(), outputs, nullptr, nullptr, aligned);
     size_t wrong = 0;
     for (size_t i = 0; i < out.size(); ++i)
       if (!close(out[i], expected[i]) && wrong++ < 5)

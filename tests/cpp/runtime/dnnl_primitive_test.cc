@@ -85,6 +85,17 @@ TEST(PrimitiveManifest, RoundTripsThroughJson) {
   EXPECT_FALSE(json::parse(text)["primitives"][0].contains("algorithm"));
   m.primitives[0].algorithm = kPackedMatmulAlgorithm;
   EXPECT_EQ(parse_manifest(format_manifest(m)).primitives[0].algorithm, kPackedMatmulAlgorithm);
+  // A depthwise post-op keeps its inputs and geometry; its bias is optional.
+  PrimitivePostOp depthwise{PrimitivePostOp::Kind::kDepthwise};
+  depthwise.input = 3;
+  depthwise.operand = {{16, 1, 1, 3, 3}, dense({16, 1, 1, 3, 3})};
+  depthwise.bias_input = 4;
+  depthwise.stride = 2;
+  depthwise.padding = 1;
+  m.primitives[0].post_ops.push_back(depthwise);
+  depthwise.bias_input = -1;
+  m.primitives[0].post_ops.push_back(depthwise);
+  EXPECT_EQ(parse_manifest(format_manifest(m)).primitives[0], m.primitives[0]);
 }
 
 TEST(PrimitiveManifest, EveryRefusalNamesItsPath) {
@@ -115,6 +126,17 @@ TEST(PrimitiveManifest, EveryRefusalNamesItsPath) {
        "kernels[1].primitive: 3 out of range (1 primitives)"},
       {"weights without primitive", [](json& j) { j["kernels"][1]["weights"] = 1; },
        "kernels[1].weights: names weights but the kernel runs no primitive"},
+      {"depthwise weights of another shape",
+       [](json& j) {
+         j["primitives"][0]["post_ops"][0] = {{"kind", "depthwise"},
+                                              {"input", 3},
+                                              {"operand", {{"dims", {16, 2, 1, 3, 3}}, {"strides", {18, 9, 9, 3, 1}}}},
+                                              {"stride", 1},
+                                              {"padding", 1}};
+       },
+       "primitives[0].post_ops[0].operand: depthwise weights must have dims {channels, 1, 1, k, k}"},
+      {"depthwise weights for a primitive without them", [](json& j) { j["kernels"][0]["depthwise_weights"] = 0; },
+       "kernels[0].depthwise_weights: primitive 0 fuses no depthwise convolution"},
       {"weights of another size", [](json& j) { j["kernels"][0]["weights"] = 1; },
        "kernels[0].weights: weight 's' (float32 (16) on cpu:1) is not the float32 weights of primitive 0 on this "
        "kernel's device"},
@@ -182,7 +204,7 @@ TEST(DnnlPrimitive, DenseWithBiasReluAndResidualMatchesLoops) {
         std::vector<float> y(size_t(rows * n), 99.0f);
         const void* inputs[] = {x.data(), w.data(), b.data(), r.data()};
         void* outputs[] = {y.data()};
-        primitive.execute(inputs, outputs, weights, workspace.get());
+        primitive.execute(inputs, outputs, weights, nullptr, workspace.get());
         expect_close(y, expected);
       }
     }
@@ -230,7 +252,7 @@ struct ConvolutionCase {
     std::vector<float> out(expected.size());
     const void* inputs[] = {x.data(), w.data()};
     void* outputs[] = {out.data()};
-    primitive.execute(inputs, outputs, weights, workspace.get());
+    primitive.execute(inputs, outputs, weights, nullptr, workspace.get());
     return out;
   }
 };

@@ -71,7 +71,7 @@ TEST(Manifest, NewerFormatVersionIsRejected) {
     j["new_field"] = true;
   });
   EXPECT_EQ(manifest_parse_error(document),
-            "manifest.json: artifact format version 7 is newer than this runtime supports (4)");
+            "manifest.json: artifact format version 7 is newer than this runtime supports (5)");
 }
 
 struct BadField {
@@ -321,7 +321,7 @@ TEST(ModelDescription, MismatchNamesTheFieldAndBothValues) {
   EXPECT_EQ(mismatch([](Manifest& m) { m.devices[1].threads = 0; }),
             "m/manifest.json: devices[1].threads is missing but m/model.so was built for 2");
   EXPECT_EQ(mismatch([](Manifest& m) { m.format_version = 0; }),
-            "m/manifest.json: format_version is 0 but m/model.so was built for 4");
+            "m/manifest.json: format_version is 0 but m/model.so was built for 5");
 }
 
 TEST(ModelDescription, DescriptionThatIsNotJsonIsNamed) {

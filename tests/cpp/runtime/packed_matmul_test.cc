@@ -174,13 +174,13 @@ TEST(PackedMatmul, RunsAsAPrimitiveOnlyWithPreparedWeights) {
   std::vector<float> c(6 * 30);
   const void* inputs[] = {a.data(), b.data(), bias.data()};
   void* outputs[] = {c.data()};
-  EXPECT_THROW(primitive.execute(inputs, outputs, nullptr, workspace.get()), RuntimeError);
+  EXPECT_THROW(primitive.execute(inputs, outputs, nullptr, nullptr, workspace.get()), RuntimeError);
   std::shared_ptr<const PreparedWeights> packed = primitive.prepare_weights(b.data());
-  primitive.execute(inputs, outputs, packed.get(), workspace.get());  // serially, without a pool
+  primitive.execute(inputs, outputs, packed.get(), nullptr, workspace.get());  // serially, without a pool
   for (size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], expected[i], 1e-4) << "element " << i;
   std::fill(c.begin(), c.end(), 0.0f);
   ThreadPool pool(2);
-  primitive.execute(inputs, outputs, packed.get(), workspace.get(),
+  primitive.execute(inputs, outputs, packed.get(), nullptr, workspace.get(),
                     [&](int64_t n, int64_t grain, const ParallelBody& body) { pool.parallel_for(n, grain, body); });
   for (size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], expected[i], 1e-4) << "element " << i;
 }

@@ -151,7 +151,7 @@ void expect_matches_reference(const Convolution& conv, int threads) {
                               : std::vector<float>(expected.size(), NAN);
   const void* inputs[] = {blocked_x.data(), w.data(), bias.data(), y.data()};
   void* outputs[] = {y.data()};
-  primitive.execute(inputs, outputs, prepared.get(), workspace.get());
+  primitive.execute(inputs, outputs, prepared.get(), nullptr, workspace.get());
   ASSERT_EQ(y.size(), expected.size());
   // The error is relative to the convolution's magnitudes (at least 1
   // here), which a clip or scale afterwards does not shrink.
@@ -230,7 +230,7 @@ TEST(WinogradConvolution, RunsOnlyWithPreparedWeights) {
   std::vector<float> data(16 * 10 * 10 * 16, 0.0f);
   const void* inputs[] = {data.data(), data.data(), data.data()};
   void* outputs[] = {data.data()};
-  EXPECT_THROW(primitive.execute(inputs, outputs, nullptr, workspace.get()), RuntimeError);
+  EXPECT_THROW(primitive.execute(inputs, outputs, nullptr, nullptr, workspace.get()), RuntimeError);
 }
 
 TEST(WinogradConvolution, PaysOnlyWithEnoughTilesPerImage) {
