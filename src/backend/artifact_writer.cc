@@ -141,6 +141,11 @@ Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, co
         const LoweredBuffer& buffer = program.buffers[size_t(step_of_call[c]->inputs.at(size_t(weights_input)))];
         if (buffer.kind == LoweredBuffer::Kind::kWeight) kernel.weights = buffer.index;
       }
+      for (const PrimitivePostOp& post : spec.post_ops)
+        if (post.kind == PrimitivePostOp::Kind::kDepthwise && step_of_call[c]) {
+          const LoweredBuffer& buffer = program.buffers[size_t(step_of_call[c]->inputs.at(size_t(post.input)))];
+          if (buffer.kind == LoweredBuffer::Kind::kWeight) kernel.depthwise_weights = buffer.index;
+        }
     }
     m.kernels.push_back(std::move(kernel));
   }

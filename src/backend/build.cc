@@ -189,6 +189,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   // Keep activations between oneDNN convolutions and pools blocked.
   plan_layouts(program, dnnl_channel_block(), dnnl_uses_avx512());
   choose_primitive_algorithms(program);
+  fuse_depthwise_convolutions(program);
   clock.done("layout plan");
   plan_pinned_buffers(program, options.config);
 

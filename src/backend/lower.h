@@ -138,6 +138,15 @@ void restrict_primitive_in_place(LoweredProgram& program);
 // the packed matmul (runtime/packed_matmul.h). Run after plan_layouts.
 void choose_primitive_algorithms(LoweredProgram& program);
 
+// Fuses each oneDNN 1x1 convolution whose result only the depthwise
+// convolution of the next step reads (MobileNetV2's expand and depthwise
+// 3x3) into one primitive with a depthwise post-op, where oneDNN runs that
+// as one kernel on this CPU (made for default_thread_count() threads); the
+// buffer between them is then no step's. Its weights and bias must be
+// weights or inputs. Run after choose_primitive_algorithms, before memory
+// planning.
+void fuse_depthwise_convolutions(LoweredProgram& program);
+
 // The liveness problem of the program's intermediate buffers: one arena per
 // (device, scope) in ascending order, live ranges in step order (an if's two
 // branches in sequence, which only overestimates), in-place candidates of

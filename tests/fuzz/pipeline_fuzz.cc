@@ -1,7 +1,8 @@
 // Fuzz target: everything a build does before the C++ compiler runs. A text
 // module is parsed, placed on two CPU devices and optimised by the default
 // pipeline with the invariant checker after every pass, then lowered to
-// kernel calls, its kernels generated, its layouts and memory planned and its
+// kernel calls, its kernels generated, its layouts, primitive algorithms and
+// fusions chosen, its memory planned and its
 // entry function written. Each step either succeeds or refuses with an Error
 // naming the cause; none may crash, hang or allocate without bound.
 #include "backend/aot_codegen.h"
@@ -33,6 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     LoweredProgram program = lower_entry(planned, "main", config);
     generate_kernels(program, config);
     plan_layouts(program, 8, text.size() % 2 == 0);  // both layout families, by the input's parity
+    choose_primitive_algorithms(program);
+    fuse_depthwise_convolutions(program);
     std::vector<int> tensor_of_buffer;
     MemoryPlan memory = plan_memory(memory_problem(program, &tensor_of_buffer));
     Manifest manifest = make_manifest(program, memory, config);

@@ -13,6 +13,7 @@
 #include "device/placement_rules.h"
 #include "runtime/artifact.h"
 #include "runtime/dnnl_primitive.h"
+#include "runtime/thread_pool.h"
 #include "text/parser.h"
 
 namespace switchyard::testing {
@@ -42,6 +43,19 @@ const char* kDepthwiseBlock =
     "  %0 = clip(nn.conv2d(%x, %w0), a_min=0f, a_max=6f);\n"
     "  %1 = clip(nn.conv2d(%0, %w1, padding=[1, 1], groups=24), a_min=0f, a_max=6f);\n"
     "  nn.softmax(nn.conv2d(%1, %w2), axis=1)\n"
+    "}\n";
+
+// MobileNetV2's second block, narrowed: an expand that only the depthwise
+// convolution reads, at 112x112 (oneDNN 2.6 fuses the two into one kernel
+// on AVX-512 there), then the projection and a softmax loop.
+const char* kExpandedBlock =
+    "def @main(%x: Tensor[(1, 8, 112, 112), float32], %w0: Tensor[(48, 8, 1, 1), float32],\n"
+    "          %b0: Tensor[(48), float32], %w1: Tensor[(48, 1, 3, 3), float32], %b1: Tensor[(48), float32],\n"
+    "          %w2: Tensor[(8, 48, 1, 1), float32]) -> Tensor[(1, 8, 56, 56), float32] {\n"
+    "  %0 = clip(nn.bias_add(nn.conv2d(%x, %w0), %b0), a_min=0f, a_max=6f);\n"
+    "  %1 = nn.conv2d(%0, %w1, strides=[2, 2], padding=[1, 1], groups=48);\n"
+    "  %2 = clip(nn.bias_add(%1, %b1), a_min=0f, a_max=6f);\n"
+    "  nn.softmax(nn.conv2d(%2, %w2), axis=1)\n"
     "}\n";
 
 struct Built {
@@ -163,6 +177,52 @@ TEST(AotLayout, AConvolutionAddingItsOwnSourceNeverWritesOverIt) {
   ASSERT_EQ(inputs.size(), 2u) << b.entry_source;  // %0 once, and %w1
   ASSERT_EQ(outputs.size(), 1u);
   EXPECT_NE(arena_offset(b.entry_source, outputs[0]), arena_offset(b.entry_source, inputs[0])) << b.entry_source;
+}
+
+// The spec fuse_depthwise_convolutions would make of a 1x1 and the depthwise
+// convolution after it (kernel inputs appended: weights, bias).
+PrimitiveSpec fused_by_hand(const PrimitiveSpec& pointwise, const PrimitiveSpec& depthwise) {
+  PrimitiveSpec fused = pointwise;
+  fused.dst = depthwise.dst;
+  PrimitivePostOp post{PrimitivePostOp::Kind::kDepthwise};
+  post.input = 3;
+  post.operand = depthwise.weights;
+  post.bias_input = 4;
+  post.stride = depthwise.strides[0];
+  post.padding = depthwise.padding_l[0];
+  fused.post_ops.push_back(post);
+  fused.post_ops.insert(fused.post_ops.end(), depthwise.post_ops.begin(), depthwise.post_ops.end());
+  return fused;
+}
+
+bool one_kernel(const PrimitiveSpec& fused) {
+  return DnnlPrimitive(fused, default_thread_count()).implementation().rfind("ref_fused", 0) != 0;
+}
+
+// The expand and the depthwise convolution become one primitive exactly
+// where oneDNN runs them as one kernel; either way the artifact computes
+// what the interpreter does.
+TEST(AotLayout, AnExpandOnlyItsDepthwiseConvolutionReadsFusesWithItWhereOneDnnRunsThemAsOneKernel) {
+  Built b = build_and_run("cpu:0", {}, "layout_expanded", kExpandedBlock);
+  ASSERT_EQ(b.actual.size(), 1u);
+  EXPECT_EQ(compare_arrays(b.actual[0], b.expected[0], 1e-4, 1e-4), "");
+  const Manifest& m = b.manifest;
+  ASSERT_GE(m.kernels.size(), 3u);
+  const PrimitiveSpec& first = m.primitives.at(size_t(m.kernels[0].primitive));
+  bool fused = !first.post_ops.empty() && first.post_ops.back().kind == PrimitivePostOp::Kind::kEltwise &&
+               first.post_ops.size() == 3 && first.post_ops[1].kind == PrimitivePostOp::Kind::kDepthwise;
+  if (fused) {
+    std::cout << "fused: " << m.kernels[0].name << "\n";
+    EXPECT_EQ(m.kernels.size(), 3u);  // expand with depthwise, project, softmax
+    EXPECT_EQ(first.dst.dims, (std::vector<int64_t>{1, 48, 56, 56}));
+    EXPECT_EQ(first.dst.format, blocked_format());
+    EXPECT_EQ(m.kernels[0].depthwise_weights, -1);  // an entry parameter: reordered in every run
+    EXPECT_TRUE(one_kernel(first));
+  } else {
+    std::cout << "not fused: oneDNN chains them on this CPU\n";
+    ASSERT_EQ(m.kernels.size(), 4u);
+    EXPECT_FALSE(one_kernel(fused_by_hand(first, m.primitives.at(size_t(m.kernels[1].primitive)))));
+  }
 }
 
 TEST(AotLayout, BuffersCrossingDevicesStayPlain) {

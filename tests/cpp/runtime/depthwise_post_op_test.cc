@@ -15,15 +15,10 @@
 namespace switchyard {
 namespace {
 
+using testing::dense;
 using testing::random_values;
 using testing::Workspace;
 using Dims = std::vector<int64_t>;
-
-Dims dense(const Dims& dims) {
-  Dims strides(dims.size(), 1);
-  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
-  return strides;
-}
 
 struct FusedCase {
   const char* name;

@@ -20,17 +20,12 @@
 namespace switchyard {
 namespace {
 
+using testing::dense;
 using testing::random_values;
 using testing::Workspace;
 
 using nlohmann::json;
 using Dims = std::vector<int64_t>;
-
-Dims dense(const Dims& dims) {
-  Dims strides(dims.size(), 1);
-  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
-  return strides;
-}
 
 // y[8, 16] = relu(x[8, 16] @ w[16, 16] + bias) + residual, reading w from weight 0 of the hand model's manifest.
 PrimitiveSpec dense_spec() {

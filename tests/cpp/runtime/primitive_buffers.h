@@ -1,5 +1,6 @@
 // The buffers the primitive tests hand a primitive: random values in
-// [-1, 1), and workspace memory aligned to 64 bytes as artifacts give it.
+// [-1, 1), dense row-major strides, and workspace memory aligned to 64
+// bytes as artifacts give it.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,12 @@ inline std::vector<float> random_values(size_t n, unsigned seed) {
   std::vector<float> values(n);
   for (float& v : values) v = value(generator);
   return values;
+}
+
+inline std::vector<int64_t> dense(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
+  return strides;
 }
 
 struct Workspace {
