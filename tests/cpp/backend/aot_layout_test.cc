@@ -35,12 +35,14 @@ const char* kResidualBlock =
     "  nn.softmax(nn.conv2d(%4, %w2), axis=1)\n"
     "}\n";
 
-// An inverted residual (MobileNetV2's block): expand, depthwise 3x3, project.
+// An inverted residual (MobileNetV2's block): expand, depthwise 3x3,
+// project; the expand is 3x3 here, so that it never fuses with the
+// depthwise convolution (a 1x1 may: kExpandedBlock).
 const char* kDepthwiseBlock =
-    "def @main(%x: Tensor[(1, 8, 12, 10), float32], %w0: Tensor[(24, 8, 1, 1), float32],\n"
+    "def @main(%x: Tensor[(1, 8, 12, 10), float32], %w0: Tensor[(24, 8, 3, 3), float32],\n"
     "          %w1: Tensor[(24, 1, 3, 3), float32], %w2: Tensor[(8, 24, 1, 1), float32]) ->\n"
     "          Tensor[(1, 8, 12, 10), float32] {\n"
-    "  %0 = clip(nn.conv2d(%x, %w0), a_min=0f, a_max=6f);\n"
+    "  %0 = clip(nn.conv2d(%x, %w0, padding=[1, 1]), a_min=0f, a_max=6f);\n"
     "  %1 = clip(nn.conv2d(%0, %w1, padding=[1, 1], groups=24), a_min=0f, a_max=6f);\n"
     "  nn.softmax(nn.conv2d(%1, %w2), axis=1)\n"
     "}\n";
