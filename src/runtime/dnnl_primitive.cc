@@ -187,7 +187,7 @@ struct DnnlPrimitive::Impl {
   // A fused depthwise convolution's post-op (an index into spec.post_ops,
   // or -1), its weights' plain layout and the one the primitive reads.
   int depthwise = -1;
-  memory::desc depthwise_weights, chosen_depthwise_weights;
+  memory::desc depthwise_weights, chosen_depthwise_weights, depthwise_bias;
   dnnl::reorder to_depthwise_weights;
   // The layouts the primitive reads and writes, and its scratchpad.
   memory::desc chosen_src, chosen_weights, chosen_dst, scratchpad;
@@ -343,6 +343,7 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
     if (p.depthwise >= 0) throw RuntimeError("a primitive fuses at most one depthwise convolution");
     p.depthwise = int(i);
     p.depthwise_weights = plain(post.operand);
+    p.depthwise_bias = memory::desc({post.operand.dims[0]}, kF32, Tag::x);
   }
   // The primitive's blocking depends on the thread count it is made for.
   omp_set_num_threads(p.threads);
@@ -536,8 +537,7 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
       arguments.emplace(kDepthwise | DNNL_ARG_WEIGHTS, memory(p.depthwise_weights, p.engine, input(post->input)));
     }
     if (post->bias_input >= 0)
-      arguments.emplace(kDepthwise | DNNL_ARG_BIAS,
-                        memory(memory::desc({post->operand.dims[0]}, kF32, Tag::x), p.engine, input(post->bias_input)));
+      arguments.emplace(kDepthwise | DNNL_ARG_BIAS, memory(p.depthwise_bias, p.engine, input(post->bias_input)));
   }
   memory output(p.dst, p.engine, outputs[0]);
   memory dst = p.blocked_dst() ? memory(p.chosen_dst, p.engine, scratch + p.dst_offset) : output;
