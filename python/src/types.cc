@@ -81,12 +81,13 @@ void bind_devices(py::module_& ir) {
 
   py::class_<VirtualDevice, Reference>(
       ir, "VirtualDevice",
-      "Where a value lives: device kind, id, target and memory scope, each possibly unconstrained. "
+      "Where a value lives: device kind, id, target, memory scope and layout, each possibly unconstrained. "
       "VirtualDevice(\"cpu:0\"), VirtualDevice(\"cpu\"), or by parts.")
       .def(py::init([](py::handle text, py::handle kind, py::handle device_id, py::handle target,
-                       py::handle memory_scope) -> VirtualDevice* {
+                       py::handle memory_scope, py::handle layout) -> VirtualDevice* {
              if (!text.is_none()) {
-               if (!kind.is_none() || !device_id.is_none() || !target.is_none() || !memory_scope.is_none())
+               if (!kind.is_none() || !device_id.is_none() || !target.is_none() || !memory_scope.is_none() ||
+                   !layout.is_none())
                  throw py::type_error("give either the device text or its parts, not both");
                if (!py::isinstance<py::str>(text)) throw py::type_error("text must be a str, got " + type_name_of(text));
                return const_cast<VirtualDevice*>(VirtualDevice::parse(text.cast<std::string>()));
@@ -102,16 +103,19 @@ void bind_devices(py::module_& ir) {
                throw py::type_error("device_id must be an int, got " + type_name_of(device_id));
              if (!memory_scope.is_none() && !py::isinstance<py::str>(memory_scope))
                throw py::type_error("memory_scope must be a str, got " + type_name_of(memory_scope));
+             if (!layout.is_none() && !py::isinstance<py::str>(layout))
+               throw py::type_error("layout must be a str, got " + type_name_of(layout));
              int id = device_id.is_none() ? VirtualDevice::kNoId : device_id.cast<int>();
              const Target* t = nullptr;
              if (py::isinstance<py::str>(target)) t = Target::get(target.cast<std::string>());
              else if (py::isinstance<Target>(target)) t = target.cast<const Target*>();
              else if (!target.is_none()) throw py::type_error("target must be a Target or str, got " + type_name_of(target));
              std::string scope = memory_scope.is_none() ? std::string() : memory_scope.cast<std::string>();
-             return const_cast<VirtualDevice*>(VirtualDevice::get(k, id, t, scope));
+             std::string format = layout.is_none() ? std::string() : layout.cast<std::string>();
+             return const_cast<VirtualDevice*>(VirtualDevice::get(k, id, t, scope, format));
            }),
            py::arg("text") = py::none(), py::kw_only(), py::arg("kind") = py::none(), py::arg("device_id") = py::none(),
-           py::arg("target") = py::none(), py::arg("memory_scope") = py::none())
+           py::arg("target") = py::none(), py::arg("memory_scope") = py::none(), py::arg("layout") = py::none())
       .def_static("unconstrained", []() { return const_cast<VirtualDevice*>(VirtualDevice::unconstrained()); },
                   py::return_value_policy::reference)
       .def_property_readonly("kind",
@@ -130,6 +134,11 @@ void bind_devices(py::module_& ir) {
                              [](const VirtualDevice& d) -> py::object {
                                if (d.memory_scope().empty()) return py::none();
                                return py::str(d.memory_scope());
+                             })
+      .def_property_readonly("layout",
+                             [](const VirtualDevice& d) -> py::object {
+                               if (d.layout().empty()) return py::none();
+                               return py::str(d.layout());
                              })
       .def_property_readonly("is_fully_constrained", &VirtualDevice::is_fully_constrained)
       .def_property_readonly("is_fully_unconstrained", &VirtualDevice::is_fully_unconstrained)

@@ -2,6 +2,7 @@
 #include "analysis/placement_check.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/functor.h"
 #include "op/placement_ops.h"
@@ -27,10 +28,16 @@ struct Placement {
 };
 
 std::string dev(const VirtualDevice* vd) { return vd->is_fully_unconstrained() ? "an unconstrained device" : vd->str(); }
+std::string layout_name(const VirtualDevice* vd) { return vd->layout().empty() ? "dense row-major" : vd->layout(); }
 
 class PlacementChecker : public ExprVisitor {
  public:
-  explicit PlacementChecker(const IRModule& mod, const VirtualDevice* host) : mod_(mod), host_(host) {}
+  PlacementChecker(const IRModule& mod, const VirtualDevice* host, const Function& fn) : mod_(mod), host_(host) {
+    post_order_visit(fn, [this](const Expr& e) {
+      if (const FunctionNode* f = as<FunctionNode>(e); f && f->is_primitive())
+        for (const Var& param : f->params) kernel_parameters_.insert(param.get());
+    });
+  }
   std::optional<Violation> violation;
 
   void fail(const std::string& msg, const Expr& node) {
@@ -51,14 +58,29 @@ class PlacementChecker : public ExprVisitor {
            e);
   }
 
-  void expect_on(const Expr& arg, const VirtualDevice* want, const Expr& at, const std::string& what) {
+  // Layouts are compared where a value passes between kernels (calls of
+  // functions, lets, tuples, branches, operator calls outside them); inside
+  // a fused kernel (its operators' parameters, its result) the library
+  // primitive reads and writes its own layouts, so there only the device
+  // must agree.
+  enum class Layouts : bool { kIgnored, kCompared };
+
+  void expect_on(const Expr& arg, const VirtualDevice* want, const Expr& at, const std::string& what,
+                 Layouts layouts = Layouts::kCompared) {
     std::vector<const VirtualDevice*> leaves;
     placement(arg).leaves(&leaves);
-    for (const VirtualDevice* have : leaves)
-      if (have != want) {
+    for (const VirtualDevice* have : leaves) {
+      if (have == want) continue;
+      bool only_layout = have->with_layout("") == want->with_layout("");
+      if (only_layout && layouts == Layouts::kIgnored) continue;
+      if (only_layout)
+        fail(what + " is laid out as " + layout_name(have) + " but is read as " + layout_name(want) +
+                 " (no kernel converts it)",
+             at);
+      else
         fail(what + " lives on " + dev(have) + " but is consumed on " + dev(want) + " without a device_copy", at);
-        return;
-      }
+      return;
+    }
   }
 
   void visit_var(const Var& v) override {
@@ -86,8 +108,8 @@ class PlacementChecker : public ExprVisitor {
         return;
       }
       for (size_t i = 0; i < c->args.size(); ++i)
-        expect_on(c->args[i], c->virtual_device(), c,
-                  "argument " + std::to_string(i) + " of '" + op->name + "'");
+        expect_on(c->args[i], c->virtual_device(), c, "argument " + std::to_string(i) + " of '" + op->name + "'",
+                  kernel_parameters_.count(c->args[i].get()) ? Layouts::kIgnored : Layouts::kCompared);
       return;
     }
     // A call of a function value: arguments where its parameters live.
@@ -100,7 +122,12 @@ class PlacementChecker : public ExprVisitor {
       for (size_t i = 0; i < c->args.size() && i < callee->params.size(); ++i)
         expect_on(c->args[i], callee->params[i]->virtual_device(), c,
                   "argument " + std::to_string(i) + " (parameter %" + callee->params[i]->name_hint + ")");
-      if (c->virtual_device() != callee->virtual_device())
+      if (c->virtual_device() == callee->virtual_device()) return;
+      if (c->virtual_device()->with_layout("") == callee->virtual_device()->with_layout(""))
+        fail("the call is laid out as " + layout_name(c->virtual_device()) + " but its callee's result is " +
+                 layout_name(callee->virtual_device()),
+             c);
+      else
         fail("the call is placed on " + dev(c->virtual_device()) + " but its callee's result lives on " +
                  dev(callee->virtual_device()),
              c);
@@ -110,7 +137,9 @@ class PlacementChecker : public ExprVisitor {
   void visit_function(const Function& f) override {
     check_fully_placed(f);
     // A tuple result keeps each field where it is; a tensor result is where the function says.
-    if (!placement(f->body).is_tuple()) expect_on(f->body, f->virtual_device(), f, "the function's result");
+    if (!placement(f->body).is_tuple())
+      expect_on(f->body, f->virtual_device(), f, "the function's result",
+                f->is_primitive() ? Layouts::kIgnored : Layouts::kCompared);
   }
 
   void visit_let(const Let& l) override {
@@ -155,6 +184,7 @@ class PlacementChecker : public ExprVisitor {
   const IRModule& mod_;
   const VirtualDevice* host_;
   std::unordered_map<const ExprNode*, Placement> placements_;
+  std::unordered_set<const ExprNode*> kernel_parameters_;  // parameters of fused functions
 };
 
 }  // namespace
@@ -162,7 +192,7 @@ class PlacementChecker : public ExprVisitor {
 std::optional<Violation> check_placement(const IRModule& mod, const VirtualDevice* host) {
   for (const auto& [name, fn] : mod.functions()) {
     if (fn->is_primitive()) continue;  // fused kernels are placed by their call
-    PlacementChecker checker(mod, host);
+    PlacementChecker checker(mod, host, fn);
     checker.visit(fn);
     if (checker.violation) return checker.violation;
   }

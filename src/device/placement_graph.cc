@@ -41,6 +41,13 @@ class GraphBuilder {
 
  private:
   const VirtualDevice* resolve(const VirtualDevice* wish, const Span& span, const std::string& what) {
+    // A layout is no device: it would spread to every value planned with
+    // this one. PlanLayouts gives layouts after fusion; none is taken as a wish.
+    if (!wish->layout().empty())
+      throw Error(ErrorKind::kPlacement,
+                  what + " on " + wish->str() + ": a layout is not a placement wish (PlanLayouts chooses layouts " +
+                      "after fusion, for values passed between oneDNN primitives)",
+                  span);
     const VirtualDevice* vd = config_.resolve(wish);
     if (!vd)
       throw Error(ErrorKind::kPlacement,

@@ -17,6 +17,9 @@ std::mutex& intern_mutex() {
   return m;
 }
 
+// A layout is a oneDNN format tag: "nhwc", "nChw16c".
+constexpr const char* kLayoutCharacters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
 std::string trim(std::string_view s) {
   size_t b = s.find_first_not_of(" \t");
   if (b == std::string_view::npos) return "";
@@ -73,10 +76,10 @@ std::string Target::option(std::string_view flag) const {
 }
 
 const VirtualDevice* VirtualDevice::get(DeviceKind kind, int device_id, const Target* target,
-                                        std::string_view memory_scope) {
-  using Key = std::tuple<int, int, const Target*, std::string>;
+                                        std::string_view memory_scope, std::string_view layout) {
+  using Key = std::tuple<int, int, const Target*, std::string, std::string>;
   static auto* table = new std::map<Key, VirtualDevice*>();
-  Key key{int(kind), device_id, target, std::string(memory_scope)};
+  Key key{int(kind), device_id, target, std::string(memory_scope), std::string(layout)};
   std::lock_guard<std::mutex> lock(intern_mutex());
   auto it = table->find(key);
   if (it != table->end()) return it->second;
@@ -85,6 +88,7 @@ const VirtualDevice* VirtualDevice::get(DeviceKind kind, int device_id, const Ta
   vd->device_id_ = device_id;
   vd->target_ = target;
   vd->scope_ = std::string(memory_scope);
+  vd->layout_ = std::string(layout);
   (*table)[key] = vd;
   return vd;
 }
@@ -129,8 +133,9 @@ const VirtualDevice* VirtualDevice::parse(std::string_view text) {
   int id = kNoId;
   const Target* target = nullptr;
   std::string scope;
+  std::string layout;
   size_t pos = 0;
-  bool seen[3] = {false, false, false};
+  bool seen[4] = {false, false, false, false};
   while (pos < t.size()) {
     size_t eq = t.find('=', pos);
     if (eq == std::string::npos) throw bad("expected key=\"value\"");
@@ -140,8 +145,8 @@ const VirtualDevice* VirtualDevice::parse(std::string_view text) {
     size_t q2 = t.find('"', q1 + 1);
     if (q2 == std::string::npos) throw bad("unterminated string");
     std::string value = t.substr(q1 + 1, q2 - q1 - 1);
-    int slot = key == "device" ? 0 : key == "target" ? 1 : key == "scope" ? 2 : -1;
-    if (slot < 0) throw bad("unknown key '" + key + "' (expected device, target or scope)");
+    int slot = key == "device" ? 0 : key == "target" ? 1 : key == "scope" ? 2 : key == "layout" ? 3 : -1;
+    if (slot < 0) throw bad("unknown key '" + key + "' (expected device, target, scope or layout)");
     if (seen[slot]) throw bad("key '" + key + "' given twice");
     seen[slot] = true;
     if (slot == 0) {
@@ -152,9 +157,13 @@ const VirtualDevice* VirtualDevice::parse(std::string_view text) {
       } catch (const Error& e) {
         throw bad(e.message());
       }
-    } else {
+    } else if (slot == 2) {
       if (value.empty()) throw bad("empty scope");
       scope = value;
+    } else {
+      if (value.empty() || value.find_first_not_of(kLayoutCharacters) != std::string::npos)
+        throw bad("layout '" + clipped_text(value) + "' is not a format name (letters and digits)");
+      layout = value;
     }
     pos = t.find_first_not_of(" \t", q2 + 1);
     if (pos == std::string::npos) break;
@@ -165,7 +174,7 @@ const VirtualDevice* VirtualDevice::parse(std::string_view text) {
     throw bad(std::string("target kind '") + device_kind_name(target->kind()) +
               "' does not match device kind '" + device_kind_name(kind) + "'");
   if (target && kind == DeviceKind::kUnconstrained) kind = target->kind();
-  return get(kind, id, target, scope);
+  return get(kind, id, target, scope, layout);
 }
 
 bool VirtualDevice::is_fully_unconstrained() const { return this == unconstrained(); }
@@ -183,15 +192,21 @@ const VirtualDevice* VirtualDevice::join(const VirtualDevice* a, const VirtualDe
     return nullptr;
   if (a->target_ && b->target_ && a->target_ != b->target_) return nullptr;
   if (!a->scope_.empty() && !b->scope_.empty() && a->scope_ != b->scope_) return nullptr;
+  if (!a->layout_.empty() && !b->layout_.empty() && a->layout_ != b->layout_) return nullptr;
   return get(a->kind_ != DeviceKind::kUnconstrained ? a->kind_ : b->kind_,
              a->device_id_ != kNoId ? a->device_id_ : b->device_id_,
-             a->target_ ? a->target_ : b->target_, a->scope_.empty() ? b->scope_ : a->scope_);
+             a->target_ ? a->target_ : b->target_, a->scope_.empty() ? b->scope_ : a->scope_,
+             a->layout_.empty() ? b->layout_ : a->layout_);
 }
 
 const VirtualDevice* VirtualDevice::with_defaults(const VirtualDevice* d) const {
   return get(kind_ != DeviceKind::kUnconstrained ? kind_ : d->kind_,
              device_id_ != kNoId ? device_id_ : d->device_id_, target_ ? target_ : d->target_,
-             scope_.empty() ? d->scope_ : scope_);
+             scope_.empty() ? d->scope_ : scope_, layout_.empty() ? d->layout_ : layout_);
+}
+
+const VirtualDevice* VirtualDevice::with_layout(std::string_view layout) const {
+  return get(kind_, device_id_, target_, scope_, layout);
 }
 
 bool VirtualDevice::same_device(const VirtualDevice* o) const {
@@ -200,7 +215,7 @@ bool VirtualDevice::same_device(const VirtualDevice* o) const {
 
 bool VirtualDevice::is_short_form() const {
   return kind_ != DeviceKind::kUnconstrained && device_id_ != kNoId &&
-         target_ == Target::default_for(kind_) && scope_ == "global";
+         target_ == Target::default_for(kind_) && scope_ == "global" && layout_.empty();
 }
 
 std::string VirtualDevice::device_name() const {
@@ -222,6 +237,7 @@ std::string VirtualDevice::str() const {
   }
   if (target_) add("target", target_->str());
   if (!scope_.empty()) add("scope", scope_);
+  if (!layout_.empty()) add("layout", layout_);
   return out + "}";
 }
 

@@ -25,6 +25,22 @@ TEST(VirtualDevice, InternedAndParsed) {
   EXPECT_EQ(cuda->target()->option("-arch"), "sm_90");
 }
 
+TEST(VirtualDevice, LayoutIsAPartOfTheDeviceButNotAnotherDevice) {
+  const VirtualDevice* nhwc = VirtualDevice::parse("device=\"cpu:0\", target=\"cpu\", scope=\"global\", layout=\"nhwc\"");
+  EXPECT_EQ(nhwc, cpu(0)->with_layout("nhwc"));
+  EXPECT_EQ(nhwc->layout(), "nhwc");
+  EXPECT_TRUE(nhwc->is_fully_constrained());
+  EXPECT_TRUE(nhwc->same_device(cpu(0)));
+  EXPECT_NE(nhwc, cpu(0));
+  EXPECT_EQ(nhwc->with_layout(""), cpu(0));
+  EXPECT_EQ(nhwc->str(), "{device=\"cpu:0\", target=\"cpu\", scope=\"global\", layout=\"nhwc\"}");
+  EXPECT_EQ(VirtualDevice::parse(nhwc->str()), nhwc);
+  EXPECT_EQ(VirtualDevice::join(nhwc, cpu(0)), nhwc);
+  EXPECT_EQ(VirtualDevice::join(nhwc, cpu(0)->with_layout("nChw16c")), nullptr);
+  EXPECT_THROW(VirtualDevice::parse("device=\"cpu:0\", layout=\"\""), Error);
+  EXPECT_THROW(VirtualDevice::parse("device=\"cpu:0\", layout=\"n-h\""), Error);
+}
+
 TEST(WithFields, ReturnsSameNodeWhenNothingChanges) {
   Var x = make_var("x", tensor_type({4}, DType::kFloat32), {.virtual_device = cpu(1), .span = Span("f.sy", 1, 2)});
   Call c = make_op_call("nn.relu", {x}, {}, {.virtual_device = cpu(1), .span = Span("f.sy", 3, 4)});
