@@ -16,6 +16,7 @@
 #include "backend/lower.h"
 #include "backend/lower_check.h"
 #include "backend/memory_plan.h"
+#include "backend/plan_layouts.h"
 #include "backend/toolchain.h"
 #include "pipeline/pass_table.h"
 #include "runtime/dnnl_primitive.h"
@@ -165,6 +166,8 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   {
     PassContext::Scope scope(context);
     planned = default_pipeline({options.config, options.rules})(mod, context);
+    // Keep values between oneDNN convolutions and pools in oneDNN's layouts.
+    planned = PlanLayouts()(planned, context);
   }
   report.passes = timing->entries();
   clock.done("passes");
@@ -186,8 +189,8 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   compile_device_images(program, options.config, toolchain.cache_dir(), &stats);
   clock.done("compile device images");
 
-  // Keep activations between oneDNN convolutions and pools blocked.
-  plan_layouts(program, dnnl_channel_block(), dnnl_uses_avx512());
+  // Give window primitives and buffers the layouts PlanLayouts chose.
+  apply_layouts(program);
   choose_primitive_algorithms(program);
   fuse_depthwise_convolutions(program);
   clock.done("layout plan");

@@ -3,6 +3,7 @@
 // reduction, normalisation, library or plain-loop anchor), which builds it
 // as kernel IR; generate_cpu_kernel renders that as C++.
 #include <algorithm>
+#include <mutex>
 #include <unordered_map>
 
 #include "backend/cpu_kernel.h"
@@ -11,6 +12,7 @@
 #include "ir/functor.h"
 #include "op/registry.h"
 #include "runtime/dnnl_primitive.h"
+#include "runtime/primitive_json.h"
 #include "support/error.h"
 #include "support/identifier.h"
 
@@ -198,8 +200,28 @@ std::string operator_chain(const Function& fn) {
 
 bool runs_on_cpu(const KernelSource& kernel) { return Target::get(kernel.target)->kind() == DeviceKind::kCPU; }
 
+namespace {
+
+// oneDNN's answer for each spec, asked once per process: it makes the whole
+// primitive (generating its kernel), and PlanLayouts asks of the same
+// kernels as kernel generation does.
+bool dnnl_makes_once(const PrimitiveSpec& spec) {
+  static std::mutex mutex;
+  static auto* answers = new std::unordered_map<std::string, bool>();
+  std::string key = primitive_spec_text(spec);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = answers->find(key); it != answers->end()) return it->second;
+  }
+  bool makes = dnnl_makes(spec);
+  std::lock_guard<std::mutex> lock(mutex);
+  return answers->emplace(key, makes).first->second;
+}
+
+}  // namespace
+
 const AnchorLibrary& onednn_library() {
-  static const AnchorLibrary library{dnnl_makes, true};
+  static const AnchorLibrary library{dnnl_makes_once, true};
   return library;
 }
 

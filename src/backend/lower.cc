@@ -153,6 +153,7 @@ class Lowerer {
     b.kind = kind;
     b.device = device_index(placed_at);
     b.scope = scope_of(placed_at);
+    b.layout = placed_at->virtual_device()->layout();  // PlanLayouts' choice; apply_layouts checks it
     b.type = std::move(type);
     b.label = std::move(label);
     b.span = placed_at->span();

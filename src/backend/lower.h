@@ -29,8 +29,9 @@ struct LoweredBuffer {
   TensorType type;
   std::string label;  // what it holds, for comments: "%x", "nn.relu(%1) @cpu:0"
   Span span;
-  // A oneDNN blocked format ("nChw8c") when only oneDNN primitives read and
-  // write it (plan_layouts), with its padded size; empty: dense row-major.
+  // A oneDNN format ("nChw8c", "nhwc") when only oneDNN primitives read and
+  // write it (the IR value's layout, from PlanLayouts), with its padded size
+  // (apply_layouts); empty: dense row-major.
   std::string layout;
   uint64_t layout_bytes = 0;
   uint64_t bytes() const { return layout.empty() ? uint64_t(type->nbytes()) : layout_bytes; }
@@ -63,7 +64,7 @@ struct LoweredKernelCall {
   Span span;              // the call's span
   std::string base_name;  // readable: the operators inside, e.g. "fused_nn_dense_add"
   int source = -1;        // index into LoweredProgram::kernel_sources, set by generate_kernels
-  // The source's primitive with the layouts of this call's buffers (plan_layouts).
+  // The source's primitive with the layouts of this call's buffers (apply_layouts).
   std::optional<PrimitiveSpec> dnnl_primitive;
 };
 
@@ -118,24 +119,22 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config);
 // planning: arenas are per (device, scope).
 void plan_pinned_buffers(LoweredProgram& program, const CompilationConfig& config);
 
-// Keeps the activations between oneDNN convolutions and pools in the
-// layout their fastest kernels read and write (channels in blocks of
-// `channel_block`, or channels last where `channels_last` and no depthwise
-// convolution reads them), so that no reorder runs between them: an
-// intermediate 4-d buffer gets such a layout when a primitive-only kernel
-// writes it and every reader is one that reads it as its source or its
-// residual. Sets each such buffer's layout and each kernel call's
-// primitive. Run after generate_kernels, before memory planning.
-void plan_layouts(LoweredProgram& program, int channel_block, bool channels_last);
+// Gives each window primitive (a oneDNN convolution or pool alone) the
+// layouts of the buffers it reads as source or residual and writes, and each
+// laid-out buffer its padded size. Throws Error(kBackend) naming the value
+// when a buffer has a layout (from the IR, PlanLayouts or a hand-written
+// module) that is not an intermediate 4-d float32 tensor read and written
+// only that way. Run after generate_kernels, before memory planning.
+void apply_layouts(LoweredProgram& program);
 // Leaves a primitive-only kernel's output free to take over only the
 // residual its sum post-op adds (never a buffer the primitive reads);
-// plan_layouts calls it.
+// apply_layouts calls it.
 void restrict_primitive_in_place(LoweredProgram& program);
 
 // Asks for the runtime's own kernels in each call with constant weights they
 // compute faster than oneDNN: the Winograd convolution
 // (runtime/winograd_convolution.h: 3x3, stride 1, blocked activations) and
-// the packed matmul (runtime/packed_matmul.h). Run after plan_layouts.
+// the packed matmul (runtime/packed_matmul.h). Run after apply_layouts.
 void choose_primitive_algorithms(LoweredProgram& program);
 
 // Fuses each oneDNN 1x1 convolution whose result only the depthwise

@@ -1,12 +1,11 @@
-// plan_layouts: blocked activations between oneDNN convolutions and pools.
-// Reordering to and from plain NCHW around each convolution cost ResNet-50
-// half of its convolution time; between two primitives nothing but oneDNN
-// looks at the bytes, so they stay in the layout oneDNN computes in.
-#include <numeric>
-#include <set>
+// apply_layouts: the layouts PlanLayouts gave IR values, onto the buffers
+// and window primitives of the lowered program, checked.
+#include <exception>
+#include <string>
 
 #include "backend/lower.h"
 #include "runtime/dnnl_primitive.h"
+#include "support/error.h"
 
 namespace switchyard {
 
@@ -35,105 +34,87 @@ bool reads_only_as_activation(const LoweredStep& step, const PrimitiveSpec& spec
   return true;
 }
 
-PrimitiveTensor blocked(PrimitiveTensor tensor, const std::string& format) {
-  tensor.format = format;
+PrimitiveTensor laid_out(PrimitiveTensor tensor, const LoweredBuffer& buffer) {
+  if (!buffer.layout.empty()) tensor.format = buffer.layout;
   return tensor;
 }
 
-bool is_grouped_convolution(const PrimitiveSpec& spec) {
-  return spec.kind == PrimitiveKind::kConvolution && spec.weights.dims.size() == 5;
+// What reads or writes a buffer, for errors: "kernel fused_nn_conv2d_add".
+std::string step_name(const LoweredProgram& program, const LoweredStep& step) {
+  switch (step.kind) {
+    case LoweredStep::Kind::kKernel:
+      return "kernel " + program.kernel_calls[size_t(step.index)].base_name;
+    case LoweredStep::Kind::kCopy:
+      return "a device copy";
+    case LoweredStep::Kind::kMove:
+      return "a move";
+    case LoweredStep::Kind::kIfBegin:
+    case LoweredStep::Kind::kElse:
+    case LoweredStep::Kind::kIfEnd:
+      return "an if";
+  }
+  return "a step";
 }
 
-// The buffers one window primitive reads as its source or residual and writes.
-std::vector<int> activations_of(const LoweredStep& step, const PrimitiveSpec& spec) {
-  std::vector<int> buffers{step.inputs.at(size_t(spec.src_input)), step.outputs.at(0)};
-  for (const PrimitivePostOp& post : spec.post_ops)
-    if (post.kind == PrimitivePostOp::Kind::kSum) buffers.push_back(step.inputs.at(size_t(post.input)));
-  return buffers;
+[[noreturn]] void refuse(const LoweredBuffer& buffer, const std::string& why) {
+  throw Error(ErrorKind::kBackend, "value " + buffer.label + " is laid out as " + buffer.layout + ", but " + why,
+              buffer.span);
 }
 
-// The layout of each candidate buffer. Buffers one primitive reads and
-// writes get one layout (a primitive that mixes them runs oneDNN's
-// reference kernel), so each set of buffers that primitives join gets
-// channels last when `channels_last` and no depthwise (grouped)
-// convolution touches it, and `blocked` otherwise: on AVX-512 oneDNN's
-// brgconv kernels compute the 3x3 convolutions it runs direct 1.2-1.5x
-// faster channels last than its kernels for 16-channel blocks (the 1x1s
-// alike), while its depthwise kernels are 1.1-1.6x faster in blocks
-// (bench/conv_layout_bench.cc).
-std::vector<std::string> choose_formats(const LoweredProgram& program, const std::vector<bool>& candidate,
-                                        const std::string& blocked, bool channels_last) {
-  std::vector<size_t> root(program.buffers.size());
-  std::iota(root.begin(), root.end(), size_t(0));
-  auto find = [&](size_t b) {
-    while (root[b] != b) b = root[b] = root[root[b]];
-    return b;
-  };
-  for (const LoweredStep& step : program.steps)
-    if (const PrimitiveSpec* spec = window_primitive(program, step)) {
-      int first = -1;
-      for (int b : activations_of(step, *spec))
-        if (!candidate[size_t(b)]) continue;
-        else if (first < 0) first = b;
-        else root[find(size_t(b))] = find(size_t(first));
+// Every laid-out buffer is an intermediate 4-d float32 tensor that window
+// primitives alone write once and read as source or residual.
+void check_layouts(const LoweredProgram& program) {
+  std::vector<int> writes(program.buffers.size(), 0);
+  for (const LoweredStep& step : program.steps) {
+    const PrimitiveSpec* spec = window_primitive(program, step);
+    for (int b : step.inputs) {
+      const LoweredBuffer& buffer = program.buffers[size_t(b)];
+      if (!buffer.layout.empty() && (!spec || !reads_only_as_activation(step, *spec, b)))
+        refuse(buffer, step_name(program, step) + " reads it as dense row-major");
     }
-  std::vector<bool> grouped(program.buffers.size(), false);
-  for (const LoweredStep& step : program.steps)
-    if (const PrimitiveSpec* spec = window_primitive(program, step); spec && is_grouped_convolution(*spec))
-      for (int b : activations_of(step, *spec)) grouped[find(size_t(b))] = true;
-  std::vector<std::string> formats(program.buffers.size());
-  for (size_t b = 0; b < program.buffers.size(); ++b)
-    if (candidate[b]) formats[b] = channels_last && !grouped[find(b)] ? "nhwc" : blocked;
-  return formats;
+    for (size_t o = 0; o < step.outputs.size(); ++o) {
+      const LoweredBuffer& buffer = program.buffers[size_t(step.outputs[o])];
+      ++writes[size_t(step.outputs[o])];
+      if (!buffer.layout.empty() && (!spec || o > 0))
+        refuse(buffer, step_name(program, step) + " writes it as dense row-major");
+    }
+  }
+  for (int b : program.outputs)
+    if (!program.buffers[size_t(b)].layout.empty())
+      refuse(program.buffers[size_t(b)], "model outputs are dense row-major");
+  for (size_t b = 0; b < program.buffers.size(); ++b) {
+    const LoweredBuffer& buffer = program.buffers[b];
+    if (buffer.layout.empty()) continue;
+    if (buffer.kind != LoweredBuffer::Kind::kIntermediate)
+      refuse(buffer, "model inputs, outputs and weights are dense row-major");
+    if (buffer.type->ndim() != 4 || buffer.type->dtype != DType::kFloat32)
+      refuse(buffer, "only 4-d float32 images have a oneDNN layout here");
+    if (writes[b] != 1) refuse(buffer, "it is written " + std::to_string(writes[b]) + " times");
+  }
 }
 
 }  // namespace
 
-void plan_layouts(LoweredProgram& program, int channel_block, bool channels_last) {
-  // Candidates: intermediate 4-d float32 buffers written by a window primitive.
-  std::vector<bool> candidate(program.buffers.size(), false);
-  for (const LoweredStep& step : program.steps)
-    if (window_primitive(program, step) && !step.outputs.empty()) {
-      const LoweredBuffer& out = program.buffers[size_t(step.outputs[0])];
-      candidate[size_t(step.outputs[0])] = out.kind == LoweredBuffer::Kind::kIntermediate && out.type->ndim() == 4 &&
-                                           out.type->dtype == DType::kFloat32;
+void apply_layouts(LoweredProgram& program) {
+  check_layouts(program);
+  for (LoweredBuffer& buffer : program.buffers) {
+    if (buffer.layout.empty()) continue;
+    try {
+      buffer.layout_bytes = dnnl_tensor_bytes({buffer.type->shape, {}, buffer.layout});
+    } catch (const std::exception& e) {
+      refuse(buffer, std::string("oneDNN has no such format: ") + e.what());
     }
-  // Any other use (a loop kernel, a copy, a move, an if, a weights or binary
-  // operand, a second write) keeps a buffer plain.
-  for (const LoweredStep& step : program.steps) {
-    const PrimitiveSpec* spec = window_primitive(program, step);
-    for (int b : step.inputs)
-      if (!spec || !reads_only_as_activation(step, *spec, b)) candidate[size_t(b)] = false;
-    for (size_t o = 0; o < step.outputs.size(); ++o)
-      if (!spec || o > 0) candidate[size_t(step.outputs[o])] = false;
   }
-  std::set<int> written;
-  for (const LoweredStep& step : program.steps)
-    for (int b : step.outputs)
-      if (!written.insert(b).second) candidate[size_t(b)] = false;
-  for (int b : program.outputs) candidate[size_t(b)] = false;
-
-  const std::vector<std::string> formats =
-      choose_formats(program, candidate, "nChw" + std::to_string(channel_block) + "c", channels_last);
   for (const LoweredStep& step : program.steps) {
     const PrimitiveSpec* source_spec = window_primitive(program, step);
     if (!source_spec) continue;
     PrimitiveSpec spec = *source_spec;
-    if (int b = step.inputs.at(size_t(spec.src_input)); candidate[size_t(b)])
-      spec.src = blocked(spec.src, formats[size_t(b)]);
-    if (int b = step.outputs.at(0); candidate[size_t(b)]) spec.dst = blocked(spec.dst, formats[size_t(b)]);
-    for (PrimitivePostOp& post : spec.post_ops) {
-      if (post.kind != PrimitivePostOp::Kind::kSum) continue;
-      if (int b = step.inputs.at(size_t(post.input)); candidate[size_t(b)])
-        post.operand = blocked(post.operand, formats[size_t(b)]);
-    }
+    spec.src = laid_out(spec.src, program.buffers[size_t(step.inputs.at(size_t(spec.src_input)))]);
+    spec.dst = laid_out(spec.dst, program.buffers[size_t(step.outputs.at(0))]);
+    for (PrimitivePostOp& post : spec.post_ops)
+      if (post.kind == PrimitivePostOp::Kind::kSum)
+        post.operand = laid_out(post.operand, program.buffers[size_t(step.inputs.at(size_t(post.input)))]);
     program.kernel_calls[size_t(step.index)].dnnl_primitive = spec;
-  }
-  for (size_t b = 0; b < program.buffers.size(); ++b) {
-    if (!candidate[b]) continue;
-    LoweredBuffer& buffer = program.buffers[b];
-    buffer.layout = formats[b];
-    buffer.layout_bytes = dnnl_tensor_bytes({buffer.type->shape, {}, formats[b]});
   }
   restrict_primitive_in_place(program);
 }

@@ -7,7 +7,7 @@
 #include "device/dot_export.h"
 #include "driver/commands.h"
 #include "driver/driver_util.h"
-#include "pipeline/pass_table.h"
+#include "backend/compiler_passes.h"
 #include "support/error.h"
 #include "text/printer.h"
 #include "transform/instruments.h"
@@ -43,7 +43,7 @@ void run_opt(const OptFlags& f) {
   options.config = config_from_flags(f.devices, mod);
   options.rules = rules_from_flags(f.rules, options.config);
   std::vector<Pass> passes;
-  for (const std::string& name : split_names(f.passes)) passes.push_back(pass_by_name(name, options));
+  for (const std::string& name : split_names(f.passes)) passes.push_back(compiler_pass_by_name(name, options));
   if (passes.empty()) throw Error(ErrorKind::kUsage, "-p needs at least one pass name");
 
   PassContext ctx;
@@ -86,7 +86,8 @@ void add_opt_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "opt",
       "Run passes on a text-IR file and print the result.\n"
-      "Example: switchyard opt model.sy -p InferType,PlanDevices --devices cpu:0,cpu:1 --print-devices all");
+      "Example: switchyard opt model.sy -p InferType,PlanDevices --devices cpu:0,cpu:1 --print-devices all\n"
+      "The layouts a build keeps between oneDNN primitives: -p InferType,PlanDevices,FuseOps,PlanLayouts");
   add_model_flags(cmd, &flags->model);
   cmd->add_option("-p,--passes", flags->passes, "comma-separated pass names, run in order")->required();
   add_device_flags(cmd, &flags->devices);

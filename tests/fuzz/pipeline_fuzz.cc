@@ -10,6 +10,7 @@
 #include "backend/lower.h"
 #include "backend/lower_check.h"
 #include "backend/memory_plan.h"
+#include "backend/plan_layouts.h"
 #include "fuzz_target.h"
 #include "pipeline/pass_table.h"
 #include "text/parser.h"
@@ -29,11 +30,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     {
       PassContext::Scope scope(context);
       planned = default_pipeline({config, {}})(mod, context);
+      planned = PlanLayouts(8, text.size() % 2 == 0)(planned, context);  // both layout families, by the input's parity
     }
     check_lowerable(planned, "main", checker.get());
     LoweredProgram program = lower_entry(planned, "main", config);
     generate_kernels(program, config);
-    plan_layouts(program, 8, text.size() % 2 == 0);  // both layout families, by the input's parity
+    apply_layouts(program);
     choose_primitive_algorithms(program);
     fuse_depthwise_convolutions(program);
     std::vector<int> tensor_of_buffer;

@@ -1,0 +1,248 @@
+// PlanLayouts: which values stay in a oneDNN layout between primitives, and
+// which layout each set of them gets.
+#include "backend/plan_layouts.h"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <unordered_map>
+
+#include "backend/code_generators.h"
+#include "ir/functor.h"
+#include "ir/structural_equal.h"
+#include "runtime/dnnl_primitive.h"
+#include "support/error.h"
+
+namespace switchyard {
+
+namespace {
+
+// What a kernel that runs one oneDNN convolution or pool alone reads as
+// activations, by parameter index.
+struct WindowPrimitive {
+  int src_input = -1;
+  std::vector<int> sum_inputs;  // residuals its sum post-ops add
+  bool grouped = false;         // a depthwise (grouped) convolution
+  bool reads_as_activation(int input) const {
+    return input == src_input || std::find(sum_inputs.begin(), sum_inputs.end(), input) != sum_inputs.end();
+  }
+};
+
+// The window primitive of each fused function, asked of the CPU code
+// generator once per structure (spans and devices aside), target and
+// constant inputs, as kernel generation will ask it.
+class WindowPrimitives {
+ public:
+  const WindowPrimitive* of(const FunctionNode* fn, const VirtualDevice* device, const std::vector<bool>& constant) {
+    const StructuralEqualOptions identity{.compare_devices = false, .compare_spans = false};
+    Function function(fn);
+    std::vector<Known>& same = by_structure_[structural_hash(function, identity) ^
+                                             std::hash<const Target*>()(device->target())];
+    for (const Known& known : same)
+      if (known.target == device->target() && known.constant == constant &&
+          structural_equal(known.function, function, identity))
+        return known.window ? &*known.window : nullptr;
+    same.push_back({function, device->target(), constant, generate(function, device, constant)});
+    return same.back().window ? &*same.back().window : nullptr;
+  }
+
+ private:
+  struct Known {
+    Function function;
+    const Target* target;
+    std::vector<bool> constant;
+    std::optional<WindowPrimitive> window;
+  };
+
+  static std::optional<WindowPrimitive> generate(const Function& fn, const VirtualDevice* device,
+                                                 const std::vector<bool>& constant) {
+    KernelSource source;
+    try {
+      source = code_generator_for(DeviceKind::kCPU)->generate(fn, "sy_kernel", constant);
+    } catch (const Error&) {
+      return std::nullopt;  // lowering reports what the kernel lacks, with its span
+    }
+    if (!source.library_only() || source.primitive->kind == PrimitiveKind::kMatmul) return std::nullopt;
+    const PrimitiveSpec& spec = *source.primitive;
+    WindowPrimitive window;
+    window.src_input = spec.src_input;
+    for (const PrimitivePostOp& post : spec.post_ops)
+      if (post.kind == PrimitivePostOp::Kind::kSum) window.sum_inputs.push_back(post.input);
+    window.grouped = spec.kind == PrimitiveKind::kConvolution && spec.weights.dims.size() == 5;
+    return window;
+  }
+
+  std::unordered_map<size_t, std::vector<Known>> by_structure_;
+};
+
+bool is_float32_image(const Type& type) {
+  const TensorTypeNode* tensor = as_tensor(type);
+  return tensor && tensor->ndim() == 4 && tensor->dtype == DType::kFloat32;
+}
+
+// Fills each value's, parameter's and function result's layout.
+class LayoutRewriter : public ExprMutator {
+ public:
+  std::unordered_map<const ExprNode*, std::string> layouts;  // calls, let variables, parameters, functions
+
+ private:
+  Expr relaid(const ExprNode* original, Expr rebuilt) {
+    auto it = layouts.find(original);
+    if (it == layouts.end()) return rebuilt;
+    return with_meta(rebuilt, {.virtual_device = original->virtual_device()->with_layout(it->second)});
+  }
+  Expr visit_var(const Var& v) override { return relaid(v.get(), ExprMutator::visit_var(v)); }
+  Expr visit_call(const Call& c) override { return relaid(c.get(), ExprMutator::visit_call(c)); }
+  Expr visit_function(const Function& f) override { return relaid(f.get(), ExprMutator::visit_function(f)); }
+};
+
+class LayoutPlanner {
+ public:
+  LayoutPlanner(int channel_block, bool channels_last)
+      : blocked_("nChw" + std::to_string(channel_block) + "c"), channels_last_(channels_last) {}
+
+  Function plan(const Function& fn) {
+    find_window_calls(fn);
+    find_candidates(fn);
+    if (std::none_of(candidate_.begin(), candidate_.end(), [](const auto& c) { return c.second; })) return fn;
+    LayoutRewriter rewriter;
+    rewriter.layouts = layouts_of_candidates();
+    return downcast<FunctionNode>(rewriter.mutate(fn));
+  }
+
+ private:
+  // The value a let variable stands for (through chains of variables).
+  const ExprNode* resolve(const Expr& e) const { return resolve(e.get()); }
+  const ExprNode* resolve(const ExprNode* node) const {
+    for (auto it = bound_.find(node); it != bound_.end(); it = bound_.find(node)) node = it->second;
+    return node;
+  }
+
+  // The calls of fused functions on a CPU device that run one oneDNN
+  // convolution or pool alone. A function called twice is left out: its
+  // parameters could not take two calls' layouts.
+  void find_window_calls(const Function& fn) {
+    std::vector<const CallNode*> calls;
+    std::unordered_map<const FunctionNode*, int> times_called;
+    post_order_visit(fn, [&](const Expr& e) {
+      if (const LetNode* let = as<LetNode>(e)) bound_[let->var.get()] = let->value.get();
+      const CallNode* call = as<CallNode>(e);
+      const FunctionNode* callee = call ? as<FunctionNode>(call->op) : nullptr;
+      if (!callee || !callee->is_primitive()) return;
+      ++times_called[callee];
+      calls.push_back(call);
+    });
+    for (const CallNode* call : calls) {
+      const FunctionNode* callee = as<FunctionNode>(call->op);
+      const VirtualDevice* device = call->virtual_device();
+      if (times_called[callee] > 1 || device->kind() != DeviceKind::kCPU || !device->target() ||
+          !is_float32_image(call->checked_type()))
+        continue;
+      std::vector<bool> constant;
+      bool tensors_only = true;
+      for (size_t i = 0; i < call->args.size() && i < callee->params.size(); ++i) {
+        tensors_only = tensors_only && as_tensor(callee->params[i]->checked_type());
+        constant.push_back(resolve(call->args[i])->kind() == ExprKind::kConstant);
+      }
+      // A tuple parameter would shift the kernel's flattened input indices.
+      if (!tensors_only || call->args.size() != callee->params.size()) continue;
+      if (const WindowPrimitive* window = primitives_.of(callee, device, constant)) window_of_[call] = window;
+    }
+  }
+
+  const WindowPrimitive* window_of(const ExprNode* node) const {
+    auto it = window_of_.find(node);
+    return it == window_of_.end() ? nullptr : it->second;
+  }
+
+  // A window call's result is a candidate while every use reads it as a
+  // window primitive's source or residual: any other use (a loop kernel, a
+  // copy, a tuple, a branch, the function's result) keeps it dense.
+  void find_candidates(const Function& fn) {
+    for (const auto& [call, window] : window_of_) candidate_[call] = true;
+    auto keep_dense = [&](const Expr& e) {
+      if (auto it = candidate_.find(resolve(e)); it != candidate_.end()) it->second = false;
+    };
+    post_order_visit(fn, [&](const Expr& e) {
+      if (const CallNode* call = as<CallNode>(e)) {
+        const WindowPrimitive* window = window_of(call);
+        for (size_t i = 0; i < call->args.size(); ++i)
+          if (!window || !window->reads_as_activation(int(i))) keep_dense(call->args[i]);
+      } else if (const LetNode* let = as<LetNode>(e)) {
+        keep_dense(let->body);  // the binding itself is no use
+      } else {
+        for_each_child(e, keep_dense);
+      }
+    });
+    keep_dense(fn->body);
+  }
+
+  // The activations a window call reads and writes that are candidates.
+  std::vector<const ExprNode*> candidate_activations(const CallNode* call, const WindowPrimitive& window) const {
+    std::vector<const ExprNode*> out;
+    auto add = [&](const ExprNode* node) {
+      if (auto it = candidate_.find(node); it != candidate_.end() && it->second) out.push_back(node);
+    };
+    add(resolve(call->args.at(size_t(window.src_input))));
+    add(call);
+    for (int input : window.sum_inputs) add(resolve(call->args.at(size_t(input))));
+    return out;
+  }
+
+  // One layout per set of candidates that window calls join.
+  std::unordered_map<const ExprNode*, std::string> layouts_of_candidates() {
+    std::unordered_map<const ExprNode*, const ExprNode*> root;
+    for (const auto& [node, is_candidate] : candidate_)
+      if (is_candidate) root[node] = node;
+    auto find = [&](const ExprNode* node) {
+      while (root[node] != node) node = root[node] = root[root[node]];
+      return node;
+    };
+    for (const auto& [call, window] : window_of_) {
+      std::vector<const ExprNode*> joined = candidate_activations(static_cast<const CallNode*>(call), *window);
+      for (const ExprNode* node : joined) root[find(node)] = find(joined.front());
+    }
+    std::unordered_map<const ExprNode*, bool> grouped;
+    for (const auto& [call, window] : window_of_)
+      if (window->grouped)
+        for (const ExprNode* node : candidate_activations(static_cast<const CallNode*>(call), *window)) grouped[find(node)] = true;
+
+    std::unordered_map<const ExprNode*, std::string> layouts;
+    for (const auto& [node, is_candidate] : candidate_)
+      if (is_candidate) layouts[node] = channels_last_ && !grouped[find(node)] ? "nhwc" : blocked_;
+    // Let variables take their value's layout; fused functions their
+    // result's and their parameters' their arguments'.
+    for (const auto& [var, value] : bound_)
+      if (auto it = layouts.find(resolve(var)); it != layouts.end()) layouts[var] = it->second;
+    for (const auto& [node, window] : window_of_) {
+      const CallNode* call = static_cast<const CallNode*>(node);
+      const FunctionNode* callee = as<FunctionNode>(call->op);
+      if (auto it = layouts.find(call); it != layouts.end()) layouts[callee] = it->second;
+      for (size_t i = 0; i < call->args.size(); ++i)
+        if (auto it = layouts.find(resolve(call->args[i])); it != layouts.end() && window->reads_as_activation(int(i)))
+          layouts[callee->params[i].get()] = it->second;
+    }
+    return layouts;
+  }
+
+  std::string blocked_;
+  bool channels_last_;
+  WindowPrimitives primitives_;
+  std::unordered_map<const ExprNode*, const ExprNode*> bound_;  // let variable -> its value
+  std::unordered_map<const ExprNode*, const WindowPrimitive*> window_of_;
+  std::unordered_map<const ExprNode*, bool> candidate_;
+};
+
+}  // namespace
+
+Pass PlanLayouts(int channel_block, bool channels_last) {
+  return make_module_pass({"PlanLayouts", 0, {}}, [=](const IRModule& mod, const PassContext&) {
+    return map_functions(mod, [&](const std::string&, const Function& fn) {
+      return LayoutPlanner(channel_block, channels_last).plan(fn);
+    });
+  });
+}
+
+Pass PlanLayouts() { return PlanLayouts(dnnl_channel_block(), dnnl_uses_avx512()); }
+
+}  // namespace switchyard

@@ -1,0 +1,184 @@
+// PlanLayouts: a value's layout is a part of its device in the IR, chosen
+// after fusion for values passed only between oneDNN convolutions and pools,
+// printed and parsed with the module, carried by rewrites and compared by
+// the invariant checker where a value passes between kernels; lowering reads
+// it back and refuses a layout no primitive reads or writes.
+#include <gtest/gtest.h>
+
+#include "aot_test_util.h"
+#include "backend/lower.h"
+#include "backend/plan_layouts.h"
+#include "ir/functor.h"
+#include "ir/structural_equal.h"
+#include "pipeline/pass_table.h"
+#include "runtime/dnnl_primitive.h"
+#include "support/error.h"
+#include "text/parser.h"
+#include "text/printer.h"
+#include "transform/instruments.h"
+
+namespace switchyard::testing {
+namespace {
+
+// conv -> pool -> conv -> conv adding the pool's result -> softmax (a loop
+// kernel). With `depthwise`, the middle convolution is a depthwise one.
+std::string pooled_block(bool depthwise) {
+  return std::string(
+             "def @main(%x: Tensor[(1, 3, 10, 10), float32], %w0: Tensor[(16, 3, 3, 3), float32],\n"
+             "          %w1: Tensor[(16, 16, 3, 3), float32], %w2: Tensor[(16, 1, 3, 3), float32])\n"
+             "          -> Tensor[(1, 16, 5, 5), float32] {\n"
+             "  %0 = nn.relu(nn.conv2d(%x, %w0, padding=[1, 1]));\n"
+             "  %1 = nn.max_pool2d(%0, pool_size=[2, 2], strides=[2, 2]);\n") +
+         (depthwise ? "  %2 = nn.relu(nn.conv2d(%1, %w2, padding=[1, 1], groups=16));\n"
+                    : "  %2 = nn.relu(nn.conv2d(%1, %w1, padding=[1, 1]));\n") +
+         "  %3 = nn.relu(add(nn.conv2d(%2, %w1, padding=[1, 1]), %1));\n"
+         "  nn.softmax(%3, axis=1)\n"
+         "}\n";
+}
+
+CompilationConfig one_cpu() { return CompilationConfig::parse("cpu:0"); }
+
+// The default pipeline, then PlanLayouts, with the invariant checker after
+// every pass; `extra` runs last, checked too.
+IRModule plan(const std::string& text, const std::string& layout_family, std::optional<Pass> extra = {}) {
+  IRModule mod = parse_module(text, "block.sy");
+  PassContext context;
+  context.instruments.push_back(std::make_shared<InvariantChecker>());
+  PassContext::Scope scope(context);
+  IRModule planned = default_pipeline({one_cpu(), {}})(mod, context);
+  planned = PlanLayouts(16, layout_family == "nhwc")(planned, context);
+  return extra ? (*extra)(planned, context) : planned;
+}
+
+struct Laid {
+  std::vector<std::string> values;      // layouts of calls of fused functions, in evaluation order
+  std::vector<std::string> parameters;  // layouts of fused functions' parameters, in post-order
+};
+
+Laid layouts_of(const IRModule& mod) {
+  Laid laid;
+  post_order_visit(mod.lookup("main"), [&](const Expr& e) {
+    if (const FunctionNode* f = as<FunctionNode>(e); f && f->is_primitive())
+      for (const Var& p : f->params) laid.parameters.push_back(p->virtual_device()->layout());
+    if (const CallNode* c = as<CallNode>(e); c && as<FunctionNode>(c->op))
+      laid.values.push_back(c->virtual_device()->layout());
+  });
+  return laid;
+}
+
+TEST(PlanLayouts, ValuesBetweenPrimitivesCarryTheirLayoutInTheIR) {
+  for (const std::string family : {"nhwc", "nChw16c"}) {
+    IRModule planned = plan(pooled_block(false), family);
+    Laid laid = layouts_of(planned);
+    // conv0, the pool and conv1 are read only as a primitive's source or
+    // residual; conv2 is read by the softmax loop.
+    std::vector<std::string> expected_values{family, family, family, "", ""};
+    EXPECT_EQ(laid.values, expected_values) << print_module(planned);
+    // Parameters, fused functions from the result back (the visit's order):
+    // the softmax its dense input; conv2 its source, weights and the pool's
+    // result as residual; conv1 its source and weights; the pool its
+    // source; conv0 the dense model input and weights.
+    std::vector<std::string> expected_parameters{"", family, "", family, family, "", family, "", ""};
+    EXPECT_EQ(laid.parameters, expected_parameters) << print_module(planned);
+    // Shown in the text IR, and read back the same.
+    std::string text = print_module(planned);
+    EXPECT_NE(text.find("layout=\"" + family + "\""), std::string::npos) << text;
+    IRModule reparsed = parse_module(text, "planned.sy");
+    EXPECT_EQ(structural_diff(planned, reparsed, {.compare_devices = true, .compare_spans = false}), std::nullopt);
+  }
+}
+
+TEST(PlanLayouts, ADepthwiseConvolutionKeepsItsSetInChannelBlocks) {
+  IRModule planned = plan(pooled_block(true), "nhwc");
+  std::vector<std::string> expected_values{"nChw16c", "nChw16c", "nChw16c", "", ""};
+  EXPECT_EQ(layouts_of(planned).values, expected_values) << print_module(planned);
+}
+
+// A pass that rebuilds every call of a fused function with a dense result,
+// as a careless rewrite would, while their readers still expect the layout.
+Pass drop_value_layouts() {
+  struct Dropper : ExprMutator {
+    Expr visit_call(const Call& c) override {
+      Expr rebuilt = ExprMutator::visit_call(c);
+      if (!as<FunctionNode>(c->op) || c->virtual_device()->layout().empty()) return rebuilt;
+      return with_meta(rebuilt, {.virtual_device = c->virtual_device()->with_layout("")});
+    }
+  };
+  return make_module_pass({"DropValueLayouts", 0, {}},
+                          [](const IRModule& mod, const PassContext&) { return Dropper().mutate_module(mod); });
+}
+
+TEST(PlanLayouts, TheCheckerBlamesAPassThatLosesALayout) {
+  try {
+    plan(pooled_block(false), "nhwc", drop_value_layouts());
+    FAIL() << "the checker let a lost layout through";
+  } catch (const Error& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("DropValueLayouts"), std::string::npos) << message;
+    EXPECT_NE(message.find("nhwc"), std::string::npos) << message;
+    EXPECT_NE(message.find("block.sy:"), std::string::npos) << message;  // the node's source line
+  }
+}
+
+TEST(PlanLayouts, ALayoutIsNoPlacementWish) {
+  std::string text =
+      "def @main(%x: Tensor[(1, 4, 2, 2), float32] @{device=\"cpu:0\", layout=\"nhwc\"}) -> Tensor[(1, 4, 2, 2), "
+      "float32] {\n  nn.relu(%x)\n}\n";
+  try {
+    plan(text, "nhwc");
+    FAIL() << "a layout wish was taken as a device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kPlacement);
+    EXPECT_NE(std::string(e.what()).find("a layout is not a placement wish"), std::string::npos) << e.what();
+  }
+}
+
+// The lowered program of the planned block, kernels generated.
+LoweredProgram lowered(const IRModule& planned) {
+  LoweredProgram program = lower_entry(planned, "main", one_cpu());
+  generate_kernels(program, one_cpu());
+  return program;
+}
+
+TEST(PlanLayouts, LoweringReadsTheLayoutsBack) {
+  LoweredProgram program = lowered(plan(pooled_block(false), "nhwc"));
+  apply_layouts(program);
+  int laid_out = 0;
+  for (const LoweredBuffer& b : program.buffers)
+    if (!b.layout.empty()) {
+      ++laid_out;
+      EXPECT_EQ(b.layout, "nhwc");
+      EXPECT_EQ(b.layout_bytes, dnnl_tensor_bytes({b.type->shape, {}, "nhwc"}));
+    }
+  EXPECT_EQ(laid_out, 3);  // conv0's, the pool's and conv1's results
+}
+
+TEST(PlanLayouts, LoweringRefusesALayoutNoPrimitiveReads) {
+  LoweredProgram program = lowered(plan(pooled_block(false), "nhwc"));
+  // The softmax loop's input, laid out by hand.
+  const LoweredStep& softmax = program.steps.back();
+  program.buffers[size_t(softmax.inputs.at(0))].layout = "nhwc";
+  try {
+    apply_layouts(program);
+    FAIL() << "a loop kernel was given a laid-out input";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is laid out as nhwc, but kernel nn_softmax reads it as dense row-major"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PlanLayouts, LoweringRefusesAFormatOneDnnDoesNotKnow) {
+  LoweredProgram program = lowered(plan(pooled_block(false), "nhwc"));
+  for (LoweredBuffer& b : program.buffers)
+    if (b.layout == "nhwc") b.layout = "nChw5c";
+  try {
+    apply_layouts(program);
+    FAIL() << "an unknown format was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("oneDNN has no such format"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace switchyard::testing
