@@ -33,7 +33,7 @@ std::string joined(const std::vector<std::string>& items) {
 
 BuildReport build(const IRModule& mod, py::handle devices, const std::string& output, py::handle place, int opt_level,
                   const std::string& default_device, const std::string& host, bool check_invariants,
-                  bool emit_source, const std::string& cxx, const std::string& cache_dir) {
+                  bool emit_source, const std::string& cxx, const std::string& cache_dir, py::handle layouts) {
   std::vector<std::string> device_names = names_of(devices, "devices");
   if (device_names.empty()) throw py::value_error("build() needs devices=[\"cpu:0\", ...]");
   if (output.empty()) throw py::value_error("build() needs output=DIRECTORY");
@@ -41,6 +41,7 @@ BuildReport build(const IRModule& mod, py::handle devices, const std::string& ou
   options.config = CompilationConfig::parse(joined(device_names), default_device, host);
   for (const std::string& rule : names_of(place, "place"))
     options.rules.push_back(parse_placement_rule(rule, options.config));
+  for (const std::string& rule : names_of(layouts, "layouts")) options.layout_rules.push_back(parse_layout_rule(rule));
   options.opt_level = opt_level;
   // The enclosing PassContext's pass selection, configuration and
   // diagnostics (its opt level and checking arrive as arguments, which may
@@ -100,7 +101,7 @@ void bind_build(py::module_& m) {
 
   m.def("build", &build, py::arg("mod"), py::arg("devices"), py::arg("output"), py::arg("place"), py::arg("opt_level"),
         py::arg("default"), py::arg("host"), py::arg("check_invariants"), py::arg("emit_source"), py::arg("cxx"),
-        py::arg("cache_dir"), "Compiles @main of a module into an artifact directory.");
+        py::arg("cache_dir"), py::arg("layouts"), "Compiles @main of a module into an artifact directory.");
 }
 
 }  // namespace switchyard::python

@@ -123,11 +123,13 @@ def _context_options(opt_level, check_invariants):
 
 
 def build(mod, devices, output, place=(), opt_level=None, *, default=None, host=None, check_invariants=None,
-          emit_source=False, cxx="", cache_dir=""):
+          emit_source=False, cxx="", cache_dir="", layouts=()):
     """Compiles ``mod["main"]`` into the artifact directory ``output``.
 
     ``devices`` lists the build's devices (``["cpu:0", "cpu:1"]``); ``place``
-    holds placement rules (``"op:nn.softmax=cpu:1"``, ``"node:GLOB=cpu:0"``).
+    holds placement rules (``"op:nn.softmax=cpu:1"``, ``"node:GLOB=cpu:0"``);
+    ``layouts`` layout pins (``"node:GLOB=nChw16c"``) for values kept
+    between oneDNN primitives.
     ``opt_level`` and ``check_invariants`` default to the enclosing
     PassContext's (2 and False outside any); its ``disabled_passes``,
     ``enabled_passes`` and ``config`` apply to the build's pipeline.
@@ -138,8 +140,10 @@ def build(mod, devices, output, place=(), opt_level=None, *, default=None, host=
     opt_level, check_invariants = _context_options(opt_level, check_invariants)
     if isinstance(place, str):
         place = [place]
+    if isinstance(layouts, str):
+        layouts = [layouts]
     return _native.build(mod, devices, _os.fspath(output), list(place), opt_level, default or "", host or "",
-                         check_invariants, emit_source, cxx, cache_dir)
+                         check_invariants, emit_source, cxx, cache_dir, list(layouts))
 
 
 __all__ = [

@@ -167,7 +167,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
     PassContext::Scope scope(context);
     planned = default_pipeline({options.config, options.rules})(mod, context);
     // Keep values between oneDNN convolutions and pools in oneDNN's layouts.
-    planned = PlanLayouts()(planned, context);
+    planned = PlanLayouts(options.layout_rules)(planned, context);
   }
   report.passes = timing->entries();
   clock.done("passes");

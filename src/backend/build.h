@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/toolchain.h"
+#include "backend/plan_layouts.h"
 #include "device/placement_rules.h"
 #include "ir/attrs.h"
 #include "ir/compilation_config.h"
@@ -22,6 +23,7 @@ namespace switchyard {
 struct BuildOptions {
   CompilationConfig config;
   std::vector<PlacementRule> rules;
+  std::vector<LayoutRule> layout_rules;  // layout pins, applied by PlanLayouts
   int opt_level = 2;
   // As PassContext's: passes never run, passes run above the opt level, and
   // typed pass configuration.

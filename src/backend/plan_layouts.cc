@@ -6,8 +6,10 @@
 #include <numeric>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include "backend/code_generators.h"
+#include "device/placement_rules.h"
 #include "ir/functor.h"
 #include "ir/structural_equal.h"
 #include "runtime/dnnl_primitive.h"
@@ -75,6 +77,24 @@ class WindowPrimitives {
   std::unordered_map<size_t, std::vector<Known>> by_structure_;
 };
 
+// What reads a value, for a refused layout rule: "the kernel nn.conv2d ->
+// add at model.sy:4:3".
+std::string reader_name(const Expr& reader) {
+  std::string what = "a " + std::string(expr_kind_name(reader->kind()));
+  if (const CallNode* call = as<CallNode>(reader)) {
+    if (const OpNode* op = as<OpNode>(call->op)) what = "'" + op->name + "'";
+    if (const FunctionNode* fn = as<FunctionNode>(call->op)) {
+      what = "the kernel";
+      std::string separator = " ";
+      post_order_visit(fn->body, [&](const Expr& e) {
+        const CallNode* inner = as<CallNode>(e);
+        if (const OpNode* op = inner ? as<OpNode>(inner->op) : nullptr) what += std::exchange(separator, " -> ") + op->name;
+      });
+    }
+  }
+  return what + (reader->span().defined() ? " at " + reader->span().to_string() : "");
+}
+
 bool is_float32_image(const Type& type) {
   const TensorTypeNode* tensor = as_tensor(type);
   return tensor && tensor->ndim() == 4 && tensor->dtype == DType::kFloat32;
@@ -98,12 +118,18 @@ class LayoutRewriter : public ExprMutator {
 
 class LayoutPlanner {
  public:
-  LayoutPlanner(int channel_block, bool channels_last)
-      : blocked_("nChw" + std::to_string(channel_block) + "c"), channels_last_(channels_last) {}
+  // `matches` counts the kernel results each rule matched.
+  LayoutPlanner(int channel_block, bool channels_last, const std::vector<LayoutRule>& rules,
+                std::vector<int>* matches)
+      : blocked_("nChw" + std::to_string(channel_block) + "c"),
+        channels_last_(channels_last),
+        rules_(rules),
+        matches_(matches) {}
 
   Function plan(const Function& fn) {
     find_window_calls(fn);
     find_candidates(fn);
+    pin_matched_values();
     if (std::none_of(candidate_.begin(), candidate_.end(), [](const auto& c) { return c.second; })) return fn;
     LayoutRewriter rewriter;
     rewriter.layouts = layouts_of_candidates();
@@ -132,6 +158,7 @@ class LayoutPlanner {
       ++times_called[callee];
       calls.push_back(call);
     });
+    kernel_results_ = calls;
     for (const CallNode* call : calls) {
       const FunctionNode* callee = as<FunctionNode>(call->op);
       const VirtualDevice* device = call->virtual_device();
@@ -160,21 +187,46 @@ class LayoutPlanner {
   // copy, a tuple, a branch, the function's result) keeps it dense.
   void find_candidates(const Function& fn) {
     for (const auto& [call, window] : window_of_) candidate_[call] = true;
-    auto keep_dense = [&](const Expr& e) {
-      if (auto it = candidate_.find(resolve(e)); it != candidate_.end()) it->second = false;
+    // The first reader that keeps a candidate dense is kept, for a refused rule.
+    auto keep_dense = [&](const Expr& e, const Expr& reader) {
+      auto it = candidate_.find(resolve(e));
+      if (it == candidate_.end() || !it->second) return;
+      it->second = false;
+      dense_because_[it->first] = "it is read by " + reader_name(reader);
     };
     post_order_visit(fn, [&](const Expr& e) {
       if (const CallNode* call = as<CallNode>(e)) {
         const WindowPrimitive* window = window_of(call);
         for (size_t i = 0; i < call->args.size(); ++i)
-          if (!window || !window->reads_as_activation(int(i))) keep_dense(call->args[i]);
+          if (!window || !window->reads_as_activation(int(i))) keep_dense(call->args[i], e);
       } else if (const LetNode* let = as<LetNode>(e)) {
-        keep_dense(let->body);  // the binding itself is no use
+        keep_dense(let->body, e);  // the binding itself is no use
       } else {
-        for_each_child(e, keep_dense);
+        for_each_child(e, [&](const Expr& child) { keep_dense(child, e); });
       }
     });
-    keep_dense(fn->body);
+    if (auto it = candidate_.find(resolve(fn->body)); it != candidate_.end() && it->second) {
+      it->second = false;
+      dense_because_[it->first] = "it is the result of the function, which is dense row-major";
+    }
+  }
+
+  // The rule pinning each kernel result that a rule matches (the last one
+  // that does); every such result must be a candidate.
+  void pin_matched_values() {
+    for (size_t r = 0; r < rules_.size(); ++r)
+      for (const CallNode* call : kernel_results_) {
+        if (!span_matches(call->span(), rules_[r].pattern)) continue;
+        ++(*matches_)[r];
+        if (auto it = candidate_.find(call); it == candidate_.end() || !it->second)
+          throw Error(ErrorKind::kPlacement,
+                      "layout rule '" + rules_[r].text + "' pins a value that cannot have a layout: " +
+                          (it == candidate_.end()
+                               ? "it is not the 4-d float32 result of a oneDNN convolution or pool alone on a CPU"
+                               : dense_because_.at(call)),
+                      call->span());
+        pins_.emplace_back(call, &rules_[r]);
+      }
   }
 
   // The activations a window call reads and writes that are candidates.
@@ -207,9 +259,27 @@ class LayoutPlanner {
       if (window->grouped)
         for (const ExprNode* node : candidate_activations(static_cast<const CallNode*>(call), *window)) grouped[find(node)] = true;
 
+    // A pinned set takes its rule's format; two rules must agree on one set.
+    std::unordered_map<const ExprNode*, std::pair<const LayoutRule*, const CallNode*>> pinned;
+    for (const auto& [call, rule] : pins_) {
+      auto [it, first] = pinned.try_emplace(find(call), rule, call);
+      const auto& [other_rule, other_call] = it->second;
+      if (!first && other_rule->format != rule->format)
+        throw Error(ErrorKind::kPlacement,
+                    "layout rules '" + other_rule->text + "' and '" + rule->text +
+                        "' pin values that must share one layout, since oneDNN primitives read or write them "
+                        "together: the results of " + reader_name(Expr(other_call)) + " and of " +
+                        reader_name(Expr(call)),
+                    call->span());
+    }
     std::unordered_map<const ExprNode*, std::string> layouts;
-    for (const auto& [node, is_candidate] : candidate_)
-      if (is_candidate) layouts[node] = channels_last_ && !grouped[find(node)] ? "nhwc" : blocked_;
+    for (const auto& [node, is_candidate] : candidate_) {
+      if (!is_candidate) continue;
+      auto pin = pinned.find(find(node));
+      layouts[node] = pin != pinned.end() ? pin->second.first->format
+                      : channels_last_ && !grouped[find(node)] ? "nhwc"
+                                                               : blocked_;
+    }
     // Let variables take their value's layout; fused functions their
     // result's and their parameters' their arguments'.
     for (const auto& [var, value] : bound_)
@@ -227,7 +297,12 @@ class LayoutPlanner {
 
   std::string blocked_;
   bool channels_last_;
+  const std::vector<LayoutRule>& rules_;
+  std::vector<int>* matches_;
   WindowPrimitives primitives_;
+  std::vector<const CallNode*> kernel_results_;  // every call of a fused function
+  std::unordered_map<const ExprNode*, std::string> dense_because_;
+  std::vector<std::pair<const CallNode*, const LayoutRule*>> pins_;  // in rule order
   std::unordered_map<const ExprNode*, const ExprNode*> bound_;  // let variable -> its value
   std::unordered_map<const ExprNode*, const WindowPrimitive*> window_of_;
   std::unordered_map<const ExprNode*, bool> candidate_;
@@ -235,14 +310,42 @@ class LayoutPlanner {
 
 }  // namespace
 
-Pass PlanLayouts(int channel_block, bool channels_last) {
+LayoutRule parse_layout_rule(const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    return Error(ErrorKind::kUsage, "malformed layout rule '" + text + "': " + why + " (expected node:GLOB=FORMAT)");
+  };
+  size_t colon = text.find(':');
+  size_t eq = text.rfind('=');
+  if (colon == std::string::npos || eq == std::string::npos || eq < colon) throw bad("missing ':' or '='");
+  if (text.substr(0, colon) != "node") throw bad("unknown rule kind '" + text.substr(0, colon) + "'");
+  LayoutRule rule{text.substr(colon + 1, eq - colon - 1), text.substr(eq + 1), text};
+  if (rule.pattern.size() >= 2 && (rule.pattern.front() == '\'' || rule.pattern.front() == '"') &&
+      rule.pattern.back() == rule.pattern.front())
+    rule.pattern = rule.pattern.substr(1, rule.pattern.size() - 2);
+  if (rule.pattern.empty()) throw bad("empty pattern");
+  try {
+    dnnl_tensor_bytes({{1, 16, 1, 1}, {}, rule.format});
+  } catch (const std::exception& e) {
+    throw bad(e.what());
+  }
+  return rule;
+}
+
+Pass PlanLayouts(int channel_block, bool channels_last, std::vector<LayoutRule> rules) {
   return make_module_pass({"PlanLayouts", 0, {}}, [=](const IRModule& mod, const PassContext&) {
-    return map_functions(mod, [&](const std::string&, const Function& fn) {
-      return LayoutPlanner(channel_block, channels_last).plan(fn);
+    std::vector<int> matches(rules.size(), 0);
+    IRModule out = map_functions(mod, [&](const std::string&, const Function& fn) {
+      return LayoutPlanner(channel_block, channels_last, rules, &matches).plan(fn);
     });
+    for (size_t r = 0; r < rules.size(); ++r)
+      if (matches[r] == 0)
+        throw Error(ErrorKind::kUsage, "layout rule '" + rules[r].text + "' matches no kernel's result");
+    return out;
   });
 }
 
-Pass PlanLayouts() { return PlanLayouts(dnnl_channel_block(), dnnl_uses_avx512()); }
+Pass PlanLayouts(std::vector<LayoutRule> rules) {
+  return PlanLayouts(dnnl_channel_block(), dnnl_uses_avx512(), std::move(rules));
+}
 
 }  // namespace switchyard

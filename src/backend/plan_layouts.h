@@ -2,9 +2,27 @@
 // and pools, as part of its virtual device.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "transform/pass.h"
 
 namespace switchyard {
+
+// A user's layout wish given at build time: `node:GLOB=FORMAT` pins the
+// result of every kernel whose span (an imported node's name, or
+// file:line:column) matches the glob to a oneDNN format ("nhwc",
+// "nChw8c", "nChw16c"); the values a primitive reads and writes with it
+// follow, since they share one layout.
+struct LayoutRule {
+  std::string pattern;  // a glob on span text
+  std::string format;
+  std::string text;  // as written, for messages
+};
+
+// Parses "node:GLOB=FORMAT"; Error(kUsage) on a malformed rule or a format
+// this process's oneDNN does not know.
+LayoutRule parse_layout_rule(const std::string& text);
 
 // Gives a blocked layout to each 4-d float32 value that a CPU kernel running
 // one oneDNN convolution or pool (and nothing else) computes, when every
@@ -20,10 +38,16 @@ namespace switchyard {
 // read it and on the result of the one that writes it; everything else
 // stays dense row-major. Run on a fused, device-planned module, before
 // lowering, which reads the layouts back.
-Pass PlanLayouts(int channel_block, bool channels_last);
+//
+// Each rule pins the sets of the values it matches: Error(kPlacement), with
+// the value's span, when a matched value cannot have a layout (not a window
+// primitive's result, or read otherwise: the error names the reader) or two
+// rules pin one set differently; Error(kUsage) when a rule matches no
+// kernel's result.
+Pass PlanLayouts(int channel_block, bool channels_last, std::vector<LayoutRule> rules = {});
 
 // PlanLayouts for the oneDNN of this process: 16-channel blocks with
 // AVX-512, 8 with AVX2, channels last where its AVX-512 kernels run.
-Pass PlanLayouts();
+Pass PlanLayouts(std::vector<LayoutRule> rules = {});
 
 }  // namespace switchyard

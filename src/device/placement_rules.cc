@@ -46,8 +46,6 @@ PlacementRule parse_placement_rule(const std::string& text, const CompilationCon
   return rule;
 }
 
-namespace {
-
 bool span_matches(const Span& span, const std::string& glob) {
   for (const Span& part : span.parts()) {
     if (fnmatch(glob.c_str(), part.source().c_str(), 0) == 0) return true;
@@ -55,6 +53,8 @@ bool span_matches(const Span& span, const std::string& glob) {
   }
   return false;
 }
+
+namespace {
 
 bool rule_matches(const PlacementRule& r, const std::string& op_name, const Span& span) {
   return r.kind == PlacementRule::Kind::kOperator ? op_name == r.pattern : span_matches(span, r.pattern);

@@ -24,6 +24,10 @@ struct PlacementRule {
 // rule, an unknown operator or a device missing from `config`.
 PlacementRule parse_placement_rule(const std::string& text, const CompilationConfig& config);
 
+// Whether a part of `span` (its source, an imported node's name, or its
+// "file:line:column") matches the glob.
+bool span_matches(const Span& span, const std::string& glob);
+
 // The rule that decides a call of `op_name` at `span`: the last one that
 // matches, as when rules are applied; null when none does.
 const PlacementRule* matching_rule(const std::vector<PlacementRule>& rules, const std::string& op_name,

@@ -22,6 +22,7 @@ struct CompileFlags {
   std::string output_dir;
   DeviceFlags devices;
   std::vector<std::string> rules;
+  std::vector<std::string> layout_rules;
   int opt_level = 2;
   bool emit_source = false;
   bool check_each = false;
@@ -36,6 +37,7 @@ std::string cache_key_flags(const CompileFlags& f) {
                      "\ncheck-each=" + std::to_string(f.check_each) + "\n";
   for (const std::string& shape : f.model.input_shapes) text += "input-shape=" + shape + "\n";
   for (const std::string& rule : f.rules) text += "place=" + rule + "\n";
+  for (const std::string& rule : f.layout_rules) text += "layout=" + rule + "\n";
   return text;
 }
 
@@ -66,6 +68,7 @@ void run_compile(const CompileFlags& f) {
   // Without --devices or devices named in the module, everything runs on cpu:0.
   options.config = config_from_flags(f.devices, mod).value_or(CompilationConfig::parse("cpu:0"));
   options.rules = rules_from_flags(f.rules, options.config);
+  for (const std::string& rule : f.layout_rules) options.layout_rules.push_back(parse_layout_rule(rule));
   options.opt_level = f.opt_level;
   options.emit_source = f.emit_source;
   options.check_invariants = f.check_each;
@@ -99,6 +102,9 @@ void add_compile_command(CLI::App& app) {
       ->required();
   add_device_flags(cmd, &flags->devices);
   cmd->add_option("--place", flags->rules, "placement rule op:NAME=DEVICE or node:GLOB=DEVICE (repeatable)");
+  cmd->add_option("--layout", flags->layout_rules,
+                  "layout pin node:GLOB=FORMAT (nhwc, nChw8c, nChw16c) for the results of the kernels whose "
+                  "node matches, kept between oneDNN primitives (repeatable)");
   cmd->add_option("--opt-level", flags->opt_level, "optimisation level: passes above it are skipped (default 2)")
       ->check(CLI::Range(0, 3));
   cmd->add_flag("--emit-source", flags->emit_source, "keep the generated C++ in DIR/src/");

@@ -1,12 +1,22 @@
-# Layouts from Python: a layout is a part of the virtual device, PlanLayouts
-# gives one to values passed between oneDNN convolutions and pools, a
-# Python pass that rebuilds nodes keeps it without saying so, and the
-# checker names a pass that changes it where a value passes between kernels.
+# Layouts from Python and the command line: a layout is a part of the
+# virtual device, PlanLayouts gives one to values passed between oneDNN
+# convolutions and pools, a Python pass that rebuilds nodes keeps it without
+# saying so, the checker names a pass that changes it where a value passes
+# between kernels, and a user's pin (--layout, build(layouts=)) is honoured
+# or refused naming the value's reader.
+import os
+import pathlib
+import subprocess
+
+import numpy as np
 import pytest
 
 import switchyard as sy
 from switchyard import ir
 from switchyard import transform as T
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SWITCHYARD = (pathlib.Path(os.environ.get("SY_BUILD_DIR", REPO / "build")) / "bin" / "switchyard").resolve()
 
 BLOCK = """
 def @main(%x: Tensor[(1, 3, 8, 8), float32], %w0: Tensor[(16, 3, 3, 3), float32],
@@ -87,3 +97,27 @@ def test_the_checker_names_a_pass_that_changes_a_layout(laid_out):
             T.Sequential([dense])(laid_out)
     message = info.value.message
     assert "after pass 'DenseEverything'" in message and "laid out as" in message, message
+
+
+def test_a_build_honours_a_layout_pin(tmp_path):
+    mod = sy.parse(BLOCK, "block.sy")
+    sy.build(mod, ["cpu:0"], tmp_path / "art", layouts=["node:block.sy:5:*=nChw8c"])
+    manifest = (tmp_path / "art" / "manifest.json").read_text()
+    assert '"nChw8c"' in manifest
+    rng = np.random.default_rng(0)
+    inputs = {name: rng.uniform(-1, 1, shape).astype(np.float32)
+              for name, shape in [("x", (1, 3, 8, 8)), ("w0", (16, 3, 3, 3)), ("w1", (16, 16, 3, 3))]}
+    out = sy.runtime.load(tmp_path / "art").run(**inputs)
+    expected = sy.evaluate(mod, inputs)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_the_command_line_refuses_a_pin_no_primitive_reads(tmp_path):
+    model = tmp_path / "block.sy"
+    model.write_text(BLOCK)
+    result = subprocess.run([str(SWITCHYARD), "compile", str(model), "-o", str(tmp_path / "art"),
+                             "--layout", "node:*block.sy:6:*=nhwc"], capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "layout rule 'node:*block.sy:6:*=nhwc' pins a value that cannot have a layout: it is read by the " \
+           "kernel nn.softmax" in result.stderr, result.stderr
+    assert not (tmp_path / "art").exists()

@@ -11,6 +11,7 @@
 #include "ir/functor.h"
 #include "ir/structural_equal.h"
 #include "pipeline/pass_table.h"
+#include "runtime/artifact.h"
 #include "runtime/dnnl_primitive.h"
 #include "support/error.h"
 #include "text/parser.h"
@@ -38,16 +39,31 @@ std::string pooled_block(bool depthwise) {
 
 CompilationConfig one_cpu() { return CompilationConfig::parse("cpu:0"); }
 
-// The default pipeline, then PlanLayouts, with the invariant checker after
-// every pass; `extra` runs last, checked too.
-IRModule plan(const std::string& text, const std::string& layout_family, std::optional<Pass> extra = {}) {
+// The default pipeline, then PlanLayouts with `pins` ("node:GLOB=FORMAT"),
+// with the invariant checker after every pass; `extra` runs last, checked too.
+IRModule plan(const std::string& text, const std::string& layout_family, std::optional<Pass> extra = {},
+              const std::vector<std::string>& pins = {}) {
   IRModule mod = parse_module(text, "block.sy");
+  std::vector<LayoutRule> rules;
+  for (const std::string& pin : pins) rules.push_back(parse_layout_rule(pin));
   PassContext context;
   context.instruments.push_back(std::make_shared<InvariantChecker>());
   PassContext::Scope scope(context);
   IRModule planned = default_pipeline({one_cpu(), {}})(mod, context);
-  planned = PlanLayouts(16, layout_family == "nhwc")(planned, context);
+  planned = PlanLayouts(16, layout_family == "nhwc", rules)(planned, context);
   return extra ? (*extra)(planned, context) : planned;
+}
+
+// The message of the Error that planning with `pins` raises, checking its kind.
+std::string pin_error(const std::vector<std::string>& pins, ErrorKind kind) {
+  try {
+    plan(pooled_block(false), "nhwc", {}, pins);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "planning with the pins succeeded";
+  return "";
 }
 
 struct Laid {
@@ -92,6 +108,64 @@ TEST(PlanLayouts, ADepthwiseConvolutionKeepsItsSetInChannelBlocks) {
   IRModule planned = plan(pooled_block(true), "nhwc");
   std::vector<std::string> expected_values{"nChw16c", "nChw16c", "nChw16c", "", ""};
   EXPECT_EQ(layouts_of(planned).values, expected_values) << print_module(planned);
+}
+
+TEST(PlanLayouts, APinnedValueGivesItsLayoutToTheValuesItsPrimitivesShare) {
+  // The pool (line 5) in 8-channel blocks: conv0 writes what it reads and
+  // conv1 reads what it writes, so they follow.
+  IRModule planned = plan(pooled_block(false), "nhwc", {}, {"node:block.sy:5:*=nChw8c"});
+  std::vector<std::string> expected_values{"nChw8c", "nChw8c", "nChw8c", "", ""};
+  EXPECT_EQ(layouts_of(planned).values, expected_values) << print_module(planned);
+}
+
+TEST(PlanLayouts, APinOnAValueALoopReadsIsRefusedNamingTheReader) {
+  // conv2 (line 7) is read by the softmax loop.
+  std::string message = pin_error({"node:block.sy:7:*=nhwc"}, ErrorKind::kPlacement);
+  EXPECT_NE(message.find("layout rule 'node:block.sy:7:*=nhwc' pins a value that cannot have a layout: it is read "
+                         "by the kernel nn.softmax at block.sy:8:"),
+            std::string::npos)
+      << message;
+}
+
+TEST(PlanLayouts, PinsThatDisagreeOnOneSetAreRefused) {
+  std::string message = pin_error({"node:block.sy:4:*=nChw8c", "node:block.sy:6:*=nChw16c"}, ErrorKind::kPlacement);
+  EXPECT_NE(message.find("layout rules 'node:block.sy:4:*=nChw8c' and 'node:block.sy:6:*=nChw16c' pin values that "
+                         "must share one layout"),
+            std::string::npos)
+      << message;
+}
+
+TEST(PlanLayouts, MalformedOrUnmatchedPinsAreRefused) {
+  EXPECT_NE(pin_error({"node:nowhere*=nhwc"}, ErrorKind::kUsage)
+                .find("layout rule 'node:nowhere*=nhwc' matches no kernel's result"),
+            std::string::npos);
+  try {
+    parse_layout_rule("node:block.sy:5:*=nChw5c");
+    ADD_FAILURE() << "an unknown format was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(std::string(e.what()).find("unknown oneDNN format 'nChw5c'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_layout_rule("op:nn.conv2d=nhwc"), Error);
+  EXPECT_THROW(parse_layout_rule("node:=nhwc"), Error);
+}
+
+TEST(PlanLayouts, APinnedArtifactComputesWhatTheInterpreterDoes) {
+  IRModule mod = parse_module(pooled_block(false), "block.sy");
+  BuildOptions options = aot_options("cpu:0");
+  options.layout_rules.push_back(parse_layout_rule("node:block.sy:5:*=nChw8c"));
+  std::string dir = aot_scratch_dir("pinned_layout") + "/artifact";
+  build_artifact(mod, options, dir);
+  std::map<std::string, NDArray> inputs = random_inputs(mod, 5);
+  std::vector<NDArray> actual = run_artifact(dir, inputs), expected = interpret(mod, inputs);
+  ASSERT_EQ(actual.size(), 1u);
+  EXPECT_EQ(compare_arrays(actual[0], expected[0], 1e-4, 1e-4), "");
+  // The pool reads and writes 8-channel blocks (kernel 1: conv0, pool, ...).
+  Manifest manifest = Artifact::load(dir)->manifest();
+  const ManifestKernel& pool = manifest.kernels.at(1);
+  ASSERT_GE(pool.primitive, 0);
+  EXPECT_EQ(manifest.primitives[size_t(pool.primitive)].src.format, "nChw8c");
+  EXPECT_EQ(manifest.primitives[size_t(pool.primitive)].dst.format, "nChw8c");
 }
 
 // A pass that rebuilds every call of a fused function with a dense result,
