@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "backend/compiler_passes.h"
+#include "backend/plan_layouts.h"
 #include "common.h"
 #include "device/place_new_nodes.h"
 #include "device/plan_devices.h"
@@ -346,6 +347,16 @@ void bind_passes(py::module_& t) {
       py::arg("place") = py::none(),
       "Device planning over the given devices (\"cpu:0\", ...), with placement rules such as "
       "\"op:nn.softmax=cpu:1\".");
+  t.def(
+      "PlanLayouts",
+      [](const std::vector<std::string>& layouts) {
+        std::vector<LayoutRule> rules;
+        for (const std::string& rule : layouts) rules.push_back(parse_layout_rule(rule));
+        return PlanLayouts(std::move(rules));
+      },
+      py::kw_only(), py::arg("layouts") = std::vector<std::string>(),
+      "Layouts for the values passed only between oneDNN convolutions and pools of a fused, placed module, "
+      "with layout pins such as \"node:layer1/*=nChw16c\".");
   t.def(
       "default_pipeline",
       [](py::handle devices, py::handle default_device, py::handle host, py::handle place) {

@@ -17,6 +17,7 @@ InvariantChecker = _t.InvariantChecker
 Timing = _t.Timing
 Sequential = _t.Sequential
 PlanDevices = _t.PlanDevices
+PlanLayouts = _t.PlanLayouts
 default_pipeline = _t.default_pipeline
 pass_by_name = _t.pass_by_name
 pass_names = _t.pass_names
@@ -90,7 +91,7 @@ def module_pass(pass_function=None, *, opt_level=0, name=None, required=()):
 
 __all__ = [
     "Pass", "PassInfo", "PassContext", "PassInstrument", "InvariantChecker", "Timing", "Sequential",
-    "PlanDevices", "InferType", "SimplifyExpr", "FoldConstant", "EliminateCommonSubexpr",
+    "PlanDevices", "PlanLayouts", "InferType", "SimplifyExpr", "FoldConstant", "EliminateCommonSubexpr",
     "DeadCodeElimination", "FuseOps", "ToANormalForm", "ToGraphNormalForm", "Inline",
     "function_pass", "module_pass", "default_pipeline", "pass_by_name", "pass_names",
 ]

@@ -137,7 +137,7 @@ class LayoutPlanner {
   }
 
  private:
-  // The value a let variable stands for (through chains of variables).
+  // The value a let variable or a let stands for (through chains of them).
   const ExprNode* resolve(const Expr& e) const { return resolve(e.get()); }
   const ExprNode* resolve(const ExprNode* node) const {
     for (auto it = bound_.find(node); it != bound_.end(); it = bound_.find(node)) node = it->second;
@@ -151,7 +151,11 @@ class LayoutPlanner {
     std::vector<const CallNode*> calls;
     std::unordered_map<const FunctionNode*, int> times_called;
     post_order_visit(fn, [&](const Expr& e) {
-      if (const LetNode* let = as<LetNode>(e)) bound_[let->var.get()] = let->value.get();
+      // A let variable stands for its value, a let for its body.
+      if (const LetNode* let = as<LetNode>(e)) {
+        bound_[let->var.get()] = let->value.get();
+        bound_[let] = let->body.get();
+      }
       const CallNode* call = as<CallNode>(e);
       const FunctionNode* callee = call ? as<FunctionNode>(call->op) : nullptr;
       if (!callee || !callee->is_primitive()) return;
@@ -199,15 +203,16 @@ class LayoutPlanner {
         const WindowPrimitive* window = window_of(call);
         for (size_t i = 0; i < call->args.size(); ++i)
           if (!window || !window->reads_as_activation(int(i))) keep_dense(call->args[i], e);
-      } else if (const LetNode* let = as<LetNode>(e)) {
-        keep_dense(let->body, e);  // the binding itself is no use
-      } else {
+      } else if (e->kind() != ExprKind::kLet && e->kind() != ExprKind::kFunction) {
+        // Tuples, projections and branches: a let is its body, used where
+        // the let is; a fused function is closed, and this one's result
+        // is below.
         for_each_child(e, [&](const Expr& child) { keep_dense(child, e); });
       }
     });
     if (auto it = candidate_.find(resolve(fn->body)); it != candidate_.end() && it->second) {
       it->second = false;
-      dense_because_[it->first] = "it is the result of the function, which is dense row-major";
+      dense_because_[it->first] = "it is the function's result, which is dense row-major";
     }
   }
 
@@ -282,8 +287,9 @@ class LayoutPlanner {
     }
     // Let variables take their value's layout; fused functions their
     // result's and their parameters' their arguments'.
-    for (const auto& [var, value] : bound_)
-      if (auto it = layouts.find(resolve(var)); it != layouts.end()) layouts[var] = it->second;
+    for (const auto& [bound, value] : bound_)
+      if (auto it = layouts.find(resolve(bound)); it != layouts.end() && bound->kind() == ExprKind::kVar)
+        layouts[bound] = it->second;
     for (const auto& [node, window] : window_of_) {
       const CallNode* call = static_cast<const CallNode*>(node);
       const FunctionNode* callee = as<FunctionNode>(call->op);
@@ -303,7 +309,7 @@ class LayoutPlanner {
   std::vector<const CallNode*> kernel_results_;  // every call of a fused function
   std::unordered_map<const ExprNode*, std::string> dense_because_;
   std::vector<std::pair<const CallNode*, const LayoutRule*>> pins_;  // in rule order
-  std::unordered_map<const ExprNode*, const ExprNode*> bound_;  // let variable -> its value
+  std::unordered_map<const ExprNode*, const ExprNode*> bound_;  // let variable -> value, let -> body
   std::unordered_map<const ExprNode*, const WindowPrimitive*> window_of_;
   std::unordered_map<const ExprNode*, bool> candidate_;
 };

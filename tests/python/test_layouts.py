@@ -43,7 +43,7 @@ def fused_call_layouts(fn):
 @pytest.fixture
 def laid_out():
     mod = sy.parse(BLOCK)
-    passes = [T.InferType(), T.PlanDevices(devices=["cpu:0"]), T.FuseOps(), T.pass_by_name("PlanLayouts")]
+    passes = [T.InferType(), T.PlanDevices(devices=["cpu:0"]), T.FuseOps(), T.PlanLayouts()]
     with T.PassContext(check_invariants=True):
         return T.Sequential(passes)(mod)
 
@@ -97,6 +97,15 @@ def test_the_checker_names_a_pass_that_changes_a_layout(laid_out):
             T.Sequential([dense])(laid_out)
     message = info.value.message
     assert "after pass 'DenseEverything'" in message and "laid out as" in message, message
+
+
+def test_plan_layouts_by_name_and_with_a_pin():
+    planned = T.Sequential([T.InferType(), T.PlanDevices(devices=["cpu:0"]), T.FuseOps()])(sy.parse(BLOCK, "block.sy"))
+    assert fused_call_layouts(T.pass_by_name("PlanLayouts")(planned)["main"])[0] is not None
+    pinned = T.PlanLayouts(layouts=["node:block.sy:5:*=nChw8c"])(planned)
+    assert fused_call_layouts(pinned["main"])[:2] == ["nChw8c", "nChw8c"]
+    with pytest.raises(sy.UsageError, match="matches no kernel's result"):
+        T.PlanLayouts(layouts=["node:nowhere=nhwc"])(planned)
 
 
 def test_a_build_honours_a_layout_pin(tmp_path):

@@ -127,6 +127,24 @@ TEST(PlanLayouts, APinOnAValueALoopReadsIsRefusedNamingTheReader) {
       << message;
 }
 
+TEST(PlanLayouts, APinOnTheModelsResultIsRefused) {
+  std::string two_convolutions =
+      "def @main(%x: Tensor[(1, 16, 4, 4), float32], %w: Tensor[(16, 16, 1, 1), float32])\n"
+      "          -> Tensor[(1, 16, 4, 4), float32] {\n"
+      "  %0 = nn.conv2d(%x, %w);\n"
+      "  nn.conv2d(%0, %w)\n"
+      "}\n";
+  std::vector<std::string> expected_values{"nChw8c", ""};
+  EXPECT_EQ(layouts_of(plan(two_convolutions, "nhwc", {}, {"node:block.sy:3:*=nChw8c"})).values, expected_values);
+  try {
+    plan(two_convolutions, "nhwc", {}, {"node:block.sy:4:*=nhwc"});
+    ADD_FAILURE() << "the model's result was laid out";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("it is the function's result, which is dense row-major"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(PlanLayouts, PinsThatDisagreeOnOneSetAreRefused) {
   std::string message = pin_error({"node:block.sy:4:*=nChw8c", "node:block.sy:6:*=nChw16c"}, ErrorKind::kPlacement);
   EXPECT_NE(message.find("layout rules 'node:block.sy:4:*=nChw8c' and 'node:block.sy:6:*=nChw16c' pin values that "
