@@ -130,3 +130,34 @@ def test_the_command_line_refuses_a_pin_no_primitive_reads(tmp_path):
     assert "layout rule 'node:*block.sy:6:*=nhwc' pins a value that cannot have a layout: it is read by the " \
            "kernel nn.softmax" in result.stderr, result.stderr
     assert not (tmp_path / "art").exists()
+
+
+LET_BLOCK = """
+def @main(%x: Tensor[(1, 3, 8, 8), float32], %w0: Tensor[(16, 3, 3, 3), float32],
+          %w1: Tensor[(16, 16, 3, 3), float32]) -> Tensor[(1, 16, 4, 4), float32] {
+  let %a = nn.relu(nn.conv2d(%x, %w0, padding=[1, 1]));
+  let %b = nn.max_pool2d(%a, pool_size=[2, 2], strides=[2, 2]);
+  let %c = nn.relu(nn.conv2d(%b, %w1, padding=[1, 1]));
+  %c
+}
+"""
+
+
+def test_let_variables_take_their_values_layouts_and_the_result_stays_dense(tmp_path):
+    mod = sy.parse(LET_BLOCK, "let.sy")
+    with T.PassContext(check_invariants=True):
+        laid = T.Sequential([T.InferType(), T.PlanDevices(devices=["cpu:0"]), T.FuseOps(), T.PlanLayouts()])(mod)
+    layouts = {}
+
+    class Lets(ir.ExprVisitor):
+        def visit_let(self, let):
+            layouts[let.var.name_hint] = let.var.virtual_device.layout
+
+    Lets().visit(laid["main"])
+    assert layouts["a"] is not None and layouts["a"] == layouts["b"] and layouts["c"] is None, layouts
+    sy.build(mod, ["cpu:0"], tmp_path / "art", check_invariants=True)
+    rng = np.random.default_rng(1)
+    inputs = {name: rng.uniform(-1, 1, shape).astype(np.float32)
+              for name, shape in [("x", (1, 3, 8, 8)), ("w0", (16, 3, 3, 3)), ("w1", (16, 16, 3, 3))]}
+    np.testing.assert_allclose(sy.runtime.load(tmp_path / "art").run(**inputs), sy.evaluate(mod, inputs),
+                               rtol=1e-4, atol=1e-4)
