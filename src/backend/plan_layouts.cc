@@ -35,7 +35,8 @@ struct WindowPrimitive {
 // constant inputs, as kernel generation will ask it.
 class WindowPrimitives {
  public:
-  const WindowPrimitive* of(const FunctionNode* fn, const VirtualDevice* device, const std::vector<bool>& constant) {
+  std::optional<WindowPrimitive> of(const FunctionNode* fn, const VirtualDevice* device,
+                                    const std::vector<bool>& constant) {
     const StructuralEqualOptions identity{.compare_devices = false, .compare_spans = false};
     Function function(fn);
     std::vector<Known>& same = by_structure_[structural_hash(function, identity) ^
@@ -43,9 +44,9 @@ class WindowPrimitives {
     for (const Known& known : same)
       if (known.target == device->target() && known.constant == constant &&
           structural_equal(known.function, function, identity))
-        return known.window ? &*known.window : nullptr;
+        return known.window;
     same.push_back({function, device->target(), constant, generate(function, device, constant)});
-    return same.back().window ? &*same.back().window : nullptr;
+    return same.back().window;
   }
 
  private:
@@ -88,7 +89,8 @@ std::string reader_name(const Expr& reader) {
       std::string separator = " ";
       post_order_visit(fn->body, [&](const Expr& e) {
         const CallNode* inner = as<CallNode>(e);
-        if (const OpNode* op = inner ? as<OpNode>(inner->op) : nullptr) what += std::exchange(separator, " -> ") + op->name;
+        if (const OpNode* op = inner ? as<OpNode>(inner->op) : nullptr)
+          what += std::exchange(separator, " -> ") + op->name;
       });
     }
   }
@@ -177,13 +179,14 @@ class LayoutPlanner {
       }
       // A tuple parameter would shift the kernel's flattened input indices.
       if (!tensors_only || call->args.size() != callee->params.size()) continue;
-      if (const WindowPrimitive* window = primitives_.of(callee, device, constant)) window_of_[call] = window;
+      if (std::optional<WindowPrimitive> window = primitives_.of(callee, device, constant))
+        window_of_.emplace(call, std::move(*window));
     }
   }
 
   const WindowPrimitive* window_of(const ExprNode* node) const {
     auto it = window_of_.find(node);
-    return it == window_of_.end() ? nullptr : it->second;
+    return it == window_of_.end() ? nullptr : &it->second;
   }
 
   // A window call's result is a candidate while every use reads it as a
@@ -256,13 +259,14 @@ class LayoutPlanner {
       return node;
     };
     for (const auto& [call, window] : window_of_) {
-      std::vector<const ExprNode*> joined = candidate_activations(static_cast<const CallNode*>(call), *window);
+      std::vector<const ExprNode*> joined = candidate_activations(static_cast<const CallNode*>(call), window);
       for (const ExprNode* node : joined) root[find(node)] = find(joined.front());
     }
     std::unordered_map<const ExprNode*, bool> grouped;
     for (const auto& [call, window] : window_of_)
-      if (window->grouped)
-        for (const ExprNode* node : candidate_activations(static_cast<const CallNode*>(call), *window)) grouped[find(node)] = true;
+      if (window.grouped)
+        for (const ExprNode* node : candidate_activations(static_cast<const CallNode*>(call), window))
+          grouped[find(node)] = true;
 
     // A pinned set takes its rule's format; two rules must agree on one set.
     std::unordered_map<const ExprNode*, std::pair<const LayoutRule*, const CallNode*>> pinned;
@@ -295,7 +299,7 @@ class LayoutPlanner {
       const FunctionNode* callee = as<FunctionNode>(call->op);
       if (auto it = layouts.find(call); it != layouts.end()) layouts[callee] = it->second;
       for (size_t i = 0; i < call->args.size(); ++i)
-        if (auto it = layouts.find(resolve(call->args[i])); it != layouts.end() && window->reads_as_activation(int(i)))
+        if (auto it = layouts.find(resolve(call->args[i])); it != layouts.end() && window.reads_as_activation(int(i)))
           layouts[callee->params[i].get()] = it->second;
     }
     return layouts;
@@ -310,7 +314,7 @@ class LayoutPlanner {
   std::unordered_map<const ExprNode*, std::string> dense_because_;
   std::vector<std::pair<const CallNode*, const LayoutRule*>> pins_;  // in rule order
   std::unordered_map<const ExprNode*, const ExprNode*> bound_;  // let variable -> value, let -> body
-  std::unordered_map<const ExprNode*, const WindowPrimitive*> window_of_;
+  std::unordered_map<const ExprNode*, WindowPrimitive> window_of_;
   std::unordered_map<const ExprNode*, bool> candidate_;
 };
 

@@ -26,7 +26,8 @@ TEST(VirtualDevice, InternedAndParsed) {
 }
 
 TEST(VirtualDevice, LayoutIsAPartOfTheDeviceButNotAnotherDevice) {
-  const VirtualDevice* nhwc = VirtualDevice::parse("device=\"cpu:0\", target=\"cpu\", scope=\"global\", layout=\"nhwc\"");
+  const VirtualDevice* nhwc =
+      VirtualDevice::parse("device=\"cpu:0\", target=\"cpu\", scope=\"global\", layout=\"nhwc\"");
   EXPECT_EQ(nhwc, cpu(0)->with_layout("nhwc"));
   EXPECT_EQ(nhwc->layout(), "nhwc");
   EXPECT_TRUE(nhwc->is_fully_constrained());
