@@ -321,18 +321,13 @@ class LayoutPlanner {
 }  // namespace
 
 LayoutRule parse_layout_rule(const std::string& text) {
+  const std::string expected = "node:GLOB=FORMAT";
   auto bad = [&](const std::string& why) {
-    return Error(ErrorKind::kUsage, "malformed layout rule '" + text + "': " + why + " (expected node:GLOB=FORMAT)");
+    return Error(ErrorKind::kUsage, "malformed layout rule '" + text + "': " + why + " (expected " + expected + ")");
   };
-  size_t colon = text.find(':');
-  size_t eq = text.rfind('=');
-  if (colon == std::string::npos || eq == std::string::npos || eq < colon) throw bad("missing ':' or '='");
-  if (text.substr(0, colon) != "node") throw bad("unknown rule kind '" + text.substr(0, colon) + "'");
-  LayoutRule rule{text.substr(colon + 1, eq - colon - 1), text.substr(eq + 1), text};
-  if (rule.pattern.size() >= 2 && (rule.pattern.front() == '\'' || rule.pattern.front() == '"') &&
-      rule.pattern.back() == rule.pattern.front())
-    rule.pattern = rule.pattern.substr(1, rule.pattern.size() - 2);
-  if (rule.pattern.empty()) throw bad("empty pattern");
+  auto [kind, pattern, format] = split_rule(text, "layout rule", expected);
+  if (kind != "node") throw bad("unknown rule kind '" + kind + "'");
+  LayoutRule rule{pattern, format, text};
   try {
     dnnl_tensor_bytes({{1, 16, 1, 1}, {}, rule.format});
   } catch (const std::exception& e) {

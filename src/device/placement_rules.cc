@@ -10,20 +10,27 @@
 
 namespace switchyard {
 
-PlacementRule parse_placement_rule(const std::string& text, const CompilationConfig& config) {
+RuleParts split_rule(const std::string& text, const std::string& what, const std::string& expected) {
   auto bad = [&](const std::string& why) {
-    return Error(ErrorKind::kUsage, "malformed placement rule '" + text + "': " + why +
-                                        " (expected op:NAME=DEVICE or node:PATTERN=DEVICE)");
+    return Error(ErrorKind::kUsage, "malformed " + what + " '" + text + "': " + why + " (expected " + expected + ")");
   };
   size_t colon = text.find(':');
   size_t eq = text.rfind('=');
   if (colon == std::string::npos || eq == std::string::npos || eq < colon) throw bad("missing ':' or '='");
-  std::string kind = text.substr(0, colon);
-  std::string pattern = text.substr(colon + 1, eq - colon - 1);
-  std::string device = text.substr(eq + 1);
+  RuleParts parts{text.substr(0, colon), text.substr(colon + 1, eq - colon - 1), text.substr(eq + 1)};
+  std::string& pattern = parts.pattern;
   if (pattern.size() >= 2 && (pattern.front() == '\'' || pattern.front() == '"') && pattern.back() == pattern.front())
     pattern = pattern.substr(1, pattern.size() - 2);
   if (pattern.empty()) throw bad("empty pattern");
+  return parts;
+}
+
+PlacementRule parse_placement_rule(const std::string& text, const CompilationConfig& config) {
+  const std::string expected = "op:NAME=DEVICE or node:PATTERN=DEVICE";
+  auto bad = [&](const std::string& why) {
+    return Error(ErrorKind::kUsage, "malformed placement rule '" + text + "': " + why + " (expected " + expected + ")");
+  };
+  auto [kind, pattern, device] = split_rule(text, "placement rule", expected);
   PlacementRule rule;
   rule.text = text;
   rule.pattern = pattern;

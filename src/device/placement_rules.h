@@ -20,6 +20,14 @@ struct PlacementRule {
   std::string text;     // as written, for messages
 };
 
+// The parts of a build-time rule "KIND:PATTERN=VALUE", the pattern's quotes
+// removed; Error(kUsage) "malformed <what> '<text>': ... (expected
+// <expected>)" when a part is missing or the pattern is empty.
+struct RuleParts {
+  std::string kind, pattern, value;
+};
+RuleParts split_rule(const std::string& text, const std::string& what, const std::string& expected);
+
 // Parses "op:NAME=DEVICE" or "node:GLOB=DEVICE"; Error(kUsage) on a malformed
 // rule, an unknown operator or a device missing from `config`.
 PlacementRule parse_placement_rule(const std::string& text, const CompilationConfig& config);
