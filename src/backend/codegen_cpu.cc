@@ -186,6 +186,8 @@ std::optional<kernel_ir::Kernel> lower_to_kernel_ir(CpuKernel& k) {
   return lower_direct_kernel(k);  // a dtype or shape oneDNN does not make
 }
 
+}  // namespace
+
 std::string operator_chain(const Function& fn) {
   std::vector<std::string> names;
   post_order_visit(fn->body, [&](const Expr& e) {
@@ -194,9 +196,6 @@ std::string operator_chain(const Function& fn) {
   });
   return join(names, " -> ");
 }
-
-
-}  // namespace
 
 bool runs_on_cpu(const KernelSource& kernel) { return Target::get(kernel.target)->kind() == DeviceKind::kCPU; }
 

@@ -50,6 +50,10 @@ struct KernelSource {
   bool library_only() const { return primitive.has_value() && code.empty(); }
 };
 
+// The operators of a primitive function in evaluation order, for comments
+// and messages: "nn.conv2d -> add -> nn.relu".
+std::string operator_chain(const Function& fn);
+
 // Whether the kernel is for a CPU target (its primitive, if any, oneDNN's).
 bool runs_on_cpu(const KernelSource& kernel);
 

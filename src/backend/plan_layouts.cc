@@ -84,15 +84,7 @@ std::string reader_name(const Expr& reader) {
   std::string what = "a " + std::string(expr_kind_name(reader->kind()));
   if (const CallNode* call = as<CallNode>(reader)) {
     if (const OpNode* op = as<OpNode>(call->op)) what = "'" + op->name + "'";
-    if (const FunctionNode* fn = as<FunctionNode>(call->op)) {
-      what = "the kernel";
-      std::string separator = " ";
-      post_order_visit(fn->body, [&](const Expr& e) {
-        const CallNode* inner = as<CallNode>(e);
-        if (const OpNode* op = inner ? as<OpNode>(inner->op) : nullptr)
-          what += std::exchange(separator, " -> ") + op->name;
-      });
-    }
+    if (as<FunctionNode>(call->op)) what = "the kernel " + operator_chain(downcast<FunctionNode>(call->op));
   }
   return what + (reader->span().defined() ? " at " + reader->span().to_string() : "");
 }
