@@ -3,6 +3,8 @@
 // variables.
 #include "backend/cpu_index.h"
 
+#include <algorithm>
+
 #include "kernel_ir/hash.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
@@ -108,6 +110,43 @@ IndexAt strided_slice_index(const CallNode& call, const IndexAt& index, bool* di
   return IndexAt::at_coords(std::move(in));
 }
 
+// A reshape splits and merges runs of consecutive dimensions (groups whose
+// extents multiply to the same count on both sides). Given coordinates, it
+// maps each group on its own, so that splitting a dimension into heads
+// (a strided slice's columns into 4 x 64) needs no division. Where some
+// group would have to divide its offset back into several input
+// dimensions, or without coordinates, it passes the row-major offset on,
+// which is the same on both sides.
+IndexAt reshape_index(const CallNode& call, const IndexAt& index) {
+  const std::vector<int64_t>& in_shape = shape_of(call.args[0]);
+  const std::vector<int64_t>& out_shape = shape_of(Expr(&call));
+  if (!index.has_coords) return IndexAt::at_offset(offset_of(index, out_shape));
+  std::vector<ki::Expr> in(in_shape.size(), ki::index(0));
+  size_t i = 0, j = 0;
+  while (i < in_shape.size() || j < out_shape.size()) {
+    const size_t in_begin = i, out_begin = j;
+    int64_t in_count = i < in_shape.size() ? in_shape[i++] : 1;
+    int64_t out_count = j < out_shape.size() ? out_shape[j++] : 1;
+    while (in_count != out_count) {
+      if (in_count < out_count && i < in_shape.size())
+        in_count *= in_shape[i++];
+      else if (out_count < in_count && j < out_shape.size())
+        out_count *= out_shape[j++];
+      else  // extents that never meet (a zero-sized tensor): go by the offset
+        return IndexAt::at_offset(offset_of(index, out_shape));
+    }
+    std::vector<int64_t> group_out(out_shape.begin() + long(out_begin), out_shape.begin() + long(j));
+    std::vector<ki::Expr> group_coords(index.coords.begin() + long(out_begin), index.coords.begin() + long(j));
+    ki::Expr offset = offset_of(IndexAt::at_coords(std::move(group_coords)), group_out);
+    std::vector<int64_t> group_in(in_shape.begin() + long(in_begin), in_shape.begin() + long(i));
+    bool group_divided = false;
+    std::vector<ki::Expr> coords = coordinates_of(IndexAt::at_offset(offset), group_in, &group_divided);
+    if (group_divided) return IndexAt::at_offset(offset_of(index, out_shape));
+    std::copy(coords.begin(), coords.end(), in.begin() + long(in_begin));
+  }
+  return index.offset ? IndexAt::at(index.offset, std::move(in)) : IndexAt::at_coords(std::move(in));
+}
+
 // expand_dims and squeeze keep the row-major order: an offset passes through;
 // coordinates drop or gain the unit dimensions.
 IndexAt expand_dims_index(const CallNode& call, const IndexAt& index) {
@@ -153,7 +192,7 @@ IndexAt argument_index(const CallNode& call, size_t arg, const IndexAt& index, b
     case OpPattern::kBroadcast: return broadcast_index(index, out_shape, shape_of(call.args[arg]), divided);
     default: break;
   }
-  if (name == "reshape") return IndexAt::at_offset(offset_of(index, out_shape));
+  if (name == "reshape") return reshape_index(call, index);
   if (name == "expand_dims") return expand_dims_index(call, index);
   if (name == "squeeze") return squeeze_index(call, index);
   if (name == "transpose") return transpose_index(call, index, divided);

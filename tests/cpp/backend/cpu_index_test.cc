@@ -48,6 +48,16 @@ TEST(CpuIndex, AnArgumentIndexFollowsItsOperator) {
   IndexAt flat = argument_index(*as<CallNode>(r), 0, IndexAt::at_coords({ki::add(ki::var("o"), 1)}), nullptr);
   ASSERT_TRUE(flat.offset);
   EXPECT_EQ(render_cpu_index(flat.offset), "o + 1");
+  // A reshape that splits one dimension (columns into heads) maps
+  // coordinates group by group, with no division to find them.
+  Var rows = make_var("rows", tensor_type({2, 12}, DType::kFloat32));
+  Expr heads = infer_expr_type(make_op_call("reshape", {rows}, {{"newshape", std::vector<int64_t>{2, 3, 4}}}));
+  bool divided = false;
+  IndexAt split = argument_index(*as<CallNode>(heads), 0,
+                                 IndexAt::at_coords({ki::var("a"), ki::var("b"), ki::var("c")}), &divided);
+  ASSERT_TRUE(split.has_coords);
+  EXPECT_EQ(rendered(split.coords), (std::vector<std::string>{"a", "b * 4 + c"}));
+  EXPECT_FALSE(divided);
 }
 
 }  // namespace
