@@ -204,23 +204,29 @@ namespace {
 // oneDNN's answer for each spec, asked once per process: it makes the whole
 // primitive (generating its kernel), and PlanLayouts asks of the same
 // kernels as kernel generation does.
-bool dnnl_makes_once(const PrimitiveSpec& spec) {
+std::string dnnl_implementation_once(const PrimitiveSpec& spec) {
   static std::mutex mutex;
-  static auto* answers = new std::unordered_map<std::string, bool>();
+  static auto* answers = new std::unordered_map<std::string, std::string>();
   std::string key = primitive_spec_text(spec);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = answers->find(key); it != answers->end()) return it->second;
   }
-  bool makes = dnnl_makes(spec);
+  std::string implementation = dnnl_implementation(spec);
   std::lock_guard<std::mutex> lock(mutex);
-  return answers->emplace(key, makes).first->second;
+  return answers->emplace(key, implementation).first->second;
 }
+
+bool dnnl_makes_once(const PrimitiveSpec& spec) { return !dnnl_implementation_once(spec).empty(); }
+
+// oneDNN's brgemm kernels apply post-ops to each tile they write; its other
+// matmuls (GEMM-based) in a pass over the result after.
+bool dnnl_post_ops_in_kernel(const PrimitiveSpec& spec) { return dnnl_implementation_once(spec).rfind("brg", 0) == 0; }
 
 }  // namespace
 
 const AnchorLibrary& onednn_library() {
-  static const AnchorLibrary library{dnnl_makes_once, true};
+  static const AnchorLibrary library{dnnl_makes_once, true, dnnl_post_ops_in_kernel};
   return library;
 }
 

@@ -8,7 +8,7 @@
 namespace switchyard {
 
 const AnchorLibrary& cuda_libraries() {
-  static const AnchorLibrary library{cuda_library_makes, false};
+  static const AnchorLibrary library{cuda_library_makes, false, [](const PrimitiveSpec&) { return false; }};
   return library;
 }
 

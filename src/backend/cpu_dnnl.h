@@ -44,6 +44,8 @@ struct DnnlEpilogue {
   const CallNode* post_ops_root = nullptr;
 };
 
-DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlAnchor& anchor);
+// `gelu_post_op`: whether an exact GELU ending the epilogue becomes a
+// post-op; if not, it is left to the loop after the primitive.
+DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlAnchor& anchor, bool gelu_post_op);
 
 }  // namespace switchyard

@@ -160,16 +160,11 @@ std::optional<Dims> bias_dims(const CpuKernel& k, const CallNode& call, size_t p
 
 }  // namespace
 
-DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlAnchor& operation) {
+DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlAnchor& operation, bool gelu_post_op) {
   DnnlEpilogue epilogue;
   epilogue.base = k.master;
-  // An exact GELU ending the epilogue (the encoder's feed-forward) is one
-  // post-op of a convolution. After a matmul it is the loop after the
-  // primitive: oneDNN 2.6's GEMM-based matmul spends 0.46 ms on it for a
-  // 128x1024 result, the vectorised loop a fraction of that.
   const CallNode* chain_root = k.root;
   const CallNode* gelu = gelu_argument(k.root);
-  const bool gelu_post_op = operation.spec.kind != PrimitiveKind::kMatmul;
   if (gelu && dtype_of(Expr(k.root)) == DType::kFloat32) chain_root = gelu;
   epilogue.post_ops_root = gelu_post_op ? k.root : chain_root;
   std::optional<Chain> chain = epilogue_chain(k, chain_root);

@@ -66,6 +66,10 @@ struct AnchorLibrary {
   // Whether the kernel may keep the primitive's result in a scratch buffer
   // (for an epilogue that changes the dtype); without, that anchor is loops.
   bool scratch;
+  // Whether it makes the primitive and applies its post-ops inside its own
+  // kernel, as it writes each result tile (oneDNN's brgemm), rather than in
+  // a pass over the whole result after it, which a generated loop beats.
+  bool (*post_ops_in_kernel)(const PrimitiveSpec& spec);
 };
 const AnchorLibrary& onednn_library();
 const AnchorLibrary& cuda_libraries();

@@ -103,5 +103,8 @@ int dnnl_channel_block();
 // Whether this machine's oneDNN makes the primitive, post-ops included: the
 // compiler asks before fusing an epilogue into it.
 bool dnnl_makes(const PrimitiveSpec& spec);
+// oneDNN's name for the implementation it would run the primitive with
+// ("brg:avx512_core", "gemm:jit"); empty when it makes none.
+std::string dnnl_implementation(const PrimitiveSpec& spec);
 
 }  // namespace switchyard
