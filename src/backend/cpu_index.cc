@@ -113,11 +113,10 @@ IndexAt strided_slice_index(const CallNode& call, const IndexAt& index, bool* di
 // A reshape splits and merges runs of consecutive dimensions (groups whose
 // extents multiply to the same count on both sides). Given coordinates, it
 // maps each group on its own, so that splitting a dimension into heads
-// (a strided slice's columns into 4 x 64) needs no division. Where some
-// group would have to divide its offset back into several input
-// dimensions, or without coordinates, it passes the row-major offset on,
-// which is the same on both sides.
-IndexAt reshape_index(const CallNode& call, const IndexAt& index) {
+// (a strided slice's columns into 4 x 64) needs no division, and merging
+// heads back divides within the group only. The row-major offset, the same
+// on both sides, goes along for readers that need no coordinates.
+IndexAt reshape_index(const CallNode& call, const IndexAt& index, bool* divided) {
   const std::vector<int64_t>& in_shape = shape_of(call.args[0]);
   const std::vector<int64_t>& out_shape = shape_of(Expr(&call));
   if (!index.has_coords) return IndexAt::at_offset(offset_of(index, out_shape));
@@ -139,12 +138,10 @@ IndexAt reshape_index(const CallNode& call, const IndexAt& index) {
     std::vector<ki::Expr> group_coords(index.coords.begin() + long(out_begin), index.coords.begin() + long(j));
     ki::Expr offset = offset_of(IndexAt::at_coords(std::move(group_coords)), group_out);
     std::vector<int64_t> group_in(in_shape.begin() + long(in_begin), in_shape.begin() + long(i));
-    bool group_divided = false;
-    std::vector<ki::Expr> coords = coordinates_of(IndexAt::at_offset(offset), group_in, &group_divided);
-    if (group_divided) return IndexAt::at_offset(offset_of(index, out_shape));
+    std::vector<ki::Expr> coords = coordinates_of(IndexAt::at_offset(offset), group_in, divided);
     std::copy(coords.begin(), coords.end(), in.begin() + long(in_begin));
   }
-  return index.offset ? IndexAt::at(index.offset, std::move(in)) : IndexAt::at_coords(std::move(in));
+  return IndexAt::at(offset_of(index, out_shape), std::move(in));
 }
 
 // expand_dims and squeeze keep the row-major order: an offset passes through;
@@ -192,7 +189,7 @@ IndexAt argument_index(const CallNode& call, size_t arg, const IndexAt& index, b
     case OpPattern::kBroadcast: return broadcast_index(index, out_shape, shape_of(call.args[arg]), divided);
     default: break;
   }
-  if (name == "reshape") return reshape_index(call, index);
+  if (name == "reshape") return reshape_index(call, index, divided);
   if (name == "expand_dims") return expand_dims_index(call, index);
   if (name == "squeeze") return squeeze_index(call, index);
   if (name == "transpose") return transpose_index(call, index, divided);
