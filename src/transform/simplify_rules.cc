@@ -54,6 +54,37 @@ Expr composed_transpose(const Call& call, const Expr& source) {
   return with_fields(call, {.args = std::vector<Expr>{source}, .attrs = attrs_with(call->attrs, "axes", composed)});
 }
 
+// matmul(a, transpose(source, p)) of rank-3 operands as
+// nn.batch_matmul(a, transpose(source, q), transpose_b=True), q being p with
+// its last two axes swapped (no transpose when q is the identity), where p
+// gathers columns (its last axis is not the source's) and q does not: the
+// product reads its right operand transposed, by strides, so what is left
+// to copy (the encoder's keys split into heads) moves whole rows.
+Expr product_of_transposed(const Call& call, const Expr& source) {
+  const Expr& a = call->args[0];
+  const TensorTypeNode* left = as_tensor(a->checked_type());
+  const TensorTypeNode* from = as_tensor(source->checked_type());
+  std::optional<std::vector<int64_t>> p = axes_of(call->args[1]);
+  if (!left || !from || !p || left->ndim() != 3 || from->ndim() != 3 || !as_tensor(call->checked_type()) ||
+      call->args[1]->virtual_device() != call->virtual_device())
+    return Expr();
+  if ((*p)[2] == 2 || (*p)[1] != 2) return Expr();
+  std::vector<int64_t> q{(*p)[0], (*p)[2], (*p)[1]};
+  Expr right = source;
+  if (!is_identity(q)) {
+    std::vector<int64_t> shape{from->shape[size_t(q[0])], from->shape[size_t(q[1])], from->shape[size_t(q[2])]};
+    right = make_op_call("transpose", {source}, {{"axes", q}},
+                         {.virtual_device = call->args[1]->virtual_device(), .span = call->args[1]->span(),
+                          .checked_type = tensor_type(shape, from->dtype)});
+  }
+  // The batch sizes must be equal or one of them 1, as nn.batch_matmul takes them.
+  int64_t batch_a = left->shape[0], batch_b = as_tensor(right->checked_type())->shape[0];
+  if (batch_a != batch_b && batch_a != 1 && batch_b != 1) return Expr();
+  return make_op_call("nn.batch_matmul", {a, right}, {{"transpose_a", false}, {"transpose_b", true}},
+                      {.virtual_device = call->virtual_device(), .span = call->span(),
+                       .checked_type = call->checked_type()});
+}
+
 RuleSet make_simplify_rules() {
   Pattern x = wildcard();
   auto at_x = [x](Expr (*make)(const Call&, const Expr&)) {
@@ -62,6 +93,20 @@ RuleSet make_simplify_rules() {
   Pattern identity_transpose = satisfies(op("transpose", {x}), "identity permutation", [](const Expr& e) {
     std::optional<std::vector<int64_t>> axes = axes_of(e);
     return axes && is_identity(*axes);
+  });
+  // A transpose that only moves dimensions of extent 1 keeps the row-major
+  // order of the elements: a reshape, which a build makes no copy for.
+  Pattern unit_transpose = satisfies(op("transpose", {x}), "moves only unit dimensions", [](const Expr& e) {
+    std::optional<std::vector<int64_t>> axes = axes_of(e);
+    const TensorTypeNode* in = as_tensor(as<CallNode>(e)->args[0]->checked_type());
+    if (!axes || !in) return false;
+    int64_t last = -1;
+    for (int64_t axis : *axes) {
+      if (in->shape[size_t(axis)] == 1) continue;
+      if (axis < last) return false;
+      last = axis;
+    }
+    return true;
   });
   std::vector<RewriteRule> rules = layer_norm_rules();
   for (RewriteRule& rule : std::vector<RewriteRule>{
@@ -79,6 +124,9 @@ RuleSet make_simplify_rules() {
            rebuild("view_of_view", shape_view(shape_view(x)), at_x(merged_view)),
            rebuild("transpose_of_transpose", op("transpose", {op("transpose", {x})}), at_x(composed_transpose)),
            replace_by("identity_transpose", identity_transpose, x),
+           rebuild("unit_transpose", unit_transpose, at_x(merged_view)),
+           rebuild("product_of_transposed", op("matmul", {wildcard(), op("transpose", {x})}),
+                   at_x(product_of_transposed)),
        })
     rules.push_back(std::move(rule));
   return RuleSet(std::move(rules));

@@ -10,7 +10,9 @@ namespace switchyard {
 // cast, broadcast_to and shape views (reshape, squeeze, expand_dims) that
 // change nothing dropped; a shape view of a shape view made one reshape; a
 // transpose of a transpose made one (none when the composition is the
-// identity). Built once, on first use.
+// identity), and one that only moves unit dimensions made a reshape; a
+// rank-3 matmul by a transpose made nn.batch_matmul reading
+// its right operand transposed. Built once, on first use.
 const RuleSet& simplify_rules();
 
 }  // namespace switchyard

@@ -56,6 +56,12 @@ const std::vector<RuleCase>& rule_cases() {
       {"transpose_of_transpose", "(%x: Tensor[(2, 3, 4), float32]) -> Tensor[(4, 3, 2), float32]",
        "  %0 = transpose(%x, axes=[1, 2, 0]);\n  transpose(%0, axes=[1, 0, 2])", "  transpose(%x, axes=[2, 1, 0])"},
       {"identity_transpose", kMatrix, "  transpose(%x, axes=[0, -1])", "  %x"},
+      {"unit_transpose", "(%x: Tensor[(1, 3, 1, 4), float32]) -> Tensor[(3, 1, 4, 1), float32]",
+       "  transpose(%x, axes=[1, 2, 3, 0])", "  reshape(%x, newshape=[3, 1, 4, 1])"},
+      {"product_of_transposed",
+       "(%q: Tensor[(4, 8, 2), float32], %k: Tensor[(8, 4, 2), float32]) -> Tensor[(4, 8, 8), float32]",
+       "  %0 = transpose(%k, axes=[1, 2, 0]);\n  matmul(%q, %0)",
+       "  %0 = transpose(%k, axes=[1, 0, 2]);\n  nn.batch_matmul(%q, %0, transpose_a=False, transpose_b=True)"},
   };
   return cases;
 }
@@ -84,6 +90,30 @@ TEST(SimplifyRules, EveryRuleHasACaseAndAUniqueName) {
     EXPECT_TRUE(covered.count(rule.name)) << "rule " << rule.name << " has no case in rule_cases()";
   }
   EXPECT_EQ(covered, names);
+}
+
+TEST(SimplifyRules, AProductOfATransposeReadsItByStrides) {
+  auto applied_to = [](const std::string& signature, const std::string& body) {
+    std::vector<std::string> applied;
+    IRModule mod = typed(module_text(signature, body));
+    IRModule out = mod;
+    out.add("main", downcast<FunctionNode>(simplify_rules().apply(mod.lookup("main"), &applied)));
+    return std::make_pair(applied, out);
+  };
+  // Swapping the last two axes is the whole transpose: none is left.
+  const std::string batch = "(%a: Tensor[(1, 3, 5), float32], %b: Tensor[(2, 4, 5), float32]) -> Tensor[(2, 3, 4), float32]";
+  auto [applied, out] = applied_to(batch, "  matmul(%a, transpose(%b, axes=[0, 2, 1]))");
+  EXPECT_EQ(applied, std::vector<std::string>{"product_of_transposed"});
+  expect_module(out, module_text(batch, "  nn.batch_matmul(%a, %b, transpose_a=False, transpose_b=True)"));
+  // Not where the transpose keeps rows whole (the product would then gather
+  // columns), nor for matrices (nn.batch_matmul is rank 3), nor across devices.
+  EXPECT_TRUE(applied_to(batch, "  matmul(%a, transpose(%b, axes=[0, 2, 1]))").first.size() == 1);
+  const std::string rows = "(%a: Tensor[(4, 3, 5), float32], %b: Tensor[(5, 4, 2), float32]) -> Tensor[(4, 3, 2), float32]";
+  EXPECT_TRUE(applied_to(rows, "  matmul(%a, transpose(%b, axes=[1, 0, 2]))").first.empty());
+  const std::string matrices = "(%a: Tensor[(3, 5), float32], %b: Tensor[(4, 5), float32]) -> Tensor[(3, 4), float32]";
+  EXPECT_TRUE(applied_to(matrices, "  matmul(%a, transpose(%b, axes=[1, 0]))").first.empty());
+  const std::string body = "  %0 = transpose(%b, axes=[0, 2, 1]) @cpu:1;\n  matmul(%a, %0)";
+  EXPECT_TRUE(applied_to(batch, body).first.empty());
 }
 
 TEST(SimplifyRules, LayerNormNeedsASquareAPositiveEpsilonAndOneDevice) {
