@@ -56,7 +56,7 @@ struct CpuKernel {
 };
 
 // Chunks of element loops hold at least this many elements.
-constexpr int64_t kElementGrain = 1 << 15;
+constexpr int64_t kElementGrain = 1 << 13;
 
 // Appends to `kernel` a parallel loop over every element of a tensor of
 // `shape`, storing value(lowering, index) into buffer `output`. Loops over a
