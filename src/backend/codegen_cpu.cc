@@ -243,6 +243,7 @@ KernelSource lower_kernel_source(const Function& primitive, const std::string& n
     throw Error(ErrorKind::kBackend, "a primitive function's body must be an operator call", primitive->span());
   flatten_type(k.root->checked_type(), &k.outputs, k.root->span());
   inspect_body(k);
+  if (!k.master) k.layout = primitive->virtual_device()->layout();
 
   KernelSource source;
   source.name = k.name;
@@ -258,6 +259,7 @@ KernelSource lower_kernel_source(const Function& primitive, const std::string& n
   for (const Var& p : k.function->params) source.inputs.push_back(TensorType(as_tensor(p->checked_type())));
   std::optional<kernel_ir::Kernel> lowered = lower_to_kernel_ir(k);
   source.primitive = k.primitive;
+  source.layout = k.layout;
   if (!lowered) return source;  // no code: the entry function runs the primitive
   kernel_ir::Kernel kernel = std::move(*lowered);
   kernel.comment = operator_chain(k.function);

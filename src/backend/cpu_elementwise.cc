@@ -47,7 +47,19 @@ struct ElementLoopBuilder {
   ElementLowering lowering(std::vector<ki::Stmt>& out, int& numbering) const { return k.lowering(out, numbering); }
 
   bool build(const std::string& loop_name, const std::string& comment, const std::vector<int64_t>& shape,
-             const std::string& output, const LoweredValueAt& value) {
+             const std::string& output, const LoweredValueAt& value, const std::string& layout = "") {
+    if (!layout.empty()) {
+      if (layout != "nhwc" || shape.size() != 4)
+        throw Error(ErrorKind::kBackend, "no element loop reads and writes the layout '" + layout + "' of a tensor " +
+                                             shape_str(shape) + " (only nhwc, of 4-d tensors)",
+                    k.function->span());
+      int64_t pixels = shape[0] * shape[2] * shape[3];
+      int64_t grain = std::max<int64_t>(1, kElementGrain / std::max<int64_t>(shape[1], 1));
+      std::vector<ki::Stmt> body;
+      if (pixels > 0 && shape[1] > 0) body = channels_last_loop(shape, output, value);
+      kernel.body.push_back(ki::parallel(loop_name, pixels, grain, std::move(body), comment + " (channels last)"));
+      return false;
+    }
     LoopShape loop;
     int64_t count = numel_of(shape);
     if (shape.size() > 1) {
@@ -79,6 +91,35 @@ struct ElementLoopBuilder {
     ki::Expr result = value(l, IndexAt::at_offset(i));
     inner.push_back(ki::store(output, i, result));
     return {ki::for_loop("i", ki::var("begin"), ki::var("end"), ki::LoopKind::kSimd, std::move(inner))};
+  }
+
+  // nhwc: a row per pixel, its channels contiguous in the inner loop. Reads
+  // of the operands laid out like the output take the element's physical
+  // offset; broadcast ones its (n, c, h, w) coordinates.
+  std::vector<ki::Stmt> channels_last_loop(const std::vector<int64_t>& shape, const std::string& output,
+                                           const LoweredValueAt& value) {
+    ki::Expr row = ki::var("row");
+    std::vector<ki::Expr> pixel = coordinates_of(IndexAt::at_offset(row), {shape[0], shape[2], shape[3]}, nullptr);
+    const char* names[] = {"i0", "i2", "i3"};
+    std::vector<ki::Expr> pixel_vars;
+    for (size_t d = 0; d < 3; ++d) pixel_vars.push_back(ki::is_index(pixel[d], 0) ? pixel[d] : ki::var(names[d]));
+    ki::Expr channel = ki::var("i1");
+    ki::Expr offset = ki::add(ki::mul(row, shape[1]), channel);
+    std::vector<ki::Stmt> inner;
+    ElementLowering l = lowering(inner, counter);
+    ki::Expr result = value(l, IndexAt::at(offset, {pixel_vars[0], channel, pixel_vars[1], pixel_vars[2]}));
+    inner.push_back(ki::store(output, offset, result));
+    ki::Stmt inner_loop = ki::for_loop("i1", ki::index(0), ki::index(shape[1]), ki::LoopKind::kSimd, std::move(inner));
+    // The pixel's coordinates that the inner loop reads (broadcast operands).
+    std::set<std::string> read;
+    ki::visit_exprs({inner_loop}, [&](const ki::Expr& e) {
+      if (e->kind == ki::ExprKind::kVar) read.insert(e->name);
+    });
+    std::vector<ki::Stmt> row_body;
+    for (size_t d = 0; d < 3; ++d)
+      if (read.count(names[d])) row_body.push_back(ki::let(names[d], DType::kInt64, pixel[d]));
+    row_body.push_back(inner_loop);
+    return {ki::for_loop("row", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(row_body))};
   }
 
   std::vector<ki::Stmt> row_loop(const std::vector<int64_t>& shape, const LoopShape& loop, const std::string& output,
@@ -183,10 +224,9 @@ ki::Kernel lower_elementwise_kernel(const CpuKernel& k) {
     return kernel;
   }
   Expr root(k.root);
-  bool flat = builder.build("compute", "Every element of the result, producers inlined", k.outputs[0]->shape,
-                            k.output(0), [&](ElementLowering& lowering, const IndexAt& at) {
-                              return lowering.lower(root, at);
-                            });
+  bool flat = builder.build(
+      "compute", "Every element of the result, producers inlined", k.outputs[0]->shape, k.output(0),
+      [&](ElementLowering& lowering, const IndexAt& at) { return lowering.lower(root, at); }, k.layout);
   kernel.outputs_may_alias_inputs = reads_in_place(k) && flat;
   return kernel;
 }

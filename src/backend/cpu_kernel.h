@@ -33,6 +33,9 @@ struct CpuKernel {
   std::optional<PrimitiveSpec> primitive;
   bool library_only = false;
   const AnchorLibrary* library = &onednn_library();  // what `primitive` runs on
+  // The layout an element-wise kernel reads and writes its tensors of the
+  // result's shape in (PlanLayouts' choice; "" is dense row-major).
+  std::string layout;
 
   // Buffer names of parameter i and output j.
   std::string input(size_t i) const;

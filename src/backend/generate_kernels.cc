@@ -111,7 +111,9 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config) 
       for (int b : step.inputs)
         constant_inputs[size_t(step.index)].push_back(program.buffers[size_t(b)].kind ==
                                                       LoweredBuffer::Kind::kWeight);
-  using Known = std::tuple<Function, std::vector<bool>, int>;
+  // The layout an element-wise kernel is generated for is part of its
+  // identity too (spans and devices are not).
+  using Known = std::tuple<Function, std::vector<bool>, int, std::string>;
   std::map<std::tuple<const FunctionNode*, int, std::vector<bool>>, int> by_function;
   std::unordered_map<size_t, std::vector<Known>> by_structure;
   std::map<std::string, int> by_content;  // sha256 of primitive spec and target
@@ -128,11 +130,12 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config) 
     }
     const VirtualDevice* device = config.devices.at(size_t(call.device));
     const std::string& target = device->target()->str();
+    const std::string& layout = call.primitive->virtual_device()->layout();
     std::vector<Known>& same_hash =
         by_structure[structural_hash(call.primitive, identity) ^ std::hash<std::string>()(target)];
     auto same = std::find_if(same_hash.begin(), same_hash.end(), [&](const Known& known) {
       return program.kernel_sources[size_t(std::get<2>(known))].target == target && std::get<1>(known) == constant &&
-             structural_equal(std::get<0>(known), call.primitive, identity);
+             std::get<3>(known) == layout && structural_equal(std::get<0>(known), call.primitive, identity);
     });
     if (same != same_hash.end()) {
       call.source = std::get<2>(*same);
@@ -146,7 +149,7 @@ void generate_kernels(LoweredProgram& program, const CompilationConfig& config) 
                                  : add_primitive_source(program, by_content, call, device, constant, draft);
     call.source = source;
     by_function.emplace(key, source);
-    same_hash.emplace_back(call.primitive, constant, source);
+    same_hash.emplace_back(call.primitive, constant, source, layout);
   }
 }
 

@@ -31,6 +31,9 @@ struct KernelSource {
   std::vector<TensorType> inputs;   // flattened, in call order
   std::vector<TensorType> outputs;  // flattened, in order
   bool elementwise_in_place_safe = false;  // outputs[0] may share inputs[i] of the same type
+  // The layout its loops read and write the tensors of its result's shape
+  // in ("nhwc"; "" is dense row-major), for an element-wise kernel.
+  std::string layout;
   Span span;                        // the fused span of the function's nodes
   std::string target;               // the target it was generated for ("cpu", ...)
   // The oneDNN primitive the kernel runs through services->run_primitive.

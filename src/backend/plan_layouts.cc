@@ -6,12 +6,14 @@
 #include <numeric>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "backend/code_generators.h"
 #include "device/placement_rules.h"
 #include "ir/functor.h"
 #include "ir/structural_equal.h"
+#include "op/registry.h"
 #include "runtime/dnnl_primitive.h"
 #include "support/error.h"
 
@@ -94,6 +96,41 @@ bool is_float32_image(const Type& type) {
   return tensor && tensor->ndim() == 4 && tensor->dtype == DType::kFloat32;
 }
 
+// The parameters of an element-wise fused function that it reads element
+// for element: those of its result's shape, a 4-d float32 image. Its loop
+// can run over them in channels-last order (each read at the element's own
+// offset, all laid out alike), the other parameters broadcast and are read
+// by the element's coordinates. Nullopt for any other function: one with an
+// operator that is not element-wise or broadcast, or a constant of the
+// result's shape, or no such parameter.
+std::optional<std::vector<int>> elementwise_activations(const FunctionNode& fn) {
+  if (!is_float32_image(fn.body->checked_type())) return std::nullopt;
+  const std::vector<int64_t>& shape = as_tensor(fn.body->checked_type())->shape;
+  bool elementwise = true;
+  post_order_visit(fn.body, [&](const Expr& e) {
+    if (const CallNode* call = as<CallNode>(e)) {
+      const OpNode* op = as<OpNode>(call->op);
+      elementwise = elementwise && op &&
+                    (op->def->pattern == OpPattern::kElementwise || op->def->pattern == OpPattern::kBroadcast);
+    } else if (const ConstantNode* constant = as<ConstantNode>(e)) {
+      elementwise = elementwise && constant->data.shape() != shape;
+    } else if (!is<VarNode>(e) && !is<OpNode>(e)) {
+      elementwise = false;
+    }
+  });
+  if (!elementwise) return std::nullopt;
+  std::vector<int> activations;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const TensorTypeNode* type = as_tensor(fn.params[i]->checked_type());
+    if (!type) return std::nullopt;
+    if (type->shape != shape) continue;
+    if (type->dtype != DType::kFloat32) return std::nullopt;
+    activations.push_back(int(i));
+  }
+  if (activations.empty()) return std::nullopt;
+  return activations;
+}
+
 // Fills each value's, parameter's and function result's layout.
 class LayoutRewriter : public ExprMutator {
  public:
@@ -122,7 +159,8 @@ class LayoutPlanner {
 
   Function plan(const Function& fn) {
     find_window_calls(fn);
-    find_candidates(fn);
+    do find_candidates(fn);
+    while (demote_elementwise_in_blocked_sets());
     pin_matched_values();
     if (std::none_of(candidate_.begin(), candidate_.end(), [](const auto& c) { return c.second; })) return fn;
     LayoutRewriter rewriter;
@@ -173,7 +211,20 @@ class LayoutPlanner {
       if (!tensors_only || call->args.size() != callee->params.size()) continue;
       if (std::optional<WindowPrimitive> window = primitives_.of(callee, device, constant))
         window_of_.emplace(call, std::move(*window));
+      else if (std::optional<std::vector<int>> activations = elementwise_activations(*callee);
+               activations && channels_last_)
+        elementwise_of_.emplace(call, std::move(*activations));
     }
+  }
+
+  // Whether a call reads argument `input` as an activation it may take in a
+  // layout: a window primitive's source or residual, or what an element-wise
+  // kernel (not demoted) reads element for element.
+  bool reads_as_activation(const CallNode* call, int input) const {
+    if (const WindowPrimitive* window = window_of(call)) return window->reads_as_activation(input);
+    auto it = elementwise_of_.find(call);
+    return it != elementwise_of_.end() && !demoted_.count(call) &&
+           std::find(it->second.begin(), it->second.end(), input) != it->second.end();
   }
 
   const WindowPrimitive* window_of(const ExprNode* node) const {
@@ -184,8 +235,15 @@ class LayoutPlanner {
   // A window call's result is a candidate while every use reads it as a
   // window primitive's source or residual: any other use (a loop kernel, a
   // copy, a tuple, a branch, the function's result) keeps it dense.
+  // An element-wise kernel's result is one too while it reads only
+  // candidates element for element (it reads and writes one layout); one
+  // that reads a dense value is demoted, and keeps what it reads dense.
   void find_candidates(const Function& fn) {
+    candidate_.clear();
+    dense_because_.clear();
     for (const auto& [call, window] : window_of_) candidate_[call] = true;
+    for (const auto& [call, activations] : elementwise_of_)
+      if (!demoted_.count(call)) candidate_[call] = true;
     // The first reader that keeps a candidate dense is kept, for a refused rule.
     auto keep_dense = [&](const Expr& e, const Expr& reader) {
       auto it = candidate_.find(resolve(e));
@@ -195,9 +253,8 @@ class LayoutPlanner {
     };
     post_order_visit(fn, [&](const Expr& e) {
       if (const CallNode* call = as<CallNode>(e)) {
-        const WindowPrimitive* window = window_of(call);
         for (size_t i = 0; i < call->args.size(); ++i)
-          if (!window || !window->reads_as_activation(int(i))) keep_dense(call->args[i], e);
+          if (!reads_as_activation(call, int(i))) keep_dense(call->args[i], e);
       } else if (e->kind() != ExprKind::kLet && e->kind() != ExprKind::kFunction) {
         // Tuples, projections and branches: a let is its body, used where
         // the let is; a fused function is closed, and this one's result
@@ -209,6 +266,72 @@ class LayoutPlanner {
       it->second = false;
       dense_because_[it->first] = "it is the function's result, which is dense row-major";
     }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& [node, activations] : elementwise_of_) {
+        const CallNode* call = static_cast<const CallNode*>(node);
+        if (demoted_.count(call)) continue;
+        bool reads_dense = false;
+        for (int input : activations) {
+          auto it = candidate_.find(resolve(call->args.at(size_t(input))));
+          reads_dense = reads_dense || it == candidate_.end() || !it->second;
+        }
+        if (!reads_dense) continue;
+        demoted_.insert(call);
+        changed = true;
+        if (candidate_.at(call)) {
+          candidate_.at(call) = false;
+          dense_because_[call] = "it is computed by " + reader_name(Expr(call)) + ", which reads a dense value";
+        }
+        for (int input : activations) keep_dense(call->args.at(size_t(input)), Expr(call));
+      }
+    }
+  }
+
+  // The sets of candidates that calls read and write together, as their roots.
+  std::unordered_map<const ExprNode*, const ExprNode*> candidate_sets() const {
+    std::unordered_map<const ExprNode*, const ExprNode*> root;
+    for (const auto& [node, is_candidate] : candidate_)
+      if (is_candidate) root[node] = node;
+    auto find = [&](const ExprNode* node) {
+      while (root[node] != node) node = root[node] = root[root[node]];
+      return node;
+    };
+    for (const auto& [call, window] : window_of_) {
+      std::vector<const ExprNode*> joined = candidate_activations(static_cast<const CallNode*>(call), window);
+      for (const ExprNode* node : joined) root[find(node)] = find(joined.front());
+    }
+    for (const auto& [node, activations] : elementwise_of_) {
+      const CallNode* call = static_cast<const CallNode*>(node);
+      if (demoted_.count(call)) continue;
+      for (int input : activations) root[find(resolve(call->args.at(size_t(input))))] = find(call);
+    }
+    for (auto& [node, parent] : root) parent = find(node);
+    return root;
+  }
+
+  // Element-wise kernels are generated for channels last only: one in a set
+  // that must take channel blocks (a depthwise convolution's, or a pinned
+  // blocked format's) is demoted. Returns whether any was.
+  bool demote_elementwise_in_blocked_sets() {
+    std::unordered_map<const ExprNode*, const ExprNode*> set = candidate_sets();
+    std::unordered_map<const ExprNode*, bool> blocked;
+    for (const auto& [call, window] : window_of_)
+      if (window.grouped)
+        for (const ExprNode* node : candidate_activations(static_cast<const CallNode*>(call), window))
+          blocked[set.at(node)] = true;
+    for (const LayoutRule& rule : rules_)
+      for (const CallNode* call : kernel_results_)
+        if (rule.format != "nhwc" && span_matches(call->span(), rule.pattern) && set.count(call))
+          blocked[set.at(call)] = true;
+    bool demoted = false;
+    for (const auto& [node, activations] : elementwise_of_) {
+      const CallNode* call = static_cast<const CallNode*>(node);
+      if (demoted_.count(call) || !set.count(call) || !blocked[set.at(call)]) continue;
+      demoted_.insert(call);
+      demoted = true;
+    }
+    return demoted;
   }
 
   // The rule pinning each kernel result that a rule matches (the last one
@@ -243,17 +366,8 @@ class LayoutPlanner {
 
   // One layout per set of candidates that window calls join.
   std::unordered_map<const ExprNode*, std::string> layouts_of_candidates() {
-    std::unordered_map<const ExprNode*, const ExprNode*> root;
-    for (const auto& [node, is_candidate] : candidate_)
-      if (is_candidate) root[node] = node;
-    auto find = [&](const ExprNode* node) {
-      while (root[node] != node) node = root[node] = root[root[node]];
-      return node;
-    };
-    for (const auto& [call, window] : window_of_) {
-      std::vector<const ExprNode*> joined = candidate_activations(static_cast<const CallNode*>(call), window);
-      for (const ExprNode* node : joined) root[find(node)] = find(joined.front());
-    }
+    std::unordered_map<const ExprNode*, const ExprNode*> set = candidate_sets();
+    auto find = [&](const ExprNode* node) { return set.at(node); };
     std::unordered_map<const ExprNode*, bool> grouped;
     for (const auto& [call, window] : window_of_)
       if (window.grouped)
@@ -286,14 +400,16 @@ class LayoutPlanner {
     for (const auto& [bound, value] : bound_)
       if (auto it = layouts.find(resolve(bound)); it != layouts.end() && bound->kind() == ExprKind::kVar)
         layouts[bound] = it->second;
-    for (const auto& [node, window] : window_of_) {
-      const CallNode* call = static_cast<const CallNode*>(node);
+    auto lay_out_callee = [&](const CallNode* call) {
       const FunctionNode* callee = as<FunctionNode>(call->op);
       if (auto it = layouts.find(call); it != layouts.end()) layouts[callee] = it->second;
       for (size_t i = 0; i < call->args.size(); ++i)
-        if (auto it = layouts.find(resolve(call->args[i])); it != layouts.end() && window.reads_as_activation(int(i)))
+        if (auto it = layouts.find(resolve(call->args[i])); it != layouts.end() && reads_as_activation(call, int(i)))
           layouts[callee->params[i].get()] = it->second;
-    }
+    };
+    for (const auto& [node, window] : window_of_) lay_out_callee(static_cast<const CallNode*>(node));
+    for (const auto& [node, activations] : elementwise_of_)
+      if (!demoted_.count(static_cast<const CallNode*>(node))) lay_out_callee(static_cast<const CallNode*>(node));
     return layouts;
   }
 
@@ -307,6 +423,10 @@ class LayoutPlanner {
   std::vector<std::pair<const CallNode*, const LayoutRule*>> pins_;  // in rule order
   std::unordered_map<const ExprNode*, const ExprNode*> bound_;  // let variable -> value, let -> body
   std::unordered_map<const ExprNode*, WindowPrimitive> window_of_;
+  // Element-wise kernels, by the parameters they read element for element,
+  // and those demoted to dense.
+  std::unordered_map<const ExprNode*, std::vector<int>> elementwise_of_;
+  std::unordered_set<const ExprNode*> demoted_;
   std::unordered_map<const ExprNode*, bool> candidate_;
 };
 

@@ -61,21 +61,50 @@ std::string step_name(const LoweredProgram& program, const LoweredStep& step) {
               buffer.span);
 }
 
-// Every laid-out buffer is an intermediate 4-d float32 tensor that window
-// primitives alone write once and read as source or residual.
+// The layout a kernel call's element loops read and write the tensors of
+// its result's shape in: "" (dense) for every step but an element-wise
+// kernel generated for a layout.
+const std::string& loop_layout(const LoweredProgram& program, const LoweredStep& step) {
+  static const std::string dense;
+  if (step.kind != LoweredStep::Kind::kKernel) return dense;
+  return program.kernel_sources[size_t(program.kernel_calls[size_t(step.index)].source)].layout;
+}
+
+// Every laid-out buffer is an intermediate 4-d float32 tensor written once,
+// by a window primitive or an element-wise kernel generated for its layout,
+// and read as a window primitive's source or residual or by such element-wise
+// kernels; those kernels read and write every tensor of their result's shape
+// in their layout.
 void check_layouts(const LoweredProgram& program) {
   std::vector<int> writes(program.buffers.size(), 0);
   for (const LoweredStep& step : program.steps) {
     const PrimitiveSpec* spec = window_primitive(program, step);
+    const std::string& layout = loop_layout(program, step);
+    const TensorTypeNode* result =
+        step.outputs.empty() ? nullptr : program.buffers[size_t(step.outputs[0])].type.get();
+    // Whether the laid-out kernel reads or writes `buffer` element for element.
+    auto in_layout = [&](const LoweredBuffer& buffer) {
+      return !layout.empty() && result && buffer.type->shape == result->shape;
+    };
     for (int b : step.inputs) {
       const LoweredBuffer& buffer = program.buffers[size_t(b)];
-      if (!buffer.layout.empty() && (!spec || !reads_only_as_activation(step, *spec, b)))
+      if (in_layout(buffer) && buffer.layout != layout)
+        throw Error(ErrorKind::kBackend,
+                    "value " + buffer.label + " is laid out as " + (buffer.layout.empty() ? "dense row-major" : buffer.layout) +
+                        ", but " + step_name(program, step) + " reads it as " + layout,
+                    buffer.span);
+      if (!buffer.layout.empty() && !in_layout(buffer) && (!spec || !reads_only_as_activation(step, *spec, b)))
         refuse(buffer, step_name(program, step) + " reads it as dense row-major");
     }
     for (size_t o = 0; o < step.outputs.size(); ++o) {
       const LoweredBuffer& buffer = program.buffers[size_t(step.outputs[o])];
       ++writes[size_t(step.outputs[o])];
-      if (!buffer.layout.empty() && (!spec || o > 0))
+      if (!layout.empty() && buffer.layout != layout)
+        throw Error(ErrorKind::kBackend,
+                    "value " + buffer.label + " is laid out as " + (buffer.layout.empty() ? "dense row-major" : buffer.layout) +
+                        ", but " + step_name(program, step) + " writes it as " + layout,
+                    buffer.span);
+      if (!buffer.layout.empty() && layout.empty() && (!spec || o > 0))
         refuse(buffer, step_name(program, step) + " writes it as dense row-major");
     }
   }

@@ -272,5 +272,96 @@ TEST(PlanLayouts, LoweringRefusesAFormatOneDnnDoesNotKnow) {
   }
 }
 
+// A pre-activation block: conv0's result is scaled per channel and
+// rectified by an element-wise kernel of its own (conv0 has two readers, so
+// FuseOps leaves it alone), which conv2 reads; conv2 adds conv0's result as
+// its residual. `extra` is a further parameter, `activation` what the
+// element-wise kernel adds to conv0's result (empty: nothing).
+std::string preactivation_block(const std::string& extra = "", const std::string& activation = "",
+                                bool depthwise = false) {
+  return "def @main(%x: Tensor[(1, 3, 10, 10), float32], %w0: Tensor[(16, 3, 3, 3), float32],\n"
+         "          %w1: Tensor[(16, 16, 3, 3), float32], %w2: Tensor[(16, 1, 3, 3), float32],\n"
+         "          %s: Tensor[(16, 1, 1), float32]" + extra + ") -> Tensor[(1, 16, 10, 10), float32] {\n"
+         "  %0 = nn.conv2d(%x, %w0, padding=[1, 1]);\n" +
+         (activation.empty() ? "  %1 = nn.relu(multiply(%0, %s));\n"
+                             : "  %1 = nn.relu(multiply(add(%0, " + activation + "), %s));\n") +
+         (depthwise ? "  %2 = nn.conv2d(%1, %w2, padding=[1, 1], groups=16);\n"
+                    : "  %2 = nn.conv2d(%1, %w1, padding=[1, 1]);\n") +
+         "  nn.softmax(add(%2, %0), axis=1)\n"
+         "}\n";
+}
+
+TEST(PlanLayouts, AnElementWiseKernelBetweenPrimitivesReadsAndWritesTheirLayout) {
+  IRModule planned = plan(preactivation_block(), "nhwc");
+  // conv0, the element-wise kernel, conv2 with its residual, the softmax.
+  std::vector<std::string> expected_values{"nhwc", "nhwc", "", ""};
+  Laid laid = layouts_of(planned);
+  EXPECT_EQ(laid.values, expected_values) << print_module(planned);
+  // Parameters, fused functions from the result back: the softmax its
+  // dense input; conv2 its source (the element-wise result) and residual
+  // (conv0's) in the layout, weights dense; the element-wise kernel conv0's
+  // result in the layout, the channel scale dense; conv0 the dense input
+  // and weights.
+  std::vector<std::string> expected_parameters{"", "nhwc", "", "nhwc", "nhwc", "", "", ""};
+  EXPECT_EQ(laid.parameters, expected_parameters) << print_module(planned);
+
+  // Generated for channels last, and computing what the interpreter does.
+  IRModule mod = parse_module(preactivation_block(), "block.sy");
+  std::string dir = aot_scratch_dir("elementwise_layout") + "/artifact";
+  build_artifact(mod, aot_options("cpu:0"), dir);
+  std::map<std::string, NDArray> inputs = random_inputs(mod, 7);
+  std::vector<NDArray> actual = run_artifact(dir, inputs), expected = interpret(mod, inputs);
+  ASSERT_EQ(actual.size(), 1u);
+  EXPECT_EQ(compare_arrays(actual[0], expected[0], 1e-4, 1e-4), "");
+  LoweredProgram program = lowered(planned);
+  apply_layouts(program);
+  int laid_out_kernels = 0;
+  for (const KernelSource& source : program.kernel_sources)
+    if (source.layout == "nhwc") {
+      ++laid_out_kernels;
+      EXPECT_NE(source.code.find("channels last"), std::string::npos) << source.code;
+    }
+  EXPECT_EQ(laid_out_kernels, 1);
+}
+
+TEST(PlanLayouts, AnElementWiseKernelReadingADenseValueOrInABlockedSetStaysDense) {
+  // It adds a model input of the image's shape, which is dense: it keeps
+  // conv0's result dense too.
+  IRModule reads_input = plan(preactivation_block(", %y: Tensor[(1, 16, 10, 10), float32]", "%y"), "nhwc");
+  std::vector<std::string> dense{"", "", "", ""};
+  EXPECT_EQ(layouts_of(reads_input).values, dense) << print_module(reads_input);
+  // A depthwise conv2 keeps its set in channel blocks, which no element
+  // loop reads: the kernel is dense, and conv0's result, read by it, too.
+  IRModule blocked = plan(preactivation_block("", "", true), "nhwc");
+  EXPECT_EQ(layouts_of(blocked).values, dense) << print_module(blocked);
+  // Without AVX-512 (channel blocks for every set) likewise.
+  IRModule eight = plan(preactivation_block(), "nChw16c");
+  EXPECT_EQ(layouts_of(eight).values, dense) << print_module(eight);
+}
+
+TEST(PlanLayouts, LoweringRefusesALaidOutElementWiseKernelReadingADenseValue) {
+  LoweredProgram program = lowered(plan(preactivation_block(), "nhwc"));
+  // conv0's result, made dense by hand, still read by the channels-last kernel.
+  int made_dense = 0;
+  for (const LoweredStep& step : program.steps) {
+    if (step.kind != LoweredStep::Kind::kKernel) continue;
+    const KernelSource& source = program.kernel_sources[size_t(program.kernel_calls[size_t(step.index)].source)];
+    if (source.layout != "nhwc") continue;
+    for (int b : step.inputs)
+      if (program.buffers[size_t(b)].layout == "nhwc") {
+        program.buffers[size_t(b)].layout = "";
+        ++made_dense;
+      }
+  }
+  ASSERT_EQ(made_dense, 1);
+  try {
+    apply_layouts(program);
+    FAIL() << "a channels-last kernel was given a dense input";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is laid out as dense row-major, but kernel"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("reads it as nhwc"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace switchyard::testing
