@@ -236,8 +236,9 @@ class LayoutPlanner {
   // window primitive's source or residual: any other use (a loop kernel, a
   // copy, a tuple, a branch, the function's result) keeps it dense.
   // An element-wise kernel's result is one too while it reads only
-  // candidates element for element (it reads and writes one layout); one
-  // that reads a dense value is demoted, and keeps what it reads dense.
+  // candidates element for element and its result stays one (it reads and
+  // writes one layout); one that reads or writes a dense value is demoted,
+  // and keeps what it reads dense.
   void find_candidates(const Function& fn) {
     candidate_.clear();
     dense_because_.clear();
@@ -271,12 +272,12 @@ class LayoutPlanner {
       for (const auto& [node, activations] : elementwise_of_) {
         const CallNode* call = static_cast<const CallNode*>(node);
         if (demoted_.count(call)) continue;
-        bool reads_dense = false;
+        bool dense = !candidate_.at(call);
         for (int input : activations) {
           auto it = candidate_.find(resolve(call->args.at(size_t(input))));
-          reads_dense = reads_dense || it == candidate_.end() || !it->second;
+          dense = dense || it == candidate_.end() || !it->second;
         }
-        if (!reads_dense) continue;
+        if (!dense) continue;
         demoted_.insert(call);
         changed = true;
         if (candidate_.at(call)) {
@@ -344,9 +345,13 @@ class LayoutPlanner {
         if (auto it = candidate_.find(call); it == candidate_.end() || !it->second)
           throw Error(ErrorKind::kPlacement,
                       "layout rule '" + rules_[r].text + "' pins a value that cannot have a layout: " +
-                          (it == candidate_.end()
-                               ? "it is not the 4-d float32 result of a oneDNN convolution or pool alone on a CPU"
-                               : dense_because_.at(call)),
+                          (it != candidate_.end() ? dense_because_.at(call)
+                           : elementwise_of_.count(call)
+                               ? "it is computed by " + reader_name(Expr(call)) +
+                                     ", an element-wise kernel, whose loops read and write nhwc only, and its "
+                                     "values must take channel blocks"
+                               : "it is not the 4-d float32 result of a oneDNN convolution or pool alone, or of "
+                                 "an element-wise kernel between them, on a CPU"),
                       call->span());
         pins_.emplace_back(call, &rules_[r]);
       }

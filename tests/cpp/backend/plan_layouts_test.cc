@@ -334,9 +334,32 @@ TEST(PlanLayouts, AnElementWiseKernelReadingADenseValueOrInABlockedSetStaysDense
   // loop reads: the kernel is dense, and conv0's result, read by it, too.
   IRModule blocked = plan(preactivation_block("", "", true), "nhwc");
   EXPECT_EQ(layouts_of(blocked).values, dense) << print_module(blocked);
+  // Its result is also read by a softmax loop: dense, and so is what it reads.
+  std::string softmax_reads_it = preactivation_block();
+  softmax_reads_it.replace(softmax_reads_it.find("  nn.softmax(add(%2, %0), axis=1)"), 33,
+                           "  add(add(%2, %0), nn.softmax(%1, axis=1))");
+  IRModule read_by_loop = plan(softmax_reads_it, "nhwc");
+  EXPECT_EQ(layouts_of(read_by_loop).values, dense) << print_module(read_by_loop);
+  LoweredProgram program = lowered(read_by_loop);
+  EXPECT_NO_THROW(apply_layouts(program));
   // Without AVX-512 (channel blocks for every set) likewise.
   IRModule eight = plan(preactivation_block(), "nChw16c");
   EXPECT_EQ(layouts_of(eight).values, dense) << print_module(eight);
+}
+
+TEST(PlanLayouts, ABlockedPinOnAnElementWiseKernelsResultIsRefused) {
+  // The element-wise kernel (line 5) may be pinned to nhwc, not to blocks.
+  std::vector<std::string> expected_values{"nhwc", "nhwc", "", ""};
+  EXPECT_EQ(layouts_of(plan(preactivation_block(), "nhwc", {}, {"node:block.sy:5:*=nhwc"})).values, expected_values);
+  try {
+    plan(preactivation_block(), "nhwc", {}, {"node:block.sy:5:*=nChw8c"});
+    ADD_FAILURE() << "an element-wise kernel's result was pinned to channel blocks";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kPlacement);
+    EXPECT_NE(std::string(e.what()).find("an element-wise kernel, whose loops read and write nhwc only"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(PlanLayouts, LoweringRefusesALaidOutElementWiseKernelReadingADenseValue) {
