@@ -173,6 +173,7 @@ void check_anchor_reads_parameters(const CpuKernel& k) {
 // The kernel IR of the group; nullopt for a oneDNN primitive alone
 // (k.library_only), which has no code.
 std::optional<kernel_ir::Kernel> lower_to_kernel_ir(CpuKernel& k) {
+  if (!k.master && lower_layout_conversion(k)) return std::nullopt;
   if (!k.master) return lower_elementwise_kernel(k);
   const std::string& op = as<OpNode>(k.master->op)->name;
   if (op == "sum" || op == "mean" || op == "max") return lower_reduction_kernel(k);

@@ -215,6 +215,21 @@ bool dnnl_handles(const CallNode& anchor) {
   return true;
 }
 
+bool lower_layout_conversion(CpuKernel& k) {
+  if (!as_op_call(Expr(k.root), "layout_convert") || parameter_index(k, k.root->args[0]) != 0) return false;
+  const TensorTypeNode* type = as_tensor(k.root->checked_type());
+  if (type->dtype != DType::kFloat32 || type->numel() == 0 || type->ndim() > 12) return false;
+  PrimitiveSpec spec;
+  spec.kind = PrimitiveKind::kReorder;
+  spec.src = spec.dst = plain(type->shape);
+  if (!k.library->makes(spec)) return false;
+  k.primitive = spec;
+  k.library_only = true;
+  // Its layouts are its operands' and result's, not a loop's.
+  k.layout.clear();
+  return true;
+}
+
 std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
   namespace ki = kernel_ir;
   const std::string& op = as<OpNode>(k.master->op)->name;

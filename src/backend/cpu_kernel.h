@@ -84,6 +84,11 @@ kernel_ir::Kernel lower_normalization_kernel(const CpuKernel& k);
 std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k);
 // The same anchors as plain loops, any dtype.
 kernel_ir::Kernel lower_direct_kernel(const CpuKernel& k);
+// A kernel of one layout_convert of a float32 parameter as a oneDNN reorder
+// (k.primitive, k.library_only): its layouts are its buffers' (apply_layouts).
+// False where the kernel is anything else or the library makes no reorder:
+// it is then a copy loop.
+bool lower_layout_conversion(CpuKernel& k);
 // Whether oneDNN computes this anchor call (float32, supported attributes).
 bool dnnl_handles(const CallNode& anchor);
 

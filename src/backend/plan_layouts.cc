@@ -3,6 +3,8 @@
 #include "backend/plan_layouts.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
@@ -27,6 +29,7 @@ struct WindowPrimitive {
   int src_input = -1;
   std::vector<int> sum_inputs;  // residuals its sum post-ops add
   bool grouped = false;         // a depthwise (grouped) convolution
+  bool converts = false;        // a layout conversion (a reorder): it reads one layout and writes another
   bool reads_as_activation(int input) const {
     return input == src_input || std::find(sum_inputs.begin(), sum_inputs.end(), input) != sum_inputs.end();
   }
@@ -70,6 +73,7 @@ class WindowPrimitives {
     if (!source.library_only() || source.primitive->kind == PrimitiveKind::kMatmul) return std::nullopt;
     const PrimitiveSpec& spec = *source.primitive;
     WindowPrimitive window;
+    window.converts = spec.kind == PrimitiveKind::kReorder;
     window.src_input = spec.src_input;
     for (const PrimitivePostOp& post : spec.post_ops)
       if (post.kind == PrimitivePostOp::Kind::kSum) window.sum_inputs.push_back(post.input);
@@ -147,6 +151,60 @@ class LayoutRewriter : public ExprMutator {
   Expr visit_function(const Function& f) override { return relaid(f.get(), ExprMutator::visit_function(f)); }
 };
 
+// A call of a fused function converting `value` into the layout its
+// result's device will name (PlanLayouts sets it), on `device`.
+Expr layout_conversion(const Expr& value, const VirtualDevice* device) {
+  Type type = value->checked_type();
+  Span span = value->span();
+  Var param = make_var("p0", type, {device, span, type});
+  Call body = make_op_call("layout_convert", {param}, {}, {device, span, type});
+  Function fn = make_function({param}, body, type, make_attrs({{"Primitive", int64_t(1)}}),
+                              {device, span, func_type({type}, type)});
+  return make_call(fn, {value}, Attrs(), {device, span, type});
+}
+
+// Gives the readers of converted values the conversion in their place.
+class ConversionInserter : public ExprMutator {
+ public:
+  // (reader, argument index or -1 for the function's result) -> conversion.
+  const std::map<std::pair<const ExprNode*, int>, size_t>* redirected = nullptr;
+  std::vector<const ExprNode*> values;  // what each conversion converts
+  // Conversion c of the value as rewritten, made once.
+  std::function<Expr(size_t c, const Expr& value)> conversion;
+
+  Expr rewrite(const Function& fn) {
+    Function rebuilt = downcast<FunctionNode>(mutate(fn));
+    Expr body = replaced(fn.get(), -1, rebuilt->body);
+    return body.same_as(rebuilt->body) ? Expr(rebuilt) : Expr(with_fields(rebuilt, {.body = body}));
+  }
+
+ private:
+  Expr replaced(const ExprNode* reader, int index, const Expr& rewritten) {
+    auto it = redirected->find({reader, index});
+    return it == redirected->end() ? rewritten : conversion(it->second, mutate(Expr(values[it->second])));
+  }
+  // The children of `reader` as rewritten, conversions in place; nullopt when none is.
+  std::optional<std::vector<Expr>> redirect(const ExprNode* reader, std::vector<Expr> children) {
+    bool changed = false;
+    for (size_t i = 0; i < children.size(); ++i) {
+      Expr child = replaced(reader, int(i), children[i]);
+      changed = changed || !child.same_as(children[i]);
+      children[i] = child;
+    }
+    return changed ? std::optional(std::move(children)) : std::nullopt;
+  }
+  Expr visit_call(const Call& c) override {
+    Call rebuilt = downcast<CallNode>(ExprMutator::visit_call(c));
+    std::optional<std::vector<Expr>> args = redirect(c.get(), rebuilt->args);
+    return args ? Expr(with_fields(rebuilt, {.args = std::move(*args)})) : Expr(rebuilt);
+  }
+  Expr visit_tuple(const Tuple& t) override {
+    Tuple rebuilt = downcast<TupleNode>(ExprMutator::visit_tuple(t));
+    std::optional<std::vector<Expr>> fields = redirect(t.get(), rebuilt->fields);
+    return fields ? Expr(with_fields(rebuilt, {.fields = std::move(*fields)})) : Expr(rebuilt);
+  }
+};
+
 class LayoutPlanner {
  public:
   // `matches` counts the kernel results each rule matched.
@@ -157,10 +215,13 @@ class LayoutPlanner {
         rules_(rules),
         matches_(matches) {}
 
-  Function plan(const Function& fn) {
-    find_window_calls(fn);
-    do find_candidates(fn);
-    while (demote_elementwise_in_blocked_sets());
+  Function plan(const Function& given) {
+    Function fn = given;
+    analyse(fn);
+    if (std::optional<Function> converted = with_conversions(fn)) {
+      fn = *converted;
+      analyse(fn);
+    }
     pin_matched_values();
     if (std::none_of(candidate_.begin(), candidate_.end(), [](const auto& c) { return c.second; })) return fn;
     LayoutRewriter rewriter;
@@ -169,6 +230,102 @@ class LayoutPlanner {
   }
 
  private:
+  // Which values may take a layout, from scratch.
+  void analyse(const Function& fn) {
+    kernel_results_.clear();
+    bound_.clear();
+    window_of_.clear();
+    elementwise_of_.clear();
+    demoted_.clear();
+    find_window_calls(fn);
+    do find_candidates(fn);
+    while (demote_elementwise_in_blocked_sets());
+  }
+
+  // Where a value is read: argument (or tuple field) `index` of `reader`,
+  // or the function's result (`index` -1), through the expression `as`.
+  struct Use {
+    const ExprNode* reader;
+    int index;
+    const ExprNode* as;
+    bool activation;  // a window primitive's source or residual, which may take a layout
+  };
+
+  // The uses of each value; a value also used where no conversion can be
+  // put (a branch of an if) has none listed.
+  std::unordered_map<const ExprNode*, std::vector<Use>> uses_of(const Function& fn) const {
+    std::unordered_map<const ExprNode*, std::vector<Use>> uses;
+    std::unordered_set<const ExprNode*> unconvertible;
+    post_order_visit(fn, [&](const Expr& e) {
+      if (const CallNode* call = as<CallNode>(e)) {
+        const WindowPrimitive* window = window_of(call);
+        for (size_t i = 0; i < call->args.size(); ++i)
+          uses[resolve(call->args[i])].push_back(
+              {call, int(i), call->args[i].get(), window && !window->converts && window->reads_as_activation(int(i))});
+      } else if (const TupleNode* tuple = as<TupleNode>(e)) {
+        for (size_t i = 0; i < tuple->fields.size(); ++i)
+          uses[resolve(tuple->fields[i])].push_back({tuple, int(i), tuple->fields[i].get(), false});
+      } else if (e->kind() != ExprKind::kLet && e->kind() != ExprKind::kFunction) {
+        for_each_child(e, [&](const Expr& child) { unconvertible.insert(resolve(child)); });
+      }
+    });
+    uses[resolve(fn->body)].push_back({fn.get(), -1, fn->body.get(), false});
+    for (const ExprNode* node : unconvertible) uses.erase(node);
+    return uses;
+  }
+
+  // The fewest layout conversions: a window primitive's result that a loop
+  // (or the model's result) also reads stays in its primitives' layout, and
+  // one conversion gives those readers the dense value (else the primitive
+  // would write it dense and each primitive reading it convert it back); a
+  // dense value two or more primitives on one device read is converted once
+  // for them all (else each converts it). Nullopt where none pays.
+  std::optional<Function> with_conversions(const Function& fn) {
+    struct Conversion {
+      const ExprNode* value;  // the expression converted
+      const VirtualDevice* device;
+    };
+    std::vector<Conversion> conversions;
+    std::map<std::pair<const ExprNode*, int>, size_t> redirected;  // (reader, index) -> conversion
+    auto convert = [&](const std::vector<Use>& uses, const VirtualDevice* device) {
+      // One expression converted for them all, so the conversion is in scope for each.
+      for (const Use& use : uses)
+        if (use.as != uses.front().as) return;
+      conversions.push_back({uses.front().as, device->with_layout("")});
+      for (const Use& use : uses) redirected[{use.reader, use.index}] = conversions.size() - 1;
+    };
+    for (const auto& [value, uses] : uses_of(fn)) {
+      if (auto it = candidate_.find(value); it != candidate_.end() && it->second) continue;
+      if (value->kind() == ExprKind::kConstant || !is_float32_image(value->checked_type())) continue;
+      std::vector<Use> dense;
+      std::map<const VirtualDevice*, std::vector<Use>> activations_by_device;
+      for (const Use& use : uses) {
+        if (use.activation)
+          activations_by_device[use.reader->virtual_device()->with_layout("")].push_back(use);
+        else
+          dense.push_back(use);
+      }
+      const WindowPrimitive* producer = window_of(value);
+      if (producer && !producer->converts && !activations_by_device.empty() && !dense.empty()) {
+        convert(dense, value->virtual_device());
+        continue;
+      }
+      for (const auto& [device, activations] : activations_by_device)
+        if (activations.size() >= 2) convert(activations, device);
+    }
+    if (conversions.empty()) return std::nullopt;
+    std::vector<Expr> converted(conversions.size());
+    ConversionInserter inserter;
+    inserter.conversion = [&](size_t c, const Expr& value) {
+      if (!converted[c].defined()) converted[c] = layout_conversion(value, conversions[c].device);
+      return converted[c];
+    };
+    inserter.redirected = &redirected;
+    inserter.values.reserve(conversions.size());
+    for (const Conversion& c : conversions) inserter.values.push_back(c.value);
+    return downcast<FunctionNode>(inserter.rewrite(fn));
+  }
+
   // The value a let variable or a let stands for (through chains of them).
   const ExprNode* resolve(const Expr& e) const { return resolve(e.get()); }
   const ExprNode* resolve(const ExprNode* node) const {
@@ -357,13 +514,14 @@ class LayoutPlanner {
       }
   }
 
-  // The activations a window call reads and writes that are candidates.
+  // The activations a window call reads and writes that are candidates and
+  // share its layout (a conversion's source has its own).
   std::vector<const ExprNode*> candidate_activations(const CallNode* call, const WindowPrimitive& window) const {
     std::vector<const ExprNode*> out;
     auto add = [&](const ExprNode* node) {
       if (auto it = candidate_.find(node); it != candidate_.end() && it->second) out.push_back(node);
     };
-    add(resolve(call->args.at(size_t(window.src_input))));
+    if (!window.converts) add(resolve(call->args.at(size_t(window.src_input))));
     add(call);
     for (int input : window.sum_inputs) add(resolve(call->args.at(size_t(input))));
     return out;

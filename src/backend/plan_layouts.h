@@ -39,6 +39,13 @@ LayoutRule parse_layout_rule(const std::string& text);
 // stays dense row-major. Run on a fused, device-planned module, before
 // lowering, which reads the layouts back.
 //
+// Conversions between layouts are otherwise made inside each primitive that
+// reads or writes a dense value; PlanLayouts inserts a layout_convert kernel
+// (a oneDNN reorder) where one conversion serves several: a primitive's
+// result that loops or the model's result also read keeps its layout, and
+// one conversion gives them a dense copy; a dense value that two or more
+// primitives on one device read is converted once for them all.
+//
 // Each rule pins the sets of the values it matches: Error(kPlacement), with
 // the value's span, when a matched value cannot have a layout (not a window
 // primitive's result, or read otherwise: the error names the reader) or two

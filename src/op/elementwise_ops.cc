@@ -128,6 +128,10 @@ void register_elementwise_ops() {
   row({.name = "cast", .attrs = {{"dtype", AttrKind::kDType, AttrValue()}}, .type_relation = cast_relation,
        .doc = "x converted to dtype"},
       {cast(x, "dtype")});
+  // Layout planning inserts it between a value and readers that want it in
+  // another layout (its result's device says which); the value is the same.
+  row({.name = "layout_convert", .doc = "x, in the layout its result's device names (PlanLayouts inserts it)"},
+      {x});
   row({.name = "where", .type_relation = where_relation, .doc = "cond ? x : y, element-wise with broadcasting"},
       {select(x, y, operand(2)), kAny, {"condition", "x", "y"}, 1});
 }

@@ -316,7 +316,9 @@ std::optional<CudaWindowPlan> plan_cuda_window(const PrimitiveSpec& spec, std::s
 
 std::string cuda_library_refusal(const PrimitiveSpec& spec) {
   std::string why;
-  if (spec.kind == PrimitiveKind::kMatmul)
+  if (spec.kind == PrimitiveKind::kReorder)
+    why = "CUDA kernels read plain layouts only: no library converts layouts here";
+  else if (spec.kind == PrimitiveKind::kMatmul)
     plan_cuda_matmul(spec, why);
   else
     plan_cuda_window(spec, why);

@@ -245,7 +245,22 @@ struct DnnlPrimitive::Impl {
     primitive = Primitive(description);
   }
 
+  // A layout conversion: src and dst as they are given.
+  void make_reorder() {
+    if (!spec.weights.empty() || !spec.bias.empty() || !spec.post_ops.empty())
+      throw RuntimeError("a reorder reads no weights or bias and has no post-ops");
+    if (spec.src.dims != spec.dst.dims) throw RuntimeError("a reorder's src and dst have other dims");
+    dnnl::reorder::primitive_desc description(engine, src, engine, dst, attributes());
+    chosen_src = src;
+    chosen_dst = dst;
+    scratchpad = description.scratchpad_desc();
+    implementation = description.impl_info_str();
+    primitive = dnnl::reorder(description);
+    workspace_bytes = aligned(scratchpad.get_size());
+  }
+
   void make_primitive() {
+    if (spec.kind == PrimitiveKind::kReorder) return make_reorder();
     // A blocked buffer is read and written as it is; oneDNN chooses for plain ones.
     memory::desc src_layout = spec.any_activation_layout && spec.src.format.empty() ? any_layout(spec.src) : src;
     memory::desc dst_layout = spec.any_activation_layout && spec.dst.format.empty() ? any_layout(spec.dst) : dst;
@@ -285,6 +300,8 @@ struct DnnlPrimitive::Impl {
                                                   spec.strides, spec.dilation, spec.padding_l, spec.padding_r));
         break;
       }
+      case PrimitiveKind::kReorder:
+        break;
       case PrimitiveKind::kPooling:
         make<dnnl::pooling_v2_forward>(dnnl::pooling_v2_forward::desc(
             dnnl::prop_kind::forward_inference, algorithm_named(spec.algorithm), src_layout, dst_layout, spec.strides,

@@ -19,6 +19,8 @@ const char* primitive_kind_name(PrimitiveKind kind) {
       return "matmul";
     case PrimitiveKind::kPooling:
       return "pooling";
+    case PrimitiveKind::kReorder:
+      return "reorder";
   }
   return "?";
 }
@@ -148,10 +150,12 @@ PrimitivePostOp read_post_op(ObjectReader& r) {
 
 PrimitiveSpec read_primitive_spec(ObjectReader& r) {
   PrimitiveSpec s;
-  std::string kind = one_of(r, "kind", std::array{"convolution", "matmul", "pooling"});
+  std::string kind = one_of(r, "kind", std::array{"convolution", "matmul", "pooling", "reorder"});
   s.kind = kind == "convolution" ? PrimitiveKind::kConvolution
            : kind == "matmul"    ? PrimitiveKind::kMatmul
-                                 : PrimitiveKind::kPooling;
+           : kind == "pooling"   ? PrimitiveKind::kPooling
+                                 : PrimitiveKind::kReorder;
+  bool window = s.kind == PrimitiveKind::kConvolution || s.kind == PrimitiveKind::kPooling;
   if (s.kind == PrimitiveKind::kConvolution)
     s.algorithm = one_of(r, "algorithm", std::array{"convolution_direct", kWinogradAlgorithm});
   else if (s.kind == PrimitiveKind::kPooling)
@@ -160,13 +164,13 @@ PrimitiveSpec read_primitive_spec(ObjectReader& r) {
   else if (r.optional("algorithm"))  // a matmul is oneDNN's unless it names the runtime's own
     s.algorithm = one_of(r, "algorithm", std::array{kPackedMatmulAlgorithm});
   s.src = read_tensor(r, "src", true);
-  s.weights = read_tensor(r, "weights", s.kind != PrimitiveKind::kPooling);
+  s.weights = read_tensor(r, "weights", s.kind == PrimitiveKind::kConvolution || s.kind == PrimitiveKind::kMatmul);
   s.bias = read_tensor(r, "bias", false);
   s.dst = read_tensor(r, "dst", true);
   s.src_input = read_input(r, "src_input", true);
   s.weights_input = read_input(r, "weights_input", !s.weights.empty());
   s.bias_input = read_input(r, "bias_input", !s.bias.empty());
-  if (s.kind != PrimitiveKind::kMatmul) {
+  if (window) {
     size_t spatial = s.src.dims.size() < 3 ? 0 : s.src.dims.size() - 2;
     if (spatial == 0) fail(r.source(), r.path("src"), "a window needs spatial dimensions");
     s.strides = integers(r, "strides", 1, 1 << 20, spatial);
@@ -193,7 +197,7 @@ ordered_json primitive_spec_json(const PrimitiveSpec& s) {
   j["src_input"] = s.src_input;
   if (s.weights_input >= 0) j["weights_input"] = s.weights_input;
   if (s.bias_input >= 0) j["bias_input"] = s.bias_input;
-  if (s.kind != PrimitiveKind::kMatmul) {
+  if (s.kind == PrimitiveKind::kConvolution || s.kind == PrimitiveKind::kPooling) {
     j["strides"] = s.strides;
     if (s.kind == PrimitiveKind::kPooling) j["kernel"] = s.kernel;
     j["dilation"] = s.dilation;

@@ -23,7 +23,9 @@ struct PrimitiveTensor {
   bool operator==(const PrimitiveTensor&) const = default;
 };
 
-enum class PrimitiveKind : uint8_t { kConvolution, kMatmul, kPooling };
+// kReorder copies src into dst in another layout (no weights, window or
+// post-ops): a layout conversion PlanLayouts inserts.
+enum class PrimitiveKind : uint8_t { kConvolution, kMatmul, kPooling, kReorder };
 
 struct PrimitivePostOp {
   enum class Kind : uint8_t {

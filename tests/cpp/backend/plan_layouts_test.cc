@@ -10,6 +10,7 @@
 #include "backend/plan_layouts.h"
 #include "ir/functor.h"
 #include "ir/structural_equal.h"
+#include "op/registry.h"
 #include "pipeline/pass_table.h"
 #include "runtime/artifact.h"
 #include "runtime/dnnl_primitive.h"
@@ -325,26 +326,94 @@ TEST(PlanLayouts, AnElementWiseKernelBetweenPrimitivesReadsAndWritesTheirLayout)
 }
 
 TEST(PlanLayouts, AnElementWiseKernelReadingADenseValueOrInABlockedSetStaysDense) {
-  // It adds a model input of the image's shape, which is dense: it keeps
-  // conv0's result dense too.
+  // Each time the element-wise kernel is dense, so it reads conv0's result
+  // dense; conv2 reads that result as its residual in its layout, so conv0
+  // writes it in the layout and one conversion gives the kernel a dense copy
+  // (values: conv0, the conversion, the kernel, conv2, the softmax).
+  auto laid_out_with_conversion = [](const std::string& layout) {
+    return std::vector<std::string>{layout, "", "", "", ""};
+  };
+  // It adds a model input of the image's shape, which is dense.
   IRModule reads_input = plan(preactivation_block(", %y: Tensor[(1, 16, 10, 10), float32]", "%y"), "nhwc");
-  std::vector<std::string> dense{"", "", "", ""};
-  EXPECT_EQ(layouts_of(reads_input).values, dense) << print_module(reads_input);
-  // A depthwise conv2 keeps its set in channel blocks, which no element
-  // loop reads: the kernel is dense, and conv0's result, read by it, too.
+  EXPECT_EQ(layouts_of(reads_input).values, laid_out_with_conversion("nhwc")) << print_module(reads_input);
+  // A depthwise conv2 keeps its set in channel blocks, which no element loop reads.
   IRModule blocked = plan(preactivation_block("", "", true), "nhwc");
-  EXPECT_EQ(layouts_of(blocked).values, dense) << print_module(blocked);
-  // Its result is also read by a softmax loop: dense, and so is what it reads.
+  EXPECT_EQ(layouts_of(blocked).values, laid_out_with_conversion("nChw16c")) << print_module(blocked);
+  // Its result is also read by a softmax loop.
   std::string softmax_reads_it = preactivation_block();
   softmax_reads_it.replace(softmax_reads_it.find("  nn.softmax(add(%2, %0), axis=1)"), 33,
                            "  add(add(%2, %0), nn.softmax(%1, axis=1))");
   IRModule read_by_loop = plan(softmax_reads_it, "nhwc");
-  EXPECT_EQ(layouts_of(read_by_loop).values, dense) << print_module(read_by_loop);
+  EXPECT_EQ(layouts_of(read_by_loop).values, laid_out_with_conversion("nhwc")) << print_module(read_by_loop);
   LoweredProgram program = lowered(read_by_loop);
   EXPECT_NO_THROW(apply_layouts(program));
   // Without AVX-512 (channel blocks for every set) likewise.
   IRModule eight = plan(preactivation_block(), "nChw16c");
-  EXPECT_EQ(layouts_of(eight).values, dense) << print_module(eight);
+  EXPECT_EQ(layouts_of(eight).values, laid_out_with_conversion("nChw16c")) << print_module(eight);
+}
+
+// The model input feeds a 3x3 and a 1x1 convolution; the 3x3's result
+// feeds a convolution and a softmax loop.
+const char* const kSharedValues =
+    "def @main(%x: Tensor[(1, 16, 8, 8), float32], %w0: Tensor[(16, 16, 3, 3), float32],\n"
+    "          %w1: Tensor[(16, 16, 1, 1), float32]) -> (Tensor[(1, 16, 8, 8), float32], Tensor[(1, 16, 8, 8), "
+    "float32]) {\n"
+    "  %0 = nn.relu(nn.conv2d(%x, %w0, padding=[1, 1]));\n"
+    "  %1 = nn.conv2d(%x, %w1);\n"
+    "  %2 = nn.conv2d(%0, %w1);\n"
+    "  %3 = nn.softmax(%0, axis=1);\n"
+    "  (add(%2, %1), %3)\n"
+    "}\n";
+
+// The layouts a conversion reads and writes, in evaluation order: "dense -> nhwc".
+std::vector<std::string> conversions_of(const IRModule& mod) {
+  std::vector<std::string> conversions;
+  post_order_visit(mod.lookup("main"), [&](const Expr& e) {
+    const CallNode* call = as<CallNode>(e);
+    const FunctionNode* callee = call ? as<FunctionNode>(call->op) : nullptr;
+    if (!callee || !as_op_call(callee->body, "layout_convert")) return;
+    auto name = [](const std::string& layout) { return layout.empty() ? std::string("dense") : layout; };
+    conversions.push_back(name(callee->params[0]->virtual_device()->layout()) + " -> " +
+                          name(call->virtual_device()->layout()));
+  });
+  return conversions;
+}
+
+TEST(PlanLayouts, SharedValuesAreConvertedOnceForAllTheirReaders) {
+  for (const std::string family : {"nhwc", "nChw16c"}) {
+    IRModule planned = plan(kSharedValues, family);
+    // The input once into the layout for both convolutions; the 3x3's
+    // result stays in it for the convolution and once out of it for the softmax.
+    std::vector<std::string> expected{"dense -> " + family, family + " -> dense"};
+    EXPECT_EQ(conversions_of(planned), expected) << print_module(planned);
+    // Read back from the text, and checked after each pass (plan() runs the checker).
+    IRModule reparsed = parse_module(print_module(planned), "planned.sy");
+    EXPECT_EQ(structural_diff(planned, reparsed, {.compare_devices = true, .compare_spans = false}), std::nullopt);
+  }
+  // A value one primitive reads is converted inside it, as before.
+  EXPECT_EQ(conversions_of(plan(pooled_block(false), "nhwc")), std::vector<std::string>{});
+}
+
+TEST(PlanLayouts, ConversionsAreReordersThatComputeWhatTheInterpreterDoes) {
+  IRModule mod = parse_module(kSharedValues, "shared.sy");
+  std::string dir = aot_scratch_dir("layout_conversions") + "/artifact";
+  build_artifact(mod, aot_options("cpu:0"), dir);
+  std::map<std::string, NDArray> inputs = random_inputs(mod, 9);
+  std::vector<NDArray> actual = run_artifact(dir, inputs), expected = interpret(mod, inputs);
+  ASSERT_EQ(actual.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(compare_arrays(actual[i], expected[i], 1e-4, 1e-4), "") << "output " << i;
+  // Two of the primitives are reorders, one into the layout and one out of it.
+  Manifest manifest = Artifact::load(dir)->manifest();
+  std::vector<std::string> reorders;
+  for (const PrimitiveSpec& spec : manifest.primitives)
+    if (spec.kind == PrimitiveKind::kReorder)
+      reorders.push_back((spec.src.format.empty() ? "dense" : spec.src.format) + " -> " +
+                         (spec.dst.format.empty() ? "dense" : spec.dst.format));
+  std::sort(reorders.begin(), reorders.end());
+  std::string layout = dnnl_uses_avx512() ? "nhwc" : "nChw8c";
+  std::vector<std::string> expected_reorders{"dense -> " + layout, layout + " -> dense"};
+  std::sort(expected_reorders.begin(), expected_reorders.end());
+  EXPECT_EQ(reorders, expected_reorders);
 }
 
 TEST(PlanLayouts, ABlockedPinOnAnElementWiseKernelsResultIsRefused) {

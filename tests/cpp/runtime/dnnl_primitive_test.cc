@@ -91,6 +91,16 @@ TEST(PrimitiveManifest, RoundTripsThroughJson) {
   depthwise.bias_input = -1;
   m.primitives[0].post_ops.push_back(depthwise);
   EXPECT_EQ(parse_manifest(format_manifest(m)).primitives[0], m.primitives[0]);
+  // A reorder has a source and a destination only.
+  PrimitiveSpec reorder;
+  reorder.kind = PrimitiveKind::kReorder;
+  reorder.src = {{1, 16, 2, 2}, dense({1, 16, 2, 2}), "nhwc"};
+  reorder.dst = {{1, 16, 2, 2}, dense({1, 16, 2, 2})};
+  m.primitives[0] = reorder;
+  m.kernels[0].weights = -1;
+  std::string reorder_text = format_manifest(m);
+  EXPECT_EQ(parse_manifest(reorder_text).primitives[0], reorder);
+  EXPECT_FALSE(json::parse(reorder_text)["primitives"][0].contains("strides"));
 }
 
 TEST(PrimitiveManifest, EveryRefusalNamesItsPath) {
@@ -101,7 +111,7 @@ TEST(PrimitiveManifest, EveryRefusalNamesItsPath) {
   };
   const std::vector<Bad> cases = {
       {"unknown kind", [](json& j) { j["primitives"][0]["kind"] = "lstm"; },
-       "primitives[0].kind: unknown value 'lstm' (expected one of convolution, matmul, pooling)"},
+       "primitives[0].kind: unknown value 'lstm' (expected one of convolution, matmul, pooling, reorder)"},
       {"unknown post-op algorithm", [](json& j) { j["primitives"][0]["post_ops"][0]["algorithm"] = "eltwise_magic"; },
        "primitives[0].post_ops[0].algorithm: unknown value 'eltwise_magic'"},
       {"zero dim", [](json& j) { j["primitives"][0]["src"]["dims"][0] = 0; },
@@ -302,6 +312,43 @@ TEST(DnnlPrimitive, StoredPreparedWeightsAreReadInPlaceOrReorderedFromAnotherLay
       "onednn dims=3,20,3,3 padded=3,20,3,3 offsets=0,0,0,0 offset0=0 strides=180,9,3,1 blocks=";
   EXPECT_EQ(refusal(other_dims, 2160),
             "weights prepared as '" + other_dims + "': its dimensions are not the weights'");
+}
+
+// A layout conversion: dense -> channels last -> 16-channel blocks -> dense.
+TEST(DnnlPrimitive, AReorderConvertsBetweenLayoutsAndBack) {
+  const Dims dims{2, 20, 3, 5};  // 20 channels: the blocks pad 12 more
+  auto reorder = [&](PrimitiveTensor src, PrimitiveTensor dst) {
+    PrimitiveSpec s;
+    s.kind = PrimitiveKind::kReorder;
+    s.src = std::move(src);
+    s.dst = std::move(dst);
+    return s;
+  };
+  const PrimitiveTensor plain{dims, dense(dims)}, channels_last{dims, {}, "nhwc"}, blocked{dims, {}, "nChw16c"};
+  std::vector<float> x = random_values(2 * 20 * 3 * 5, 11);
+  std::vector<float> nhwc(x.size()), blocks(dnnl_tensor_bytes(blocked) / sizeof(float)), back(x.size());
+  auto run = [](const PrimitiveSpec& spec, const float* in, float* out) {
+    DnnlPrimitive primitive(spec, 2);
+    Workspace workspace(primitive.workspace_bytes());
+    const void* inputs[] = {in};
+    void* outputs[] = {out};
+    primitive.execute(inputs, outputs, nullptr, nullptr, workspace.get());
+  };
+  run(reorder(plain, channels_last), x.data(), nhwc.data());
+  run(reorder(channels_last, blocked), nhwc.data(), blocks.data());
+  run(reorder(blocked, plain), blocks.data(), back.data());
+  EXPECT_EQ(back, x);
+  // Channels last: element (n, c, h, w) at ((n * H + h) * W + w) * C + c.
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 20; ++c)
+      for (int64_t h = 0; h < 3; ++h)
+        for (int64_t w = 0; w < 5; ++w)
+          ASSERT_EQ(nhwc[size_t(((n * 3 + h) * 5 + w) * 20 + c)], x[size_t(((n * 20 + c) * 3 + h) * 5 + w)]);
+  // Anything but a source and a destination of the same dims is refused.
+  PrimitiveSpec with_weights = reorder(plain, channels_last);
+  with_weights.weights = plain;
+  EXPECT_THROW(DnnlPrimitive(with_weights, 1), RuntimeError);
+  EXPECT_THROW(DnnlPrimitive(reorder(plain, {{2, 20, 5, 3}, {}, "nhwc"}), 1), RuntimeError);
 }
 
 TEST(DnnlPrimitive, APrimitiveOneDnnRefusesIsAnErrorNamingIt) {
