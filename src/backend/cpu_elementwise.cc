@@ -49,15 +49,19 @@ struct ElementLoopBuilder {
   bool build(const std::string& loop_name, const std::string& comment, const std::vector<int64_t>& shape,
              const std::string& output, const LoweredValueAt& value, const std::string& layout = "") {
     if (!layout.empty()) {
-      if (layout != "nhwc" || shape.size() != 4)
+      // A row holds all of a pixel's channels (nhwc) or one block of them.
+      int64_t block = layout == "nhwc" && shape.size() == 4 ? shape[1] : activation_channel_block(layout);
+      if (shape.size() != 4 || block <= 0 || shape[1] % block != 0)
         throw Error(ErrorKind::kBackend, "no element loop reads and writes the layout '" + layout + "' of a tensor " +
-                                             shape_str(shape) + " (only nhwc, of 4-d tensors)",
+                                             shape_str(shape) +
+                                             " (nhwc, or channel blocks that divide the channels, of 4-d tensors)",
                     k.function->span());
-      int64_t pixels = shape[0] * shape[2] * shape[3];
-      int64_t grain = std::max<int64_t>(1, kElementGrain / std::max<int64_t>(shape[1], 1));
+      int64_t rows = shape[0] * (shape[1] / block) * shape[2] * shape[3];
+      int64_t grain = std::max<int64_t>(1, kElementGrain / block);
       std::vector<ki::Stmt> body;
-      if (pixels > 0 && shape[1] > 0) body = channels_last_loop(shape, output, value);
-      kernel.body.push_back(ki::parallel(loop_name, pixels, grain, std::move(body), comment + " (channels last)"));
+      if (rows > 0) body = laid_out_loop(shape, block, output, value);
+      std::string described = layout == "nhwc" ? " (channels last)" : " (" + layout + ": blocks of channels)";
+      kernel.body.push_back(ki::parallel(loop_name, rows, grain, std::move(body), comment + described));
       return false;
     }
     LoopShape loop;
@@ -93,31 +97,36 @@ struct ElementLoopBuilder {
     return {ki::for_loop("i", ki::var("begin"), ki::var("end"), ki::LoopKind::kSimd, std::move(inner))};
   }
 
-  // nhwc: a row per pixel, its channels contiguous in the inner loop. Reads
-  // of the operands laid out like the output take the element's physical
-  // offset; broadcast ones its (n, c, h, w) coordinates.
-  std::vector<ki::Stmt> channels_last_loop(const std::vector<int64_t>& shape, const std::string& output,
-                                           const LoweredValueAt& value) {
+  // A row per pixel (nhwc) or per pixel and block of channels (nChw16c),
+  // its `block` channels contiguous in the inner loop. Reads of the operands
+  // laid out like the output take the element's physical offset; broadcast
+  // ones its (n, c, h, w) coordinates.
+  std::vector<ki::Stmt> laid_out_loop(const std::vector<int64_t>& shape, int64_t block, const std::string& output,
+                                      const LoweredValueAt& value) {
     ki::Expr row = ki::var("row");
-    std::vector<ki::Expr> pixel = coordinates_of(IndexAt::at_offset(row), {shape[0], shape[2], shape[3]}, nullptr);
-    const char* names[] = {"i0", "i2", "i3"};
-    std::vector<ki::Expr> pixel_vars;
-    for (size_t d = 0; d < 3; ++d) pixel_vars.push_back(ki::is_index(pixel[d], 0) ? pixel[d] : ki::var(names[d]));
-    ki::Expr channel = ki::var("i1");
-    ki::Expr offset = ki::add(ki::mul(row, shape[1]), channel);
+    std::vector<ki::Expr> position =
+        coordinates_of(IndexAt::at_offset(row), {shape[0], shape[1] / block, shape[2], shape[3]}, nullptr);
+    const char* names[] = {"i0", "ib", "i2", "i3"};
+    std::vector<ki::Expr> position_vars;
+    for (size_t d = 0; d < 4; ++d)
+      position_vars.push_back(ki::is_index(position[d], 0) ? position[d] : ki::var(names[d]));
+    ki::Expr in_block = ki::var("i1");
+    ki::Expr channel =
+        ki::is_index(position_vars[1], 0) ? in_block : ki::add(ki::mul(position_vars[1], block), in_block);
+    ki::Expr offset = ki::add(ki::mul(row, block), in_block);
     std::vector<ki::Stmt> inner;
     ElementLowering l = lowering(inner, counter);
-    ki::Expr result = value(l, IndexAt::at(offset, {pixel_vars[0], channel, pixel_vars[1], pixel_vars[2]}));
+    ki::Expr result = value(l, IndexAt::at(offset, {position_vars[0], channel, position_vars[2], position_vars[3]}));
     inner.push_back(ki::store(output, offset, result));
-    ki::Stmt inner_loop = ki::for_loop("i1", ki::index(0), ki::index(shape[1]), ki::LoopKind::kSimd, std::move(inner));
-    // The pixel's coordinates that the inner loop reads (broadcast operands).
+    ki::Stmt inner_loop = ki::for_loop("i1", ki::index(0), ki::index(block), ki::LoopKind::kSimd, std::move(inner));
+    // The row's coordinates that the inner loop reads (broadcast operands).
     std::set<std::string> read;
     ki::visit_exprs({inner_loop}, [&](const ki::Expr& e) {
       if (e->kind == ki::ExprKind::kVar) read.insert(e->name);
     });
     std::vector<ki::Stmt> row_body;
-    for (size_t d = 0; d < 3; ++d)
-      if (read.count(names[d])) row_body.push_back(ki::let(names[d], DType::kInt64, pixel[d]));
+    for (size_t d = 0; d < 4; ++d)
+      if (read.count(names[d])) row_body.push_back(ki::let(names[d], DType::kInt64, position[d]));
     row_body.push_back(inner_loop);
     return {ki::for_loop("row", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(row_body))};
   }

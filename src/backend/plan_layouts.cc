@@ -210,7 +210,8 @@ class LayoutPlanner {
   // `matches` counts the kernel results each rule matched.
   LayoutPlanner(int channel_block, bool channels_last, const std::vector<LayoutRule>& rules,
                 std::vector<int>* matches)
-      : blocked_("nChw" + std::to_string(channel_block) + "c"),
+      : channel_block_(channel_block),
+        blocked_("nChw" + std::to_string(channel_block) + "c"),
         channels_last_(channels_last),
         rules_(rules),
         matches_(matches) {}
@@ -237,9 +238,10 @@ class LayoutPlanner {
     window_of_.clear();
     elementwise_of_.clear();
     demoted_.clear();
+    demoted_because_.clear();
     find_window_calls(fn);
     do find_candidates(fn);
-    while (demote_elementwise_in_blocked_sets());
+    while (demote_elementwise_in_unfit_sets());
   }
 
   // Where a value is read: argument (or tuple field) `index` of `reader`,
@@ -368,8 +370,7 @@ class LayoutPlanner {
       if (!tensors_only || call->args.size() != callee->params.size()) continue;
       if (std::optional<WindowPrimitive> window = primitives_.of(callee, device, constant))
         window_of_.emplace(call, std::move(*window));
-      else if (std::optional<std::vector<int>> activations = elementwise_activations(*callee);
-               activations && channels_last_)
+      else if (std::optional<std::vector<int>> activations = elementwise_activations(*callee))
         elementwise_of_.emplace(call, std::move(*activations));
     }
   }
@@ -468,25 +469,36 @@ class LayoutPlanner {
     return root;
   }
 
-  // Element-wise kernels are generated for channels last only: one in a set
-  // that must take channel blocks (a depthwise convolution's, or a pinned
-  // blocked format's) is demoted. Returns whether any was.
-  bool demote_elementwise_in_blocked_sets() {
+  // Element-wise loops run over channels last, or over channel blocks that
+  // divide the result's channels (padding would need to be kept zero): one
+  // in a set that takes blocks (a depthwise convolution's, a pinned blocked
+  // format's, any without AVX-512) not dividing its channels is demoted.
+  // Returns whether any was.
+  bool demote_elementwise_in_unfit_sets() {
     std::unordered_map<const ExprNode*, const ExprNode*> set = candidate_sets();
-    std::unordered_map<const ExprNode*, bool> blocked;
+    std::unordered_map<const ExprNode*, int> block;  // by set; 0: channels last
+    for (const auto& [node, root] : set)
+      if (root == node) block[root] = channels_last_ ? 0 : channel_block_;
     for (const auto& [call, window] : window_of_)
       if (window.grouped)
         for (const ExprNode* node : candidate_activations(static_cast<const CallNode*>(call), window))
-          blocked[set.at(node)] = true;
+          block[set.at(node)] = channel_block_;
     for (const LayoutRule& rule : rules_)
       for (const CallNode* call : kernel_results_)
-        if (rule.format != "nhwc" && span_matches(call->span(), rule.pattern) && set.count(call))
-          blocked[set.at(call)] = true;
+        if (span_matches(call->span(), rule.pattern) && set.count(call))
+          block[set.at(call)] = activation_channel_block(rule.format);
     bool demoted = false;
     for (const auto& [node, activations] : elementwise_of_) {
       const CallNode* call = static_cast<const CallNode*>(node);
-      if (demoted_.count(call) || !set.count(call) || !blocked[set.at(call)]) continue;
+      if (demoted_.count(call) || !set.count(call)) continue;
+      int64_t channels = as_tensor(call->checked_type())->shape[1];
+      int b = block.at(set.at(call));
+      if (b == 0 || channels % b == 0) continue;
       demoted_.insert(call);
+      demoted_because_[call] = "it is computed by " + reader_name(Expr(call)) +
+                               ", an element-wise kernel, whose loops read and write channels last or channel "
+                               "blocks that divide its " + std::to_string(channels) +
+                               " channels, and its values must take blocks of " + std::to_string(b);
       demoted = true;
     }
     return demoted;
@@ -502,11 +514,8 @@ class LayoutPlanner {
         if (auto it = candidate_.find(call); it == candidate_.end() || !it->second)
           throw Error(ErrorKind::kPlacement,
                       "layout rule '" + rules_[r].text + "' pins a value that cannot have a layout: " +
-                          (it != candidate_.end() ? dense_because_.at(call)
-                           : elementwise_of_.count(call)
-                               ? "it is computed by " + reader_name(Expr(call)) +
-                                     ", an element-wise kernel, whose loops read and write nhwc only, and its "
-                                     "values must take channel blocks"
+                          (it != candidate_.end()        ? dense_because_.at(call)
+                           : demoted_because_.count(call) ? demoted_because_.at(call)
                                : "it is not the 4-d float32 result of a oneDNN convolution or pool alone, or of "
                                  "an element-wise kernel between them, on a CPU"),
                       call->span());
@@ -576,6 +585,7 @@ class LayoutPlanner {
     return layouts;
   }
 
+  int channel_block_;
   std::string blocked_;
   bool channels_last_;
   const std::vector<LayoutRule>& rules_;
@@ -590,6 +600,7 @@ class LayoutPlanner {
   // and those demoted to dense.
   std::unordered_map<const ExprNode*, std::vector<int>> elementwise_of_;
   std::unordered_set<const ExprNode*> demoted_;
+  std::unordered_map<const ExprNode*, std::string> demoted_because_;  // for a refused pin, where not dense_because_
   std::unordered_map<const ExprNode*, bool> candidate_;
 };
 

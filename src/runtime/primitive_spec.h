@@ -77,4 +77,10 @@ const char* post_op_kind_name(PrimitivePostOp::Kind kind);  // "eltwise", "depth
 // brgconv kernels compute in.
 constexpr const char* kActivationFormats[] = {"nChw8c", "nChw16c", "nhwc"};
 
+// The channels an activation format keeps together in a block: 8 or 16 for
+// nChw8c and nChw16c, 0 for channels last (and any other format).
+inline int activation_channel_block(const std::string& format) {
+  return format == "nChw8c" ? 8 : format == "nChw16c" ? 16 : 0;
+}
+
 }  // namespace switchyard

@@ -273,20 +273,22 @@ TEST(PlanLayouts, LoweringRefusesAFormatOneDnnDoesNotKnow) {
   }
 }
 
-// A pre-activation block: conv0's result is scaled per channel and
-// rectified by an element-wise kernel of its own (conv0 has two readers, so
-// FuseOps leaves it alone), which conv2 reads; conv2 adds conv0's result as
-// its residual. `extra` is a further parameter, `activation` what the
-// element-wise kernel adds to conv0's result (empty: nothing).
+// A pre-activation block of `c` channels: conv0's result is scaled per
+// channel and rectified by an element-wise kernel of its own (conv0 has two
+// readers, so FuseOps leaves it alone), which conv2 reads; conv2 adds
+// conv0's result as its residual. `extra` is a further parameter,
+// `activation` what the element-wise kernel adds to conv0's result (empty:
+// nothing).
 std::string preactivation_block(const std::string& extra = "", const std::string& activation = "",
-                                bool depthwise = false) {
-  return "def @main(%x: Tensor[(1, 3, 10, 10), float32], %w0: Tensor[(16, 3, 3, 3), float32],\n"
-         "          %w1: Tensor[(16, 16, 3, 3), float32], %w2: Tensor[(16, 1, 3, 3), float32],\n"
-         "          %s: Tensor[(16, 1, 1), float32]" + extra + ") -> Tensor[(1, 16, 10, 10), float32] {\n"
+                                bool depthwise = false, int c = 16) {
+  std::string C = std::to_string(c);
+  return "def @main(%x: Tensor[(1, 3, 10, 10), float32], %w0: Tensor[(" + C + ", 3, 3, 3), float32],\n"
+         "          %w1: Tensor[(" + C + ", " + C + ", 3, 3), float32], %w2: Tensor[(" + C + ", 1, 3, 3), float32],\n"
+         "          %s: Tensor[(" + C + ", 1, 1), float32]" + extra + ") -> Tensor[(1, " + C + ", 10, 10), float32] {\n"
          "  %0 = nn.conv2d(%x, %w0, padding=[1, 1]);\n" +
          (activation.empty() ? "  %1 = nn.relu(multiply(%0, %s));\n"
                              : "  %1 = nn.relu(multiply(add(%0, " + activation + "), %s));\n") +
-         (depthwise ? "  %2 = nn.conv2d(%1, %w2, padding=[1, 1], groups=16);\n"
+         (depthwise ? "  %2 = nn.conv2d(%1, %w2, padding=[1, 1], groups=" + C + ");\n"
                     : "  %2 = nn.conv2d(%1, %w1, padding=[1, 1]);\n") +
          "  nn.softmax(add(%2, %0), axis=1)\n"
          "}\n";
@@ -325,7 +327,43 @@ TEST(PlanLayouts, AnElementWiseKernelBetweenPrimitivesReadsAndWritesTheirLayout)
   EXPECT_EQ(laid_out_kernels, 1);
 }
 
-TEST(PlanLayouts, AnElementWiseKernelReadingADenseValueOrInABlockedSetStaysDense) {
+TEST(PlanLayouts, AnElementWiseKernelInChannelBlocksComputesWhatTheInterpreterDoes) {
+  // A depthwise conv2 keeps its set in 16-channel blocks; so does a CPU
+  // without AVX-512 (the "nChw16c" family here) every set.
+  std::vector<std::string> blocked{"nChw16c", "nChw16c", "", ""};
+  IRModule depthwise = plan(preactivation_block("", "", true), "nhwc");
+  EXPECT_EQ(layouts_of(depthwise).values, blocked) << print_module(depthwise);
+  IRModule without_avx512 = plan(preactivation_block(), "nChw16c");
+  EXPECT_EQ(layouts_of(without_avx512).values, blocked) << print_module(without_avx512);
+  // 32 channels in two blocks, and a pin to 8-channel blocks on the
+  // element-wise kernel (line 5) that its set follows.
+  for (const std::string pin : {"", "node:block.sy:5:*=nChw8c"}) {
+    SCOPED_TRACE(pin);
+    IRModule mod = parse_module(preactivation_block("", "", true, 32), "block.sy");
+    BuildOptions options = aot_options("cpu:0");
+    if (!pin.empty()) options.layout_rules.push_back(parse_layout_rule(pin));
+    std::string dir = aot_scratch_dir("blocked_elementwise") + "/artifact";
+    build_artifact(mod, options, dir);
+    std::map<std::string, NDArray> inputs = random_inputs(mod, 13);
+    std::vector<NDArray> actual = run_artifact(dir, inputs), expected = interpret(mod, inputs);
+    ASSERT_EQ(actual.size(), 1u);
+    EXPECT_EQ(compare_arrays(actual[0], expected[0], 1e-4, 1e-4), "");
+    IRModule planned = plan(preactivation_block("", "", true, 32), "nhwc", {}, pin.empty() ? std::vector<std::string>{}
+                                                                                         : std::vector<std::string>{pin});
+    LoweredProgram program = lowered(planned);
+    apply_layouts(program);
+    std::string layout = pin.empty() ? "nChw16c" : "nChw8c";
+    int laid_out_kernels = 0;
+    for (const KernelSource& source : program.kernel_sources)
+      if (source.layout == layout) {
+        ++laid_out_kernels;
+        EXPECT_NE(source.code.find(layout + ": blocks of channels"), std::string::npos) << source.code;
+      }
+    EXPECT_EQ(laid_out_kernels, 1);
+  }
+}
+
+TEST(PlanLayouts, AnElementWiseKernelReadingADenseValueOrInBlocksNotDividingItsChannelsStaysDense) {
   // Each time the element-wise kernel is dense, so it reads conv0's result
   // dense; conv2 reads that result as its residual in its layout, so conv0
   // writes it in the layout and one conversion gives the kernel a dense copy
@@ -336,9 +374,9 @@ TEST(PlanLayouts, AnElementWiseKernelReadingADenseValueOrInABlockedSetStaysDense
   // It adds a model input of the image's shape, which is dense.
   IRModule reads_input = plan(preactivation_block(", %y: Tensor[(1, 16, 10, 10), float32]", "%y"), "nhwc");
   EXPECT_EQ(layouts_of(reads_input).values, laid_out_with_conversion("nhwc")) << print_module(reads_input);
-  // A depthwise conv2 keeps its set in channel blocks, which no element loop reads.
-  IRModule blocked = plan(preactivation_block("", "", true), "nhwc");
-  EXPECT_EQ(layouts_of(blocked).values, laid_out_with_conversion("nChw16c")) << print_module(blocked);
+  // 20 channels in a depthwise conv2's 16-channel blocks: the last block is padded.
+  IRModule padded = plan(preactivation_block("", "", true, 20), "nhwc");
+  EXPECT_EQ(layouts_of(padded).values, laid_out_with_conversion("nChw16c")) << print_module(padded);
   // Its result is also read by a softmax loop.
   std::string softmax_reads_it = preactivation_block();
   softmax_reads_it.replace(softmax_reads_it.find("  nn.softmax(add(%2, %0), axis=1)"), 33,
@@ -347,9 +385,6 @@ TEST(PlanLayouts, AnElementWiseKernelReadingADenseValueOrInABlockedSetStaysDense
   EXPECT_EQ(layouts_of(read_by_loop).values, laid_out_with_conversion("nhwc")) << print_module(read_by_loop);
   LoweredProgram program = lowered(read_by_loop);
   EXPECT_NO_THROW(apply_layouts(program));
-  // Without AVX-512 (channel blocks for every set) likewise.
-  IRModule eight = plan(preactivation_block(), "nChw16c");
-  EXPECT_EQ(layouts_of(eight).values, laid_out_with_conversion("nChw16c")) << print_module(eight);
 }
 
 // The model input feeds a 3x3 and a 1x1 convolution; the 3x3's result
@@ -416,16 +451,19 @@ TEST(PlanLayouts, ConversionsAreReordersThatComputeWhatTheInterpreterDoes) {
   EXPECT_EQ(reorders, expected_reorders);
 }
 
-TEST(PlanLayouts, ABlockedPinOnAnElementWiseKernelsResultIsRefused) {
-  // The element-wise kernel (line 5) may be pinned to nhwc, not to blocks.
+TEST(PlanLayouts, APinOnAnElementWiseKernelsResultToBlocksNotDividingItsChannelsIsRefused) {
+  // The element-wise kernel (line 5) of 20 channels may be pinned to nhwc, not to blocks.
   std::vector<std::string> expected_values{"nhwc", "nhwc", "", ""};
-  EXPECT_EQ(layouts_of(plan(preactivation_block(), "nhwc", {}, {"node:block.sy:5:*=nhwc"})).values, expected_values);
+  EXPECT_EQ(layouts_of(plan(preactivation_block("", "", false, 20), "nhwc", {}, {"node:block.sy:5:*=nhwc"})).values,
+            expected_values);
   try {
-    plan(preactivation_block(), "nhwc", {}, {"node:block.sy:5:*=nChw8c"});
-    ADD_FAILURE() << "an element-wise kernel's result was pinned to channel blocks";
+    plan(preactivation_block("", "", false, 20), "nhwc", {}, {"node:block.sy:5:*=nChw8c"});
+    ADD_FAILURE() << "an element-wise kernel's result was pinned to blocks not dividing its channels";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kPlacement);
-    EXPECT_NE(std::string(e.what()).find("an element-wise kernel, whose loops read and write nhwc only"),
+    EXPECT_NE(std::string(e.what()).find("an element-wise kernel, whose loops read and write channels last or "
+                                         "channel blocks that divide its 20 channels, and its values must take "
+                                         "blocks of 8"),
               std::string::npos)
         << e.what();
   }
