@@ -169,16 +169,26 @@ TEST(PlanLayouts, MalformedOrUnmatchedPinsAreRefused) {
   EXPECT_THROW(parse_layout_rule("node:=nhwc"), Error);
 }
 
-TEST(PlanLayouts, APinnedArtifactComputesWhatTheInterpreterDoes) {
-  IRModule mod = parse_module(pooled_block(false), "block.sy");
+// Builds `mod` into scratch directory `name` with `pins`, runs it on random
+// inputs and expects each output to match the interpreter's; returns the
+// artifact's directory.
+std::string expect_artifact_matches_interpreter(const IRModule& mod, const std::string& name, unsigned seed,
+                                                const std::vector<std::string>& pins = {}) {
   BuildOptions options = aot_options("cpu:0");
-  options.layout_rules.push_back(parse_layout_rule("node:block.sy:5:*=nChw8c"));
-  std::string dir = aot_scratch_dir("pinned_layout") + "/artifact";
+  for (const std::string& pin : pins) options.layout_rules.push_back(parse_layout_rule(pin));
+  std::string dir = aot_scratch_dir(name) + "/artifact";
   build_artifact(mod, options, dir);
-  std::map<std::string, NDArray> inputs = random_inputs(mod, 5);
+  std::map<std::string, NDArray> inputs = random_inputs(mod, seed);
   std::vector<NDArray> actual = run_artifact(dir, inputs), expected = interpret(mod, inputs);
-  ASSERT_EQ(actual.size(), 1u);
-  EXPECT_EQ(compare_arrays(actual[0], expected[0], 1e-4, 1e-4), "");
+  EXPECT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size() && i < expected.size(); ++i)
+    EXPECT_EQ(compare_arrays(actual[i], expected[i], 1e-4, 1e-4), "") << "output " << i;
+  return dir;
+}
+
+TEST(PlanLayouts, APinnedArtifactComputesWhatTheInterpreterDoes) {
+  std::string dir = expect_artifact_matches_interpreter(parse_module(pooled_block(false), "block.sy"), "pinned_layout",
+                                                        5, {"node:block.sy:5:*=nChw8c"});
   // The pool reads and writes 8-channel blocks (kernel 1: conv0, pool, ...).
   Manifest manifest = Artifact::load(dir)->manifest();
   const ManifestKernel& pool = manifest.kernels.at(1);
@@ -309,13 +319,7 @@ TEST(PlanLayouts, AnElementWiseKernelBetweenPrimitivesReadsAndWritesTheirLayout)
   EXPECT_EQ(laid.parameters, expected_parameters) << print_module(planned);
 
   // Generated for channels last, and computing what the interpreter does.
-  IRModule mod = parse_module(preactivation_block(), "block.sy");
-  std::string dir = aot_scratch_dir("elementwise_layout") + "/artifact";
-  build_artifact(mod, aot_options("cpu:0"), dir);
-  std::map<std::string, NDArray> inputs = random_inputs(mod, 7);
-  std::vector<NDArray> actual = run_artifact(dir, inputs), expected = interpret(mod, inputs);
-  ASSERT_EQ(actual.size(), 1u);
-  EXPECT_EQ(compare_arrays(actual[0], expected[0], 1e-4, 1e-4), "");
+  expect_artifact_matches_interpreter(parse_module(preactivation_block(), "block.sy"), "elementwise_layout", 7);
   LoweredProgram program = lowered(planned);
   apply_layouts(program);
   int laid_out_kernels = 0;
@@ -339,17 +343,11 @@ TEST(PlanLayouts, AnElementWiseKernelInChannelBlocksComputesWhatTheInterpreterDo
   // element-wise kernel (line 5) that its set follows.
   for (const std::string pin : {"", "node:block.sy:5:*=nChw8c"}) {
     SCOPED_TRACE(pin);
-    IRModule mod = parse_module(preactivation_block("", "", true, 32), "block.sy");
-    BuildOptions options = aot_options("cpu:0");
-    if (!pin.empty()) options.layout_rules.push_back(parse_layout_rule(pin));
-    std::string dir = aot_scratch_dir("blocked_elementwise") + "/artifact";
-    build_artifact(mod, options, dir);
-    std::map<std::string, NDArray> inputs = random_inputs(mod, 13);
-    std::vector<NDArray> actual = run_artifact(dir, inputs), expected = interpret(mod, inputs);
-    ASSERT_EQ(actual.size(), 1u);
-    EXPECT_EQ(compare_arrays(actual[0], expected[0], 1e-4, 1e-4), "");
-    IRModule planned = plan(preactivation_block("", "", true, 32), "nhwc", {}, pin.empty() ? std::vector<std::string>{}
-                                                                                         : std::vector<std::string>{pin});
+    std::vector<std::string> pins;
+    if (!pin.empty()) pins.push_back(pin);
+    expect_artifact_matches_interpreter(parse_module(preactivation_block("", "", true, 32), "block.sy"),
+                                        "blocked_elementwise", 13, pins);
+    IRModule planned = plan(preactivation_block("", "", true, 32), "nhwc", {}, pins);
     LoweredProgram program = lowered(planned);
     apply_layouts(program);
     std::string layout = pin.empty() ? "nChw16c" : "nChw8c";
@@ -430,13 +428,7 @@ TEST(PlanLayouts, SharedValuesAreConvertedOnceForAllTheirReaders) {
 }
 
 TEST(PlanLayouts, ConversionsAreReordersThatComputeWhatTheInterpreterDoes) {
-  IRModule mod = parse_module(kSharedValues, "shared.sy");
-  std::string dir = aot_scratch_dir("layout_conversions") + "/artifact";
-  build_artifact(mod, aot_options("cpu:0"), dir);
-  std::map<std::string, NDArray> inputs = random_inputs(mod, 9);
-  std::vector<NDArray> actual = run_artifact(dir, inputs), expected = interpret(mod, inputs);
-  ASSERT_EQ(actual.size(), 2u);
-  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(compare_arrays(actual[i], expected[i], 1e-4, 1e-4), "") << "output " << i;
+  std::string dir = expect_artifact_matches_interpreter(parse_module(kSharedValues, "shared.sy"), "layout_conversions", 9);
   // Two of the primitives are reorders, one into the layout and one out of it.
   Manifest manifest = Artifact::load(dir)->manifest();
   std::vector<std::string> reorders;
