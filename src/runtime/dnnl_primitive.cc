@@ -264,6 +264,13 @@ struct DnnlPrimitive::Impl {
     // A blocked buffer is read and written as it is; oneDNN chooses for plain ones.
     memory::desc src_layout = spec.any_activation_layout && spec.src.format.empty() ? any_layout(spec.src) : src;
     memory::desc dst_layout = spec.any_activation_layout && spec.dst.format.empty() ? any_layout(spec.dst) : dst;
+    // A convolution reading a laid-out source writes that layout (then
+    // reordered to the dense destination): left to choose, oneDNN gave a
+    // depthwise one reading nChw16c an nhwc destination, which only its
+    // reference kernel runs (48 ms against 0.3 for 64 channels at 56x56).
+    if (spec.kind == PrimitiveKind::kConvolution && spec.any_activation_layout && !spec.src.format.empty() &&
+        spec.dst.format.empty())
+      dst_layout = memory::desc(spec.dst.dims, kF32, format_named(spec.src.format));
     // With a fused depthwise convolution the descriptor's destination is
     // the convolution's own result, which only oneDNN sees.
     if (depthwise >= 0) dst_layout = convolution_result();

@@ -314,6 +314,46 @@ TEST(DnnlPrimitive, StoredPreparedWeightsAreReadInPlaceOrReorderedFromAnotherLay
             "weights prepared as '" + other_dims + "': its dimensions are not the weights'");
 }
 
+// A depthwise convolution reading channel blocks and writing a dense
+// destination computes in the blocks (oneDNN, left to choose, had paired
+// them with a channels-last destination that only its reference kernel runs).
+TEST(DnnlPrimitive, AConvolutionReadingALayoutWritesItBeforeTheDenseDestination) {
+  const int64_t c = 32, h = 9, w = 7;
+  const std::string blocks = "nChw" + std::to_string(dnnl_channel_block()) + "c";
+  PrimitiveSpec s;
+  s.kind = PrimitiveKind::kConvolution;
+  s.algorithm = "convolution_direct";
+  s.src = {{1, c, h, w}, dense({1, c, h, w}), blocks};
+  s.weights = {{c, 1, 1, 3, 3}, dense({c, 1, 1, 3, 3})};
+  s.dst = {{1, c, h, w}, dense({1, c, h, w})};
+  s.weights_input = 1;
+  s.strides = {1, 1};
+  s.dilation = {0, 0};
+  s.padding_l = s.padding_r = {1, 1};
+  s.any_weights_layout = s.any_activation_layout = true;
+  DnnlPrimitive primitive(s, 1);
+  EXPECT_EQ(primitive.implementation().rfind("ref", 0), std::string::npos) << primitive.implementation();
+  // Against the same convolution reading a dense source.
+  PrimitiveSpec dense_source = s;
+  dense_source.src.format.clear();
+  PrimitiveSpec to_blocks;
+  to_blocks.kind = PrimitiveKind::kReorder;
+  to_blocks.src = dense_source.src;
+  to_blocks.dst = s.src;
+  std::vector<float> x = random_values(size_t(c * h * w), 21), weights = random_values(size_t(c * 9), 22);
+  std::vector<float> blocked(dnnl_tensor_bytes(s.src) / sizeof(float)), out(x.size()), expected(x.size());
+  auto run = [](const PrimitiveSpec& spec, std::vector<const void*> inputs, float* output) {
+    DnnlPrimitive made(spec, 1);
+    Workspace workspace(made.workspace_bytes());
+    void* outputs[] = {output};
+    made.execute(inputs.data(), outputs, nullptr, nullptr, workspace.get());
+  };
+  run(to_blocks, {x.data()}, blocked.data());
+  run(s, {blocked.data(), weights.data()}, out.data());
+  run(dense_source, {x.data(), weights.data()}, expected.data());
+  expect_close(out, expected);
+}
+
 // A layout conversion: dense -> channels last -> 16-channel blocks -> dense.
 TEST(DnnlPrimitive, AReorderConvertsBetweenLayoutsAndBack) {
   const Dims dims{2, 20, 3, 5};  // 20 channels: the blocks pad 12 more
