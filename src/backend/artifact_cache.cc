@@ -4,11 +4,12 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -45,8 +46,10 @@ std::string hex(const unsigned char* bytes, size_t n) {
 // happens to contain these bytes only costs the cache.)
 constexpr char kExternalDataKey[] = "\n\x08location";
 
-// XXH3-128 of the file's bytes, read through a mapping; "" when unreadable
-// or, for an ONNX file, when it refers to external data.
+// XXH3-128 of the file's bytes; "" when unreadable or, for an ONNX file,
+// when it refers to external data. Read in chunks: faulting in a mapping of
+// ResNet-50's 100 MB took this VM 50-60 ms, reading it from the page cache
+// a fraction of that.
 std::string file_digest(const std::string& path) {
   const bool onnx = fs::path(path).extension() == ".onnx";
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -54,15 +57,34 @@ std::string file_digest(const std::string& path) {
   struct stat info {};
   std::string digest;
   if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
-    size_t bytes = size_t(info.st_size);
-    void* data = bytes ? mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : nullptr;
-    if (bytes == 0 || data != MAP_FAILED) {
-      XXH128_canonical_t canonical;
-      XXH128_canonicalFromHash(&canonical, XXH3_128bits(data, bytes));
-      if (!onnx || !memmem(data, bytes, kExternalDataKey, sizeof kExternalDataKey - 1))
-        digest = hex(canonical.digest, sizeof canonical.digest);
-      if (data) munmap(data, bytes);
+    constexpr size_t kChunk = 1 << 20;
+    // A chunk keeps the key's length less one byte of the previous one, so
+    // a key split between two chunks is found.
+    constexpr size_t kCarry = sizeof kExternalDataKey - 2;
+    std::vector<char> buffer(kCarry + kChunk);
+    XXH3_state_t* state = XXH3_createState();
+    XXH3_128bits_reset(state);
+    bool external = false, failed = false;
+    size_t carried = 0;
+    for (;;) {
+      ssize_t got = ::read(fd, buffer.data() + carried, kChunk);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        failed = got < 0;
+        break;
+      }
+      XXH3_128bits_update(state, buffer.data() + carried, size_t(got));
+      size_t held = carried + size_t(got);
+      external = external || (onnx && memmem(buffer.data(), held, kExternalDataKey, sizeof kExternalDataKey - 1));
+      carried = std::min(kCarry, held);
+      std::memmove(buffer.data(), buffer.data() + held - carried, carried);
     }
+    if (!failed && !external) {
+      XXH128_canonical_t canonical;
+      XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(state));
+      digest = hex(canonical.digest, sizeof canonical.digest);
+    }
+    XXH3_freeState(state);
   }
   close(fd);
   return digest;

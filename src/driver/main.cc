@@ -1,6 +1,7 @@
 // The `switchyard` command-line program.
 #include <cstdio>
 #include <iostream>
+#include <string_view>
 
 #include "backend/interrupt.h"
 #include "driver/commands.h"
@@ -8,7 +9,9 @@
 #include "support/error.h"
 
 int main(int argc, char** argv) {
-  switchyard::restart_with_short_openmp_spin(argv);
+  // Only running a model meets oneDNN's OpenMP threads beside the runtime's
+  // pool; every other command (a cached compile among them) starts once.
+  if (argc > 1 && std::string_view(argv[1]) == "run") switchyard::restart_with_short_openmp_spin(argv);
   CLI::App app{"switchyard: a device-aware deep-learning compiler.\n"
                "Example: switchyard check examples/mlp.sy"};
   app.require_subcommand(1);
