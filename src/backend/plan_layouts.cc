@@ -3,7 +3,6 @@
 #include "backend/plan_layouts.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -163,14 +162,19 @@ Expr layout_conversion(const Expr& value, const VirtualDevice* device) {
   return make_call(fn, {value}, Attrs(), {device, span, type});
 }
 
+// A conversion PlanLayouts inserts: of the expression `value`, on `device`.
+struct Conversion {
+  const ExprNode* value;
+  const VirtualDevice* device;
+};
+
 // Gives the readers of converted values the conversion in their place.
 class ConversionInserter : public ExprMutator {
  public:
-  // (reader, argument index or -1 for the function's result) -> conversion.
-  const std::map<std::pair<const ExprNode*, int>, size_t>* redirected = nullptr;
-  std::vector<const ExprNode*> values;  // what each conversion converts
-  // Conversion c of the value as rewritten, made once.
-  std::function<Expr(size_t c, const Expr& value)> conversion;
+  // `redirected`: (reader, argument index or -1 for the function's result)
+  // -> index into `conversions`.
+  ConversionInserter(std::vector<Conversion> conversions, std::map<std::pair<const ExprNode*, int>, size_t> redirected)
+      : conversions_(std::move(conversions)), redirected_(std::move(redirected)), made_(conversions_.size()) {}
 
   Expr rewrite(const Function& fn) {
     Function rebuilt = downcast<FunctionNode>(mutate(fn));
@@ -179,9 +183,15 @@ class ConversionInserter : public ExprMutator {
   }
 
  private:
+  // Conversion c of its value as rewritten, made once.
+  Expr conversion(size_t c) {
+    if (!made_[c].defined())
+      made_[c] = layout_conversion(mutate(Expr(conversions_[c].value)), conversions_[c].device);
+    return made_[c];
+  }
   Expr replaced(const ExprNode* reader, int index, const Expr& rewritten) {
-    auto it = redirected->find({reader, index});
-    return it == redirected->end() ? rewritten : conversion(it->second, mutate(Expr(values[it->second])));
+    auto it = redirected_.find({reader, index});
+    return it == redirected_.end() ? rewritten : conversion(it->second);
   }
   // The children of `reader` as rewritten, conversions in place; nullopt when none is.
   std::optional<std::vector<Expr>> redirect(const ExprNode* reader, std::vector<Expr> children) {
@@ -203,6 +213,10 @@ class ConversionInserter : public ExprMutator {
     std::optional<std::vector<Expr>> fields = redirect(t.get(), rebuilt->fields);
     return fields ? Expr(with_fields(rebuilt, {.fields = std::move(*fields)})) : Expr(rebuilt);
   }
+
+  std::vector<Conversion> conversions_;
+  std::map<std::pair<const ExprNode*, int>, size_t> redirected_;
+  std::vector<Expr> made_;
 };
 
 class LayoutPlanner {
@@ -210,8 +224,7 @@ class LayoutPlanner {
   // `matches` counts the kernel results each rule matched.
   LayoutPlanner(int channel_block, bool channels_last, const std::vector<LayoutRule>& rules,
                 std::vector<int>* matches)
-      : channel_block_(channel_block),
-        blocked_("nChw" + std::to_string(channel_block) + "c"),
+      : blocked_("nChw" + std::to_string(channel_block) + "c"),
         channels_last_(channels_last),
         rules_(rules),
         matches_(matches) {}
@@ -283,10 +296,6 @@ class LayoutPlanner {
   // dense value two or more primitives on one device read is converted once
   // for them all (else each converts it). Nullopt where none pays.
   std::optional<Function> with_conversions(const Function& fn) {
-    struct Conversion {
-      const ExprNode* value;  // the expression converted
-      const VirtualDevice* device;
-    };
     std::vector<Conversion> conversions;
     std::map<std::pair<const ExprNode*, int>, size_t> redirected;  // (reader, index) -> conversion
     auto convert = [&](const std::vector<Use>& uses, const VirtualDevice* device) {
@@ -316,16 +325,7 @@ class LayoutPlanner {
         if (activations.size() >= 2) convert(activations, device);
     }
     if (conversions.empty()) return std::nullopt;
-    std::vector<Expr> converted(conversions.size());
-    ConversionInserter inserter;
-    inserter.conversion = [&](size_t c, const Expr& value) {
-      if (!converted[c].defined()) converted[c] = layout_conversion(value, conversions[c].device);
-      return converted[c];
-    };
-    inserter.redirected = &redirected;
-    inserter.values.reserve(conversions.size());
-    for (const Conversion& c : conversions) inserter.values.push_back(c.value);
-    return downcast<FunctionNode>(inserter.rewrite(fn));
+    return downcast<FunctionNode>(ConversionInserter(std::move(conversions), std::move(redirected)).rewrite(fn));
   }
 
   // The value a let variable or a let stands for (through chains of them).
@@ -469,30 +469,37 @@ class LayoutPlanner {
     return root;
   }
 
-  // Element-wise loops run over channels last, or over channel blocks that
-  // divide the result's channels (padding would need to be kept zero): one
-  // in a set that takes blocks (a depthwise convolution's, a pinned blocked
-  // format's, any without AVX-512) not dividing its channels is demoted.
-  // Returns whether any was.
-  bool demote_elementwise_in_unfit_sets() {
-    std::unordered_map<const ExprNode*, const ExprNode*> set = candidate_sets();
-    std::unordered_map<const ExprNode*, int> block;  // by set; 0: channels last
+  // The format of each set of candidates, by its root: a pinning rule's,
+  // else channel blocks where a depthwise convolution touches the set or
+  // channels last is off, else channels last.
+  std::unordered_map<const ExprNode*, std::string> formats_of_sets(
+      const std::unordered_map<const ExprNode*, const ExprNode*>& set) const {
+    std::unordered_map<const ExprNode*, std::string> format;
     for (const auto& [node, root] : set)
-      if (root == node) block[root] = channels_last_ ? 0 : channel_block_;
+      if (root == node) format[root] = channels_last_ ? "nhwc" : blocked_;
     for (const auto& [call, window] : window_of_)
       if (window.grouped)
         for (const ExprNode* node : candidate_activations(static_cast<const CallNode*>(call), window))
-          block[set.at(node)] = channel_block_;
+          format[set.at(node)] = blocked_;
     for (const LayoutRule& rule : rules_)
       for (const CallNode* call : kernel_results_)
-        if (span_matches(call->span(), rule.pattern) && set.count(call))
-          block[set.at(call)] = activation_channel_block(rule.format);
+        if (span_matches(call->span(), rule.pattern) && set.count(call)) format[set.at(call)] = rule.format;
+    return format;
+  }
+
+  // Element-wise loops run over channels last, or over channel blocks that
+  // divide the result's channels (padding would need to be kept zero): one
+  // in a set whose blocks do not divide its channels is demoted. Returns
+  // whether any was.
+  bool demote_elementwise_in_unfit_sets() {
+    std::unordered_map<const ExprNode*, const ExprNode*> set = candidate_sets();
+    std::unordered_map<const ExprNode*, std::string> format = formats_of_sets(set);
     bool demoted = false;
     for (const auto& [node, activations] : elementwise_of_) {
       const CallNode* call = static_cast<const CallNode*>(node);
       if (demoted_.count(call) || !set.count(call)) continue;
       int64_t channels = as_tensor(call->checked_type())->shape[1];
-      int b = block.at(set.at(call));
+      int b = activation_channel_block(format.at(set.at(call)));
       if (b == 0 || channels % b == 0) continue;
       demoted_.insert(call);
       demoted_because_[call] = "it is computed by " + reader_name(Expr(call)) +
@@ -539,17 +546,10 @@ class LayoutPlanner {
   // One layout per set of candidates that window calls join.
   std::unordered_map<const ExprNode*, std::string> layouts_of_candidates() {
     std::unordered_map<const ExprNode*, const ExprNode*> set = candidate_sets();
-    auto find = [&](const ExprNode* node) { return set.at(node); };
-    std::unordered_map<const ExprNode*, bool> grouped;
-    for (const auto& [call, window] : window_of_)
-      if (window.grouped)
-        for (const ExprNode* node : candidate_activations(static_cast<const CallNode*>(call), window))
-          grouped[find(node)] = true;
-
-    // A pinned set takes its rule's format; two rules must agree on one set.
+    // Two rules must agree on one set.
     std::unordered_map<const ExprNode*, std::pair<const LayoutRule*, const CallNode*>> pinned;
     for (const auto& [call, rule] : pins_) {
-      auto [it, first] = pinned.try_emplace(find(call), rule, call);
+      auto [it, first] = pinned.try_emplace(set.at(call), rule, call);
       const auto& [other_rule, other_call] = it->second;
       if (!first && other_rule->format != rule->format)
         throw Error(ErrorKind::kPlacement,
@@ -559,14 +559,10 @@ class LayoutPlanner {
                         reader_name(Expr(call)),
                     call->span());
     }
+    std::unordered_map<const ExprNode*, std::string> format = formats_of_sets(set);
     std::unordered_map<const ExprNode*, std::string> layouts;
-    for (const auto& [node, is_candidate] : candidate_) {
-      if (!is_candidate) continue;
-      auto pin = pinned.find(find(node));
-      layouts[node] = pin != pinned.end() ? pin->second.first->format
-                      : channels_last_ && !grouped[find(node)] ? "nhwc"
-                                                               : blocked_;
-    }
+    for (const auto& [node, is_candidate] : candidate_)
+      if (is_candidate) layouts[node] = format.at(set.at(node));
     // Let variables take their value's layout; fused functions their
     // result's and their parameters' their arguments'.
     for (const auto& [bound, value] : bound_)
@@ -585,7 +581,6 @@ class LayoutPlanner {
     return layouts;
   }
 
-  int channel_block_;
   std::string blocked_;
   bool channels_last_;
   const std::vector<LayoutRule>& rules_;

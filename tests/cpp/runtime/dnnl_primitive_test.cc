@@ -218,6 +218,24 @@ TEST(DnnlPrimitive, DenseWithBiasReluAndResidualMatchesLoops) {
 
 // A 3x3 convolution, stride 1, padding 1, with a blocked layout of oneDNN's
 // choosing for activations and weights, and its plain-loop result.
+// A 3x3 convolution, stride 1, padding 1, reading `src` (kernel input 0)
+// and weights of dims `weights` (kernel input 1, dense), oneDNN choosing
+// the layouts of weights and plain activations.
+PrimitiveSpec convolution_3x3(PrimitiveTensor src, const Dims& weights, const Dims& dst) {
+  PrimitiveSpec s;
+  s.kind = PrimitiveKind::kConvolution;
+  s.algorithm = "convolution_direct";
+  s.src = std::move(src);
+  s.weights = {weights, dense(weights)};
+  s.dst = {dst, dense(dst)};
+  s.weights_input = 1;
+  s.strides = {1, 1};
+  s.dilation = {0, 0};
+  s.padding_l = s.padding_r = {1, 1};
+  s.any_weights_layout = s.any_activation_layout = true;
+  return s;
+}
+
 struct ConvolutionCase {
   static constexpr int64_t c = 3, o = 20, h = 7, wd = 6;
   PrimitiveSpec spec;
@@ -225,17 +243,7 @@ struct ConvolutionCase {
   std::vector<float> expected = std::vector<float>(size_t(o * h * wd));
 
   ConvolutionCase() {
-    PrimitiveSpec& s = spec;
-    s.kind = PrimitiveKind::kConvolution;
-    s.algorithm = "convolution_direct";
-    s.src = {{1, c, h, wd}, dense({1, c, h, wd})};
-    s.weights = {{o, c, 3, 3}, dense({o, c, 3, 3})};
-    s.dst = {{1, o, h, wd}, dense({1, o, h, wd})};
-    s.weights_input = 1;
-    s.strides = {1, 1};
-    s.dilation = {0, 0};
-    s.padding_l = s.padding_r = {1, 1};
-    s.any_weights_layout = s.any_activation_layout = true;
+    spec = convolution_3x3({{1, c, h, wd}, dense({1, c, h, wd})}, {o, c, 3, 3}, {1, o, h, wd});
     for (int64_t oc = 0; oc < o; ++oc)
       for (int64_t y = 0; y < h; ++y)
         for (int64_t xx = 0; xx < wd; ++xx) {
@@ -320,17 +328,7 @@ TEST(DnnlPrimitive, StoredPreparedWeightsAreReadInPlaceOrReorderedFromAnotherLay
 TEST(DnnlPrimitive, AConvolutionReadingALayoutWritesItBeforeTheDenseDestination) {
   const int64_t c = 32, h = 9, w = 7;
   const std::string blocks = "nChw" + std::to_string(dnnl_channel_block()) + "c";
-  PrimitiveSpec s;
-  s.kind = PrimitiveKind::kConvolution;
-  s.algorithm = "convolution_direct";
-  s.src = {{1, c, h, w}, dense({1, c, h, w}), blocks};
-  s.weights = {{c, 1, 1, 3, 3}, dense({c, 1, 1, 3, 3})};
-  s.dst = {{1, c, h, w}, dense({1, c, h, w})};
-  s.weights_input = 1;
-  s.strides = {1, 1};
-  s.dilation = {0, 0};
-  s.padding_l = s.padding_r = {1, 1};
-  s.any_weights_layout = s.any_activation_layout = true;
+  PrimitiveSpec s = convolution_3x3({{1, c, h, w}, dense({1, c, h, w}), blocks}, {c, 1, 1, 3, 3}, {1, c, h, w});
   DnnlPrimitive primitive(s, 1);
   EXPECT_EQ(primitive.implementation().rfind("ref", 0), std::string::npos) << primitive.implementation();
   // Against the same convolution reading a dense source.
