@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "backend/cpu_dnnl.h"
 #include "op/registry.h"
+#include "runtime/primitive_post_ops.h"
 #include "support/error.h"
 
 namespace switchyard {
@@ -92,33 +94,48 @@ const CallNode* gelu_argument(const CallNode* root) {
   return nullptr;
 }
 
-using Chain = std::vector<std::pair<const CallNode*, size_t>>;  // call, argument index of the chain
-
-// The epilogue up to `root` as a chain of calls from the anchor, each
-// reading the chain once plus parameters or scalar constants; nullopt when
-// it is not one.
-std::optional<Chain> epilogue_chain(const CpuKernel& k, const CallNode* root) {
-  Chain chain;
-  for (const CallNode* node = root; node != k.master;) {
-    const CallNode* next = nullptr;
+// The calls of the kernel's body after the anchor, each with how many times
+// it is an argument and (for one use) the call reading it and where.
+struct Readers {
+  struct Use {
+    int count = 0;
+    const CallNode* reader = nullptr;
     size_t position = 0;
-    for (size_t i = 0; i < node->args.size(); ++i) {
-      const Expr& a = node->args[i];
-      if (const CallNode* c = as<CallNode>(a)) {
-        if (next) return std::nullopt;
-        next = c;
-        position = i;
-      } else if (!is<VarNode>(a) && !(is<ConstantNode>(a) && as<ConstantNode>(a)->data.ndim() == 0)) {
-        return std::nullopt;
-      }
+  };
+  std::map<const CallNode*, Use> of;
+
+  explicit Readers(const CpuKernel& k) {
+    std::vector<const CallNode*> work{k.root};
+    std::set<const CallNode*> seen{k.root};
+    while (!work.empty()) {
+      const CallNode* call = work.back();
+      work.pop_back();
+      if (call == k.master) continue;
+      for (size_t i = 0; i < call->args.size(); ++i)
+        if (const CallNode* c = as<CallNode>(call->args[i])) {
+          Use& use = of[c];
+          ++use.count;
+          use.reader = call;
+          use.position = i;
+          if (seen.insert(c).second) work.push_back(c);
+        }
     }
-    if (!next) return std::nullopt;
-    chain.emplace_back(node, position);
-    node = next;
   }
-  std::reverse(chain.begin(), chain.end());
-  return chain;
-}
+
+  // The call reading `value` as its only use, where its other arguments
+  // are parameters or scalar constants: the next step of a post-op chain.
+  std::pair<const CallNode*, size_t> next_step(const CallNode* value) const {
+    auto it = of.find(value);
+    if (it == of.end() || it->second.count != 1) return {nullptr, 0};
+    const CallNode* reader = it->second.reader;
+    for (size_t j = 0; j < reader->args.size(); ++j) {
+      const Expr& a = reader->args[j];
+      bool leaf = is<VarNode>(a) || (is<ConstantNode>(a) && as<ConstantNode>(a)->data.ndim() == 0);
+      if (j != it->second.position && !leaf) return {nullptr, 0};
+    }
+    return {reader, it->second.position};
+  }
+};
 
 // The dims, in the destination's view, of the other operand of a binary
 // step of the chain: nullopt when it does not broadcast onto the destination.
@@ -158,82 +175,132 @@ std::optional<Dims> bias_dims(const CpuKernel& k, const CallNode& call, size_t p
   return operand;
 }
 
-}  // namespace
+// A scalar constant as a linear post-op's parameter: finite, and of a
+// magnitude whose products with another such stay finite, so that merging
+// two linear steps (below) computes what the steps compute, up to rounding.
+std::optional<double> linear_parameter(const Expr& side) {
+  const ConstantNode* c = as<ConstantNode>(side);
+  if (!c || c->data.ndim() != 0 || c->data.dtype() != DType::kFloat32) return std::nullopt;
+  double value = c->data.get_as_double(0);
+  if (!std::isfinite(value) || std::abs(value) > 0x1p60 || (value != 0 && std::abs(value) < 0x1p-60))
+    return std::nullopt;
+  return value;
+}
 
-DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlAnchor& operation, bool gelu_post_op) {
-  DnnlEpilogue epilogue;
-  epilogue.base = k.master;
-  const CallNode* chain_root = k.root;
-  const CallNode* gelu = gelu_argument(k.root);
-  if (gelu && dtype_of(Expr(k.root)) == DType::kFloat32) chain_root = gelu;
-  epilogue.post_ops_root = gelu_post_op ? k.root : chain_root;
-  std::optional<Chain> chain = epilogue_chain(k, chain_root);
-  if (!chain) return epilogue;
-  size_t first = 0;
-  if (!chain->empty() && dtype_of(Expr(chain->front().first)) == DType::kFloat32)
-    if (std::optional<Dims> bias = bias_dims(k, *chain->front().first, chain->front().second, operation)) {
-      const CallNode* call = chain->front().first;
-      epilogue.base = call;
-      epilogue.bias_input = parameter_index(k, call->args[1 - chain->front().second]);
-      epilogue.bias_dims = *bias;
-      first = 1;
-    }
-  std::vector<PrimitivePostOp> post_ops;
+// The post-op computing one step of the epilogue, `call` reading the chain
+// at argument `position`: the one table of which element-wise operators
+// become which oneDNN post-ops. nullopt for every other step; the chain
+// then ends before it and a loop computes the rest.
+std::optional<PrimitivePostOp> post_op_of(const CpuKernel& k, const CallNode& call, size_t position,
+                                          const DnnlAnchor& operation, bool summed) {
+  const std::string& op = as<OpNode>(call.op)->name;
+  if (dtype_of(Expr(&call)) != DType::kFloat32) return std::nullopt;
+  if (call.args.size() == 1) return eltwise(op, call);
+  if (call.args.size() != 2) return std::nullopt;
+  const Expr& side = call.args[1 - position];
+  bool chain_first = position == 0;
+  if (is<ConstantNode>(side)) {
+    std::optional<double> s = linear_parameter(side);
+    if (!s) return std::nullopt;
+    auto linear = [](double alpha, double beta) { return append("eltwise_linear", alpha, beta); };
+    if (op == "add") return linear(1, *s);
+    if (op == "multiply") return linear(*s, 0);
+    if (op == "subtract") return chain_first ? linear(1, -*s) : linear(-1, *s);
+    if (op == "divide" && chain_first && *s != 0 && std::isfinite(1 / *s)) return linear(1 / *s, 0);
+    return std::nullopt;
+  }
   // Not maximum or minimum: oneDNN's binary_max and binary_min lose a NaN
   // of the anchor's result (docs/operators.md, "Edge cases").
   static const std::map<std::string, std::string> binary = {
       {"add", "binary_add"}, {"nn.bias_add", "binary_add"}, {"multiply", "binary_mul"}, {"subtract", "binary_sub"},
       {"divide", "binary_div"}};
-  bool summed = false;
-  for (size_t step = first; step < chain->size(); ++step) {
-    auto [call, position] = (*chain)[step];
-    const std::string& op = as<OpNode>(call->op)->name;
-    if (dtype_of(Expr(call)) != DType::kFloat32) return epilogue;
-    if (std::optional<PrimitivePostOp> e = eltwise(op, *call)) {
-      post_ops.push_back(*e);
-      continue;
-    }
-    auto it = binary.find(op);
-    if (it == binary.end() || call->args.size() != 2) return epilogue;
-    const Expr& side = call->args[1 - position];
-    bool chain_first = position == 0;
-    if (const ConstantNode* c = as<ConstantNode>(side)) {
-      if (c->data.dtype() != DType::kFloat32) return epilogue;
-      double s = c->data.get_as_double(0);
-      auto linear = [](double alpha, double beta) { return append("eltwise_linear", alpha, beta); };
-      if (op == "add") post_ops.push_back(linear(1, s));
-      else if (op == "multiply") post_ops.push_back(linear(s, 0));
-      else if (op == "subtract") post_ops.push_back(chain_first ? linear(1, -s) : linear(-1, s));
-      else if (op == "divide" && chain_first && s != 0) post_ops.push_back(linear(1 / s, 0));
-      else return epilogue;
-      continue;
-    }
-    if (!chain_first && (op == "subtract" || op == "divide" || op == "nn.bias_add")) return epilogue;
-    if (dtype_of(side) != DType::kFloat32) return epilogue;
-    int input = parameter_index(k, side);
-    if (input < 0) return epilogue;
-    // A residual of the destination's own shape: the primitive adds what the
-    // destination already holds (one sum per chain, as oneDNN allows).
-    if (op == "add" && !summed && shape_of(side) == shape_of(Expr(call))) {
-      summed = true;
-      PrimitivePostOp sum;
-      sum.kind = PrimitivePostOp::Kind::kSum;
-      sum.input = input;
-      sum.operand = operation.spec.dst;  // the residual has the destination's shape and layout
-      post_ops.push_back(sum);
-      continue;
-    }
-    std::optional<Dims> operand = operand_dims(*call, side, operation);
-    if (!operand) return epilogue;
-    PrimitivePostOp binary_op;
-    binary_op.kind = PrimitivePostOp::Kind::kBinary;
-    binary_op.algorithm = it->second;
-    binary_op.input = input;
-    binary_op.operand = {*operand, dense_strides(*operand)};
-    post_ops.push_back(binary_op);
+  auto it = binary.find(op);
+  if (it == binary.end()) return std::nullopt;
+  if (!chain_first && (op == "subtract" || op == "divide" || op == "nn.bias_add")) return std::nullopt;
+  int input = parameter_index(k, side);
+  if (input < 0 || dtype_of(side) != DType::kFloat32) return std::nullopt;
+  // A residual of the destination's own shape: the primitive adds what the
+  // destination already holds (one sum per chain, as oneDNN allows).
+  if (op == "add" && !summed && shape_of(side) == shape_of(Expr(&call))) {
+    PrimitivePostOp sum;
+    sum.kind = PrimitivePostOp::Kind::kSum;
+    sum.input = input;
+    sum.operand = operation.spec.dst;  // the residual has the destination's shape and layout
+    return sum;
   }
-  if (chain_root != k.root && gelu_post_op) post_ops.push_back(append("eltwise_gelu_erf", 0, 0));
-  epilogue.post_ops = post_ops;
+  std::optional<Dims> operand = operand_dims(call, side, operation);
+  if (!operand) return std::nullopt;
+  PrimitivePostOp binary_op;
+  binary_op.kind = PrimitivePostOp::Kind::kBinary;
+  binary_op.algorithm = it->second;
+  binary_op.input = input;
+  binary_op.operand = {*operand, dense_strides(*operand)};
+  return binary_op;
+}
+
+// Post-ops as oneDNN computes them right: adjacent linear steps become one
+// (a multiply and an add are HardSigmoid's a*x + b), and a chain takes one
+// set of parameters per eltwise algorithm
+// (repeated_eltwise_parameters says why).
+class PostOpChain {
+ public:
+  // Whether `post` joined the chain (merged into its last post-op or appended).
+  bool add(const PrimitivePostOp& post) {
+    std::vector<PrimitivePostOp> longer = posts_;
+    if (is_linear(post) && !longer.empty() && is_linear(longer.back())) {
+      PrimitivePostOp& last = longer.back();
+      double alpha = double(post.alpha) * last.alpha, beta = double(post.alpha) * last.beta + post.beta;
+      if (!std::isfinite(float(alpha)) || !std::isfinite(float(beta))) return false;
+      last.alpha = float(alpha);
+      last.beta = float(beta);
+    } else {
+      longer.push_back(post);
+    }
+    if (!repeated_eltwise_parameters(longer).empty()) return false;
+    summed_ = summed_ || post.kind == PrimitivePostOp::Kind::kSum;
+    posts_ = std::move(longer);
+    return true;
+  }
+  const std::vector<PrimitivePostOp>& posts() const { return posts_; }
+  bool summed() const { return summed_; }
+
+ private:
+  static bool is_linear(const PrimitivePostOp& p) {
+    return p.kind == PrimitivePostOp::Kind::kEltwise && p.algorithm == "eltwise_linear";
+  }
+  std::vector<PrimitivePostOp> posts_;
+  bool summed_ = false;
+};
+
+}  // namespace
+
+DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlAnchor& operation, bool gelu_post_op) {
+  DnnlEpilogue epilogue;
+  epilogue.base = k.master;
+  const Readers readers(k);
+  const CallNode* gelu = gelu_argument(k.root);
+  if (gelu && dtype_of(Expr(k.root)) != DType::kFloat32) gelu = nullptr;
+  const CallNode* at = k.master;
+  auto [first, first_position] = readers.next_step(at);
+  if (first && gelu != at && dtype_of(Expr(first)) == DType::kFloat32)
+    if (std::optional<Dims> bias = bias_dims(k, *first, first_position, operation)) {
+      epilogue.base = at = first;
+      epilogue.bias_input = parameter_index(k, first->args[1 - first_position]);
+      epilogue.bias_dims = *bias;
+    }
+  // The longest chain of steps from the anchor that post-ops compute; the
+  // loop after the primitive computes the rest of the epilogue from there.
+  PostOpChain chain;
+  while (at != k.root && at != gelu) {
+    auto [step, position] = readers.next_step(at);
+    if (!step) break;
+    std::optional<PrimitivePostOp> post = post_op_of(k, *step, position, operation, chain.summed());
+    if (!post || !chain.add(*post)) break;
+    at = step;
+  }
+  if (at == gelu && gelu_post_op && chain.add(append("eltwise_gelu_erf", 0, 0))) at = k.root;
+  epilogue.post_ops = chain.posts();
+  epilogue.post_ops_root = at;
   return epilogue;
 }
 

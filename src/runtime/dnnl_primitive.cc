@@ -12,6 +12,7 @@
 
 #include "runtime/huge_pages.h"
 #include "runtime/primitive_json.h"
+#include "runtime/primitive_post_ops.h"
 #include "runtime/runtime_error.h"
 #include "runtime/winograd_convolution.h"
 
@@ -376,6 +377,9 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
     p.depthwise_weights = plain(post.operand);
     p.depthwise_bias = memory::desc({post.operand.dims[0]}, kF32, Tag::x);
   }
+  bool own_kernel = spec.algorithm == kWinogradAlgorithm || spec.algorithm == kPackedMatmulAlgorithm;
+  if (std::string why = repeated_eltwise_parameters(spec.post_ops); !why.empty() && !own_kernel)
+    throw RuntimeError("oneDNN computes " + why + " wrong (each takes the first one's parameters)");
   // The primitive's blocking depends on the thread count it is made for.
   omp_set_num_threads(p.threads);
   try {

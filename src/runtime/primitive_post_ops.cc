@@ -1,6 +1,21 @@
 #include "runtime/primitive_post_ops.h"
 
+#include <map>
+#include <utility>
+
 namespace switchyard {
+
+std::string repeated_eltwise_parameters(const std::vector<PrimitivePostOp>& posts) {
+  std::map<std::string, std::pair<float, float>> first;  // algorithm -> its first (alpha, beta)
+  for (const PrimitivePostOp& p : posts) {
+    if (p.kind == PrimitivePostOp::Kind::kDepthwise) first.clear();
+    if (p.kind != PrimitivePostOp::Kind::kEltwise) continue;
+    auto [it, inserted] = first.emplace(p.algorithm, std::make_pair(p.alpha, p.beta));
+    if (!inserted && it->second != std::make_pair(p.alpha, p.beta))
+      return "two " + p.algorithm + " post-ops with different parameters";
+  }
+  return "";
+}
 
 std::string read_post_ops(const PrimitiveSpec& spec, std::vector<PostOp>* posts) {
   for (const PrimitivePostOp& p : spec.post_ops) {

@@ -18,6 +18,13 @@ struct PostOp {
   int input = -1;  // kSum: the kernel input holding the residual
 };
 
+// Why oneDNN would compute these post-ops wrong, or "". Its jit kernels
+// (Debian's oneDNN 2.6, every convolution, pool and product tried) apply the
+// parameters of an eltwise algorithm's first post-op to every later one of
+// that algorithm: linear(0.25, 0) then linear(1, 0.5) computed 0.0625x, not
+// 0.25x + 0.5. A depthwise post-op starts a chain of its own.
+std::string repeated_eltwise_parameters(const std::vector<PrimitivePostOp>& posts);
+
 // The spec's post-ops in this form, or why not (e.g. "the post-op
 // eltwise_tanh"). A residual must be laid out as the destination is.
 std::string read_post_ops(const PrimitiveSpec& spec, std::vector<PostOp>* posts);

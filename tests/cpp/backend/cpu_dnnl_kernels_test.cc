@@ -90,6 +90,27 @@ std::vector<KernelCase> dnnl_cases() {
                "  %0 = nn.dense(%x, %w);\n  %1 = add(1f, erf(multiply(0.70710677f, %0)));\n"
                "  multiply(%1, multiply(0.5f, %0))"),
        -2, 2, 0, 0, 1e-5, {"w"}},
+      // HardSigmoid as ONNX imports it: a multiply and an add become one
+      // linear post-op (oneDNN computes two linear post-ops with the first
+      // one's parameters), then the clip.
+      {"conv_hard_sigmoid",
+       main_of("%x: Tensor[(1, 16, 14, 14), float32], %w: Tensor[(32, 16, 3, 3), float32], %b: Tensor[(32), float32]",
+               "  %0 = nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b);\n"
+               "  clip(add(multiply(%0, 0.25f), 0.5f), a_min=0f, a_max=1f)"),
+       -2, 2, 0, 0, 1e-4, {"w", "b"}},
+      // A second linear step after the clip cannot be a post-op beside the
+      // first: the post-ops stop there and a loop adds the 0.5.
+      {"conv_linear_clip_linear",
+       main_of("%x: Tensor[(1, 16, 14, 14), float32], %w: Tensor[(32, 16, 1, 1), float32]",
+               "  %0 = multiply(nn.conv2d(%x, %w), 3f);\n  add(clip(%0, a_min=-1f, a_max=1f), 0.5f)"),
+       -2, 2, 0, 0, 1e-4, {"w"}},
+      // HardSwish reads its argument twice: the bias and the relu before it
+      // are the primitive's, the rest a loop over the relu's result.
+      {"conv_bias_relu_hard_swish",
+       main_of("%x: Tensor[(1, 16, 14, 14), float32], %w: Tensor[(32, 16, 3, 3), float32], %b: Tensor[(32), float32]",
+               "  %0 = nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b));\n"
+               "  multiply(%0, clip(add(divide(%0, 6f), 0.5f), a_min=0f, a_max=1f))"),
+       -2, 2, 0, 0, 1e-4, {"w", "b"}},
       // A diamond that is not a GELU (the erf's scale is wrong): fused, as a loop.
       {"dense_almost_gelu",
        main_of("%x: Tensor[(5, 8), float32], %w: Tensor[(12, 8), float32]",
@@ -240,6 +261,47 @@ TEST(CpuDnnlKernels, AnUnmappedEpilogueLoopsOverTheBiasedResult) {
   EXPECT_TRUE(has(p.source.code, "void epilogue(")) << p.source.code;
   EXPECT_TRUE(has(p.source.code, "sy_erf(") || has(p.source.code, "std::erf(")) << p.source.code;
   EXPECT_FALSE(has(p.source.code, "dnnl")) << p.source.code;
+}
+
+std::vector<PrimitivePostOp> eltwise_posts(std::initializer_list<std::tuple<const char*, float, float>> posts) {
+  std::vector<PrimitivePostOp> out;
+  for (auto [algorithm, alpha, beta] : posts) {
+    PrimitivePostOp p;
+    p.algorithm = algorithm;
+    p.alpha = alpha;
+    p.beta = beta;
+    out.push_back(p);
+  }
+  return out;
+}
+
+TEST(CpuDnnlKernels, AdjacentLinearStepsAreOnePostOp) {
+  const PreparedCase& p = find_case("conv_hard_sigmoid");
+  EXPECT_TRUE(p.source.library_only()) << p.source.code;
+  EXPECT_EQ(spec_of("conv_hard_sigmoid").post_ops, eltwise_posts({{"eltwise_linear", 0.25f, 0.5f}, {"eltwise_clip", 0, 1}}));
+}
+
+TEST(CpuDnnlKernels, PostOpsStopBeforeASecondSetOfParametersForOneAlgorithm) {
+  const PreparedCase& p = find_case("conv_linear_clip_linear");
+  EXPECT_EQ(spec_of("conv_linear_clip_linear").post_ops,
+            eltwise_posts({{"eltwise_linear", 3, 0}, {"eltwise_clip", -1, 1}}));
+  EXPECT_FALSE(p.source.library_only());
+  EXPECT_TRUE(has(p.source.code, "void epilogue(")) << p.source.code;
+  // oneDNN itself is never given such a chain: made directly, it is refused.
+  PrimitiveSpec repeated = spec_of("conv_linear_clip_linear");
+  repeated.post_ops.push_back(eltwise_posts({{"eltwise_linear", 1, 0.5f}})[0]);
+  EXPECT_FALSE(dnnl_makes(repeated));
+  repeated.post_ops.back().beta = 0;
+  repeated.post_ops.back().alpha = 3;
+  EXPECT_TRUE(dnnl_makes(repeated));  // the same parameters again are computed right
+}
+
+TEST(CpuDnnlKernels, AnEpilogueReadingAValueTwiceKeepsThePostOpsBeforeIt) {
+  const PreparedCase& p = find_case("conv_bias_relu_hard_swish");
+  const PrimitiveSpec& spec = spec_of("conv_bias_relu_hard_swish");
+  EXPECT_FALSE(spec.bias.empty());
+  EXPECT_EQ(spec.post_ops, eltwise_posts({{"eltwise_relu", 0, 0}}));
+  EXPECT_TRUE(has(p.source.code, "void epilogue(")) << p.source.code;
 }
 
 }  // namespace
