@@ -220,8 +220,10 @@ std::optional<PrimitivePostOp> post_op_of(const CpuKernel& k, const CallNode& ca
   int input = parameter_index(k, side);
   if (input < 0 || dtype_of(side) != DType::kFloat32) return std::nullopt;
   // A residual of the destination's own shape: the primitive adds what the
-  // destination already holds (one sum per chain, as oneDNN allows).
-  if (op == "add" && !summed && shape_of(side) == shape_of(Expr(&call))) {
+  // destination already holds (one sum per chain, as oneDNN allows). Not
+  // after a pool: oneDNN's pooling accepts a sum post-op and ignores it.
+  bool sums = operation.spec.kind != PrimitiveKind::kPooling;
+  if (op == "add" && sums && !summed && shape_of(side) == shape_of(Expr(&call))) {
     PrimitivePostOp sum;
     sum.kind = PrimitivePostOp::Kind::kSum;
     sum.input = input;

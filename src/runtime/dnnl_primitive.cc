@@ -377,6 +377,9 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
     p.depthwise_weights = plain(post.operand);
     p.depthwise_bias = memory::desc({post.operand.dims[0]}, kF32, Tag::x);
   }
+  for (const PrimitivePostOp& post : spec.post_ops)
+    if (post.kind == PrimitivePostOp::Kind::kSum && spec.kind == PrimitiveKind::kPooling)
+      throw RuntimeError("oneDNN's pooling ignores a sum post-op");
   bool own_kernel = spec.algorithm == kWinogradAlgorithm || spec.algorithm == kPackedMatmulAlgorithm;
   if (std::string why = repeated_eltwise_parameters(spec.post_ops); !why.empty() && !own_kernel)
     throw RuntimeError("oneDNN computes " + why + " wrong (each takes the first one's parameters)");

@@ -111,6 +111,11 @@ std::vector<KernelCase> dnnl_cases() {
                "  %0 = nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b));\n"
                "  multiply(%0, clip(add(divide(%0, 6f), 0.5f), a_min=0f, a_max=1f))"),
        -2, 2, 0, 0, 1e-4, {"w", "b"}},
+      // A residual after a pool is a binary post-op: oneDNN's pooling takes
+      // a sum post-op and ignores it (found by the fusion fuzzer).
+      {"global_avg_pool_residual",
+       main_of("%x: Tensor[(1, 8, 14, 14), float32], %r: Tensor[(1, 8, 1, 1), float32]",
+               "  add(nn.global_avg_pool2d(%x), %r)")},
       // A diamond that is not a GELU (the erf's scale is wrong): fused, as a loop.
       {"dense_almost_gelu",
        main_of("%x: Tensor[(5, 8), float32], %w: Tensor[(12, 8), float32]",
@@ -294,6 +299,16 @@ TEST(CpuDnnlKernels, PostOpsStopBeforeASecondSetOfParametersForOneAlgorithm) {
   repeated.post_ops.back().beta = 0;
   repeated.post_ops.back().alpha = 3;
   EXPECT_TRUE(dnnl_makes(repeated));  // the same parameters again are computed right
+}
+
+TEST(CpuDnnlKernels, AResidualAfterAPoolIsABinaryPostOp) {
+  PrimitiveSpec spec = spec_of("global_avg_pool_residual");
+  ASSERT_EQ(spec.post_ops.size(), 1u);
+  EXPECT_EQ(spec.post_ops[0].kind, PrimitivePostOp::Kind::kBinary);
+  EXPECT_EQ(spec.post_ops[0].algorithm, "binary_add");
+  spec.post_ops[0].kind = PrimitivePostOp::Kind::kSum;
+  spec.post_ops[0].algorithm.clear();
+  EXPECT_FALSE(dnnl_makes(spec));
 }
 
 TEST(CpuDnnlKernels, AnEpilogueReadingAValueTwiceKeepsThePostOpsBeforeIt) {
