@@ -1,26 +1,37 @@
 #!/usr/bin/env python3
-"""ONNX's own backend node tests as the ONNX importer's conformance suite.
+"""ONNX's own backend test cases as the conformance suite, through the
+interpreter and through compiled artifacts.
 
-Every case folder under /usr/share/libonnx-testdata/data/node/ (a model.onnx
-and test_data_set_*/input_N.pb, output_N.pb) is imported with
-sy.frontend.from_onnx and run with sy.evaluate, in child processes with a
-per-case timeout, so that a crash or a hang is counted instead of ending the
-run. Each case is one of:
+Every case folder of Debian's libonnx-testdata (the node, pytorch-converted,
+pytorch-operator and simple sets under /usr/share/libonnx-testdata/data: a
+model.onnx and test_data_set_*/input_N.pb, output_N.pb) is imported with
+sy.frontend.from_onnx and run on each path:
+
+  interp    sy.evaluate, the reference interpreter: the oracle the compiled
+            paths are held to
+  compiled  sy.build for cpu:0, loaded and run
+  split     sy.build for cpu:0 and cpu:1 with the inputs pinned to cpu:0 and
+            the outputs to cpu:1, so every case crosses devices
+
+in child processes with a per-case timeout, so that a crash or a hang is
+counted instead of ending the run. Each case on each path is one of:
 
   pass     every output of every data set matches (shape, dtype, values:
            floats within 1e-4 relative to the largest expected magnitude plus
            1e-4 relative per element, NaN where NaN is expected; ints and
            bools exact)
-  refused  import or evaluation raised a sy.Error (the reason is the first
-           line of its message)
+  refused  import, build or the run raised a sy.Error (the reason is the
+           first line of its message)
   wrong    it ran, and an output does not match
   crash    the child died or hung, or raised an exception that is not a
            sy.Error
 
-Prints the four counts, the refusal reasons grouped, and the wrong and crash
-cases; exits 1 when any case is wrong or crashed.
+Prints the four counts per path, the refusal reasons grouped, and the wrong
+and crash cases; exits 1 when any case is wrong or crashed on any path.
+Builds share one kernel cache in a temporary folder, so a kernel two cases
+share is compiled once.
 
-    /usr/bin/python3 tests/conformance/run_onnx_suite.py [--filter 'test_conv*'] [--jobs 2] [--json report.json]
+    /usr/bin/python3 tests/conformance/run_onnx_suite.py [--filter 'test_conv*'] [--paths interp,compiled] [--jobs 2] [--json report.json]
 
 The package is imported from $SY_BUILD_DIR/python, else from PYTHONPATH,
 else from build/python (or --build-dir).
@@ -42,7 +53,9 @@ import threading
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-DEFAULT_DATA = "/usr/share/libonnx-testdata/data/node"
+DATA_ROOT = "/usr/share/libonnx-testdata/data"
+DEFAULT_SETS = ("node", "pytorch-converted", "pytorch-operator", "simple")
+PATHS = ("interp", "compiled", "split")
 RESULT_PREFIX = "@@sy-conformance "
 TOLERANCE = 1e-4
 
@@ -164,58 +177,98 @@ def first_line(text):
     return lines[0] if lines else ""
 
 
-def run_case(case_dir, sy):
-    """The result of one case as a dict (status, reason, stage, detail)."""
+def pinned_across_devices(mod, sy):
+    """`mod` with @main's inputs on cpu:0 and its result on cpu:1."""
+
+    class PinInputs(sy.ir.ExprMutator):
+        def visit_var(self, var):
+            return var.with_fields(virtual_device="cpu:0")
+
+    main = PinInputs().visit(mod["main"]).with_fields(virtual_device="cpu:1")
+    return sy.IRModule({"main": main})
+
+
+class Runner:
+    """Runs one imported model on one path: run(inputs) -> outputs."""
+
+    def __init__(self, sy, mod, path, scratch, cache_dir):
+        self.sy = sy
+        self.mod = mod
+        self.artifact = None
+        if path == "interp":
+            return
+        devices = ["cpu:0"] if path == "compiled" else ["cpu:0", "cpu:1"]
+        built = mod if path == "compiled" else pinned_across_devices(mod, sy)
+        output = os.path.join(scratch, "artifact")
+        sy.build(built, devices, output, cache_dir=cache_dir)
+        self.artifact = sy.runtime.load(output, threads=1)
+
+    def run(self, inputs):
+        if self.artifact is None:
+            return self.sy.evaluate(self.mod, **inputs)
+        return self.artifact.run(**inputs)
+
+
+def run_case(case_dir, path, sy, cache_dir):
+    """The result of one case on one path as a dict (status, reason, stage, detail)."""
     import onnx
 
-    path = os.path.join(case_dir, "model.onnx")
+    model_path = os.path.join(case_dir, "model.onnx")
     try:
-        mod = sy.frontend.from_onnx(path)
+        mod = sy.frontend.from_onnx(model_path)
     except sy.Error as e:
         return {"status": "refused", "stage": "import", "message": str(e.message)}
     except Exception as e:  # noqa: BLE001 - anything else is a crash to report
         return {"status": "crash", "stage": "import", "detail": f"{type(e).__name__}: {first_line(e)}"}
     try:
-        data = load_case_data(case_dir, onnx.load(path))
+        data = load_case_data(case_dir, onnx.load(model_path))
     except NonTensorData as e:
         return {"status": "wrong", "stage": "data", "detail": f"the importer accepted a model whose {e}"}
     if not data:
         return {"status": "crash", "stage": "data", "detail": "no test_data_set_* folder"}
-    for k, (inputs, expected) in enumerate(data):
+    with tempfile.TemporaryDirectory(prefix="sy-conformance-") as scratch:
         try:
-            result = sy.evaluate(mod, **inputs)
+            runner = Runner(sy, mod, path, scratch, cache_dir)
         except sy.Error as e:
-            return {"status": "refused", "stage": "evaluate", "message": str(e.message)}
+            return {"status": "refused", "stage": "build", "message": str(e.message)}
         except Exception as e:  # noqa: BLE001
-            return {"status": "crash", "stage": "evaluate", "detail": f"{type(e).__name__}: {first_line(e)}"}
-        outputs = list(result) if isinstance(result, tuple) else [result]
-        if len(outputs) != len(expected):
-            return {"status": "wrong", "stage": "compare",
-                    "detail": f"{len(outputs)} outputs, expected {len(expected)}"}
-        for j, (a, e) in enumerate(zip(outputs, expected)):
-            if isinstance(a, tuple):
-                return {"status": "wrong", "stage": "compare", "detail": f"output {j} is a tuple"}
-            diff = compare(a, e)
-            if diff:
-                return {"status": "wrong", "stage": "compare", "detail": f"data set {k}, output {j}: {diff}"}
+            return {"status": "crash", "stage": "build", "detail": f"{type(e).__name__}: {first_line(e)}"}
+        for k, (inputs, expected) in enumerate(data):
+            try:
+                result = runner.run(inputs)
+            except sy.Error as e:
+                return {"status": "refused", "stage": "run", "message": str(e.message)}
+            except Exception as e:  # noqa: BLE001
+                return {"status": "crash", "stage": "run", "detail": f"{type(e).__name__}: {first_line(e)}"}
+            outputs = list(result) if isinstance(result, tuple) else [result]
+            if len(outputs) != len(expected):
+                return {"status": "wrong", "stage": "compare",
+                        "detail": f"{len(outputs)} outputs, expected {len(expected)}"}
+            for j, (a, e) in enumerate(zip(outputs, expected)):
+                if isinstance(a, tuple):
+                    return {"status": "wrong", "stage": "compare", "detail": f"output {j} is a tuple"}
+                diff = compare(a, e)
+                if diff:
+                    return {"status": "wrong", "stage": "compare", "detail": f"data set {k}, output {j}: {diff}"}
     fix = EXPECTED_DATA_FIXES.get(os.path.basename(os.path.normpath(case_dir)))
     return {"status": "pass", "note": "expected data corrected: " + fix[0]} if fix else {"status": "pass"}
 
 
 def worker_main():
-    """Reads case folders from stdin, one a line; writes one result line each."""
+    """Reads "PATH<tab>case folder" lines from stdin; writes one result line each."""
     import numpy as np
     import switchyard as sy
 
     np.seterr(all="ignore")
     out = sys.stdout
+    cache_dir = os.environ.get("SY_CONFORMANCE_CACHE", "")
     for line in sys.stdin:
-        case_dir = line.strip()
-        if not case_dir:
+        if not line.strip():
             continue
+        path, case_dir = line.rstrip("\n").split("\t", 1)
         start = time.monotonic()
         try:
-            result = run_case(case_dir, sy)
+            result = run_case(case_dir, path, sy, cache_dir)
         except Exception as e:  # noqa: BLE001 - a harness failure is still a result
             result = {"status": "crash", "stage": "harness", "detail": f"{type(e).__name__}: {first_line(e)}"}
         result["seconds"] = round(time.monotonic() - start, 3)
@@ -236,10 +289,11 @@ class Child:
         self.selector.register(self.proc.stdout, selectors.EVENT_READ)
         self.buffer = b""
 
-    def run(self, case_dir, timeout):
-        """The child's result dict, or None with a reason when it died or hung."""
+    def run(self, job, timeout):
+        """The child's result dict for a (path, case folder) job, or None
+        with a reason when it died or hung."""
         try:
-            self.proc.stdin.write((case_dir + "\n").encode())
+            self.proc.stdin.write(("\t".join(job) + "\n").encode())
             self.proc.stdin.flush()
         except BrokenPipeError:
             return None, self.death()
@@ -276,18 +330,24 @@ class Child:
         self.stderr.close()
 
 
-def run_cases(case_dirs, jobs, timeout, env, progress):
-    """{case name: result}, running `jobs` children over a shared queue."""
+def case_name(case_dir):
+    """"set/case", e.g. "node/test_add"."""
+    return "/".join(pathlib.Path(case_dir).parts[-2:])
+
+
+def run_cases(work_items, jobs, timeout, env, progress):
+    """{(path, case name): result} for (path, case folder) items, running
+    `jobs` children over a shared queue."""
     todo = queue.Queue()
-    for d in case_dirs:
-        todo.put(d)
+    for item in work_items:
+        todo.put(item)
     results = {}
     lock = threading.Lock()
 
-    def alone(case_dir):
+    def alone(job):
         child = Child(env)
         try:
-            return child.run(case_dir, timeout)
+            return child.run(job, timeout)
         finally:
             child.close()
 
@@ -295,23 +355,23 @@ def run_cases(case_dirs, jobs, timeout, env, progress):
         child = None
         while True:
             try:
-                case_dir = todo.get_nowait()
+                job = todo.get_nowait()
             except queue.Empty:
                 break
             child = child or Child(env)
-            result, death = child.run(case_dir, timeout)
+            result, death = child.run(job, timeout)
             if result is None:
                 child.close()
                 child = None
                 # Confirm in a fresh child of its own: a crash caused by an
                 # earlier case in the batch is reported as such.
-                result, death_alone = alone(case_dir)
+                result, death_alone = alone(job)
                 if result is None:
                     result = {"status": "crash", "stage": "child", "detail": death_alone}
                 else:
                     result["note"] = f"its batch child {death}; it ran alone"
             with lock:
-                results[os.path.basename(case_dir)] = result
+                results[(job[0], case_name(job[1]))] = result
                 progress(len(results))
         if child:
             child.close()
@@ -339,38 +399,50 @@ def refusal_reason(message):
 
 
 def summarize(results):
-    counts = collections.Counter(r["status"] for r in results.values())
-    for status in ("pass", "refused", "wrong", "crash"):
-        counts.setdefault(status, 0)
+    """{path: Counter of statuses} over (path, case) results."""
+    counts = collections.defaultdict(collections.Counter)
+    for (path, _), r in results.items():
+        counts[path][r["status"]] += 1
+    for path in counts:
+        for status in ("pass", "refused", "wrong", "crash"):
+            counts[path].setdefault(status, 0)
     return counts
 
 
-def print_report(results, seconds, jobs):
+def short(name):
+    case = name.split("/")[-1]
+    return case[len("test_"):] if case.startswith("test_") else case
+
+
+def print_report(results, seconds, jobs, paths):
     counts = summarize(results)
-    total = len(results)
-    print(f"ONNX node tests: {total} cases in {seconds:.1f} s ({jobs} jobs)")
-    print("  " + "  ".join(f"{s} {counts[s]}" for s in ("pass", "refused", "wrong", "crash")))
-    reasons = collections.defaultdict(list)
-    for name, r in sorted(results.items()):
-        if r["status"] == "refused":
-            reasons[f"[{r['stage']}] {refusal_reason(r['message'])}"].append(name)
-    if reasons:
-        print("\nrefusals, by reason:")
-        for reason, names in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-            shown = ", ".join(n[len("test_"):] if n.startswith("test_") else n for n in names[:3])
-            more = f", +{len(names) - 3}" if len(names) > 3 else ""
-            print(f"  {len(names):4d}  {reason[:110]}\n        ({shown}{more})")
+    cases = {name for _, name in results}
+    print(f"ONNX backend tests: {len(cases)} cases on {len(paths)} paths in {seconds:.1f} s ({jobs} jobs)")
+    for path in paths:
+        print(f"  {path:9s}" + "  ".join(f"{s} {counts[path][s]}" for s in ("pass", "refused", "wrong", "crash")))
+    for path in paths:
+        reasons = collections.defaultdict(list)
+        for (p, name), r in sorted(results.items()):
+            # An import refusal is the same on every path: shown once, under the first.
+            if p == path and r["status"] == "refused" and (path == paths[0] or r["stage"] != "import"):
+                reasons[f"[{r['stage']}] {refusal_reason(r['message'])}"].append(name)
+        if reasons:
+            print(f"\nrefusals on {path}, by reason:")
+            for reason, names in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+                shown = ", ".join(short(n) for n in names[:3])
+                more = f", +{len(names) - 3}" if len(names) > 3 else ""
+                print(f"  {len(names):4d}  {reason[:110]}\n        ({shown}{more})")
     for status in ("wrong", "crash"):
-        bad = [(n, r) for n, r in sorted(results.items()) if r["status"] == status]
+        bad = [(key, r) for key, r in sorted(results.items()) if r["status"] == status]
         if bad:
             print(f"\n{status}:")
-            for name, r in bad:
-                print(f"  {name}: [{r.get('stage')}] {r.get('detail')}")
-    notes = [(n, r["note"]) for n, r in sorted(results.items()) if r.get("note")]
+            for (path, name), r in bad:
+                print(f"  {name} [{path}]: [{r.get('stage')}] {r.get('detail')}")
+    notes = [(key, r["note"]) for key, r in sorted(results.items()) if r.get("note")]
     if notes:
         print("\nnotes:")
-        for name, note in notes:
-            print(f"  {name}: {note}")
+        for (path, name), note in notes:
+            print(f"  {name} [{path}]: {note}")
 
 
 def child_env(build_dir):
@@ -390,11 +462,15 @@ def child_env(build_dir):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      epilog="example: run_onnx_suite.py --filter 'test_conv*' --json report.json")
-    parser.add_argument("--data", default=DEFAULT_DATA, help="the folder of case folders (default: %(default)s)")
+    parser.add_argument("--data", action="append", metavar="DIR",
+                        help="a folder of case folders (repeatable; default: the "
+                             + ", ".join(DEFAULT_SETS) + " sets under " + DATA_ROOT + ")")
     parser.add_argument("--filter", action="append", metavar="GLOB",
                         help="run only cases whose folder name matches (repeatable)")
+    parser.add_argument("--paths", default=",".join(PATHS),
+                        help="comma-separated paths to run each case on (default: %(default)s)")
     parser.add_argument("--jobs", type=int, default=2, help="child processes at once (default: %(default)s)")
-    parser.add_argument("--timeout", type=float, default=60, help="seconds per case (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=60, help="seconds per case and path (default: %(default)s)")
     parser.add_argument("--json", metavar="FILE", help="write the full report as JSON")
     parser.add_argument("--build-dir", help="the build folder whose python/ holds the package")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
@@ -404,41 +480,56 @@ def main(argv=None):
         worker_main()
         return 0
 
-    if not os.path.isdir(args.data):
-        print(f"run_onnx_suite: no test data at {args.data} (install Debian's libonnx-testdata)", file=sys.stderr)
+    paths = [p for p in args.paths.split(",") if p]
+    unknown = [p for p in paths if p not in PATHS]
+    if unknown or not paths:
+        print(f"run_onnx_suite: unknown path {unknown[0] if unknown else '(none)'} (paths: {', '.join(PATHS)})",
+              file=sys.stderr)
         return 2
-    cases = sorted(d for d in glob.glob(os.path.join(args.data, "*"))
+    folders = args.data or [os.path.join(DATA_ROOT, s) for s in DEFAULT_SETS]
+    missing = [d for d in folders if not os.path.isdir(d)]
+    if missing:
+        print(f"run_onnx_suite: no test data at {missing[0]} (install Debian's libonnx-testdata)", file=sys.stderr)
+        return 2
+    cases = sorted(d for folder in folders for d in glob.glob(os.path.join(folder, "*"))
                    if os.path.isfile(os.path.join(d, "model.onnx")))
     if args.filter:
         cases = [d for d in cases if any(fnmatch.fnmatchcase(os.path.basename(d), g) for g in args.filter)]
     if not cases:
         print("run_onnx_suite: no case matches", file=sys.stderr)
         return 2
+    work_items = [(path, case) for case in cases for path in paths]
 
     show = sys.stderr.isatty() and not args.quiet
 
     def progress(done):
         if show:
-            print(f"\r{done}/{len(cases)}", end="", file=sys.stderr, flush=True)
+            print(f"\r{done}/{len(work_items)}", end="", file=sys.stderr, flush=True)
 
     start = time.monotonic()
-    results = run_cases(cases, args.jobs, args.timeout, child_env(args.build_dir), progress)
+    env = child_env(args.build_dir)
+    with tempfile.TemporaryDirectory(prefix="sy-conformance-cache-") as cache:
+        env["SY_CONFORMANCE_CACHE"] = cache
+        results = run_cases(work_items, args.jobs, args.timeout, env, progress)
     seconds = time.monotonic() - start
     if show:
         print(file=sys.stderr)
-    print_report(results, seconds, args.jobs)
+    print_report(results, seconds, args.jobs, paths)
     counts = summarize(results)
     if args.json:
+        by_case = collections.defaultdict(dict)
+        for (path, name), r in sorted(results.items()):
+            by_case[name][path] = dict(r, reason=refusal_reason(r["message"])) if r["status"] == "refused" else r
         report = {
-            "data": args.data,
+            "data": folders,
+            "paths": paths,
             "seconds": round(seconds, 1),
             "jobs": args.jobs,
-            "counts": dict(counts),
-            "cases": {n: dict(r, reason=refusal_reason(r["message"])) if r["status"] == "refused" else r
-                      for n, r in sorted(results.items())},
+            "counts": {path: dict(counts[path]) for path in paths},
+            "cases": dict(sorted(by_case.items())),
         }
         pathlib.Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
-    return 1 if counts["wrong"] + counts["crash"] > 0 else 0
+    return 1 if any(counts[p]["wrong"] + counts[p]["crash"] > 0 for p in paths) else 0
 
 
 if __name__ == "__main__":
