@@ -232,6 +232,12 @@ std::optional<PrimitivePostOp> post_op_of(const CpuKernel& k, const CallNode& ca
   }
   std::optional<Dims> operand = operand_dims(call, side, operation);
   if (!operand) return std::nullopt;
+  // After a convolution, one value per channel or one in all: oneDNN's
+  // GEMM-based convolution reads any other operand at the wrong elements
+  // where PlanLayouts gives the destination a layout (the runtime refuses it).
+  if (operation.is_convolution)
+    for (size_t d = 0; d < operand->size(); ++d)
+      if ((*operand)[d] != 1 && d != 1) return std::nullopt;
   PrimitivePostOp binary_op;
   binary_op.kind = PrimitivePostOp::Kind::kBinary;
   binary_op.algorithm = it->second;

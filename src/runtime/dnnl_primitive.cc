@@ -66,6 +66,11 @@ memory::desc plain(const PrimitiveTensor& t) {
   return t.format.empty() ? memory::desc(t.dims, kF32, t.strides) : memory::desc(t.dims, kF32, format_named(t.format));
 }
 memory::desc any_layout(const PrimitiveTensor& t) { return memory::desc(t.dims, kF32, Tag::any); }
+memory::dims dense_strides(const memory::dims& dims) {
+  memory::dims strides(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
+  return strides;
+}
 
 size_t aligned(size_t bytes) { return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
 
@@ -212,9 +217,11 @@ struct DnnlPrimitive::Impl {
     for (size_t i = 0; i < spec.post_ops.size(); ++i) {
       const PrimitivePostOp& p = spec.post_ops[i];
       switch (p.kind) {
-        case PrimitivePostOp::Kind::kEltwise:
-          posts.append_eltwise(1.0f, algorithm_named(p.algorithm), p.alpha, p.beta);
+        case PrimitivePostOp::Kind::kEltwise: {
+          OneDnnEltwise e = onednn_eltwise(p);
+          posts.append_eltwise(1.0f, algorithm_named(e.algorithm), e.alpha, e.beta);
           break;
+        }
         case PrimitivePostOp::Kind::kSum:
           posts.append_sum(1.0f);
           break;
@@ -316,6 +323,7 @@ struct DnnlPrimitive::Impl {
             spec.kernel, spec.dilation, spec.padding_l, spec.padding_r));
         break;
     }
+    refuse_misapplied_binary_operands();
     if (depthwise >= 0 && chosen_dst.dims() != dst.dims())
       throw RuntimeError("its depthwise post-op computes other dims than the destination's");
     if (blocked_src()) to_src = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src, engine, chosen_src));
@@ -342,6 +350,26 @@ struct DnnlPrimitive::Impl {
     if (blocked_dst()) dst_offset = place(chosen_dst.get_size());
     if (blocked_weights()) weights_offset = place(chosen_weights.get_size());
     if (blocked_depthwise_weights()) depthwise_weights_offset = place(chosen_depthwise_weights.get_size());
+  }
+
+  // oneDNN's GEMM-based convolution writing a channels-last or blocked
+  // destination reads a binary post-op's operand at the wrong elements
+  // unless it holds one value per channel or one in all (a spatial or
+  // per-image operand gave errors as large as the values); its other
+  // implementations were right, but which one runs is oneDNN's choice.
+  void refuse_misapplied_binary_operands() const {
+    if (spec.kind != PrimitiveKind::kConvolution) return;
+    const memory::dims& dims = spec.dst.dims;
+    if (chosen_dst == memory::desc(dims, kF32, dense_strides(dims))) return;
+    for (const PrimitivePostOp& post : spec.post_ops) {
+      if (post.kind != PrimitivePostOp::Kind::kBinary) continue;
+      const std::vector<int64_t>& operand = post.operand.dims;
+      bool per_channel_or_one = true;
+      for (size_t d = 0; d < operand.size(); ++d) per_channel_or_one &= operand[d] == 1 || d == 1;
+      if (!per_channel_or_one)
+        throw RuntimeError("a binary post-op operand other than one value per channel, on a convolution writing a "
+                           "channels-last or blocked destination");
+    }
   }
 
   // The result of a convolution with a depthwise post-op before that runs:

@@ -1,18 +1,26 @@
 #include "runtime/primitive_post_ops.h"
 
+#include <limits>
 #include <map>
 #include <utility>
 
 namespace switchyard {
+
+OneDnnEltwise onednn_eltwise(const PrimitivePostOp& post) {
+  if (post.algorithm == "eltwise_relu" && post.alpha == 0)
+    return {"eltwise_clip", 0, std::numeric_limits<float>::infinity()};
+  return {post.algorithm, post.alpha, post.beta};
+}
 
 std::string repeated_eltwise_parameters(const std::vector<PrimitivePostOp>& posts) {
   std::map<std::string, std::pair<float, float>> first;  // algorithm -> its first (alpha, beta)
   for (const PrimitivePostOp& p : posts) {
     if (p.kind == PrimitivePostOp::Kind::kDepthwise) first.clear();
     if (p.kind != PrimitivePostOp::Kind::kEltwise) continue;
-    auto [it, inserted] = first.emplace(p.algorithm, std::make_pair(p.alpha, p.beta));
-    if (!inserted && it->second != std::make_pair(p.alpha, p.beta))
-      return "two " + p.algorithm + " post-ops with different parameters";
+    OneDnnEltwise e = onednn_eltwise(p);
+    auto [it, inserted] = first.emplace(e.algorithm, std::make_pair(e.alpha, e.beta));
+    if (!inserted && it->second != std::make_pair(e.alpha, e.beta))
+      return "two " + e.algorithm + " post-ops with different parameters";
   }
   return "";
 }

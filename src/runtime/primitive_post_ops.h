@@ -18,11 +18,23 @@ struct PostOp {
   int input = -1;  // kSum: the kernel input holding the residual
 };
 
+// An eltwise post-op as oneDNN is asked to compute it. A relu becomes
+// clip(x, 0, +inf): oneDNN's jit kernels give relu(NaN) = 0 and relu(-0) = +0
+// (docs/operators.md, "Edge cases"), but its GEMM-based convolution and its
+// reference pooling give NaN and -0; every implementation computes that clip
+// as the rule says.
+struct OneDnnEltwise {
+  std::string algorithm;
+  float alpha = 0, beta = 0;
+};
+OneDnnEltwise onednn_eltwise(const PrimitivePostOp& post);
+
 // Why oneDNN would compute these post-ops wrong, or "". Its jit kernels
 // (Debian's oneDNN 2.6, every convolution, pool and product tried) apply the
 // parameters of an eltwise algorithm's first post-op to every later one of
 // that algorithm: linear(0.25, 0) then linear(1, 0.5) computed 0.0625x, not
-// 0.25x + 0.5. A depthwise post-op starts a chain of its own.
+// 0.25x + 0.5. A depthwise post-op starts a chain of its own. Compared as
+// onednn_eltwise gives them, so a relu and a clip(-1, 1) conflict.
 std::string repeated_eltwise_parameters(const std::vector<PrimitivePostOp>& posts);
 
 // The spec's post-ops in this form, or why not (e.g. "the post-op
@@ -39,12 +51,13 @@ inline __attribute__((always_inline)) void apply_post_ops(Value& r, const std::v
   for (size_t p = 0; p < posts.size(); ++p) {
     const PostOp& post = posts[p];
     switch (post.kind) {
+      // NaN gives 0 and a_min, as the rule for relu and clip says.
       case PostOp::Kind::kRelu:
-        r = r > 0 ? r : post.alpha * r;
+        r = r > 0 ? r : (r <= 0 ? post.alpha * r : Value{});
         break;
       case PostOp::Kind::kClip:
-        r = r < post.alpha ? post.alpha : r;
-        r = r > post.beta ? post.beta : r;
+        r = r > post.alpha ? r : post.alpha;
+        r = r < post.beta ? r : post.beta;
         break;
       case PostOp::Kind::kLinear:
         r = post.alpha * r + post.beta;

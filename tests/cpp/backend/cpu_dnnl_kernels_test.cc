@@ -116,6 +116,10 @@ std::vector<KernelCase> dnnl_cases() {
       {"global_avg_pool_residual",
        main_of("%x: Tensor[(1, 8, 14, 14), float32], %r: Tensor[(1, 8, 1, 1), float32]",
                "  add(nn.global_avg_pool2d(%x), %r)")},
+      {"conv_spatial_scale",
+       main_of(image + ", %w: Tensor[(6, 4, 3, 3), float32], %s: Tensor[(1, 1, 9, 9), float32]",
+               "  %0 = nn.conv2d(%x, %w, padding=[1, 1]);\n  multiply(%0, %s)"),
+       -2, 2, 0, 0, 1e-3, {"w"}},
       // A diamond that is not a GELU (the erf's scale is wrong): fused, as a loop.
       {"dense_almost_gelu",
        main_of("%x: Tensor[(5, 8), float32], %w: Tensor[(12, 8), float32]",
@@ -309,6 +313,24 @@ TEST(CpuDnnlKernels, AResidualAfterAPoolIsABinaryPostOp) {
   spec.post_ops[0].kind = PrimitivePostOp::Kind::kSum;
   spec.post_ops[0].algorithm.clear();
   EXPECT_FALSE(dnnl_makes(spec));
+}
+
+// oneDNN's GEMM-based convolution reads a binary operand that is not one
+// value per channel at the wrong elements when its destination is laid out,
+// so the compiler leaves such a step to a loop and the runtime refuses it.
+TEST(CpuDnnlKernels, AConvolutionsBinaryOperandIsOneValuePerChannel) {
+  EXPECT_TRUE(has_post_op(spec_of("conv_scale_operand"), PrimitivePostOp::Kind::kBinary, "binary_mul"));
+  const PreparedCase& spatial = find_case("conv_spatial_scale");
+  ASSERT_TRUE(spatial.source.primitive);
+  EXPECT_FALSE(has_post_op(*spatial.source.primitive, PrimitivePostOp::Kind::kBinary));
+  EXPECT_TRUE(has(spatial.source.code, "void epilogue(")) << spatial.source.code;
+  PrimitiveSpec laid_out = spec_of("conv_scale_operand");
+  laid_out.src.format = laid_out.dst.format = "nhwc";
+  laid_out.any_activation_layout = false;
+  ASSERT_TRUE(dnnl_makes(laid_out));
+  for (PrimitivePostOp& post : laid_out.post_ops)
+    if (post.kind == PrimitivePostOp::Kind::kBinary) post.operand = {{2, 6, 9, 9}, {486, 81, 9, 1}};
+  EXPECT_FALSE(dnnl_makes(laid_out));
 }
 
 TEST(CpuDnnlKernels, AnEpilogueReadingAValueTwiceKeepsThePostOpsBeforeIt) {

@@ -375,12 +375,17 @@ TEST(PlanLayouts, AnElementWiseKernelReadingADenseValueOrInBlocksNotDividingItsC
   // 20 channels in a depthwise conv2's 16-channel blocks: the last block is padded.
   IRModule padded = plan(preactivation_block("", "", true, 20), "nhwc");
   EXPECT_EQ(layouts_of(padded).values, laid_out_with_conversion("nChw16c")) << print_module(padded);
-  // Its result is also read by a softmax loop.
+  // Its result is also read by a softmax loop, whose result conv2 adds
+  // after its residual: a second operand of the destination's shape is no
+  // post-op of a convolution (oneDNN's GEMM-based convolution misreads it in
+  // a layout), so a loop adds it, conv2 is no primitive alone, and nothing
+  // is laid out.
   std::string softmax_reads_it = preactivation_block();
   softmax_reads_it.replace(softmax_reads_it.find("  nn.softmax(add(%2, %0), axis=1)"), 33,
                            "  add(add(%2, %0), nn.softmax(%1, axis=1))");
   IRModule read_by_loop = plan(softmax_reads_it, "nhwc");
-  EXPECT_EQ(layouts_of(read_by_loop).values, laid_out_with_conversion("nhwc")) << print_module(read_by_loop);
+  EXPECT_EQ(layouts_of(read_by_loop).values, (std::vector<std::string>{"", "", "", ""}))
+      << print_module(read_by_loop);
   LoweredProgram program = lowered(read_by_loop);
   EXPECT_NO_THROW(apply_layouts(program));
 }

@@ -89,6 +89,9 @@ class Graph:
         array = self.data(shape, scale, special)
         return Value(sy.ir.const(array), tuple(shape), special=special, scale=max(scale, 1.0) * 4)
 
+    def literal(self, value):
+        return Value(sy.ir.const(np.float32(value)), (), scale=max(abs(value), 1.0))
+
     def scalar(self, allow_special=True):
         if allow_special and self.chance(0.08):
             s = self.pick(SPECIALS)
@@ -141,7 +144,7 @@ class Graph:
             # Away from the edge of the domain unless the value is exact.
             positive = self.call(o.abs, [v])
             if not v.exact or self.chance(0.5):
-                positive = self.call(o.add, [positive, self.constant((), 1.0)], exact=False)
+                positive = self.call(o.add, [positive, self.literal(1.0)], exact=False)
             if op == "log" and not v.exact:
                 return self.call(o.log, [positive], exact=False, scale=100.0)
             return self.call(getattr(o, op) if op != "log" else o.log, [positive], exact=False,
@@ -191,7 +194,7 @@ class Graph:
         if op == "divide" and not (first.exact and second.exact):
             # A divisor away from zero unless both are exact (x / 0 is a signed
             # infinity, and a rounding difference must not decide its sign).
-            second = self.call(o.add, [self.call(o.abs, [second]), self.constant((), 1.0)], exact=False)
+            second = self.call(o.add, [self.call(o.abs, [second]), self.literal(1.0)], exact=False)
         shape = tuple(np.broadcast_shapes(first.shape, second.shape))
         product = op in ("multiply", "divide")
         result = self.call(getattr(o, op), [first, second], shape=shape,
