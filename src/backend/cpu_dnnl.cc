@@ -178,6 +178,42 @@ PrimitiveSpec with_epilogue(const PrimitiveSpec& anchor, const DnnlEpilogue& epi
   return spec;
 }
 
+// Whether the epilogue reads the primitive's result only at the element it
+// writes: only then may the primitive write the kernel's output and the loop
+// rewrite it in place. A transpose, slice or concatenation of the result, or
+// a broadcast of it, reads elements the loop may already have overwritten.
+bool reads_in_place(const CpuKernel& k, const CallNode* computed) {
+  // The calls after `computed`, each after every call it reads.
+  std::vector<const CallNode*> order;
+  std::set<const CallNode*> visited{computed};
+  std::vector<std::pair<const CallNode*, size_t>> stack{{k.root, 0}};
+  visited.insert(k.root);
+  while (!stack.empty()) {
+    auto& [call, next] = stack.back();
+    if (next < call->args.size()) {
+      const CallNode* arg = as<CallNode>(call->args[next++]);
+      if (arg && visited.insert(arg).second) stack.push_back({arg, 0});
+      continue;
+    }
+    order.push_back(call);
+    stack.pop_back();
+  }
+  std::set<const CallNode*> reads_result{computed};
+  for (const CallNode* call : order) {
+    const OpDef* def = find_op_def(as<OpNode>(call->op)->name);
+    for (const Expr& arg : call->args) {
+      const CallNode* c = as<CallNode>(arg);
+      if (!c || !reads_result.count(c)) continue;
+      reads_result.insert(call);
+      bool same_elements = as_tensor(arg->checked_type())->numel() == as_tensor(call->checked_type())->numel();
+      bool flat = def && (def->pattern == OpPattern::kElementwise || def->pattern == OpPattern::kBroadcast ||
+                          def->name == "reshape" || def->name == "expand_dims" || def->name == "squeeze");
+      if (!flat || !same_elements) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 DnnlAnchor dnnl_anchor(const CpuKernel& k) {
@@ -271,8 +307,9 @@ std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
     k.library_only = true;
     return std::nullopt;
   }
-  // The primitive writes the output directly unless the epilogue changes the dtype.
-  bool scratch = k.output_dtype() != DType::kFloat32;
+  // The primitive writes the output directly unless the epilogue changes the
+  // dtype or reads the result at other elements than it writes.
+  bool scratch = k.output_dtype() != DType::kFloat32 || !reads_in_place(k, computed);
   if (scratch && !k.library->scratch) {
     k.primitive.reset();
     return std::nullopt;

@@ -36,10 +36,10 @@ inline float sy_exp(float x) {
   // ln 2 in two parts (Cody and Waite): n * 0.693359375 is exact for |n| <= 150.
   const float r = (c - n * 0.693359375f) - n * -2.12194440054690583e-4f;
   float p = 1.381314476e-03f;
-  p = p * r + 8.369418792e-03f;
-  p = p * r + 4.166845605e-02f;
-  p = p * r + 1.666651517e-01f;
-  p = p * r + 4.999999404e-01f;
+  p = __builtin_fmaf(p, r, 8.369418792e-03f);
+  p = __builtin_fmaf(p, r, 4.166845605e-02f);
+  p = __builtin_fmaf(p, r, 1.666651517e-01f);
+  p = __builtin_fmaf(p, r, 4.999999404e-01f);
   const float er = 1.0f + (r + r * r * p);
   // 2^n as two factors, each a normal float for n in [-150, 128]; the last
   // product rounds once, into the subnormals when e^x is below 2^-126.
@@ -63,14 +63,14 @@ inline float sy_log(float x) {
   m = low ? m + m - 1.0f : m - 1.0f;
   const float z = m * m;
   float p = 7.0376836292e-2f;
-  p = p * m - 1.1514610310e-1f;
-  p = p * m + 1.1676998740e-1f;
-  p = p * m - 1.2420140846e-1f;
-  p = p * m + 1.4249322787e-1f;
-  p = p * m - 1.6668057665e-1f;
-  p = p * m + 2.0000714765e-1f;
-  p = p * m - 2.4999993993e-1f;
-  p = p * m + 3.3333331174e-1f;
+  p = __builtin_fmaf(p, m, -1.1514610310e-1f);
+  p = __builtin_fmaf(p, m, 1.1676998740e-1f);
+  p = __builtin_fmaf(p, m, -1.2420140846e-1f);
+  p = __builtin_fmaf(p, m, 1.4249322787e-1f);
+  p = __builtin_fmaf(p, m, -1.6668057665e-1f);
+  p = __builtin_fmaf(p, m, 2.0000714765e-1f);
+  p = __builtin_fmaf(p, m, -2.4999993993e-1f);
+  p = __builtin_fmaf(p, m, 3.3333331174e-1f);
   float y = p * m * z + e * -2.12194440e-4f - 0.5f * z;
   y = m + y + e * 0.693359375f;
   return x != x ? x : (x < 0.0f ? NAN : (x == 0.0f ? -INFINITY : (x == INFINITY ? INFINITY : y)));
@@ -81,10 +81,10 @@ inline float sy_tanh(float x) {
   const float a = sy_fabs(x);
   const float t = x * x;
   float p = -5.704986863e-03f;
-  p = p * t + 2.063908614e-02f;
-  p = p * t - 5.373971537e-02f;
-  p = p * t + 1.333144158e-01f;
-  p = p * t - 3.333328068e-01f;
+  p = __builtin_fmaf(p, t, 2.063908614e-02f);
+  p = __builtin_fmaf(p, t, -5.373971537e-02f);
+  p = __builtin_fmaf(p, t, 1.333144158e-01f);
+  p = __builtin_fmaf(p, t, -3.333328068e-01f);
   const float near = a + a * t * p;
   const float far = 1.0f - 2.0f / (sy_exp(a + a) + 1.0f);
   return sy_copysign(a < 0.625f ? near : far, x);  // NaN: far, which is NaN; -0 stays -0
@@ -98,23 +98,23 @@ inline float sy_tanh(float x) {
 inline float sy_erf(float x) {
   const float t = x * x;
   float q = 7.853861462e-05f;
-  q = q * t - 8.010193706e-04f;
-  q = q * t + 5.188327748e-03f;
-  q = q * t - 2.685381286e-02f;
-  q = q * t + 1.128358543e-01f;
-  q = q * t - 3.761262596e-01f;
+  q = __builtin_fmaf(q, t, -8.010193706e-04f);
+  q = __builtin_fmaf(q, t, 5.188327748e-03f);
+  q = __builtin_fmaf(q, t, -2.685381286e-02f);
+  q = __builtin_fmaf(q, t, 1.128358543e-01f);
+  q = __builtin_fmaf(q, t, -3.761262596e-01f);
   q = q * t + 1.12837916709551257f;  // 2 / sqrt(pi)
   const float near = x * q;
   const float a = sy_fabs(x);
   const float b = a < 4.0f ? a : 4.0f;
   const float u = b - 2.5f;
   float s = 1.863792131e-04f;
-  s = s * u - 1.519703364e-04f;
-  s = s * u + 2.465384547e-03f;
-  s = s * u - 1.071126107e-02f;
-  s = s * u + 5.611685663e-02f;
-  s = s * u - 3.526939452e-01f;
-  s = s * u - 1.556817889e+00f;
+  s = __builtin_fmaf(s, u, -1.519703364e-04f);
+  s = __builtin_fmaf(s, u, 2.465384547e-03f);
+  s = __builtin_fmaf(s, u, -1.071126107e-02f);
+  s = __builtin_fmaf(s, u, 5.611685663e-02f);
+  s = __builtin_fmaf(s, u, -3.526939452e-01f);
+  s = __builtin_fmaf(s, u, -1.556817889e+00f);
   const float far = sy_copysign(1.0f - sy_exp(s - b * b), x);
   return a >= 1.0f ? far : near;  // NaN: near, which is NaN
 }

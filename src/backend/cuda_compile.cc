@@ -118,7 +118,8 @@ Cubin compile_cuda(const std::string& code, const std::string& name, const std::
     throw Error(ErrorKind::kBackend, "NVRTC could not take " + name + ": " + n.error_string(created));
   std::string arch_option = "--gpu-architecture=" + arch;
   // -default-device: the sy_ helpers are written once, as plain functions.
-  const char* options[] = {arch_option.c_str(), "--std=c++17", "-default-device"};
+  // --fmad=false: each multiply and add rounds as the interpreter's does.
+  const char* options[] = {arch_option.c_str(), "--std=c++17", "-default-device", "--fmad=false"};
   nvrtcResult compiled = n.compile_program(program, int(std::size(options)), options);
   Cubin out;
   out.arch = arch;

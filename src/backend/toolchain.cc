@@ -144,9 +144,11 @@ std::vector<std::string> Toolchain::cpu_flags(const std::string& mcpu) {
   // vectorise only with -fopenmp-simd and without errno; and without trapping
   // math, under which GCC will not turn a floating-point condition (NaN
   // checks, sy_erf's two ranges) into a select (docs/design.md). Neither
-  // changes a result.
+  // changes a result. -ffp-contract=off keeps each multiply and add rounded
+  // as the interpreter rounds it (GCC fuses a * b + c by default, even under
+  // -std=c++20); the math polynomials ask for their fused steps by name.
   return {"-O3", cpu_flag + (mcpu.empty() ? std::string("native") : mcpu), "-fPIC", "-fopenmp-simd",
-          "-fno-math-errno", "-fno-trapping-math"};
+          "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"};
 }
 
 std::vector<std::string> Toolchain::target_help_command(const std::string& mcpu) const {

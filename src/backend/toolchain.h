@@ -44,8 +44,8 @@ class Toolchain {
   const std::string& native_cpu() const { return native_cpu_; }
 
   // The flags of a CPU target: -O3 -march=native -fPIC -fopenmp-simd
-  // -fno-math-errno -fno-trapping-math, with the target's -mcpu option in
-  // place of "native".
+  // -fno-math-errno -fno-trapping-math -ffp-contract=off, with the target's
+  // -mcpu option in place of "native".
   static std::vector<std::string> cpu_flags(const std::string& mcpu);
   // The instruction-set extensions (runtime/cpu_features.h) that code
   // compiled with cpu_flags(mcpu) may use, as the compiler reports them

@@ -153,6 +153,43 @@ TEST(AotEdgeCases, ReductionsAndMaxPoolLetNaNWin) {
               {{1, 5, kNaN, 0, 2, kNaN, 3, 4}});
 }
 
+// Denormals are kept, never flushed to zero, by generated loops and by
+// oneDNN's products and convolutions: every value here is an integer number
+// of 2^-149 steps and every product and sum below is exact, so both ways
+// give the same bits, and a flush would give zeros.
+TEST(AotEdgeCases, DenormalsAreNotFlushed) {
+  const double step = std::ldexp(1.0, -149);
+  std::vector<double> x;
+  for (int i = 0; i < 16; ++i) x.push_back((3 + 5 * i) * step * (i % 2 ? -1 : 1));
+  std::vector<NDArray> out = expect_same(
+      "denormals",
+      "def @main(%x: Tensor[(16), float32]) {\n"
+      "  %0 = reshape(%x, newshape=[1, 16, 1, 1]);\n"
+      "  %1 = nn.conv2d(%0, broadcast_to(2f, shape=[8, 16, 1, 1]));\n"
+      "  %2 = nn.dense(reshape(%x, newshape=[2, 8]), broadcast_to(4f, shape=[3, 8]));\n"
+      "  (multiply(%x, 2f), add(%x, %x), %1, %2, nn.relu(%x))\n"
+      "}\n",
+      {x});
+  for (const NDArray& o : out)
+    for (int64_t i = 0; i < o.numel(); ++i) {
+      double v = o.get_as_double(i);
+      EXPECT_TRUE(v == 0 || std::abs(v) < std::ldexp(1.0, -126)) << "the case exercises denormal results only";
+    }
+  EXPECT_NE(out[2].get_as_double(0), 0) << "the convolution's sum is a denormal";
+}
+
+// Each multiply and add rounds on its own, as the interpreter rounds it: a
+// fused multiply-add would give (1 + 2^-12)^2 - (1 + 2^-11) = 2^-24, not 0.
+TEST(AotEdgeCases, AMultiplyThenAddRoundsTwice) {
+  const double x = 1 + std::ldexp(1.0, -12), z = -(1 + std::ldexp(1.0, -11));
+  std::vector<NDArray> out = expect_same("no_contraction",
+                                         "def @main(%x: Tensor[(64), float32], %z: Tensor[(64), float32]) {\n"
+                                         "  add(multiply(%x, %x), %z)\n"
+                                         "}\n",
+                                         {std::vector<double>(64, x), std::vector<double>(64, z)});
+  EXPECT_EQ(out[0].get_as_double(0), 0.0);
+}
+
 TEST(AotEdgeCases, FloatMathOfSpecialValuesMatches) {
   expect_same("float_math",
               "def @main(%x: Tensor[(12), float32]) {\n"

@@ -34,7 +34,7 @@ std::shared_ptr<KernelLibrary> KernelLibrary::build(const std::vector<KernelSour
                                                     const std::string& label) {
   std::string code;
   for (const KernelSource& s : sources) code += s.code + "\n";
-  std::string flags = "-std=c++17 -O2 -march=native -fopenmp-simd -fno-math-errno -fno-trapping-math -shared -fPIC -I" +
+  std::string flags = "-std=c++17 -O2 -march=native -fopenmp-simd -fno-math-errno -fno-trapping-math -ffp-contract=off -shared -fPIC -I" +
                       source_dir() + "/include -I" + source_dir() + "/src";
   std::string hash = sha256_hex((code + flags).data(), code.size() + flags.size()).substr(0, 16);
   std::filesystem::path dir = std::filesystem::path(binary_dir()) / "kernel_cache";

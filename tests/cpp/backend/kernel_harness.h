@@ -22,7 +22,7 @@ using KernelFunction = void (*)(const void* const* inputs, void* const* outputs,
 class KernelLibrary {
  public:
   // Compiles `sources` as one translation unit (`c++ -O2 -march=native
-  // -fopenmp-simd -fno-math-errno -fno-trapping-math -shared -fPIC
+  // -fopenmp-simd -fno-math-errno -fno-trapping-math -ffp-contract=off -shared -fPIC
   // -I<repo>/include -I<repo>/src ... -ldnnl`) and loads it. (-fopenmp-simd
   // honours the kernels' `omp simd` loops; without -fno-math-errno std::sqrt
   // stops vectorisation, and without -fno-trapping-math selects on float
