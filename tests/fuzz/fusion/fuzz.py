@@ -20,7 +20,8 @@ cpu:1), at one or two threads. Each graph ends as:
 Outputs match when they have the same shape and dtype, NaN and each signed
 infinity at the same places, and finite values within 1e-4 relative to the
 output's largest finite magnitude plus 1e-3 relative per element plus 1e-43
-(integers and booleans exactly). A wrong or crashing graph is written to
+plus the output's bound on denormal rounding (graphs.py's `floor`; integers
+and booleans exactly). A wrong or crashing graph is written to
 tests/fuzz/fusion/findings/ (with --keep) as its module's text and its
 inputs, which --replay and the test suite run from then on.
 
@@ -51,8 +52,9 @@ RESULT_PREFIX = "@@fusion-fuzz "
 
 # ------------------------------------------------------------- comparison
 
-def compare(actual, expected):
-    """None when `actual` matches `expected` under the rules above, else what differs."""
+def compare(actual, expected, floor=0.0):
+    """None when `actual` matches `expected` under the rules above, else what
+    differs; `floor` is the output's bound on denormal rounding (graphs.py)."""
     import numpy as np
 
     actual, expected = np.asarray(actual), np.asarray(expected)
@@ -78,7 +80,7 @@ def compare(actual, expected):
     scale = float(np.abs(e[finite]).max())
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.where(finite, np.abs(a - e), 0.0)
-        bound = TOLERANCE * scale + ELEMENT_TOLERANCE * np.abs(e) + DENORMAL_FLOOR
+        bound = TOLERANCE * scale + ELEMENT_TOLERANCE * np.abs(e) + DENORMAL_FLOOR + floor
     bad = np.argwhere(finite & ~(err <= bound))
     if len(bad) == 0:
         return None
@@ -94,9 +96,9 @@ def first_line(e):
     return lines[0][:300] if lines else type(e).__name__
 
 
-def check_module(sy, mod, inputs, devices, threads, scratch, cache_dir):
+def check_module(sy, mod, inputs, devices, threads, scratch, cache_dir, floors=None):
     """(status, detail) of building `mod`, running it on `inputs` and
-    comparing with the interpreter."""
+    comparing with the interpreter (output k allowing floors[k] more)."""
     try:
         expected = sy.evaluate(mod, **inputs)
     except sy.Error as e:
@@ -114,7 +116,7 @@ def check_module(sy, mod, inputs, devices, threads, scratch, cache_dir):
     if len(actual) != len(expected):
         return "wrong", f"{len(actual)} outputs, expected {len(expected)}"
     for k, (a, e) in enumerate(zip(actual, expected)):
-        diff = compare(a, e)
+        diff = compare(a, e, floors[k] if floors else 0.0)
         if diff:
             return "wrong", f"output {k}: {diff}"
     return "pass", ""
@@ -153,8 +155,9 @@ def check_batch(first, count, cache_dir):
     def run(group):
         mod, devices = placed(sy, graph_maker.module_of(group), split)
         inputs = {k: v for g in group for k, v in g.inputs.items()}
+        floors = [v.floor for g in group for v in g.outputs]
         with tempfile.TemporaryDirectory(prefix="sy-fusion-fuzz-") as scratch:
-            return check_module(sy, mod, inputs, devices, threads, scratch, cache_dir)
+            return check_module(sy, mod, inputs, devices, threads, scratch, cache_dir, floors)
 
     status, detail = run(made)
     if status == "pass" or len(made) == 1:

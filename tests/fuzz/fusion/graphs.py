@@ -27,6 +27,11 @@ Why the generator tracks three facts per value:
 - scale: a bound on the magnitude, so that sums of huge values never land
   near float32's overflow, where the order of summation would decide between
   a finite result and an infinity.
+- floor: a bound on the absolute error that denormal rounding may leave in
+  the value: a result below 2^-126 keeps only the bits above 2^-149, so two
+  correct computations of it may differ by a few 2^-149 steps, and a later
+  product scales that difference up. The comparison allows each output its
+  floor (fuzz.py).
 """
 import dataclasses
 
@@ -39,6 +44,7 @@ SPECIALS = [np.nan, np.inf, -np.inf]
 # Scalar constants: ordinary, signed zeros, a denormal, huge and tiny magnitudes.
 SCALARS = [0.5, 2.0, -1.0, 3.0, 0.25, -0.75, 6.0, 1e-3, 0.0, -0.0, 1e-40, 1e30, -1e25, 1e-30]
 BIG = 1e20  # beyond this a value is kept away from sums (see `scale` above)
+STEP = 2.0 ** -149  # the denormal step: the finest absolute rounding of a float32
 
 
 @dataclasses.dataclass
@@ -49,6 +55,7 @@ class Value:
     exact: bool = True
     special: bool = False
     scale: float = 1.0
+    floor: float = 0.0
 
 
 class Graph:
@@ -102,13 +109,15 @@ class Graph:
 
     # ------------------------------------------------------- combinators
 
-    def call(self, op, args, shape=None, exact=None, scale=None, **attrs):
-        """A call of `op` on Values; its facts follow from its arguments."""
+    def call(self, op, args, shape=None, exact=None, scale=None, amplify=1.0, **attrs):
+        """A call of `op` on Values; its facts follow from its arguments.
+        `amplify` bounds how much the call scales an error in its arguments."""
         expr = op(*[a.expr for a in args], **attrs)
-        return Value(expr, shape if shape is not None else args[0].shape, attrs.get("dtype", F32),
-                     exact=all(a.exact for a in args) if exact is None else exact,
+        exact = all(a.exact for a in args) if exact is None else exact
+        return Value(expr, shape if shape is not None else args[0].shape, attrs.get("dtype", F32), exact=exact,
                      special=any(a.special for a in args),
-                     scale=max(a.scale for a in args) if scale is None else scale)
+                     scale=max(a.scale for a in args) if scale is None else scale,
+                     floor=following(args, amplify, exact))
 
     def per_channel(self, v, axis):
         """A constant broadcasting along `axis` of v, as (C, 1, ...) or (C,)."""
@@ -139,7 +148,7 @@ class Graph:
             return self.call(o.clip, [v], a_min=lo, a_max=hi, scale=max(abs(lo), abs(hi), 1.0))
         if op == "exp":
             bounded = self.call(o.clip, [v], a_min=-30.0, a_max=30.0)
-            return self.call(o.exp, [bounded], exact=False, scale=1e14)
+            return self.call(o.exp, [bounded], exact=False, scale=1e14, amplify=1e14)
         if op in ("log", "sqrt", "rsqrt"):
             # Away from the edge of the domain unless the value is exact.
             positive = self.call(o.abs, [v])
@@ -198,7 +207,8 @@ class Graph:
         shape = tuple(np.broadcast_shapes(first.shape, second.shape))
         product = op in ("multiply", "divide")
         result = self.call(getattr(o, op), [first, second], shape=shape,
-                           scale=first.scale * second.scale if product else first.scale + second.scale)
+                           scale=first.scale * second.scale if product else first.scale + second.scale,
+                           amplify=max(first.scale, second.scale) if product else 1.0)
         # The compiler may fold two steps by constants into one, or a division
         # by a constant into a product: exact no longer.
         if op == "divide" or (op != "maximum" and op != "minimum" and (is_constant(first) or is_constant(second))):
@@ -211,22 +221,23 @@ class Graph:
         o = sy.op
         kind = self.pick(["swish", "hardswish", "leaky", "gelu"])
         if kind == "swish":
-            return self.call(o.multiply, [v, self.call(o.sigmoid, [v])], exact=False)
+            return self.call(o.multiply, [v, self.call(o.sigmoid, [v])], exact=False, amplify=max(v.scale, 1.0))
         if kind == "hardswish":
             gate = Value(o.add(o.divide(v.expr, sy.ir.const(np.float32(6))), sy.ir.const(np.float32(0.5))), v.shape,
-                         exact=False, special=v.special, scale=v.scale)
+                         exact=False, special=v.special, scale=v.scale, floor=following([v], 1.0))
             gate = self.call(o.clip, [gate], a_min=0.0, a_max=1.0, scale=1.0)
-            return self.call(o.multiply, [v, gate], exact=False)
+            return self.call(o.multiply, [v, gate], exact=False, amplify=max(v.scale, 1.0))
         if kind == "leaky":
             negative_side = Value(o.multiply(v.expr, sy.ir.const(np.float32(0.1))), v.shape, exact=False,
                                   special=v.special, scale=v.scale)
             condition = Value(o.greater(v.expr, sy.ir.const(np.float32(0))), v.shape, "bool", v.exact, v.special)
             return Value(o.where(condition.expr, v.expr, negative_side.expr), v.shape, exact=False,
-                         special=v.special, scale=v.scale)
+                         special=v.special, scale=v.scale, floor=following([v], 1.0))
         scaled = o.erf(o.divide(v.expr, sy.ir.const(np.float32(1.4142135))))
         gelu = o.multiply(o.multiply(v.expr, o.add(scaled, sy.ir.const(np.float32(1)))),
                           sy.ir.const(np.float32(0.5)))
-        return Value(gelu, v.shape, exact=False, special=v.special, scale=v.scale)
+        return Value(gelu, v.shape, exact=False, special=v.special, scale=v.scale,
+                     floor=following([v], max(v.scale, 2.0)))
 
     def layout(self, v, channel_axis):
         """An injective step: a transpose, a reshape, a slice, a
@@ -258,7 +269,7 @@ class Graph:
             shape[axis] *= 2
             expr = o.concatenate(sy.ir.Tuple([v.expr, other.expr]), axis=axis)
             return Value(expr, tuple(shape), exact=v.exact and other.exact, special=v.special or other.special,
-                         scale=max(v.scale, other.scale)), channel_axis
+                         scale=max(v.scale, other.scale), floor=max(v.floor, other.floor)), channel_axis
         if kind == "expand_squeeze":
             expanded = self.call(o.expand_dims, [v], shape=(1,) + v.shape, axis=0)
             return self.call(o.squeeze, [expanded], shape=v.shape, axis=[0]), channel_axis
@@ -335,8 +346,9 @@ class Graph:
         if self.chance(0.1):
             weights = self.input(weights.shape, 0.3)
         self.anchor = f"conv{kh}x{kw}/g{groups}/s{stride}/d{dilation}"
+        terms = c // groups * kh * kw
         y = self.call(o.nn.conv2d, [x, weights], shape=(n, out, oh, ow), exact=False,
-                      scale=x.scale * weights.scale * c * kh * kw, strides=[stride, stride],
+                      scale=x.scale * weights.scale * c * kh * kw, amplify=weights.scale * terms, strides=[stride, stride],
                       dilation=[dilation, dilation], padding=pads, groups=groups)
         return y, 1
 
@@ -351,13 +363,15 @@ class Graph:
             x = self.prologue(self.input(self.pick([(m, k), (2, m, k)]), scale), self.rng.randint(0, 3))
             w = self.constant((n, k), 0.3)
             self.anchor = "dense"
-            return self.call(o.nn.dense, [x, w], shape=x.shape[:-1] + (n,), exact=False, scale=x.scale * k), None
+            return self.call(o.nn.dense, [x, w], shape=x.shape[:-1] + (n,), exact=False, scale=x.scale * k,
+                             amplify=w.scale * k), None
         if kind in ("matmul", "matmul3"):
             a_shape = (m, k) if kind == "matmul" else (self.pick([2, 3]), m, k)
             a = self.prologue(self.input(a_shape, scale), self.rng.randint(0, 3))
             b = self.constant((k, n), 0.3) if self.chance(0.7) else self.input((k, n), 0.3)
             self.anchor = kind
-            return self.call(o.matmul, [a, b], shape=a_shape[:-1] + (n,), exact=False, scale=a.scale * k), None
+            return self.call(o.matmul, [a, b], shape=a_shape[:-1] + (n,), exact=False, scale=a.scale * k,
+                             amplify=b.scale * k), None
         batch = self.pick([1, 2, 4])
         transpose_b = self.chance(0.6)
         a = self.prologue(self.input((batch, m, k), scale), self.rng.randint(0, 3))
@@ -365,6 +379,7 @@ class Graph:
         b = self.input(b_shape, 0.3) if self.chance(0.6) else self.constant(b_shape, 0.3)
         self.anchor = "batch_matmul"
         return self.call(o.nn.batch_matmul, [a, b], shape=(batch, m, n), exact=False, scale=a.scale * k,
+                         amplify=b.scale * k,
                          transpose_b=transpose_b), None
 
     def pool(self, x):
@@ -405,7 +420,9 @@ class Graph:
             c = x.shape[-1]
             gamma, beta = self.constant((c,), 1.0), self.constant((c,), 1.0)
             self.anchor = "layer_norm"
-            return self.call(o.nn.layer_norm, [x, gamma, beta], exact=False, scale=10.0 * gamma.scale), 1
+            # 1 / sqrt(variance + 1e-5) scales an error by at most 316.
+            return self.call(o.nn.layer_norm, [x, gamma, beta], exact=False, scale=10.0 * gamma.scale,
+                             amplify=316 * gamma.scale), 1
         if kind == "batch_norm":
             c = x.shape[1]
             gamma, beta, mean = (self.constant((c,), 1.0) for _ in range(3))
@@ -413,6 +430,7 @@ class Graph:
             expr = o.nn.batch_norm(x.expr, gamma.expr, beta.expr, mean.expr, variance.expr)
             self.anchor = "batch_norm"
             return Value(sy.ir.TupleGetItem(expr, 0), x.shape, exact=False, special=x.special,
+                         floor=following([x], 10 * gamma.scale),
                          scale=x.scale * 10), 1
         axes = sorted(set(int(a) for a in self.rng.choice(rank, self.rng.randint(1, rank + 1), replace=False)))
         keepdims = self.chance(0.5)
@@ -424,7 +442,8 @@ class Graph:
         self.anchor = f"{kind}/axes{axes}/keep{int(keepdims)}"
         count = int(np.prod([x.shape[a] for a in axes]))
         return self.call(getattr(o, kind), [x], shape=shape, exact=False,
-                         scale=x.scale * (count if kind == "sum" else 1), axis=axes, keepdims=keepdims), channel
+                         scale=x.scale * (count if kind == "sum" else 1), amplify=count if kind == "sum" else 1.0,
+                         axis=axes, keepdims=keepdims), channel
 
     # -------------------------------------------------------------- a graph
 
@@ -445,6 +464,11 @@ class Graph:
             y, channel_axis = self.epilogue(y, channel_axis, self.rng.randint(1, 4))
         self.outputs.append(y)
         return self
+
+
+def following(args, amplify, exact=False):
+    """The floor of a value computed from `args` (see the module's doc)."""
+    return sum(a.floor for a in args) * amplify + (0.0 if exact else 8 * STEP)
 
 
 def is_constant(v):
