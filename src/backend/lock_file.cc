@@ -22,7 +22,7 @@ namespace switchyard {
 namespace {
 
 [[noreturn]] void fail(const std::string& what, const std::string& path, int error) {
-  throw Error(ErrorKind::kBackend, "cannot " + what + " the lock file " + path + ": " + std::strerror(error));
+  throw Error(ErrorKind::kBackend, "cannot " + what + " " + path + ": " + std::strerror(error));
 }
 
 // An open descriptor of the regular file at `path`, created when absent.

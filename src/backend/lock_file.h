@@ -16,7 +16,8 @@ class LockFile {
   // Waits until this process holds `path` (created when absent; anything
   // else found there, such as a directory, is removed). A signal caught by
   // the interrupt handlers (interrupt.h) ends the wait with their Error.
-  // Error(kBackend) naming `path` when it cannot be created or locked.
+  // Error(kBackend) "cannot create PATH: REASON" (or lock) when it cannot be
+  // created or locked.
   explicit LockFile(std::string path);
   ~LockFile();
   LockFile(const LockFile&) = delete;
