@@ -52,7 +52,8 @@ def compile_command(model, out, rebuild):
 
 
 def race(rng, models, shared, private, env):
-    """One round of racing compiles, some interrupted; returns (compiles, interrupted)."""
+    """One round of racing compiles, some interrupted; returns how many ran and the exit
+    statuses of those a signal stopped."""
     children = []
     for i in range(COMPILES_PER_ROUND):
         k = rng.randrange(len(models))
@@ -72,7 +73,7 @@ def race(rng, models, shared, private, env):
         _, stderr = child.communicate(timeout=300)
         allowed = {0} | (INTERRUPTED if i in sent else set())
         assert child.returncode in allowed, f"compile {child.args} exited {child.returncode}: {stderr}"
-    return len(children), sum(children[i].returncode != 0 for i in sent)
+    return len(children), [children[i].returncode for i in sent if children[i].returncode != 0]
 
 
 def test_racing_and_interrupted_compiles_never_hand_back_another_model(tmp_path):
@@ -93,7 +94,7 @@ def test_racing_and_interrupted_compiles_never_hand_back_another_model(tmp_path)
     shared = tmp_path / "outputs" / "shared"
     private = tmp_path / "private"
     private.mkdir()
-    compiles = interrupted = 0
+    compiles, interrupted = 0, []
     wrong = []
     for round_index in range(ROUNDS):
         raced, stopped = race(rng, models, shared, private, env)
@@ -112,6 +113,8 @@ def test_racing_and_interrupted_compiles_never_hand_back_another_model(tmp_path)
                 wrong.append(f"round {round_index}: model {k} compiled alone computes model(s) {found}")
     # One more compile into the shared folder removes what killed ones left beside it.
     subprocess.run(compile_command(models[0], shared, False), env=env, check=True, capture_output=True, timeout=300)
-    print(f"\n{compiles} racing compiles, {interrupted} of them interrupted, {len(wrong)} wrong models handed back")
+    killed = sum(status == -signal.SIGKILL for status in interrupted)
+    print(f"\n{compiles} racing compiles, {len(interrupted)} of them interrupted ({killed} by SIGKILL, "
+          f"{len(interrupted) - killed} by SIGINT), {len(wrong)} wrong models handed back")
     assert wrong == []
     assert sorted(p.name for p in shared.parent.iterdir()) == ["shared"]
