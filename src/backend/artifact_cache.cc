@@ -13,13 +13,16 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <vector>
 
 #include "backend/artifact_writer.h"
 #include "backend/compiler_probe.h"
+#include "backend/lock_file.h"
 #include "backend/toolchain.h"
 #include "backend/verified_cache.h"
+#include "runtime/clipped_text.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/file_write.h"
 #include "runtime/sha256.h"
@@ -30,8 +33,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kFilesList = ".files";      // name size mtime, one file a line
+constexpr const char* kFilesList = ".files";      // the header, then name size hash, one file a line
 constexpr const char* kSummaryFile = ".summary";  // the compile's summary line
+constexpr const char* kListHeader = "switchyard artifact entry 2";
+constexpr const char* kLockSuffix = ".lock";      // KEY.lock, beside the entry
 
 std::string hex(const unsigned char* bytes, size_t n) {
   static const char digits[] = "0123456789abcdef";
@@ -46,12 +51,11 @@ std::string hex(const unsigned char* bytes, size_t n) {
 // happens to contain these bytes only costs the cache.)
 constexpr char kExternalDataKey[] = "\n\x08location";
 
-// XXH3-128 of the file's bytes; "" when unreadable or, for an ONNX file,
-// when it refers to external data. Read in chunks: faulting in a mapping of
-// ResNet-50's 100 MB took this VM 50-60 ms, reading it from the page cache
-// a fraction of that.
-std::string file_digest(const std::string& path) {
-  const bool onnx = fs::path(path).extension() == ".onnx";
+// XXH3-128 of the regular file's bytes; "" when it is unreadable or, for a
+// model `onnx` file, when it refers to external data. Read in chunks:
+// faulting in a mapping of ResNet-50's 100 MB took this VM 50-60 ms, reading
+// it from the page cache a fraction of that.
+std::string file_digest(const std::string& path, bool onnx) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";
   struct stat info {};
@@ -121,30 +125,90 @@ int add_object_identity(dl_phdr_info* info, size_t, void* out) {
   return 0;
 }
 
-std::string stamp(const fs::path& path) {
-  struct stat info {};
-  if (stat(path.c_str(), &info) != 0) return "";
-  return std::to_string(info.st_size) + " " + std::to_string(info.st_mtim.tv_sec) + "." +
-         std::to_string(info.st_mtim.tv_nsec);
+// The entry's list, one file a line after its header:
+// "NAME\tSIZE\tXXH3-128".
+struct KeptFile {
+  std::string name;
+  uintmax_t size = 0;
+  std::string digest;
+};
+
+// A name the list may hold: one plain file inside the entry, never a path.
+bool plain_file_name(const std::string& name) {
+  return !name.empty() && name[0] != '.' && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos && name.size() <= 255;
 }
 
-// Every regular file under `dir`, as paths relative to it, the lists left out.
-std::vector<std::string> artifact_files(const fs::path& dir) {
-  std::vector<std::string> files;
-  for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) {
-      std::string name = fs::relative(e.path(), dir).string();
-      if (name != kFilesList && name != kSummaryFile) files.push_back(name);
+// The entry's files, or nullopt with `problem` saying what is wrong.
+std::optional<std::vector<KeptFile>> read_file_list(const std::string& path, std::string* problem) {
+  std::ifstream list(path);
+  std::string line;
+  if (!list || !std::getline(list, line) || line != kListHeader) {
+    *problem = "its file list " + path + " is missing or from another version";
+    return std::nullopt;
+  }
+  std::vector<KeptFile> files;
+  std::set<std::string> names;
+  while (std::getline(list, line)) {
+    std::istringstream fields(line);
+    KeptFile file;
+    std::string size;
+    bool parsed = std::getline(fields, file.name, '\t') && std::getline(fields, size, '\t') &&
+                  std::getline(fields, file.digest) && !size.empty() && size.size() < 20 &&
+                  std::all_of(size.begin(), size.end(), ::isdigit) && file.digest.size() == 32;
+    if (!parsed || !plain_file_name(file.name) || !names.insert(file.name).second) {
+      *problem = "its file list " + path + " has a malformed line or a name that is not one plain file: \"" +
+                 clipped_text(line, 80) + "\"";
+      return std::nullopt;
     }
-  return files;
+    file.size = std::stoull(size);
+    files.push_back(std::move(file));
+  }
+  if (files.empty()) *problem = "its file list " + path + " names no file";
+  return files.empty() ? std::nullopt : std::optional(files);
 }
 
 // A hard link, or a copy where the two are on different file systems.
 void link_or_copy(const fs::path& from, const fs::path& to) {
-  fs::create_directories(to.parent_path());
   std::error_code error;
   fs::create_hard_link(from, to, error);
   if (error) fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+}
+
+// Links the kept `file` of `entry` into `staging` and checks what was
+// linked; "" when it is intact, else what is wrong.
+std::string hand_back(const fs::path& entry, const KeptFile& file, const fs::path& staging) {
+  std::error_code error;
+  fs::file_status status = fs::symlink_status(entry / file.name, error);
+  if (error || !fs::is_regular_file(status)) return file.name + " is missing or not a regular file";
+  if (fs::file_size(entry / file.name, error) != file.size || error)
+    return file.name + " is not the size its list records";
+  try {
+    link_or_copy(entry / file.name, staging / file.name);
+  } catch (const fs::filesystem_error& e) {
+    return std::string("cannot link ") + file.name + ": " + e.what();
+  }
+  // The bytes handed back, hashed: a link shares them with the entry.
+  if (file_digest((staging / file.name).string(), false) != file.digest)
+    return file.name + "'s content does not match its recorded XXH3-128";
+  return "";
+}
+
+// The list of `staging`'s files, each linked into `entry` and hashed there;
+// nullopt when the staging directory holds anything but plain files.
+std::optional<std::string> link_file_list(const fs::path& staging, const fs::path& entry) {
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(staging)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::string list = std::string(kListHeader) + "\n";
+  for (const fs::path& from : files) {
+    std::string name = from.filename().string(), digest;
+    if (!fs::is_regular_file(fs::symlink_status(from)) || !plain_file_name(name)) return std::nullopt;
+    link_or_copy(from, entry / name);
+    if ((digest = file_digest((entry / name).string(), false)).empty()) return std::nullopt;
+    list += name + "\t" + std::to_string(fs::file_size(entry / name)) + "\t" + digest + "\n";
+  }
+  return list;
 }
 
 }  // namespace
@@ -153,11 +217,11 @@ std::optional<ArtifactCache> ArtifactCache::open(const std::string& cache_dir, c
                                                  const std::string& flags) {
   std::string build;
   dl_iterate_phdr(add_object_identity, &build);
-  std::string digest = file_digest(model_path);
+  std::string digest = file_digest(model_path, fs::path(model_path).extension() == ".onnx");
   if (digest.empty() || build.find("unidentified") != std::string::npos) return std::nullopt;
   // oneDNN's instruction set (ONEDNN_MAX_CPU_ISA may lower it) decides the
   // planned layouts and the weights' prepared layouts.
-  std::string key = "switchyard artifact 1\n" + build + "model " + fs::path(model_path).extension().string() + " " +
+  std::string key = "switchyard artifact 2\n" + build + "model " + fs::path(model_path).extension().string() + " " +
                     digest + "\nflags " + flags + "\ncompiler " + compiler_identity(Toolchain::compiler_name("")) +
                     "\nonednn isa " + std::to_string(dnnl_effective_isa()) + "\n";
   ArtifactCache cache;
@@ -165,51 +229,49 @@ std::optional<ArtifactCache> ArtifactCache::open(const std::string& cache_dir, c
   // What a compile killed while it kept its artifact left.
   remove_orphaned_temporaries(root + "/artifacts");
   cache.directory_ = root + "/artifacts/" + sha256_hex(key.data(), key.size());
+  cache.model_path_ = model_path;
+  cache.model_digest_ = digest;
   return cache;
 }
 
-std::optional<std::string> ArtifactCache::take(const std::string& output_dir) const {
-  std::ifstream list(directory_ + "/" + kFilesList), summary_file(directory_ + "/" + kSummaryFile);
-  std::string summary;
-  if (!list || !std::getline(summary_file, summary)) return std::nullopt;
-  std::vector<std::string> names;
-  for (std::string line; std::getline(list, line);) {
-    // "NAME\tSIZE MTIME": the file must be as it was kept.
-    size_t tab = line.find('\t');
-    if (tab == std::string::npos || stamp(fs::path(directory_) / line.substr(0, tab)) != line.substr(tab + 1)) {
-      std::error_code ignored;
-      fs::remove_all(directory_, ignored);
-      return std::nullopt;
-    }
-    names.push_back(line.substr(0, tab));
-  }
-  if (names.empty()) return std::nullopt;
+std::optional<std::string> ArtifactCache::take(const std::string& output_dir, std::string* problem) const {
+  problem->clear();
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(directory_, error))) return std::nullopt;
   check_replaceable(output_dir);
   StagingDirectory staging(output_dir);
-  try {
-    for (const std::string& name : names) link_or_copy(fs::path(directory_) / name, fs::path(staging.path()) / name);
-  } catch (const fs::filesystem_error&) {
-    return std::nullopt;  // the entry went (another compile replaced it): compile
+  std::string summary;
+  {
+    LockFile lock(directory_ + kLockSuffix);
+    std::ifstream summary_file(directory_ + "/" + kSummaryFile);
+    std::optional<std::vector<KeptFile>> files = read_file_list(directory_ + "/" + kFilesList, problem);
+    if (files && !std::getline(summary_file, summary)) *problem = std::string("its ") + kSummaryFile + " is missing";
+    for (size_t i = 0; files && problem->empty() && i < files->size(); ++i)
+      *problem = hand_back(directory_, (*files)[i], staging.path());
+    if (!problem->empty()) {
+      *problem = "dropped the cached artifact " + directory_ + ": " + *problem;
+      fs::remove_all(directory_, error);
+      return std::nullopt;
+    }
   }
   staging.commit();
   return summary;
 }
 
-void ArtifactCache::keep(const std::string& output_dir, const std::string& summary) const {
+void ArtifactCache::keep(const std::string& staging_dir, const std::string& summary) const {
+  // The model file may have been rewritten while it compiled.
+  if (file_digest(model_path_, fs::path(model_path_).extension() == ".onnx") != model_digest_) return;
   const std::string temporary = cache_temporary_name(directory_);
   std::error_code error;
   try {
     fs::create_directories(temporary);
-    std::string list;
-    for (const std::string& name : artifact_files(output_dir)) {
-      fs::path kept = fs::path(temporary) / name;
-      link_or_copy(fs::path(output_dir) / name, kept);
-      list += name + "\t" + stamp(kept) + "\n";
+    if (std::optional<std::string> list = link_file_list(staging_dir, temporary)) {
+      write_whole_file(temporary + "/" + kFilesList, *list);
+      write_whole_file(temporary + "/" + kSummaryFile, summary + "\n");
+      LockFile lock(directory_ + kLockSuffix);
+      fs::remove_all(directory_, error);
+      fs::rename(temporary, directory_, error);
     }
-    write_whole_file(temporary + "/" + kFilesList, list);
-    write_whole_file(temporary + "/" + kSummaryFile, summary + "\n");
-    fs::remove_all(directory_, error);
-    fs::rename(temporary, directory_, error);
   } catch (const std::exception&) {
   }
   fs::remove_all(temporary, error);

@@ -1,15 +1,22 @@
 // Whole artifacts kept by what decides every byte of them, so that compiling
 // an unchanged model again with the same flags takes the time of hashing the
-// model file (ResNet-50: 0.04 s against 0.4-0.9 s of import and writing 100
-// MB of weights). The key is the model file's bytes (XXH3-128), the compile's
-// flags, this compiler's own build (the GNU build ID, or else the size and
-// time, of every object this process has loaded: the switchyard binary,
-// oneDNN, protobuf...) and the C++ compiler and CPU it compiles for
-// (compiler_probe.h). An entry is the artifact's files hard-linked into
-// cache_dir/artifacts/KEY/ (copied across file systems), with each file's
-// size and modification time: a file changed since (an artifact edited in
-// place shares its entry's files) makes the entry a miss, and the runtime
-// checks every file's hash at load anyway.
+// model file and the artifact handed back. The key is the model file's bytes
+// (XXH3-128), the compile's flags, this compiler's own build (the GNU build
+// ID, or else the size and time, of every object this process has loaded:
+// the switchyard binary, oneDNN, protobuf...) and the C++ compiler and CPU it
+// compiles for (compiler_probe.h).
+//
+// An entry, cache_dir/artifacts/KEY/, is the artifact's files hard-linked
+// (copied across file systems) from the staging directory of the compile
+// that made them, before that compile puts them in place: never from its
+// output folder, which another compile may have replaced since. Its list
+// records each file's size and XXH3-128, and every file handed back is
+// hashed against it: a file that differs (an artifact edited in place shares
+// its entry's files; a flipped bit; a truncated copy) makes the entry a miss,
+// and the entry is dropped so the compile that follows keeps a new one.
+// Writers and readers of one entry take turns on the lock file KEY.lock.
+// The list names plain files only: a name with a '/', "..", or a leading
+// '.' makes the entry a miss, so no entry reaches outside its folder.
 #pragma once
 
 #include <optional>
@@ -25,18 +32,24 @@ class ArtifactCache {
   static std::optional<ArtifactCache> open(const std::string& cache_dir, const std::string& model_path,
                                            const std::string& flags);
 
-  // When the entry holds an unchanged artifact: puts it at `output_dir`
-  // (replacing it, as a compile does) and returns the summary line its
-  // compile printed. nullopt on a miss.
-  std::optional<std::string> take(const std::string& output_dir) const;
-  // Keeps the artifact just written at `output_dir` and its summary line;
-  // a cache that cannot be written is left as it was.
-  void keep(const std::string& output_dir, const std::string& summary) const;
+  // When the entry holds an intact artifact: puts it at `output_dir`
+  // (replacing it, as a compile does, in turn with other compiles into it)
+  // and returns the summary line its compile printed. nullopt on a miss;
+  // `problem` then says why the entry was dropped ("" when it was absent).
+  std::optional<std::string> take(const std::string& output_dir, std::string* problem) const;
+  // Keeps the finished artifact in `staging_dir`, the caller's own staging
+  // directory (StagingDirectory), and its summary line. Nothing is kept when
+  // the model file changed since open() (its artifact is another key's),
+  // when the artifact has anything but plain files, or when the cache
+  // cannot be written.
+  void keep(const std::string& staging_dir, const std::string& summary) const;
 
   const std::string& directory() const { return directory_; }
 
  private:
-  std::string directory_;  // cache_dir/artifacts/KEY
+  std::string directory_;     // cache_dir/artifacts/KEY
+  std::string model_path_;
+  std::string model_digest_;  // of the model file at open()
 };
 
 }  // namespace switchyard

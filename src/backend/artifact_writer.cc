@@ -17,6 +17,7 @@
 
 #include "backend/code_generators.h"
 #include "backend/interrupt.h"
+#include "backend/process.h"
 #include "runtime/file_write.h"
 #include "runtime/huge_pages.h"
 #include "runtime/primitive_json.h"
@@ -85,6 +86,50 @@ void check_replaceable_locked(const std::string& output_dir) {
   if (fs::exists(output_dir) && !is_artifact_or_empty(output_dir))
     throw Error(ErrorKind::kUsage, output_dir + " exists and is not a Switchyard artifact (no manifest.json); "
                                                 "refusing to replace it");
+}
+
+// The absolute, normal form of `output_dir` ("dir/" names dir), its parent
+// created, so that the names beside it are beside it.
+std::string normal_output_path(const std::string& output_dir) {
+  fs::path out = fs::absolute(output_dir).lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();
+  std::error_code ignored;
+  fs::create_directories(out.parent_path(), ignored);
+  return out.string();
+}
+
+// "PARENT/.OUT" + `suffix`, beside `output_dir` (normal).
+std::string sibling(const std::string& output_dir, const std::string& suffix) {
+  fs::path out(output_dir);
+  return (out.parent_path() / ("." + out.filename().string() + suffix)).string();
+}
+
+// The PID in "PID-N" or "PID-N.old" (what follows ".OUT.building-"), or 0.
+pid_t staging_writer(const std::string& rest) {
+  size_t dash = rest.find('-');
+  std::string_view counter = std::string_view(rest).substr(dash == std::string::npos ? 0 : dash + 1);
+  if (counter.ends_with(".old")) counter.remove_suffix(4);
+  auto digits = [](std::string_view text) {
+    return !text.empty() && text.size() < 19 && std::all_of(text.begin(), text.end(), ::isdigit);
+  };
+  if (dash == std::string::npos || !digits(rest.substr(0, dash)) || !digits(counter)) return 0;
+  return pid_t(std::stoll(rest.substr(0, dash)));
+}
+
+// Removes ".OUT.building-PID-N" (and the ".old" artifact a commit moves
+// aside) of every PID whose process is gone: a compile killed by SIGKILL,
+// which no handler sees, leaves them. The caller holds the output's lock;
+// the PID check spares a live compile where that lock does not reach.
+void remove_abandoned_staging(const std::string& output_dir) {
+  const std::string prefix = fs::path(sibling(output_dir, ".building-")).filename().string();
+  std::error_code error;
+  for (fs::directory_iterator it(fs::path(output_dir).parent_path(), error), end; !error && it != end;
+       it.increment(error)) {
+    std::string name = it->path().filename().string();
+    std::error_code ignored;
+    if (name.starts_with(prefix) && process_is_gone(staging_writer(name.substr(prefix.size()))))
+      fs::remove_all(it->path(), ignored);
+  }
 }
 
 }  // namespace
@@ -220,17 +265,12 @@ void check_replaceable(const std::string& output_dir) {
   check_replaceable_locked(output_dir);
 }
 
-StagingDirectory::StagingDirectory(const std::string& output_dir) {
+StagingDirectory::StagingDirectory(const std::string& output_dir)
+    : output_dir_(normal_output_path(output_dir)), lock_(sibling(output_dir_, ".lock")) {
   static std::atomic<uint64_t> counter{0};
-  // "dir/" names dir: the staging directory goes beside it, not inside.
-  fs::path out = fs::absolute(output_dir).lexically_normal();
-  if (out.filename().empty()) out = out.parent_path();
-  output_dir_ = out.string();
+  remove_abandoned_staging(output_dir_);
+  path_ = sibling(output_dir_, ".building-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
   std::error_code error;
-  fs::create_directories(out.parent_path(), error);
-  std::string name = std::string(".").append(out.filename().string());
-  name.append(".building-").append(std::to_string(getpid())).append("-").append(std::to_string(counter++));
-  path_ = (out.parent_path() / name).string();
   fs::remove_all(path_, error);
   if (!fs::create_directory(path_, error) || error)
     throw Error(ErrorKind::kBackend, "cannot create " + path_ + ": " + error.message());

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "backend/lock_file.h"
 #include "backend/lower.h"
 #include "backend/memory_plan.h"
 #include "backend/prepared_weights.h"
@@ -27,10 +28,17 @@ Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, co
 std::string write_weights_file(const LoweredProgram& program, const Manifest& manifest,
                                const WeightPreparers& preparers, const std::string& path);
 
-// A fresh directory beside `output_dir`; removed on destruction unless
-// committed. commit() puts it in place of `output_dir`, replacing an older
-// artifact there (a directory holding manifest.json, or an empty one) and
-// refusing to replace anything else.
+// A fresh directory beside `output_dir` (".OUT.building-PID-N"); removed on
+// destruction unless committed. commit() puts it in place of `output_dir`,
+// replacing an older artifact there (a directory holding manifest.json, or
+// an empty one) and refusing to replace anything else.
+//
+// Compiles into one output directory take turns: a StagingDirectory holds
+// the lock file ".OUT.lock" beside it from construction to destruction, so
+// the last one to take the lock commits last and its artifact stays whole,
+// and whatever it keeps from its staging directory (the artifact cache)
+// is its own. Holding the lock, it removes the staging directories that
+// killed compiles of `output_dir` left (those whose process is gone).
 class StagingDirectory {
  public:
   explicit StagingDirectory(const std::string& output_dir);
@@ -43,6 +51,7 @@ class StagingDirectory {
 
  private:
   std::string output_dir_;
+  LockFile lock_;  // declared before path_: released after the directory goes
   std::string path_;
   bool committed_ = false;
 };

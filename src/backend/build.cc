@@ -246,12 +246,11 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   write_device_images(program, manifest, staging.path(), source_dir);
   clock.done("write device images");
 
-  // Write the manifest, then put the artifact in place.
+  // Write the manifest: the artifact is complete.
   write_manifest(manifest, staging.path());
   if (!options.emit_source) std::filesystem::remove_all(source_dir);
-  staging.commit();
-  clock.done("write artifact");
 
+  // Report it, let the caller keep it (the artifact cache), and put it in place.
   for (size_t d = 0; d < options.config.devices.size(); ++d)
     report.memory.push_back({options.config.devices[d]->device_name(), memory.planned_bytes(int(d)),
                              memory.lower_bound_bytes(int(d))});
@@ -264,6 +263,9 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   report.link_cached = stats.link_cached;
   report.compiler_invocations = stats.compiler_invocations;
   report.notes = stats.notes;
+  if (options.before_commit) options.before_commit(staging.path(), report);
+  staging.commit();
+  clock.done("write artifact");
   return report;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -19,6 +20,8 @@
 #include "transform/instruments.h"
 
 namespace switchyard {
+
+struct BuildReport;
 
 struct BuildOptions {
   CompilationConfig config;
@@ -40,6 +43,11 @@ struct BuildOptions {
   // compiler its version and target is ~20 ms of a cold compile); else
   // build_artifact finds `cxx` in `cache_dir` itself.
   std::shared_future<Toolchain> toolchain;
+  // Called with the finished artifact in its staging directory and the
+  // report, just before the artifact is put in place, while compiles into
+  // the same output directory wait (the command line's artifact cache keeps
+  // the artifact from there, so what it keeps is this build's own).
+  std::function<void(const std::string& staging_dir, const BuildReport& report)> before_commit;
 };
 
 struct BuildStage {

@@ -4,6 +4,7 @@
 #include "backend/process.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,5 +83,7 @@ std::string command_line(const std::vector<std::string>& argv) {
   }
   return line;
 }
+
+bool process_is_gone(pid_t pid) { return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH; }
 
 }  // namespace switchyard

@@ -2,6 +2,8 @@
 // prints, without a shell: arguments are passed as they are.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -19,5 +21,10 @@ ProcessResult run_process(const std::vector<std::string>& argv);
 
 // The command as a shell line, for messages: arguments with spaces quoted.
 std::string command_line(const std::vector<std::string>& argv);
+
+// Whether no process `pid` runs on this machine, so what it was writing is
+// abandoned. A PID since reused by another process counts as running: the
+// caller errs towards keeping files.
+bool process_is_gone(pid_t pid);
 
 }  // namespace switchyard

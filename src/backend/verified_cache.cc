@@ -1,15 +1,14 @@
 // Hash-checked cache entries, written atomically (see verified_cache.h).
 #include "backend/verified_cache.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 
+#include "backend/process.h"
 #include "runtime/file_write.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
@@ -43,10 +42,22 @@ std::string content_hash(const std::string& path) {
   }
 }
 
+// remove_all: what stands where an entry belongs may be a directory (a crash,
+// a copy, a user left it), and a non-empty one that stayed would fail every
+// later store of the entry.
 void remove_entry(const std::string& path) {
   std::error_code ignored;
-  fs::remove(path, ignored);
-  fs::remove(hash_path(path), ignored);
+  fs::remove_all(path, ignored);
+  fs::remove_all(hash_path(path), ignored);
+}
+
+// Renames `from` to `to`, first removing a directory or other non-file that
+// holds `to`'s place (rename cannot replace it).
+void rename_over(const std::string& from, const std::string& to, std::error_code& error) {
+  std::error_code ignored;
+  fs::file_status there = fs::symlink_status(to, ignored);
+  if (fs::exists(there) && !fs::is_regular_file(there)) fs::remove_all(to, ignored);
+  fs::rename(from, to, error);
 }
 
 // The PID in "NAME.tmp-PID-N", or 0.
@@ -100,9 +111,9 @@ void store_cache_entry(const std::string& temporary, const std::string& path) {
   // builds its own) or an old one that fails the new hash, and what it
   // removes then is at most the hash, never the file this process is about
   // to link.
-  fs::rename(hash_temporary, hash_path(path), error);
+  rename_over(hash_temporary, hash_path(path), error);
   if (error) fail("cannot rename " + hash_temporary + " into place: " + error.message());
-  fs::rename(temporary, path, error);
+  rename_over(temporary, path, error);
   if (error) fail("cannot rename " + temporary + " into place: " + error.message());
 }
 
@@ -117,7 +128,7 @@ void remove_orphaned_temporaries(const std::string& dir) {
   for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
     std::string name = it->path().filename().string();
     pid_t writer = writer_of(name);
-    if (writer <= 0 || (kill(writer, 0) == 0 || errno != ESRCH)) continue;
+    if (!process_is_gone(writer)) continue;
     std::error_code ignored;
     auto written = fs::last_write_time(it->path(), ignored);
     if (!ignored && now - written >= kOrphanAge) fs::remove_all(it->path(), ignored);

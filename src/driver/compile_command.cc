@@ -52,12 +52,14 @@ void run_compile(const CompileFlags& f) {
   std::optional<ArtifactCache> cache;
   if (!f.emit_source) cache = ArtifactCache::open("", f.model.file, cache_key_flags(f));
   if (cache && !f.rebuild) {
-    if (std::optional<std::string> summary = cache->take(f.output_dir)) {
+    std::string problem;
+    if (std::optional<std::string> summary = cache->take(f.output_dir, &problem)) {
       std::cout << "wrote " << f.output_dir << ": " << *summary << "; from the artifact cache, nothing compiled\n";
       if (f.time)
         std::printf("stage                       time (ms)\n%-26s %10.3f\n", "artifact cache", milliseconds_since(start));
       return;
     }
+    if (!problem.empty()) std::cerr << "note: " << problem << "\n";
   }
   // The compiler is asked what it is while the model is read.
   std::shared_future<Toolchain> toolchain = std::async(std::launch::async, [] { return Toolchain::find("", ""); });
@@ -73,17 +75,22 @@ void run_compile(const CompileFlags& f) {
   options.emit_source = f.emit_source;
   options.check_invariants = f.check_each;
   options.diagnostics = stderr_diagnostics();
+  // What a later compile would not say again (warnings) or cannot check (a
+  // GPU's cubins, made by a toolkit outside the key) is not cached. The
+  // artifact is kept from the build's own staging directory, before it is
+  // put in place: a compile into the same folder may replace it right after.
+  bool cuda = false;
+  for (const VirtualDevice* device : options.config.devices) cuda |= device->kind() == DeviceKind::kCUDA;
+  if (cache && !cuda)
+    options.before_commit = [&](const std::string& staging_dir, const BuildReport& report) {
+      if (options.diagnostics->diagnostics().empty()) cache->keep(staging_dir, report.model_summary());
+    };
   BuildReport report = build_artifact(mod, options, f.output_dir);
   // Reading the model (parsing or importing it) is part of the compile's time.
   report.stages.insert(report.stages.begin(), {f.model.file.ends_with(".onnx") ? "import" : "parse", load_milliseconds});
   for (const std::string& note : report.notes) std::cerr << "note: " << note << "\n";
   std::cout << "wrote " << f.output_dir << ": " << report.summary() << "\n";
   if (f.time) std::cout << report.timing_table();
-  // What a later compile would not say again (warnings) or cannot check (a
-  // GPU's cubins, made by a toolkit outside the key) is not cached.
-  bool cuda = false;
-  for (const VirtualDevice* device : options.config.devices) cuda |= device->kind() == DeviceKind::kCUDA;
-  if (cache && options.diagnostics->diagnostics().empty() && !cuda) cache->keep(f.output_dir, report.model_summary());
 }
 
 }  // namespace

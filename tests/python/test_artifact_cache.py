@@ -5,6 +5,7 @@
 # with external data compile.
 import json
 import os
+import shutil
 import subprocess
 
 import numpy as np
@@ -128,3 +129,62 @@ def test_a_compile_for_another_onednn_instruction_set_is_not_handed_back(tmp_pat
     manifest = json.loads((tmp_path / "avx2" / "manifest.json").read_text())
     formats = {p["dst"].get("format") for p in manifest["primitives"] if p["kind"] == "convolution"}
     assert "nChw8c" in formats, manifest["primitives"]
+
+
+def entry_of(cache):
+    """The one artifact entry folder of `cache`."""
+    entries = [p for p in (cache / "switchyard" / "artifacts").iterdir() if p.is_dir()]
+    assert len(entries) == 1, entries
+    return entries[0]
+
+
+def test_a_cache_list_naming_a_file_outside_its_entry_is_refused(tmp_path):
+    # An entry's list names the files to hand back; a name with a '/' or '..'
+    # would link a file from outside the entry to outside the -o folder. Here
+    # the list's manifest line names "../escaped.json", a copy of the manifest
+    # with the same bytes and times, so nothing but its name is wrong.
+    cache = tmp_path / "cache"
+    compile_model(cache, MODEL, tmp_path / "first", "--devices", "cpu:0,cpu:1")
+    expected = run_model(tmp_path / "first", tmp_path)
+    entry = entry_of(cache)
+    escaped = entry.parent / "escaped.json"
+    escaped.write_bytes((entry / "manifest.json").read_bytes())
+    stat = (entry / "manifest.json").stat()
+    os.utime(escaped, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    lines = (entry / ".files").read_text().splitlines(keepends=True)
+    lines = [("../escaped.json" + line[len("manifest.json"):]) if line.startswith("manifest.json\t") else line
+             for line in lines]
+    (entry / ".files").write_text("".join(lines))
+    out = tmp_path / "outputs" / "second"
+    again = compile_model(cache, MODEL, out, "--devices", "cpu:0,cpu:1")
+    assert CACHED not in again, again
+    assert sorted(p.name for p in out.parent.iterdir()) == ["second"]
+    np.testing.assert_array_equal(run_model(out, tmp_path), expected)
+    assert CACHED in compile_model(cache, MODEL, tmp_path / "third", "--devices", "cpu:0,cpu:1")
+
+
+def test_a_bit_flip_that_keeps_size_and_time_is_not_handed_back(tmp_path):
+    cache = tmp_path / "cache"
+    compile_model(cache, MODEL, tmp_path / "first", "--devices", "cpu:0,cpu:1")
+    expected = run_model(tmp_path / "first", tmp_path)
+    kept = entry_of(cache) / "model.so"
+    stat = kept.stat()
+    data = bytearray(kept.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    kept.write_bytes(bytes(data))
+    os.utime(kept, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert kept.stat().st_size == stat.st_size and kept.stat().st_mtime_ns == stat.st_mtime_ns
+    again = compile_model(cache, MODEL, tmp_path / "second", "--devices", "cpu:0,cpu:1")
+    assert CACHED not in again, again
+    np.testing.assert_array_equal(run_model(tmp_path / "second", tmp_path), expected)
+    assert CACHED in compile_model(cache, MODEL, tmp_path / "third", "--devices", "cpu:0,cpu:1")
+
+
+def test_a_file_where_an_entry_should_be_is_replaced(tmp_path):
+    cache = tmp_path / "cache"
+    compile_model(cache, MODEL, tmp_path / "first", "--devices", "cpu:0,cpu:1")
+    entry = entry_of(cache)
+    shutil.rmtree(entry)
+    entry.write_text("not an entry")
+    assert CACHED not in compile_model(cache, MODEL, tmp_path / "second", "--devices", "cpu:0,cpu:1")
+    assert CACHED in compile_model(cache, MODEL, tmp_path / "third", "--devices", "cpu:0,cpu:1")

@@ -125,3 +125,30 @@ def test_a_signal_stops_a_run_before_it_writes_any_output(tmp_path, mlp_artifact
     assert f"run interrupted by {signal.Signals(signo).name}: no output was written" in stderr
     assert "latency_ms" not in stdout
     assert not out.exists()
+
+
+def test_a_later_compile_removes_the_staging_folder_of_a_killed_one(tmp_path):
+    # SIGKILL cannot be handled: the killed compile leaves its staging folder
+    # (.art.building-PID-N), which the next compile into the same folder
+    # removes, its writer being gone. A folder named for a live process stays.
+    cxx, started = slow_compiler(tmp_path)
+    out = tmp_path / "outputs" / "art"
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    child = subprocess.Popen([str(SWITCHYARD), "compile", str(MODEL), "--devices", "cpu:0,cpu:1", "-o", str(out)],
+                             env=dict(env, SY_CXX=str(cxx)), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert child.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    child.kill()
+    child.communicate(timeout=30)
+    for compiler in processes_mentioning(str(cxx)):  # each leads its own process group
+        os.killpg(compiler, signal.SIGKILL)
+    left = [p.name for p in out.parent.iterdir() if p.name.startswith(f".art.building-{child.pid}-")]
+    assert left, "the killed compile left no staging folder to clean"
+    live = out.parent / f".art.building-{os.getpid()}-0"
+    (live / "weights.bin").parent.mkdir()
+    (live / "weights.bin").write_bytes(b"being written")
+    subprocess.run([str(SWITCHYARD), "compile", str(MODEL), "--devices", "cpu:0,cpu:1", "-o", str(out)], env=env,
+                   check=True, capture_output=True)
+    assert sorted(p.name for p in out.parent.iterdir()) == sorted(["art", live.name])

@@ -27,3 +27,22 @@ def test_a_corrupted_cached_object_is_rebuilt_and_said_so(tmp_path):
     assert second.returncode == 0, second.stderr
     assert second.stderr.count("note: rebuilt the cached object") == len(objects), second.stderr
     np.testing.assert_array_equal(run_model(tmp_path / "second", tmp_path), run_model(tmp_path / "first", tmp_path))
+
+
+def test_a_directory_where_a_cached_entry_should_be_is_replaced(tmp_path):
+    # A non-empty directory in an object's or a linked model's place (left by
+    # a crash, a copy, a user) is removed and the entry rebuilt: it used to
+    # fail every later compile with "cannot rename ... Is a directory".
+    cache = tmp_path / "cache"
+    first = compile_model(cache, tmp_path / "first")
+    assert first.returncode == 0, first.stderr
+    entries = [p for sub in ("objects", "models") for p in (cache / "switchyard" / sub).iterdir()
+               if p.suffix in (".o", ".so")]
+    assert any(p.suffix == ".o" for p in entries) and any(p.suffix == ".so" for p in entries), entries
+    for entry in entries:
+        entry.unlink()
+        (entry / "inside").mkdir(parents=True)
+    second = compile_model(cache, tmp_path / "second")
+    assert second.returncode == 0, second.stderr
+    assert all(entry.is_file() for entry in entries)
+    np.testing.assert_array_equal(run_model(tmp_path / "second", tmp_path), run_model(tmp_path / "first", tmp_path))

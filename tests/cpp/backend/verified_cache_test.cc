@@ -84,6 +84,21 @@ TEST_F(VerifiedCacheTest, AnEntryIsUsedOnlyWhenItsBytesMatchItsHash) {
   EXPECT_FALSE(fs::exists(entry));
 }
 
+TEST_F(VerifiedCacheTest, ADirectoryWhereAnEntryBelongsIsRemovedAndTheEntryStored) {
+  // A non-empty directory in the entry's and its hash's places: the check
+  // removes both, and a store that finds them again replaces them.
+  std::string entry = path("entry.o"), problem;
+  for (const std::string& place : {entry, entry + ".sha256"}) fs::create_directories(place + "/inside");
+  EXPECT_FALSE(verified_cache_entry(entry, &problem));
+  EXPECT_FALSE(fs::exists(entry));
+  EXPECT_FALSE(fs::exists(entry + ".sha256"));
+  for (const std::string& place : {entry, entry + ".sha256"}) fs::create_directories(place + "/inside");
+  std::string temporary = cache_temporary_name(entry);
+  write(temporary, "object bytes");
+  store_cache_entry(temporary, entry);
+  EXPECT_TRUE(verified_cache_entry(entry, &problem)) << problem;
+}
+
 TEST_F(VerifiedCacheTest, CorruptObjectsAndModelsAreRebuiltNotLinked) {
   Toolchain tools = toolchain();
   std::vector<TranslationUnit> units{unit("one", "extern \"C\" int one() { return 1; }\n"),
