@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "runtime/clipped_text.h"
 #include "runtime/cpu_features.h"
 #include "runtime/file_write.h"
 #include "runtime/json_fields.h"
@@ -240,6 +241,19 @@ ordered_json tensor_json(const ManifestTensor& t) {
       {"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"device", t.device}, {"span", t.span}};
 }
 
+// JSON holds only UTF-8, and a name or span may come from a model file
+// holding any bytes (an ONNX node's name): each string is made valid
+// (clipped_text.h), so writing the manifest never fails on one.
+void make_strings_valid_utf8(ordered_json& value) {
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    if (!is_valid_utf8(text)) value = valid_utf8(text);
+    return;
+  }
+  if (value.is_structured())
+    for (ordered_json& element : value) make_strings_valid_utf8(element);
+}
+
 }  // namespace
 
 WeightsChecksum weights_checksum(int format_version) {
@@ -302,6 +316,7 @@ ordered_json manifest_json(const Manifest& m) {
     root["copies"].push_back(
         ordered_json{{"src_device", c.src_device}, {"dst_device", c.dst_device}, {"bytes", c.bytes}, {"span", c.span}});
   root["hashes"] = ordered_json{{"model.so", m.hashes.model_so}, {"weights.bin", m.hashes.weights_bin}};
+  make_strings_valid_utf8(root);
   return root;
 }
 
@@ -383,7 +398,8 @@ void validate_manifest(const Manifest& m, const std::string& source) {
     if (!k.image.empty()) {
       // A path inside the artifact: relative, without "..".
       bool inside = k.image[0] != '/' && k.image.find("..") == std::string::npos;
-      if (!inside) fail(source, member_path(path, "image"), "must be a path inside the artifact, got '" + k.image + "'");
+      if (!inside)
+        fail(source, member_path(path, "image"), "must be a path inside the artifact, got '" + clipped_text(k.image) + "'");
       if (m.devices[size_t(k.device)].compute_capability == 0)
         fail(source, member_path(path, "image"),
              "a device image runs on a cuda device, but " + m.devices[size_t(k.device)].name +

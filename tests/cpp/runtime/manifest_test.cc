@@ -285,6 +285,20 @@ TEST(Manifest, OversizedFileIsRefusedBeforeItIsRead) {
   }
 }
 
+// A name or span from a model file may hold any bytes; JSON holds UTF-8 only,
+// so such bytes are written "\xHH" rather than failing the write.
+TEST(Manifest, TextThatIsNotUtf8IsEscapedNotFatal) {
+  Manifest m = complete_manifest();
+  m.kernels[0].span = std::string("layer") + char(0xff) + "/relu";
+  m.inputs[0].name = std::string("in") + char(0xe9);
+  std::string text = format_manifest(m);
+  Manifest read = parse_manifest(text, "m.json");
+  EXPECT_EQ(read.kernels[0].span, "layer\\xff/relu");
+  EXPECT_EQ(read.inputs[0].name, "in\\xe9");
+  // model.so's description says the same, so the artifact loads.
+  EXPECT_NO_THROW(check_manifest_matches_model(read, model_description(m), "m.json", "m.so"));
+}
+
 // model.so's description is the manifest but for the files' hashes, in
 // ASCII, and the check names the first field that differs.
 TEST(ModelDescription, HoldsEveryFieldButTheHashes) {
