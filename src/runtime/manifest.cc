@@ -3,11 +3,9 @@
 #include "runtime/manifest.h"
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "runtime/clipped_text.h"
 #include "runtime/cpu_features.h"
@@ -16,6 +14,7 @@
 #include "runtime/manifest_json.h"
 #include "runtime/ndarray.h"
 #include "runtime/primitive_json.h"
+#include "runtime/regular_file.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "runtime/thread_pool.h"
@@ -454,20 +453,10 @@ std::string format_manifest(const Manifest& manifest) {
 }
 
 Manifest read_manifest_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw RuntimeError("cannot open " + path);
   // The size first: the whole text is read into memory.
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw RuntimeError("cannot read " + path);
-  if (uint64_t(size) > kMaxManifestBytes)
-    throw RuntimeError(path + ": " + std::to_string(size) + " bytes, more than a manifest may have (" +
-                       std::to_string(kMaxManifestBytes) + ")");
-  in.seekg(0, std::ios::beg);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw RuntimeError("cannot read " + path);
-  return parse_manifest(text.str(), path);
+  RegularFile file(path);
+  file.check_size_at_most(kMaxManifestBytes, "a manifest may have");
+  return parse_manifest(file.read_all(), path);
 }
 
 void write_manifest_file(const Manifest& manifest, const std::string& path) {

@@ -3,6 +3,7 @@
 #include "runtime/manifest.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -281,8 +282,28 @@ TEST(Manifest, OversizedFileIsRefusedBeforeItIsRead) {
   } catch (const RuntimeError& e) {
     EXPECT_EQ(std::string(e.what()), path + ": " + std::to_string(kMaxManifestBytes + 1) +
                                          " bytes, more than a manifest may have (" +
-                                         std::to_string(kMaxManifestBytes) + ")");
+                                         std::to_string(kMaxManifestBytes) + " bytes)");
   }
+}
+
+// `switchyard inspect` reads the manifest alone: a link to /dev/zero grew
+// its memory without bound and a FIFO made it wait forever.
+TEST(Manifest, OnlyARegularFileIsRead) {
+  std::string dir = testing::scratch_dir("manifest_not_regular");
+  auto error_of = [](const std::string& path) -> std::string {
+    try {
+      read_manifest_file(path);
+    } catch (const RuntimeError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  std::filesystem::create_symlink("/dev/zero", dir + "/zero.json");
+  EXPECT_EQ(error_of(dir + "/zero.json"), dir + "/zero.json: is a character device, not a regular file");
+  ASSERT_EQ(::mkfifo((dir + "/pipe.json").c_str(), 0600), 0);
+  EXPECT_EQ(error_of(dir + "/pipe.json"), dir + "/pipe.json: is a pipe, not a regular file");
+  EXPECT_EQ(error_of(dir), dir + ": is a directory, not a regular file");
+  EXPECT_EQ(error_of(dir + "/absent.json"), dir + "/absent.json: file not found");
 }
 
 // A name or span from a model file may hold any bytes; JSON holds UTF-8 only,
