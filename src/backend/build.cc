@@ -30,6 +30,7 @@ namespace {
 
 constexpr const char* kEntry = "main";
 constexpr const char* kEntryUnitName = "sy_model_entry";
+constexpr const char* kDescriptionUnitName = "sy_model_description";
 
 // Records the time since the previous stage ended.
 class StageClock {
@@ -113,6 +114,15 @@ std::vector<TranslationUnit> translation_units(const LoweredProgram& program, co
   std::replace(entry_flags.begin(), entry_flags.end(), std::string("-O3"), std::string("-O1"));
   units.push_back({kEntryUnitName, entry_source, entry_flags});
   return units;
+}
+
+// The unit returning model.so's description: one string, which the compiler
+// need not optimise.
+TranslationUnit description_unit(const Manifest& manifest, const CompilationConfig& config) {
+  const VirtualDevice* host = config.host_device ? config.host_device : config.devices.at(0);
+  std::vector<std::string> flags = target_flags(host);
+  std::replace(flags.begin(), flags.end(), std::string("-O3"), std::string("-O0"));
+  return {kDescriptionUnitName, generate_description_source(manifest), flags};
 }
 
 void write_manifest(Manifest& manifest, const std::string& dir) {
@@ -220,10 +230,11 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   }
   clock.done("manifest");
 
-  // weights.bin is written and hashed on a thread of its own while model.so
-  // compiles: neither needs the other (model.so's description leaves the
-  // hashes out). Nothing below changes `program` or `manifest` until it ends;
-  // declared after `staging`, it ends before the staging directory goes.
+  // weights.bin is written and hashed on a thread of its own while the
+  // kernels and the entry compile: they do not need it (only model.so's
+  // description, compiled last, holds its checksum). Nothing below changes
+  // `program` or `manifest` until it ends; declared after `staging`, it ends
+  // before the staging directory goes.
   StagingDirectory staging(output_dir);
   std::future<std::string> weights_hash = std::async(std::launch::async, [&] {
     return write_weights_file(program, manifest, preparers, staging.path() + "/weights.bin");
@@ -239,10 +250,16 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   std::vector<std::string> objects =
       toolchain.compile(translation_units(program, entry_source, options.config), source_dir, &stats);
   clock.done("compile");
-  toolchain.link(objects, staging.path() + "/model.so", &stats);
-  clock.done("link");
   manifest.hashes.weights_bin = weights_hash.get();
   clock.done("write weights (the wait)");
+
+  // model.so's description of the manifest, weights.bin's checksum included.
+  std::vector<std::string> description_object =
+      toolchain.compile({description_unit(manifest, options.config)}, source_dir, &stats);
+  objects.push_back(description_object.front());
+  clock.done("compile description");
+  toolchain.link(objects, staging.path() + "/model.so", &stats);
+  clock.done("link");
   write_device_images(program, manifest, staging.path(), source_dir);
   clock.done("write device images");
 

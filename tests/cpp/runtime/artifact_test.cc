@@ -48,8 +48,11 @@ class ArtifactTest : public ::testing::Test {
                            const std::string& flags = "") {
     Manifest manifest = hand_model_manifest();
     if (change) change(manifest);
+    // model.so describes weights.bin's checksum, which depends on the format version.
+    std::vector<uint8_t> weights = hand_model_weights(hand_model_manifest());
+    manifest.hashes.weights_bin = weights_checksum_hex(manifest.format_version, weights.data(), weights.size());
     std::string dir = testing::scratch_dir(name);
-    testing::write_artifact(dir, model_path(manifest, flags), manifest, hand_model_weights(hand_model_manifest()));
+    testing::write_artifact(dir, model_path(manifest, flags), manifest, weights);
     return dir;
   }
 
@@ -274,6 +277,10 @@ TEST_F(ArtifactTest, ManifestDifferingFromWhatModelSoWasBuiltForIsRefused) {
        "inputs[0].name is \"image\" but MODEL was built for \"x\""},
       {"version_string", [](Manifest& m) { m.switchyard_version = "9.9"; },
        "switchyard_version is \"9.9\" but MODEL was built for \"test\""},
+      // With weights.bin replaced by another model's, its checksum would match.
+      {"weights_checksum", [](Manifest& m) { m.hashes.weights_bin = std::string(32, '0'); },
+       "hashes.weights.bin is \"" + std::string(32, '0') + "\" but MODEL was built for \"" +
+           hand_model_manifest().hashes.weights_bin + "\""},
   };
   for (const Tamper& t : tampers) {
     std::string dir = write_tampered(t.name, t.edit);

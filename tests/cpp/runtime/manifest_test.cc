@@ -320,21 +320,31 @@ TEST(Manifest, TextThatIsNotUtf8IsEscapedNotFatal) {
   EXPECT_NO_THROW(check_manifest_matches_model(read, model_description(m), "m.json", "m.so"));
 }
 
-// model.so's description is the manifest but for the files' hashes, in
-// ASCII, and the check names the first field that differs.
-TEST(ModelDescription, HoldsEveryFieldButTheHashes) {
+// model.so's description is the manifest but for model.so's own hash, in
+// ASCII, and the check names the first field that differs. weights.bin's
+// checksum is in it: another model's weights.bin with its checksum edited
+// into the manifest used to load.
+TEST(ModelDescription, HoldsEveryFieldButModelSoHash) {
   Manifest m = complete_manifest();
   m.kernels[0].span = "h\u00e9llo \"quoted\".sy:2:3";
   std::string description = model_description(m);
   EXPECT_TRUE(std::all_of(description.begin(), description.end(), [](char c) { return c >= 0x20 && c < 0x7f; }));
   json document = json::parse(description);
-  EXPECT_FALSE(document.contains("hashes"));
+  EXPECT_EQ(document["hashes"], json({{"weights.bin", m.hashes.weights_bin}}));
   EXPECT_EQ(document["kernels"][0]["span"], m.kernels[0].span);
   EXPECT_NO_THROW(check_manifest_matches_model(m, description, "m.json", "m.so"));
-  Manifest other_hash = m;
-  other_hash.hashes.model_so = std::string(64, 'b');
-  other_hash.hashes.weights_bin = std::string(64, 'c');
-  EXPECT_NO_THROW(check_manifest_matches_model(other_hash, description, "m.json", "m.so"));
+  Manifest other_model = m;
+  other_model.hashes.model_so = std::string(64, 'b');
+  EXPECT_NO_THROW(check_manifest_matches_model(other_model, description, "m.json", "m.so"));
+  Manifest other_weights = m;
+  other_weights.hashes.weights_bin = std::string(32, 'c');
+  try {
+    check_manifest_matches_model(other_weights, description, "m.json", "m.so");
+    FAIL() << "another weights.bin checksum was accepted";
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()), "m.json: hashes.weights.bin is \"" + std::string(32, 'c') +
+                                         "\" but m.so was built for \"" + m.hashes.weights_bin + "\"");
+  }
 }
 
 TEST(ModelDescription, MismatchNamesTheFieldAndBothValues) {
