@@ -50,3 +50,23 @@ def test_an_input_that_is_not_a_regular_file_fails_at_once(tmp_path):
                              "--output-dir", str(tmp_path / "out")], capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
     assert np.array_equal(np.load(tmp_path / "out" / "output_0.npy"), -np.arange(4, dtype=np.float32))
+
+
+def test_an_onnx_initializer_larger_than_memory_is_named(tmp_path):
+    # Its external data is all there (a sparse 1 TiB file), so only memory refuses it.
+    import onnx
+    from onnx import TensorProto, helper
+    elements = 1 << 38
+    big = TensorProto(name="weights/big", data_type=TensorProto.FLOAT, dims=[elements])
+    big.data_location = TensorProto.EXTERNAL
+    for key, value in {"location": "big.bin", "offset": "0", "length": str(4 * elements)}.items():
+        entry = big.external_data.add()
+        entry.key, entry.value = key, value
+    graph = helper.make_graph([helper.make_node("Identity", ["weights/big"], ["y"], name="copy")], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [elements])], [big])
+    path = tmp_path / "big.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    with open(tmp_path / "big.bin", "wb") as data:
+        data.truncate(4 * elements)
+    with pytest.raises(sy.ParseError, match=r"tensor 'weights/big': .*more than this machine's .* of memory"):
+        sy.frontend.from_onnx(path)
