@@ -223,11 +223,13 @@ class Module:
 
 
 def _in_place(array):
-    """``array`` itself when a run can read it where it lies, else a C-contiguous copy."""
+    """``array`` itself when a run can read it where it lies, else an aligned,
+    C-contiguous, native-order copy (``ascontiguousarray`` would return a
+    C-contiguous array that is misaligned as it is)."""
     array = _np.asarray(array)
     if array.flags.c_contiguous and array.flags.aligned and array.dtype.isnative:
         return array
-    return _np.ascontiguousarray(array).astype(array.dtype.newbyteorder("="), copy=False)
+    return _np.array(array, dtype=array.dtype.newbyteorder("="), order="C", copy=True)
 
 
 def _from_dlpack(what, value):
