@@ -26,8 +26,8 @@ std::string generate_entry_source(const LoweredProgram& program, const MemoryPla
 //   extern "C" const char* sy_model_description(void);
 // which returns model_description(manifest). It is a unit of its own because
 // the description holds weights.bin's checksum, known only once weights.bin
-// is written: the build compiles it after the kernels and the entry, which
-// compile while weights.bin is written.
+// is written: the build compiles it then, while the kernels and the entry,
+// which need no checksum, compile from the start.
 std::string generate_description_source(const Manifest& manifest);
 
 }  // namespace switchyard
