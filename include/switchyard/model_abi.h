@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define SY_MODEL_ABI_VERSION 6
+#define SY_MODEL_ABI_VERSION 7
 
 /* Faults a kernel reports through kernel_fault, one bit each: the cases its
  * operators' documentation (docs/operators.md, "Edge cases") defines as
@@ -78,7 +78,8 @@ typedef int (*SyModelAbiVersionFn)(void);
 #define SY_MODEL_ABI_VERSION_SYMBOL "sy_model_abi_version"
 /* Exported by model.so (version 3): what it was built for, as NUL-terminated
  * JSON text (runtime/model_description.h): its manifest without model.so's own
- * hash. The runtime loads the artifact only when the manifest matches it. */
+ * hash (from version 7 with weights.bin's checksum, which version 6 left
+ * out). The runtime loads the artifact only when the manifest matches it. */
 typedef const char* (*SyModelDescriptionFn)(void);
 #define SY_MODEL_DESCRIPTION_SYMBOL "sy_model_description"
 

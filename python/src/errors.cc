@@ -4,6 +4,7 @@
 // Each kind also derives from the builtin a Python caller would catch for
 // that mistake, so `except ValueError` works without knowing switchyard.
 #include "common.h"
+#include "runtime/clipped_text.h"
 #include "runtime/runtime_error.h"
 #include "support/error.h"
 
@@ -98,7 +99,9 @@ void bind_errors(py::module_& m) {
       // A Python value of the wrong kind (or a never-initialized object).
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const RuntimeError& e) {
-      raise(classes().by_kind[kind_index(ErrorKind::kRuntime)], e.what(), e.what(), Span(),
+      // A path in it may hold any bytes; a Python str holds only UTF-8.
+      std::string message = valid_utf8(e.what());
+      raise(classes().by_kind[kind_index(ErrorKind::kRuntime)], message, message, Span(),
             error_kind_name(ErrorKind::kRuntime));
     }
   });

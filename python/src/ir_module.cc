@@ -3,6 +3,7 @@
 #include "common.h"
 #include "ir/span.h"
 #include "ir/structural_equal.h"
+#include "runtime/clipped_text.h"
 #include "support/error.h"
 #include "text/parser.h"
 #include "text/printer.h"
@@ -16,7 +17,7 @@ PrintOptions print_options(const std::string& devices) {
   if (devices == "all") o.devices = PrintOptions::Devices::kAll;
   else if (devices == "changed") o.devices = PrintOptions::Devices::kChanged;
   else if (devices == "none") o.devices = PrintOptions::Devices::kNone;
-  else throw py::value_error("devices must be 'all', 'changed' or 'none', got '" + devices + "'");
+  else throw py::value_error("devices must be 'all', 'changed' or 'none', got '" + clipped_text(devices) + "'");
   return o;
 }
 

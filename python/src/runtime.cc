@@ -137,10 +137,14 @@ View view_of(py::handle value, const std::string& what, bool writeable) {
 }
 
 void bind_artifact(py::module_& rt) {
+  rt.attr("DEFAULT_MAX_MODEL_BYTES") = kDefaultMaxModelBytes;
   py::class_<Artifact, std::shared_ptr<Artifact>>(rt, "Artifact", "A loaded artifact (model.so, weights.bin, manifest.json).")
       .def_static(
-          "load", [](const std::string& dir, int threads) { return Artifact::load(dir, LoadOptions{threads}); },
-          py::arg("path"), py::arg("threads") = 0)
+          "load",
+          [](const std::string& dir, int threads, uint64_t max_model_bytes) {
+            return Artifact::load(dir, LoadOptions{threads, max_model_bytes});
+          },
+          py::arg("path"), py::arg("threads") = 0, py::arg("max_model_bytes") = kDefaultMaxModelBytes)
       .def_property_readonly("directory", &Artifact::directory)
       .def_property_readonly("manifest_json", [](const Artifact& a) { return format_manifest(a.manifest()); })
       .def_property_readonly("input_names",

@@ -5,6 +5,7 @@
 #include "ir/span.h"
 #include "ir/type.h"
 #include "ir/virtual_device.h"
+#include "runtime/clipped_text.h"
 #include "support/error.h"
 
 namespace switchyard::python {
@@ -96,7 +97,9 @@ void bind_devices(py::module_& ir) {
              if (!kind.is_none()) {
                std::string name = py::str(kind);
                const DeviceKindInfo* info = find_device_kind(name);
-               if (!info) throw py::value_error("unknown device kind '" + name + "' (" + device_kind_names(", ") + ")");
+               if (!info)
+                 throw py::value_error("unknown device kind '" + clipped_text(name) + "' (" + device_kind_names(", ") +
+                                       ")");
                k = info->kind;
              }
              if (!device_id.is_none() && (!PyLong_Check(device_id.ptr()) || PyBool_Check(device_id.ptr())))

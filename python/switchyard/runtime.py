@@ -223,11 +223,13 @@ class Module:
 
 
 def _in_place(array):
-    """``array`` itself when a run can read it where it lies, else a C-contiguous copy."""
+    """``array`` itself when a run can read it where it lies, else an aligned,
+    C-contiguous, native-order copy (``ascontiguousarray`` would return a
+    C-contiguous array that is misaligned as it is)."""
     array = _np.asarray(array)
     if array.flags.c_contiguous and array.flags.aligned and array.dtype.isnative:
         return array
-    return _np.ascontiguousarray(array).astype(array.dtype.newbyteorder("="), copy=False)
+    return _np.array(array, dtype=array.dtype.newbyteorder("="), order="C", copy=True)
 
 
 def _from_dlpack(what, value):
@@ -252,14 +254,18 @@ def from_dlpack(value):
     return _from_dlpack("the tensor", value)
 
 
-def load(path, threads=0):
+def load(path, threads=0, max_model_bytes=None):
     """Loads an artifact directory; raises ``sy.RuntimeError`` naming the file at fault.
 
     A path that is missing or not a directory raises a ``sy.RuntimeError``
-    that is also ``FileNotFoundError`` / ``NotADirectoryError``.
+    that is also ``FileNotFoundError`` / ``NotADirectoryError``. A model.so
+    larger than ``max_model_bytes`` (default 1 GiB) is refused before it is
+    hashed or opened.
     """
     _check_file("RuntimeError", path, want_directory=True)
-    return Module(_rt.Artifact.load(_os.fspath(path), threads))
+    if max_model_bytes is None:
+        max_model_bytes = _rt.DEFAULT_MAX_MODEL_BYTES
+    return Module(_rt.Artifact.load(_os.fspath(path), threads, max_model_bytes))
 
 
 __all__ = ["load", "from_dlpack", "Module", "RunStats", "KernelRecord", "CopyRecord", "BenchmarkResult"]

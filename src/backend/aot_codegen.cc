@@ -53,7 +53,6 @@ class EntryWriter {
     out_ << "#include \"switchyard/model_abi.h\"\n\n";
     write_kernel_declarations();
     out_ << "extern \"C\" int " SY_MODEL_ABI_VERSION_SYMBOL "(void) { return SY_MODEL_ABI_VERSION; }\n\n";
-    write_description();
     out_ << "extern \"C\" int " SY_MODEL_RUN_SYMBOL "(const SyRunArgs* args) {\n";
     out_ << "  const SyRuntimeServices* services = args->services;\n";
     write_bases();
@@ -72,15 +71,6 @@ class EntryWriter {
       if (!k.library_only() && k.image.empty())
         out_ << "void " << k.name << "(const void* const*, void* const*, const SyRuntimeServices*, int);\n";
     out_ << "}\n\n";
-  }
-
-  // The manifest model.so is built for; the runtime refuses any other.
-  void write_description() {
-    out_ << "// What this library was built for: its manifest, but for its own hash. The runtime\n"
-         << "// loads it only with a manifest.json that matches (runtime/model_description.h).\n"
-         << "extern \"C\" const char* " SY_MODEL_DESCRIPTION_SYMBOL "(void) {\n"
-         << "  return\n"
-         << string_literal_lines(model_description(manifest_), "      ") << "      ;\n}\n\n";
   }
 
   std::set<int> used_buffers() const {
@@ -259,6 +249,15 @@ class EntryWriter {
 std::string generate_entry_source(const LoweredProgram& program, const MemoryPlan& plan,
                                   const std::vector<int>& tensor_of_buffer, const Manifest& manifest) {
   return EntryWriter(program, plan, tensor_of_buffer, manifest).write();
+}
+
+std::string generate_description_source(const Manifest& manifest) {
+  return "// What this library was built for: its manifest, but for its own hash (the runtime\n"
+         "// hashes model.so itself). It loads the library only with a manifest.json that\n"
+         "// matches (runtime/model_description.h).\n"
+         "extern \"C\" const char* " SY_MODEL_DESCRIPTION_SYMBOL "(void) {\n"
+         "  return\n" +
+         string_literal_lines(model_description(manifest), "      ") + "      ;\n}\n";
 }
 
 }  // namespace switchyard

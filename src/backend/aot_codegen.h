@@ -22,4 +22,12 @@ namespace switchyard {
 std::string generate_entry_source(const LoweredProgram& program, const MemoryPlan& plan,
                                   const std::vector<int>& tensor_of_buffer, const Manifest& manifest);
 
+// The translation unit defining
+//   extern "C" const char* sy_model_description(void);
+// which returns model_description(manifest). It is a unit of its own because
+// the description holds weights.bin's checksum, known only once weights.bin
+// is written: the build compiles it then, while the kernels and the entry,
+// which need no checksum, compile from the start.
+std::string generate_description_source(const Manifest& manifest);
+
 }  // namespace switchyard

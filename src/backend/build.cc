@@ -30,6 +30,7 @@ namespace {
 
 constexpr const char* kEntry = "main";
 constexpr const char* kEntryUnitName = "sy_model_entry";
+constexpr const char* kDescriptionUnitName = "sy_model_description";
 
 // Records the time since the previous stage ended.
 class StageClock {
@@ -113,6 +114,22 @@ std::vector<TranslationUnit> translation_units(const LoweredProgram& program, co
   std::replace(entry_flags.begin(), entry_flags.end(), std::string("-O3"), std::string("-O1"));
   units.push_back({kEntryUnitName, entry_source, entry_flags});
   return units;
+}
+
+// The unit returning model.so's description: one string, which the compiler
+// need not optimise.
+TranslationUnit description_unit(const Manifest& manifest, const CompilationConfig& config) {
+  const VirtualDevice* host = config.host_device ? config.host_device : config.devices.at(0);
+  std::vector<std::string> flags = target_flags(host);
+  std::replace(flags.begin(), flags.end(), std::string("-O3"), std::string("-O0"));
+  return {kDescriptionUnitName, generate_description_source(manifest), flags};
+}
+
+void add_compile_stats(ToolchainStats& total, const ToolchainStats& more) {
+  total.objects_compiled += more.objects_compiled;
+  total.objects_cached += more.objects_cached;
+  total.compiler_invocations += more.compiler_invocations;
+  total.notes.insert(total.notes.end(), more.notes.begin(), more.notes.end());
 }
 
 void write_manifest(Manifest& manifest, const std::string& dir) {
@@ -220,10 +237,11 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   }
   clock.done("manifest");
 
-  // weights.bin is written and hashed on a thread of its own while model.so
-  // compiles: neither needs the other (model.so's description leaves the
-  // hashes out). Nothing below changes `program` or `manifest` until it ends;
-  // declared after `staging`, it ends before the staging directory goes.
+  // weights.bin is written and hashed on a thread of its own while the
+  // kernels and the entry compile: they do not need it (only model.so's
+  // description holds its checksum). Nothing below changes `program` or
+  // `manifest` until it ends; declared after `staging`, it ends before the
+  // staging directory goes.
   StagingDirectory staging(output_dir);
   std::future<std::string> weights_hash = std::async(std::launch::async, [&] {
     return write_weights_file(program, manifest, preparers, staging.path() + "/weights.bin");
@@ -233,16 +251,26 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   std::string entry_source = generate_entry_source(program, memory, tensor_of_buffer, manifest);
   clock.done("aot entry");
 
-  // Compile (two at a time, cached by content) and link model.so.
+  // Compile (two at a time, cached by content) and link model.so. model.so's
+  // description holds weights.bin's checksum, so it compiles on a thread of
+  // its own once weights.bin is summed, beside the kernels and the entry
+  // (a batch of compiles ends with one compiler idle); until then only that
+  // thread touches `manifest`.
   const std::string source_dir = staging.path() + "/src";
   std::filesystem::create_directory(source_dir);
+  ToolchainStats description_stats;
+  std::future<std::string> description_object = std::async(std::launch::async, [&] {
+    manifest.hashes.weights_bin = weights_hash.get();
+    return toolchain.compile({description_unit(manifest, options.config)}, source_dir, &description_stats).front();
+  });
   std::vector<std::string> objects =
       toolchain.compile(translation_units(program, entry_source, options.config), source_dir, &stats);
   clock.done("compile");
+  objects.push_back(description_object.get());
+  add_compile_stats(stats, description_stats);
+  clock.done("compile description (once weights.bin is written)");
   toolchain.link(objects, staging.path() + "/model.so", &stats);
   clock.done("link");
-  manifest.hashes.weights_bin = weights_hash.get();
-  clock.done("write weights (the wait)");
   write_device_images(program, manifest, staging.path(), source_dir);
   clock.done("write device images");
 

@@ -29,6 +29,7 @@ struct RunFlags {
   std::string output_dir = ".";
   int repeat = 1;
   int threads = 0;
+  uint64_t max_model_bytes = kDefaultMaxModelBytes;
   bool profile = false;
 };
 
@@ -113,6 +114,7 @@ void run_artifact(const RunFlags& f) {
   try {
     LoadOptions load;
     load.threads = f.threads;
+    load.max_model_bytes = f.max_model_bytes;
     auto load_start = std::chrono::steady_clock::now();
     artifact = Artifact::load(f.artifact_dir, load);
     load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
@@ -192,6 +194,10 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--threads", flags->threads, "threads of the shared CPU pool (default: one per core)")
       ->check(CLI::Range(0, 4096));
+  cmd->add_option("--max-model-bytes", flags->max_model_bytes,
+                  "refuse a model.so (or device image) larger than this, before hashing it (default: " +
+                      std::to_string(kDefaultMaxModelBytes) + ", 1 GiB)")
+      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 62));
   cmd->add_flag("--profile", flags->profile, "print the time of each kernel and copy, and per device");
   cmd->callback([flags] { run_artifact(*flags); });
 }

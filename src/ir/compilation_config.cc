@@ -1,6 +1,7 @@
 // Parsing and lookup of a build's devices.
 #include "ir/compilation_config.h"
 
+#include "runtime/clipped_text.h"
 #include "support/error.h"
 
 namespace switchyard {
@@ -25,17 +26,18 @@ CompilationConfig CompilationConfig::parse(const std::string& devices, const std
                                            const std::string& host_device) {
   std::vector<const VirtualDevice*> list;
   for (const std::string& item : split(devices, ',')) {
-    if (item.empty()) throw Error(ErrorKind::kUsage, "empty device in --devices \"" + devices + "\"");
+    if (item.empty()) throw Error(ErrorKind::kUsage, "empty device in --devices \"" + clipped_text(devices) + "\"");
     size_t eq = item.find('=');
     const VirtualDevice* vd;
     try {
       vd = VirtualDevice::parse(item.substr(0, eq));
       if (vd->device_id() == VirtualDevice::kNoId)
-        throw Error(ErrorKind::kUsage, "device \"" + item + "\" needs an id, e.g. cpu:0");
+        throw Error(ErrorKind::kUsage, "device \"" + clipped_text(item) + "\" needs an id, e.g. cpu:0");
       if (eq != std::string::npos) {
         const Target* target = Target::get(item.substr(eq + 1));
         if (target->kind() != vd->kind())
-          throw Error(ErrorKind::kUsage, "target \"" + target->str() + "\" does not fit device " + vd->device_name());
+          throw Error(ErrorKind::kUsage, "target \"" + clipped_text(target->str()) + "\" does not fit device " +
+                                             clipped_text(vd->device_name()));
         vd = VirtualDevice::get(vd->kind(), vd->device_id(), target, "global");
       }
     } catch (const Error& e) {
@@ -55,8 +57,8 @@ CompilationConfig CompilationConfig::parse(const std::string& devices, const std
     }
     const VirtualDevice* vd = config.resolve(wish);
     if (!vd)
-      throw Error(ErrorKind::kUsage, std::string(what) + " device " + name + " is not among the build's devices (" +
-                                         devices + ")");
+      throw Error(ErrorKind::kUsage, std::string(what) + " device " + clipped_text(name) +
+                                         " is not among the build's devices (" + clipped_text(devices) + ")");
     return vd;
   };
   if (!default_device.empty()) config.default_device = pick(default_device, "default");

@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "runtime/clipped_text.h"
+
 namespace switchyard {
 
 namespace {
@@ -14,10 +16,14 @@ std::mutex& table_mutex() {
   return m;
 }
 
+// Sources are named by model files (node names, file names) that may hold
+// any bytes; spans reach messages, Python and the manifest's JSON, so each
+// name is kept as valid UTF-8 (invalid bytes written "\xHH").
 const std::string* intern_source(std::string_view name) {
   static auto* table = new std::unordered_set<std::string>();
+  std::string text = valid_utf8(name);
   std::lock_guard<std::mutex> lock(table_mutex());
-  return &*table->emplace(name).first;
+  return &*table->emplace(std::move(text)).first;
 }
 
 std::unordered_map<std::string, std::string>& source_texts() {
@@ -102,8 +108,9 @@ size_t Span::hash() const {
 }
 
 void register_source_text(const std::string& source, std::string text) {
+  std::string name = valid_utf8(source);  // as spans name it
   std::lock_guard<std::mutex> lock(table_mutex());
-  source_texts()[source] = std::move(text);
+  source_texts()[name] = std::move(text);
 }
 
 std::string source_line(const std::string& source, uint32_t line) {

@@ -113,12 +113,12 @@ const VirtualDevice* VirtualDevice::parse(std::string_view text) {
     std::string kind_text = name.substr(0, colon);
     *kind = parse_kind(kind_text);
     if (*kind == DeviceKind::kUnconstrained)
-      throw bad("unknown device kind '" + kind_text + "' (expected " + device_kind_names(" or ") + ")");
+      throw bad("unknown device kind '" + clipped_text(kind_text) + "' (expected " + device_kind_names(" or ") + ")");
     *id = kNoId;
     if (colon == std::string::npos) return;
     std::string id_text = name.substr(colon + 1);
     if (id_text.empty() || id_text.size() > 6 || id_text.find_first_not_of("0123456789") != std::string::npos)
-      throw bad("device id '" + id_text + "' is not a non-negative integer");
+      throw bad("device id '" + clipped_text(id_text) + "' is not a non-negative integer");
     *id = std::stoi(id_text);
   };
   if (t.find('=') == std::string::npos) {
@@ -141,12 +141,12 @@ const VirtualDevice* VirtualDevice::parse(std::string_view text) {
     if (eq == std::string::npos) throw bad("expected key=\"value\"");
     std::string key = trim(t.substr(pos, eq - pos));
     size_t q1 = t.find_first_not_of(" \t", eq + 1);
-    if (q1 == std::string::npos || t[q1] != '"') throw bad("value of '" + key + "' must be quoted");
+    if (q1 == std::string::npos || t[q1] != '"') throw bad("value of '" + clipped_text(key) + "' must be quoted");
     size_t q2 = t.find('"', q1 + 1);
     if (q2 == std::string::npos) throw bad("unterminated string");
     std::string value = t.substr(q1 + 1, q2 - q1 - 1);
     int slot = key == "device" ? 0 : key == "target" ? 1 : key == "scope" ? 2 : key == "layout" ? 3 : -1;
-    if (slot < 0) throw bad("unknown key '" + key + "' (expected device, target, scope or layout)");
+    if (slot < 0) throw bad("unknown key '" + clipped_text(key) + "' (expected device, target, scope or layout)");
     if (seen[slot]) throw bad("key '" + key + "' given twice");
     seen[slot] = true;
     if (slot == 0) {

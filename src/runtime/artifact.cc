@@ -19,6 +19,7 @@
 #include "runtime/dnnl_primitive.h"
 #include "runtime/model_description.h"
 #include "runtime/mapped_file.h"
+#include "runtime/regular_file.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "switchyard/model_abi.h"
@@ -256,13 +257,21 @@ void service_device_move(void* ctx, int device_index, void* dst, const void* src
   }
 }
 
-// Reads [begin, end) of `path` into host memory at `destination`.
-void read_file_range(const std::string& path, uint64_t begin, uint64_t end, void* destination) {
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) throw RuntimeError("cannot open " + path);
-  if (fseeko(file.get(), off_t(begin), SEEK_SET) != 0 ||
-      std::fread(destination, 1, size_t(end - begin), file.get()) != size_t(end - begin))
-    throw RuntimeError("cannot read bytes [" + std::to_string(begin) + ", " + std::to_string(end) + ") of " + path);
+// weights.bin must be exactly as long as the manifest's weights reach,
+// checked before it is mapped or hashed.
+void check_weights_size(const Manifest& manifest, const RegularFile& weights_bin) {
+  uint64_t end = 0;
+  for (const ManifestWeight& w : manifest.weights) {
+    if (w.offset + w.nbytes > weights_bin.size())
+      throw RuntimeError(weights_bin.path() + " is truncated: it has " + std::to_string(weights_bin.size()) +
+                         " bytes, but weight '" + w.name + "' needs bytes [" + std::to_string(w.offset) + ", " +
+                         std::to_string(w.offset + w.nbytes) + ")");
+    end = std::max(end, w.offset + w.nbytes);
+  }
+  if (weights_bin.size() != end)
+    throw RuntimeError(weights_bin.path() + " has " + std::to_string(weights_bin.size()) +
+                       " bytes, but the manifest's weights end at byte " + std::to_string(end) +
+                       ": it is not the weights.bin this artifact was built with");
 }
 
 }  // namespace
@@ -452,7 +461,7 @@ void Artifact::make_primitives(Artifact& artifact, const std::string& manifest_p
 
 // Loads each kernel's device image (a cubin, hash-checked) on its GPU once
 // and finds the functions the entry launches.
-void Artifact::load_device_images(Artifact& artifact, const std::string& manifest_path) {
+void Artifact::load_device_images(Artifact& artifact, const std::string& manifest_path, uint64_t max_image_bytes) {
   Impl& impl = *artifact.impl_;
   const Manifest& manifest = artifact.manifest_;
   impl.kernel_functions.resize(manifest.kernels.size());
@@ -467,12 +476,18 @@ void Artifact::load_device_images(Artifact& artifact, const std::string& manifes
     }
     std::string path = artifact.directory_ + "/" + kernel.image;
     std::string where = manifest_path + ": kernels[" + std::to_string(k) + "] '" + kernel.name + "'";
-    std::error_code ignored;
-    if (!std::filesystem::is_regular_file(path, ignored)) throw RuntimeError(where + ": " + path + ": file not found");
-    if (std::string actual = sha256_file_hex(path); actual != kernel.image_sha256)
-      throw RuntimeError(path + ": sha256 " + actual + " does not match the manifest (" + kernel.image_sha256 + ")");
-    std::vector<uint8_t> image(size_t(std::filesystem::file_size(path)));
-    read_file_range(path, 0, image.size(), image.data());
+    std::vector<uint8_t> image;
+    try {
+      RegularFile file(path);
+      file.check_size_at_most(max_image_bytes, "the limit on model.so and device images "
+                                               "(LoadOptions::max_model_bytes, switchyard run --max-model-bytes)");
+      if (std::string actual = sha256_file_hex(file); actual != kernel.image_sha256)
+        throw RuntimeError(path + ": sha256 " + actual + " does not match the manifest (" + kernel.image_sha256 + ")");
+      image.resize(size_t(file.size()));
+      file.read_at(image.data(), image.size(), 0);
+    } catch (const RuntimeError& e) {
+      throw RuntimeError(where + ": " + e.what());
+    }
     try {
       impl.kernel_functions[k] =
           static_cast<CudaDevice&>(artifact.device(kernel.device)).load_functions(image, kernel.functions);
@@ -494,7 +509,6 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
   // The error_code overloads: a permission problem reads as "not found" rather than escaping as another type.
   std::error_code ignored;
   if (!fs::is_directory(dir, ignored)) throw RuntimeError("artifact directory " + dir + " not found");
-  if (!fs::is_regular_file(manifest_path, ignored)) throw RuntimeError(manifest_path + ": file not found");
   artifact->manifest_ = read_manifest_file(manifest_path);
   const Manifest& manifest = artifact->manifest_;
   if (manifest.abi_version != SY_MODEL_ABI_VERSION)
@@ -540,19 +554,17 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
 
   make_pinned_memories(*artifact);
 
-  for (const std::string& path : {model_path, weights_path})
-    if (!fs::is_regular_file(path, ignored)) throw RuntimeError(path + ": file not found");
-  // The size first: a truncated file deserves a clearer message than a hash mismatch.
-  std::error_code size_error;
-  const uint64_t weights_size = fs::file_size(weights_path, size_error);
-  if (size_error) throw RuntimeError(weights_path + ": " + size_error.message());
-  for (const ManifestWeight& w : manifest.weights)
-    if (w.offset + w.nbytes > weights_size)
-      throw RuntimeError(weights_path + " is truncated: it has " + std::to_string(weights_size) +
-                         " bytes, but weight '" + w.name + "' needs bytes [" + std::to_string(w.offset) + ", " +
-                         std::to_string(w.offset + w.nbytes) + ")");
-  // model.so before it is opened; weights.bin as it is read, below.
-  if (std::string actual = sha256_file_hex(model_path); actual != manifest.hashes.model_so)
+  // Both files' sizes before either is hashed or mapped: a truncated file
+  // deserves a clearer message than a hash mismatch, and a sparse one seconds
+  // of hashing and gigabytes of page cache.
+  RegularFile model_file(model_path);
+  model_file.check_size_at_most(options.max_model_bytes, "the limit on model.so (LoadOptions::max_model_bytes, "
+                                                         "switchyard run --max-model-bytes)");
+  RegularFile weights_bin(weights_path);
+  check_weights_size(manifest, weights_bin);
+  // model.so before it is opened (by its path: the dynamic loader needs
+  // one); weights.bin as it is read, below.
+  if (std::string actual = sha256_file_hex(model_file); actual != manifest.hashes.model_so)
     throw RuntimeError(model_path + ": sha256 " + actual + " does not match the manifest (" +
                        manifest.hashes.model_so + ")");
 
@@ -582,9 +594,8 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
   // Summed where it is mapped, on a thread of its own while the primitives
   // are made from it; a mismatch discards them.
   // CPU devices read their blocks there.
-  impl.weights_file = std::make_unique<MappedFile>(weights_path);
+  impl.weights_file = std::make_unique<MappedFile>(weights_bin);
   const MappedFile& weights_file = *impl.weights_file;
-  if (weights_file.size() != weights_size) throw RuntimeError(weights_path + " changed while it was loaded");
   const int format_version = manifest.format_version;
   std::future<std::string> weights_hash = std::async(std::launch::async, [&weights_file, format_version] {
     return weights_checksum_hex(format_version, weights_file.data(), size_t(weights_file.size()));
@@ -605,7 +616,7 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
     impl.weight_pointers[d] = buffer.data();
     impl.weight_blocks[d] = std::move(buffer);
   }
-  load_device_images(*artifact, manifest_path);
+  load_device_images(*artifact, manifest_path, options.max_model_bytes);
   make_primitives(*artifact, manifest_path);
   if (std::string actual = weights_hash.get(); actual != manifest.hashes.weights_bin)
     throw RuntimeError(weights_path + ": " + weights_checksum(format_version).name + " " + actual +

@@ -18,10 +18,18 @@
 
 namespace switchyard {
 
+// The largest model.so (and device image) loaded unless LoadOptions says
+// otherwise: far beyond any generated one, so a corrupt or sparse file is
+// refused before it is hashed, not after seconds of hashing.
+constexpr uint64_t kDefaultMaxModelBytes = uint64_t(1) << 30;
+
 struct LoadOptions {
   // Threads of the pool shared by CPU devices without their own "threads";
   // 0 means default_thread_count().
   int threads = 0;
+  // The largest model.so and device image load() reads and hashes
+  // (`switchyard run --max-model-bytes`, load(..., max_model_bytes=) in Python).
+  uint64_t max_model_bytes = kDefaultMaxModelBytes;
 };
 
 struct RunOptions {
@@ -99,7 +107,7 @@ class Artifact {
   Artifact() = default;
   static void make_pinned_memories(Artifact& artifact);
   static void make_primitives(Artifact& artifact, const std::string& manifest_path);
-  static void load_device_images(Artifact& artifact, const std::string& manifest_path);
+  static void load_device_images(Artifact& artifact, const std::string& manifest_path, uint64_t max_image_bytes);
   RunStats execute(const std::vector<const void*>& host_inputs, const std::vector<void*>& host_outputs,
                    const RunOptions& options) const;
 

@@ -3,18 +3,18 @@
 #include "runtime/manifest.h"
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
+#include "runtime/clipped_text.h"
 #include "runtime/cpu_features.h"
 #include "runtime/file_write.h"
 #include "runtime/json_fields.h"
 #include "runtime/manifest_json.h"
 #include "runtime/ndarray.h"
 #include "runtime/primitive_json.h"
+#include "runtime/regular_file.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "runtime/thread_pool.h"
@@ -240,6 +240,19 @@ ordered_json tensor_json(const ManifestTensor& t) {
       {"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"device", t.device}, {"span", t.span}};
 }
 
+// JSON holds only UTF-8, and a name or span may come from a model file
+// holding any bytes (an ONNX node's name): each string is made valid
+// (clipped_text.h), so writing the manifest never fails on one.
+void make_strings_valid_utf8(ordered_json& value) {
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    if (!is_valid_utf8(text)) value = valid_utf8(text);
+    return;
+  }
+  if (value.is_structured())
+    for (ordered_json& element : value) make_strings_valid_utf8(element);
+}
+
 }  // namespace
 
 WeightsChecksum weights_checksum(int format_version) {
@@ -302,6 +315,7 @@ ordered_json manifest_json(const Manifest& m) {
     root["copies"].push_back(
         ordered_json{{"src_device", c.src_device}, {"dst_device", c.dst_device}, {"bytes", c.bytes}, {"span", c.span}});
   root["hashes"] = ordered_json{{"model.so", m.hashes.model_so}, {"weights.bin", m.hashes.weights_bin}};
+  make_strings_valid_utf8(root);
   return root;
 }
 
@@ -383,7 +397,8 @@ void validate_manifest(const Manifest& m, const std::string& source) {
     if (!k.image.empty()) {
       // A path inside the artifact: relative, without "..".
       bool inside = k.image[0] != '/' && k.image.find("..") == std::string::npos;
-      if (!inside) fail(source, member_path(path, "image"), "must be a path inside the artifact, got '" + k.image + "'");
+      if (!inside)
+        fail(source, member_path(path, "image"), "must be a path inside the artifact, got '" + clipped_text(k.image) + "'");
       if (m.devices[size_t(k.device)].compute_capability == 0)
         fail(source, member_path(path, "image"),
              "a device image runs on a cuda device, but " + m.devices[size_t(k.device)].name +
@@ -438,20 +453,10 @@ std::string format_manifest(const Manifest& manifest) {
 }
 
 Manifest read_manifest_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw RuntimeError("cannot open " + path);
   // The size first: the whole text is read into memory.
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw RuntimeError("cannot read " + path);
-  if (uint64_t(size) > kMaxManifestBytes)
-    throw RuntimeError(path + ": " + std::to_string(size) + " bytes, more than a manifest may have (" +
-                       std::to_string(kMaxManifestBytes) + ")");
-  in.seekg(0, std::ios::beg);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw RuntimeError("cannot read " + path);
-  return parse_manifest(text.str(), path);
+  RegularFile file(path);
+  file.check_size_at_most(kMaxManifestBytes, "a manifest may have");
+  return parse_manifest(file.read_all(), path);
 }
 
 void write_manifest_file(const Manifest& manifest, const std::string& path) {

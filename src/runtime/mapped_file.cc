@@ -1,39 +1,30 @@
 #include "runtime/mapped_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/regular_file.h"
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
 
-MappedFile::MappedFile(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw RuntimeError("cannot open " + path + ": " + std::strerror(errno));
+MappedFile::MappedFile(const RegularFile& file) : size_(file.size()) {
+  if (size_ == 0) return;
+  // Pages beyond the end of a file that shrank since it was opened would
+  // fault when read.
   struct stat status {};
-  if (fstat(fd, &status) != 0) {
-    int error = errno;
-    close(fd);
-    throw RuntimeError("cannot read the size of " + path + ": " + std::strerror(error));
-  }
-  size_ = uint64_t(status.st_size);
-  if (size_ > 0) {
-    // Not populated here: the loader hashes every page on a thread of its own,
-    // which faults them in beside the primitives being made (populating cost
-    // ResNet-50's load 4-7 ms on the thread that makes them).
-    void* mapped = mmap(nullptr, size_t(size_), PROT_READ, MAP_PRIVATE, fd, 0);
-    int error = errno;
-    close(fd);
-    if (mapped == MAP_FAILED) throw RuntimeError("cannot map " + path + " into memory: " + std::strerror(error));
-    data_ = static_cast<unsigned char*>(mapped);
-  } else {
-    close(fd);
-  }
+  if (fstat(file.descriptor(), &status) != 0 || uint64_t(status.st_size) < size_)
+    throw RuntimeError(file.path() + " changed while it was loaded");
+  // Not populated here: the loader hashes every page on a thread of its own,
+  // which faults them in beside the primitives being made (populating cost
+  // ResNet-50's load 4-7 ms on the thread that makes them).
+  void* mapped = mmap(nullptr, size_t(size_), PROT_READ, MAP_PRIVATE, file.descriptor(), 0);
+  if (mapped == MAP_FAILED)
+    throw RuntimeError("cannot map " + file.path() + " into memory: " + std::strerror(errno));
+  data_ = static_cast<unsigned char*>(mapped);
 }
 
 MappedFile::~MappedFile() {

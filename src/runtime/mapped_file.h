@@ -10,10 +10,14 @@
 
 namespace switchyard {
 
+class RegularFile;
+
 class MappedFile {
  public:
-  // Throws RuntimeError naming the file when it cannot be opened or mapped.
-  explicit MappedFile(const std::string& path);
+  // Maps the size() bytes `file` had when it was opened (the caller has
+  // checked that size); throws RuntimeError naming the file when it cannot
+  // be mapped.
+  explicit MappedFile(const RegularFile& file);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

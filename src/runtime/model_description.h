@@ -5,9 +5,10 @@
 // an artifact only when its manifest matches that text field by field, so no
 // field of manifest.json is free: an edited one (an arena shrunk, an output
 // reshaped, two weights' names swapped) is refused, naming the field, before
-// model.so runs on it. The fields left out, the files' hashes, are checked
-// by the loader against the files (and model.so's cannot be known before it
-// is built).
+// model.so runs on it. weights.bin's checksum is part of the description,
+// so weights.bin cannot be swapped for another together with that field;
+// model.so's own hash, the one field left out (it cannot be known before
+// model.so is built), is checked against model.so's bytes before it is opened.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +23,7 @@ namespace switchyard {
 // bytes per kernel, so this is far beyond any model yet far below memory.
 constexpr size_t kMaxModelDescriptionBytes = size_t(64) << 20;
 
-// Compact JSON of `manifest` without its hashes; its format_version
+// Compact JSON of `manifest` without hashes["model.so"]; its format_version
 // versions the description too.
 std::string model_description(const Manifest& manifest);
 

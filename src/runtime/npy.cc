@@ -1,8 +1,6 @@
 // NumPy .npy reading and writing (see npy.h for the dtype mapping).
 #include "runtime/npy.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +15,7 @@
 
 #include "runtime/clipped_text.h"
 #include "runtime/file_write.h"
+#include "runtime/regular_file.h"
 #include "runtime/runtime_error.h"
 #include "runtime/tensor_size.h"
 
@@ -162,55 +161,17 @@ uint32_t read_le(const std::string& bytes, size_t at, size_t width) {
   return v;
 }
 
-// An open file descriptor, closed when it goes out of scope.
-struct OpenFile {
-  int fd = -1;
-  ~OpenFile() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-// What a file that is not a regular file is, for the message.
-std::string file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a pipe";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
-// Reads exactly `size` bytes at `offset`; false when the file ends first or a read fails.
-bool read_at(int fd, void* out, size_t size, uint64_t offset) {
-  char* p = static_cast<char*>(out);
-  while (size > 0) {
-    ssize_t got = ::pread(fd, p, size, off_t(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    p += got;
-    size -= size_t(got);
-    offset += uint64_t(got);
-  }
-  return true;
-}
-
 }  // namespace
 
 NDArray read_npy(const std::string& path) {
-  // Only a regular file: its size is known before reading, so the header can
-  // be checked against it and nothing is read past what the header declares;
-  // a device or a pipe may never end (--input x=/dev/zero). O_NONBLOCK keeps
-  // opening a pipe with no writer from waiting forever.
-  OpenFile file{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
-  if (file.fd < 0) npy_fail(path, std::string("cannot open for reading: ") + std::strerror(errno));
-  struct stat status;
-  if (::fstat(file.fd, &status) != 0) npy_fail(path, std::string("cannot inspect: ") + std::strerror(errno));
-  if (!S_ISREG(status.st_mode))
-    npy_fail(path, "is " + file_kind(status.st_mode) + ", not a regular file; inputs are read only from .npy files");
-  uint64_t file_size = uint64_t(status.st_size);
+  // Only a regular file (regular_file.h): its size is known before reading,
+  // so the header can be checked against it and nothing is read past what
+  // the header declares; a device or a pipe may never end (--input x=/dev/zero).
+  RegularFile file(path, "inputs are read only from .npy files");
+  uint64_t file_size = file.size();
 
   std::string prefix(size_t(std::min<uint64_t>(file_size, kMagicSize + 2 + 4)), '\0');
-  if (!read_at(file.fd, prefix.data(), prefix.size(), 0)) npy_fail(path, "read error");
+  file.read_at(prefix.data(), prefix.size(), 0);
   if (prefix.size() < kMagicSize || prefix.compare(0, kMagicSize, kMagic, kMagicSize) != 0)
     npy_fail(path, "not a .npy file (bad magic)");
   if (prefix.size() < kMagicSize + 4) npy_fail(path, "truncated header");
@@ -223,7 +184,7 @@ NDArray read_npy(const std::string& path) {
   size_t header_length = read_le(prefix, kMagicSize + 2, length_width);
   if (file_size < header_start + header_length) npy_fail(path, "truncated header");
   std::string header(header_length, '\0');
-  if (!read_at(file.fd, header.data(), header.size(), header_start)) npy_fail(path, "read error");
+  file.read_at(header.data(), header.size(), header_start);
 
   std::optional<std::string> descr;
   std::optional<bool> fortran_order;
@@ -261,8 +222,7 @@ NDArray read_npy(const std::string& path) {
   } catch (const RuntimeError& e) {
     npy_fail(path, e.what());
   }
-  if (!read_at(file.fd, array.data(), size_t(expected), data_start))
-    npy_fail(path, "read error (the file changed while it was read?)");
+  file.read_at(array.data(), size_t(expected), data_start);
   if (*dtype == DType::kBool)  // any nonzero byte is true; keep the canonical 0/1
     for (uint64_t i = 0; i < expected; ++i) array.as<uint8_t>()[i] = array.as<uint8_t>()[i] != 0;
   return array;

@@ -3,10 +3,12 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <vector>
 
+#include "runtime/regular_file.h"
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
@@ -53,6 +55,17 @@ std::string sha256_file_hex(const std::string& path) {
   std::vector<unsigned char> chunk(1 << 20);
   while (size_t got = std::fread(chunk.data(), 1, chunk.size(), file.get())) digest.update(chunk.data(), got);
   if (std::ferror(file.get())) throw RuntimeError("cannot read " + path);
+  return digest.hex();
+}
+
+std::string sha256_file_hex(const RegularFile& file) {
+  Sha256 digest;
+  std::vector<unsigned char> chunk(size_t(std::min<uint64_t>(file.size(), 1 << 20)));
+  for (uint64_t at = 0; at < file.size(); at += chunk.size()) {
+    size_t piece = size_t(std::min<uint64_t>(chunk.size(), file.size() - at));
+    file.read_at(chunk.data(), piece, at);
+    digest.update(chunk.data(), piece);
+  }
   return digest.hex();
 }
 

@@ -6,6 +6,8 @@
 
 namespace switchyard {
 
+class RegularFile;
+
 // A digest fed piece by piece, for bytes hashed as they are written.
 class Sha256 {
  public:
@@ -25,5 +27,7 @@ class Sha256 {
 std::string sha256_hex(const void* data, size_t bytes);
 // Hashes a whole file; throws RuntimeError naming the file when it cannot be read.
 std::string sha256_file_hex(const std::string& path);
+// Hashes the size() bytes an opened file had (regular_file.h).
+std::string sha256_file_hex(const RegularFile& file);
 
 }  // namespace switchyard

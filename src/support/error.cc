@@ -63,7 +63,8 @@ std::string render_diagnostic(const Span& span, const std::string& severity,
       out += "^";
     }
   }
-  return out;
+  // The span and the quoted source line may hold any bytes; nothing is clipped here.
+  return clipped_text(out, out.size());
 }
 
 }  // namespace switchyard

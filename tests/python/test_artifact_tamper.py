@@ -3,7 +3,11 @@
 # manifest.json is edited in any way the model would trust (an arena shrunk,
 # an output reshaped or retyped, inputs reordered, weights' names swapped, a
 # device changed, the format version bumped) is refused with a message naming
-# the field, and the untouched artifact still runs.
+# the field, and the untouched artifact still runs. The description covers
+# every field of the manifest but model.so's own hash (which the loader checks
+# against model.so's bytes), weights.bin's checksum included: another model's
+# weights.bin, with that checksum edited in, is refused too.
+import ctypes
 import json
 import re
 import shutil
@@ -34,6 +38,14 @@ W2 = np.array([[-1, 0.5, 2], [-3, 0.25, 1]], np.float32)
 def artifact(tmp_path_factory):
     out = tmp_path_factory.mktemp("tamper") / "model"
     sy.build(sy.parse(MODEL), devices=["cpu:0", "cpu:1"], output=out, opt_level=2)
+    return out
+
+
+@pytest.fixture(scope="module")
+def other_weights(tmp_path_factory):
+    """MODEL with other constants: the same manifest but for weights.bin's checksum."""
+    out = tmp_path_factory.mktemp("tamper_other") / "model"
+    sy.build(sy.parse(MODEL.replace("{1, 2, 3", "{7, 2, 3")), devices=["cpu:0", "cpu:1"], output=out, opt_level=2)
     return out
 
 
@@ -92,3 +104,70 @@ def test_the_untouched_artifact_runs(artifact):
     assert len(model.manifest["weights"]) == 2 and len(model.manifest["devices"]) == 2
     out = model.run(a=A, b=B)
     np.testing.assert_allclose(out, -np.maximum(A * W1 + B * W2, 0), rtol=1e-6)
+
+
+def test_another_models_weights_with_their_checksum_are_refused(artifact, other_weights, tmp_path):
+    # Both hashes used to be left out of the description, so replacing
+    # weights.bin and editing its checksum loaded and ran the other weights.
+    other = json.loads((other_weights / "manifest.json").read_text())["hashes"]["weights.bin"]
+    ours = json.loads((artifact / "manifest.json").read_text())["hashes"]["weights.bin"]
+    assert other != ours
+    copy = tampered(artifact, tmp_path, lambda m: m["hashes"].update({"weights.bin": other}))
+    shutil.copyfile(other_weights / "weights.bin", copy / "weights.bin")
+    with pytest.raises(sy.RuntimeError) as error:
+        sy.runtime.load(copy)
+    assert re.search(rf'manifest\.json: hashes\.weights\.bin is "{other}" but .*model\.so was built for "{ours}"',
+                     str(error.value)), str(error.value)
+
+
+def description_of(artifact):
+    """What model.so says it was built for (sy_model_description), as JSON."""
+    library = ctypes.CDLL(str(artifact / "model.so"))
+    library.sy_model_description.restype = ctypes.c_char_p
+    return json.loads(library.sy_model_description().decode("ascii"))
+
+
+def fields(value, path=()):
+    """Every (path, value) of a JSON document down to its scalars and lists of scalars."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from fields(item, path + (key,))
+    elif isinstance(value, list) and any(isinstance(item, (dict, list)) for item in value):
+        for index, item in enumerate(value):
+            yield from fields(item, path + (index,))
+    else:
+        yield path, value
+
+
+@pytest.fixture(scope="module")
+def convolution(tmp_path_factory):
+    """A model with oneDNN primitives and prepared weights, so their fields are present too."""
+    from onnx import TensorProto, helper, numpy_helper
+    weight = np.random.default_rng(5).standard_normal((8, 3, 3, 3)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c"], ["y"], name="relu")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 16, 16])], [numpy_helper.from_array(weight, "w")])
+    directory = tmp_path_factory.mktemp("convolution")
+    path = directory / "conv.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    sy.build(sy.frontend.from_onnx(path), devices=["cpu:0"], output=directory / "model")
+    return directory / "model"
+
+
+@pytest.mark.parametrize("which", ["artifact", "convolution"])
+def test_the_description_holds_every_manifest_field_but_model_so_hash(request, which):
+    built = request.getfixturevalue(which)
+    manifest = json.loads((built / "manifest.json").read_text())
+    if which == "convolution":
+        assert manifest["primitives"] and any("prepared" in w for w in manifest["weights"]), "fields to cover"
+    described = dict(fields(description_of(built)))
+    in_manifest = dict(fields(manifest))
+    assert ("hashes", "model.so") in in_manifest and ("hashes", "model.so") not in described
+    del in_manifest[("hashes", "model.so")]
+    # Every field the manifest has (a new one too) is described, with its value, and nothing else is.
+    for path, value in in_manifest.items():
+        assert path in described, f"{'.'.join(map(str, path))} is not in model.so's description"
+        assert described[path] == value, f"{'.'.join(map(str, path))}: {described[path]!r} != {value!r}"
+    assert sorted(map(str, described)) == sorted(map(str, in_manifest))

@@ -111,3 +111,24 @@ def test_benchmark_reports_median_min_p90(model, mlp_inputs):
     assert on_keywords.repeat == 2
     with pytest.raises(ValueError, match="positive"):
         model.benchmark(repeat=0)
+
+
+def misaligned(array):
+    """A C-contiguous copy of `array` whose data starts one byte past an aligned address."""
+    raw = np.empty(array.nbytes + 1, np.uint8)
+    copy = raw[1:].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    assert copy.flags.c_contiguous and not copy.flags.aligned
+    return copy
+
+
+def test_run_copies_a_misaligned_input_as_set_input_does(model, mlp_inputs):
+    # run(**inputs) used to pass a C-contiguous but misaligned float32 array
+    # through as it lay and refuse it, though set_input copied it.
+    inputs = dict(mlp_inputs, x=misaligned(mlp_inputs["x"]))
+    expected = mlp_reference(mlp_inputs)
+    np.testing.assert_allclose(model.run(**inputs), expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(model.run(*[inputs[n] for n in model.input_names]), expected, rtol=1e-4, atol=1e-5)
+    set_all(model, mlp_inputs)
+    model.set_input("x", inputs["x"], copy=False)
+    np.testing.assert_allclose(model.run(), expected, rtol=1e-4, atol=1e-5)

@@ -50,3 +50,50 @@ def test_an_input_that_is_not_a_regular_file_fails_at_once(tmp_path):
                              "--output-dir", str(tmp_path / "out")], capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
     assert np.array_equal(np.load(tmp_path / "out" / "output_0.npy"), -np.arange(4, dtype=np.float32))
+
+
+def test_an_onnx_input_too_large_for_a_tensor_type_is_named(tmp_path):
+    from onnx import TensorProto, helper
+    graph = helper.make_graph([helper.make_node("Relu", ["image"], ["y"], name="relu")], "g",
+                              [helper.make_tensor_value_info("image", TensorProto.FLOAT, [2**62, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2**62, 4])])
+    path = tmp_path / "huge_input.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    with pytest.raises(sy.ParseError, match=r"input 'image': the tensor type .* is too large"):
+        sy.frontend.from_onnx(path)
+
+
+def test_an_onnx_initializer_larger_than_memory_is_named(tmp_path):
+    # Its external data is all there (a sparse 1 TiB file), so only memory refuses it.
+    import onnx
+    from onnx import TensorProto, helper
+    elements = 1 << 38
+    big = TensorProto(name="weights/big", data_type=TensorProto.FLOAT, dims=[elements])
+    big.data_location = TensorProto.EXTERNAL
+    for key, value in {"location": "big.bin", "offset": "0", "length": str(4 * elements)}.items():
+        entry = big.external_data.add()
+        entry.key, entry.value = key, value
+    graph = helper.make_graph([helper.make_node("Identity", ["weights/big"], ["y"], name="copy")], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [elements])], [big])
+    path = tmp_path / "big.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    with open(tmp_path / "big.bin", "wb") as data:
+        data.truncate(4 * elements)
+    with pytest.raises(sy.ParseError, match=r"tensor 'weights/big': .*more than this machine's .* of memory"):
+        sy.frontend.from_onnx(path)
+
+
+@pytest.mark.parametrize("make", [
+    lambda text: ir.VirtualDevice(text),
+    lambda text: ir.VirtualDevice('device="' + text + '"'),
+    lambda text: sy.build(sy.parse(MODEL_FOR_DEVICES), devices=["cpu:0", text], output="/nonexistent/never"),
+])
+def test_a_huge_device_string_gives_a_short_message(make):
+    text = "x" * 100_000_000
+    with pytest.raises(sy.Error) as info:
+        make(text)
+    assert len(str(info.value)) < 1000, len(str(info.value))
+    assert "more characters" in str(info.value)
+
+
+MODEL_FOR_DEVICES = "def @main(%x: Tensor[(4), float32]) {\n  negative(%x)\n}\n"

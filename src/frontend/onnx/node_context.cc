@@ -7,6 +7,7 @@
 #include "interp/kernel_registry.h"
 #include "interp/value.h"
 #include "op/registry.h"
+#include "runtime/clipped_text.h"
 #include "support/error.h"
 
 namespace switchyard {
@@ -75,9 +76,11 @@ NodeContext::NodeContext(const sy_onnx::NodeProto& node, Span span, std::vector<
   outputs_.resize(size_t(node.output_size()));
 }
 
+std::string quoted_name(const std::string& name) { return "'" + clipped_text(name) + "'"; }
+
 void NodeContext::fail(const std::string& message) const {
-  std::string name = node_.name().empty() ? std::string("(unnamed)") : "'" + node_.name() + "'";
-  throw Error(ErrorKind::kParse, "node " + name + " (" + node_.op_type() + "): " + message, span_);
+  std::string name = node_.name().empty() ? std::string("(unnamed)") : quoted_name(node_.name());
+  throw Error(ErrorKind::kParse, "node " + name + " (" + clipped_text(node_.op_type()) + "): " + message, span_);
 }
 
 const Expr& NodeContext::input(size_t i) const {

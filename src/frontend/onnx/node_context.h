@@ -89,4 +89,8 @@ class NodeContext {
 // The tensor type an imported expression was built with.
 const TensorTypeNode& tensor_type_of(const Expr& e);
 
+// A name from the model file, quoted for a message: at most a line's worth
+// and valid UTF-8 (runtime/clipped_text.h), since a model may hold any bytes.
+std::string quoted_name(const std::string& name);
+
 }  // namespace switchyard

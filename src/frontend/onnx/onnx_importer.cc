@@ -11,6 +11,7 @@
 #include "frontend/onnx/converters.h"
 #include "frontend/onnx/model_reader.h"
 #include "frontend/onnx/onnx_tensor.h"
+#include "runtime/clipped_text.h"
 #include "support/error.h"
 
 namespace switchyard {
@@ -25,7 +26,8 @@ constexpr int kMaxOpset = 17;
 }
 
 std::string node_label(const sy_onnx::NodeProto& node) {
-  return (node.name().empty() ? std::string("(unnamed)") : "'" + node.name() + "'") + " (" + node.op_type() + ")";
+  std::string name = node.name().empty() ? std::string("(unnamed)") : quoted_name(node.name());
+  return name + " (" + clipped_text(node.op_type()) + ")";
 }
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
@@ -47,7 +49,7 @@ void check_operators(const sy_onnx::GraphProto& graph, const std::string& source
   std::vector<std::string> unsupported;
   for (const auto& node : graph.node()) {
     if (!is_default_domain(node.domain()))
-      unsupported.push_back(node_label(node) + " of domain '" + node.domain() + "'");
+      unsupported.push_back(node_label(node) + " of domain " + quoted_name(node.domain()));
     else if (!find_onnx_converter(node.op_type()))
       unsupported.push_back(node_label(node));
   }
@@ -65,42 +67,49 @@ void check_operators(const sy_onnx::GraphProto& graph, const std::string& source
 // symbolic dimensions fixed by `fixed` (which may give the whole shape).
 Var make_input(const sy_onnx::ValueInfoProto& info, const std::vector<int64_t>* fixed, const std::string& source) {
   const std::string& name = info.name();
-  if (!info.type().has_tensor_type()) model_fail(source, "input '" + name + "' is not a tensor");
+  const std::string input = "input " + quoted_name(name);
+  if (!info.type().has_tensor_type()) model_fail(source, input + " is not a tensor");
   const auto& tt = info.type().tensor_type();
   std::optional<DType> dtype = dtype_from_onnx(tt.elem_type());
   if (!dtype)
-    model_fail(source, "input '" + name + "' has element type " + onnx_type_name(tt.elem_type()) +
+    model_fail(source, input + " has element type " + onnx_type_name(tt.elem_type()) +
                            ", which Switchyard does not support");
   std::vector<int64_t> shape;
   if (fixed) {
     if (tt.has_shape() && tt.shape().dim_size() != int(fixed->size()))
-      throw Error(ErrorKind::kUsage, "--input-shape " + name + " gives " + std::to_string(fixed->size()) +
+      throw Error(ErrorKind::kUsage, "--input-shape " + clipped_text(name) + " gives " + std::to_string(fixed->size()) +
                                          " dimensions, but the model declares " +
                                          std::to_string(tt.shape().dim_size()));
     for (size_t i = 0; i < fixed->size(); ++i) {
       int64_t d = (*fixed)[i];
       if (tt.has_shape() && tt.shape().dim(int(i)).has_dim_value() && tt.shape().dim(int(i)).dim_value() != d)
-        throw Error(ErrorKind::kUsage, "--input-shape " + name + ": dimension " + std::to_string(i) + " is " +
+        throw Error(ErrorKind::kUsage, "--input-shape " + clipped_text(name) + ": dimension " + std::to_string(i) + " is " +
                                            std::to_string(tt.shape().dim(int(i)).dim_value()) +
                                            " in the model, not " + std::to_string(d));
     }
     shape = *fixed;
   } else {
     if (!tt.has_shape())
-      model_fail(source, "input '" + name + "' has no declared shape; give one with --input-shape " + name + "=...");
+      model_fail(source, input + " has no declared shape; give one with --input-shape " + clipped_text(name) + "=...");
     for (int i = 0; i < tt.shape().dim_size(); ++i) {
       const auto& dim = tt.shape().dim(i);
       if (!dim.has_dim_value() || dim.dim_value() < 0) {
-        std::string what = dim.has_dim_param() ? "'" + dim.dim_param() + "'" : "unknown";
-        model_fail(source, "input '" + name + "' dimension " + std::to_string(i) + " is symbolic (" + what +
-                               "); fix it with --input-shape " + name + "=DxDx... (shapes={'" + name +
-                               "': (...)} in Python)");
+        std::string what = dim.has_dim_param() ? quoted_name(dim.dim_param()) : "unknown";
+        model_fail(source, input + " dimension " + std::to_string(i) + " is symbolic (" + what +
+                               "); fix it with --input-shape " + clipped_text(name) + "=DxDx... (shapes={" +
+                               quoted_name(name) + ": (...)} in Python)");
       }
       shape.push_back(dim.dim_value());
     }
   }
-  Type type = tensor_type(shape, *dtype);
-  return make_var(name, type, {.span = Span(name, 0, 0), .checked_type = type});
+  Type type;
+  try {
+    type = tensor_type(shape, *dtype);
+  } catch (const Error& e) {
+    model_fail(source, input + ": " + e.message());
+  }
+  // Names reach the IR's printer, Python and the manifest's JSON: valid UTF-8.
+  return make_var(valid_utf8(name), type, {.span = Span(name, 0, 0), .checked_type = type});
 }
 
 class GraphImporter {
@@ -142,11 +151,11 @@ class GraphImporter {
       if (values_.count(info.name())) continue;  // an initializer: a constant, not a parameter
       inputs.push_back(&info);
       names.insert(info.name());
-      list += (list.empty() ? "" : ", ") + info.name();
+      if (list.size() < kMostQuotedChars) list += (list.empty() ? "" : ", ") + clipped_text(info.name());
     }
     for (const auto& [name, shape] : options_.input_shapes)
       if (!names.count(name))
-        throw Error(ErrorKind::kUsage, "--input-shape names '" + name + "', which is not an input of " + source_ +
+        throw Error(ErrorKind::kUsage, "--input-shape names " + quoted_name(name) + ", which is not an input of " + source_ +
                                            " (its inputs: " + (list.empty() ? "none" : list) + ")");
     std::vector<Var> params;
     for (const sy_onnx::ValueInfoProto* info : inputs) {
@@ -169,16 +178,18 @@ class GraphImporter {
       auto it = values_.find(name);
       if (it == values_.end())
         throw Error(ErrorKind::kParse,
-                    "node " + node_label(node) + " uses '" + name + "', which no earlier node or input defines", span);
+                    "node " + node_label(node) + " uses " + quoted_name(name) + ", which no earlier node or input defines",
+                    span);
       inputs.push_back(it->second);
     }
     NodeContext ctx(node, span, std::move(inputs), opset, model_dir_);
     (*find_onnx_converter(node.op_type()))(ctx);
     std::vector<std::string> unread = ctx.unread_attrs();
-    if (!unread.empty()) ctx.fail("attribute '" + unread.front() + "' is not supported");
+    if (!unread.empty()) ctx.fail("attribute " + quoted_name(unread.front()) + " is not supported");
     for (int i = 0; i < node.output_size(); ++i) {
       if (node.output(i).empty()) continue;
-      if (!ctx.outputs()[size_t(i)]) ctx.fail("output " + std::to_string(i) + " ('" + node.output(i) + "') is not supported");
+      if (!ctx.outputs()[size_t(i)])
+        ctx.fail("output " + std::to_string(i) + " (" + quoted_name(node.output(i)) + ") is not supported");
       values_[node.output(i)] = ctx.outputs()[size_t(i)];
     }
   }
@@ -187,7 +198,7 @@ class GraphImporter {
     std::vector<Expr> outputs;
     for (const auto& info : graph.output()) {
       auto it = values_.find(info.name());
-      if (it == values_.end()) model_fail(source_, "graph output '" + info.name() + "' is never computed");
+      if (it == values_.end()) model_fail(source_, "graph output " + quoted_name(info.name()) + " is never computed");
       outputs.push_back(it->second);
     }
     if (outputs.empty()) model_fail(source_, "the graph has no outputs");

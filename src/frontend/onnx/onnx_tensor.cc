@@ -1,12 +1,17 @@
 // ONNX TensorProto to NDArray (see onnx_tensor.h).
 #include "frontend/onnx/onnx_tensor.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <optional>
+#include <set>
 
+#include "runtime/clipped_text.h"
+#include "runtime/regular_file.h"
+#include "runtime/runtime_error.h"
 #include "runtime/tensor_size.h"
 #include "support/error.h"
 
@@ -17,7 +22,17 @@ namespace {
 using sy_onnx::TensorProto;
 
 [[noreturn]] void tensor_fail(const TensorProto& t, const std::string& message) {
-  throw Error(ErrorKind::kParse, "tensor '" + t.name() + "': " + message);
+  throw Error(ErrorKind::kParse, "tensor '" + clipped_text(t.name()) + "': " + message);
+}
+
+// The array of a tensor whose data is present: one larger than memory is
+// refused naming the tensor (NDArray's own message names only its shape).
+NDArray allocate(const TensorProto& t, DType dtype, const std::vector<int64_t>& shape) {
+  try {
+    return NDArray(dtype, shape);
+  } catch (const RuntimeError& e) {
+    tensor_fail(t, e.what());
+  }
 }
 
 // The number of elements, refusing negative dims and counts that overflow.
@@ -34,46 +49,67 @@ int64_t element_count(const TensorProto& t) {
 // A relative path inside the model's directory, never above it.
 std::filesystem::path external_path(const TensorProto& t, const std::string& location, const std::string& model_dir) {
   std::filesystem::path rel(location);
+  std::string quoted = "'" + clipped_text(location) + "'";
   if (location.empty()) tensor_fail(t, "external data without a location");
-  if (rel.is_absolute()) tensor_fail(t, "external data location '" + location + "' is an absolute path (refused)");
+  // The system would read the path only up to its first NUL byte.
+  if (location.find('\0') != std::string::npos)
+    tensor_fail(t, "external data location " + quoted + " holds a NUL byte (refused)");
+  if (rel.is_absolute()) tensor_fail(t, "external data location " + quoted + " is an absolute path (refused)");
   for (const auto& part : rel)
-    if (part == "..") tensor_fail(t, "external data location '" + location + "' leaves the model's directory (refused)");
+    if (part == "..") tensor_fail(t, "external data location " + quoted + " leaves the model's directory (refused)");
   return std::filesystem::path(model_dir) / rel;
+}
+
+// A byte count of external data as ONNX's loader reads it: decimal digits
+// only (no sign, space or "0x": "0x40" would otherwise read as 0 and the
+// importer take the wrong bytes), within int64.
+int64_t external_number(const TensorProto& t, const std::string& key, const std::string& value) {
+  std::string quoted = "'" + clipped_text(value) + "'";
+  bool digits = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits) tensor_fail(t, "external data " + key + " " + quoted + " is not a decimal number of bytes");
+  int64_t number = 0;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+  if (error != std::errc() || end != value.data() + value.size())
+    tensor_fail(t, "external data " + key + " " + quoted + " is out of range (at most " +
+                       std::to_string(std::numeric_limits<int64_t>::max()) + ")");
+  return number;
 }
 
 NDArray read_external(const TensorProto& t, const std::string& model_dir, DType dtype,
                       const std::vector<int64_t>& shape) {
   std::string location;
-  int64_t offset = 0, length = -1;
+  std::optional<int64_t> offset, length;
+  std::set<std::string> seen;
   for (const auto& entry : t.external_data()) {
-    try {
-      if (entry.key() == "location") location = entry.value();
-      else if (entry.key() == "offset") offset = std::stoll(entry.value());
-      else if (entry.key() == "length") length = std::stoll(entry.value());
-    } catch (const std::exception&) {
-      tensor_fail(t, "external data " + entry.key() + " '" + entry.value() + "' is not a number");
-    }
+    const std::string& key = entry.key();
+    if (key != "location" && key != "offset" && key != "length") continue;  // "checksum", ...: not ours to check
+    if (!seen.insert(key).second) tensor_fail(t, "external data " + key + " is given twice");
+    if (key == "location") location = entry.value();
+    else if (key == "offset") offset = external_number(t, key, entry.value());
+    else length = external_number(t, key, entry.value());
   }
   std::filesystem::path path = external_path(t, location, model_dir);
   std::optional<int64_t> bytes = checked_nbytes(shape, dtype);
   if (!bytes) tensor_fail(t, "size in bytes overflows int64");
   int64_t expected = *bytes;
-  if (offset < 0) tensor_fail(t, "negative external data offset");
-  if (length >= 0 && length != expected)
-    tensor_fail(t, "external data length " + std::to_string(length) + " does not match its dims (" +
+  if (length && *length != expected)
+    tensor_fail(t, "external data length " + std::to_string(*length) + " does not match its dims (" +
                        std::to_string(expected) + " bytes)");
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) tensor_fail(t, "external data file " + path.string() + " not found");
-  int64_t file_size = int64_t(std::filesystem::file_size(path, ec));
-  if (ec || offset > file_size || file_size - offset < expected)
-    tensor_fail(t, "external data file " + path.string() + " is too short for " + std::to_string(expected) +
-                       " bytes at offset " + std::to_string(offset));
-  NDArray out(dtype, shape);  // only now: the file holds every byte of it
-  std::ifstream in(path, std::ios::binary);
-  in.seekg(offset);
-  in.read(static_cast<char*>(out.data()), expected);
-  if (!in) tensor_fail(t, "cannot read external data file " + path.string());
-  return out;
+  std::optional<RegularFile> file;
+  try {
+    file.emplace(path.string());
+    // The span must lie inside the file, checked before the array is allocated.
+    int64_t file_size = int64_t(file->size()), begin = offset.value_or(0);
+    if (begin > file_size || file_size - begin < expected)
+      tensor_fail(t, "external data file " + clipped_text(path.string()) + " is too short for " +
+                         std::to_string(expected) + " bytes at offset " + std::to_string(begin) + " (it has " +
+                         std::to_string(file_size) + ")");
+    NDArray out = allocate(t, dtype, shape);
+    file->read_at(out.data(), size_t(expected), uint64_t(begin));
+    return out;
+  } catch (const RuntimeError& e) {
+    tensor_fail(t, std::string("external data ") + e.what());
+  }
 }
 
 // Checks that a typed repeated field holds `count` values.
@@ -131,7 +167,7 @@ NDArray tensor_from_onnx(const TensorProto& t, const std::string& model_dir, std
                          " expected");
     if (raw_data_owner && !t.has_raw_data())
       return NDArray::deferred_copy(*dtype, shape, raw_data.data(), std::move(raw_data_owner));
-    NDArray out(*dtype, shape);
+    NDArray out = allocate(t, *dtype, shape);
     if (nbytes > 0) std::memcpy(out.data(), raw_data.data(), nbytes);
     return out;
   }
@@ -140,7 +176,7 @@ NDArray tensor_from_onnx(const TensorProto& t, const std::string& model_dir, std
     case DType::kInt64: check_typed(t, t.int64_data(), count, "int64_data"); break;
     default: check_typed(t, t.int32_data(), count, "int32_data"); break;  // the 16-bit floats' bits too
   }
-  NDArray out(*dtype, shape);
+  NDArray out = allocate(t, *dtype, shape);
   switch (*dtype) {
     case DType::kFloat32:
       copy_typed(t.float_data(), count, [&](int64_t i, float v) { out.as<float>()[i] = v; });

@@ -4,6 +4,7 @@
 #include "runtime/artifact.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -47,8 +48,11 @@ class ArtifactTest : public ::testing::Test {
                            const std::string& flags = "") {
     Manifest manifest = hand_model_manifest();
     if (change) change(manifest);
+    // model.so describes weights.bin's checksum, which depends on the format version.
+    std::vector<uint8_t> weights = hand_model_weights(hand_model_manifest());
+    manifest.hashes.weights_bin = weights_checksum_hex(manifest.format_version, weights.data(), weights.size());
     std::string dir = testing::scratch_dir(name);
-    testing::write_artifact(dir, model_path(manifest, flags), manifest, hand_model_weights(hand_model_manifest()));
+    testing::write_artifact(dir, model_path(manifest, flags), manifest, weights);
     return dir;
   }
 
@@ -177,6 +181,53 @@ TEST_F(ArtifactTest, TruncatedWeightsAreRejected) {
             dir + "/weights.bin is truncated: it has 540 bytes, but weight 's' needs bytes [512, 576)");
 }
 
+// weights.bin's size is checked against the manifest before the file is
+// mapped or hashed: a sparse tail used to be hashed whole (8 GiB: 17 s and
+// 8.4 GB resident) before the checksum refused it.
+TEST_F(ArtifactTest, WeightsLongerThanTheManifestSaysAreRefusedBeforeHashing) {
+  std::string dir = write("weights_tail");
+  fs::resize_file(dir + "/weights.bin", 576 + (uint64_t(64) << 20));  // sparse: no disk used
+  EXPECT_EQ(load_error(dir), dir + "/weights.bin has " + std::to_string(576 + (uint64_t(64) << 20)) +
+                                 " bytes, but the manifest's weights end at byte 576: it is not the weights.bin "
+                                 "this artifact was built with");
+}
+
+TEST_F(ArtifactTest, ModelSoOverTheLimitIsRefusedBeforeHashing) {
+  std::string dir = write("model_limit");
+  const uint64_t size = fs::file_size(dir + "/model.so");
+  try {
+    Artifact::load(dir, LoadOptions{0, size - 1});
+    FAIL() << "a model.so over the limit loaded";
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()), dir + "/model.so: " + std::to_string(size) +
+                                         " bytes, more than the limit on model.so (LoadOptions::max_model_bytes, "
+                                         "switchyard run --max-model-bytes) (" + std::to_string(size - 1) +
+                                         " bytes)");
+  }
+  NDArray x = hand_model_input(2);
+  expect_equal(Artifact::load(dir, LoadOptions{0, size})->run({x}).outputs[0], hand_model_reference(x));
+  // The default limit refuses a sparse gigabyte without reading it.
+  fs::resize_file(dir + "/model.so", kDefaultMaxModelBytes + 1);
+  EXPECT_EQ(load_error(dir).rfind(dir + "/model.so: " + std::to_string(kDefaultMaxModelBytes + 1) + " bytes", 0), 0u);
+}
+
+// Every file of an artifact is opened as a regular file or not at all: a
+// device never ends and opening a pipe waits for a writer.
+TEST_F(ArtifactTest, FilesThatAreNotRegularAreRefusedNamingWhatTheyAre) {
+  for (const char* name : {"manifest.json", "model.so", "weights.bin"}) {
+    std::string dir = write(std::string("pipe_") + name);
+    std::string path = dir + "/" + name;
+    fs::remove(path);
+    ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+    EXPECT_EQ(load_error(dir), path + ": is a pipe, not a regular file");
+    dir = write(std::string("zero_") + name);
+    path = dir + "/" + name;
+    fs::remove(path);
+    fs::create_symlink("/dev/zero", path);
+    EXPECT_EQ(load_error(dir), path + ": is a character device, not a regular file");
+  }
+}
+
 TEST_F(ArtifactTest, HashMismatchNamesTheFile) {
   std::string dir = write("bad_weights_hash");
   {
@@ -226,6 +277,10 @@ TEST_F(ArtifactTest, ManifestDifferingFromWhatModelSoWasBuiltForIsRefused) {
        "inputs[0].name is \"image\" but MODEL was built for \"x\""},
       {"version_string", [](Manifest& m) { m.switchyard_version = "9.9"; },
        "switchyard_version is \"9.9\" but MODEL was built for \"test\""},
+      // With weights.bin replaced by another model's, its checksum would match.
+      {"weights_checksum", [](Manifest& m) { m.hashes.weights_bin = std::string(32, '0'); },
+       "hashes.weights.bin is \"" + std::string(32, '0') + "\" but MODEL was built for \"" +
+           hand_model_manifest().hashes.weights_bin + "\""},
   };
   for (const Tamper& t : tampers) {
     std::string dir = write_tampered(t.name, t.edit);

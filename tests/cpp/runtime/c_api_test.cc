@@ -1,7 +1,9 @@
 // The C API: load, query, run into caller buffers, and errors as statuses
 // with a thread-local message.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -118,6 +120,19 @@ TEST_F(CApiTest, LoadFailureLeavesNoHandleAndAThreadLocalMessage) {
   SyArtifact* threaded = nullptr;
   ASSERT_EQ(sy_artifact_load_with_threads(directory_->c_str(), 2, &threaded), SY_OK) << sy_last_error();
   EXPECT_EQ(sy_artifact_free(threaded), SY_OK);
+}
+
+// The C API opens an artifact's files as every other command does: a pipe
+// for manifest.json is refused at once, not waited on.
+TEST_F(CApiTest, AManifestThatIsNotARegularFileIsRefusedAtOnce) {
+  std::string dir = testing::scratch_dir("c_api_pipe");
+  std::filesystem::copy(*directory_, dir, std::filesystem::copy_options::recursive);
+  std::filesystem::remove(dir + "/manifest.json");
+  ASSERT_EQ(::mkfifo((dir + "/manifest.json").c_str(), 0600), 0);
+  SyArtifact* refused = nullptr;
+  EXPECT_EQ(sy_artifact_load(dir.c_str(), &refused), SY_ERROR_RUNTIME);
+  EXPECT_EQ(refused, nullptr);
+  EXPECT_EQ(std::string(sy_last_error()), dir + "/manifest.json: is a pipe, not a regular file");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "runtime/manifest.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -281,25 +282,69 @@ TEST(Manifest, OversizedFileIsRefusedBeforeItIsRead) {
   } catch (const RuntimeError& e) {
     EXPECT_EQ(std::string(e.what()), path + ": " + std::to_string(kMaxManifestBytes + 1) +
                                          " bytes, more than a manifest may have (" +
-                                         std::to_string(kMaxManifestBytes) + ")");
+                                         std::to_string(kMaxManifestBytes) + " bytes)");
   }
 }
 
-// model.so's description is the manifest but for the files' hashes, in
-// ASCII, and the check names the first field that differs.
-TEST(ModelDescription, HoldsEveryFieldButTheHashes) {
+// `switchyard inspect` reads the manifest alone: a link to /dev/zero grew
+// its memory without bound and a FIFO made it wait forever.
+TEST(Manifest, OnlyARegularFileIsRead) {
+  std::string dir = testing::scratch_dir("manifest_not_regular");
+  auto error_of = [](const std::string& path) -> std::string {
+    try {
+      read_manifest_file(path);
+    } catch (const RuntimeError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  std::filesystem::create_symlink("/dev/zero", dir + "/zero.json");
+  EXPECT_EQ(error_of(dir + "/zero.json"), dir + "/zero.json: is a character device, not a regular file");
+  ASSERT_EQ(::mkfifo((dir + "/pipe.json").c_str(), 0600), 0);
+  EXPECT_EQ(error_of(dir + "/pipe.json"), dir + "/pipe.json: is a pipe, not a regular file");
+  EXPECT_EQ(error_of(dir), dir + ": is a directory, not a regular file");
+  EXPECT_EQ(error_of(dir + "/absent.json"), dir + "/absent.json: file not found");
+}
+
+// A name or span from a model file may hold any bytes; JSON holds UTF-8 only,
+// so such bytes are written "\xHH" rather than failing the write.
+TEST(Manifest, TextThatIsNotUtf8IsEscapedNotFatal) {
+  Manifest m = complete_manifest();
+  m.kernels[0].span = std::string("layer") + char(0xff) + "/relu";
+  m.inputs[0].name = std::string("in") + char(0xe9);
+  std::string text = format_manifest(m);
+  Manifest read = parse_manifest(text, "m.json");
+  EXPECT_EQ(read.kernels[0].span, "layer\\xff/relu");
+  EXPECT_EQ(read.inputs[0].name, "in\\xe9");
+  // model.so's description says the same, so the artifact loads.
+  EXPECT_NO_THROW(check_manifest_matches_model(read, model_description(m), "m.json", "m.so"));
+}
+
+// model.so's description is the manifest but for model.so's own hash, in
+// ASCII, and the check names the first field that differs. weights.bin's
+// checksum is in it: another model's weights.bin with its checksum edited
+// into the manifest used to load.
+TEST(ModelDescription, HoldsEveryFieldButModelSoHash) {
   Manifest m = complete_manifest();
   m.kernels[0].span = "h\u00e9llo \"quoted\".sy:2:3";
   std::string description = model_description(m);
   EXPECT_TRUE(std::all_of(description.begin(), description.end(), [](char c) { return c >= 0x20 && c < 0x7f; }));
   json document = json::parse(description);
-  EXPECT_FALSE(document.contains("hashes"));
+  EXPECT_EQ(document["hashes"], json({{"weights.bin", m.hashes.weights_bin}}));
   EXPECT_EQ(document["kernels"][0]["span"], m.kernels[0].span);
   EXPECT_NO_THROW(check_manifest_matches_model(m, description, "m.json", "m.so"));
-  Manifest other_hash = m;
-  other_hash.hashes.model_so = std::string(64, 'b');
-  other_hash.hashes.weights_bin = std::string(64, 'c');
-  EXPECT_NO_THROW(check_manifest_matches_model(other_hash, description, "m.json", "m.so"));
+  Manifest other_model = m;
+  other_model.hashes.model_so = std::string(64, 'b');
+  EXPECT_NO_THROW(check_manifest_matches_model(other_model, description, "m.json", "m.so"));
+  Manifest other_weights = m;
+  other_weights.hashes.weights_bin = std::string(32, 'c');
+  try {
+    check_manifest_matches_model(other_weights, description, "m.json", "m.so");
+    FAIL() << "another weights.bin checksum was accepted";
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()), "m.json: hashes.weights.bin is \"" + std::string(32, 'c') +
+                                         "\" but m.so was built for \"" + m.hashes.weights_bin + "\"");
+  }
 }
 
 TEST(ModelDescription, MismatchNamesTheFieldAndBothValues) {
