@@ -14,6 +14,7 @@
 #include "transform/infer_type_pass.h"
 #include "transform/pass_registry.h"
 #include "transform/simplify_expr.h"
+#include "transform/to_graph_normal_form.h"
 
 namespace switchyard {
 
@@ -45,6 +46,7 @@ std::vector<std::string> pass_names() {
 Pass default_pipeline(const PipelineOptions& options) {
   return Sequential(
       {
+          ToGraphNormalForm(),         // let-bound values become dataflow edges, so they fuse
           InferType(),                 // every node gets its type
           plan_devices_pass(options),  // every node gets its device; copies where values cross
           SimplifyExpr(),              // algebraic identities, layer normalisation folded
