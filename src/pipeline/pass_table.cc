@@ -46,9 +46,9 @@ std::vector<std::string> pass_names() {
 Pass default_pipeline(const PipelineOptions& options) {
   return Sequential(
       {
-          ToGraphNormalForm(),         // let-bound values become dataflow edges, so they fuse
           InferType(),                 // every node gets its type
           plan_devices_pass(options),  // every node gets its device; copies where values cross
+          ToGraphNormalForm(),         // let-bound values become dataflow edges, so they fuse
           SimplifyExpr(),              // algebraic identities, layer normalisation folded
           FoldConstant(),              // constant sub-expressions evaluated
           EliminateCommonSubexpr(),    // equal computations shared

@@ -23,7 +23,7 @@ Pass pass_by_name(const std::string& name, const PipelineOptions& options);
 // Sorted.
 std::vector<std::string> pass_names();
 
-// ToGraphNormalForm, InferType, PlanDevices, SimplifyExpr, FoldConstant,
+// InferType, PlanDevices, ToGraphNormalForm, SimplifyExpr, FoldConstant,
 // EliminateCommonSubexpr, DeadCodeElimination, FuseOps: the compiler's
 // pipeline before lowering.
 Pass default_pipeline(const PipelineOptions& options);
