@@ -1,6 +1,6 @@
 // Scaling of device planning and of the whole default pipeline (InferType,
-// PlanDevices, SimplifyExpr, FoldConstant, EliminateCommonSubexpr,
-// DeadCodeElimination, FuseOps) on chains and wide graphs of 10^4 to 10^6
+// PlanDevices, ToGraphNormalForm, SimplifyExpr, FoldConstant,
+// EliminateCommonSubexpr, DeadCodeElimination, FuseOps) on chains and wide graphs of 10^4 to 10^6
 // nodes with random wishes on two devices (so the minimum cut does real work);
 // and of the whole build (`switchyard compile`) of let chains: of adds, which
 // fuse, and of softmaxes, anchors that do not, so each is a step of the
