@@ -1,14 +1,20 @@
 // Scaling of device planning and of the whole default pipeline (InferType,
-// PlanDevices, SimplifyExpr, FoldConstant, EliminateCommonSubexpr,
-// DeadCodeElimination, FuseOps) on chains and wide graphs of 10^4 to 10^6
-// nodes with random wishes on two devices (so the minimum cut does real work).
+// PlanDevices, ToGraphNormalForm, SimplifyExpr, FoldConstant,
+// EliminateCommonSubexpr, DeadCodeElimination, FuseOps) on chains and wide graphs of 10^4 to 10^6
+// nodes with random wishes on two devices (so the minimum cut does real work);
+// and of the whole build (`switchyard compile`) of let chains: of adds, which
+// fuse, and of softmaxes, anchors that do not, so each is a step of the
+// entry function.
 #include <benchmark/benchmark.h>
 
+#include <filesystem>
 #include <random>
 
+#include "backend/build.h"
 #include "device/plan_devices.h"
 #include "op/registry.h"
 #include "pipeline/pass_table.h"
+#include "text/parser.h"
 #include "transform/infer_type.h"
 
 namespace switchyard {
@@ -83,10 +89,56 @@ void BM_DefaultPipelineWide(benchmark::State& state) {
   state.counters["ns_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
+// @main(%x: Tensor[(4), float32]): `n` lets, each `op` of the one before
+// (add: plus 1f).
+std::string let_chain(int64_t n, const std::string& op) {
+  std::string text = "def @main(%x: Tensor[(4), float32]) {\n";
+  std::string previous = "%x";
+  for (int64_t i = 0; i < n; ++i) {
+    std::string name = "%v" + std::to_string(i);
+    text += "  let " + name + " = " + op + "(" + previous + (op == "add" ? ", 1f" : "") + ");\n";
+    previous = name;
+  }
+  return text + "  " + previous + "\n}\n";
+}
+
+void BM_DefaultPipelineLetChain(benchmark::State& state) {
+  IRModule mod = parse_module(let_chain(state.range(0), "add"), "lets.sy");
+  Pass pipeline = default_pipeline({.config = CompilationConfig::parse("cpu:0")});
+  PassContext ctx;
+  for (auto _ : state) benchmark::DoNotOptimize(pipeline(mod, ctx));
+  state.counters["ns_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+// The whole build, C++ compiles included: each iteration has a cache of its
+// own, so nothing comes from an earlier one. Argument 1: 0 adds, 1 softmaxes.
+// The softmaxes are one entry step each, which the entry splits into
+// functions of 256 (backend/aot_codegen.cc), so the time grows linearly.
+void BM_BuildLetChain(benchmark::State& state) {
+  IRModule mod = parse_module(let_chain(state.range(0), state.range(1) ? "nn.softmax" : "add"), "lets.sy");
+  std::filesystem::path scratch = std::filesystem::temp_directory_path() / "sy_bench_let_chain";
+  BuildReport report;
+  for (auto _ : state) {
+    std::filesystem::remove_all(scratch);
+    BuildOptions options{.config = CompilationConfig::parse("cpu:0"), .cache_dir = (scratch / "cache").string()};
+    report = build_artifact(mod, options, (scratch / "artifact").string());
+  }
+  std::filesystem::remove_all(scratch);
+  state.counters["kernel_calls"] = report.kernel_calls;
+  for (const BuildStage& stage : report.stages)
+    if (stage.name == "passes" || stage.name == "compile") state.counters[stage.name + "_ms"] = stage.milliseconds;
+  state.counters["time_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
 BENCHMARK(BM_PlanChain)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_PlanWide)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_DefaultPipelineChain)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_DefaultPipelineWide)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_DefaultPipelineLetChain)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_BuildLetChain)
+    ->Args({10000, 0})->Args({20000, 0})->Args({100000, 0})
+    ->Args({1000, 1})->Args({5000, 1})->Args({20000, 1})
+    ->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();  // most of it is the C++ compiler, another process
 
 }  // namespace
 }  // namespace switchyard

@@ -232,12 +232,14 @@ PipelineOptions pipeline_options(py::handle devices, py::handle default_device, 
   return options;
 }
 
-// The configuration keys the built-in passes read (inline.cc, fuse_ops.cc;
-// both integers). A key under a built-in pass's prefix that is not one of
-// them would be silently ignored, so it is refused; other keys are the
-// user's own (Python passes read them from ctx.config) and pass through.
+// The configuration keys the built-in passes read (fold_constant.cc,
+// inline.cc, fuse_ops.cc; all integers). A key under a built-in pass's
+// prefix that is not one of them would be silently ignored, so it is
+// refused; other keys are the user's own (Python passes read them from
+// ctx.config) and pass through.
 void check_config_key(const std::string& key, const AttrValue& value) {
-  static const std::set<std::string> integer_keys = {"FuseOps.max_group_size", "inline.max_calls"};
+  static const std::set<std::string> integer_keys = {"FoldConstant.max_bytes", "FuseOps.max_group_size",
+                                                     "inline.max_calls"};
   if (integer_keys.count(key)) {
     if (!std::holds_alternative<int64_t>(value))
       throw Error(ErrorKind::kUsage, "configuration '" + key + "' must be an integer, got " + attr_value_to_string(value));

@@ -38,11 +38,16 @@ std::string string_literal_lines(const std::string& text, const std::string& ind
   return lines.empty() ? indent + "\"\"\n" : lines;
 }
 
+// Steps per function of the entry: a C++ compiler's time grows faster than
+// a function's length (bench/pipeline_bench.cc, BM_BuildLetChain).
+constexpr size_t kStepsPerFunction = 256;
+
 class EntryWriter {
  public:
   EntryWriter(const LoweredProgram& program, const MemoryPlan& plan, const std::vector<int>& tensor_of_buffer,
               const Manifest& manifest)
-      : program_(program), plan_(plan), tensor_of_buffer_(tensor_of_buffer), manifest_(manifest) {}
+      : program_(program), plan_(plan), tensor_of_buffer_(tensor_of_buffer), manifest_(manifest),
+        weight_blocks_(weight_blocks(manifest)) {}
 
   std::string write() {
     out_ << "// The entry function of a Switchyard model (@" << program_.entry
@@ -53,12 +58,22 @@ class EntryWriter {
     out_ << "#include \"switchyard/model_abi.h\"\n\n";
     write_kernel_declarations();
     out_ << "extern \"C\" int " SY_MODEL_ABI_VERSION_SYMBOL "(void) { return SY_MODEL_ABI_VERSION; }\n\n";
+    std::vector<StepRange> ranges = step_ranges();
+    if (ranges.size() == 1) {
+      out_ << "extern \"C\" int " SY_MODEL_RUN_SYMBOL "(const SyRunArgs* args) {\n";
+      write_body(ranges[0], /*every_arena=*/true);
+      out_ << "  return 0;\n}\n";
+      return out_.str();
+    }
+    for (size_t r = 0; r < ranges.size(); ++r) {
+      out_ << "// Steps " << ranges[r].begin << " to " << ranges[r].end - 1 << ".\n";
+      // Not inlined: -O1 inlines a static function called once, which would make one function again.
+      out_ << "__attribute__((noinline)) static void run_steps_" << r << "(const SyRunArgs* args) {\n";
+      write_body(ranges[r], /*every_arena=*/false);
+      out_ << "}\n\n";
+    }
     out_ << "extern \"C\" int " SY_MODEL_RUN_SYMBOL "(const SyRunArgs* args) {\n";
-    out_ << "  const SyRuntimeServices* services = args->services;\n";
-    write_bases();
-    write_buffers();
-    out_ << "\n";
-    write_steps();
+    for (size_t r = 0; r < ranges.size(); ++r) out_ << "  run_steps_" << r << "(args);\n";
     out_ << "  return 0;\n}\n";
     return out_.str();
   }
@@ -73,23 +88,57 @@ class EntryWriter {
     out_ << "}\n\n";
   }
 
-  std::set<int> used_buffers() const {
+  struct StepRange {
+    size_t begin = 0, end = 0;
+  };
+
+  // The steps in runs of about kStepsPerFunction, each ending outside any if.
+  std::vector<StepRange> step_ranges() const {
+    std::vector<StepRange> ranges{{0, 0}};
+    int depth = 0;
+    for (size_t i = 0; i < program_.steps.size(); ++i) {
+      LoweredStep::Kind kind = program_.steps[i].kind;
+      depth += kind == LoweredStep::Kind::kIfBegin ? 1 : kind == LoweredStep::Kind::kIfEnd ? -1 : 0;
+      ranges.back().end = i + 1;
+      if (depth == 0 && ranges.back().end - ranges.back().begin >= kStepsPerFunction && i + 1 < program_.steps.size())
+        ranges.push_back({i + 1, i + 1});
+    }
+    return ranges;
+  }
+
+  // The services, bases, buffers and steps of `range`, as a function body.
+  void write_body(const StepRange& range, bool every_arena) {
+    std::set<int> used = used_buffers(range);
+    out_ << "  const SyRuntimeServices* services = args->services;\n";
+    write_bases(used, every_arena);
+    write_buffers(used);
+    out_ << "\n";
+    write_steps(range);
+  }
+
+  std::set<int> used_buffers(const StepRange& range) const {
     std::set<int> used;
-    for (const LoweredStep& step : program_.steps) {
+    for (size_t i = range.begin; i < range.end; ++i) {
+      const LoweredStep& step = program_.steps[i];
       used.insert(step.inputs.begin(), step.inputs.end());
       used.insert(step.outputs.begin(), step.outputs.end());
     }
     return used;
   }
 
-  // The arenas and weight blocks the buffers point into.
-  void write_bases() {
+  // The arenas (every one, or those `used` points into) and the weight
+  // blocks `used` points into.
+  void write_bases(const std::set<int>& used, bool every_arena) {
     std::set<int> weight_devices;
-    for (int b : used_buffers())
-      if (program_.buffers[size_t(b)].kind == LoweredBuffer::Kind::kWeight)
-        weight_devices.insert(program_.buffers[size_t(b)].device);
+    std::set<size_t> arenas;
+    for (int b : used) {
+      const LoweredBuffer& buffer = program_.buffers[size_t(b)];
+      if (buffer.kind == LoweredBuffer::Kind::kWeight) weight_devices.insert(buffer.device);
+      if (buffer.kind == LoweredBuffer::Kind::kIntermediate) arenas.insert(arena_index(buffer));
+    }
     if (!plan_.arenas.empty()) out_ << "  // Workspace arenas, one per device and memory scope.\n";
     for (size_t a = 0; a < plan_.arenas.size(); ++a) {
+      if (!every_arena && !arenas.count(a)) continue;
       const ArenaPlan& arena = plan_.arenas[a];
       out_ << "  char* const arena_" << a << " = static_cast<char*>(args->arenas[" << a << "]);  // "
            << device_name(arena.key.device) << " scope " << arena.key.scope << ": " << arena.bytes
@@ -101,10 +150,9 @@ class EntryWriter {
            << device_name(d) << "\n";
   }
 
-  void write_buffers() {
-    std::vector<WeightBlock> blocks = weight_blocks(manifest_);
+  void write_buffers(const std::set<int>& used) {
     out_ << "  // Buffers: what each holds, its type and device.\n";
-    for (int b : used_buffers()) {
+    for (int b : used) {
       const LoweredBuffer& buffer = program_.buffers[size_t(b)];
       bool read_only = buffer.kind == LoweredBuffer::Kind::kInput || buffer.kind == LoweredBuffer::Kind::kWeight;
       out_ << "  " << (read_only ? "const void* const " : "void* const ") << "b" << b << " = ";
@@ -117,7 +165,7 @@ class EntryWriter {
           break;
         case LoweredBuffer::Kind::kWeight: {
           const ManifestWeight& w = manifest_.weights[size_t(buffer.index)];
-          out_ << "weights_" << buffer.device << " + " << w.offset - blocks[size_t(w.device)].begin;
+          out_ << "weights_" << buffer.device << " + " << w.offset - weight_blocks_[size_t(w.device)].begin;
           break;
         }
         case LoweredBuffer::Kind::kIntermediate: {
@@ -131,10 +179,11 @@ class EntryWriter {
     }
   }
 
-  void write_steps() {
+  void write_steps(const StepRange& range) {
     int depth = 1;
     auto indent = [&] { return std::string(size_t(2 * depth), ' '); };
-    for (const LoweredStep& step : program_.steps) {
+    for (size_t i = range.begin; i < range.end; ++i) {
+      const LoweredStep& step = program_.steps[i];
       switch (step.kind) {
         case LoweredStep::Kind::kKernel: {
           const LoweredKernelCall& call = program_.kernel_calls[size_t(step.index)];
@@ -241,6 +290,7 @@ class EntryWriter {
   const MemoryPlan& plan_;
   const std::vector<int>& tensor_of_buffer_;
   const Manifest& manifest_;
+  const std::vector<WeightBlock> weight_blocks_;
   std::ostringstream out_;
 };
 

@@ -277,7 +277,10 @@ std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
   if (spec.src_input < 0 || (has_weights && spec.weights_input < 0)) return std::nullopt;
   DnnlEpilogue epilogue;
   epilogue.base = k.master;
-  if (k.has_epilogue()) {
+  // A pool's epilogue runs after it: the runtime repairs the pool's result
+  // where oneDNN departs from the rules (runtime/dnnl_pooling_repair.h),
+  // which post-ops would already have changed.
+  if (k.has_epilogue() && spec.kind != PrimitiveKind::kPooling) {
     // An exact GELU ending the epilogue (the encoder's feed-forward) is one
     // post-op of a convolution. After a matmul it is one only where the
     // library applies it inside its kernel: oneDNN's brgemm matmul spends

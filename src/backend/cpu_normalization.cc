@@ -1,12 +1,14 @@
 // Normalisation kernels along one axis, as kernel IR: nn.softmax (the row's
 // maximum is subtracted before exponentiating, each exponential computed
-// once), nn.layer_norm (mean, then variance: two passes) and nn.batch_norm
-// (inference: the moving statistics, per channel). Sums are vectorised float
-// sums over blocks (float_sum). Softmax and layer_norm apply their
-// element-wise epilogue as they store.
+// once; its sum is a vectorised float sum over blocks, float_sum, which
+// cannot overflow: each term is at most 1), nn.layer_norm (mean, then
+// variance: two passes) and nn.batch_norm (inference: the moving
+// statistics, per channel), both in double as the reference computes them.
+// Softmax and layer_norm apply their element-wise epilogue as they store.
 #include <algorithm>
 #include <limits>
 
+#include "backend/cpu_accumulator.h"
 #include "backend/cpu_kernel.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
@@ -131,30 +133,49 @@ ki::Stmt softmax(const CpuKernel& k, const AxisView& v, DType dtype) {
                       "nn.softmax" + at_span(k.master->span()) + ", one row at a time");
 }
 
+// A float value held in double, and a double variable.
+ki::Expr in_double(const ki::Expr& value) { return widened(DType::kFloat32, value); }
+ki::Expr double_var(const std::string& name) { return ki::in_accumulator(f32_var(name)); }
+ki::Expr double_value(double value) { return ki::in_accumulator(f32(value)); }
+
+// 1 / sqrt(variance + epsilon), in double.
+ki::Expr inverse_deviation(const ki::Expr& variance, double epsilon) {
+  ki::Expr deviation =
+      float_call("sqrt", {ki::binary(BinaryOp::kAdd, variance, double_value(epsilon))}, ki::Precision::kAccumulator);
+  return ki::binary(BinaryOp::kDiv, double_value(1.0), deviation);
+}
+
+// Appends `target` = the sum of `term` over a = 0 .. length-1, in double
+// (a simd sum reduction, one partial sum per lane).
+void double_sum(std::vector<ki::Stmt>& body, const std::string& target, int64_t length, const ki::Expr& term) {
+  body.push_back(ki::declare(target, sum_start(DType::kFloat32)));
+  body.push_back(ki::simd_reduction("a", ki::index(0), ki::index(length), ki::Reduction::kSum, target,
+                                    {ki::assign(target, ki::binary(BinaryOp::kAdd, double_var(target), term))}));
+}
+
 // The mean, then the mean square deviation from it (two passes, so no
-// cancellation), both summed in float by float_sum; then the normalised
-// row with the epilogue.
+// cancellation), then the normalised row with the epilogue: all in double,
+// as the reference computes them, so neither a sum nor a square of huge
+// values overflows (a float variance of +-3e38 is inf, which normalised
+// the row to 0).
 ki::Stmt layer_norm(const CpuKernel& k, const AxisView& v, DType dtype) {
   const AttrsNode& attrs = *k.master->attrs;
   ki::Expr a = ki::var("a");
-  ki::Expr x = ki::load(k.operand(0), dtype, along(v, a));
-  ki::Expr length = f32(double(v.length));
-  ki::Expr value = ki::binary(BinaryOp::kMul, ki::binary(BinaryOp::kSub, x, f32_var("mean")), f32_var("inv_std"));
-  if (attrs.get_bool("scale")) value = ki::binary(BinaryOp::kMul, value, ki::load(k.operand(1), dtype, a));
-  if (attrs.get_bool("center")) value = ki::binary(BinaryOp::kAdd, value, ki::load(k.operand(2), dtype, a));
+  ki::Expr x = in_double(ki::load(k.operand(0), dtype, along(v, a)));
+  ki::Expr length = double_value(double(v.length));
+  ki::Expr deviation = ki::binary(BinaryOp::kSub, x, double_var("mean"));
+  ki::Expr value = ki::binary(BinaryOp::kMul, deviation, double_var("inv_std"));
+  if (attrs.get_bool("scale"))
+    value = ki::binary(BinaryOp::kMul, value, in_double(ki::load(k.operand(1), dtype, a)));
+  if (attrs.get_bool("center"))
+    value = ki::binary(BinaryOp::kAdd, value, in_double(ki::load(k.operand(2), dtype, a)));
   std::vector<ki::Stmt> row;
-  float_sum(row, "sum", v.length, {}, x);
-  row.push_back(ki::let("mean", DType::kFloat32, ki::binary(BinaryOp::kDiv, f32_var("sum"), length)));
-  ki::Expr deviation = f32_var("deviation");
-  float_sum(row, "squares", v.length,
-            {ki::let("deviation", DType::kFloat32, ki::binary(BinaryOp::kSub, x, f32_var("mean")))},
-            ki::binary(BinaryOp::kMul, deviation, deviation));
-  ki::Expr variance = ki::binary(BinaryOp::kDiv, f32_var("squares"), length);
-  row.push_back(ki::let("inv_std", DType::kFloat32,
-                        ki::binary(BinaryOp::kDiv, f32(1.0),
-                                   float_call("sqrt", {ki::binary(BinaryOp::kAdd, variance,
-                                                                  f32(attrs.get_float("epsilon")))}))));
-  std::vector<ki::Stmt> normalised = {ki::let("layer_norm", DType::kFloat32, rounded(dtype, value))};
+  double_sum(row, "sum", v.length, x);
+  row.push_back(ki::declare("mean", ki::binary(BinaryOp::kDiv, double_var("sum"), length)));
+  double_sum(row, "squares", v.length, ki::binary(BinaryOp::kMul, deviation, deviation));
+  ki::Expr variance = ki::binary(BinaryOp::kDiv, double_var("squares"), length);
+  row.push_back(ki::declare("inv_std", inverse_deviation(variance, attrs.get_float("epsilon"))));
+  std::vector<ki::Stmt> normalised = {ki::let("layer_norm", DType::kFloat32, ki::cast(dtype, value))};
   int counter = 0;
   k.lower_store_result(normalised, counter, f32_var("layer_norm"), IndexAt::at_offset(along(v, a)));
   row.push_back(ki::for_loop("a", ki::index(0), ki::index(v.length), ki::LoopKind::kSimd, std::move(normalised)));
@@ -162,33 +183,28 @@ ki::Stmt layer_norm(const CpuKernel& k, const AxisView& v, DType dtype) {
                       "nn.layer_norm" + at_span(k.master->span()) + ", one row at a time");
 }
 
-// Output 0 is normalized per channel; outputs 1 and 2 are copies of the
-// moving mean and variance (Relay's inference form).
+// Output 0 is normalized per channel, in double as the reference computes
+// it (x - mean of +-3e38 overflows a float); outputs 1 and 2 are copies of
+// the moving mean and variance (Relay's inference form).
 std::vector<ki::Stmt> batch_norm(const CpuKernel& k, const AxisView& v, DType dtype) {
   const AttrsNode& attrs = *k.master->attrs;
-  auto channel = [&](size_t input) { return ki::load(k.operand(input), dtype, ki::var("c")); };
-  // 1 / sqrt(variance + epsilon) in double, as the reference computes it.
-  ki::Expr deviation =
-      float_call("sqrt",
-                 {ki::binary(BinaryOp::kAdd, ki::in_accumulator(ki::cast(DType::kFloat32, channel(4))),
-                             ki::in_accumulator(f32(attrs.get_float("epsilon"))))},
-                 ki::Precision::kAccumulator);
-  ki::Expr factor = ki::cast(DType::kFloat32, ki::binary(BinaryOp::kDiv, ki::in_accumulator(f32(1.0)), deviation));
-  if (attrs.get_bool("scale")) factor = ki::binary(BinaryOp::kMul, factor, channel(1));
+  auto channel = [&](size_t input) { return in_double(ki::load(k.operand(input), dtype, ki::var("c"))); };
   ki::Expr plane = ki::var("plane"), i = ki::var("i");
-  ki::Expr x = ki::load(k.operand(0), dtype, ki::add(ki::var("base"), i));
-  ki::Expr normalised = ki::binary(
-      BinaryOp::kAdd, ki::binary(BinaryOp::kMul, ki::binary(BinaryOp::kSub, x, f32_var("mean")), f32_var("factor")),
-      f32_var("shift"));
+  ki::Expr x = in_double(ki::load(k.operand(0), dtype, ki::add(ki::var("base"), i)));
+  ki::Expr normalised =
+      ki::binary(BinaryOp::kMul, ki::binary(BinaryOp::kSub, x, double_var("mean")), double_var("inv_std"));
+  if (attrs.get_bool("scale")) normalised = ki::binary(BinaryOp::kMul, normalised, double_var("gamma"));
+  if (attrs.get_bool("center")) normalised = ki::binary(BinaryOp::kAdd, normalised, double_var("beta"));
   std::vector<ki::Stmt> body = {
       ki::let("c", DType::kInt64, ki::binary(BinaryOp::kMod, plane, ki::index(v.length))),
-      ki::let("mean", DType::kFloat32, channel(3)),
-      ki::let("factor", DType::kFloat32, factor),
-      ki::let("shift", DType::kFloat32, attrs.get_bool("center") ? channel(2) : f32(0.0)),
-      ki::let("base", DType::kInt64, ki::mul(plane, v.inner)),
-      ki::for_loop("i", ki::index(0), ki::index(v.inner), ki::LoopKind::kSimd,
-                   {ki::store(k.output(0), ki::add(ki::var("base"), i), normalised)}),
+      ki::declare("mean", channel(3)),
+      ki::declare("inv_std", inverse_deviation(channel(4), attrs.get_float("epsilon"))),
   };
+  if (attrs.get_bool("scale")) body.push_back(ki::declare("gamma", channel(1)));
+  if (attrs.get_bool("center")) body.push_back(ki::declare("beta", channel(2)));
+  body.push_back(ki::let("base", DType::kInt64, ki::mul(plane, v.inner)));
+  body.push_back(ki::for_loop("i", ki::index(0), ki::index(v.inner), ki::LoopKind::kSimd,
+                              {ki::store(k.output(0), ki::add(ki::var("base"), i), ki::cast(dtype, normalised))}));
   ki::Stmt planes = ki::for_loop("plane", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body));
   return {ki::parallel("batch_norm", v.outer * v.length, row_grain(v.inner), {std::move(planes)},
                        "nn.batch_norm" + at_span(k.master->span()) + ", one channel plane at a time"),

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <future>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -24,6 +25,7 @@ struct CompileFlags {
   std::vector<std::string> rules;
   std::vector<std::string> layout_rules;
   int opt_level = 2;
+  std::optional<int64_t> max_folded_bytes;  // FoldConstant.max_bytes
   bool emit_source = false;
   bool check_each = false;
   bool time = false;
@@ -38,6 +40,7 @@ std::string cache_key_flags(const CompileFlags& f) {
   for (const std::string& shape : f.model.input_shapes) text += "input-shape=" + shape + "\n";
   for (const std::string& rule : f.rules) text += "place=" + rule + "\n";
   for (const std::string& rule : f.layout_rules) text += "layout=" + rule + "\n";
+  if (f.max_folded_bytes) text += "max-folded-bytes=" + std::to_string(*f.max_folded_bytes) + "\n";
   return text;
 }
 
@@ -72,6 +75,7 @@ void run_compile(const CompileFlags& f) {
   options.rules = rules_from_flags(f.rules, options.config);
   for (const std::string& rule : f.layout_rules) options.layout_rules.push_back(parse_layout_rule(rule));
   options.opt_level = f.opt_level;
+  if (f.max_folded_bytes) options.pass_config["FoldConstant.max_bytes"] = AttrValue(*f.max_folded_bytes);
   options.emit_source = f.emit_source;
   options.check_invariants = f.check_each;
   options.diagnostics = stderr_diagnostics();
@@ -114,6 +118,10 @@ void add_compile_command(CLI::App& app) {
                   "node matches, kept between oneDNN primitives (repeatable)");
   cmd->add_option("--opt-level", flags->opt_level, "optimisation level: passes above it are skipped (default 2)")
       ->check(CLI::Range(0, 3));
+  cmd->add_option("--max-folded-bytes", flags->max_folded_bytes,
+                  "the largest constant folding may make that is larger than the constants it reads "
+                  "(default 64 MiB); a larger one stays a kernel, computed at run time")
+      ->check(CLI::Range(int64_t(0), std::numeric_limits<int64_t>::max()));
   cmd->add_flag("--emit-source", flags->emit_source, "keep the generated C++ in DIR/src/");
   cmd->add_flag("--check-each", flags->check_each, "run the invariant checker after every pass");
   cmd->add_flag("--time", flags->time, "print the time of each stage and pass");

@@ -14,6 +14,7 @@
 #include "transform/infer_type_pass.h"
 #include "transform/pass_registry.h"
 #include "transform/simplify_expr.h"
+#include "transform/to_graph_normal_form.h"
 
 namespace switchyard {
 
@@ -47,6 +48,7 @@ Pass default_pipeline(const PipelineOptions& options) {
       {
           InferType(),                 // every node gets its type
           plan_devices_pass(options),  // every node gets its device; copies where values cross
+          ToGraphNormalForm(),         // let-bound values become dataflow edges, so they fuse
           SimplifyExpr(),              // algebraic identities, layer normalisation folded
           FoldConstant(),              // constant sub-expressions evaluated
           EliminateCommonSubexpr(),    // equal computations shared

@@ -23,8 +23,9 @@ Pass pass_by_name(const std::string& name, const PipelineOptions& options);
 // Sorted.
 std::vector<std::string> pass_names();
 
-// InferType, PlanDevices, SimplifyExpr, FoldConstant, EliminateCommonSubexpr,
-// DeadCodeElimination, FuseOps: the compiler's pipeline before lowering.
+// InferType, PlanDevices, ToGraphNormalForm, SimplifyExpr, FoldConstant,
+// EliminateCommonSubexpr, DeadCodeElimination, FuseOps: the compiler's
+// pipeline before lowering.
 Pass default_pipeline(const PipelineOptions& options);
 
 }  // namespace switchyard

@@ -14,8 +14,14 @@ namespace switchyard {
 
 namespace {
 
+// The largest constant folding makes that is larger than the constants it
+// reads (FoldConstant.max_bytes raises it).
+constexpr int64_t kDefaultMaxFoldedBytes = int64_t(64) << 20;
+
 class ConstantFolder : public ExprMutator {
  public:
+  explicit ConstantFolder(int64_t max_bytes) : max_bytes_(max_bytes) {}
+
   Expr visit_tuple(const Tuple& original) override {
     Tuple tuple = downcast<TupleNode>(ExprMutator::visit_tuple(original));
     bool all_constant = true;
@@ -43,6 +49,7 @@ class ConstantFolder : public ExprMutator {
       if (!is_constant_value(a)) return call;
       collect_spans(a, &spans);
     }
+    if (amplifies(*call)) return call;  // left a kernel, which computes it at run time
     Value value;
     try {
       value = evaluate_expr(call);
@@ -53,6 +60,28 @@ class ConstantFolder : public ExprMutator {
   }
 
  private:
+  // Whether folding `call` would make a constant over the limit that is
+  // larger than the constants it reads together (each counted once): a
+  // 55-byte broadcast_to(1f, shape=[25000, 20000]) made a 2 GB weights.bin.
+  // A large result of large inputs (a transposed weight) still folds.
+  bool amplifies(const CallNode& call) const {
+    int64_t result = type_nbytes(call.checked_type());
+    if (result <= max_bytes_) return false;
+    std::unordered_set<const ConstantNode*> read;
+    int64_t inputs = 0;
+    std::vector<const ExprNode*> work;
+    for (const Expr& a : call.args) work.push_back(a.get());
+    while (!work.empty()) {
+      const ExprNode* n = work.back();
+      work.pop_back();
+      if (n->kind() == ExprKind::kTuple)
+        for (const Expr& f : static_cast<const TupleNode*>(n)->fields) work.push_back(f.get());
+      else if (n->kind() == ExprKind::kConstant && read.insert(static_cast<const ConstantNode*>(n)).second)
+        inputs += int64_t(static_cast<const ConstantNode*>(n)->data.nbytes());
+    }
+    return result > inputs;
+  }
+
   bool is_constant_value(const Expr& e) const {
     return is<ConstantNode>(e) || constant_tuples_.count(e.get()) > 0;
   }
@@ -102,15 +131,17 @@ class ConstantFolder : public ExprMutator {
     return tuple;
   }
 
+  int64_t max_bytes_;
   std::unordered_set<const ExprNode*> constant_tuples_;
 };
 
 }  // namespace
 
 Pass FoldConstant() {
-  return make_module_pass({"FoldConstant", 2, {"InferType"}}, [](const IRModule& mod, const PassContext&) {
-    return map_functions(mod, [](const std::string&, const Function& fn) {
-      ConstantFolder folder;
+  return make_module_pass({"FoldConstant", 2, {"InferType"}}, [](const IRModule& mod, const PassContext& ctx) {
+    int64_t max_bytes = ctx.config_int("FoldConstant.max_bytes", kDefaultMaxFoldedBytes);
+    return map_functions(mod, [max_bytes](const std::string&, const Function& fn) {
+      ConstantFolder folder(max_bytes);
       return downcast<FunctionNode>(folder.mutate(fn));
     });
   });

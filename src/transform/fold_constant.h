@@ -15,7 +15,10 @@ namespace switchyard {
 // the interpreter cannot evaluate (an arithmetic fault) stays for run time.
 // Constants bound by let are not propagated (run ToGraphNormalForm first).
 // Folded constants carry the replaced node's type, so the module stays
-// typed. Requires InferType.
+// typed. A call whose result would be larger than FoldConstant.max_bytes
+// (an integer configuration, default 64 MiB) and than the constants it
+// reads together is not folded: it stays a kernel, so a few bytes of
+// broadcast_to cannot become gigabytes of weights. Requires InferType.
 Pass FoldConstant();
 
 }  // namespace switchyard

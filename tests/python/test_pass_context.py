@@ -76,7 +76,7 @@ def test_builtin_config_key_is_honoured(mlp_path):
 
 @pytest.mark.parametrize("config, words", [
     ({"FuseOps.max_grup_size": 1}, "unknown configuration 'FuseOps.max_grup_size'"),
-    ({"inline.max_call": 3}, "known: FuseOps.max_group_size, inline.max_calls"),
+    ({"inline.max_call": 3}, "known: FoldConstant.max_bytes, FuseOps.max_group_size, inline.max_calls"),
     ({"FuseOps.max_group_size": "4"}, "'FuseOps.max_group_size' must be an integer"),
     ({"inline.max_calls": 2.5}, "'inline.max_calls' must be an integer"),
 ])

@@ -64,13 +64,16 @@ std::string compare_bits(const NDArray& actual, const NDArray& expected) {
   return "";
 }
 
-// Runs `text` both ways on `values`; returns the interpreter's outputs.
+// Runs `text` both ways on `values`; returns the interpreter's outputs (and
+// the artifact's directory in `artifact`, when given).
 std::vector<NDArray> expect_same(const std::string& name, const std::string& text,
-                                 const std::vector<std::vector<double>>& values) {
+                                 const std::vector<std::vector<double>>& values, std::string* artifact = nullptr) {
   IRModule mod = parse_module(text, name + ".sy");
   std::map<std::string, NDArray> inputs = inputs_of(mod, values);
   std::vector<NDArray> expected = interpret(mod, inputs);
-  std::vector<NDArray> actual = run_artifact(built(mod, name), inputs);
+  std::string dir = built(mod, name);
+  if (artifact) *artifact = dir;
+  std::vector<NDArray> actual = run_artifact(dir, inputs);
   EXPECT_EQ(actual.size(), expected.size()) << name;
   for (size_t i = 0; i < actual.size() && i < expected.size(); ++i)
     EXPECT_EQ(compare_bits(actual[i], expected[i]), "") << name << " output " << i;
@@ -188,6 +191,168 @@ TEST(AotEdgeCases, AMultiplyThenAddRoundsTwice) {
                                          "}\n",
                                          {std::vector<double>(64, x), std::vector<double>(64, z)});
   EXPECT_EQ(out[0].get_as_double(0), 0.0);
+// The algorithms of the oneDNN primitives the artifact at `dir` runs.
+std::vector<std::string> primitive_algorithms(const std::string& dir) {
+  auto artifact = Artifact::load(dir);
+  std::vector<std::string> algorithms;
+  for (const PrimitiveSpec& spec : artifact->manifest().primitives) algorithms.push_back(spec.algorithm);
+  return algorithms;
+}
+
+bool runs(const std::string& dir, const std::string& algorithm) {
+  std::vector<std::string> algorithms = primitive_algorithms(dir);
+  return std::find(algorithms.begin(), algorithms.end(), algorithm) != algorithms.end();
+}
+
+const double kLowestFloat = double(std::numeric_limits<float>::lowest());
+
+// oneDNN starts a max-pool window at the lowest float, so a window of -inf
+// (or with no element in the data) gave -3.4e38, not -inf.
+TEST(AotEdgeCases, MaxPoolOfMinusInfinityWindowsIsMinusInfinity) {
+  std::string dir;
+  std::vector<NDArray> out =
+      expect_same("max_pool_minus_inf",
+                  "def @main(%x: Tensor[(16), float32]) {\n"
+                  "  nn.max_pool2d(reshape(%x, newshape=[1, 1, 4, 4]), pool_size=[2, 2], strides=[2, 2])\n"
+                  "}\n",
+                  {{-kInf, -kInf, 1, 2, -kInf, -kInf, 3, -kInf, kLowestFloat, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf,
+                    -kInf}},
+                  &dir);
+  EXPECT_TRUE(runs(dir, "pooling_max")) << "oneDNN pools";
+  ASSERT_EQ(out.at(0).numel(), 4);
+  EXPECT_EQ(out[0].get_as_double(0), -kInf);
+  EXPECT_EQ(out[0].get_as_double(1), 3);
+  EXPECT_EQ(out[0].get_as_double(2), kLowestFloat) << "the lowest float itself stays";
+  EXPECT_EQ(out[0].get_as_double(3), -kInf);
+  // Windows reaching into the padding, whose only data is -inf.
+  out = expect_same("max_pool_padded_minus_inf",
+                    "def @main(%x: Tensor[(4), float32]) {\n"
+                    "  nn.max_pool2d(reshape(%x, newshape=[1, 1, 2, 2]), pool_size=[2, 2], padding=[1, 1])\n"
+                    "}\n",
+                    {{-kInf, -kInf, -kInf, 5}}, &dir);
+  EXPECT_TRUE(runs(dir, "pooling_max")) << "oneDNN pools";
+  EXPECT_EQ(out.at(0).get_as_double(0), -kInf);
+  EXPECT_EQ(out.at(0).get_as_double(8), 5);
+  // An epilogue after the pool sees -inf too (a oneDNN post-op would have
+  // scaled the lowest float instead).
+  out = expect_same("max_pool_minus_inf_scaled",
+                    "def @main(%x: Tensor[(4), float32]) {\n"
+                    "  multiply(nn.max_pool2d(reshape(%x, newshape=[1, 1, 2, 2]), pool_size=[1, 2]), 0.5f)\n"
+                    "}\n",
+                    {{-kInf, -kInf, 1, -kInf}});
+  EXPECT_EQ(out.at(0).get_as_double(0), -kInf);
+  // ceil_mode's last window starts past the data: it holds no element.
+  out = expect_same("max_pool_empty_window",
+                    "def @main(%x: Tensor[(5), float32]) {\n"
+                    "  nn.max_pool2d(reshape(%x, newshape=[1, 1, 1, 5]), pool_size=[1, 1], strides=[1, 3], "
+                    "ceil_mode=True)\n"
+                    "}\n",
+                    {{1, 2, 3, 4, 5}});
+  ASSERT_EQ(out.at(0).numel(), 3);
+  EXPECT_EQ(out[0].get_as_double(2), -kInf);
+  // The max reduction, one output at a time (axis 1) and in tiles (axis 0).
+  expect_same("max_minus_inf_axes",
+              "def @main(%x: Tensor[(12), float32]) {\n"
+              "  %0 = reshape(%x, newshape=[3, 4]);\n"
+              "  (max(%0, axis=[0]), max(%0, axis=[1]), max(%0, axis=[1], keepdims=True))\n"
+              "}\n",
+              {{-kInf, 1, 2, 3, -kInf, -kInf, -kInf, -kInf, -kInf, kLowestFloat, -kInf, 4}});
+}
+
+// The same between convolutions, where the pool reads (and writes) the
+// layout oneDNN's convolutions keep: the repair finds elements through it.
+TEST(AotEdgeCases, MaxPoolOfMinusInfinityInOneDnnLayouts) {
+  std::vector<double> x(48, 1.0), w0(9, 1.0), w1(9, 1e-30);
+  for (int64_t c = 0; c < 3; ++c)
+    for (int64_t at : {0, 1, 4, 5}) x[size_t(c * 16 + at)] = -kInf;  // each channel's top-left window
+  const std::string pool = "nn.max_pool2d(nn.conv2d(reshape(%x, newshape=[1, 3, 4, 4]), reshape(%w0, "
+                           "newshape=[3, 3, 1, 1])), pool_size=[2, 2], strides=[2, 2])";
+  for (bool then_convolve : {false, true}) {
+    SCOPED_TRACE(then_convolve ? "then a convolution" : "the model's output");
+    std::string text =
+        "def @main(%x: Tensor[(48), float32], %w0: Tensor[(9), float32], %w1: Tensor[(9), float32]) {\n  " +
+        (then_convolve ? "nn.conv2d(" + pool + ", reshape(%w1, newshape=[3, 3, 1, 1]))" : pool) + "\n}\n";
+    std::string dir;
+    std::vector<NDArray> out = expect_same(then_convolve ? "max_pool_laid_out_between" : "max_pool_laid_out",
+                                           text, {x, w0, w1}, &dir);
+    for (int64_t c = 0; c < 3; ++c) EXPECT_EQ(out.at(0).get_as_double(c * 4), -kInf) << "channel " << c;
+    auto artifact = Artifact::load(dir);
+    bool laid_out = false;
+    for (const PrimitiveSpec& spec : artifact->manifest().primitives)
+      laid_out |= spec.algorithm == "pooling_max" && !spec.src.format.empty();
+    EXPECT_TRUE(laid_out) << "the pool reads a oneDNN layout";
+  }
+}
+
+// oneDNN sums an average pool's window in float, so 3e38 + 3e38 overflowed
+// to inf; the rule (and the generated loop) sums in double.
+TEST(AotEdgeCases, AveragePoolsOfHugeValuesSumInDouble) {
+  const double h = 3e38;
+  std::string dir;
+  std::vector<NDArray> out = expect_same(
+      "avg_pool_huge",
+      "def @main(%x: Tensor[(16), float32]) {\n"
+      "  %0 = reshape(%x, newshape=[1, 1, 4, 4]);\n"
+      "  (nn.avg_pool2d(%0, pool_size=[2, 2], strides=[2, 2]),\n"
+      "   nn.avg_pool2d(%0, pool_size=[2, 2], strides=[2, 2], padding=[1, 1], count_include_pad=True),\n"
+      "   nn.avg_pool2d(%0, pool_size=[2, 2], strides=[2, 2], padding=[1, 1]),\n"
+      "   nn.global_avg_pool2d(%0))\n"
+      "}\n",
+      {{h, h, h, -h, h, h, h, -h, -h, -h, 1, 2, h, h, 3, 4}}, &dir);
+  EXPECT_TRUE(runs(dir, "pooling_avg_exclude_padding")) << "oneDNN pools";
+  EXPECT_TRUE(runs(dir, "pooling_avg_include_padding")) << "oneDNN pools";
+  EXPECT_EQ(out.at(0).get_as_double(0), double(float(h))) << "the mean of four 3e38s";
+  EXPECT_EQ(out.at(0).get_as_double(1), 0) << "the mean of 3e38, -3e38, 3e38, -3e38";
+  EXPECT_TRUE(std::isfinite(out.at(3).get_as_double(0)));
+}
+
+// Statistics are taken in double (docs/operators.md), so a row of +-3e38
+// normalises to +-1 rather than to the 0 of a float variance overflowed to
+// inf; batch_norm's (x - mean) is in double too.
+TEST(AotEdgeCases, NormalisationOfHugeValuesTakesStatisticsInDouble) {
+  const double h = 3e38;
+  std::vector<NDArray> out = expect_same("layer_norm_huge",
+                                         "def @main(%x: Tensor[(8), float32], %g: Tensor[(4), float32], "
+                                         "%b: Tensor[(4), float32]) {\n"
+                                         "  nn.layer_norm(reshape(%x, newshape=[2, 4]), %g, %b)\n"
+                                         "}\n",
+                                         {{h, -h, h, -h, h, h, h, h}, {1, 2, 1, 1}, {0, 0, 0.5, 0}});
+  const std::vector<double> normalised = {1, -2, 1.5, -1, 0, 0, 0.5, 0};
+  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(out.at(0).get_as_double(i), normalised[size_t(i)]) << "element " << i;
+  out = expect_same("batch_norm_huge",
+                    "def @main(%x: Tensor[(4), float32], %g: Tensor[(2), float32], %b: Tensor[(2), float32], "
+                    "%m: Tensor[(2), float32], %v: Tensor[(2), float32]) {\n"
+                    "  %0 = nn.batch_norm(reshape(%x, newshape=[1, 2, 2, 1]), %g, %b, %m, %v);\n"
+                    "  %0.0\n"
+                    "}\n",
+                    {{h, -h, -h, h}, {1, 0.5}, {0, 1}, {-h, h}, {1e38, 1e38}});
+  EXPECT_TRUE(std::isfinite(out.at(0).get_as_double(0))) << "(3e38 - -3e38) / 1e19";
+  expect_same("mean_huge",
+              "def @main(%x: Tensor[(8), float32]) {\n"
+              "  %0 = reshape(%x, newshape=[2, 4]);\n"
+              "  (mean(%x), sum(%x), mean(%0, axis=[0]), mean(%0, axis=[1]))\n"
+              "}\n",
+              {{h, h, h, -h, h, h, -h, -h}});
+}
+
+// Softmax of a row of -inf is NaN (0 / 0, as PyTorch), -inf elements of a
+// row get 0, and huge magnitudes cannot overflow (the row's maximum is
+// subtracted first); log_softmax, as the ONNX importer builds it, agrees.
+TEST(AotEdgeCases, SoftmaxOfMinusInfinityRowsAndHugeValues) {
+  const double h = 3e38;
+  const std::string text =
+      "def @main(%x: Tensor[(16), float32]) {\n"
+      "  %0 = reshape(%x, newshape=[4, 4]);\n"
+      "  %1 = subtract(%0, max(%0, axis=[-1], keepdims=True));\n"
+      "  (nn.softmax(%0), subtract(%1, log(sum(exp(%1), axis=[-1], keepdims=True))))\n"
+      "}\n";
+  std::vector<NDArray> out = expect_same(
+      "softmax_extremes", text, {{-kInf, -kInf, -kInf, -kInf, -kInf, 0, -kInf, 0, h, -h, h, -h, kInf, 1, 2, 3}});
+  const std::vector<double> softmax = {kNaN, kNaN, kNaN, kNaN, 0, 0.5, 0, 0.5, 0.5, 0, 0.5, 0, kNaN, kNaN, kNaN, kNaN};
+  for (int64_t i = 0; i < 16; ++i) {
+    double got = out.at(0).get_as_double(i), want = softmax[size_t(i)];
+    EXPECT_TRUE(got == want || (std::isnan(got) && std::isnan(want))) << "element " << i << " is " << got;
+  }
 }
 
 TEST(AotEdgeCases, FloatMathOfSpecialValuesMatches) {

@@ -443,7 +443,7 @@ TEST(KernelIr, ACallInDoubleIsMarkedInTheIr) {
   EXPECT_EQ(calls[0]->call->op->name, "sqrt");
   EXPECT_EQ(calls[0]->precision, ki::Precision::kAccumulator);
   for (const ki::Expr& operand : calls[0]->operands) EXPECT_EQ(operand->precision, ki::Precision::kAccumulator);
-  expect_code_holds(batch_norm.code, {"float(1.0 / (sy_sqrt((double(sy_half_to_float(in4_v[c])) + "});
+  expect_code_holds(batch_norm.code, {"double inv_std = 1.0 / (sy_sqrt((double(sy_half_to_float(in4_v[c])) + "});
 }
 
 // The plain-loop anchors (dtypes oneDNN lacks) are kernel IR: two at

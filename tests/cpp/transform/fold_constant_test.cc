@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "pass_test_util.h"
 #include "transform/fold_constant.h"
@@ -134,6 +135,50 @@ def @main(%x: int32) -> int32 {
 )");
   IRModule out = FoldConstant()(mod);
   EXPECT_EQ(calls_of(out, "divide").size(), 1u);
+}
+
+IRModule folded_with_limit(const IRModule& mod, std::optional<int64_t> max_bytes) {
+  PassContext ctx;
+  if (max_bytes) ctx.config["FoldConstant.max_bytes"] = AttrValue(*max_bytes);
+  return FoldConstant()(mod, ctx);
+}
+
+// A 55-byte broadcast_to(1f, shape=[25000, 20000]) made a 2 GB weight: a
+// result over the limit that is larger than the constants it reads stays
+// a kernel. (The limit is small here so the test folds nothing large.)
+TEST(FoldConstant, LeavesAResultOverTheLimitLargerThanItsInputsUnfolded) {
+  IRModule mod = typed(R"(
+def @main(%x: Tensor[(1000), float32]) -> Tensor[(1000), float32] {
+  add(%x, broadcast_to(1f, shape=[1000]))
+}
+)");
+  EXPECT_EQ(calls_of(folded_with_limit(mod, 1024), "broadcast_to").size(), 1u) << "4000 bytes from 4";
+  EXPECT_EQ(calls_of(folded_with_limit(mod, 4000), "broadcast_to").size(), 0u) << "at the limit";
+  EXPECT_EQ(calls_of(folded_with_limit(mod, std::nullopt), "broadcast_to").size(), 0u) << "the default: 64 MiB";
+  // The default limit: 64 MiB and 4 bytes more stays a kernel.
+  IRModule large = typed(R"(
+def @main() -> Tensor[(16777217), float32] {
+  broadcast_to(1f, shape=[16777217])
+}
+)");
+  EXPECT_EQ(calls_of(FoldConstant()(large), "broadcast_to").size(), 1u);
+}
+
+// A result over the limit no larger than its inputs folds: a transposed
+// weight, a concatenation of two constants (even of one constant twice,
+// which counts once, so doubling a constant again and again stops at the
+// limit).
+TEST(FoldConstant, FoldsAResultOverTheLimitNoLargerThanItsInputs) {
+  IRModule mod = typed(R"(
+def @main(%x: Tensor[(4, 4), float32]) -> (Tensor[(4, 4), float32], Tensor[(8, 4), float32], Tensor[(8, 4), float32]) {
+  %0 = Tensor[(4, 4), float32]{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  %1 = Tensor[(4, 4), float32]{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  (add(%x, transpose(%0)), concatenate((%0, %1)), concatenate((%0, %0)))
+}
+)");
+  IRModule out = folded_with_limit(mod, 32);
+  EXPECT_EQ(calls_of(out, "transpose").size(), 0u);
+  EXPECT_EQ(calls_of(out, "concatenate").size(), 1u) << "only the one reading a single constant twice stays";
 }
 
 TEST(FoldConstant, RequiresInferType) {

@@ -1,0 +1,119 @@
+// oneDNN pools in every layout a kernel's buffer takes, repaired where
+// oneDNN departs from the rules (runtime/dnnl_pooling_repair.h): windows
+// of -inf give -inf, and average windows of huge values their double mean.
+// Each is checked against plain loops that follow the rules.
+#include "runtime/dnnl_primitive.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "primitive_buffers.h"
+
+namespace switchyard {
+namespace {
+
+using testing::dense;
+using testing::random_values;
+using testing::Workspace;
+using Dims = std::vector<int64_t>;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr int64_t kChannels = 20, kSide = 4, kOut = 3;  // 20 channels: 8- and 16-channel blocks pad them
+
+// 2x2 windows, stride 2, padding 1: every output's window reaches into the padding.
+PrimitiveSpec pool_spec(const std::string& algorithm, const std::string& format) {
+  PrimitiveSpec s;
+  s.kind = PrimitiveKind::kPooling;
+  s.algorithm = algorithm;
+  Dims in{1, kChannels, kSide, kSide}, out{1, kChannels, kOut, kOut};
+  s.src = {in, format.empty() ? dense(in) : Dims{}, format};
+  s.dst = {out, format.empty() ? dense(out) : Dims{}, format};
+  s.strides = {2, 2};
+  s.kernel = {2, 2};
+  s.dilation = {0, 0};
+  s.padding_l = s.padding_r = {1, 1};
+  return s;
+}
+
+void run(const PrimitiveSpec& spec, const float* in, float* out) {
+  DnnlPrimitive primitive(spec, 1);
+  Workspace workspace(primitive.workspace_bytes());
+  const void* inputs[] = {in};
+  void* outputs[] = {out};
+  primitive.execute(inputs, outputs, nullptr, nullptr, workspace.get());
+}
+
+// `values` (plain NCHW) converted between the plain layout and `format`.
+std::vector<float> reordered(const std::vector<float>& values, const Dims& dims, const std::string& from,
+                             const std::string& to) {
+  PrimitiveSpec s;
+  s.kind = PrimitiveKind::kReorder;
+  s.src = {dims, from.empty() ? dense(dims) : Dims{}, from};
+  s.dst = {dims, to.empty() ? dense(dims) : Dims{}, to};
+  std::vector<float> out(dnnl_tensor_bytes(s.dst) / sizeof(float));
+  run(s, values.data(), out.data());
+  return out;
+}
+
+// The rules: a max starting at -inf, NaN aside; a mean in double of the
+// window's elements (with the padding, for include_padding).
+std::vector<float> reference(const std::vector<float>& x, const std::string& algorithm) {
+  std::vector<float> out;
+  for (int64_t c = 0; c < kChannels; ++c)
+    for (int64_t oh = 0; oh < kOut; ++oh)
+      for (int64_t ow = 0; ow < kOut; ++ow) {
+        float best = -kInf;
+        double sum = 0;
+        int64_t real = 0;
+        for (int64_t ih = 2 * oh - 1; ih < 2 * oh + 1; ++ih)
+          for (int64_t iw = 2 * ow - 1; iw < 2 * ow + 1; ++iw) {
+            if (ih < 0 || ih >= kSide || iw < 0 || iw >= kSide) continue;
+            float v = x[size_t((c * kSide + ih) * kSide + iw)];
+            best = std::max(best, v);
+            sum += v;
+            ++real;
+          }
+        if (algorithm == "pooling_max") out.push_back(best);
+        else out.push_back(float(sum / double(algorithm == "pooling_avg_include_padding" ? 4 : real)));
+      }
+  return out;
+}
+
+// Channels 0-3 are all -inf, 4 alternates -inf and the lowest float (whose
+// max stays the lowest float), 5-9 are all 3e38, 10-14 alternate +-3e38,
+// the rest random.
+std::vector<float> extreme_input() {
+  std::vector<float> x = random_values(size_t(kChannels * kSide * kSide), 5);
+  for (int64_t c = 0; c < 15; ++c)
+    for (int64_t i = 0; i < kSide * kSide; ++i) {
+      float& v = x[size_t(c * kSide * kSide + i)];
+      if (c < 5) v = c == 4 && i % 2 ? std::numeric_limits<float>::lowest() : -kInf;
+      else v = c < 10 || i % 2 ? 3e38f : -3e38f;
+    }
+  return x;
+}
+
+TEST(DnnlPoolingRepair, PoolsInEveryLayoutFollowTheRules) {
+  const std::vector<float> x = extreme_input();
+  const Dims in{1, kChannels, kSide, kSide}, out{1, kChannels, kOut, kOut};
+  for (const std::string format : {"", "nhwc", "nChw8c", "nChw16c"})
+    for (const std::string algorithm : {"pooling_max", "pooling_avg_exclude_padding", "pooling_avg_include_padding"}) {
+      SCOPED_TRACE(algorithm + " in " + (format.empty() ? "plain" : format));
+      PrimitiveSpec spec = pool_spec(algorithm, format);
+      std::vector<float> source = reordered(x, in, "", format);
+      std::vector<float> result(dnnl_tensor_bytes(spec.dst) / sizeof(float));
+      run(spec, source.data(), result.data());
+      std::vector<float> got = reordered(result, out, format, "");
+      std::vector<float> want = reference(x, algorithm);
+      ASSERT_EQ(got.size(), want.size());
+      // oneDNN's float sums of the random channels may round otherwise.
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_TRUE(got[i] == want[i] || std::fabs(got[i] - want[i]) <= 1e-6f) << "output " << i << ": " << got[i]
+                                                                               << ", expected " << want[i];
+    }
+}
+
+}  // namespace
+}  // namespace switchyard
