@@ -191,6 +191,8 @@ TEST(AotEdgeCases, AMultiplyThenAddRoundsTwice) {
                                          "}\n",
                                          {std::vector<double>(64, x), std::vector<double>(64, z)});
   EXPECT_EQ(out[0].get_as_double(0), 0.0);
+}
+
 // The algorithms of the oneDNN primitives the artifact at `dir` runs.
 std::vector<std::string> primitive_algorithms(const std::string& dir) {
   auto artifact = Artifact::load(dir);
