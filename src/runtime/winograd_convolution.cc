@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/cpu_features.h"
@@ -242,9 +243,10 @@ struct WinogradConvolution::Impl {
   std::vector<PostOp> posts;
   size_t products_offset = 0, workspace_bytes = 0;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::memory::desc tiles_desc, weights_desc, products_desc;
+  dnnl::memory::desc tiles_desc, weights_desc, products_desc, scratchpad_desc;
   dnnl::matmul products;
   std::string products_implementation;
+  size_t scratchpad_offset = 0;
 };
 
 WinogradConvolution::WinogradConvolution(const PrimitiveSpec& spec, int threads) : impl_(std::make_unique<Impl>()) {
@@ -267,11 +269,19 @@ WinogradConvolution::WinogradConvolution(const PrimitiveSpec& spec, int threads)
   p.tiles_desc = dnnl::memory::desc({kElements, g.tiles, g.src.channels}, f32, Tag::abc);
   p.weights_desc = dnnl::memory::desc({kElements, g.src.channels, g.dst.channels}, f32, Tag::abc);
   p.products_desc = dnnl::memory::desc({kElements, g.tiles, g.dst.channels}, f32, Tag::abc);
-  dnnl::matmul::primitive_desc products(dnnl::matmul::desc(p.tiles_desc, p.weights_desc, p.products_desc), p.engine);
+  // The products' scratchpad is the call's, in its workspace: left to
+  // oneDNN, it is one buffer per primitive (its brgemm matmul keeps one on
+  // AVX-512), which every run executing this convolution at once would share.
+  dnnl::primitive_attr attributes;
+  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::matmul::primitive_desc products(dnnl::matmul::desc(p.tiles_desc, p.weights_desc, p.products_desc),
+                                        attributes, p.engine);
   p.products_implementation = products.impl_info_str();
   p.products = dnnl::matmul(products);
+  p.scratchpad_desc = products.scratchpad_desc();
   p.products_offset = aligned(p.tiles_desc.get_size());
-  p.workspace_bytes = p.products_offset + aligned(p.products_desc.get_size());
+  p.scratchpad_offset = p.products_offset + aligned(p.products_desc.get_size());
+  p.workspace_bytes = p.scratchpad_offset + aligned(p.scratchpad_desc.get_size());
 }
 
 WinogradConvolution::~WinogradConvolution() = default;
@@ -324,10 +334,14 @@ void WinogradConvolution::execute(const void* const* inputs, void* const* output
   for (int64_t item = 0; item < in_spans.count(); ++item) input_row(g, src, tiles, in_spans[item]);
 
   dnnl::stream stream(p.engine);
-  p.products.execute(stream, {{DNNL_ARG_SRC, dnnl::memory(p.tiles_desc, p.engine, tiles)},
-                              {DNNL_ARG_WEIGHTS, dnnl::memory(p.weights_desc, p.engine,
-                                                              const_cast<float*>(transformed_weights))},
-                              {DNNL_ARG_DST, dnnl::memory(p.products_desc, p.engine, products)}});
+  std::unordered_map<int, dnnl::memory> arguments = {
+      {DNNL_ARG_SRC, dnnl::memory(p.tiles_desc, p.engine, tiles)},
+      {DNNL_ARG_WEIGHTS, dnnl::memory(p.weights_desc, p.engine, const_cast<float*>(transformed_weights))},
+      {DNNL_ARG_DST, dnnl::memory(p.products_desc, p.engine, products)}};
+  if (p.scratchpad_desc.get_size() > 0)
+    arguments.emplace(DNNL_ARG_SCRATCHPAD,
+                      dnnl::memory(p.scratchpad_desc, p.engine, static_cast<char*>(workspace) + p.scratchpad_offset));
+  p.products.execute(stream, arguments);
   stream.wait();
 
   OutputPass pass;
