@@ -9,6 +9,7 @@
 #include "runtime/float8.h"
 #include "runtime/primitive_post_ops.h"
 #include "runtime/runtime_error.h"
+#include "runtime/thread_pool.h"
 
 namespace switchyard {
 namespace {
@@ -298,8 +299,7 @@ void WinogradConvolution::transform_weights(const float* weights, float* transfo
   const int64_t in = impl_->geometry.src.channels, out = impl_->geometry.dst.channels;
   // U[e][i][o] = (G g Gᵀ)[e] for the filter g of output o and input i, with
   // every inner loop running over o (contiguous in U, so it vectorises).
-#pragma omp parallel for num_threads(impl_->threads) schedule(static)
-  for (int64_t i = 0; i < in; ++i) {
+  openmp_parallel_for(impl_->threads, in, [&](int64_t i) {
     std::vector<float> taps(size_t(9 * out)), rows(size_t(kTile * 3 * out));  // [k][o], [a][c][o]
     for (int64_t o = 0; o < out; ++o)
       for (int k = 0; k < 9; ++k) taps[size_t(k * out + o)] = weights[(o * in + i) * 9 + k];
@@ -315,7 +315,7 @@ void WinogradConvolution::transform_weights(const float* weights, float* transfo
         const float *r0 = &rows[size_t(a * 3 * out)], *r1 = r0 + out, *r2 = r1 + out;
         for (int64_t o = 0; o < out; ++o) u[o] = r0[o] * kG[b][0] + r1[o] * kG[b][1] + r2[o] * kG[b][2];
       }
-  }
+  });
 }
 
 void WinogradConvolution::execute(const void* const* inputs, void* const* outputs, const float* transformed_weights,
@@ -330,8 +330,7 @@ void WinogradConvolution::execute(const void* const* inputs, void* const* output
   auto output_row = cpu_has_avx2_fma() ? output_row_avx2 : output_row_generic;
 
   const RowSpans in_spans(g, images, g.src.channels / kLanes, p.threads);
-#pragma omp parallel for num_threads(p.threads) schedule(static)
-  for (int64_t item = 0; item < in_spans.count(); ++item) input_row(g, src, tiles, in_spans[item]);
+  openmp_parallel_for(p.threads, in_spans.count(), [&](int64_t item) { input_row(g, src, tiles, in_spans[item]); });
 
   dnnl::stream stream(p.engine);
   std::unordered_map<int, dnnl::memory> arguments = {
@@ -352,9 +351,8 @@ void WinogradConvolution::execute(const void* const* inputs, void* const* output
                                                              : nullptr);
   pass.dst = static_cast<float*>(outputs[0]);
   const RowSpans out_spans(g, images, g.dst.channels / kLanes, p.threads);
-#pragma omp parallel for num_threads(p.threads) schedule(static)
-  for (int64_t item = 0; item < out_spans.count(); ++item)
-    output_row(g, p.posts, pass, out_spans[item]);
+  openmp_parallel_for(p.threads, out_spans.count(),
+                      [&](int64_t item) { output_row(g, p.posts, pass, out_spans[item]); });
 }
 
 }  // namespace switchyard

