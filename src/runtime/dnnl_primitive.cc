@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "runtime/dnnl_pooling_repair.h"
+#include "runtime/dnnl_reorder.h"
 #include "runtime/huge_pages.h"
 #include "runtime/primitive_json.h"
 #include "runtime/primitive_post_ops.h"
@@ -190,17 +191,19 @@ struct DnnlPrimitive::Impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   memory::desc src, weights, bias, dst;  // the layouts of the kernel's buffers
   std::vector<memory::desc> operands;    // of binary and sum post-ops, by post-op index
-  std::vector<dnnl::reorder> to_residual;  // a sum's residual into the chosen dst layout, where they differ
+  std::vector<DnnlReorder> to_residual;  // a sum's residual into the chosen dst layout, where they differ
   // A fused depthwise convolution's post-op (an index into spec.post_ops,
   // or -1), its weights' plain layout and the one the primitive reads.
   int depthwise = -1;
   memory::desc depthwise_weights, chosen_depthwise_weights, depthwise_bias;
-  dnnl::reorder to_depthwise_weights;
+  DnnlReorder to_depthwise_weights;
   // The layouts the primitive reads and writes, and its scratchpad.
   memory::desc chosen_src, chosen_weights, chosen_dst, scratchpad;
+  // The scratchpad the primitive and the reorders around it use in turn.
+  size_t scratchpad_bytes = 0;
   dnnl::primitive primitive;
   std::string implementation;  // oneDNN's name for it, e.g. "brg:avx512_core"
-  dnnl::reorder to_src, to_dst, from_dst, to_weights;
+  DnnlReorder to_src, from_dst, to_weights;
   // Where each piece lies in the workspace.
   size_t scratchpad_offset = 0, src_offset = 0, dst_offset = 0, weights_offset = 0, depthwise_weights_offset = 0,
          workspace_bytes = 0;
@@ -327,26 +330,28 @@ struct DnnlPrimitive::Impl {
     refuse_misapplied_binary_operands();
     if (depthwise >= 0 && chosen_dst.dims() != dst.dims())
       throw RuntimeError("its depthwise post-op computes other dims than the destination's");
-    if (blocked_src()) to_src = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src, engine, chosen_src));
-    if (blocked_dst()) {
-      to_dst = dnnl::reorder(dnnl::reorder::primitive_desc(engine, dst, engine, chosen_dst));
-      from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(engine, chosen_dst, engine, dst));
-    }
-    if (blocked_weights())
-      to_weights = dnnl::reorder(dnnl::reorder::primitive_desc(engine, weights, engine, chosen_weights));
-    if (blocked_depthwise_weights())
-      to_depthwise_weights = dnnl::reorder(
-          dnnl::reorder::primitive_desc(engine, depthwise_weights, engine, chosen_depthwise_weights));
+    scratchpad_bytes = scratchpad.get_size();
+    auto make_reorder = [&](const memory::desc& from, const memory::desc& to) {
+      DnnlReorder reorder(engine, from, to);
+      scratchpad_bytes = std::max(scratchpad_bytes, reorder.scratchpad_bytes());
+      return reorder;
+    };
+    if (blocked_src()) to_src = make_reorder(src, chosen_src);
+    if (blocked_dst()) from_dst = make_reorder(chosen_dst, dst);
+    if (blocked_weights()) to_weights = make_reorder(weights, chosen_weights);
+    if (blocked_depthwise_weights()) to_depthwise_weights = make_reorder(depthwise_weights, chosen_depthwise_weights);
     to_residual.resize(spec.post_ops.size());
     for (size_t i = 0; i < spec.post_ops.size(); ++i)
       if (spec.post_ops[i].kind == PrimitivePostOp::Kind::kSum && operands[i] != chosen_dst)
-        to_residual[i] = dnnl::reorder(dnnl::reorder::primitive_desc(engine, operands[i], engine, chosen_dst));
+        to_residual[i] = make_reorder(operands[i], chosen_dst);
     auto place = [&](size_t bytes) {
       size_t offset = workspace_bytes;
       workspace_bytes += aligned(bytes);
       return offset;
     };
-    scratchpad_offset = place(scratchpad.get_size());
+    // One scratchpad serves them all: each runs after the one before has
+    // returned, on the calling thread.
+    scratchpad_offset = place(scratchpad_bytes);
     if (blocked_src()) src_offset = place(chosen_src.get_size());
     if (blocked_dst()) dst_offset = place(chosen_dst.get_size());
     if (blocked_weights()) weights_offset = place(chosen_weights.get_size());
@@ -478,7 +483,7 @@ void DnnlPrimitive::prepare_weights_into(const void* weights, void* prepared) co
   dnnl::stream stream(p.engine);
   memory given(p.weights, p.engine, const_cast<void*>(weights));
   memory reordered(p.chosen_weights, p.engine, prepared);
-  p.to_weights.execute(stream, given, reordered);
+  p.to_weights.execute_with_own_scratchpad(stream, given, reordered);
   stream.wait();
 }
 
@@ -501,7 +506,7 @@ std::shared_ptr<const PreparedWeights> DnnlPrimitive::prepare_depthwise_weights(
   omp_set_num_threads(p.threads);
   dnnl::stream stream(p.engine);
   memory given(p.depthwise_weights, p.engine, const_cast<void*>(weights));
-  p.to_depthwise_weights.execute(stream, given, prepared->reordered);
+  p.to_depthwise_weights.execute_with_own_scratchpad(stream, given, prepared->reordered);
   stream.wait();
   return prepared;
 }
@@ -537,8 +542,7 @@ std::shared_ptr<const PreparedWeights> DnnlPrimitive::adopt_prepared_weights(con
     omp_set_num_threads(p.threads);
     dnnl::stream stream(p.engine);
     memory given(given_layout, p.engine, const_cast<void*>(stored));
-    dnnl::reorder(dnnl::reorder::primitive_desc(p.engine, given_layout, p.engine, p.chosen_weights))
-        .execute(stream, given, prepared->reordered);
+    DnnlReorder(p.engine, given_layout, p.chosen_weights).execute_with_own_scratchpad(stream, given, prepared->reordered);
     stream.wait();
     return prepared;
   } catch (const dnnl::error& e) {
@@ -570,11 +574,12 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
   }
   dnnl::stream stream(p.engine);
   std::unordered_map<int, memory> arguments;
+  char* scratchpad = scratch + p.scratchpad_offset;
 
   memory src(p.src, p.engine, input(s.src_input));
   if (p.blocked_src()) {
     memory blocked(p.chosen_src, p.engine, scratch + p.src_offset);
-    p.to_src.execute(stream, src, blocked);
+    p.to_src.execute(stream, src, blocked, scratchpad);
     src = blocked;
   }
   arguments.emplace(DNNL_ARG_SRC, src);
@@ -584,7 +589,7 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
     } else if (p.blocked_weights()) {
       memory given(p.weights, p.engine, input(s.weights_input));
       memory reordered(p.chosen_weights, p.engine, scratch + p.weights_offset);
-      p.to_weights.execute(stream, given, reordered);
+      p.to_weights.execute(stream, given, reordered, scratchpad);
       arguments.emplace(DNNL_ARG_WEIGHTS, reordered);
     } else {
       arguments.emplace(DNNL_ARG_WEIGHTS, memory(p.weights, p.engine, input(s.weights_input)));
@@ -598,7 +603,7 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
     } else if (p.blocked_depthwise_weights()) {
       memory given(p.depthwise_weights, p.engine, input(post->input));
       memory reordered(p.chosen_depthwise_weights, p.engine, scratch + p.depthwise_weights_offset);
-      p.to_depthwise_weights.execute(stream, given, reordered);
+      p.to_depthwise_weights.execute(stream, given, reordered, scratchpad);
       arguments.emplace(kDepthwise | DNNL_ARG_WEIGHTS, reordered);
     } else {
       arguments.emplace(kDepthwise | DNNL_ARG_WEIGHTS, memory(p.depthwise_weights, p.engine, input(post->input)));
@@ -618,15 +623,14 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
       // The sum post-op adds what the destination holds: the residual goes there first.
       memory residual(p.operands[i], p.engine, input(post.input));
       if (p.operands[i] != p.chosen_dst)
-        p.to_residual[i].execute(stream, residual, dst);
+        p.to_residual[i].execute(stream, residual, dst, scratchpad);
       else if (input(post.input) != dst.get_data_handle())
         std::memcpy(dst.get_data_handle(), input(post.input), p.chosen_dst.get_size());
     }
   }
-  if (p.scratchpad.get_size() > 0)
-    arguments.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, p.engine, scratch + p.scratchpad_offset));
+  if (p.scratchpad.get_size() > 0) arguments.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, p.engine, scratchpad));
   p.primitive.execute(stream, arguments);
-  if (p.blocked_dst()) p.from_dst.execute(stream, dst, output);
+  if (p.blocked_dst()) p.from_dst.execute(stream, dst, output, scratchpad);
   stream.wait();
   // Its -inf windows and float sums, where they differ from the rules.
   if (s.kind == PrimitiveKind::kPooling)

@@ -19,7 +19,7 @@ namespace {
 constexpr int64_t kChunksPerThread = 4;  // thread_pool.h says why
 
 // Released by a loop's caller before its region and by each of its threads
-// after their chunks, acquired at the other ends: the order OpenMP's fork and
+// after their share, acquired at the other ends (both kinds of loop below): the order OpenMP's fork and
 // join give, spelled out for ThreadSanitizer, which cannot see inside
 // libgomp. Static, so that no thread's first access to it can come before an
 // order (ThreadSanitizer checks an atomic's own access before its acquire).
@@ -29,6 +29,18 @@ std::atomic<uint64_t> region_order{0};
 int default_thread_count() {
   unsigned count = std::thread::hardware_concurrency();
   return count == 0 ? 1 : int(std::min<unsigned>(count, kMaxPoolThreads));
+}
+
+void openmp_parallel_for(int threads, int64_t n, const std::function<void(int64_t)>& body) {
+  region_order.fetch_add(1, std::memory_order_release);
+#pragma omp parallel num_threads(threads)
+  {
+    region_order.fetch_add(1, std::memory_order_acquire);
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < n; ++i) body(i);
+    region_order.fetch_add(1, std::memory_order_release);
+  }
+  region_order.load(std::memory_order_acquire);
 }
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads <= 0 ? default_thread_count() : num_threads) {

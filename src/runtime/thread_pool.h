@@ -29,6 +29,12 @@ constexpr int kMaxPoolThreads = 1024;
 // The hardware concurrency, at least 1 and at most kMaxPoolThreads.
 int default_thread_count();
 
+// Runs body(i) for each i in [0, n) on a team of `threads` OpenMP threads
+// led by the caller, split statically (the Winograd convolution's
+// transforms, whose items are even); inside a parallel region, on the
+// calling thread alone. Ordered for ThreadSanitizer as parallel_for is.
+void openmp_parallel_for(int threads, int64_t n, const std::function<void(int64_t i)>& body);
+
 class ThreadPool {
  public:
   // `num_threads` counts the calling thread, which works too. 0 (or less)

@@ -2,12 +2,14 @@
 
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/cpu_features.h"
 #include "runtime/float8.h"
 #include "runtime/primitive_post_ops.h"
 #include "runtime/runtime_error.h"
+#include "runtime/thread_pool.h"
 
 namespace switchyard {
 namespace {
@@ -242,9 +244,10 @@ struct WinogradConvolution::Impl {
   std::vector<PostOp> posts;
   size_t products_offset = 0, workspace_bytes = 0;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::memory::desc tiles_desc, weights_desc, products_desc;
+  dnnl::memory::desc tiles_desc, weights_desc, products_desc, scratchpad_desc;
   dnnl::matmul products;
   std::string products_implementation;
+  size_t scratchpad_offset = 0;
 };
 
 WinogradConvolution::WinogradConvolution(const PrimitiveSpec& spec, int threads) : impl_(std::make_unique<Impl>()) {
@@ -267,11 +270,19 @@ WinogradConvolution::WinogradConvolution(const PrimitiveSpec& spec, int threads)
   p.tiles_desc = dnnl::memory::desc({kElements, g.tiles, g.src.channels}, f32, Tag::abc);
   p.weights_desc = dnnl::memory::desc({kElements, g.src.channels, g.dst.channels}, f32, Tag::abc);
   p.products_desc = dnnl::memory::desc({kElements, g.tiles, g.dst.channels}, f32, Tag::abc);
-  dnnl::matmul::primitive_desc products(dnnl::matmul::desc(p.tiles_desc, p.weights_desc, p.products_desc), p.engine);
+  // The products' scratchpad is the call's, in its workspace: left to
+  // oneDNN, it is one buffer per primitive (its brgemm matmul keeps one on
+  // AVX-512), which every run executing this convolution at once would share.
+  dnnl::primitive_attr attributes;
+  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::matmul::primitive_desc products(dnnl::matmul::desc(p.tiles_desc, p.weights_desc, p.products_desc),
+                                        attributes, p.engine);
   p.products_implementation = products.impl_info_str();
   p.products = dnnl::matmul(products);
+  p.scratchpad_desc = products.scratchpad_desc();
   p.products_offset = aligned(p.tiles_desc.get_size());
-  p.workspace_bytes = p.products_offset + aligned(p.products_desc.get_size());
+  p.scratchpad_offset = p.products_offset + aligned(p.products_desc.get_size());
+  p.workspace_bytes = p.scratchpad_offset + aligned(p.scratchpad_desc.get_size());
 }
 
 WinogradConvolution::~WinogradConvolution() = default;
@@ -288,8 +299,7 @@ void WinogradConvolution::transform_weights(const float* weights, float* transfo
   const int64_t in = impl_->geometry.src.channels, out = impl_->geometry.dst.channels;
   // U[e][i][o] = (G g Gᵀ)[e] for the filter g of output o and input i, with
   // every inner loop running over o (contiguous in U, so it vectorises).
-#pragma omp parallel for num_threads(impl_->threads) schedule(static)
-  for (int64_t i = 0; i < in; ++i) {
+  openmp_parallel_for(impl_->threads, in, [&](int64_t i) {
     std::vector<float> taps(size_t(9 * out)), rows(size_t(kTile * 3 * out));  // [k][o], [a][c][o]
     for (int64_t o = 0; o < out; ++o)
       for (int k = 0; k < 9; ++k) taps[size_t(k * out + o)] = weights[(o * in + i) * 9 + k];
@@ -305,7 +315,7 @@ void WinogradConvolution::transform_weights(const float* weights, float* transfo
         const float *r0 = &rows[size_t(a * 3 * out)], *r1 = r0 + out, *r2 = r1 + out;
         for (int64_t o = 0; o < out; ++o) u[o] = r0[o] * kG[b][0] + r1[o] * kG[b][1] + r2[o] * kG[b][2];
       }
-  }
+  });
 }
 
 void WinogradConvolution::execute(const void* const* inputs, void* const* outputs, const float* transformed_weights,
@@ -320,14 +330,17 @@ void WinogradConvolution::execute(const void* const* inputs, void* const* output
   auto output_row = cpu_has_avx2_fma() ? output_row_avx2 : output_row_generic;
 
   const RowSpans in_spans(g, images, g.src.channels / kLanes, p.threads);
-#pragma omp parallel for num_threads(p.threads) schedule(static)
-  for (int64_t item = 0; item < in_spans.count(); ++item) input_row(g, src, tiles, in_spans[item]);
+  openmp_parallel_for(p.threads, in_spans.count(), [&](int64_t item) { input_row(g, src, tiles, in_spans[item]); });
 
   dnnl::stream stream(p.engine);
-  p.products.execute(stream, {{DNNL_ARG_SRC, dnnl::memory(p.tiles_desc, p.engine, tiles)},
-                              {DNNL_ARG_WEIGHTS, dnnl::memory(p.weights_desc, p.engine,
-                                                              const_cast<float*>(transformed_weights))},
-                              {DNNL_ARG_DST, dnnl::memory(p.products_desc, p.engine, products)}});
+  std::unordered_map<int, dnnl::memory> arguments = {
+      {DNNL_ARG_SRC, dnnl::memory(p.tiles_desc, p.engine, tiles)},
+      {DNNL_ARG_WEIGHTS, dnnl::memory(p.weights_desc, p.engine, const_cast<float*>(transformed_weights))},
+      {DNNL_ARG_DST, dnnl::memory(p.products_desc, p.engine, products)}};
+  if (p.scratchpad_desc.get_size() > 0)
+    arguments.emplace(DNNL_ARG_SCRATCHPAD,
+                      dnnl::memory(p.scratchpad_desc, p.engine, static_cast<char*>(workspace) + p.scratchpad_offset));
+  p.products.execute(stream, arguments);
   stream.wait();
 
   OutputPass pass;
@@ -338,9 +351,8 @@ void WinogradConvolution::execute(const void* const* inputs, void* const* output
                                                              : nullptr);
   pass.dst = static_cast<float*>(outputs[0]);
   const RowSpans out_spans(g, images, g.dst.channels / kLanes, p.threads);
-#pragma omp parallel for num_threads(p.threads) schedule(static)
-  for (int64_t item = 0; item < out_spans.count(); ++item)
-    output_row(g, p.posts, pass, out_spans[item]);
+  openmp_parallel_for(p.threads, out_spans.count(),
+                      [&](int64_t item) { output_row(g, p.posts, pass, out_spans[item]); });
 }
 
 }  // namespace switchyard

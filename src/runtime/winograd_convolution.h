@@ -49,7 +49,8 @@ class WinogradConvolution {
   // oneDNN's implementation of the 36 products (e.g. "brg:avx512_core",
   // "gemm:jit").
   const std::string& products_implementation() const;
-  // Bytes of workspace one call needs (the transformed tiles and products).
+  // Bytes of workspace one call needs: the transformed tiles, the products
+  // and their matmul's scratchpad, so concurrent calls share nothing they write.
   size_t workspace_bytes() const;
   // Runs on the kernel's buffers; `workspace` holds workspace_bytes(),
   // 64-byte aligned.

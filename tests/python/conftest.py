@@ -1,6 +1,6 @@
 # Shared fixtures for the Python tests: the package import (from the build
-# directory named by SY_BUILD_DIR when PYTHONPATH does not already have it)
-# and the example models.
+# directory named by SY_BUILD_DIR when PYTHONPATH does not already have it),
+# the example models and the exported model suite.
 import os
 import pathlib
 import sys
@@ -12,6 +12,15 @@ EXAMPLES = REPO / "tests" / "data"
 
 if "SY_BUILD_DIR" in os.environ:
     sys.path.insert(0, str(pathlib.Path(os.environ["SY_BUILD_DIR"]) / "python"))
+
+
+@pytest.fixture(scope="session")
+def suite():
+    """The model suite's folder (tests/models/export_models.py exports what is missing)."""
+    import subprocess
+    cache = pathlib.Path(os.environ.get("SY_MODEL_CACHE", REPO / "build" / "models"))
+    subprocess.run([sys.executable, str(REPO / "tests/models/export_models.py"), "--out", str(cache)], check=True)
+    return cache
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import json
 import os
 import pathlib
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -29,13 +28,6 @@ SPLITS = {
     "encoder": ["node:/layers.0/*=cpu:0", "node:/layers.3/*=cpu:1"],
 }
 TOLERANCE = 1e-4  # relative to the output's largest magnitude
-
-
-@pytest.fixture(scope="module")
-def suite():
-    cache = pathlib.Path(os.environ.get("SY_MODEL_CACHE", REPO / "build" / "models"))
-    subprocess.run([sys.executable, str(REPO / "tests/models/export_models.py"), "--out", str(cache)], check=True)
-    return cache
 
 
 def relative_error(actual, expected):
