@@ -1,7 +1,7 @@
 // Recomputes the outputs of a oneDNN float32 pool that its arithmetic may
 // have got wrong, as the reference interpreter computes them
-// (interp/kernels_conv_pool.cc): a max where NaN wins and an empty window is
-// -inf; an average summed in double.
+// (interp/kernels_conv_pool.cc): a max where NaN wins (oneDNN skips it) and
+// an empty window is -inf; an average summed in double.
 #include "runtime/dnnl_pooling_repair.h"
 
 #include <array>
@@ -102,11 +102,18 @@ void repair_pooling_outputs(const PrimitiveSpec& spec, const dnnl::memory::desc&
       spec.dst.dims.size() != 4 || source.format_kind != dnnl_blocked || result.format_kind != dnnl_blocked)
     return;
   Pool pool(spec, source, src);
-  auto suspect = [&](float value) { return pool.is_max() ? is_lowest(value) : is_not_finite(value); };
-  // The buffer may hold padding elements past the channels (nChw8c): a
+  // oneDNN's max skips a NaN, which the rule lets win: only the source tells
+  // where one was, so a source holding one has every output recomputed.
+  bool source_nan = pool.is_max() && any_suspect(src, src_layout.get_size() / sizeof(float),
+                                                 [](float value) { return value != value; });
+  auto suspect = [&](float value) {
+    return source_nan || (pool.is_max() ? is_lowest(value) : is_not_finite(value));
+  };
+  // The buffers may hold padding elements past the channels (nChw8c): a
   // suspect there only costs the walk below.
   size_t floats = dst_layout.get_size() / sizeof(float);
-  if (pool.is_max() ? !any_suspect(dst, floats, is_lowest) : !any_suspect(dst, floats, is_not_finite)) return;
+  if (!source_nan && (pool.is_max() ? !any_suspect(dst, floats, is_lowest) : !any_suspect(dst, floats, is_not_finite)))
+    return;
   const std::vector<int64_t>& dims = spec.dst.dims;
   for (int64_t n = 0; n < dims[0]; ++n)
     for (int64_t c = 0; c < dims[1]; ++c)

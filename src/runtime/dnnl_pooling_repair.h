@@ -6,7 +6,9 @@
 // so huge values overflow to inf where the rule's double sum does not.
 // Only outputs that can be such a case (a max of exactly the lowest float,
 // an average that is not finite) are recomputed, from the source, so the
-// common case costs one pass over the result.
+// common case costs one pass over the result; and oneDNN's max skips a NaN,
+// which the rule lets win, so a max pool also scans its source for NaN and
+// recomputes every output when it finds one.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>

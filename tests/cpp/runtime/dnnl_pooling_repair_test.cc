@@ -115,5 +115,46 @@ TEST(DnnlPoolingRepair, PoolsInEveryLayoutFollowTheRules) {
     }
 }
 
+// oneDNN's max skips a NaN; the rule lets it win, in every window holding
+// one (and only there), whatever the layout.
+TEST(DnnlPoolingRepair, ANaNWinsItsMaxPoolWindowsInEveryLayout) {
+  std::vector<float> x = random_values(size_t(kChannels * kSide * kSide), 6);
+  const size_t plane = size_t(kSide * kSide);
+  x[1 * plane + 0] = std::nanf("");                       // corner: one window
+  x[3 * plane + size_t(2 * kSide + 3)] = std::nanf("");   // inside: one window
+  x[17 * plane + plane - 1] = -std::nanf("");             // the last element
+  const Dims in{1, kChannels, kSide, kSide}, out{1, kChannels, kOut, kOut};
+  for (const std::string format : {"", "nhwc", "nChw8c", "nChw16c"}) {
+    SCOPED_TRACE(format.empty() ? "plain" : format);
+    PrimitiveSpec spec = pool_spec("pooling_max", format);
+    std::vector<float> source = reordered(x, in, "", format);
+    std::vector<float> result(dnnl_tensor_bytes(spec.dst) / sizeof(float));
+    run(spec, source.data(), result.data());
+    std::vector<float> got = reordered(result, out, format, "");
+    int nans = 0;
+    for (int64_t c = 0; c < kChannels; ++c)
+      for (int64_t oh = 0; oh < kOut; ++oh)
+        for (int64_t ow = 0; ow < kOut; ++ow) {
+          float best = -kInf;
+          bool nan = false;
+          for (int64_t ih = 2 * oh - 1; ih < 2 * oh + 1; ++ih)
+            for (int64_t iw = 2 * ow - 1; iw < 2 * ow + 1; ++iw) {
+              if (ih < 0 || ih >= kSide || iw < 0 || iw >= kSide) continue;
+              float v = x[size_t((c * kSide + ih) * kSide + iw)];
+              nan |= std::isnan(v);
+              best = std::max(best, v);
+            }
+          float value = got[size_t((c * kOut + oh) * kOut + ow)];
+          if (nan) {
+            ++nans;
+            EXPECT_TRUE(std::isnan(value)) << "channel " << c << " (" << oh << ", " << ow << "): " << value;
+          } else {
+            EXPECT_EQ(value, best) << "channel " << c << " (" << oh << ", " << ow << ")";
+          }
+        }
+    EXPECT_EQ(nans, 3);
+  }
+}
+
 }  // namespace
 }  // namespace switchyard
