@@ -93,7 +93,7 @@ std::shared_ptr<DiagnosticSink> stderr_diagnostics() {
 void add_device_flags(CLI::App* cmd, DeviceFlags* flags) {
   cmd->add_option("--devices", flags->devices, "the build's devices, e.g. cpu:0,cpu:1 (a target may follow '=')");
   cmd->add_option("--default", flags->default_device, "device for values nothing constrains (default: the first)");
-  cmd->add_option("--host", flags->host_device, "device for control flow and I/O (default: the first CPU)");
+  cmd->add_option("--host", flags->host_device, "device for control flow and I/O (default: the first CPU; cpu:0 is added when none is listed)");
 }
 
 std::map<std::string, NDArray> read_npy_inputs(const std::vector<std::string>& specs) {
