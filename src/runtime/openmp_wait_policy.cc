@@ -24,7 +24,8 @@ std::atomic<bool> parked{false};
 int park_team(int threads) {
   std::promise<int> team_made;
   std::future<int> made = team_made.get_future();
-  std::thread([threads, &team_made] {
+  // The thread owns the promise: it may still be inside set_value when get returns.
+  std::thread([threads, team_made = std::move(team_made)]() mutable {
     std::atomic<int> members{0};  // also keeps the compiler from removing an empty region
 #pragma omp parallel num_threads(threads + 1)
     members.fetch_add(1, std::memory_order_relaxed);
