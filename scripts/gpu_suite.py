@@ -82,7 +82,7 @@ def run_switchyard(switchyard, model_path, x_path, expected, devices, host, rule
     found = LATENCY_LINE.findall(ran.stdout)
     if ran.returncode != 0 or not found:
         return {"error": "run: " + (ran.stderr.strip().splitlines() or ["no latency line"])[0]}
-    actual = np.load(out / "output_0.npy")
+    actual = np.load(out / "output.npy")  # the exported graph's output name
     if actual.shape != expected.shape:
         return {"error": f"output shape {actual.shape}, expected {expected.shape}"}
     scale = float(np.abs(expected).max()) or 1.0

@@ -28,7 +28,7 @@ $SY inspect "$work/resnet18.art"
 echo "== run"
 $SY run "$work/resnet18.art" --input input="$models/resnet18.input.npy" --output-dir "$work/out" --repeat 10
 echo "== compare with PyTorch"
-/usr/bin/python3 - "$work/out/output_0.npy" "$models/resnet18.expected.npy" <<'PY'
+/usr/bin/python3 - "$work/out/output.npy" "$models/resnet18.expected.npy" <<'PY'
 import sys
 import numpy as np
 actual, expected = np.load(sys.argv[1]), np.load(sys.argv[2])

@@ -3,6 +3,7 @@
 Every step returns what it measured, or the first line of its error, so an
 operator the importer does not support yet becomes a table cell, not a crash.
 """
+import json
 import os
 import re
 import tempfile
@@ -45,9 +46,16 @@ def relative_error(actual, expected):
     return error / scale if scale > 0 else error
 
 
+def output_file(artifact):
+    """The file `switchyard run` writes the first output to: its manifest name
+    with characters other than letters, digits and '_' as '_' (docs/onnx.md)."""
+    name = json.loads((Path(artifact) / "manifest.json").read_text())["outputs"][0]["name"]
+    return re.sub(r"[^A-Za-z0-9_]", "_", name) + ".npy"
+
+
 def run_artifact(switchyard, artifact, inputs, expected, threads, runs, work, timeout_s):
     """Runs the artifact runs + 1 times (`switchyard run` counts all but the
-    warm-up) and checks output_0 against `expected`."""
+    warm-up) and checks its first output against `expected`."""
     out = work / f"out-{threads}"
     command = [str(switchyard), "run", str(artifact), "--output-dir", str(out), "--repeat", str(runs + 1),
                "--threads", str(threads)]
@@ -61,7 +69,7 @@ def run_artifact(switchyard, artifact, inputs, expected, threads, runs, work, ti
         raise StepFailed("run: no latency_ms line in its output")
     median, fastest, p90, counted = found[-1]
     startup = STARTUP_LINE.findall(m.stdout)
-    error = relative_error(np.load(out / "output_0.npy"), expected)
+    error = relative_error(np.load(out / output_file(artifact)), expected)
     return {
         "latency_ms": {"median": float(median), "min": float(fastest), "p90": float(p90)},
         "load_plus_first_run_s": (float(startup[-1][0]) + float(startup[-1][1])) / 1e3 if startup else None,

@@ -117,6 +117,16 @@ int64_t to_int64(py::handle value, const std::string& what) {
   return v;
 }
 
+// A list of strs (a function's output names).
+AttrValue to_string_list(py::handle value, const std::string& what) {
+  std::vector<std::string> out;
+  for (py::handle item : value) {
+    if (!py::isinstance<py::str>(item)) wrong_type(what + "[" + std::to_string(out.size()) + "]", "a str", item);
+    out.push_back(item.cast<std::string>());
+  }
+  return out;
+}
+
 }  // namespace
 
 AttrValue to_attr_value(py::handle value, const std::string& what) {
@@ -130,6 +140,7 @@ AttrValue to_attr_value(py::handle value, const std::string& what) {
   py::object numpy = py::module_::import("numpy");
   if (py::isinstance(value, numpy.attr("ndarray"))) return to_attr_value(value.attr("tolist")(), what);
   if (is_sequence(value)) {
+    if (py::len(value) > 0 && py::isinstance<py::str>(value[py::int_(0)])) return to_string_list(value, what);
     std::vector<py::object> items;
     bool any_float = false;
     size_t i = 0;
@@ -152,7 +163,7 @@ AttrValue to_attr_value(py::handle value, const std::string& what) {
     for (size_t k = 0; k < items.size(); ++k) out.push_back(to_int64(items[k], what + "[" + std::to_string(k) + "]"));
     return out;
   }
-  wrong_type(what, "None, a bool, an int, a float, a str or a list of numbers", value);
+  wrong_type(what, "None, a bool, an int, a float, a str, a list of numbers or a list of strs", value);
 }
 
 std::vector<std::pair<std::string, AttrValue>> to_attr_entries(py::handle mapping, const std::string& what) {

@@ -13,18 +13,15 @@ rewriting), ``transform`` (passes, contexts, instruments), ``runtime``
 (compiled artifacts), ``testing`` (``assert_structural_equal``). Errors are
 ``sy.Error`` and its subclasses.
 """
+# The extension first: loading it sets libgomp's short spin before libgomp
+# reads its settings, where NumPy (its OpenBLAS) has not loaded libgomp yet
+# (src/runtime/openmp_wait_policy.h; the runtime bounds the spin otherwise).
+from . import _switchyard as _native  # isort: skip
+
 import os as _os
 
 import numpy as _np
 
-# oneDNN's OpenMP threads spin only briefly between primitives, so they do not
-# hold the cores the runtime's own pool needs (src/driver/openmp_policy.h).
-# libgomp reads this once, when it loads: a process that loaded it before
-# (PyTorch imported first) keeps its setting.
-if "OMP_WAIT_POLICY" not in _os.environ:
-    _os.environ.setdefault("GOMP_SPINCOUNT", "10000")
-
-from . import _switchyard as _native
 from . import frontend, ir, op, pattern, runtime, testing, transform
 from ._errors import check_file as _check_file
 from ._errors import error as _error

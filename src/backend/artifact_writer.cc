@@ -144,7 +144,7 @@ Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, co
   for (size_t i = 0; i < program.inputs.size(); ++i)
     m.inputs.push_back(manifest_tensor(program.input_names[i], program.buffers[size_t(program.inputs[i])]));
   for (size_t i = 0; i < program.outputs.size(); ++i)
-    m.outputs.push_back(manifest_tensor("output_" + std::to_string(i), program.buffers[size_t(program.outputs[i])]));
+    m.outputs.push_back(manifest_tensor(program.output_names[i], program.buffers[size_t(program.outputs[i])]));
   for (const LoweredWeight& w : program.weights) {
     ManifestWeight weight;
     weight.name = w.name;

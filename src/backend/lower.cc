@@ -10,6 +10,7 @@
 
 #include "analysis/describe.h"
 #include "ir/functor.h"
+#include "ir/output_names.h"
 #include "op/placement_ops.h"
 #include "op/registry.h"
 #include "support/error.h"
@@ -115,6 +116,7 @@ class Lowerer {
     }
     run(fn->body);
     make_outputs(location_of(fn->body));
+    program_.output_names = output_names(fn, program_.outputs.size());
     return std::move(program_);
   }
 

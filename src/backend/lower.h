@@ -93,6 +93,7 @@ struct LoweredProgram {
   std::vector<int> inputs;             // buffer of each entry parameter
   std::vector<std::string> input_names;
   std::vector<int> outputs;            // buffer of each output (the result, tuples flattened)
+  std::vector<std::string> output_names;  // ir/output_names.h
 };
 
 // Lowers `entry` of a module that passed check_lowerable. Global functions

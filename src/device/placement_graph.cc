@@ -114,8 +114,13 @@ class GraphBuilder {
       }
       g_.domains[p.get()] = fd->param_domains.back();
     }
-    add_result_nodes(fd.get(), fn->ret_type ? fn->ret_type : type_of(fn->body), "result of " + name, fn);
-    if (!fn->virtual_device()->is_fully_unconstrained())
+    const Type& result_type = fn->ret_type ? fn->ret_type : type_of(fn->body);
+    add_result_nodes(fd.get(), result_type, "result of " + name, fn);
+    // Planning writes a tuple result's common device on its function, or
+    // the host where the fields live apart: in a planned module that is a
+    // summary, not a wish, and each field stays where its body puts it.
+    bool summary = mod_.device_planned() && as_tuple(result_type);
+    if (!fn->virtual_device()->is_fully_unconstrained() && !summary)
       for (PlaceId r : fd->result_nodes) fix(r, fn->virtual_device(), fn->span(), "the result of " + name + " is delivered");
     return fd;
   }

@@ -28,8 +28,12 @@ class PlacementRewriter : public ExprMutator {
     return with_fields(v, {.virtual_device = vd});
   }
 
+  // A constant keeps the device it states (a planned module's constants are
+  // placed facts: re-planning must not move them); an unplaced one goes to
+  // the default device, and each consumer elsewhere gets its own copy.
   Expr visit_constant(const Constant& c) override {
-    return with_fields(c, {.virtual_device = config_.default_device});
+    const VirtualDevice* stated = stated_device(c);
+    return with_fields(c, {.virtual_device = stated ? stated : config_.default_device});
   }
 
   Expr visit_call(const Call& c) override {
@@ -108,10 +112,17 @@ class PlacementRewriter : public ExprMutator {
   }
   const VirtualDevice* place_device(const Expr& e) const { return s_.device[g_.place_of.at(e.get())]; }
 
-  // A value's device: its producer's; constants have none (-> null).
+  // The configured device a node states, or null when it states none.
+  const VirtualDevice* stated_device(const Expr& e) const {
+    const VirtualDevice* vd = e->virtual_device();
+    return vd->is_fully_unconstrained() ? nullptr : config_.resolve(vd);
+  }
+
+  // A value's device: its producer's; a constant's is the one it states
+  // (null when it states none).
   const VirtualDevice* value_device(ValueId v) const {
     PlaceId p = g_.values[v].producer;
-    return p >= 0 ? s_.device[p] : nullptr;
+    return p >= 0 ? s_.device[p] : stated_device(g_.values[v].expr);
   }
 
   // The common device of a domain's leaves, or the host when they differ.
@@ -174,8 +185,9 @@ class PlacementRewriter : public ExprMutator {
     d.leaves(&leaves);
     for (size_t i = 0; i < leaves.size(); ++i) {
       const VirtualDevice* to = targets.at(first + i);
+      // A constant that states no device is materialised for each consumer.
       const VirtualDevice* from = value_device(leaves[i]);
-      if (from ? from != to : g_.values[leaves[i]].expr->virtual_device() != to) return true;
+      if (from != to) return true;
     }
     return false;
   }

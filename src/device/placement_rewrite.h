@@ -2,7 +2,8 @@
 // every on_device disappears, and a device_copy is inserted exactly where a
 // value is consumed on a device other than its producer's (one per value and
 // destination, shared by every consumer there). Constants are duplicated per
-// consuming device instead of copied.
+// consuming device instead of copied; a constant that states a device keeps
+// it, so planning a planned module changes nothing.
 #pragma once
 
 #include "device/placement_graph.h"

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "frontend/load_model.h"
@@ -14,6 +15,7 @@
 #include "runtime/npy.h"
 #include "runtime/runtime_error.h"
 #include "support/error.h"
+#include "support/identifier.h"
 #include "transform/infer_type.h"
 
 namespace switchyard {
@@ -93,7 +95,7 @@ std::shared_ptr<DiagnosticSink> stderr_diagnostics() {
 void add_device_flags(CLI::App* cmd, DeviceFlags* flags) {
   cmd->add_option("--devices", flags->devices, "the build's devices, e.g. cpu:0,cpu:1 (a target may follow '=')");
   cmd->add_option("--default", flags->default_device, "device for values nothing constrains (default: the first)");
-  cmd->add_option("--host", flags->host_device, "device for control flow and I/O (default: the first CPU)");
+  cmd->add_option("--host", flags->host_device, "device for control flow and I/O (default: the first CPU; cpu:0 is added when none is listed)");
 }
 
 std::map<std::string, NDArray> read_npy_inputs(const std::vector<std::string>& specs) {
@@ -125,6 +127,22 @@ std::string tensor_statistics(const NDArray& a) {
   char text[128];
   std::snprintf(text, sizeof text, "min=%.6g max=%.6g mean=%.6g", min, max, sum / double(a.numel()));
   return text;
+}
+
+std::vector<std::string> output_file_names(const std::vector<std::string>& names) {
+  std::set<std::string> taken;
+  std::vector<std::string> files;
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::string stem = identifier_chars(names[i]);
+    while (taken.count(stem)) stem += "_" + std::to_string(i);
+    taken.insert(stem);
+    files.push_back(stem + ".npy");
+  }
+  return files;
+}
+
+std::string output_label(const std::string& name, const std::string& file) {
+  return file == name + ".npy" ? name : name + " (" + file + ")";
 }
 
 }  // namespace switchyard

@@ -61,4 +61,13 @@ std::map<std::string, NDArray> read_npy_inputs(const std::vector<std::string>& s
 // "min=-1.5 max=3 mean=0.75" (every dtype read as double), "empty" for no elements.
 std::string tensor_statistics(const NDArray& array);
 
+// The .npy file of each output named `names` (docs/onnx.md): the name with
+// every character but letters, digits and '_' made '_', and _<i> appended
+// where an earlier output took that file: "output" -> "output.npy",
+// "logits:0" -> "logits_0.npy".
+std::vector<std::string> output_file_names(const std::vector<std::string>& names);
+// What `run` and `run-ir` print before an output's summary: its name, and
+// its file where that is not NAME.npy: "logits:0 (logits_0.npy)".
+std::string output_label(const std::string& name, const std::string& file);
+
 }  // namespace switchyard

@@ -1,17 +1,14 @@
 // The `switchyard` command-line program.
 #include <cstdio>
 #include <iostream>
-#include <string_view>
 
 #include "backend/interrupt.h"
 #include "driver/commands.h"
-#include "driver/openmp_policy.h"
 #include "support/error.h"
 
 int main(int argc, char** argv) {
-  // Only running a model meets oneDNN's OpenMP threads beside the runtime's
-  // pool; every other command (a cached compile among them) starts once.
-  if (argc > 1 && std::string_view(argv[1]) == "run") switchyard::restart_with_short_openmp_spin(argv);
+  // libgomp's short spin is set before libgomp loads, by a library the
+  // runtime links (runtime/openmp_wait_policy.h): no restart is needed.
   CLI::App app{"switchyard: a device-aware deep-learning compiler.\n"
                "Example: switchyard check examples/mlp.sy"};
   app.require_subcommand(1);

@@ -142,15 +142,17 @@ void run_artifact(const RunFlags& f) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(ErrorKind::kUsage, "cannot create the output directory " + f.output_dir + ": " + ec.message());
+  std::vector<std::string> names;
+  for (const ManifestTensor& output : manifest.outputs) names.push_back(output.name);
+  std::vector<std::string> files = output_file_names(names);
   for (size_t i = 0; i < result.outputs.size(); ++i) {
-    std::string name = "output_" + std::to_string(i);
     try {
-      write_npy((dir / (name + ".npy")).string(), result.outputs[i]);
+      write_npy((dir / files[i]).string(), result.outputs[i]);
     } catch (const std::runtime_error& e) {
       throw Error(ErrorKind::kUsage, e.what());
     }
     const VirtualDevice* device = VirtualDevice::parse(manifest.devices[size_t(manifest.outputs[i].device)].name);
-    std::cout << name << ": " << value_summary(Value::make_tensor(result.outputs[i], device)) << "  "
+    std::cout << output_label(names[i], files[i]) << ": " << value_summary(Value::make_tensor(result.outputs[i], device)) << "  "
               << tensor_statistics(result.outputs[i]) << "\n";
   }
 
@@ -180,7 +182,8 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run",
       "Run a compiled artifact on .npy inputs given by name; each output (a tuple result flattened in\n"
-      "order) is written to DIR/output_<i>.npy and summarised, then the time per run is printed.\n"
+      "order) is written to DIR/NAME.npy and summarised, then the time per run is printed (NAME: the manifest's\n"
+      "output name, as an ONNX graph's, with characters other than letters, digits and _ as _; else output_<i>).\n"
       "With --repeat N > 1 the first run is a warm-up left out of every figure, so N-1 runs are counted.\n"
       "Before it, `startup_ms load=<ms> first_run=<ms>` times loading the artifact and the first run.\n"
       "The last line is always `latency_ms median=<ms> min=<ms> p90=<ms> runs=<counted>`: the wall time of\n"
@@ -189,7 +192,7 @@ void add_run_command(CLI::App& app) {
       "           --input w2=w2.npy --input b2=b2.npy --output-dir out --repeat 100 --profile");
   cmd->add_option("artifact", flags->artifact_dir, "artifact directory written by `switchyard compile`")->required();
   cmd->add_option("-i,--input", flags->inputs, "an input as NAME=FILE.npy (repeat for each input)");
-  cmd->add_option("-o,--output-dir", flags->output_dir, "where output_<i>.npy are written (default: .)");
+  cmd->add_option("-o,--output-dir", flags->output_dir, "where the outputs' .npy files are written (default: .)");
   cmd->add_option("--repeat", flags->repeat, "run this many times, the first as a warm-up when N > 1 (default: 1)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--threads", flags->threads, "threads of the shared CPU pool (default: one per core)")

@@ -8,6 +8,7 @@
 #include "driver/commands.h"
 #include "driver/driver_util.h"
 #include "interp/evaluate.h"
+#include "ir/output_names.h"
 #include "runtime/npy.h"
 #include "support/error.h"
 #include "transform/infer_type.h"
@@ -32,14 +33,16 @@ void run_ir(const RunIrFlags& flags) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(ErrorKind::kUsage, "cannot create the output directory " + flags.output_dir + ": " + ec.message());
+  std::vector<std::string> names = output_names(mod.lookup(flags.entry), outputs.size());
+  std::vector<std::string> files = output_file_names(names);
   for (size_t i = 0; i < outputs.size(); ++i) {
-    std::string name = "output_" + std::to_string(i);
     try {
-      write_npy((dir / (name + ".npy")).string(), outputs[i].tensor);
+      write_npy((dir / files[i]).string(), outputs[i].tensor);
     } catch (const std::runtime_error& e) {
       throw Error(ErrorKind::kUsage, e.what());
     }
-    std::cout << name << ": " << value_summary(outputs[i]) << "  " << tensor_statistics(outputs[i].tensor) << "\n";
+    std::cout << output_label(names[i], files[i]) << ": " << value_summary(outputs[i]) << "  "
+              << tensor_statistics(outputs[i].tensor) << "\n";
   }
 }
 
@@ -50,12 +53,13 @@ void add_run_ir_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run-ir",
       "Run a text-IR module with the reference interpreter. Inputs are .npy files given by parameter name;\n"
-      "each output (a tuple result flattened in order) is written to DIR/output_<i>.npy and summarised.\n"
+      "each output (a tuple result flattened in order) is written to DIR/NAME.npy and summarised (NAME: the\n"
+      "model's output name, as an ONNX graph's, with characters other than letters, digits and _ as _; else output_<i>).\n"
       "Example: switchyard run-ir examples/mlp.sy --input x=x.npy --input w1=w1.npy --input b1=b1.npy \\\n"
       "           --input w2=w2.npy --input b2=b2.npy --output-dir out");
   add_model_flags(cmd, &flags->model);
   cmd->add_option("-i,--input", flags->inputs, "an input as NAME=FILE.npy (repeat for each parameter)");
-  cmd->add_option("-o,--output-dir", flags->output_dir, "where output_<i>.npy are written (default: .)");
+  cmd->add_option("-o,--output-dir", flags->output_dir, "where the outputs' .npy files are written (default: .)");
   cmd->add_option("--entry", flags->entry, "the function to run (default: main)");
   cmd->callback([flags] { run_ir(*flags); });
 }

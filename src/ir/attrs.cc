@@ -35,6 +35,11 @@ std::string attr_value_to_string(const AttrValue& v) {
       }
       return out + "\"";
     }
+    std::string operator()(const std::vector<std::string>& l) const {
+      std::string out = "[";
+      for (size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + (*this)(l[i]);
+      return out + "]";
+    }
     std::string operator()(const std::vector<int64_t>& l) const {
       std::string out = "[";
       for (size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + std::to_string(l[i]);
@@ -72,10 +77,17 @@ size_t attr_value_hash(const AttrValue& v) {
     for (double x : *l) h = h * 31 + std::hash<double>()(x);
     return h;
   }
+  if (auto* l = std::get_if<std::vector<std::string>>(&v)) {
+    for (const std::string& x : *l) h = h * 31 + std::hash<std::string>()(x);
+    return h;
+  }
   return h;
 }
 
 AttrsNode::AttrsNode(std::vector<std::pair<std::string, AttrValue>> entries) : entries_(std::move(entries)) {
+  // The text form of an empty list is "[]", which reads back as ints.
+  for (auto& [name, value] : entries_)
+    if (auto* l = std::get_if<std::vector<std::string>>(&value); l && l->empty()) value = std::vector<int64_t>{};
   std::sort(entries_.begin(), entries_.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
 }
@@ -111,6 +123,9 @@ const std::string& AttrsNode::get_string(const std::string& n) const {
 }
 const std::vector<int64_t>& AttrsNode::get_ints(const std::string& n) const {
   return get_typed<std::vector<int64_t>>(*this, n);
+}
+const std::vector<std::string>& AttrsNode::get_strings(const std::string& n) const {
+  return get_typed<std::vector<std::string>>(*this, n);
 }
 bool AttrsNode::is_none(const std::string& n) const {
   const AttrValue* v = find(n);

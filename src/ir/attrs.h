@@ -13,9 +13,10 @@
 
 namespace switchyard {
 
-// None, bool, int, float, string, list of ints, list of floats.
+// None, bool, int, float, string, list of ints, list of floats, list of
+// strings (a function's output names). An empty list is a list of ints.
 using AttrValue = std::variant<std::monostate, bool, int64_t, double, std::string,
-                               std::vector<int64_t>, std::vector<double>>;
+                               std::vector<int64_t>, std::vector<double>, std::vector<std::string>>;
 
 std::string attr_value_to_string(const AttrValue& v);  // text-IR form: 1, 2f... see printer
 bool attr_value_equal(const AttrValue& a, const AttrValue& b);
@@ -35,6 +36,7 @@ class AttrsNode : public Object {
   bool get_bool(const std::string& name) const;
   const std::string& get_string(const std::string& name) const;
   const std::vector<int64_t>& get_ints(const std::string& name) const;
+  const std::vector<std::string>& get_strings(const std::string& name) const;
   bool is_none(const std::string& name) const;
 
  private:

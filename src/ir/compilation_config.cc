@@ -7,6 +7,16 @@
 namespace switchyard {
 
 namespace {
+
+bool can_be_host(const VirtualDevice* device) { return device_kind_info(device->kind())->can_be_host; }
+
+void check_host(const VirtualDevice* host) {
+  if (!can_be_host(host))
+    throw Error(ErrorKind::kUsage, host->device_name() + " cannot be the host (the host runs the entry's control flow " +
+                                       "and stages its inputs and outputs): name a cpu device, or leave the host " +
+                                       "out (the first cpu listed, or cpu:0 added where none is)");
+}
+
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   size_t pos = 0;
@@ -62,7 +72,10 @@ CompilationConfig CompilationConfig::parse(const std::string& devices, const std
     return vd;
   };
   if (!default_device.empty()) config.default_device = pick(default_device, "default");
-  if (!host_device.empty()) config.host_device = pick(host_device, "host");
+  if (!host_device.empty()) {
+    config.host_device = pick(host_device, "host");
+    check_host(config.host_device);
+  }
   return config;
 }
 
@@ -73,10 +86,17 @@ CompilationConfig CompilationConfig::from_devices(std::vector<const VirtualDevic
   CompilationConfig c;
   c.devices = std::move(devices);
   c.default_device = default_device ? default_device : c.devices[0];
-  if (!host_device)
-    for (const VirtualDevice* d : c.devices)
-      if (device_kind_info(d->kind())->can_be_host && !host_device) host_device = d;
-  c.host_device = host_device ? host_device : c.default_device;
+  if (host_device) check_host(host_device);
+  for (const VirtualDevice* d : c.devices)
+    if (can_be_host(d) && !host_device) host_device = d;
+  // Devices that cannot be the host alone (cuda:0) get cpu:0 as their host,
+  // as TVM adds its host target: the entry and the inputs' and outputs'
+  // staging run there.
+  if (!host_device) {
+    host_device = VirtualDevice::for_device(DeviceKind::kCPU, 0);
+    c.devices.push_back(host_device);
+  }
+  c.host_device = host_device;
   return c;
 }
 

@@ -16,8 +16,10 @@ struct CompilationConfig {
 
   // From "cpu:0,cpu:1" (each item may carry a target: "cuda:0=cuda -arch=sm_90"),
   // plus optional default and host names ("" = the first device / the first
-  // device whose kind can be the host). Throws Error(kUsage) on a malformed or duplicate device, or a
-  // default/host that is not among the devices.
+  // device whose kind can be the host). Where no listed device can be the
+  // host ("cuda:0"), cpu:0 is added to the devices as the host. Throws
+  // Error(kUsage) on a malformed or duplicate device, a default/host that is
+  // not among the devices, or a host whose kind cannot be one.
   static CompilationConfig parse(const std::string& devices, const std::string& default_device = "",
                                  const std::string& host_device = "");
   static CompilationConfig from_devices(std::vector<const VirtualDevice*> devices,

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "runtime/openmp_wait_policy.h"
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
@@ -47,6 +48,7 @@ ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads <= 0 ? defaul
   if (num_threads_ > kMaxPoolThreads)
     throw RuntimeError("a thread pool of " + std::to_string(num_threads_) + " threads is refused (at most " +
                        std::to_string(kMaxPoolThreads) + ")");
+  if (num_threads_ > 1) bound_openmp_spinning();
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, const ParallelBody& body) {

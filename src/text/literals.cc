@@ -208,6 +208,11 @@ std::string attr_value_text(const AttrValue& value) {
       for (size_t i = 0; i < list.size(); ++i) out += (i ? ", " : "") + double_text(list[i]);
       return out + "]";
     }
+    std::string operator()(const std::vector<std::string>& list) const {
+      std::string out = "[";
+      for (size_t i = 0; i < list.size(); ++i) out += (i ? ", " : "") + quoted(list[i]);
+      return out + "]";
+    }
   };
   return std::visit(Visitor{}, value);
 }

@@ -552,6 +552,7 @@ class Parser {
         if (t.text == "nan" || t.text == "inf") return parse_attr_number(t);
         break;
       case TokenKind::kLBracket: {
+        if (peek().kind == TokenKind::kString) return parse_string_list();
         std::vector<AttrValue> items;
         while (peek().kind != TokenKind::kRBracket) {
           Token item = take();
@@ -576,6 +577,19 @@ class Parser {
       default: break;
     }
     fail(t, "expected an attribute value (a number, a string, True, False, None or a list), found " + describe(t));
+  }
+
+  // The rest of "[" "a", "b" "]" (a function's output names).
+  AttrValue parse_string_list() {
+    std::vector<std::string> items;
+    while (peek().kind != TokenKind::kRBracket) {
+      Token item = take();
+      if (item.kind != TokenKind::kString) fail(item, "expected a string in the list, found " + describe(item));
+      items.push_back(unquote(item.text));
+      if (!accept(TokenKind::kComma)) break;
+    }
+    expect(TokenKind::kRBracket);
+    return items;
   }
 
   AttrValue parse_attr_number(const Token& t) {

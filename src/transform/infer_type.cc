@@ -5,6 +5,7 @@
 #include <iterator>
 #include <unordered_map>
 
+#include "analysis/well_formed.h"
 #include "ir/with_fields.h"
 #include "op/registry.h"
 #include "support/error.h"
@@ -404,6 +405,7 @@ class TypeInferrer {
 }  // namespace
 
 IRModule infer_type(const IRModule& mod) {
+  require_scoping(mod);
   TypeInferrer inferrer(&mod);
   IRModule out = mod;
   for (const auto& [name, fn] : mod.functions()) out.add(name, inferrer.infer_global(name));

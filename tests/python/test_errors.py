@@ -254,6 +254,26 @@ def test_python_pass_breaking_scoping_is_caught_by_the_checker():
             unbind(module_of(X))
 
 
+def test_a_parameter_listed_twice_fails_at_infer_type_not_at_build(tmp_path):
+    """Issue 39: it typed, printed text that does not parse back, and failed only at build."""
+    x = ir.Var("x", ir.TensorType((2,)), span=ir.Span("t.sy", 1, 11))
+    mod = module_of(x, params=(x, x))
+    with pytest.raises(sy.TypeInferenceError, match=r"^t.sy:1:11: type error: variable %x is bound more than once \(in @main\)") \
+            as info:
+        T.InferType()(mod)
+    assert str(info.value.span) == "t.sy:1:11"
+    with pytest.raises(sy.TypeInferenceError, match="bound more than once"):
+        sy.build(mod, ["cpu:0"], tmp_path / "art")
+
+
+def test_a_free_variable_fails_at_infer_type():
+    y = ir.Var("y", ir.TensorType((2,)), span=ir.Span("t.sy", 2, 9))
+    with pytest.raises(sy.TypeInferenceError, match="variable %y is free: no parameter or let of @main binds it") \
+            as info:
+        T.InferType()(module_of(sy.op.add(X, y)))
+    assert str(info.value.span) == "t.sy:2:9"
+
+
 def test_instrument_errors_propagate_and_leave_the_context_stack_sane():
     class FailsOnEnter(T.PassInstrument):
         def enter_context(self):

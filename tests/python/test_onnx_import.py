@@ -208,7 +208,7 @@ def test_cli_compiles_runs_and_refuses(tmp_path):
                   "--repeat", "3")
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip().splitlines()[-1].startswith("latency_ms median=")
-    np.testing.assert_allclose(np.load(tmp_path / "out" / "output_0.npy"), reference(model, x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "y.npy"), reference(model, x), rtol=1e-5, atol=1e-6)
     text = run_cli("import", path)
     assert text.returncode == 0 and "nn.relu" in text.stdout and "def @main" in text.stdout
     assert run_cli("check", path).stdout.strip() == "ok"

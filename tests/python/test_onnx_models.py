@@ -118,3 +118,21 @@ def test_explain_names_the_rule_that_placed_a_node(suite):
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     assert "nn.conv2d (/layer4/layer4.1/conv2/Conv) is placed on cpu:1" in out
     assert "by placement rule 'node:/layer4/*=cpu:1'" in out
+
+
+@pytest.mark.parametrize("name", ["mlp", "resnet18"])
+def test_a_model_the_user_planned_builds_like_the_unplanned_one(suite, name, tmp_path):
+    """Issue 39: a module planned with a rule and then built (the build plans
+    it again) moved its weights off their kernels' device and failed while
+    writing the manifest."""
+    info = json.loads((suite / f"{name}.json").read_text())
+    x = np.load(suite / f"{name}.input.npy")
+    mod = sy.frontend.from_onnx(suite / f"{name}.onnx")
+    devices, rules = ["cpu:0", "cpu:1"], SPLITS[name]
+    sy.build(mod, devices, tmp_path / "unplanned", place=rules)
+    planned = sy.transform.Sequential([
+        sy.transform.InferType(), sy.transform.PlanDevices(devices=devices, place=rules)])(mod)
+    sy.build(planned, devices, tmp_path / "planned")
+    unplanned_out = sy.runtime.load(tmp_path / "unplanned").run(**{info["input"]: x})
+    planned_out = sy.runtime.load(tmp_path / "planned").run(**{info["input"]: x})
+    np.testing.assert_array_equal(np.asarray(planned_out), np.asarray(unplanned_out))

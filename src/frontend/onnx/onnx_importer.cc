@@ -11,6 +11,7 @@
 #include "frontend/onnx/converters.h"
 #include "frontend/onnx/model_reader.h"
 #include "frontend/onnx/onnx_tensor.h"
+#include "ir/output_names.h"
 #include "runtime/clipped_text.h"
 #include "support/error.h"
 
@@ -136,9 +137,12 @@ class GraphImporter {
     std::vector<Var> params = import_inputs(graph);
     for (const auto& node : graph.node()) convert_node(node, opset);
     Expr body = import_outputs(graph);
+    // The graph's output names name the artifact's outputs.
+    std::vector<std::string> names;
+    for (const auto& info : graph.output()) names.push_back(info.name());
+    Attrs attrs = make_attrs({{kOutputNamesAttr, distinct_output_names(names)}});
     IRModule mod;
-    mod.add("main", make_function(std::move(params), body, body->checked_type(), Attrs(),
-                                  {.span = Span(source_, 0, 0)}));
+    mod.add("main", make_function(std::move(params), body, body->checked_type(), attrs, {.span = Span(source_, 0, 0)}));
     return mod;
   }
 

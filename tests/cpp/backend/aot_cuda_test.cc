@@ -204,6 +204,22 @@ TEST(CudaArtifact, AMoveWithinCuda0GoesThroughTheRuntime) {
   EXPECT_TRUE(fs::is_regular_file(dir + "/src/" + m.kernels[0].name + ".cu"));
 }
 
+// cuda:0 alone gets cpu:0 as its host (issue 39: the entry was compiled
+// for cuda:0's target, through a null pointer): the same artifact as
+// "cuda:0,cpu:0".
+TEST(CudaArtifact, ABuildForCuda0AloneGetsCpu0AsItsHost) {
+  if (!cuda_toolkit_available()) GTEST_SKIP() << "this build has no CUDA toolkit: WithoutAToolkit* builds cuda:0 alone";
+  Manifest alone = read_manifest_file(build_for_cuda(all_gpu_model(), "cuda:0", "cuda_alone") + "/manifest.json");
+  Manifest with_host =
+      read_manifest_file(build_for_cuda(all_gpu_model(), "cuda:0,cpu:0", "cuda_with_host") + "/manifest.json");
+  ASSERT_EQ(alone.devices.size(), 2u);
+  EXPECT_EQ(alone.devices[0].kind, "cuda");
+  EXPECT_EQ(alone.devices[1].kind, "cpu");
+  EXPECT_EQ(alone.devices[1].id, 0);
+  EXPECT_EQ(alone.kernels.size(), with_host.kernels.size());
+  EXPECT_EQ(alone.hashes.model_so, with_host.hashes.model_so);
+}
+
 TEST(CudaArtifact, WithoutAToolkitACudaBuildIsAClearError) {
   if (cuda_toolkit_available())
     GTEST_SKIP() << "this build has a CUDA toolkit; the no-toolkit error is checked in a SY_CUDA=OFF build";
@@ -218,6 +234,9 @@ TEST(CudaArtifact, WithoutAToolkitACudaBuildIsAClearError) {
         << e.message();
     EXPECT_EQ(e.span().line(), 3u);  // the exp-sum group's line
   }
+  EXPECT_FALSE(fs::exists(dir));
+  // cuda:0 alone, with its implicit host, fails the same way.
+  EXPECT_THROW(build_artifact(all_gpu_model(), aot_options("cuda:0"), dir), Error);
   EXPECT_FALSE(fs::exists(dir));
 }
 
@@ -273,6 +292,7 @@ TEST(CudaArtifact, AnAllGpuModelMatchesTheInterpreterOnCuda0) {
     GTEST_SKIP() << "no GPU: " << why;
   }
   expect_matches_interpreter(all_gpu_model(), "cuda:0,cpu:0", "cuda_all_gpu_run");
+  expect_matches_interpreter(all_gpu_model(), "cuda:0", "cuda_alone_run");
   expect_matches_interpreter(moving_model(), "cuda:0,cpu:0", "cuda_move_run");
   expect_matches_interpreter(cnn_model(), "cuda:0,cpu:0", "cuda_cnn_run");
 }

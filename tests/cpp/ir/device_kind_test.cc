@@ -50,5 +50,34 @@ TEST(DeviceKind, TheHostIsTheFirstDeviceWhoseKindCanBeTheHost) {
   EXPECT_EQ(find_device_kind("cuda")->operators_not_run, std::vector<std::string_view>{"nn.batch_norm"});
 }
 
+// A build whose devices cannot be the host (cuda:0 alone) gets cpu:0 as its
+// host, as TVM adds a host target; asking for such a device as the host is
+// an error that says what to do (issue 39: the entry was compiled for
+// cuda:0's target and the build crashed).
+TEST(DeviceKind, DevicesThatCannotBeTheHostGetCpu0AsTheirHost) {
+  CompilationConfig config = CompilationConfig::parse("cuda:0");
+  ASSERT_EQ(config.devices.size(), 2u);
+  EXPECT_EQ(config.devices[0]->device_name(), "cuda:0");
+  EXPECT_EQ(config.devices[1]->device_name(), "cpu:0");
+  EXPECT_EQ(config.default_device->device_name(), "cuda:0");
+  EXPECT_EQ(config.host_device, config.devices[1]);
+  EXPECT_EQ(config.to_string(), "cuda:0, cpu:0 (default cuda:0, host cpu:0)");
+  // Planned modules keep the list, host included, so a re-plan finds it again.
+  EXPECT_EQ(CompilationConfig::from_devices(config.devices).host_device, config.host_device);
+  EXPECT_EQ(CompilationConfig::parse("cuda:0", "", "cpu:0").host_device->device_name(), "cpu:0");
+  EXPECT_EQ(CompilationConfig::parse("cuda:0,cuda:1").devices.size(), 3u);
+  for (const char* host : {"cuda:0", "cuda"}) {
+    try {
+      CompilationConfig::parse("cuda:0,cpu:1", "", host);
+      FAIL() << "cuda:0 accepted as the host";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+      EXPECT_EQ(e.message(),
+                "cuda:0 cannot be the host (the host runs the entry's control flow and stages its inputs and outputs): "
+                "name a cpu device, or leave the host out (the first cpu listed, or cpu:0 added where none is)");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace switchyard

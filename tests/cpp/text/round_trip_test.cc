@@ -48,6 +48,26 @@ TEST(RoundTrip, SharedExamples) {
   EXPECT_GE(count, 3);
 }
 
+// An imported model's output names (issue 39): any characters, quoted.
+TEST(RoundTrip, AListOfStringsAsAFunctionAttribute) {
+  Var x = make_var("x", tensor_type({4}, DType::kFloat32));
+  std::vector<std::string> names = {"logits:0", "a \"quoted\" \\ name", "/fc/Gemm_output_0"};
+  IRModule m;
+  m.add("main", make_function({x}, make_tuple({make_op_call("exp", {x}), x, x}), Type(),
+                              make_attrs({{"output_names", names}})));
+  expect_round_trip(m, "names.sy");
+  EXPECT_NE(print_module(m).find("output_names=[\"logits:0\", \"a \\\"quoted\\\" \\\\ name\", "
+                                 "\"/fc/Gemm_output_0\"]"),
+            std::string::npos)
+      << print_module(m);
+  try {
+    parse_module("def @main(%x: Tensor[(4), float32], output_names=[\"a\", 2]) {\n  %x\n}\n", "mixed.sy");
+    ADD_FAILURE() << "parsed a list of a string and a number";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "expected a string in the list, found '2'");
+  }
+}
+
 TEST(RoundTrip, PlannedExampleIsAlreadyCanonical) {
   std::string path = testing::example_models_dir() + "/mlp_two_devices.planned.sy";
   std::string text = testing::read_file(path);

@@ -110,6 +110,34 @@ TEST(InferType, LetAnnotationMustMatch) {
   EXPECT_EQ(e.span(), at(4, 1));
 }
 
+// Issue 39: a parameter listed twice and a free variable typed without
+// complaint; the first printed text that does not parse back, and both
+// failed only at build. InferType names the variable, its function and span.
+TEST(InferType, AParameterListedTwiceIsAnError) {
+  Var x = make_var("x", f32({2}), {.span = at(1, 11)});
+  IRModule mod;
+  mod.add("main", make_function({x, x}, x, Type(), Attrs(), {.span = at(1, 1)}));
+  Error e = module_error(mod);
+  EXPECT_EQ(e.message(), "variable %x is bound more than once (in @main)");
+  EXPECT_EQ(e.span(), at(1, 11));
+}
+
+TEST(InferType, AFreeVariableIsAnError) {
+  Var x = make_var("x", f32({2}));
+  Var y = make_var("y", f32({2}));
+  IRModule mod;
+  mod.add("main", make_function({x}, make_op_call("add", {x, y}), Type(), Attrs(), {.span = at(1, 1)}));
+  Error e = module_error(mod);
+  EXPECT_EQ(e.message(), "variable %y is free: no parameter or let of @main binds it");
+  EXPECT_EQ(e.span(), at(1, 1));  // %y has none: its function's
+  // A let's variable used after its scope is named as such.
+  Var v = make_var("v", f32({2}), {.span = at(3, 5)});
+  Expr inner = make_let(v, make_op_call("exp", {x}), v);
+  IRModule out_of_scope;
+  out_of_scope.add("main", make_function({x}, make_tuple({inner, v})));
+  EXPECT_EQ(module_error(out_of_scope).message(), "variable %v is used outside the scope of its binding (in @main)");
+}
+
 TEST(InferType, IfNeedsABoolScalarAndEqualBranches) {
   Var flag = make_var("flag", bool_scalar());
   Var a = make_var("a", f32({4}));
