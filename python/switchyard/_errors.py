@@ -33,9 +33,13 @@ def _with_fields(error, kind, message):
     return error
 
 
-def error(kind, message):
-    """A ``sy.<kind>`` (``"UsageError"``, ...) with ``.message``, ``.span`` (None) and ``.kind``."""
-    return _with_fields(getattr(_native, kind)(message), kind, message)
+def error(kind, message, builtin=None):
+    """A ``sy.<kind>`` (``"UsageError"``, ...) with ``.message``, ``.span`` (None) and ``.kind``.
+
+    With ``builtin`` (``TypeError``, ``KeyError``, ``IndexError``, ...), the
+    error is also that builtin, for a mistake Python would raise it for.
+    """
+    return _with_fields(_native._error_class(kind, builtin)(message), kind, message)
 
 
 def file_error(kind, path, code, what):

@@ -65,7 +65,7 @@ def test_error_hierarchy_and_fields():
     lambda: ir.structural_hash("x"),
     lambda: sy.op.nn.relu(None),
     lambda: sy.op.nn.relu(X, X),
-    lambda: sy.op.add(X, 1.0),
+    lambda: sy.op.add(X, "1.0"),
     lambda: sy.op.transpose(X, axes=[1, "a"]),
     lambda: sy.parse(123),
     lambda: sy.evaluate(None),

@@ -111,7 +111,7 @@ def test_const_supports_every_numpy_dtype():
 
 def test_const_from_python_values():
     assert ir.const(1.5).dtype == "float32"
-    assert ir.const(3).dtype == "int64"
+    assert ir.const(3).dtype == "int32"
     assert ir.const([True, False]).dtype == "bool"
     assert ir.const([1, 2.5]).data.tolist() == [1.0, 2.5]
     assert ir.const(2, dtype="int32").dtype == "int32"
