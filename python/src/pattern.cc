@@ -94,6 +94,7 @@ RewriteCallback python_callback(py::handle callback) {
   out.pattern = pattern;
   out.require_type = py::getattr(callback, "require_type", py::bool_(false)).cast<bool>();
   out.rewrite_once = py::getattr(callback, "rewrite_once", py::bool_(false)).cast<bool>();
+  out.name = name;
   out.rewrite = [fn, name](const Expr& pre, const Expr& post, const MatchMap& node_map) -> Expr {
     py::object result = fn(pre, post, node_map_to_python(node_map));
     // None is refused: a callback that forgets its return would silently do nothing.
