@@ -33,6 +33,13 @@ namespace py = pybind11;
 // "int", "NoneType": the Python type name of a value, for messages.
 std::string type_name_of(py::handle value);
 
+// Plain values, as binding arguments taken as py::handle: a value of another
+// type is a sy.UsageError (also a TypeError) naming `what`, where pybind11's
+// own conversion would raise a bare TypeError listing C++ signatures.
+std::string to_str(py::handle value, const std::string& what);
+bool to_bool(py::handle value, const std::string& what);
+int64_t to_int(py::handle value, const std::string& what);
+
 // Expressions: TypeError naming `what` when `value` is not one (None included).
 Expr to_expr(py::handle value, const std::string& what);
 std::vector<Expr> to_expr_list(py::handle value, const std::string& what);

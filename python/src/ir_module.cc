@@ -12,8 +12,9 @@ namespace switchyard::python {
 
 namespace {
 
-PrintOptions print_options(const std::string& devices) {
+PrintOptions print_options(const std::string& devices, bool show_weights) {
   PrintOptions o;
+  o.show_weights = show_weights;
   if (devices == "all") o.devices = PrintOptions::Devices::kAll;
   else if (devices == "changed") o.devices = PrintOptions::Devices::kChanged;
   else if (devices == "none") o.devices = PrintOptions::Devices::kNone;
@@ -124,9 +125,15 @@ void bind_ir_module(py::module_& ir) {
           })
       .def_property("device_planned", &IRModule::device_planned, &IRModule::set_device_planned)
       .def("copy", [](const IRModule& m) { return m; })
-      .def("astext", [](const IRModule& m, const std::string& devices) { return print_module(m, print_options(devices)); },
-           py::arg("devices") = "all", "The text IR; devices: 'all', 'changed' or 'none'.")
-      .def("__str__", [](const IRModule& m) { return print_module(m); })
+      .def(
+          "astext",
+          [](const IRModule& m, py::handle devices, py::handle show_weights) {
+            return print_module(m, print_options(to_str(devices, "devices"), to_bool(show_weights, "show_weights")));
+          },
+          py::arg("devices") = "all", py::kw_only(), py::arg("show_weights") = false,
+          "The text IR; devices: 'all', 'changed' or 'none'. Constants over 16 elements are elided as "
+          "meta[Constant][i] (the text does not parse back) unless show_weights=True.")
+      .def("__str__", [](const IRModule& m) { return print_module(m, {.show_weights = false}); })
       .def("__repr__", [](const IRModule& m) {
         std::string names;
         for (const auto& [n, f] : m.functions()) names += (names.empty() ? "@" : ", @") + n;
