@@ -163,9 +163,9 @@ void bind_module(py::module_& m, py::module_& ir) {
             lhs, rhs, [&](const Expr& a, const Expr& b) { return structural_equal(a, b, o); },
             [&](const IRModule& a, const IRModule& b) { return structural_equal(a, b, o); });
       },
-      py::arg("lhs"), py::arg("rhs"), py::kw_only(), py::arg("compare_devices") = true, py::arg("compare_spans") = true,
-      "Whether two expressions (or modules) are equal up to renaming of bound variables; devices and spans are "
-      "compared unless turned off.");
+      py::arg("lhs"), py::arg("rhs"), py::kw_only(), py::arg("compare_devices") = true, py::arg("compare_spans") = false,
+      "Whether two expressions (or modules) are equal up to renaming of bound variables; devices are compared "
+      "unless turned off, spans only with compare_spans=True.");
   ir.def(
       "structural_diff",
       [](py::handle lhs, py::handle rhs, bool compare_devices, bool compare_spans) {
@@ -174,7 +174,7 @@ void bind_module(py::module_& m, py::module_& ir) {
             lhs, rhs, [&](const Expr& a, const Expr& b) { return structural_diff(a, b, o); },
             [&](const IRModule& a, const IRModule& b) { return structural_diff(a, b, o); });
       },
-      py::arg("lhs"), py::arg("rhs"), py::kw_only(), py::arg("compare_devices") = true, py::arg("compare_spans") = true,
+      py::arg("lhs"), py::arg("rhs"), py::kw_only(), py::arg("compare_devices") = true, py::arg("compare_spans") = false,
       "None when equal, otherwise a report of the first difference.");
   ir.def(
       "structural_hash",
@@ -188,7 +188,7 @@ void bind_module(py::module_& m, py::module_& ir) {
         }
         return structural_hash(to_expr(value, "value"), o);
       },
-      py::arg("value"), py::kw_only(), py::arg("compare_devices") = true, py::arg("compare_spans") = true,
+      py::arg("value"), py::kw_only(), py::arg("compare_devices") = true, py::arg("compare_spans") = false,
       "A hash consistent with structural_equal under the same options.");
 }
 

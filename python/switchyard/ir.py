@@ -3,8 +3,8 @@
 Every node carries ``.virtual_device``, ``.span`` and ``.checked_type`` and
 is rebuilt with ``node.with_fields(**changes)``, which carries every field not
 named. ``str(node)`` prints the text format; ``==`` on nodes is identity, use
-``structural_equal`` to compare structure (devices and spans included unless
-turned off).
+``structural_equal`` to compare structure (devices included unless turned
+off; spans only with ``compare_spans=True``, as in TVM).
 """
 import numbers as _numbers
 

@@ -7,10 +7,7 @@ import os
 import pathlib
 import subprocess
 
-import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
 import switchyard as sy
 from switchyard import ir
@@ -19,31 +16,8 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 SWITCHYARD = pathlib.Path(os.environ.get("SY_BUILD_DIR", REPO / "build")) / "bin" / "switchyard"
 
 
-def conv_dense_model(path):
-    """y = relu(conv(x, w) + b) flattened @ d: weights of 216, 8 and 512 elements."""
-    rng = np.random.default_rng(3)
-    initializers = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
-                    for name, shape in [("w", (8, 3, 3, 3)), ("b", (8,)), ("d", (128, 4)), ("shape", None)]
-                    if shape is not None]
-    initializers.append(numpy_helper.from_array(np.array([1, 128], np.int64), "shape"))
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="stem/conv", pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["c"], ["r"], name="stem/relu"),
-             helper.make_node("MaxPool", ["r"], ["p"], name="stem/pool", kernel_shape=[2, 2], strides=[2, 2]),
-             helper.make_node("Reshape", ["p", "shape"], ["f"], name="head/flatten"),
-             helper.make_node("MatMul", ["f", "d"], ["y"], name="head/dense")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], initializers)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
-    return path
-
-
-@pytest.fixture
-def model_path(tmp_path):
-    return conv_dense_model(tmp_path / "m.onnx")
-
-
-def test_str_and_astext_elide_large_weights_and_say_so(model_path):
-    mod = sy.frontend.from_onnx(model_path)
+def test_str_and_astext_elide_large_weights_and_say_so(conv_dense_onnx):
+    mod = sy.frontend.from_onnx(conv_dense_onnx)
     text = str(mod)
     assert text == mod.astext()
     first_line = text.splitlines()[0]
@@ -59,8 +33,8 @@ def test_str_and_astext_elide_large_weights_and_say_so(model_path):
     assert "meta[Constant][0]" in str(body) and "meta[" not in body.astext(show_weights=True)
 
 
-def test_only_the_full_text_parses_back(model_path):
-    mod = sy.frontend.from_onnx(model_path)
+def test_only_the_full_text_parses_back(conv_dense_onnx):
+    mod = sy.frontend.from_onnx(conv_dense_onnx)
     with pytest.raises(sy.ParseError) as info:
         sy.parse(str(mod), source_name="elided.sy")
     assert "meta[Constant][0] is a constant the printer elided" in info.value.message
@@ -75,15 +49,15 @@ def run_cli(*args):
     return subprocess.run([str(SWITCHYARD), *map(str, args)], capture_output=True, text=True)
 
 
-def test_cli_import_and_opt_elide_unless_show_weights(model_path, tmp_path):
-    elided = run_cli("import", model_path)
+def test_cli_import_and_opt_elide_unless_show_weights(conv_dense_onnx, tmp_path):
+    elided = run_cli("import", conv_dense_onnx)
     assert elided.returncode == 0, elided.stderr
     assert "meta[Constant][0] /* Tensor[(8, 3, 3, 3), float32] */" in elided.stdout and "b64" not in elided.stdout
-    refused = run_cli("import", model_path, "-o", tmp_path / "elided.sy")
+    refused = run_cli("import", conv_dense_onnx, "-o", tmp_path / "elided.sy")
     assert refused.returncode == 0
     checked = run_cli("check", tmp_path / "elided.sy")
     assert checked.returncode == 1 and "printed without its weights" in checked.stderr
-    full = run_cli("import", model_path, "--show-weights", "-o", tmp_path / "full.sy")
+    full = run_cli("import", conv_dense_onnx, "--show-weights", "-o", tmp_path / "full.sy")
     assert full.returncode == 0, full.stderr
     assert run_cli("check", tmp_path / "full.sy").stdout.strip() == "ok"
 
