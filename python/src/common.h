@@ -39,6 +39,7 @@ std::string type_name_of(py::handle value);
 std::string to_str(py::handle value, const std::string& what);
 bool to_bool(py::handle value, const std::string& what);
 int64_t to_int(py::handle value, const std::string& what);
+int to_int32(py::handle value, const std::string& what);
 
 // Expressions: TypeError naming `what` when `value` is not one (None included).
 Expr to_expr(py::handle value, const std::string& what);

@@ -49,6 +49,12 @@ int64_t to_int(py::handle value, const std::string& what) {
   return v;
 }
 
+int to_int32(py::handle value, const std::string& what) {
+  int64_t v = to_int(value, what);
+  if (v < INT32_MIN || v > INT32_MAX) throw py::value_error(what + ": " + std::to_string(v) + " is out of range");
+  return int(v);
+}
+
 Expr to_expr(py::handle value, const std::string& what) {
   if (!value.is_none() && py::isinstance<ExprNode>(value)) {
     Expr e = value.cast<Expr>();

@@ -41,8 +41,9 @@ std::string function_name(py::handle key) {
   return key.cast<std::string>();
 }
 
-StructuralEqualOptions equal_options(bool compare_devices, bool compare_spans) {
-  return StructuralEqualOptions{.compare_devices = compare_devices, .compare_spans = compare_spans};
+StructuralEqualOptions equal_options(py::handle compare_devices, py::handle compare_spans) {
+  return StructuralEqualOptions{.compare_devices = to_bool(compare_devices, "compare_devices"),
+                                .compare_spans = to_bool(compare_spans, "compare_spans")};
 }
 
 // Both expressions or both modules; TypeError otherwise.
@@ -61,9 +62,9 @@ void bind_ir_module(py::module_& ir) {
       .def(py::init(&module_from), py::arg("functions") = py::none())
       .def_static(
           "from_expr",
-          [](py::handle fn, const std::string& name) {
+          [](py::handle fn, py::handle name) {
             IRModule mod;
-            mod.add(name, to_function(fn, "fn"));
+            mod.add(to_str(name, "name"), to_function(fn, "fn"));
             return mod;
           },
           py::arg("fn"), py::arg("name") = "main")
@@ -148,16 +149,19 @@ void bind_module(py::module_& m, py::module_& ir) {
 
   m.def(
       "parse_text",
-      [](const std::string& text, const std::string& source_name) {
+      [](py::handle text_arg, py::handle source_arg) {
+        std::string text = to_str(text_arg, "text"), source_name = to_str(source_arg, "source_name");
         register_source_text(source_name, text);
         return parse_module(text, source_name);
       },
       py::arg("text"), py::arg("source_name") = "<string>", "Parses text IR; spans name source_name.");
-  m.def("parse_file", &parse_file, py::arg("path"), "Reads and parses a text IR file.");
+  m.def(
+      "parse_file", [](py::handle path) { return parse_file(to_str(path, "path")); }, py::arg("path"),
+      "Reads and parses a text IR file.");
 
   ir.def(
       "structural_equal",
-      [](py::handle lhs, py::handle rhs, bool compare_devices, bool compare_spans) {
+      [](py::handle lhs, py::handle rhs, py::handle compare_devices, py::handle compare_spans) {
         StructuralEqualOptions o = equal_options(compare_devices, compare_spans);
         return on_pair(
             lhs, rhs, [&](const Expr& a, const Expr& b) { return structural_equal(a, b, o); },
@@ -168,7 +172,7 @@ void bind_module(py::module_& m, py::module_& ir) {
       "unless turned off, spans only with compare_spans=True.");
   ir.def(
       "structural_diff",
-      [](py::handle lhs, py::handle rhs, bool compare_devices, bool compare_spans) {
+      [](py::handle lhs, py::handle rhs, py::handle compare_devices, py::handle compare_spans) {
         StructuralEqualOptions o = equal_options(compare_devices, compare_spans);
         return on_pair(
             lhs, rhs, [&](const Expr& a, const Expr& b) { return structural_diff(a, b, o); },
@@ -178,7 +182,7 @@ void bind_module(py::module_& m, py::module_& ir) {
       "None when equal, otherwise a report of the first difference.");
   ir.def(
       "structural_hash",
-      [](py::handle value, bool compare_devices, bool compare_spans) {
+      [](py::handle value, py::handle compare_devices, py::handle compare_spans) {
         StructuralEqualOptions o = equal_options(compare_devices, compare_spans);
         if (py::isinstance<IRModule>(value)) {
           size_t h = 0;

@@ -98,18 +98,28 @@ def _is_capsule(value):
     return type(value).__name__ == "PyCapsule"
 
 
+def dlpack_view(what, value):
+    """A NumPy view of a DLPack tensor or bare capsule; anything else is refused."""
+    if _is_capsule(value):
+        return _capsule_view(what, value)
+    if not hasattr(value, "__dlpack__"):
+        raise _error("UsageError", f"{what} must be a DLPack tensor or capsule, got {type(value).__name__}",
+                     TypeError)
+    return from_dlpack(what, value)
+
+
 def _from_python(what, value, expected, dtype):
     """A Python number or (nested) list as an array of ``dtype`` (None: the value's own kind)."""
     try:
         natural = _np.asarray(value)
-    except (ValueError, TypeError) as e:
-        raise _refuse(what, expected, value, str(e)) from None
+    except (ValueError, TypeError):
+        raise _refuse(what, expected, value, "rows of different lengths") from None
     kind = natural.dtype.kind
     if kind not in "biuf":
-        # Strings, objects, ragged lists: nothing a tensor holds.
-        builtin = ValueError if isinstance(value, (list, tuple)) else TypeError
-        reason = "" if natural.ndim == 0 else f"elements of {natural.dtype.name if kind in 'US' else 'mixed types'}"
-        raise _refuse(what, expected, value, reason, builtin)
+        # Strings, objects: nothing a tensor holds.
+        reason = ("" if natural.ndim == 0 else
+                  "strings among its elements" if kind in "US" else "elements that are no numbers")
+        raise _refuse(what, expected, value, reason, TypeError)
     if dtype is None:
         dtype = _PYTHON_DTYPES[float if kind == "f" else bool if kind == "b" else int]
     target = _np.dtype(dtype)
@@ -134,10 +144,8 @@ def input_array(name, value, shape=None, dtype=None):
     what = f"input '{name}'"
     known = shape is not None and dtype is not None
     expected = tensor_text(shape, dtype) if known else "a tensor"
-    if _is_capsule(value):
-        value = _capsule_view(what, value)
-    elif not isinstance(value, (_np.ndarray, _np.generic)) and hasattr(value, "__dlpack__"):
-        value = from_dlpack(what, value)
+    if _is_capsule(value) or (not isinstance(value, (_np.ndarray, _np.generic)) and hasattr(value, "__dlpack__")):
+        value = dlpack_view(what, value)
     if isinstance(value, (_np.ndarray, _np.generic)):
         if _np.asarray(value).dtype.name not in SUPPORTED_DTYPES:
             raise _refuse(what, expected, value, "" if known else "unsupported dtype")

@@ -11,6 +11,7 @@ import numbers as _numbers
 import numpy as _np
 
 from ._errors import error as _error
+from ._inputs import SUPPORTED_DTYPES as _SUPPORTED_DTYPES
 from ._switchyard import ir as _ir
 
 Expr = _ir.Expr
@@ -87,20 +88,36 @@ def _check_integer_range(value, dtype, bounds, chosen):
             raise _error("UsageError", f"const(): {bound} is out of range for {kind.name}{hint}")
 
 
+def _dtype_name(dtype):
+    """``dtype`` (a name, NumPy dtype or scalar type) as the name of a dtype a Constant can have."""
+    try:
+        name = _np.dtype(dtype).name
+    except TypeError:
+        raise _error("UsageError", f"const(): {dtype!r} is no dtype", TypeError) from None
+    if name not in _SUPPORTED_DTYPES:
+        raise _error("UsageError", f"const(): dtype {name} is not supported ({', '.join(_SUPPORTED_DTYPES)})")
+    return name
+
+
 def const(value, dtype=None, *, virtual_device=None, span=None):
     """A Constant from a NumPy array (its dtype kept) or a Python number/list.
 
     Python floats become float32, ints int32 and bools bool (the dtypes of
     the text's ``2.5``, ``3`` and ``True``, as Relay's ``const``), unless
     ``dtype`` is given; an int the dtype cannot hold is a ``sy.UsageError``.
-    Supported dtypes: float32, float16, bfloat16, int8, int32, int64, uint8, bool.
+    Supported dtypes: float32, float16, int8, int32, int64, uint8, bool.
     """
+    if dtype is not None:
+        dtype = _dtype_name(dtype)
     if isinstance(value, (_np.ndarray, _np.generic)):
         array = _np.asarray(value) if dtype is None else _np.asarray(value, dtype=dtype)
     else:
         chosen, bounds = _python_dtype(value)
         _check_integer_range(value, dtype or chosen, bounds, dtype is None)
-        array = _np.asarray(value, dtype=dtype or chosen)
+        try:
+            array = _np.asarray(value, dtype=dtype or chosen)
+        except ValueError as e:  # a ragged list
+            raise _error("UsageError", f"const(): {type(value).__name__} is no tensor ({e})") from None
     return Constant(array, virtual_device=virtual_device, span=span)
 
 

@@ -14,6 +14,7 @@ import types as _types
 
 import numpy as _np
 
+from ._errors import error as _error
 from ._switchyard import ir as _ir
 from .ir import const as _const
 
@@ -49,7 +50,7 @@ def _make_operator(definition):
 
     def operator(*args, virtual_device=None, span=None, **attrs):
         if num_inputs >= 0 and len(args) != num_inputs:
-            raise TypeError(f"{name}() takes {num_inputs} argument(s), got {len(args)}")
+            raise _error("UsageError", f"{name}() takes {num_inputs} argument(s), got {len(args)}", TypeError)
         return _ir.make_op_call(name, [_argument(a) for a in args], attrs, virtual_device, span)
 
     operator.__name__ = name.rsplit(".", 1)[-1]

@@ -18,6 +18,7 @@ it that states none, takes the replaced node's (the rewrite is a C++
 ExprMutator). ``node_map[p]`` is a one-element list (as in TVM) holding what
 the pattern ``p`` matched within ``post``.
 """
+from ._errors import error as _error
 from ._switchyard import pattern as _p
 
 Pattern = _p.Pattern
@@ -56,7 +57,8 @@ class DFPatternCallback:
         self.rewrite_once = rewrite_once
 
     def callback(self, pre, post, node_map):
-        raise NotImplementedError(f"{type(self).__name__} must override callback(pre, post, node_map)")
+        raise _error("UsageError", f"{type(self).__name__} must override callback(pre, post, node_map)",
+                     NotImplementedError)
 
     def rewrite(self, expr, mod=None):
         """``rewrite(self, expr, mod)``."""

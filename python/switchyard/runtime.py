@@ -311,7 +311,7 @@ def from_dlpack(value):
     """A NumPy array sharing the memory of a host DLPack tensor (a PyTorch CPU
     tensor, ...), for ``run`` and ``set_input``. Outputs are NumPy arrays, so
     ``torch.from_dlpack(output)`` shares their memory in turn."""
-    return _inputs.from_dlpack("the tensor", value)
+    return _inputs.dlpack_view("the tensor", value)
 
 
 def load(path, threads=0, max_model_bytes=None):
