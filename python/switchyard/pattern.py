@@ -38,7 +38,10 @@ def rewrite(callbacks, expr, mod=None):
     ``callbacks`` is one callback or a list, each with ``pattern`` and
     ``callback(pre, post, node_map)`` returning the replacement (``post`` to
     keep the match; None is refused). ``mod`` resolves global functions
-    when a callback has ``require_type``.
+    when a callback has ``require_type``. After 100 rounds that still
+    change the expression, or as many replacements as 100 rounds over its
+    nodes would make (a replacement its own pattern matches again), it is a
+    ``sy.UsageError`` naming the callbacks and the limit.
     """
     return _p.rewrite(callbacks, expr, mod)
 
