@@ -31,18 +31,23 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
-BuildReport build(const IRModule& mod, py::handle devices, const std::string& output, py::handle place, int opt_level,
-                  const std::string& default_device, const std::string& host, bool check_invariants,
-                  bool emit_source, const std::string& cxx, const std::string& cache_dir, py::handle layouts) {
+BuildReport build(py::handle mod_arg, py::handle devices, py::handle output_arg, py::handle place,
+                  py::handle opt_level, py::handle default_device, py::handle host, py::handle check_invariants,
+                  py::handle emit_source, py::handle cxx, py::handle cache_dir, py::handle layouts) {
+  if (!py::isinstance<IRModule>(mod_arg))
+    throw py::type_error("build() takes an IRModule, got " + type_name_of(mod_arg));
+  const IRModule& mod = mod_arg.cast<const IRModule&>();
   std::vector<std::string> device_names = names_of(devices, "devices");
   if (device_names.empty()) throw py::value_error("build() needs devices=[\"cpu:0\", ...]");
+  std::string output = to_str(output_arg, "output");
   if (output.empty()) throw py::value_error("build() needs output=DIRECTORY");
   BuildOptions options;
-  options.config = CompilationConfig::parse(joined(device_names), default_device, host);
+  options.config = CompilationConfig::parse(joined(device_names), to_str(default_device, "default"),
+                                            to_str(host, "host"));
   for (const std::string& rule : names_of(place, "place"))
     options.rules.push_back(parse_placement_rule(rule, options.config));
   for (const std::string& rule : names_of(layouts, "layouts")) options.layout_rules.push_back(parse_layout_rule(rule));
-  options.opt_level = opt_level;
+  options.opt_level = to_int32(opt_level, "opt_level");
   // The enclosing PassContext's pass selection, configuration and
   // diagnostics (its opt level and checking arrive as arguments, which may
   // override them).
@@ -51,10 +56,10 @@ BuildReport build(const IRModule& mod, py::handle devices, const std::string& ou
   options.enabled_passes = enclosing.enabled_passes;
   options.pass_config = enclosing.config;
   options.diagnostics = enclosing.diagnostics;
-  options.check_invariants = check_invariants;
-  options.emit_source = emit_source;
-  options.cxx = cxx;
-  options.cache_dir = cache_dir;
+  options.check_invariants = to_bool(check_invariants, "check_invariants");
+  options.emit_source = to_bool(emit_source, "emit_source");
+  options.cxx = to_str(cxx, "cxx");
+  options.cache_dir = to_str(cache_dir, "cache_dir");
   IRModule own = mod;  // a private copy: the GIL is released while compiling
   py::gil_scoped_release release;
   return build_artifact(own, options, output);

@@ -14,6 +14,7 @@
 #include "ir/expr.h"
 #include "ir/module.h"
 #include "runtime/ndarray.h"
+#include "support/error.h"
 
 // Nodes and types are held by the intrusive Ref<T>; its get() is const.
 PYBIND11_DECLARE_HOLDER_TYPE(T, switchyard::Ref<T>, true)
@@ -31,6 +32,14 @@ namespace py = pybind11;
 
 // "int", "NoneType": the Python type name of a value, for messages.
 std::string type_name_of(py::handle value);
+
+// Plain values, as binding arguments taken as py::handle: a value of another
+// type is a sy.UsageError (also a TypeError) naming `what`, where pybind11's
+// own conversion would raise a bare TypeError listing C++ signatures.
+std::string to_str(py::handle value, const std::string& what);
+bool to_bool(py::handle value, const std::string& what);
+int64_t to_int(py::handle value, const std::string& what);
+int to_int32(py::handle value, const std::string& what);
 
 // Expressions: TypeError naming `what` when `value` is not one (None included).
 Expr to_expr(py::handle value, const std::string& what);
@@ -62,6 +71,11 @@ std::optional<DType> dtype_of_numpy(py::handle numpy_dtype);
 // NumPy interop (copies). Unsupported dtypes raise TypeError naming `what`.
 NDArray ndarray_from_python(py::handle value, const std::string& what);
 py::object ndarray_to_numpy(const NDArray& array);
+
+// The exception class for an error of `kind` that is also the builtin
+// exception `builtin` (TypeError, KeyError, ...): the kind's own class when
+// it already is one (or `builtin` is null), else a subclass of both.
+PyObject* error_class(ErrorKind kind, PyObject* builtin);
 
 // Binding entry points, one per source file.
 void bind_errors(py::module_& m);

@@ -25,6 +25,36 @@ bool is_sequence(py::handle value) {
 
 }  // namespace
 
+std::string to_str(py::handle value, const std::string& what) {
+  if (!py::isinstance<py::str>(value)) wrong_type(what, "a str", value);
+  return value.cast<std::string>();
+}
+
+bool to_bool(py::handle value, const std::string& what) {
+  if (!PyBool_Check(value.ptr())) {
+    py::object numpy = py::module_::import("numpy");
+    if (!py::isinstance(value, numpy.attr("bool_"))) wrong_type(what, "a bool", value);
+  }
+  return value.cast<bool>();
+}
+
+int64_t to_int(py::handle value, const std::string& what) {
+  // An index (a Python or NumPy integer), never a float or a bool.
+  if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr())) wrong_type(what, "an int", value);
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) throw py::value_error(what + ": " + std::string(py::str(index)) + " does not fit in 64 bits");
+  return v;
+}
+
+int to_int32(py::handle value, const std::string& what) {
+  int64_t v = to_int(value, what);
+  if (v < INT32_MIN || v > INT32_MAX) throw py::value_error(what + ": " + std::to_string(v) + " is out of range");
+  return int(v);
+}
+
 Expr to_expr(py::handle value, const std::string& what) {
   if (!value.is_none() && py::isinstance<ExprNode>(value)) {
     Expr e = value.cast<Expr>();

@@ -12,8 +12,9 @@ namespace switchyard::python {
 
 namespace {
 
-PrintOptions print_options(const std::string& devices) {
+PrintOptions print_options(const std::string& devices, bool show_weights) {
   PrintOptions o;
+  o.show_weights = show_weights;
   if (devices == "all") o.devices = PrintOptions::Devices::kAll;
   else if (devices == "changed") o.devices = PrintOptions::Devices::kChanged;
   else if (devices == "none") o.devices = PrintOptions::Devices::kNone;
@@ -40,8 +41,9 @@ std::string function_name(py::handle key) {
   return key.cast<std::string>();
 }
 
-StructuralEqualOptions equal_options(bool compare_devices, bool compare_spans) {
-  return StructuralEqualOptions{.compare_devices = compare_devices, .compare_spans = compare_spans};
+StructuralEqualOptions equal_options(py::handle compare_devices, py::handle compare_spans) {
+  return StructuralEqualOptions{.compare_devices = to_bool(compare_devices, "compare_devices"),
+                                .compare_spans = to_bool(compare_spans, "compare_spans")};
 }
 
 // Both expressions or both modules; TypeError otherwise.
@@ -60,9 +62,9 @@ void bind_ir_module(py::module_& ir) {
       .def(py::init(&module_from), py::arg("functions") = py::none())
       .def_static(
           "from_expr",
-          [](py::handle fn, const std::string& name) {
+          [](py::handle fn, py::handle name) {
             IRModule mod;
-            mod.add(name, to_function(fn, "fn"));
+            mod.add(to_str(name, "name"), to_function(fn, "fn"));
             return mod;
           },
           py::arg("fn"), py::arg("name") = "main")
@@ -124,9 +126,15 @@ void bind_ir_module(py::module_& ir) {
           })
       .def_property("device_planned", &IRModule::device_planned, &IRModule::set_device_planned)
       .def("copy", [](const IRModule& m) { return m; })
-      .def("astext", [](const IRModule& m, const std::string& devices) { return print_module(m, print_options(devices)); },
-           py::arg("devices") = "all", "The text IR; devices: 'all', 'changed' or 'none'.")
-      .def("__str__", [](const IRModule& m) { return print_module(m); })
+      .def(
+          "astext",
+          [](const IRModule& m, py::handle devices, py::handle show_weights) {
+            return print_module(m, print_options(to_str(devices, "devices"), to_bool(show_weights, "show_weights")));
+          },
+          py::arg("devices") = "all", py::kw_only(), py::arg("show_weights") = false,
+          "The text IR; devices: 'all', 'changed' or 'none'. Constants over 16 elements are elided as "
+          "meta[Constant][i] (the text does not parse back) unless show_weights=True.")
+      .def("__str__", [](const IRModule& m) { return print_module(m, {.show_weights = false}); })
       .def("__repr__", [](const IRModule& m) {
         std::string names;
         for (const auto& [n, f] : m.functions()) names += (names.empty() ? "@" : ", @") + n;
@@ -141,37 +149,40 @@ void bind_module(py::module_& m, py::module_& ir) {
 
   m.def(
       "parse_text",
-      [](const std::string& text, const std::string& source_name) {
+      [](py::handle text_arg, py::handle source_arg) {
+        std::string text = to_str(text_arg, "text"), source_name = to_str(source_arg, "source_name");
         register_source_text(source_name, text);
         return parse_module(text, source_name);
       },
       py::arg("text"), py::arg("source_name") = "<string>", "Parses text IR; spans name source_name.");
-  m.def("parse_file", &parse_file, py::arg("path"), "Reads and parses a text IR file.");
+  m.def(
+      "parse_file", [](py::handle path) { return parse_file(to_str(path, "path")); }, py::arg("path"),
+      "Reads and parses a text IR file.");
 
   ir.def(
       "structural_equal",
-      [](py::handle lhs, py::handle rhs, bool compare_devices, bool compare_spans) {
+      [](py::handle lhs, py::handle rhs, py::handle compare_devices, py::handle compare_spans) {
         StructuralEqualOptions o = equal_options(compare_devices, compare_spans);
         return on_pair(
             lhs, rhs, [&](const Expr& a, const Expr& b) { return structural_equal(a, b, o); },
             [&](const IRModule& a, const IRModule& b) { return structural_equal(a, b, o); });
       },
-      py::arg("lhs"), py::arg("rhs"), py::kw_only(), py::arg("compare_devices") = true, py::arg("compare_spans") = true,
-      "Whether two expressions (or modules) are equal up to renaming of bound variables; devices and spans are "
-      "compared unless turned off.");
+      py::arg("lhs"), py::arg("rhs"), py::kw_only(), py::arg("compare_devices") = true, py::arg("compare_spans") = false,
+      "Whether two expressions (or modules) are equal up to renaming of bound variables; devices are compared "
+      "unless turned off, spans only with compare_spans=True.");
   ir.def(
       "structural_diff",
-      [](py::handle lhs, py::handle rhs, bool compare_devices, bool compare_spans) {
+      [](py::handle lhs, py::handle rhs, py::handle compare_devices, py::handle compare_spans) {
         StructuralEqualOptions o = equal_options(compare_devices, compare_spans);
         return on_pair(
             lhs, rhs, [&](const Expr& a, const Expr& b) { return structural_diff(a, b, o); },
             [&](const IRModule& a, const IRModule& b) { return structural_diff(a, b, o); });
       },
-      py::arg("lhs"), py::arg("rhs"), py::kw_only(), py::arg("compare_devices") = true, py::arg("compare_spans") = true,
+      py::arg("lhs"), py::arg("rhs"), py::kw_only(), py::arg("compare_devices") = true, py::arg("compare_spans") = false,
       "None when equal, otherwise a report of the first difference.");
   ir.def(
       "structural_hash",
-      [](py::handle value, bool compare_devices, bool compare_spans) {
+      [](py::handle value, py::handle compare_devices, py::handle compare_spans) {
         StructuralEqualOptions o = equal_options(compare_devices, compare_spans);
         if (py::isinstance<IRModule>(value)) {
           size_t h = 0;
@@ -181,7 +192,7 @@ void bind_module(py::module_& m, py::module_& ir) {
         }
         return structural_hash(to_expr(value, "value"), o);
       },
-      py::arg("value"), py::kw_only(), py::arg("compare_devices") = true, py::arg("compare_spans") = true,
+      py::arg("value"), py::kw_only(), py::arg("compare_devices") = true, py::arg("compare_spans") = false,
       "A hash consistent with structural_equal under the same options.");
 }
 

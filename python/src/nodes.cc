@@ -177,13 +177,16 @@ void bind_expr_base(py::module_& ir) {
            "carried. Returns this node when nothing changed.")
       .def("same_as", [](const Expr& a, py::handle b) { return py::isinstance<ExprNode>(b) && a.same_as(b.cast<Expr>()); })
       .def("astext",
-           [](const Expr& e, bool show_devices) {
+           [](const Expr& e, py::handle show_devices, py::handle show_weights) {
              PrintOptions o;
-             o.devices = show_devices ? PrintOptions::Devices::kAll : PrintOptions::Devices::kNone;
+             o.devices = to_bool(show_devices, "show_devices") ? PrintOptions::Devices::kAll
+                                                               : PrintOptions::Devices::kNone;
+             o.show_weights = to_bool(show_weights, "show_weights");
              return print_expr(e, o);
            },
-           py::arg("show_devices") = true)
-      .def("__str__", [](const Expr& e) { return print_expr(e); })
+           py::arg("show_devices") = true, py::kw_only(), py::arg("show_weights") = false,
+           "The text form; constants over 16 elements are elided as meta[Constant][i] unless show_weights=True.")
+      .def("__str__", [](const Expr& e) { return print_expr(e, {.show_weights = false}); })
       .def("__repr__", [](const Expr& e) { return std::string(expr_kind_name(e->kind())) + "(" + describe_node(e) + ")"; })
       // Nodes compare by identity (structural_equal compares structure), so
       // they can key dicts and sets.

@@ -33,7 +33,8 @@ std::vector<Pattern> to_pattern_list(py::handle values, const std::string& what)
 }
 
 // is_op with Python's close matches for a misspelled operator name.
-Pattern op_pattern(const std::string& name) {
+Pattern op_pattern(py::handle name_arg) {
+  std::string name = to_str(name_arg, "is_op() name");
   if (!find_op_def(name)) {
     py::list names;
     for (const OpDef* def : all_op_defs()) names.append(def->name);
@@ -46,7 +47,8 @@ Pattern op_pattern(const std::string& name) {
   return is_op(name);
 }
 
-Pattern dtype_pattern(const Pattern& inner, const std::string& name) {
+Pattern dtype_pattern(const Pattern& inner, py::handle name_arg) {
+  std::string name = to_str(name_arg, "has_dtype() dtype");
   std::optional<DType> dtype = parse_dtype(name);
   if (!dtype) throw Error(ErrorKind::kUsage, "has_dtype: unknown dtype '" + name + "'");
   return has_type(inner, dtype, std::nullopt);
@@ -84,6 +86,12 @@ py::dict node_map_to_python(const MatchMap& node_map) {
   return out;
 }
 
+int tuple_index(py::handle index) {
+  int64_t i = to_int(index, "is_tuple_get_item() index");
+  if (i < 0 || i > INT32_MAX) throw py::index_error("is_tuple_get_item() index " + std::to_string(i) + " is out of range");
+  return int(i);
+}
+
 RewriteCallback python_callback(py::handle callback) {
   std::string name = type_name_of(callback);
   Pattern pattern = to_pattern(py::getattr(callback, "pattern", py::none()),
@@ -94,6 +102,7 @@ RewriteCallback python_callback(py::handle callback) {
   out.pattern = pattern;
   out.require_type = py::getattr(callback, "require_type", py::bool_(false)).cast<bool>();
   out.rewrite_once = py::getattr(callback, "rewrite_once", py::bool_(false)).cast<bool>();
+  out.name = name;
   out.rewrite = [fn, name](const Expr& pre, const Expr& post, const MatchMap& node_map) -> Expr {
     py::object result = fn(pre, post, node_map_to_python(node_map));
     // None is refused: a callback that forgets its return would silently do nothing.
@@ -153,7 +162,9 @@ void bind_pattern(py::module_& m) {
   m.def("wildcard", &wildcard, "Matches any expression.");
   m.def("is_op", &op_pattern, py::arg("name"), "Matches the operator `name`; call it to match its calls.");
   m.def("is_constant", &is_constant, "Matches any constant.");
-  m.def("is_var", &is_var, py::arg("name") = "", "Matches a variable (named `name`, when given).");
+  m.def(
+      "is_var", [](py::handle name) { return is_var(to_str(name, "is_var() name")); }, py::arg("name") = "",
+      "Matches a variable (named `name`, when given).");
   m.def(
       "is_tuple", [](py::handle fields) { return is_tuple(to_pattern_list(fields, "is_tuple() fields")); },
       py::arg("fields"), "Matches a tuple whose fields match these patterns.");
@@ -161,7 +172,7 @@ void bind_pattern(py::module_& m) {
       "is_tuple_get_item",
       [](py::handle tuple, py::handle index) {
         return is_tuple_get_item(to_pattern(tuple, "is_tuple_get_item() tuple"),
-                                 index.is_none() ? -1 : index.cast<int>());
+                                 index.is_none() ? -1 : tuple_index(index));
       },
       py::arg("tuple"), py::arg("index") = py::none(), "Matches element `index` (any, when None) of a tuple.");
   m.def(

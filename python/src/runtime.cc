@@ -10,6 +10,7 @@
 #include "ir/type.h"
 #include "runtime/artifact.h"
 #include "runtime/manifest.h"
+#include "runtime/thread_pool.h"
 #include "support/error.h"
 
 namespace switchyard::python {
@@ -138,6 +139,7 @@ View view_of(py::handle value, const std::string& what, bool writeable) {
 
 void bind_artifact(py::module_& rt) {
   rt.attr("DEFAULT_MAX_MODEL_BYTES") = kDefaultMaxModelBytes;
+  rt.attr("MAX_POOL_THREADS") = kMaxPoolThreads;
   py::class_<Artifact, std::shared_ptr<Artifact>>(rt, "Artifact", "A loaded artifact (model.so, weights.bin, manifest.json).")
       .def_static(
           "load",

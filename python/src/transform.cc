@@ -312,7 +312,7 @@ void bind_passes(py::module_& t) {
 
   t.def(
       "Sequential",
-      [](py::handle passes, const std::string& name) {
+      [](py::handle passes, py::handle name) {
         if (!py::isinstance<py::list>(passes) && !py::isinstance<py::tuple>(passes))
           throw py::type_error("Sequential takes a list of passes, got " + type_name_of(passes));
         std::vector<Pass> ps;
@@ -320,23 +320,34 @@ void bind_passes(py::module_& t) {
           if (!py::isinstance<Pass>(p)) throw py::type_error("Sequential entries must be passes, got " + type_name_of(p));
           ps.push_back(p.cast<Pass>());
         }
-        return remember(Sequential(std::move(ps), name));
+        return remember(Sequential(std::move(ps), to_str(name, "name")));
       },
       py::arg("passes"), py::arg("name") = "Sequential", "Runs passes in order, checking each one's requirements.");
-  t.def("make_function_pass", &python_function_pass, py::arg("name"), py::arg("opt_level"), py::arg("required"),
-        py::arg("fn"), "A pass applying fn(func, mod, ctx) -> Function to each function.");
-  t.def("make_module_pass", &python_module_pass, py::arg("name"), py::arg("opt_level"), py::arg("required"),
-        py::arg("fn"), "A pass applying fn(mod, ctx) -> IRModule.");
+  t.def(
+      "make_function_pass",
+      [](py::handle name, py::handle opt_level, py::handle required, py::function fn) {
+        return python_function_pass(to_str(name, "name"), to_int32(opt_level, "opt_level"),
+                                    string_list(required, "required"), fn);
+      },
+      py::arg("name"), py::arg("opt_level"), py::arg("required"), py::arg("fn"),
+      "A pass applying fn(func, mod, ctx) -> Function to each function.");
+  t.def(
+      "make_module_pass",
+      [](py::handle name, py::handle opt_level, py::handle required, py::function fn) {
+        return python_module_pass(to_str(name, "name"), to_int32(opt_level, "opt_level"),
+                                  string_list(required, "required"), fn);
+      },
+      py::arg("name"), py::arg("opt_level"), py::arg("required"), py::arg("fn"), "A pass applying fn(mod, ctx) -> IRModule.");
   t.def(
       "pass_by_name",
-      [](const std::string& name, py::handle devices, py::handle default_device, py::handle host, py::handle place) {
-        return compiler_pass_by_name(name, pipeline_options(devices, default_device, host, place));
+      [](py::handle name, py::handle devices, py::handle default_device, py::handle host, py::handle place) {
+        return compiler_pass_by_name(to_str(name, "name"), pipeline_options(devices, default_device, host, place));
       },
       py::arg("name"), py::kw_only(), py::arg("devices") = py::none(), py::arg("default") = py::none(),
       py::arg("host") = py::none(), py::arg("place") = py::none(), "A built-in pass by name.");
   t.def("pass_names", &compiler_pass_names, "The names pass_by_name knows.");
   t.def(
-      "register_pass_name", [](const std::string& name) { made_pass_names().insert(name); }, py::arg("name"),
+      "register_pass_name", [](py::handle name) { made_pass_names().insert(to_str(name, "name")); }, py::arg("name"),
       "Makes `name` known to PassContext's name check before a pass of that name is made.");
   t.def(
       "PlanDevices",
@@ -351,12 +362,12 @@ void bind_passes(py::module_& t) {
       "\"op:nn.softmax=cpu:1\".");
   t.def(
       "PlanLayouts",
-      [](const std::vector<std::string>& layouts) {
+      [](py::handle layouts) {
         std::vector<LayoutRule> rules;
-        for (const std::string& rule : layouts) rules.push_back(parse_layout_rule(rule));
+        for (const std::string& rule : string_list(layouts, "layouts")) rules.push_back(parse_layout_rule(rule));
         return PlanLayouts(std::move(rules));
       },
-      py::kw_only(), py::arg("layouts") = std::vector<std::string>(),
+      py::kw_only(), py::arg("layouts") = py::none(),
       "Layouts for the values passed only between oneDNN convolutions and pools of a fused, placed module, "
       "with layout pins such as \"node:layer1/*=nChw16c\".");
   t.def(
@@ -388,7 +399,11 @@ void bind_instruments(py::module_& t) {
       .def(py::init<>())
       .def_property_readonly("name", &InvariantChecker::name)
       .def(
-          "check", [](InvariantChecker& c, const IRModule& mod, const std::string& pass_name) { c.check(mod, pass_name); },
+          "check",
+          [](InvariantChecker& c, py::handle mod, py::handle pass_name) {
+            if (!py::isinstance<IRModule>(mod)) throw py::type_error("check() takes an IRModule, got " + type_name_of(mod));
+            c.check(mod.cast<const IRModule&>(), to_str(pass_name, "pass_name"));
+          },
           py::arg("mod"), py::arg("pass_name") = "<python>", "Checks a module now.")
       .def(
           "last_pass_touching",
@@ -416,10 +431,11 @@ void bind_context(py::module_& t) {
       t, "PassContext",
       "Opt level, enabled/disabled passes, configuration and instruments for the passes run inside "
       "`with PassContext(...):`. check_invariants adds an InvariantChecker.")
-      .def(py::init([](int opt_level, bool check_invariants, py::handle instruments, py::handle disabled,
-                       py::handle enabled, py::handle config) {
+      .def(py::init([](py::handle opt_level, py::handle check_invariants_arg, py::handle instruments,
+                       py::handle disabled, py::handle enabled, py::handle config) {
              auto c = std::make_shared<PyPassContext>();
-             c->ctx->opt_level = opt_level;
+             c->ctx->opt_level = to_int32(opt_level, "opt_level");
+             bool check_invariants = to_bool(check_invariants_arg, "check_invariants");
              c->ctx->disabled_passes = string_list(disabled, "disabled_passes");
              c->ctx->enabled_passes = string_list(enabled, "enabled_passes");
              check_pass_names(c->ctx->disabled_passes, "disabled_passes");

@@ -39,13 +39,22 @@ py::tuple shape_tuple(const std::vector<int64_t>& shape) {
   return out;
 }
 
+// A line or column: 0 (none) or a 1-based position.
+uint32_t position_arg(py::handle value, const char* what) {
+  int64_t v = to_int(value, what);
+  if (v < 0 || v > int64_t(UINT32_MAX)) throw py::value_error(std::string(what) + " must be 0 to 2^32-1, got " + std::to_string(v));
+  return uint32_t(v);
+}
+
 using Reference = std::unique_ptr<VirtualDevice, py::nodelete>;
 using TargetReference = std::unique_ptr<Target, py::nodelete>;
 
 void bind_span(py::module_& ir) {
   py::class_<Span>(ir, "Span", "Where a node came from: source, line and column (or several fused spans).")
       .def(py::init<>())
-      .def(py::init([](const std::string& source, uint32_t line, uint32_t column) { return Span(source, line, column); }),
+      .def(py::init([](py::handle source, py::handle line, py::handle column) {
+             return Span(to_str(source, "source"), position_arg(line, "line"), position_arg(column, "column"));
+           }),
            py::arg("source"), py::arg("line") = 0, py::arg("column") = 0)
       .def_static(
           "fused", [](py::handle parts) {
@@ -71,10 +80,11 @@ void bind_span(py::module_& ir) {
 
 void bind_devices(py::module_& ir) {
   py::class_<Target, TargetReference>(ir, "Target", "A compilation target such as \"cpu\" or \"cuda -arch=sm_90\".")
-      .def(py::init([](const std::string& text) { return const_cast<Target*>(Target::get(text)); }), py::arg("text"))
+      .def(py::init([](py::handle text) { return const_cast<Target*>(Target::get(to_str(text, "text"))); }),
+           py::arg("text"))
       .def_property_readonly("kind", [](const Target& t) { return device_kind_name(t.kind()); })
       .def_property_readonly("options", &Target::options)
-      .def("option", &Target::option, py::arg("flag"))
+      .def("option", [](const Target& t, py::handle flag) { return t.option(to_str(flag, "flag")); }, py::arg("flag"))
       .def("__str__", &Target::str)
       .def("__repr__", [](const Target& t) { return "Target(\"" + t.str() + "\")"; })
       .def("__eq__", [](const Target& a, py::handle b) { return py::isinstance<Target>(b) && &a == b.cast<const Target*>(); })
@@ -179,11 +189,12 @@ void bind_devices(py::module_& ir) {
       .def("__hash__", [](const VirtualDevice& d) { return std::hash<const void*>()(&d); });
 
   py::class_<CompilationConfig>(ir, "CompilationConfig", "The devices of one build, the default and the host device.")
-      .def(py::init([](const std::vector<std::string>& devices, const std::string& default_device,
-                       const std::string& host_device) {
+      .def(py::init([](py::handle devices, py::handle default_device, py::handle host_device) {
+             if (!py::isinstance<py::list>(devices) && !py::isinstance<py::tuple>(devices))
+               throw py::type_error("devices must be a list of str, got " + type_name_of(devices));
              std::string joined;
-             for (const std::string& d : devices) joined += (joined.empty() ? "" : ",") + d;
-             return CompilationConfig::parse(joined, default_device, host_device);
+             for (py::handle d : devices) joined += (joined.empty() ? "" : ",") + to_str(d, "devices[i]");
+             return CompilationConfig::parse(joined, to_str(default_device, "default"), to_str(host_device, "host"));
            }),
            py::arg("devices"), py::arg("default") = "", py::arg("host") = "")
       .def_property_readonly("devices",
@@ -237,15 +248,16 @@ void bind_attrs(py::module_& ir) {
       .def(py::init([](py::handle mapping) { return make_attrs(to_attr_entries(mapping, "attrs")); }),
            py::arg("mapping") = py::dict())
       .def("__getitem__",
-           [](const AttrsNode& a, const std::string& name) {
+           [](const AttrsNode& a, py::handle key) {
+             std::string name = to_str(key, "an attribute name");
              const AttrValue* v = a.find(name);
              if (!v) throw py::key_error(name);
              return attr_value_to_python(*v);
            })
       .def(
           "get",
-          [](const AttrsNode& a, const std::string& name, py::object fallback) {
-            const AttrValue* v = a.find(name);
+          [](const AttrsNode& a, py::handle key, py::object fallback) {
+            const AttrValue* v = a.find(to_str(key, "name"));
             return v ? attr_value_to_python(*v) : fallback;
           },
           py::arg("name"), py::arg("default") = py::none())

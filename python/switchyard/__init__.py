@@ -10,8 +10,10 @@
 Submodules: ``frontend`` (``from_onnx``), ``ir`` (nodes, types, devices,
 visitors), ``op`` (one function per operator), ``pattern`` (matching and
 rewriting), ``transform`` (passes, contexts, instruments), ``runtime``
-(compiled artifacts), ``testing`` (``assert_structural_equal``). Errors are
-``sy.Error`` and its subclasses.
+(compiled artifacts), ``testing`` (``assert_structural_equal``). Every
+exception the package raises is a ``sy.Error`` (one subclass per kind, each
+also the builtin a Python caller would catch: a value of the wrong type is
+a ``sy.UsageError`` that is also a ``TypeError``, ...).
 """
 # The extension first: loading it sets libgomp's short spin before libgomp
 # reads its settings, where NumPy (its OpenBLAS) has not loaded libgomp yet
@@ -24,6 +26,7 @@ import numpy as _np
 
 from . import frontend, ir, op, pattern, runtime, testing, transform
 from ._errors import check_file as _check_file
+from ._inputs import input_array as _input_array
 from ._errors import error as _error
 from .ir import IRModule
 
@@ -54,7 +57,9 @@ def parse(text_or_path, source_name=None):
     if isinstance(text_or_path, _os.PathLike):
         return _parse_file(_os.fspath(text_or_path))
     if not isinstance(text_or_path, str):
-        raise TypeError(f"parse() takes text or a path, got {type(text_or_path).__name__}")
+        raise _error("UsageError", f"parse() takes text or a path, got {type(text_or_path).__name__}", TypeError)
+    if source_name is not None and not isinstance(source_name, str):
+        raise _error("UsageError", f"source_name must be a str, got {type(source_name).__name__}", TypeError)
     if _looks_like_path(text_or_path) and source_name is None:
         return _parse_file(text_or_path)
     return _native.parse_text(text_or_path, source_name or "<string>")
@@ -66,17 +71,21 @@ def _parse_file(path):
     return _native.parse_file(path)
 
 
-def _input_arrays(function, inputs):
-    """NumPy arrays for the inputs; non-arrays take the parameter's dtype."""
-    annotations = {p.name_hint: p.type_annotation for p in function.params}
+def _input_arrays(function, entry, inputs):
+    """NumPy arrays for the inputs, each made and checked for its parameter's type (``_inputs``)."""
+    types = {p.name_hint: p.type_annotation or p.checked_type for p in function.params}
     arrays = {}
     for name, value in inputs.items():
-        if isinstance(value, (_np.ndarray, _np.generic)):
-            arrays[name] = value
-            continue
-        annotation = annotations.get(name)
-        dtype = annotation.dtype if isinstance(annotation, ir.TensorType) else None
-        arrays[name] = _np.asarray(value, dtype=dtype)
+        if not isinstance(name, str):
+            raise _error("UsageError", f"input names must be str, got {type(name).__name__}", TypeError)
+        if name not in types:
+            takes = ", ".join(types) or "no inputs"
+            raise _error("UsageError", f"unknown input '{name}': @{entry} takes {takes}")
+        annotation = types[name]
+        if isinstance(annotation, ir.TensorType):
+            arrays[name] = _input_array(name, value, annotation.shape, annotation.dtype)
+        else:
+            arrays[name] = _input_array(name, value)
     return arrays
 
 
@@ -91,16 +100,16 @@ def evaluate(mod, inputs=None, entry="main", /, **named_inputs):
     if isinstance(mod, ir.Function):
         mod = IRModule.from_expr(mod)
     if not isinstance(mod, IRModule):
-        raise TypeError(f"evaluate() takes an IRModule or Function, got {type(mod).__name__}")
+        raise _error("UsageError", f"evaluate() takes an IRModule or Function, got {type(mod).__name__}", TypeError)
     if inputs is not None and not isinstance(inputs, dict):
-        raise TypeError(f"inputs must be a dict of name -> array, got {type(inputs).__name__}")
+        raise _error("UsageError", f"inputs must be a dict of name -> array, got {type(inputs).__name__}", TypeError)
     if not isinstance(entry, str):
-        raise TypeError(f"entry must be a str, got {type(entry).__name__}")
+        raise _error("UsageError", f"entry must be a str, got {type(entry).__name__}", TypeError)
     if entry not in mod:
-        raise KeyError(f"the module has no function @{entry}")
+        raise _error("UsageError", f"the module has no function @{entry}", KeyError)
     given = dict(inputs or {})
     given.update(named_inputs)
-    return _native.evaluate(mod, _input_arrays(mod[entry], given), entry)
+    return _native.evaluate(mod, _input_arrays(mod[entry], entry, given), entry)
 
 
 def _context_options(opt_level, check_invariants):
@@ -133,14 +142,24 @@ def build(mod, devices, output, place=(), opt_level=None, *, default=None, host=
     Returns the BuildReport; load the artifact with ``sy.runtime.load(output)``.
     """
     if not isinstance(mod, IRModule):
-        raise TypeError(f"build() takes an IRModule, got {type(mod).__name__}")
+        raise _error("UsageError", f"build() takes an IRModule, got {type(mod).__name__}", TypeError)
     opt_level, check_invariants = _context_options(opt_level, check_invariants)
     if isinstance(place, str):
         place = [place]
     if isinstance(layouts, str):
         layouts = [layouts]
-    return _native.build(mod, devices, _os.fspath(output), list(place), opt_level, default or "", host or "",
-                         check_invariants, emit_source, cxx, cache_dir, list(layouts))
+    return _native.build(mod, devices, _path_text(output, "output"), place, opt_level, default or "", host or "",
+                         check_invariants, emit_source, cxx, _path_text(cache_dir, "cache_dir"), layouts)
+
+
+def _path_text(path, what):
+    """A path argument as text: a str, or an os.PathLike's path."""
+    if isinstance(path, _os.PathLike):
+        path = _os.fspath(path)
+    if not isinstance(path, str):
+        raise _error("UsageError", f"{what} must be a path (str or os.PathLike), got {type(path).__name__}",
+                     TypeError)
+    return path
 
 
 __all__ = [

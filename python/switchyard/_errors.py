@@ -1,5 +1,10 @@
 """Raising switchyard errors from Python with the fields the C++ ones carry.
 
+Every exception the package raises is a ``sy.Error``. Where Python has
+another builtin for the mistake (``TypeError`` for a value of the wrong
+type, ``KeyError``, ``IndexError``), ``error(kind, message, builtin)`` gives
+the class that is both, the same one the C++ bindings raise.
+
 A file that is missing, a directory where a file should be (or the reverse)
 is an ``OSError`` to Python callers; these errors are both that and the
 switchyard kind the C++ readers give it (``sy.UsageError`` for ``sy.parse``
@@ -33,9 +38,13 @@ def _with_fields(error, kind, message):
     return error
 
 
-def error(kind, message):
-    """A ``sy.<kind>`` (``"UsageError"``, ...) with ``.message``, ``.span`` (None) and ``.kind``."""
-    return _with_fields(getattr(_native, kind)(message), kind, message)
+def error(kind, message, builtin=None):
+    """A ``sy.<kind>`` (``"UsageError"``, ...) with ``.message``, ``.span`` (None) and ``.kind``.
+
+    With ``builtin`` (``TypeError``, ``KeyError``, ``IndexError``, ...), the
+    error is also that builtin, for a mistake Python would raise it for.
+    """
+    return _with_fields(_native._error_class(kind, builtin)(message), kind, message)
 
 
 def file_error(kind, path, code, what):

@@ -8,8 +8,11 @@ rules (``"node:/layer4/*=cpu:1"``) and errors use the model's own names.
 """
 import os as _os
 
+import numpy as _np
+
 from . import _switchyard as _native
 from ._errors import check_file as _check_file
+from ._errors import error as _error
 
 
 def from_onnx(path, shapes=None):
@@ -22,15 +25,18 @@ def from_onnx(path, shapes=None):
     ``FileNotFoundError``.
     """
     if not isinstance(path, (str, _os.PathLike)):
-        raise TypeError(f"from_onnx() takes a path, got {type(path).__name__}")
+        raise _error("UsageError", f"from_onnx() takes a path, got {type(path).__name__}", TypeError)
+    if shapes is not None and not isinstance(shapes, dict):
+        raise _error("UsageError", f"shapes must be a dict of input name -> tuple of ints, got {type(shapes).__name__}",
+                     TypeError)
     fixed = {}
     for name, dims in (shapes or {}).items():
         if not isinstance(name, str):
-            raise TypeError(f"shape names must be str, got {type(name).__name__}")
-        try:
-            fixed[name] = [int(d) for d in dims]
-        except TypeError:
-            raise TypeError(f"the shape of {name!r} must be a sequence of ints, got {dims!r}") from None
+            raise _error("UsageError", f"shape names must be str, got {type(name).__name__}", TypeError)
+        if not isinstance(dims, (list, tuple)) or not all(
+                isinstance(d, (int, _np.integer)) and not isinstance(d, bool) for d in dims):
+            raise _error("UsageError", f"the shape of {name!r} must be a tuple of ints, got {dims!r}", TypeError)
+        fixed[name] = [int(d) for d in dims]
     _check_file("UsageError", path)
     return _native.frontend.from_onnx(_os.fspath(path), fixed)
 

@@ -2,14 +2,21 @@
 registry: ``sy.op.add(a, b)``, ``sy.op.nn.relu(x)``,
 ``sy.op.nn.conv2d(x, w, strides=[2, 2])``.
 
-Arguments are expressions (a Python list or tuple becomes a ``Tuple``);
+Arguments are expressions (a Python list or tuple becomes a ``Tuple``, a
+Python number or NumPy array a constant as ``ir.const`` makes it:
+``sy.op.add(x, 3)`` adds an int32 3);
 attributes are keywords, checked and completed with defaults by the
 registry; ``virtual_device=`` and ``span=`` place the call.
 """
+import numbers as _numbers
 import sys as _sys
 import types as _types
 
+import numpy as _np
+
+from ._errors import error as _error
 from ._switchyard import ir as _ir
+from .ir import const as _const
 
 
 def get(name):
@@ -18,8 +25,12 @@ def get(name):
 
 
 def _argument(value):
+    """An operand: an Expr; a list or tuple becomes a Tuple, a number or NumPy
+    array a constant (``const``: a Python int is int32, a float float32)."""
     if isinstance(value, (list, tuple)):
         return _ir.Tuple([_argument(v) for v in value])
+    if isinstance(value, (_numbers.Number, _np.ndarray, _np.generic)):
+        return _const(value)
     return value
 
 
@@ -39,7 +50,7 @@ def _make_operator(definition):
 
     def operator(*args, virtual_device=None, span=None, **attrs):
         if num_inputs >= 0 and len(args) != num_inputs:
-            raise TypeError(f"{name}() takes {num_inputs} argument(s), got {len(args)}")
+            raise _error("UsageError", f"{name}() takes {num_inputs} argument(s), got {len(args)}", TypeError)
         return _ir.make_op_call(name, [_argument(a) for a in args], attrs, virtual_device, span)
 
     operator.__name__ = name.rsplit(".", 1)[-1]

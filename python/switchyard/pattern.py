@@ -18,6 +18,7 @@ it that states none, takes the replaced node's (the rewrite is a C++
 ExprMutator). ``node_map[p]`` is a one-element list (as in TVM) holding what
 the pattern ``p`` matched within ``post``.
 """
+from ._errors import error as _error
 from ._switchyard import pattern as _p
 
 Pattern = _p.Pattern
@@ -37,7 +38,10 @@ def rewrite(callbacks, expr, mod=None):
     ``callbacks`` is one callback or a list, each with ``pattern`` and
     ``callback(pre, post, node_map)`` returning the replacement (``post`` to
     keep the match; None is refused). ``mod`` resolves global functions
-    when a callback has ``require_type``.
+    when a callback has ``require_type``. After 100 rounds that still
+    change the expression, or as many replacements as 100 rounds over its
+    nodes would make (a replacement its own pattern matches again), it is a
+    ``sy.UsageError`` naming the callbacks and the limit.
     """
     return _p.rewrite(callbacks, expr, mod)
 
@@ -56,7 +60,8 @@ class DFPatternCallback:
         self.rewrite_once = rewrite_once
 
     def callback(self, pre, post, node_map):
-        raise NotImplementedError(f"{type(self).__name__} must override callback(pre, post, node_map)")
+        raise _error("UsageError", f"{type(self).__name__} must override callback(pre, post, node_map)",
+                     NotImplementedError)
 
     def rewrite(self, expr, mod=None):
         """``rewrite(self, expr, mod)``."""

@@ -10,7 +10,7 @@ or executor-style, as in TVM's graph executor:
     model.set_input("x", x)
     model.run()
     model.get_output(0, out=preallocated)
-    print(model.benchmark(repeat=20))
+    print(model.benchmark(repeat=20, number=5))
 """
 import dataclasses as _dataclasses
 import json as _json
@@ -19,6 +19,7 @@ import time as _time
 
 import numpy as _np
 
+from . import _inputs
 from ._errors import check_file as _check_file
 from ._errors import error as _error
 from ._switchyard import runtime as _rt
@@ -65,16 +66,44 @@ def _stats(raw):
 
 @_dataclasses.dataclass(frozen=True)
 class BenchmarkResult:
-    """Milliseconds per run over ``repeat`` timed runs (after one warm-up run)."""
+    """Milliseconds per run over ``repeat`` measurements (after one warm-up
+    run), each the mean of ``number`` runs."""
     median_ms: float
     min_ms: float
     p90_ms: float
     repeat: int
     times_ms: tuple
+    number: int = 1
 
     def __str__(self):
-        return (f"median {self.median_ms:.3f} ms, min {self.min_ms:.3f} ms, p90 {self.p90_ms:.3f} ms "
-                f"over {self.repeat} runs")
+        over = f"{self.repeat} runs" if self.number == 1 else f"{self.repeat} measurements of {self.number} runs"
+        return f"median {self.median_ms:.3f} ms, min {self.min_ms:.3f} ms, p90 {self.p90_ms:.3f} ms over {over}"
+
+
+_BENCHMARK_OPTIONS = ("repeat", "number", "min_repeat_ms")
+
+
+def _positive_int(what, value):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _error("UsageError", f"{what} must be a positive int, got {value!r}", TypeError)
+    if value < 1:
+        raise _error("UsageError", f"{what} must be a positive int, got {value!r}")
+    return value
+
+
+def _measure(run, number, min_repeat_ms):
+    """Milliseconds per run of one measurement, and the number of runs it
+    took: as TVM's time_evaluator, a measurement shorter than
+    ``min_repeat_ms`` is dropped and repeated with more runs."""
+    while True:
+        start = _time.perf_counter()
+        for _ in range(number):
+            run()
+        elapsed = (_time.perf_counter() - start) * 1e3
+        if elapsed >= min_repeat_ms:
+            return elapsed / number, number
+        per_run = max(elapsed / number, 1e-6)
+        number = max(int(number * 1.618) + 1, int(min_repeat_ms / per_run) + 1)
 
 
 class Module:
@@ -106,39 +135,64 @@ class Module:
     def output_names(self):
         return list(self._artifact.output_names)
 
-    def _arrays(self, args, inputs):
+    def get_num_inputs(self):
+        """The number of inputs (TVM's graph executor's name)."""
+        return len(self.input_names)
+
+    def get_num_outputs(self):
+        """The number of outputs (TVM's graph executor's name)."""
+        return len(self.output_names)
+
+    def _input_spec(self, name):
+        for spec in self._manifest.get("inputs", []):
+            if spec["name"] == name:
+                return spec
+        takes = ", ".join(self.input_names) or "no inputs"
+        raise _error("UsageError", f"unknown input '{name}': the model takes {takes}")
+
+    def _arrays(self, args, inputs, caller="run"):
         names = self.input_names
         if len(args) > len(names):
-            raise TypeError(f"run() takes at most {len(names)} positional inputs, got {len(args)}")
+            raise _error("UsageError", f"{caller}() takes at most {len(names)} positional inputs, got {len(args)}",
+                         TypeError)
         given = dict(zip(names, args))
         for name, value in inputs.items():
             if name in given:
-                raise TypeError(f"input '{name}' given twice")
+                raise _error("UsageError", f"input '{name}' given twice", TypeError)
             given[name] = value
         return {name: self._array(name, value) for name, value in given.items()}
 
     def _array(self, name, value):
-        if isinstance(value, (_np.ndarray, _np.generic)):
-            return value
-        if hasattr(value, "__dlpack__"):
-            return _from_dlpack(f"input '{name}'", value)
-        dtypes = {t["name"]: t["dtype"] for t in self._manifest.get("inputs", [])}
-        return _np.asarray(value, dtype=dtypes.get(name))
+        spec = self._input_spec(name)
+        return _inputs.input_array(name, value, spec["shape"], spec["dtype"])
 
     def set_input(self, name, value, copy=True):
         """Sets input ``name`` for ``run()`` with no arguments; checked now (``sy.UsageError``).
 
-        ``value`` is a NumPy array, a Python number, or any DLPack tensor on
-        the CPU (a PyTorch tensor, ...). By default it is copied, so changing
-        it afterwards does not change the input; with ``copy=False`` the
-        model reads the caller's memory at each run (zero-copy when it is
-        C-contiguous and aligned), so later changes are seen.
+        ``value`` is a NumPy array, a Python number or list, any DLPack
+        tensor on the CPU (a PyTorch tensor, ...) or a DLPack capsule. By
+        default it is copied, so changing it afterwards does not change the
+        input; with ``copy=False`` the model reads the caller's memory at
+        each run (zero-copy when it is C-contiguous and aligned), so later
+        changes are seen.
         """
         if not isinstance(name, str):
-            raise TypeError(f"set_input() takes an input name (str), got {type(name).__name__}")
+            raise _error("UsageError", f"set_input() takes an input name (str), got {type(name).__name__}", TypeError)
         array = self._array(name, value)
         self._artifact.check_input(name, array)
         self._inputs[name] = _np.array(array, copy=True, order="C") if copy else _in_place(array)
+
+    def get_input(self, index, out=None):
+        """The array ``set_input`` set for input ``index`` (or name), as TVM's ``get_input``.
+
+        A copy, or written into ``out`` (a writeable NumPy array of the
+        input's shape and dtype), which is returned. Inputs given to
+        ``run(**inputs)`` are not kept.
+        """
+        name = self.input_names[_index(index, self.input_names, "input")]
+        if name not in self._inputs:
+            raise _error("UsageError", f"input '{name}' has not been set (set_input('{name}', ...) first)")
+        return _copy_out(self._inputs[name], out, f"input '{name}'")
 
     def run(self, *args, record_stats=True, **inputs):
         """Runs on inputs (positional in manifest order, or by name).
@@ -148,6 +202,8 @@ class Module:
         With no inputs given, runs on those of ``set_input`` (a missing one is
         a ``sy.UsageError``); the outputs are also kept for ``get_output``.
         """
+        if not isinstance(record_stats, bool):
+            raise _error("UsageError", f"record_stats must be a bool, got {type(record_stats).__name__}", TypeError)
         arrays = self._arrays(args, inputs) if args or inputs else self._inputs
         outputs, raw = self._run(arrays, record_stats)
         self._outputs = outputs
@@ -166,18 +222,6 @@ class Module:
         raw = self._artifact.run_into({n: _in_place(a) for n, a in arrays.items()}, outputs, record_stats)
         return outputs, raw
 
-    def _output_index(self, index):
-        names = self.output_names
-        if isinstance(index, str):
-            if index not in names:
-                raise _error("UsageError", f"unknown output '{index}': the model has {', '.join(names)}")
-            return names.index(index)
-        if not isinstance(index, int) or isinstance(index, bool):
-            raise TypeError(f"get_output() takes an output index or name, got {type(index).__name__}")
-        if not -len(names) <= index < len(names):
-            raise IndexError(f"output index {index} out of range: the model has {len(names)} outputs")
-        return index % len(names)
-
     def get_output(self, index, out=None):
         """Output ``index`` (or name) of the last run.
 
@@ -185,41 +229,72 @@ class Module:
         dtype), the output is written into it and ``out`` is returned;
         otherwise a new array is.
         """
-        i = self._output_index(index)
+        i = _index(index, self.output_names, "output")
         if self._outputs is None:
             raise _error("UsageError", "get_output() before run(): there are no outputs yet")
-        result = self._outputs[i]
-        if out is None:
-            return result.copy()
-        if not isinstance(out, _np.ndarray):
-            raise TypeError(f"out must be a NumPy array, got {type(out).__name__}")
-        name = self.output_names[i]
-        if out.shape != result.shape or out.dtype != result.dtype:
-            raise _error("UsageError", f"out for output '{name}': expected shape {result.shape} {result.dtype}, "
-                                       f"got shape {out.shape} {out.dtype}")
-        if not out.flags.writeable:
-            raise _error("UsageError", f"out for output '{name}' is read-only")
-        _np.copyto(out, result)
-        return out
+        return _copy_out(self._outputs[i], out, f"output '{self.output_names[i]}'")
 
-    def benchmark(self, repeat=10, **inputs):
-        """Times ``repeat`` runs after one warm-up run; returns median, min and p90 milliseconds.
+    def benchmark(self, repeat=10, number=1, min_repeat_ms=0, **inputs):
+        """Times ``repeat`` measurements of ``number`` runs each, after one
+        warm-up run; returns the median, min and p90 milliseconds per run.
 
-        Runs on ``inputs`` when given, else on those of ``set_input``. Each
-        time is the wall time of one run call without statistics recording.
+        The options are TVM's ``time_evaluator``'s: a measurement shorter
+        than ``min_repeat_ms`` is dropped and ``number`` raised until one
+        lasts that long. Runs on ``inputs`` (keywords other than the
+        options) when given, else on those of ``set_input``; a keyword that
+        is neither an option nor an input is refused. Each time is wall
+        time of run calls without statistics recording.
         """
-        if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
-            raise ValueError(f"repeat must be a positive int, got {repeat!r}")
-        arrays = self._arrays((), inputs) if inputs else self._inputs
+        _positive_int("repeat", repeat)
+        _positive_int("number", number)
+        if isinstance(min_repeat_ms, bool) or not isinstance(min_repeat_ms, (int, float)) or not min_repeat_ms >= 0:
+            builtin = ValueError if isinstance(min_repeat_ms, (int, float)) else TypeError
+            raise _error("UsageError", f"min_repeat_ms must be a number >= 0, got {min_repeat_ms!r}", builtin)
+        unknown = [k for k in inputs if k not in self.input_names]
+        if unknown:
+            raise _error("UsageError", f"benchmark() got an unknown keyword '{unknown[0]}': neither an option "
+                                       f"({', '.join(_BENCHMARK_OPTIONS)}) nor an input "
+                                       f"({', '.join(self.input_names) or 'the model has none'})", TypeError)
+        arrays = self._arrays((), inputs, "benchmark") if inputs else self._inputs
         self._run(arrays, False)
         times = []
         for _ in range(repeat):
-            start = _time.perf_counter()
-            self._run(arrays, False)
-            times.append((_time.perf_counter() - start) * 1e3)
+            per_run, number = _measure(lambda: self._run(arrays, False), number, min_repeat_ms)
+            times.append(per_run)
         ordered = sorted(times)
         return BenchmarkResult(median_ms=float(_np.median(ordered)), min_ms=ordered[0],
-                               p90_ms=float(_np.percentile(ordered, 90)), repeat=repeat, times_ms=tuple(times))
+                               p90_ms=float(_np.percentile(ordered, 90)), repeat=repeat, times_ms=tuple(times),
+                               number=number)
+
+
+def _index(index, names, role):
+    """The position of ``index`` (an int, negative from the end, or a name) among ``names``."""
+    if isinstance(index, str):
+        if index not in names:
+            raise _error("UsageError", f"unknown {role} '{index}': the model has {', '.join(names) or 'none'}")
+        return names.index(index)
+    if not isinstance(index, (int, _np.integer)) or isinstance(index, bool):
+        raise _error("UsageError", f"get_{role}() takes an {role} index or name, got {type(index).__name__}",
+                     TypeError)
+    if not -len(names) <= index < len(names):
+        raise _error("UsageError", f"{role} index {index} out of range: the model has {len(names)} {role}s",
+                     IndexError)
+    return int(index) % len(names)
+
+
+def _copy_out(array, out, what):
+    """A copy of ``array``, or ``out`` after copying it there (checked first: nothing is written on a mismatch)."""
+    if out is None:
+        return array.copy()
+    if not isinstance(out, _np.ndarray):
+        raise _error("UsageError", f"out must be a NumPy array, got {type(out).__name__}", TypeError)
+    if out.shape != array.shape or out.dtype != array.dtype:
+        raise _error("UsageError", f"out for {what}: expected shape {array.shape} {array.dtype}, "
+                                   f"got shape {out.shape} {out.dtype}")
+    if not out.flags.writeable:
+        raise _error("UsageError", f"out for {what} is read-only")
+    _np.copyto(out, array)
+    return out
 
 
 def _in_place(array):
@@ -232,39 +307,37 @@ def _in_place(array):
     return _np.array(array, dtype=array.dtype.newbyteorder("="), order="C", copy=True)
 
 
-def _from_dlpack(what, value):
-    """A NumPy view of a DLPack tensor (no copy); only host memory can be read."""
-    try:
-        device_type, device_id = value.__dlpack_device__()
-    except (AttributeError, TypeError):
-        device_type, device_id = 1, 0
-    if device_type not in (1, 3):  # kDLCPU, kDLCUDAHost: host memory
-        raise _error("UsageError", f"{what} lives on DLPack device type {device_type} (id {device_id}); "
-                                   "the model reads host (CPU) memory: move it to the CPU first")
-    try:
-        return _np.from_dlpack(value)
-    except (BufferError, RuntimeError, TypeError) as e:
-        raise _error("UsageError", f"{what}: cannot be read through DLPack ({e})") from None
-
-
 def from_dlpack(value):
     """A NumPy array sharing the memory of a host DLPack tensor (a PyTorch CPU
     tensor, ...), for ``run`` and ``set_input``. Outputs are NumPy arrays, so
     ``torch.from_dlpack(output)`` shares their memory in turn."""
-    return _from_dlpack("the tensor", value)
+    return _inputs.dlpack_view("the tensor", value)
 
 
 def load(path, threads=0, max_model_bytes=None):
     """Loads an artifact directory; raises ``sy.RuntimeError`` naming the file at fault.
 
-    A path that is missing or not a directory raises a ``sy.RuntimeError``
-    that is also ``FileNotFoundError`` / ``NotADirectoryError``. A model.so
-    larger than ``max_model_bytes`` (default 1 GiB) is refused before it is
-    hashed or opened.
+    ``threads`` is the size of the thread pool the model's CPU devices share
+    (0: one per hardware thread; a device the build gave threads of its own,
+    ``devices[].threads`` in the manifest, keeps its own pool). A path that
+    is missing or not a directory raises a ``sy.RuntimeError`` that is also
+    ``FileNotFoundError`` / ``NotADirectoryError``. A model.so larger than
+    ``max_model_bytes`` (default 1 GiB) is refused before it is hashed or
+    opened.
     """
-    _check_file("RuntimeError", path, want_directory=True)
+    if not isinstance(path, (str, _os.PathLike)):
+        raise _error("UsageError", f"load() takes the artifact directory's path, got {type(path).__name__}",
+                     TypeError)
+    most = _rt.MAX_POOL_THREADS
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 0 <= threads <= most:
+        raise _error("UsageError", f"threads must be an int from 0 (default) to {most}, got {threads!r}",
+                     ValueError if isinstance(threads, int) and not isinstance(threads, bool) else TypeError)
     if max_model_bytes is None:
         max_model_bytes = _rt.DEFAULT_MAX_MODEL_BYTES
+    if isinstance(max_model_bytes, bool) or not isinstance(max_model_bytes, int) or max_model_bytes < 1:
+        raise _error("UsageError", f"max_model_bytes must be a positive int, got {max_model_bytes!r}",
+                     ValueError if isinstance(max_model_bytes, int) else TypeError)
+    _check_file("RuntimeError", path, want_directory=True)
     return Module(_rt.Artifact.load(_os.fspath(path), threads, max_model_bytes))
 
 

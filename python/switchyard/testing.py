@@ -43,13 +43,13 @@ def _free_variable_report(lhs, rhs):
     return None
 
 
-def assert_structural_equal(lhs, rhs, map_free_vars=False, *, compare_devices=True, compare_spans=True):
+def assert_structural_equal(lhs, rhs, map_free_vars=False, *, compare_devices=True, compare_spans=False):
     """Raises ``AssertionError`` with the first difference unless ``lhs`` and ``rhs`` are structurally equal.
 
     Takes two expressions or two modules. Bound variables are matched up by
     position; free variables must be the same objects unless
     ``map_free_vars`` is true, when they are matched up in order of use.
-    Devices and spans are compared unless turned off.
+    Devices are compared unless turned off; spans only with ``compare_spans=True``.
     """
     report = _ir.structural_diff(lhs, rhs, compare_devices=compare_devices, compare_spans=compare_spans)
     if report is None and not map_free_vars and isinstance(lhs, _ir.Expr):

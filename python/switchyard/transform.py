@@ -7,6 +7,7 @@ a pass is called on a module. Passes written in Python are made with the
 """
 import inspect as _inspect
 
+from ._errors import error as _error
 from ._switchyard import transform as _t
 
 Pass = _t.Pass
@@ -46,7 +47,7 @@ Inline = _builtin("Inline", "Inlines calls of module functions marked for inlini
 def _wrap_class(cls, make, method, pass_name, opt_level, required):
     """A Pass subclass whose constructor makes a ``cls`` and runs its ``method``."""
     if not callable(getattr(cls, method, None)):
-        raise TypeError(f"{cls.__name__} needs a {method} method to be a pass")
+        raise _error("UsageError", f"{cls.__name__} needs a {method} method to be a pass", TypeError)
 
     def __init__(self, *args, **kwargs):
         instance = cls(*args, **kwargs)
@@ -60,7 +61,8 @@ def _wrap_class(cls, make, method, pass_name, opt_level, required):
 def _decorator(target, make, method, opt_level, name, required):
     def create(obj):
         if not callable(obj):
-            raise TypeError(f"a pass decorator needs a function or class, got {type(obj).__name__}")
+            raise _error("UsageError", f"a pass decorator needs a function or class, got {type(obj).__name__}",
+                         TypeError)
         pass_name = name or getattr(obj, "__name__", None) or type(obj).__name__
         if _inspect.isclass(obj):
             # Known to PassContext's name check before the first instance exists.

@@ -24,6 +24,7 @@ struct OptFlags {
   bool check_each = false;
   std::string print_devices = "all";
   bool time_passes = false;
+  bool show_weights = false;
   std::string emit_dot, emit_svg;
   std::vector<std::string> print_before, print_after;
 };
@@ -57,17 +58,18 @@ void run_opt(const OptFlags& f) {
 #endif
   if (check) ctx.instruments.push_back(std::make_shared<InvariantChecker>());
   if (f.time_passes) ctx.instruments.push_back(timing);
-  if (!f.print_before.empty() || !f.print_after.empty())
-    ctx.instruments.push_back(std::make_shared<PrintIRInstrument>(
-        std::set<std::string>(f.print_before.begin(), f.print_before.end()),
-        std::set<std::string>(f.print_after.begin(), f.print_after.end()), dumps));
-  PassContext::Scope scope(ctx);
-  IRModule out = Sequential(std::move(passes), "opt")(mod, ctx);
-
   PrintOptions print;
   print.devices = f.print_devices == "none"      ? PrintOptions::Devices::kNone
                   : f.print_devices == "changed" ? PrintOptions::Devices::kChanged
                                                  : PrintOptions::Devices::kAll;
+  print.show_weights = f.show_weights;
+  if (!f.print_before.empty() || !f.print_after.empty())
+    ctx.instruments.push_back(std::make_shared<PrintIRInstrument>(
+        std::set<std::string>(f.print_before.begin(), f.print_before.end()),
+        std::set<std::string>(f.print_after.begin(), f.print_after.end()), dumps, print));
+  PassContext::Scope scope(ctx);
+  IRModule out = Sequential(std::move(passes), "opt")(mod, ctx);
+
   std::string text = print_module(out, print);
   if (!f.emit_dot.empty() || !f.emit_svg.empty()) {
     std::string dot = placed_graph_to_dot(out);
@@ -87,6 +89,7 @@ void add_opt_command(CLI::App& app) {
       "opt",
       "Run passes on a text-IR file and print the result.\n"
       "Example: switchyard opt model.sy -p InferType,PlanDevices --devices cpu:0,cpu:1 --print-devices all\n"
+      "Constants over 16 elements print as meta[Constant][i]; --show-weights prints text that parses back.\n"
       "The layouts a build keeps between oneDNN primitives: -p InferType,PlanDevices,FuseOps,PlanLayouts");
   add_model_flags(cmd, &flags->model);
   cmd->add_option("-p,--passes", flags->passes, "comma-separated pass names, run in order")->required();
@@ -96,6 +99,9 @@ void add_opt_command(CLI::App& app) {
   cmd->add_option("--print-devices", flags->print_devices, "which devices to print: all, changed or none")
       ->check(CLI::IsMember({"all", "changed", "none"}));
   cmd->add_flag("--time-passes", flags->time_passes, "print the time of each pass on stderr");
+  cmd->add_flag("--show-weights", flags->show_weights,
+                "print every constant in full, so the text parses back; by default constants over 16 elements are "
+                "meta[Constant][i] references (also in --print-ir-before/after)");
   cmd->add_option("--emit-dot", flags->emit_dot, "write the placed data-flow graph as Graphviz dot");
   cmd->add_option("--emit-svg", flags->emit_svg, "render the placed data-flow graph to SVG with Graphviz");
   cmd->add_option("--print-ir-before", flags->print_before, "dump the IR before this pass (or 'all') on stderr");

@@ -364,6 +364,7 @@ class Parser {
       if (error.empty()) return parse_scalar(take());
     }
     if (word == "let") fail(t, "'let' must start a statement of a block");
+    if (word == "meta" && peek(1).kind == TokenKind::kLBracket) refuse_elided_constant();
     auto known = operators_.find(word);
     if (known == operators_.end()) {
       const OpDef* def = find_op_def(std::string(word));
@@ -375,6 +376,18 @@ class Parser {
     if (peek().kind == TokenKind::kLParen) return parse_call(op, name, op->def);
     *is_reference = true;
     return op;
+  }
+
+  // meta[Constant][i]: a constant printed without its data (show_weights
+  // off), which no text can bring back.
+  [[noreturn]] void refuse_elided_constant() {
+    Token t = take();
+    std::string reference(t.text);
+    // The rest of "meta[Constant][0]": the error ends the parse, so take it.
+    for (int i = 0; i < 6 && peek().kind != TokenKind::kEnd; ++i) reference += take().text;
+    fail(t, clipped_text(reference) + " is a constant the printer elided: this text was printed without its weights "
+                                      "and does not parse back; print it with show_weights=True (Python) or "
+                                      "--show-weights (switchyard import, opt)");
   }
 
   Expr parse_if() {

@@ -19,6 +19,7 @@
 
 #include "op/registry.h"
 #include "support/identifier.h"
+#include "text/elided_constants.h"
 #include "text/literals.h"
 #include "text/node_index.h"
 
@@ -117,7 +118,8 @@ std::string global_text(const std::string& name) {
 // Prints one function (or one free-standing expression).
 class FunctionPrinter {
  public:
-  FunctionPrinter(const PrintOptions& options, std::string& out) : options_(options), out_(out) {}
+  FunctionPrinter(const PrintOptions& options, ElidedConstants& constants, std::string& out)
+      : options_(options), constants_(constants), out_(out) {}
 
   void print_def(const std::string& name, const Function& fn) {
     for (const Var& p : fn->params) name_var(p.get());
@@ -351,7 +353,7 @@ class FunctionPrinter {
       case ExprKind::kOp: out_ += static_cast<const OpNode*>(n)->name; return;
       case ExprKind::kConstant:
         if (is_atom(n)) {
-          out_ += constant_text(static_cast<const ConstantNode*>(n)->data);
+          out_ += constants_.text(static_cast<const ConstantNode*>(n));
           return;
         }
         break;
@@ -427,7 +429,7 @@ class FunctionPrinter {
         out_ += std::to_string(item->index);
         return;
       }
-      case ExprKind::kConstant: out_ += constant_text(static_cast<const ConstantNode*>(n)->data); return;
+      case ExprKind::kConstant: out_ += constants_.text(static_cast<const ConstantNode*>(n)); return;
       case ExprKind::kVar: case ExprKind::kFunction: case ExprKind::kLet: case ExprKind::kIf: case ExprKind::kGlobalVar:
       case ExprKind::kOp: write_reference(n); return;
     }
@@ -621,6 +623,7 @@ class FunctionPrinter {
   }
 
   const PrintOptions& options_;
+  ElidedConstants& constants_;
   std::string& out_;
   NodeIndex index_;
   std::vector<NodeInfo> nodes_;
@@ -636,18 +639,20 @@ class FunctionPrinter {
 
 std::string print_module(const IRModule& module, const PrintOptions& options) {
   std::string out;
+  ElidedConstants constants(options.show_weights);
   for (size_t i = 0; i < module.functions().size(); ++i) {
     if (i) out += "\n";
     const auto& [name, fn] = module.functions()[i];
-    FunctionPrinter(options, out).print_def(name, fn);
+    FunctionPrinter(options, constants, out).print_def(name, fn);
   }
-  return out;
+  return constants.header() + out;
 }
 
 std::string print_expr(const Expr& expr, const PrintOptions& options) {
   std::string out;
-  FunctionPrinter(options, out).print_root(expr);
-  return out;
+  ElidedConstants constants(options.show_weights);
+  FunctionPrinter(options, constants, out).print_root(expr);
+  return constants.header() + out;
 }
 
 }  // namespace switchyard

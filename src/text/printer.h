@@ -19,6 +19,11 @@ struct PrintOptions {
   // differs from the previous binding's in the same block (parameters and
   // results always); kNone: no devices (for reading; does not round-trip).
   enum class Devices { kAll, kChanged, kNone } devices = Devices::kAll;
+  // false: constants over kMaxInlineElements elements are written as
+  // meta[Constant][i] with their type, after a comment saying the text does
+  // not parse back (text/elided_constants.h). For reading large models;
+  // whatever is parsed again needs the weights.
+  bool show_weights = true;
 };
 
 std::string print_module(const IRModule& module, const PrintOptions& options = {});

@@ -35,17 +35,18 @@ std::string TimingInstrument::report() const {
   return out + line;
 }
 
-PrintIRInstrument::PrintIRInstrument(std::set<std::string> before, std::set<std::string> after, std::ostream& out)
-    : before_(std::move(before)), after_(std::move(after)), out_(out) {}
+PrintIRInstrument::PrintIRInstrument(std::set<std::string> before, std::set<std::string> after, std::ostream& out,
+                                     PrintOptions print)
+    : before_(std::move(before)), after_(std::move(after)), out_(out), print_(print) {}
 
 void PrintIRInstrument::run_before_pass(const IRModule& mod, const PassInfo& info) {
   if (before_.count(info.name) || before_.count("all"))
-    out_ << "# IR before " << info.name << "\n" << print_module(mod) << "\n";
+    out_ << "# IR before " << info.name << "\n" << print_module(mod, print_) << "\n";
 }
 
 void PrintIRInstrument::run_after_pass(const IRModule& mod, const PassInfo& info) {
   if (after_.count(info.name) || after_.count("all"))
-    out_ << "# IR after " << info.name << "\n" << print_module(mod) << "\n";
+    out_ << "# IR after " << info.name << "\n" << print_module(mod, print_) << "\n";
 }
 
 std::string render_violation(const std::string& pass_name, const std::string& problem, const Expr& node) {

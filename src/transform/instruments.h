@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "analysis/primitive_check.h"
+#include "text/printer.h"
 #include "transform/pass.h"
 
 namespace switchyard {
@@ -34,7 +35,8 @@ class TimingInstrument : public PassInstrument {
 // Prints the module (text format) before and/or after the named passes.
 class PrintIRInstrument : public PassInstrument {
  public:
-  PrintIRInstrument(std::set<std::string> before, std::set<std::string> after, std::ostream& out);
+  PrintIRInstrument(std::set<std::string> before, std::set<std::string> after, std::ostream& out,
+                    PrintOptions print = {});
   std::string name() const override { return "PrintIR"; }
   void run_before_pass(const IRModule& mod, const PassInfo& info) override;
   void run_after_pass(const IRModule& mod, const PassInfo& info) override;
@@ -42,6 +44,7 @@ class PrintIRInstrument : public PassInstrument {
  private:
   std::set<std::string> before_, after_;
   std::ostream& out_;
+  PrintOptions print_;
 };
 
 // After every pass: scoping; types (the module type-checks, no node carries

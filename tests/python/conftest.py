@@ -57,6 +57,32 @@ def mlp_artifact(tmp_path_factory):
     return mod, out
 
 
+def conv_dense_model(path):
+    """y = relu(conv(x, w) + b) flattened @ d: weights of 216, 8 and 512 elements."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    initializers = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+                    for name, shape in [("w", (8, 3, 3, 3)), ("b", (8,)), ("d", (128, 4))]]
+    initializers.append(numpy_helper.from_array(np.array([1, 128], np.int64), "shape"))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="stem/conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="stem/relu"),
+             helper.make_node("MaxPool", ["r"], ["p"], name="stem/pool", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Reshape", ["p", "shape"], ["f"], name="head/flatten"),
+             helper.make_node("MatMul", ["f", "d"], ["y"], name="head/dense")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], initializers)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return path
+
+
+@pytest.fixture
+def conv_dense_onnx(tmp_path):
+    """A small imported-model stand-in: conv, relu, pool, flatten, dense, as an ONNX file."""
+    return conv_dense_model(tmp_path / "conv_dense.onnx")
+
+
 def is_call_of(expr, name):
     from switchyard import ir
     return isinstance(expr, ir.Call) and isinstance(expr.op, ir.Op) and expr.op.name == name

@@ -88,3 +88,16 @@ def test_a_tensor_off_the_host_is_refused_by_name(model):
 
     with pytest.raises(sy.UsageError, match="input 'x' lives on DLPack device type 2"):
         model.set_input("x", DeviceTensor())
+
+
+def test_a_dlpack_capsule_is_an_input_too(model, mlp_inputs):
+    # torch.utils.dlpack.to_dlpack(t) gives a bare capsule, which has no
+    # __dlpack__ of its own: it was refused as "not a NumPy array".
+    from torch.utils.dlpack import to_dlpack
+    capsules = {name: to_dlpack(torch.from_numpy(value.copy())) for name, value in mlp_inputs.items()}
+    np.testing.assert_allclose(model.run(**capsules), mlp_reference(mlp_inputs), rtol=1e-4, atol=1e-5)
+    model.set_input("x", to_dlpack(torch.from_numpy(mlp_inputs["x"].copy())))
+    np.testing.assert_array_equal(model.get_input("x"), mlp_inputs["x"])
+    # A capsule is consumed by the first reader: a second use is named.
+    with pytest.raises(sy.UsageError, match="input 'x': the DLPack capsule was already consumed"):
+        model.run(**capsules)

@@ -132,3 +132,72 @@ def test_run_copies_a_misaligned_input_as_set_input_does(model, mlp_inputs):
     set_all(model, mlp_inputs)
     model.set_input("x", inputs["x"], copy=False)
     np.testing.assert_allclose(model.run(), expected, rtol=1e-4, atol=1e-5)
+
+
+def counting_runs(model):
+    """Counts the runs a model makes from now on (benchmark's warm-up included)."""
+    calls = []
+    run = model._run
+
+    def counted(arrays, record_stats):
+        calls.append(1)
+        return run(arrays, record_stats)
+
+    model._run = counted
+    return calls
+
+
+def test_benchmark_takes_number_and_min_repeat_ms_as_options_as_tvm_does(model, mlp_inputs):
+    # TVM's time_evaluator options were taken as model inputs ("unknown input 'number'").
+    set_all(model, mlp_inputs)
+    calls = counting_runs(model)
+    result = model.benchmark(repeat=3, number=4)
+    assert len(calls) == 1 + 3 * 4, "one warm-up, then repeat measurements of number runs each"
+    assert result.repeat == 3 and result.number == 4 and len(result.times_ms) == 3
+    # min_repeat_ms raises number until one measurement lasts that long, as TVM's does.
+    slow = model.benchmark(repeat=2, number=1, min_repeat_ms=30)
+    assert slow.number >= 1 and min(slow.times_ms) * slow.number >= 30
+    on_keywords = model.benchmark(repeat=1, number=2, **mlp_inputs)
+    assert on_keywords.number == 2
+
+
+@pytest.mark.parametrize("options, words", [
+    ({"repeats": 3}, r"benchmark\(\) got an unknown keyword 'repeats': neither an option \(repeat, number, "
+                     r"min_repeat_ms\) nor an input \(x, w1, b1, w2, b2\)"),
+    ({"number": 0}, "number must be a positive int, got 0"),
+    ({"min_repeat_ms": -1}, "min_repeat_ms must be a number >= 0, got -1"),
+    ({"repeat": 2.5}, "repeat must be a positive int, got 2.5"),
+])
+def test_benchmark_refuses_unknown_and_bad_options(model, mlp_inputs, options, words):
+    set_all(model, mlp_inputs)
+    with pytest.raises(sy.UsageError, match=words):
+        model.benchmark(**options)
+
+
+def test_get_input_and_the_counts_of_tvms_graph_executor(model, mlp_inputs):
+    assert model.get_num_inputs() == 5 and model.get_num_outputs() == 1
+    with pytest.raises(sy.UsageError, match=r"input 'w1' has not been set \(set_input\('w1', \.\.\.\) first\)"):
+        model.get_input("w1")
+    set_all(model, mlp_inputs)
+    np.testing.assert_array_equal(model.get_input("w1"), mlp_inputs["w1"])
+    np.testing.assert_array_equal(model.get_input(1), mlp_inputs["w1"])
+    np.testing.assert_array_equal(model.get_input(-1), mlp_inputs["b2"])
+    copy = model.get_input("x")
+    copy[:] = 0
+    assert model.get_input("x").any(), "get_input returns a copy"
+    out = np.empty((10,), np.float32)
+    assert model.get_input("b2", out=out) is out
+    np.testing.assert_array_equal(out, mlp_inputs["b2"])
+    with pytest.raises(sy.UsageError, match="unknown input 'y'"):
+        model.get_input("y")
+    with pytest.raises(IndexError, match="input index 5 out of range: the model has 5 inputs"):
+        model.get_input(5)
+
+
+def test_load_threads_is_checked(mlp_artifact, mlp_inputs):
+    model = sy.runtime.load(mlp_artifact[1], threads=1)
+    np.testing.assert_allclose(model.run(**mlp_inputs), mlp_reference(mlp_inputs), rtol=1e-4, atol=1e-5)
+    with pytest.raises(sy.UsageError, match="threads must be an int from 0 .default. to 1024, got -1"):
+        sy.runtime.load(mlp_artifact[1], threads=-1)
+    with pytest.raises(TypeError, match="threads must be an int from 0"):
+        sy.runtime.load(mlp_artifact[1], threads="2")

@@ -175,3 +175,25 @@ def test_bad_callbacks_are_named():
     once = Again()
     once.rewrite_once = True
     assert len(calls_of(rewrite(once, sy.op.nn.relu(x)), "nn.relu")) == 1
+
+
+def test_a_rewrite_whose_result_matches_again_stops_at_the_round_limit():
+    # relu(x) -> relu(relu(x)) doubles the relus each round, so the hundredth
+    # round, where the error was, never came. Past 100 rounds' worth of
+    # replacements it stops; the counter turns a runaway into a failure.
+    class Doubles(ReluToMaximum):
+        calls = 0
+
+        def callback(self, pre, post, node_map):
+            Doubles.calls += 1
+            if Doubles.calls > 20000:
+                raise AssertionError("the rewrite ran away")
+            return sy.op.nn.relu(post)
+
+    x = ir.Var("x", ir.TensorType((2,)))
+    with pytest.raises(sy.UsageError) as info:
+        rewrite(Doubles(), ir.Function([x], sy.op.nn.relu(x)))
+    message = info.value.message
+    assert "Doubles" in message and 'is_op("nn.relu")(wildcard())' in message, message
+    assert "100 rounds" in message, message
+    assert Doubles.calls <= 1000

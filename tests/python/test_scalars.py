@@ -36,9 +36,39 @@ def test_scalar_constants_are_zero_dimensional(made, literal):
 
 
 def test_integer_and_boolean_scalars_keep_their_dtype():
-    assert ir.const(3).data.dtype == np.int64 and ir.const(3).data.shape == ()
+    assert ir.const(3).data.dtype == np.int32 and ir.const(3).data.shape == ()
     assert ir.const(True).data.dtype == np.bool_ and ir.const(True).data.shape == ()
-    assert ir.const(3, "int32").data.dtype == np.int32
+    assert ir.const(3, "int64").data.dtype == np.int64
+    assert ir.const([1, 2]).data.dtype == np.int32
+
+
+def test_a_python_int_is_the_int32_the_text_3_is():
+    # Relay's const(3) is int32 and so is the text's `3`: a Python int must
+    # agree with both, or add(int32 x, const(3)) fails type inference.
+    assert ir.structural_equal(ir.const(3), parsed_constant("3", "int32"), compare_spans=False)
+    x = ir.Var("x", ir.TensorType((2,), "int32"))
+    for body in (sy.op.add(x, ir.const(3)), sy.op.add(x, 3)):
+        mod = sy.transform.InferType()(ir.IRModule.from_expr(ir.Function([x], body)))
+        assert mod["main"].body.checked_type == ir.TensorType((2,), "int32")
+        np.testing.assert_array_equal(sy.evaluate(mod, x=np.array([1, 2], np.int32)), [4, 5])
+
+
+def test_operator_functions_take_python_and_numpy_scalars_as_constants():
+    y = ir.Var("y", ir.TensorType((2,), "float32"))
+    scaled = sy.op.multiply(y, 2.0)
+    assert isinstance(scaled.args[1], ir.Constant) and scaled.args[1].dtype == "float32"
+    assert sy.op.multiply(y, np.float16(2)).args[1].dtype == "float16"
+    assert sy.op.add(y, True).args[1].dtype == "bool"
+
+
+@pytest.mark.parametrize("value, dtype", [(2**40, None), ([1, -2**31 - 1], None), (300, "uint8"), (-1, "uint8"),
+                                          (2**63, "int64")])
+def test_an_integer_outside_its_dtype_is_refused_not_wrapped(value, dtype):
+    with pytest.raises(sy.UsageError, match="out of range for (int32|uint8|int64)") as info:
+        ir.const(value, dtype)
+    if dtype is None:
+        assert "dtype=\"int64\"" in str(info.value)
+    assert ir.const(2**40, "int64").data == 2**40
 
 
 @pytest.mark.parametrize("scale", [np.array(2.0, np.float32), np.float32(2.0), 2.0, 2], ids=[

@@ -210,6 +210,35 @@ def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
   EXPECT_EQ(calls_of(rewrite({again}, mod), "nn.relu").size(), 1u);
 }
 
+TEST(PatternRewrite, AReplacementThatGrowsEveryRoundStopsAtTheLimit) {
+  // relu(x) -> relu(relu(x)) doubles the relus each round: the hundredth
+  // round never came. The replacements are bounded by what 100 rounds over
+  // the input would make, and the guard below turns a runaway into a failure.
+  IRModule mod = typed(R"(
+def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
+  nn.relu(%x)
+}
+)");
+  Pattern x = wildcard();
+  int calls = 0;
+  RewriteCallback doubles{.pattern = is_call(is_op("nn.relu"), {x}),
+                          .rewrite = [&calls](const Expr&, const Expr& post, const MatchMap&) {
+                            if (++calls > 100000) throw std::runtime_error("the rewrite ran away");
+                            return Expr(make_op_call("nn.relu", {post}));
+                          },
+                          .name = "Doubles"};
+  try {
+    rewrite({doubles}, mod);
+    FAIL() << "a rewrite that never settles returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(e.message().find("Doubles"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("is_op(\"nn.relu\")(wildcard())"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("100 rounds"), std::string::npos) << e.message();
+  }
+  EXPECT_LE(calls, 1000);
+}
+
 TEST(PatternRewrite, RequireTypeTypesTheExpressionFirst) {
   // Built without InferType: the relu has no checked_type until the rewrite
   // infers it, so only the typed sweep sees a float32 relu.

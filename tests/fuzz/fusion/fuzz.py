@@ -181,7 +181,7 @@ def keep_finding(seed):
 
     g = graph_maker.graph(seed)
     FINDINGS.mkdir(exist_ok=True)
-    (FINDINGS / f"seed-{seed}.sy").write_text(graph_maker.module_of([g]).astext())
+    (FINDINGS / f"seed-{seed}.sy").write_text(graph_maker.module_of([g]).astext(show_weights=True))
     np.savez(FINDINGS / f"seed-{seed}.npz", **g.inputs)
 
 
