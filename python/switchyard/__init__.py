@@ -22,8 +22,6 @@ from . import _switchyard as _native  # isort: skip
 
 import os as _os
 
-import numpy as _np
-
 from . import frontend, ir, op, pattern, runtime, testing, transform
 from ._errors import check_file as _check_file
 from ._inputs import input_array as _input_array

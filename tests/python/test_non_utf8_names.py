@@ -51,7 +51,8 @@ def test_a_node_name_that_is_not_utf8_compiles_and_runs(tmp_path, model):
     assert any("layer/relu\\xff\\xfe" in s for s in spans), spans
     ran = run_cli("run", tmp_path / "art", "--input", f"x={tmp_path / 'x.npy'}", "--output-dir", tmp_path / "out")
     assert ran.returncode == 0, ran.stderr.decode(errors="replace")
-    np.testing.assert_allclose(np.load(tmp_path / "out" / "output_0.npy"), reference(model, x), rtol=1e-5, atol=1e-6)
+    output = manifest["outputs"][0]["name"]  # the ONNX graph's output name
+    np.testing.assert_allclose(np.load(tmp_path / "out" / f"{output}.npy"), reference(model, x), rtol=1e-5, atol=1e-6)
     # And through the Python API.
     module = sy.frontend.from_onnx(path)
     sy.build(module, devices=["cpu:0"], output=tmp_path / "py_art")
