@@ -52,8 +52,11 @@ inline __attribute__((always_inline)) void apply_post_ops(Value& r, const std::v
     const PostOp& post = posts[p];
     switch (post.kind) {
       // NaN gives 0 and a_min, as the rule for relu and clip says.
-      case PostOp::Kind::kRelu:
-        r = r > 0 ? r : (r <= 0 ? post.alpha * r : Value{});
+      case PostOp::Kind::kRelu:  // +0 for -inf, -0 and NaN (0 * -inf would be NaN)
+        if (post.alpha == 0)
+          r = r > 0 ? r : Value{};
+        else
+          r = r > 0 ? r : (r <= 0 ? post.alpha * r : Value{});
         break;
       case PostOp::Kind::kClip:
         r = r > post.alpha ? r : post.alpha;
