@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -34,7 +35,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kFilesList = ".files";      // the header, then name size hash, one file a line
-constexpr const char* kSummaryFile = ".summary";  // the compile's summary line
+constexpr const char* kSummaryFile = ".summary";  // the compile's summary, and its warnings
 constexpr const char* kListHeader = "switchyard artifact entry 2";
 constexpr const char* kLockSuffix = ".lock";      // KEY.lock, beside the entry
 
@@ -245,7 +246,9 @@ std::optional<std::string> ArtifactCache::take(const std::string& output_dir, st
     LockFile lock(directory_ + kLockSuffix);
     std::ifstream summary_file(directory_ + "/" + kSummaryFile);
     std::optional<std::vector<KeptFile>> files = read_file_list(directory_ + "/" + kFilesList, problem);
-    if (files && !std::getline(summary_file, summary)) *problem = std::string("its ") + kSummaryFile + " is missing";
+    summary.assign(std::istreambuf_iterator<char>(summary_file), std::istreambuf_iterator<char>());
+    if (!summary.empty() && summary.back() == '\n') summary.pop_back();
+    if (files && summary.empty()) *problem = std::string("its ") + kSummaryFile + " is missing";
     for (size_t i = 0; files && problem->empty() && i < files->size(); ++i)
       *problem = hand_back(directory_, (*files)[i], staging.path());
     if (!problem->empty()) {

@@ -34,11 +34,13 @@ class ArtifactCache {
 
   // When the entry holds an intact artifact: puts it at `output_dir`
   // (replacing it, as a compile does, in turn with other compiles into it)
-  // and returns the summary line its compile printed. nullopt on a miss;
-  // `problem` then says why the entry was dropped ("" when it was absent).
+  // and returns the summary keep() was given (its compile's summary line,
+  // and lines after it). nullopt on a miss; `problem` then says why the
+  // entry was dropped ("" when it was absent).
   std::optional<std::string> take(const std::string& output_dir, std::string* problem) const;
   // Keeps the finished artifact in `staging_dir`, the caller's own staging
-  // directory (StagingDirectory), and its summary line. Nothing is kept when
+  // directory (StagingDirectory), and its summary (a line, or several).
+  // Nothing is kept when
   // the model file changed since open() (its artifact is another key's),
   // when the artifact has anything but plain files, or when the cache
   // cannot be written.

@@ -167,6 +167,7 @@ Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, co
     const KernelSource& source = program.kernel_sources.at(size_t(call.source));
     ManifestKernel kernel{source.name, call.device, call.span.defined() ? call.span.to_string() : "",
                           kernel_kind(source)};
+    if (call.primitive) kernel.operators = operator_chain(call.primitive);
     if (!source.image.empty()) {
       // Beside model.so, in a folder named for the device kind: "cuda/NAME.cubin".
       const VirtualDevice* device = config.devices[size_t(call.device)];
@@ -210,7 +211,7 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
     FileWriter out(path);
     // Summed as written (reading 100 MB back cost a fifth of a second), with
     // the checksum of the format written: XXH3-128 (manifest.h).
-    static_assert(kArtifactFormatVersion == 5, "weights.bin's checksum changes with the format");
+    static_assert(kArtifactFormatVersion == 6, "weights.bin's checksum changes with the format");
     Xxh128 digest;
     // One buffer for every prepared weight, as large as the largest; and one
     // for plain weights that lie unaligned (in the mapped ONNX file, where

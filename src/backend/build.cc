@@ -12,6 +12,7 @@
 #include "backend/aot_codegen.h"
 #include "backend/artifact_writer.h"
 #include "backend/code_generators.h"
+#include "backend/costly_loops.h"
 #include "backend/cuda_compile.h"
 #include "backend/lower.h"
 #include "backend/lower_check.h"
@@ -200,6 +201,10 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   // Generate each fused function's kernel for its device's target.
   generate_kernels(program, options.config);
   clock.done("generate kernels");
+
+  // Warn, naming the node, about each convolution, pool or product no library took that carries much of the work.
+  for (std::string& warning : costly_loop_warnings(program))
+    options.diagnostics->report({kCostlyLoopCheck, std::move(warning)});
 
   // Compile the kernels of devices that run device images (cuda: cubins, cached).
   ToolchainStats stats;

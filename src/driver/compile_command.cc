@@ -9,6 +9,7 @@
 
 #include "backend/artifact_cache.h"
 #include "backend/build.h"
+#include "backend/costly_loops.h"
 #include "backend/interrupt.h"
 #include "driver/commands.h"
 #include "driver/driver_util.h"
@@ -56,8 +57,11 @@ void run_compile(const CompileFlags& f) {
   if (!f.emit_source) cache = ArtifactCache::open("", f.model.file, cache_key_flags(f));
   if (cache && !f.rebuild) {
     std::string problem;
-    if (std::optional<std::string> summary = cache->take(f.output_dir, &problem)) {
-      std::cout << "wrote " << f.output_dir << ": " << *summary << "; from the artifact cache, nothing compiled\n";
+    if (std::optional<std::string> kept = cache->take(f.output_dir, &problem)) {
+      // The summary line, then the warnings about the artifact's own kernels its compile printed.
+      size_t end = kept->find('\n');
+      std::cout << "wrote " << f.output_dir << ": " << kept->substr(0, end) << "; from the artifact cache, nothing compiled\n";
+      if (end != std::string::npos) std::cerr << kept->substr(end + 1) << "\n";
       if (f.time)
         std::printf("stage                       time (ms)\n%-26s %10.3f\n", "artifact cache", milliseconds_since(start));
       return;
@@ -79,15 +83,22 @@ void run_compile(const CompileFlags& f) {
   options.emit_source = f.emit_source;
   options.check_invariants = f.check_each;
   options.diagnostics = stderr_diagnostics();
-  // What a later compile would not say again (warnings) or cannot check (a
-  // GPU's cubins, made by a toolkit outside the key) is not cached. The
-  // artifact is kept from the build's own staging directory, before it is
-  // put in place: a compile into the same folder may replace it right after.
+  // What a later compile would not say again (a pass's warnings) or cannot
+  // check (a GPU's cubins, made by a toolkit outside the key) is not cached;
+  // the warnings about costly loops are the artifact's own, kept with its
+  // summary and printed again on a hit. The artifact is kept from the
+  // build's own staging directory, before it is put in place: a compile
+  // into the same folder may replace it right after.
   bool cuda = false;
   for (const VirtualDevice* device : options.config.devices) cuda |= device->kind() == DeviceKind::kCUDA;
   if (cache && !cuda)
     options.before_commit = [&](const std::string& staging_dir, const BuildReport& report) {
-      if (options.diagnostics->diagnostics().empty()) cache->keep(staging_dir, report.model_summary());
+      std::string kept = report.model_summary();
+      for (const DiagnosticSink::Diagnostic& d : options.diagnostics->diagnostics()) {
+        if (d.pass != kCostlyLoopCheck) return;
+        kept += "\n" + d.text;
+      }
+      cache->keep(staging_dir, kept);
     };
   BuildReport report = build_artifact(mod, options, f.output_dir);
   // Reading the model (parsing or importing it) is part of the compile's time.

@@ -1,7 +1,9 @@
 // `switchyard inspect`: a summary of a model (its inputs, outputs,
 // operators and weights; with --devices, where planning puts them and the
 // copies it needs) or of a compiled artifact (devices, kernels, copies,
-// arenas).
+// arenas, and how each kernel runs: which library primitive, or generated
+// loops).
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -9,6 +11,7 @@
 
 #include "driver/commands.h"
 #include "driver/driver_util.h"
+#include "driver/kernel_report.h"
 #include "ir/functor.h"
 #include "op/placement_ops.h"
 #include "op/registry.h"
@@ -29,6 +32,29 @@ std::string mib(uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f MiB", double(bytes) / (1024.0 * 1024.0));
   return text;
+}
+
+// One line per kernel, in run order (the indices `run --profile` prints):
+// its device, whether a library primitive (which) or generated loops run
+// it, its operators (its name when the manifest predates them) and span.
+void print_kernels(const Manifest& m) {
+  int library = 0, window_loops = 0;
+  std::vector<KernelExecution> executions;
+  for (const ManifestKernel& k : m.kernels) {
+    executions.push_back(kernel_execution(m, k));
+    library += executions.back().library;
+    window_loops += !executions.back().window_or_product_ops.empty();
+  }
+  std::cout << "  kernels: " << m.kernels.size() << " calls, " << library << " run by a library primitive, "
+            << m.kernels.size() - size_t(library) << " as generated loops (" << window_loops
+            << " of them a convolution, pool or product no library took)\n";
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const ManifestKernel& k = m.kernels[i];
+    char head[96];
+    std::snprintf(head, sizeof head, "    %-4zu %-7s ", i, m.devices.at(size_t(k.device)).name.c_str());
+    std::cout << head << kernel_execution_text(executions[i]) << ": " << (k.operators.empty() ? k.name : k.operators)
+              << " (" << k.span << ")\n";
+  }
 }
 
 void inspect_artifact(const std::string& dir) {
@@ -61,6 +87,7 @@ void inspect_artifact(const std::string& dir) {
   std::cout << "  copies: " << m.copies.size() << " (" << copied << " bytes per run)\n";
   for (const ManifestCopy& c : m.copies)
     std::cout << "    " << device(c.src_device) << " -> " << device(c.dst_device) << " " << c.bytes << " bytes (" << c.span << ")\n";
+  print_kernels(m);
 }
 
 // Counts of operator calls per device ("?" before planning), constants and copies.
@@ -116,7 +143,8 @@ void add_inspect_command(CLI::App& app) {
       "inspect",
       "Summarise a model (.sy or .onnx: inputs, outputs, operators, weights; with --devices, the\n"
       "operators per device and the copies planning inserts) or an artifact directory (devices,\n"
-      "kernels, copies, arena sizes).\n"
+      "copies, arena sizes, and each kernel: whether a library primitive runs it, and which, or\n"
+      "generated loops, with its operators and span).\n"
       "Example: switchyard inspect resnet18.onnx --devices cpu:0,cpu:1 --place 'node:/layer4/*=cpu:1'");
   add_model_flags(cmd, &flags->model);
   add_device_flags(cmd, &flags->devices);

@@ -13,6 +13,7 @@
 #include "backend/interrupt.h"
 #include "driver/commands.h"
 #include "driver/driver_util.h"
+#include "driver/kernel_report.h"
 #include "interp/value.h"
 #include "runtime/artifact.h"
 #include "runtime/npy.h"
@@ -75,14 +76,14 @@ void print_profile(const Manifest& manifest, const std::vector<RunStats>& runs) 
   }
   char line[512];
   std::cout << "profile (mean per run over " << runs.size() << (runs.size() == 1 ? " run" : " runs") << "):\n";
-  std::snprintf(line, sizeof line, "  %-10s %-12s %12s  %s\n", "kernel", "device", "time", "name (span)");
+  std::snprintf(line, sizeof line, "  %-10s %-12s %12s  %s\n", "kernel", "device", "time", "runs as: name (span)");
   std::cout << line;
   for (size_t i = 0; i < manifest.kernels.size(); ++i) {
     const ManifestKernel& k = manifest.kernels[i];
-    std::snprintf(line, sizeof line, "  %-10zu %-12s %12s  %s (%s)\n", i,
-                  manifest.devices[size_t(k.device)].name.c_str(), format_ms(kernel_ms[i]).c_str(), k.name.c_str(),
-                  k.span.c_str());
-    std::cout << line;
+    std::snprintf(line, sizeof line, "  %-10zu %-12s %12s  ", i, manifest.devices[size_t(k.device)].name.c_str(),
+                  format_ms(kernel_ms[i]).c_str());
+    std::cout << line << kernel_execution_text(kernel_execution(manifest, k)) << ": " << k.name << " (" << k.span
+              << ")\n";
   }
   for (size_t i = 0; i < manifest.copies.size(); ++i) {
     const ManifestCopy& c = manifest.copies[i];

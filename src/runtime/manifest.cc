@@ -106,6 +106,7 @@ Manifest read_manifest_json(const json& root, const std::string& source) {
     kernel.device = k.device_index("device");
     kernel.span = k.string("span");
     kernel.kind = k.nonempty_string("kind");
+    if (k.optional("operators")) kernel.operators = k.string("operators");
     if (const json* primitive = k.optional("primitive"))
       kernel.primitive = int(k.read_integer(*primitive, k.path("primitive"), 0, std::numeric_limits<int>::max()));
     if (const json* weights = k.optional("weights"))
@@ -295,6 +296,7 @@ ordered_json manifest_json(const Manifest& m) {
   root["kernels"] = ordered_json::array();
   for (const ManifestKernel& k : m.kernels) {
     ordered_json kernel{{"name", k.name}, {"device", k.device}, {"span", k.span}, {"kind", k.kind}};
+    if (!k.operators.empty()) kernel["operators"] = k.operators;
     if (k.primitive >= 0) kernel["primitive"] = k.primitive;
     if (k.weights >= 0) kernel["weights"] = k.weights;
     if (k.depthwise_weights >= 0) kernel["depthwise_weights"] = k.depthwise_weights;

@@ -18,7 +18,8 @@ namespace switchyard {
 // 3: a primitive's constant weights may be stored prepared (ManifestWeight::prepared).
 // 4: a primitive's activations may be channels last (PrimitiveTensor::format "nhwc").
 // 5: a convolution may fuse a depthwise one (post-op "depthwise", ManifestKernel::depthwise_weights).
-constexpr int kArtifactFormatVersion = 5;
+// 6: a kernel may name the operators it computes (ManifestKernel::operators), for `switchyard inspect`.
+constexpr int kArtifactFormatVersion = 6;
 // Every weight's offset in weights.bin is a multiple of this.
 constexpr uint64_t kWeightAlignment = 64;
 // Bounds no real build comes near (ResNet-50's manifest is 70 KB with 57
@@ -83,6 +84,11 @@ struct ManifestKernel {
   int device = 0;
   std::string span;
   std::string kind;  // how it was generated: "loops", "dnnl" or "cuda_library"
+  // The operators of the function it was generated from, in evaluation
+  // order ("nn.conv2d -> nn.bias_add -> nn.relu"), for reports; a
+  // depthwise convolution fused into its primitive is that primitive's
+  // post-op. Empty (omitted) before format 6.
+  std::string operators;
   int primitive = -1;  // the oneDNN primitive it runs (index into Manifest::primitives), if any
   // The weight the primitive reads as its weights argument, reordered into
   // the primitive's layout once at load time; -1 when they are computed.

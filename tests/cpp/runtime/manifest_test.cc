@@ -27,6 +27,7 @@ Manifest complete_manifest() {
   m.devices[1].cpu_features = {"avx2", "fma"};
   m.hashes.model_so = std::string(64, 'a');
   m.hashes.weights_bin = std::string(31, '0') + "f";
+  m.kernels[0].operators = "nn.relu -> add";
   return m;
 }
 
@@ -51,10 +52,13 @@ TEST(Manifest, RoundTripsThroughJson) {
   EXPECT_EQ(back.weights[1].offset, m.weights[1].offset);
   EXPECT_EQ(back.copies[0].dst_device, 1);
   EXPECT_EQ(back.kernels[1].span, "hand.sy:4:3");
+  EXPECT_EQ(back.kernels[0].operators, "nn.relu -> add");
+  EXPECT_EQ(back.kernels[1].operators, "");
   EXPECT_EQ(back.hashes.weights_bin, m.hashes.weights_bin);
   // A device without its own threads omits the field.
   json document = json::parse(text);
   EXPECT_FALSE(document["devices"][0].contains("threads"));
+  EXPECT_FALSE(document["kernels"][1].contains("operators"));  // none recorded: omitted, as before format 6
   EXPECT_EQ(document["hashes"]["model.so"], m.hashes.model_so);
 }
 
@@ -72,7 +76,7 @@ TEST(Manifest, NewerFormatVersionIsRejected) {
     j["new_field"] = true;
   });
   EXPECT_EQ(manifest_parse_error(document),
-            "manifest.json: artifact format version 7 is newer than this runtime supports (5)");
+            "manifest.json: artifact format version 7 is newer than this runtime supports (6)");
 }
 
 struct BadField {
@@ -180,6 +184,8 @@ TEST(Manifest, EveryValidationErrorNamesItsPath) {
       {"kernel device out of range", [](json& j) { j["kernels"][1]["device"] = 2; },
        "kernels[1].device: device index 2 out of range (2 devices)"},
       {"unknown kernel field", [](json& j) { j["kernels"][0]["color"] = "red"; }, "kernels[0].color: unknown field"},
+      {"kernel operators not text", [](json& j) { j["kernels"][0]["operators"] = 3; },
+       "kernels[0].operators: expected a string, got number 3"},
       {"copy to itself", [](json& j) { j["copies"][0]["dst_device"] = 0; }, "copies[0]: copies from cpu:0 to itself"},
       {"copy bytes mistyped", [](json& j) { j["copies"][0]["bytes"] = "512"; },
        "copies[0].bytes: expected an integer, got string \"512\""},
@@ -366,7 +372,7 @@ TEST(ModelDescription, MismatchNamesTheFieldAndBothValues) {
   EXPECT_EQ(mismatch([](Manifest& m) { m.devices[1].threads = 0; }),
             "m/manifest.json: devices[1].threads is missing but m/model.so was built for 2");
   EXPECT_EQ(mismatch([](Manifest& m) { m.format_version = 0; }),
-            "m/manifest.json: format_version is 0 but m/model.so was built for 5");
+            "m/manifest.json: format_version is 0 but m/model.so was built for 6");
 }
 
 TEST(ModelDescription, DescriptionThatIsNotJsonIsNamed) {
