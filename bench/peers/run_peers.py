@@ -1,4 +1,6 @@
-"""Switchyard against ONNX Runtime and PyTorch on the model suite (tests/models).
+"""Switchyard against ONNX Runtime and PyTorch on a model set (tests/models/suites.py):
+the five-model suite (the quick check) or, with --suite zoo, the model zoo
+(bench/zoo/).
 
 For each model and thread count, one process at a time: Switchyard compiles
 the ONNX file (cold kernel cache, then cached) and runs it, checking its
@@ -8,8 +10,8 @@ All of that is done in several rounds, the peers' order turning from round
 to round, and every figure is the median over the rounds (rounds.py).
 Prints a Markdown table and writes it, with every figure, as JSON.
 
-    /usr/bin/python3 bench/peers/run_peers.py --build build [--models mlp,resnet18] [--threads 1,2]
-        [--runs 50] [--rounds 3]
+    /usr/bin/python3 bench/peers/run_peers.py --build build [--suite zoo] [--models mlp,resnet18]
+        [--threads 1,2] [--runs 50] [--rounds 3]
 """
 import argparse
 import datetime
@@ -26,7 +28,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "tests" / "models"))
-import model_zoo  # noqa: E402
+import suites  # noqa: E402
 from export_models import default_cache_dir, model_files  # noqa: E402
 from measure import run_measured  # noqa: E402
 import report  # noqa: E402
@@ -36,18 +38,23 @@ import switchyard_peer  # noqa: E402
 # Pinned, so that figures from different days compare the same peer.
 ONNXRUNTIME_NODE = "onnxruntime-node@1.30.0"
 
+# Per model set: counted runs per measurement and where the results go
+# (under the build folder). The zoo's models are larger and many, so fewer
+# runs each.
+SUITE_DEFAULTS = {"suite": {"runs": 50, "results": "peers"}, "zoo": {"runs": 20, "results": "zoo"}}
+
 
 def log(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def ensure_suite(suite, names):
-    missing = [n for n in names if not all(p.exists() for p in model_files(suite, n))]
+def ensure_exported(suite, folder, names):
+    missing = [n for n in names if not all(p.exists() for p in model_files(folder, n))]
     if missing:
-        log(f"exporting {', '.join(missing)} into {suite}")
+        log(f"exporting {', '.join(missing)} into {folder}")
         # Its failures show up below as missing files, per model.
-        subprocess.run([sys.executable, str(REPO / "tests/models/export_models.py"), "--out", str(suite),
-                        "--models", ",".join(missing)], stdout=sys.stderr)
+        subprocess.run([sys.executable, str(REPO / "tests/models/export_models.py"), "--suite", suite, "--out",
+                        str(folder), "--models", ",".join(missing)], stdout=sys.stderr)
 
 
 def ensure_onnxruntime(prefix):
@@ -68,7 +75,10 @@ def run_json_peer(command, env=None, timeout_s=None):
     m = run_measured(command, env=env, timeout_s=timeout_s)
     if not m.ok():
         return {"error": m.first_error_line()}
-    figures = json.loads(m.stdout.strip().splitlines()[-1])
+    try:
+        figures = json.loads(m.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return {"error": f"no JSON line in its output: {m.first_error_line()}"}
     figures["process_peak_rss_mib"] = m.peak_rss_mib  # GNU time's, next to the peer's own
     return figures
 
@@ -94,7 +104,8 @@ def run_pytorch(name, files, threads, args):
     # OPENBLAS_CORETYPE pins OpenBLAS to one kernel set; PyTorch (which uses
     # OpenBLAS) is compared as it runs by default, so it is unset for it alone.
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
-    return run_json_peer([sys.executable, str(HERE / "torch_bench.py"), "--model", name, "--threads", threads,
+    return run_json_peer([sys.executable, str(HERE / "torch_bench.py"), "--suite", args.suite, "--model", name,
+                          "--threads", threads,
                           "--warmup", args.warmup, "--runs", args.runs, "--expected", files[2]],
                          env=env, timeout_s=args.timeout)
 
@@ -158,12 +169,16 @@ def one_round(index, name, files, args, switchyard, node_modules, ort_error, pyt
     return compiled, measured
 
 
+def failed_rows(name, args, error):
+    failure = {"error": error}
+    return [dict(model=name, threads=t, compile=failure, switchyard=failure, ort=failure, pytorch=failure)
+            for t in args.thread_counts]
+
+
 def benchmark_model(name, args, switchyard, node_modules, ort_error, pytorch_error, work):
-    files = model_files(args.suite, name)
+    files = model_files(args.models_dir, name)
     if not all(p.exists() for p in files):
-        missing = {"error": "export failed (see export_models.py above)"}
-        return [dict(model=name, threads=t, compile=missing, switchyard=missing, ort=missing, pytorch=missing)
-                for t in args.thread_counts]
+        return failed_rows(name, args, "export failed (see export_models.py above)")
     # Every peer then reads the model from the page cache: Switchyard's cold
     # compile, first in line, paid ResNet-50's 100 MB read from disk (1-2 s).
     files[0].read_bytes()
@@ -178,56 +193,79 @@ def benchmark_model(name, args, switchyard, node_modules, ort_error, pytorch_err
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", type=Path, default=REPO / "build", help="build folder (default: build)")
-    parser.add_argument("--models", default=",".join(model_zoo.MODELS), help="default: %(default)s")
+    parser.add_argument("--suite", choices=list(SUITE_DEFAULTS), default="suite",
+                        help="the model set: the five-model suite or the zoo (default: %(default)s)")
+    parser.add_argument("--models", help="comma-separated names (default: all of the set's)")
     parser.add_argument("--threads", default="1,2", help="thread counts (default: %(default)s)")
-    parser.add_argument("--runs", type=int, default=50, help="counted runs per measurement (default: 50)")
+    parser.add_argument("--runs", type=int, help="counted runs per measurement (default: 50, the zoo 20)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds, each running every peer once per "
                         "model and thread count, in turned order; figures are medians over them (default: 3)")
     parser.add_argument("--warmup", type=int, default=5, help="ONNX Runtime and PyTorch warm-up runs "
                         "(Switchyard's run does one; default: 5)")
-    parser.add_argument("--suite", type=Path, default=default_cache_dir(), help="default: %(default)s")
-    parser.add_argument("--json", type=Path, help="default: BUILD/peers/results.json (and .md next to it)")
+    parser.add_argument("--models-dir", type=Path, help="the exports' folder (default: ~/.cache/switchyard/SUITE)")
+    parser.add_argument("--json", type=Path, help="default: BUILD/peers/results.json for the suite, "
+                        "BUILD/zoo/results.json for the zoo (and .md next to it)")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per step (default: 3600)")
     args = parser.parse_args()
+    defaults = SUITE_DEFAULTS[args.suite]
+    args.runs = defaults["runs"] if args.runs is None else args.runs
+    args.models_dir = args.models_dir or default_cache_dir(args.suite)
     args.thread_counts = [int(t) for t in args.threads.split(",") if t]
-    names = [n for n in args.models.split(",") if n]
-    if unknown := [n for n in names if n not in model_zoo.MODELS]:
-        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(model_zoo.MODELS)}")
+    known = suites.models_of(args.suite).MODELS
+    names = [n for n in (args.models or ",".join(known)).split(",") if n]
+    if unknown := [n for n in names if n not in known]:
+        parser.error(f"unknown {args.suite} model(s) {', '.join(unknown)}; known: {', '.join(known)}")
     if args.runs < 1 or args.rounds < 1 or not args.thread_counts or min(args.thread_counts) < 1:
         parser.error("--runs, --rounds and every --threads count must be at least 1")
     switchyard = (args.build / "bin" / "switchyard").resolve()
     if not switchyard.exists():
         parser.error(f"{switchyard} is missing: build it first (ninja -C {args.build} switchyard)")
-    json_path = args.json or args.build / "peers" / "results.json"
+    json_path = args.json or args.build / defaults["results"] / "results.json"
 
-    ensure_suite(args.suite, names)
+    ensure_exported(args.suite, args.models_dir, names)
     ort_error = ensure_onnxruntime(args.build / "peers")
     if shutil.which("node") is None:
         ort_error = "node is not installed"
-    result = dict(cpu=cpu_model(), cores=os.cpu_count(), fma_peak_gflops=fma_peak_gflops(args.build),
+    result = dict(suite=args.suite, cpu=cpu_model(), cores=os.cpu_count(), fma_peak_gflops=fma_peak_gflops(args.build),
                   commit=commit(), runs=args.runs, rounds=args.rounds, warmup=args.warmup,
                   date=datetime.datetime.now().isoformat(timespec="seconds"),
                   load_average_start=" ".join(f"{x:.2f}" for x in os.getloadavg()), rows=[])
     work = Path(tempfile.mkdtemp(prefix="sy-peers-"))
     try:
         for name in names:
-            result["rows"] += benchmark_model(name, args, switchyard, args.build / "peers" / "node_modules",
-                                              ort_error, pytorch_problem(), work / name)
+            load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+            try:
+                rows = benchmark_model(name, args, switchyard, args.build / "peers" / "node_modules", ort_error,
+                                       pytorch_problem(), work / name)
+            except Exception as e:  # one model's surprise must not lose the others' figures
+                log(f"{name}: {type(e).__name__}: {e}")
+                rows = failed_rows(name, args, f"harness: {type(e).__name__}: {str(e)[:200]}")
+            for row in rows:
+                row["load_average_start"] = load
+            result["rows"] += rows
+            # A long run (the zoo's) keeps what it measured so far.
+            write_results(result, json_path)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    table = write_results(result, json_path)
+    print(table, end="")
+    log(f"written {json_path} and {json_path.with_suffix('.md')}")
+
+
+def write_results(result, json_path):
+    """Completes `result` with ratios, means and versions from its rows so
+    far, writes it as JSON and its table as Markdown; returns the table."""
     result["load_average_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     for row in result["rows"]:
         report.add_ratios(row)
     result["geometric_mean"] = report.geometric_means(result["rows"])
     result["versions"] = {r[p]["peer"]: r[p]["version"] for r in result["rows"] for p in ("ort", "pytorch")
                           if "version" in r[p]}
-
     table = report.markdown(result)
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(result, indent=2) + "\n")
     json_path.with_suffix(".md").write_text(table)
-    print(table, end="")
-    log(f"written {json_path} and {json_path.with_suffix('.md')}")
+    return table
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
-"""PyTorch eager peer for bench/peers/run_peers.py: times one suite model.
+"""PyTorch eager peer for bench/peers/run_peers.py: times one model of the
+suite or the zoo (tests/models/suites.py).
 
 The model is rebuilt from the same seed as its ONNX export
-(tests/models/model_zoo.py), run on the suite's input under torch.no_grad,
-checked against the exported expected output, and one JSON object is printed.
+(tests/models/model_zoo.py or zoo_models.py), run on the same input under
+torch.no_grad, checked against the exported expected output, and one JSON
+object is printed.
 
-    /usr/bin/python3 bench/peers/torch_bench.py --model mlp [--threads 1] [--warmup 5] [--runs 50]
+    /usr/bin/python3 bench/peers/torch_bench.py [--suite zoo] --model mlp [--threads 1] [--warmup 5] [--runs 50]
         [--expected M.expected.npy]
 """
 import argparse
@@ -19,7 +21,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "models"))
-import model_zoo  # noqa: E402
+import suites  # noqa: E402
 
 
 def summarise(ms):
@@ -33,18 +35,22 @@ def summarise(ms):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, choices=list(model_zoo.MODELS))
+    parser.add_argument("--suite", choices=list(suites.MODULES), default="suite")
+    parser.add_argument("--model", required=True)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--expected", type=Path, help="NAME.expected.npy to check the output against")
     args = parser.parse_args()
+    models = suites.models_of(args.suite)
+    if args.model not in models.MODELS:
+        parser.error(f"unknown {args.suite} model {args.model}; known: {', '.join(models.MODELS)}")
 
     torch.set_num_threads(args.threads)
     start = time.perf_counter()
-    model = model_zoo.build_model(args.model)
+    model = models.build_model(args.model)
     build_seconds = time.perf_counter() - start
-    x = torch.from_numpy(model_zoo.make_input(args.model))
+    x = torch.from_numpy(models.make_input(args.model))
 
     times = []
     with torch.no_grad():

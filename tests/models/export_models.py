@@ -1,11 +1,13 @@
-"""Exports the model suite (model_zoo.py) to ONNX with its input and PyTorch's output.
+"""Exports a model set (suites.py: the suite, model_zoo.py, or the zoo,
+zoo_models.py) to ONNX with its input and PyTorch's output.
 
-For each model NAME it writes into the cache folder NAME.onnx (opset 13,
-constants folded), NAME.input.npy, NAME.expected.npy (PyTorch's output on
-that input) and NAME.json (the ONNX input and output names and shapes).
-Models already there are skipped unless --force.
+For each model NAME it writes into the set's cache folder NAME.onnx (opset
+13 unless the set's OPSETS says otherwise, constants folded), NAME.input.npy,
+NAME.expected.npy (PyTorch's output on that input) and NAME.json (the ONNX
+input and output names and shapes). Models already there are skipped
+unless --force.
 
-    /usr/bin/python3 tests/models/export_models.py [--out DIR] [--models mlp,resnet18] [--force]
+    /usr/bin/python3 tests/models/export_models.py [--suite zoo] [--out DIR] [--models mlp,resnet18] [--force]
 """
 import argparse
 import json
@@ -19,15 +21,10 @@ import onnx
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import model_zoo  # noqa: E402
+import suites  # noqa: E402
+from suites import default_cache_dir  # noqa: E402,F401  (run_peers.py and tests import it from here)
 
 OPSET = 13
-
-
-def default_cache_dir():
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    # Not switchyard/models: that is the kernel cache's folder of model.so objects.
-    return Path(base) / "switchyard" / "suite"
 
 
 def model_files(out, name):
@@ -38,10 +35,13 @@ def _value_info(value):
     return value.name, [d.dim_value for d in value.type.tensor_type.shape.dim]
 
 
-def export_model(name, out):
-    """Exports one model; returns its description (what NAME.json holds)."""
-    model = model_zoo.build_model(name)
-    x = model_zoo.make_input(name)
+def export_model(name, out, models=None):
+    """Exports one model of the module `models` (default: the suite's);
+    returns its description (what NAME.json holds)."""
+    models = models or suites.models_of("suite")
+    opset = getattr(models, "OPSETS", {}).get(name, OPSET)
+    model = models.build_model(name)
+    x = models.make_input(name)
     with torch.no_grad():
         expected = model(torch.from_numpy(x)).numpy()
 
@@ -49,7 +49,7 @@ def export_model(name, out):
     # last: an interrupted export never looks present to the next run.
     onnx_path, input_path, expected_path, json_path = model_files(out, name)
     partial = out / f"{name}.partial.onnx"
-    torch.onnx.export(model, (torch.from_numpy(x),), str(partial), opset_version=OPSET, do_constant_folding=True,
+    torch.onnx.export(model, (torch.from_numpy(x),), str(partial), opset_version=opset, do_constant_folding=True,
                       input_names=["input"], output_names=["output"])
     graph = onnx.load(str(partial))
     onnx.checker.check_model(graph)
@@ -57,16 +57,20 @@ def export_model(name, out):
     # they are what an importer will see.
     (input_name, input_shape), = [_value_info(v) for v in graph.graph.input]
     (output_name, output_shape), = [_value_info(v) for v in graph.graph.output]
-    if list(x.shape) != input_shape or list(expected.shape) != output_shape:
+    # An output dimension the export leaves symbolic (0 here: Swin's, from
+    # its shape arithmetic) is whatever the input's shapes make it.
+    fixed = all(d in (0, e) for d, e in zip(output_shape, expected.shape)) and len(output_shape) == expected.ndim
+    if list(x.shape) != input_shape or not fixed:
         raise RuntimeError(f"exported shapes {input_shape} -> {output_shape} differ from PyTorch's "
                            f"{list(x.shape)} -> {list(expected.shape)}")
+    output_shape = list(expected.shape)
     description = {
         "model": name,
         "input": input_name,
         "input_shape": input_shape,
         "output": output_name,
         "output_shape": output_shape,
-        "opset": OPSET,
+        "opset": opset,
         "torch": torch.__version__,
     }
     os.replace(partial, onnx_path)
@@ -80,16 +84,19 @@ def export_model(name, out):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=default_cache_dir(), help="cache folder (default: %(default)s)")
-    parser.add_argument("--models", default=",".join(model_zoo.MODELS),
-                        help="comma-separated names (default: %(default)s)")
+    parser.add_argument("--suite", choices=list(suites.MODULES), default="suite",
+                        help="the model set (default: %(default)s)")
+    parser.add_argument("--out", type=Path, help="cache folder (default: ~/.cache/switchyard/SUITE)")
+    parser.add_argument("--models", help="comma-separated names (default: all of the set's)")
     parser.add_argument("--force", action="store_true", help="export again even if present")
     args = parser.parse_args()
 
-    names = [n for n in args.models.split(",") if n]
-    unknown = [n for n in names if n not in model_zoo.MODELS]
+    models = suites.models_of(args.suite)
+    args.out = args.out or default_cache_dir(args.suite)
+    names = [n for n in (args.models or ",".join(models.MODELS)).split(",") if n]
+    unknown = [n for n in names if n not in models.MODELS]
     if unknown:
-        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(model_zoo.MODELS)}")
+        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(models.MODELS)}")
     args.out.mkdir(parents=True, exist_ok=True)
     failed = 0
     for name in names:
@@ -98,7 +105,7 @@ def main():
             continue
         start = time.perf_counter()
         try:
-            d = export_model(name, args.out)
+            d = export_model(name, args.out, models)
         except Exception as e:  # one model's failure must not hide the others
             failed += 1
             print(f"{name}: FAILED: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
