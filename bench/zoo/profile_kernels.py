@@ -5,7 +5,8 @@ For each model it compiles the export (the artifact cache makes that quick
 after a zoo run), runs it with `switchyard run --profile` and sums the
 kernels' mean times by how each runs (`library: oneDNN convolution 3x3`,
 `loops: generated window loop (nn.conv2d ...)`, ...), printing the largest
-kernels with their operators' spans. It then runs it once more under
+kernels with their operators' spans and the oneDNN implementation
+`switchyard inspect --implementations` names. It then runs it once more under
 ONEDNN_VERBOSE=1 and sums oneDNN's own execution times by primitive,
 implementation and memory formats, marking the reference implementations
 (`ref:`, `simple_`, `gemm:ref`) that are oneDNN's slow fallbacks.
@@ -31,6 +32,8 @@ from suites import default_cache_dir  # noqa: E402
 KERNEL_LINE = re.compile(r"^  (\d+)\s+(\S+)\s+([\d.]+) ms  (library|loops): (.*?): (\S+) \((.*)\)$")
 LATENCY_LINE = re.compile(r"^latency_ms median=([\d.]+)", re.M)
 SLOW_IMPLEMENTATIONS = ("ref:", "simple", "gemm:ref")
+# "    12   cpu:0   library: oneDNN convolution 3x3, nhwc [brgconv:avx512_core]: OPERATORS (SPAN)"
+INSPECT_LINE = re.compile(r"^    (\d+)\s+\S+\s+library: [^\[]*\[([^\]]+)\]")
 
 
 def run(command, env=None, timeout=900):
@@ -50,6 +53,12 @@ def profile(switchyard, artifact, inputs, threads, repeat, out):
             kernels.append(dict(index=int(m[1]), ms=float(m[3]), runs_as=f"{m[4]}: {m[5]}", name=m[6], span=m[7]))
     latency = LATENCY_LINE.findall(text)
     return kernels, float(latency[-1]) if latency else None
+
+
+def implementations(switchyard, artifact):
+    """oneDNN's implementation of each kernel's primitive, by kernel index."""
+    text = run([switchyard, "inspect", artifact, "--implementations"]).stdout
+    return {int(m[1]): m[2] for line in text.splitlines() if (m := INSPECT_LINE.match(line))}
 
 
 def onednn_executions(switchyard, artifact, inputs, threads, out):
@@ -75,7 +84,7 @@ def formats_text(formats):
     return ", ".join(parts)
 
 
-def report(name, kernels, latency, executions, top):
+def report(name, kernels, latency, executions, implementation_of, top):
     total = sum(k["ms"] for k in kernels) or 1.0
     print(f"## {name}: {latency} ms a run (median), kernels sum to {total:.3f} ms")
     by_way = collections.defaultdict(lambda: [0.0, 0])
@@ -87,7 +96,9 @@ def report(name, kernels, latency, executions, top):
         print(f"  {100 * ms / total:5.1f}%  {ms:9.3f} ms  {calls:3d} calls  {way}")
     print("\nlargest kernels:")
     for k in sorted(kernels, key=lambda k: -k["ms"])[:top]:
-        print(f"  {100 * k['ms'] / total:5.1f}%  {k['ms']:9.3f} ms  #{k['index']} {k['runs_as']}  ({k['span'][:100]})")
+        implementation = f" [{implementation_of[k['index']]}]" if k["index"] in implementation_of else ""
+        print(f"  {100 * k['ms'] / total:5.1f}%  {k['ms']:9.3f} ms  #{k['index']} {k['runs_as']}{implementation}  "
+              f"({k['span'][:100]})")
     if executions:
         onednn_total = sum(e[4] for e in executions)
         by_implementation = collections.defaultdict(lambda: [0.0, 0])
@@ -126,10 +137,11 @@ def main():
                 run([switchyard, "compile", exports / f"{name}.onnx", "-o", artifact, "--devices", "cpu:0"])
                 kernels, latency = profile(switchyard, artifact, inputs, args.threads, args.repeat, out)
                 executions = onednn_executions(switchyard, artifact, inputs, args.threads, out)
+                implementation_of = implementations(switchyard, artifact)
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 print(f"## {name}: {str(e).splitlines()[0]}\n")
                 continue
-            report(name, kernels, latency, executions, args.top)
+            report(name, kernels, latency, executions, implementation_of, args.top)
 
 
 if __name__ == "__main__":

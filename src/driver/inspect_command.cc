@@ -26,6 +26,7 @@ struct InspectFlags {
   ModelFlags model;
   DeviceFlags devices;
   std::vector<std::string> rules;
+  bool implementations = false;
 };
 
 std::string mib(uint64_t bytes) {
@@ -37,17 +38,22 @@ std::string mib(uint64_t bytes) {
 // One line per kernel, in run order (the indices `run --profile` prints):
 // its device, whether a library primitive (which) or generated loops run
 // it, its operators (its name when the manifest predates them) and span.
-void print_kernels(const Manifest& m) {
-  int library = 0, window_loops = 0;
+// With `implementations`, also oneDNN's implementation of each primitive.
+void print_kernels(const Manifest& m, bool implementations) {
+  int library = 0, window_loops = 0, reference = 0;
   std::vector<KernelExecution> executions;
   for (const ManifestKernel& k : m.kernels) {
     executions.push_back(kernel_execution(m, k));
     library += executions.back().library;
     window_loops += !executions.back().window_or_product_ops.empty();
   }
+  if (implementations) add_onednn_implementations(m, executions);
+  for (const KernelExecution& e : executions) reference += is_reference_implementation(e.implementation);
   std::cout << "  kernels: " << m.kernels.size() << " calls, " << library << " run by a library primitive, "
             << m.kernels.size() - size_t(library) << " as generated loops (" << window_loops
-            << " of them a convolution, pool or product no library took)\n";
+            << " of them a convolution, pool or product no library took)";
+  if (implementations) std::cout << "; " << reference << " run by a oneDNN reference implementation";
+  std::cout << "\n";
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const ManifestKernel& k = m.kernels[i];
     char head[96];
@@ -57,7 +63,7 @@ void print_kernels(const Manifest& m) {
   }
 }
 
-void inspect_artifact(const std::string& dir) {
+void inspect_artifact(const std::string& dir, bool implementations) {
   Manifest m = read_manifest_file((std::filesystem::path(dir) / "manifest.json").string());
   std::cout << "artifact " << dir << " (format " << m.format_version << ", entry @" << m.entry << ")\n";
   auto device = [&](int i) { return m.devices.at(size_t(i)).name; };
@@ -87,7 +93,7 @@ void inspect_artifact(const std::string& dir) {
   std::cout << "  copies: " << m.copies.size() << " (" << copied << " bytes per run)\n";
   for (const ManifestCopy& c : m.copies)
     std::cout << "    " << device(c.src_device) << " -> " << device(c.dst_device) << " " << c.bytes << " bytes (" << c.span << ")\n";
-  print_kernels(m);
+  print_kernels(m, implementations);
 }
 
 // Counts of operator calls per device ("?" before planning), constants and copies.
@@ -125,7 +131,7 @@ void inspect_module(const IRModule& mod, bool planned) {
 }
 
 void run_inspect(const InspectFlags& f) {
-  if (std::filesystem::is_directory(f.model.file)) return inspect_artifact(f.model.file);
+  if (std::filesystem::is_directory(f.model.file)) return inspect_artifact(f.model.file, f.implementations);
   IRModule mod = infer_type(load_model(f.model));
   std::optional<CompilationConfig> config = config_from_flags(f.devices, mod);
   std::cout << "model " << f.model.file << "\n";
@@ -149,6 +155,9 @@ void add_inspect_command(CLI::App& app) {
   add_model_flags(cmd, &flags->model);
   add_device_flags(cmd, &flags->devices);
   cmd->add_option("--place", flags->rules, "placement rule op:NAME=DEVICE or node:GLOB=DEVICE (repeatable)");
+  cmd->add_flag("--implementations", flags->implementations,
+                "for an artifact: ask this machine's oneDNN which implementation runs each primitive (makes each "
+                "one, as a load does), marking its slow reference implementations");
   cmd->callback([flags] { run_inspect(*flags); });
 }
 

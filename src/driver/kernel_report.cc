@@ -1,6 +1,9 @@
 #include "driver/kernel_report.h"
 
+#include <map>
+
 #include "backend/costly_loops.h"
+#include "runtime/dnnl_primitive.h"
 
 namespace switchyard {
 
@@ -70,7 +73,14 @@ std::string primitive_description(const PrimitiveSpec& spec, bool cuda) {
     if (post.kind == PrimitivePostOp::Kind::kDepthwise)
       text += " + fused depthwise " + std::to_string(post.operand.dims.back()) + "x" +
               std::to_string(post.operand.dims.back()) + (post.stride != 1 ? " stride " + std::to_string(post.stride) : "");
-  if (!spec.src.format.empty()) text += ", " + spec.src.format;
+  // The activations' layouts where not plain ("nChw16c", "plain -> nhwc"):
+  // oneDNN runs a mixed pair with slower implementations.
+  auto format = [](const PrimitiveTensor& t) { return t.format.empty() ? std::string("plain") : t.format; };
+  if (spec.src.format != spec.dst.format) {
+    text += ", " + format(spec.src) + " -> " + format(spec.dst);
+  } else if (!spec.src.format.empty()) {
+    text += ", " + spec.src.format;
+  }
   return text;
 }
 
@@ -96,8 +106,31 @@ KernelExecution kernel_execution(const Manifest& manifest, const ManifestKernel&
   return execution;
 }
 
+bool is_reference_implementation(const std::string& implementation) {
+  return implementation.rfind("ref", 0) == 0 || implementation.rfind("simple", 0) == 0 ||
+         implementation.find(":ref") != std::string::npos;
+}
+
+void add_onednn_implementations(const Manifest& manifest, std::vector<KernelExecution>& executions) {
+  std::map<int, std::string> by_primitive;
+  for (size_t i = 0; i < manifest.kernels.size() && i < executions.size(); ++i) {
+    const ManifestKernel& kernel = manifest.kernels[i];
+    if (kernel.kind != "dnnl" || kernel.primitive < 0 || size_t(kernel.primitive) >= manifest.primitives.size())
+      continue;
+    auto known = by_primitive.find(kernel.primitive);
+    if (known == by_primitive.end())
+      known = by_primitive.emplace(kernel.primitive, dnnl_implementation(manifest.primitives[size_t(kernel.primitive)]))
+                  .first;
+    executions[i].implementation = known->second;
+  }
+}
+
 std::string kernel_execution_text(const KernelExecution& execution) {
-  return std::string(execution.library ? "library: " : "loops: ") + execution.description;
+  std::string text = std::string(execution.library ? "library: " : "loops: ") + execution.description;
+  if (!execution.implementation.empty())
+    text += " [" + execution.implementation +
+            (is_reference_implementation(execution.implementation) ? ", oneDNN's reference implementation" : "") + "]";
+  return text;
 }
 
 }  // namespace switchyard

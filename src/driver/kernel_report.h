@@ -17,11 +17,21 @@ struct KernelExecution {
   // For generated loops: the convolutions, pools and products among its
   // operators, which no library took (a window or product loop).
   std::vector<std::string> window_or_product_ops;
+  // oneDNN's name for the implementation it picks for the primitive on this
+  // machine ("brgconv:avx512_core", "ref:any"), once asked; empty otherwise.
+  std::string implementation;
 };
 
 KernelExecution kernel_execution(const Manifest& manifest, const ManifestKernel& kernel);
 
-// "library: oneDNN convolution" or "loops: generated window loop (nn.conv2d)".
+// Asks this machine's oneDNN which implementation runs each oneDNN
+// primitive of `executions` (one per manifest kernel), making each distinct
+// primitive once (as a load does, with one thread): a reference
+// implementation ("ref:", "simple_") is oneDNN's slow fallback.
+void add_onednn_implementations(const Manifest& manifest, std::vector<KernelExecution>& executions);
+bool is_reference_implementation(const std::string& implementation);
+
+// "library: oneDNN convolution [jit:avx512_core]" or "loops: generated window loop (nn.conv2d ...)".
 std::string kernel_execution_text(const KernelExecution& execution);
 
 }  // namespace switchyard

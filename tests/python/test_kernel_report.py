@@ -4,10 +4,12 @@
 # which oneDNN is not asked to run), again when the artifact comes from the
 # artifact cache, and not at all when every convolution is a library call;
 # `inspect` lists per kernel whether a library primitive (which) or a
-# generated loop runs it, with its operators and span, and `run --profile`
-# says the same beside each kernel's time.
+# generated loop runs it, with its operators and span (and, asked, oneDNN's
+# implementation), and `run --profile` says the same beside each kernel's
+# time.
 import os
 import pathlib
+import re
 import subprocess
 
 import numpy as np
@@ -73,6 +75,11 @@ def test_inspect_and_profile_say_what_runs_each_kernel(tmp_path):
     (line,) = kernel_lines(inspected)
     assert line.startswith("0    cpu:0   library: oneDNN convolution 3x3"), inspected
     assert line.endswith(f": nn.conv2d -> nn.relu (fused({single}:2:11, {single}:2:3))"), inspected
+    # oneDNN names the implementation it picks on this machine (a JIT kernel, not its reference one).
+    inspected = switchyard("inspect", tmp_path / "single", "--implementations", cache=tmp_path / "cache").stdout
+    assert "; 0 run by a oneDNN reference implementation" in inspected, inspected
+    (line,) = kernel_lines(inspected)
+    assert re.match(r"0    cpu:0   library: oneDNN convolution 3x3[^\[]*\[[a-z_0-9]+:[a-z_0-9]+\]: nn.conv2d", line), line
 
     rng = np.random.default_rng(0)
     np.save(tmp_path / "x.npy", rng.standard_normal((1, 8, 16, 16)).astype(np.float32))
