@@ -71,8 +71,13 @@ const TensorTypeNode& tensor_type_of(const Expr& e) {
 }
 
 NodeContext::NodeContext(const sy_onnx::NodeProto& node, Span span, std::vector<Expr> inputs, int opset,
-                         const std::string& model_dir)
-    : node_(node), span_(std::move(span)), inputs_(std::move(inputs)), opset_(opset), model_dir_(model_dir) {
+                         int op_version, const std::string& model_dir)
+    : node_(node),
+      span_(std::move(span)),
+      inputs_(std::move(inputs)),
+      opset_(opset),
+      op_version_(op_version),
+      model_dir_(model_dir) {
   outputs_.resize(size_t(node.output_size()));
 }
 

@@ -19,13 +19,16 @@ namespace switchyard {
 
 class NodeContext {
  public:
-  // `inputs` are the node's inputs in order (null for an absent optional one).
-  NodeContext(const sy_onnx::NodeProto& node, Span span, std::vector<Expr> inputs, int opset,
+  // `inputs` are the node's inputs in order (null for an absent optional
+  // one); `op_version` is the operator's version that the model's `opset`
+  // selects (converters.h).
+  NodeContext(const sy_onnx::NodeProto& node, Span span, std::vector<Expr> inputs, int opset, int op_version,
               const std::string& model_dir);
 
   const sy_onnx::NodeProto& node() const { return node_; }
   const Span& span() const { return span_; }
   int opset() const { return opset_; }
+  int op_version() const { return op_version_; }
 
   // Inputs. An absent optional input (empty name, or past the end) is null.
   size_t input_count() const { return inputs_.size(); }
@@ -81,6 +84,7 @@ class NodeContext {
   Span span_;
   std::vector<Expr> inputs_;
   int opset_;
+  int op_version_;
   std::string model_dir_;
   std::vector<Expr> outputs_;
   mutable std::set<std::string> read_attrs_;
