@@ -431,6 +431,17 @@ def test_layer_normalization_gelu_and_mish(tmp_path):
         tmp_path, "LayerNormalization", 16, {"x": x}, [("g", gamma)])
 
 
+def test_center_crop_pad(tmp_path):
+    x = random(3, 5, 4)
+    # Axis 1: 5 -> 2, dropping floor(3 / 2) = 1 before; axis 2: 4 -> 7, adding floor(3 / 2) = 1 before.
+    got = run(tmp_path, "CenterCropPad", 18, {"x": x}, inits=[("shape", i64([2, 7]))], axes=[1, -1])
+    close(got, np.pad(x[:, 1:3], [(0, 0), (0, 0), (1, 2)]))
+    got = run(tmp_path, "CenterCropPad", 21, {"x": x}, inits=[("shape", i64([3, 4, 4]))])
+    close(got, x[:, 0:4])
+    assert "CenterCropPad is not in opset 17 (ONNX added it in opset 18)" in refusal(
+        tmp_path, "CenterCropPad", 17, {"x": x}, inits=[("shape", i64([3, 4, 4]))])
+
+
 # ---- The table itself, and the CLI ----------------------------------------------
 
 def test_versions_match_onnx_schemas():

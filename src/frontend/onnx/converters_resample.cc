@@ -1,5 +1,5 @@
-// Converters of ONNX's resampling and padding operators: Pad, Resize,
-// Upsample, Tile and ConvTranspose. None has an IR operator of its own; each becomes index
+// Converters of ONNX's resampling and padding operators: Pad,
+// CenterCropPad, Resize, Upsample, Tile and ConvTranspose. None has an IR operator of its own; each becomes index
 // arithmetic done at import (constant index and weight arrays for `take`
 // and `multiply`) plus the IR's concatenate, broadcast_to, reshape,
 // strided_slice and nn.conv2d, so every backend that runs those runs these.
@@ -135,6 +135,36 @@ void convert_pad(NodeContext& c, PadVersion v) {
       std::vector<int64_t> source;
       for (int64_t j = -before; j < n + after; ++j) source.push_back(pad_source(mode, j, n));
       x = take_along(c, x, int64_t(a), source);
+    }
+  }
+  set_single_output(c, x);
+}
+
+// CenterCropPad (opset 18): each of `axes` (default all) cropped or padded
+// with zeros to the shape input's extent, centred as ONNX's function body
+// centres it: a crop or pad puts floor(difference / 2) before.
+void convert_center_crop_pad(NodeContext& c) {
+  const std::vector<int64_t> in = c.input_shape(0);
+  int64_t rank = int64_t(in.size());
+  std::vector<int64_t> axes(in.size());
+  std::iota(axes.begin(), axes.end(), 0);
+  if (c.has_attr("axes")) axes = c.attr_ints("axes");
+  std::vector<int64_t> shape = c.constant_ints(1, "shape");
+  if (shape.size() != axes.size())
+    c.fail("shape has " + std::to_string(shape.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+  Expr x = c.input(0);
+  Expr zero = c.scalar(0, c.input_dtype(0));
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t axis = normalize_axis(c, axes[i], rank);
+    int64_t extent = in[size_t(axis)], wanted = shape[i];
+    if (wanted <= 0) c.fail("shape leaves axis " + std::to_string(axis) + " empty (empty tensors are not supported)");
+    if (wanted > extent) {
+      int64_t before = (wanted - extent) / 2;
+      x = pad_axis(c, x, axis, before, wanted - extent - before, zero);
+    } else if (wanted < extent) {
+      int64_t start = (extent - wanted) / 2;
+      x = c.call("strided_slice", {x}, {{"begin", std::vector<int64_t>{start}}, {"end", std::vector<int64_t>{start + wanted}},
+                                        {"axes", std::vector<int64_t>{axis}}});
     }
   }
   set_single_output(c, x);
@@ -481,6 +511,7 @@ void register_resample_converters() {
                       {9, [](NodeContext& c) { convert_resize(c, {.legacy = true, .upsample = true}); }},
                       refused_from(10, "is deprecated: ONNX replaced it by Resize in opset 10 (export the model with Resize, "
                                        "or at an opset below 10)")});
+  add_onnx_converter("CenterCropPad", {18}, {{18, convert_center_crop_pad}});
   add_onnx_converter("Tile", {1, 6, 13}, {{6, convert_tile}});
   add_onnx_converter("ConvTranspose", {1, 11}, {{1, convert_conv_transpose}});
 }
