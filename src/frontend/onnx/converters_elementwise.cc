@@ -247,6 +247,31 @@ void register_activations() {
                                                    {11, [](NodeContext& c) { convert_clip(c, true); }}});
 }
 
+void convert_sign(NodeContext& c) {
+  Expr x = c.input(0);
+  DType t = c.input_dtype(0);
+  if (t == DType::kBool) c.fail("needs a numeric input");
+  Expr zero = c.scalar(0, t);
+  Expr y = c.call("where", {c.call("greater", {x, zero}), c.scalar(1, t), zero});
+  if (t != DType::kUInt8) y = c.call("where", {c.call("less", {x, zero}), c.scalar(-1, t), y});
+  if (dtype_is_float(t)) y = c.call("where", {is_nan_expr(c, x), x, y});  // the sign of NaN is NaN
+  set_single_output(c, y);
+}
+
+void convert_is_inf(NodeContext& c) {
+  require_float(c, 0);
+  Expr x = c.input(0);
+  DType t = c.input_dtype(0);
+  bool positive = c.attr_int("detect_positive", 1) != 0, negative = c.attr_int("detect_negative", 1) != 0;
+  Expr y = c.call("broadcast_to", {c.scalar(0, DType::kBool)}, {{"shape", c.input_shape(0)}});
+  if (positive) y = c.call("equal", {x, c.scalar(INFINITY, t)});
+  if (negative) {
+    Expr is_negative = c.call("equal", {x, c.scalar(-INFINITY, t)});
+    y = positive ? c.call("maximum", {y, is_negative}) : is_negative;
+  }
+  set_single_output(c, y);
+}
+
 // Cast's `to`; `saturate` (version 19) concerns float8 targets only, which are refused.
 void convert_cast(NodeContext& c, bool saturate) {
   int to = int(c.attr_int("to"));
@@ -321,33 +346,12 @@ void register_elementwise_converters() {
   unary("Relu", {1, 6, 13, 14}, 6, "nn.relu");
   unary("Erf", {9, 13}, 9, "erf");
   unary("Round", {11}, 11, "round");  // halves to even, as ONNX's
-  add_onnx_converter("Sign", {9, 13}, {{9, [](NodeContext& c) {
-                       Expr x = c.input(0);
-                       DType t = c.input_dtype(0);
-                       if (t == DType::kBool) c.fail("needs a numeric input");
-                       Expr zero = c.scalar(0, t);
-                       Expr y = c.call("where", {c.call("greater", {x, zero}), c.scalar(1, t), zero});
-                       if (t != DType::kUInt8) y = c.call("where", {c.call("less", {x, zero}), c.scalar(-1, t), y});
-                       if (dtype_is_float(t)) y = c.call("where", {is_nan_expr(c, x), x, y});  // the sign of NaN is NaN
-                       set_single_output(c, y);
-                     }}});
+  add_onnx_converter("Sign", {9, 13}, {{9, convert_sign}});
   add_onnx_converter("IsNaN", {9, 13, 20}, {{9, [](NodeContext& c) {
                        require_float(c, 0);
                        set_single_output(c, is_nan_expr(c, c.input(0)));
                      }}});
-  add_onnx_converter("IsInf", {10, 20}, {{10, [](NodeContext& c) {
-                       require_float(c, 0);
-                       Expr x = c.input(0);
-                       DType t = c.input_dtype(0);
-                       bool positive = c.attr_int("detect_positive", 1) != 0, negative = c.attr_int("detect_negative", 1) != 0;
-                       Expr y = c.call("broadcast_to", {c.scalar(0, DType::kBool)}, {{"shape", c.input_shape(0)}});
-                       if (positive) y = c.call("equal", {x, c.scalar(INFINITY, t)});
-                       if (negative) {
-                         Expr is_negative = c.call("equal", {x, c.scalar(-INFINITY, t)});
-                         y = positive ? c.call("maximum", {y, is_negative}) : is_negative;
-                       }
-                       set_single_output(c, y);
-                     }}});
+  add_onnx_converter("IsInf", {10, 20}, {{10, convert_is_inf}});
   add_onnx_converter("Mod", {10, 13}, {{10, convert_mod}});
   add_onnx_converter("DequantizeLinear", {10, 13, 19, 21},
                      {{10, [](NodeContext& c) { convert_dequantize(c, false, false); }},
