@@ -442,6 +442,33 @@ def test_center_crop_pad(tmp_path):
         tmp_path, "CenterCropPad", 17, {"x": x}, inits=[("shape", i64([3, 4, 4]))])
 
 
+def affine_grid(theta, size, align_corners):
+    """ONNX AffineGrid by its definition: normalized coordinates times theta."""
+    def axis(n):
+        if n == 1:
+            return np.array([-1.0 if align_corners else 0.0])
+        ends = np.linspace(-1, 1, n)
+        return ends if align_corners else ends * (n - 1) / n
+    spatial = size[2:]
+    axes = np.meshgrid(*[axis(n) for n in spatial], indexing="ij")  # (D,) H, W
+    base = np.stack([a.ravel() for a in reversed(axes)] + [np.ones(int(np.prod(spatial)))], axis=-1)
+    return np.einsum("pk,nck->npc", base, theta).reshape((size[0], *spatial, len(spatial))).astype(np.float32)
+
+
+@pytest.mark.parametrize("align_corners", [0, 1])
+def test_affine_grid(tmp_path, align_corners):
+    theta = random(2, 2, 3)
+    size = [2, 3, 4, 5]
+    close(run(tmp_path, "AffineGrid", 20, {"theta": theta}, inits=[("size", i64(size))], align_corners=align_corners),
+          affine_grid(theta, size, align_corners))
+    theta = random(1, 3, 4)
+    size = [1, 1, 2, 1, 3]
+    close(run(tmp_path, "AffineGrid", 21, {"theta": theta}, inits=[("size", i64(size))], align_corners=align_corners),
+          affine_grid(theta, size, align_corners))
+    assert "theta must have shape (2, 2, 3), got (1, 3, 4)" in refusal(
+        tmp_path, "AffineGrid", 20, {"theta": theta}, inits=[("size", i64([2, 3, 4, 5]))])
+
+
 # ---- The table itself, and the CLI ----------------------------------------------
 
 def test_versions_match_onnx_schemas():

@@ -215,6 +215,49 @@ void convert_group_norm(NodeContext& c, bool per_channel) {
   set_single_output(c, c.call("add", {y, channel_broadcast(c, c.input(2), rank)}));
 }
 
+// AffineGrid (opset 20): the sampling grid of theta, (N, 2, 3) or
+// (N, 3, 4), over `size`, (N, C, H, W) or (N, C, D, H, W): each position's
+// normalized coordinates (x, y[, z], 1) times theta's transpose, the
+// coordinates a constant. An axis of n spans [-1, 1] through its end
+// pixels' centres with align_corners (an axis of 1 at -1, as ONNX's
+// reference has it; PyTorch puts it at 0), through their outer edges
+// without.
+void convert_affine_grid(NodeContext& c) {
+  require_float(c, 0);
+  std::vector<int64_t> size = c.constant_ints(1, "size");
+  bool align_corners = c.attr_int("align_corners", 0) != 0;
+  if (size.size() != 4 && size.size() != 5) c.fail("size must be (N, C, H, W) or (N, C, D, H, W)");
+  int64_t dims = int64_t(size.size()) - 2;
+  std::vector<int64_t> theta_shape{size[0], dims, dims + 1};
+  if (c.input_shape(0) != theta_shape)
+    c.fail("theta must have shape " + shape_to_string(theta_shape) + ", got " + shape_to_string(c.input_shape(0)));
+  std::vector<int64_t> spatial(size.begin() + 2, size.end());  // (D,) H, W
+  for (int64_t n : spatial)
+    if (n <= 0) c.fail("size leaves the grid empty (empty tensors are not supported)");
+  auto coordinate = [align_corners](int64_t i, int64_t n) {
+    if (n == 1) return align_corners ? -1.0 : 0.0;
+    double end_centres = -1.0 + 2.0 * double(i) / double(n - 1);
+    return align_corners ? end_centres : end_centres * double(n - 1) / double(n);
+  };
+  int64_t positions = product(spatial, 0, spatial.size());
+  NDArray base(c.input_dtype(0), {positions, dims + 1});
+  for (int64_t p = 0; p < positions; ++p) {
+    int64_t rest = p;
+    for (int64_t k = 0; k < dims; ++k) {  // the last spatial axis (x) first
+      int64_t n = spatial[size_t(dims - 1 - k)];
+      base.set_from_double(p * (dims + 1) + k, coordinate(rest % n, n));
+      rest /= n;
+    }
+    base.set_from_double(p * (dims + 1) + dims, 1.0);
+  }
+  Expr theta_t = c.call("transpose", {c.input(0)}, {{"axes", std::vector<int64_t>{0, 2, 1}}});
+  Expr grid = c.call("matmul", {c.constant(std::move(base)), theta_t});  // (N, positions, dims)
+  std::vector<int64_t> out{size[0]};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  out.push_back(dims);
+  set_single_output(c, reshape_to(c, grid, out));
+}
+
 // MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over axes.
 void convert_mean_variance_norm(NodeContext& c) {
   require_float(c, 0);
@@ -367,6 +410,7 @@ void register_nn_converters() {
     add_onnx_converter(name, {1, 11, 13}, {{1, [op](NodeContext& c) { convert_coerced_to_2d(c, op); }},
                                            {13, [op](NodeContext& c) { convert_along_axis(c, op); }}});
   }
+  add_onnx_converter("AffineGrid", {20}, {{20, convert_affine_grid}});
   add_onnx_converter("MeanVarianceNormalization", {9, 13}, {{9, convert_mean_variance_norm}});
   add_onnx_converter("LRN", {1, 13}, {{1, convert_lrn}});
   add_onnx_converter("NegativeLogLikelihoodLoss", {12, 13}, {{12, [](NodeContext& c) {
