@@ -1,8 +1,9 @@
 // Converters of ONNX's resampling and padding operators: Pad,
-// CenterCropPad, Resize, Upsample, Tile and ConvTranspose. None has an IR operator of its own; each becomes index
-// arithmetic done at import (constant index and weight arrays for `take`
-// and `multiply`) plus the IR's concatenate, broadcast_to, reshape,
-// strided_slice and nn.conv2d, so every backend that runs those runs these.
+// CenterCropPad, Resize, Upsample, Tile and ConvTranspose. None has an IR
+// operator of its own; each becomes index arithmetic done at import
+// (constant index and weight arrays for `take` and `multiply`) plus the
+// IR's concatenate, broadcast_to, reshape, strided_slice and nn.conv2d, so
+// every backend that runs those runs these.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
