@@ -427,8 +427,11 @@ def test_layer_normalization_gelu_and_mish(tmp_path):
           0.5 * x * (1 + np.tanh(sqrt(2 / pi) * (x + 0.044715 * x ** 3))))
     close(run(tmp_path, "Mish", 18, {"x": x * 10}), x * 10 * np.tanh(np.log1p(np.exp(x * 10))))
     assert "Gelu is not in opset 17 (ONNX added it in opset 20)" in refusal(tmp_path, "Gelu", 17, {"x": x})
-    assert "LayerNormalization is not in opset 16 (ONNX added it in opset 17)" in refusal(
-        tmp_path, "LayerNormalization", 16, {"x": x}, [("g", gamma)])
+    # ONNX Runtime's LayerNormalization of the default domain, before opset 17.
+    close(run(tmp_path, "LayerNormalization", 13, {"x": x}, [("g", gamma), ("b", beta)], epsilon=1e-3),
+          (x - mean) / np.sqrt(var + 1e-3) * gamma + beta)
+    assert "attribute 'flavour' is not supported (LayerNormalization at opset 11, before ONNX added it in opset 17)" in \
+        refusal(tmp_path, "LayerNormalization", 11, {"x": x}, [("g", gamma)], flavour=1)
 
 
 def test_center_crop_pad(tmp_path):

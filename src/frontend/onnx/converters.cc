@@ -64,7 +64,8 @@ void add_onnx_converter(const std::string& op_type, std::vector<int> versions, s
       !ascending(converters, [](const VersionConverter& e) { return e.since; }))
     throw std::logic_error("ONNX converter of " + op_type + ": versions and converters must ascend");
   for (const VersionConverter& e : converters)
-    if (std::find(versions.begin(), versions.end(), e.since) == versions.end())
+    if (std::find(versions.begin(), versions.end(), e.since) == versions.end() &&
+        !(&e == &converters.front() && e.since < versions.front()))
       throw std::logic_error("ONNX converter of " + op_type + " starts at " + std::to_string(e.since) +
                              ", which is not a version of the operator");
   if (!table().emplace(op_type, OnnxOperator{std::move(versions), std::move(converters)}).second)
@@ -79,11 +80,18 @@ std::optional<OnnxOperatorVersion> find_onnx_converter(const std::string& op_typ
   OnnxOperatorVersion result;
   for (int v : op.versions)
     if (v <= opset) result.version = v;
+  std::string added = "ONNX added it in opset " + std::to_string(op.versions.front());
   if (result.version == 0) {
-    result.refusal = op_type + " is not in opset " + std::to_string(opset) + " (ONNX added it in opset " +
-                     std::to_string(op.versions.front()) + ")";
+    const VersionConverter* early = entry_for(op, opset);
+    if (!early || !early->convert) {
+      result.refusal = op_type + " is not in opset " + std::to_string(opset) + " (" + added + ")";
+      return result;
+    }
+    result.convert = &early->convert;
+    result.name = op_type + " at opset " + std::to_string(opset) + ", before " + added;
     return result;
   }
+  result.name = op_type + "-" + std::to_string(result.version) + ", the version in opset " + std::to_string(opset);
   const VersionConverter* entry = entry_for(op, result.version);
   result.refusal = refusal_of(op_type, op, result.version, entry, opset);
   if (result.refusal.empty()) result.convert = &entry->convert;

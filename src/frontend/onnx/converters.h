@@ -39,7 +39,10 @@ inline VersionConverter refused_from(int since, std::string why) { return {since
 // Registers an operator (converters.cc runs the families once): `versions`
 // are ONNX's versions of it (each schema's since_version, ascending, through
 // kNewestOnnxOpset), `converters` its converters by version, ascending.
-// Versions below the first converter are refused.
+// Versions below the first converter are refused. The first converter may
+// start below the first version: the operator is then converted in older
+// opsets too, where models hold it before ONNX added it (ONNX Runtime's
+// LayerNormalization, which it registers in the default domain from opset 1).
 void add_onnx_converter(const std::string& op_type, std::vector<int> versions,
                         std::vector<VersionConverter> converters);
 
@@ -48,6 +51,7 @@ struct OnnxOperatorVersion {
   int version = 0;                         // the operator's version there; 0: the opset predates the operator
   const OnnxConverter* convert = nullptr;  // null: refused
   std::string refusal;                     // why, when refused: "Upsample-10 is deprecated ..."
+  std::string name;                        // for messages: "Relu-14, the version in opset 17"
 };
 // Null for an op type Switchyard does not know at all.
 std::optional<OnnxOperatorVersion> find_onnx_converter(const std::string& op_type, int opset);

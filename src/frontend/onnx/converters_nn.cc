@@ -402,7 +402,9 @@ void register_nn_converters() {
                       {9, [](NodeContext& c) { convert_batch_norm(c, {}); }},
                       {14, [](NodeContext& c) { convert_batch_norm(c, {.training_mode = true}); }}});
   add_onnx_converter("InstanceNormalization", {1, 6}, {{6, convert_instance_norm}});
-  add_onnx_converter("LayerNormalization", {17}, {{17, convert_layer_norm}});
+  // ONNX Runtime registers its LayerNormalization, of the same meaning, in
+  // the default domain before opset 17, and its transformer fusions write it.
+  add_onnx_converter("LayerNormalization", {17}, {{1, convert_layer_norm}});
   add_onnx_converter("GroupNormalization", {18, 21}, {{18, [](NodeContext& c) { convert_group_norm(c, false); }},
                                                       {21, [](NodeContext& c) { convert_group_norm(c, true); }}});
   for (auto [name, op] : {std::pair<const char*, AlongAxis>{"Softmax", softmax}, {"LogSoftmax", log_softmax},

@@ -197,8 +197,7 @@ class GraphImporter {
     (*op.convert)(ctx);
     std::vector<std::string> unread = ctx.unread_attrs();
     if (!unread.empty())
-      ctx.fail("attribute " + quoted_name(unread.front()) + " is not supported (" + clipped_text(node.op_type()) + "-" +
-               std::to_string(op.version) + ", the version in opset " + std::to_string(opset) + ")");
+      ctx.fail("attribute " + quoted_name(unread.front()) + " is not supported (" + op.name + ")");
     for (int i = 0; i < node.output_size(); ++i) {
       if (node.output(i).empty()) continue;
       if (!ctx.outputs()[size_t(i)])

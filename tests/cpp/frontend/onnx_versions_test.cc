@@ -1,7 +1,8 @@
 // The ONNX converter table's versions: every operator converts the version
 // each importable opset selects, or refuses it on purpose, saying why; a
 // model's opset picks the newest version at or below it; an opset that
-// predates an operator names the opset that added it.
+// predates an operator names the opset that added it, unless the operator
+// is converted there on purpose.
 #include <gtest/gtest.h>
 
 #include "frontend/onnx/converters.h"
@@ -55,6 +56,15 @@ TEST(OnnxVersions, RefusalsNameTheVersionAndTheOpset) {
   EXPECT_FALSE(gelu->convert);
   EXPECT_EQ(gelu->refusal, "Gelu is not in opset 17 (ONNX added it in opset 20)");
   EXPECT_TRUE(find_onnx_converter("Gelu", 20)->convert);
+}
+
+TEST(OnnxVersions, LayerNormalizationConvertsBeforeOnnxAddedIt) {
+  // ONNX Runtime's LayerNormalization, in the default domain before opset 17.
+  std::optional<OnnxOperatorVersion> early = find_onnx_converter("LayerNormalization", 13);
+  ASSERT_TRUE(early && early->convert);
+  EXPECT_EQ(early->version, 0);
+  EXPECT_EQ(early->name, "LayerNormalization at opset 13, before ONNX added it in opset 17");
+  EXPECT_EQ(find_onnx_converter("LayerNormalization", 17)->name, "LayerNormalization-17, the version in opset 17");
 }
 
 }  // namespace
