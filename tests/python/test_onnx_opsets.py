@@ -472,6 +472,24 @@ def test_affine_grid(tmp_path, align_corners):
         tmp_path, "AffineGrid", 20, {"theta": theta}, inits=[("size", i64([2, 3, 4, 5]))])
 
 
+def test_an_input_the_version_lacks_is_refused_not_ignored(tmp_path):
+    """ReduceMean-13 takes its axes as an attribute; an axes input there
+    (ReduceMean-18's) must not be dropped, which would reduce every axis."""
+    x = random(2, 3, 4)
+    cases = [("ReduceMean", 13, [("axes", i64([1]))]), ("Squeeze", 11, [("axes", i64([0]))]),
+             ("Clip", 10, [("lo", np.array(0, np.float32))]), ("Dropout", 7, [("r", np.array(0.5, np.float32))]),
+             ("Slice", 9, [("s", i64([0])), ("e", i64([1]))]), ("Split", 12, [("s", i64([1, 1]))])]
+    for op, opset, inits in cases:
+        outputs = ("a", "b") if op == "Split" else ("y",)
+        text = refusal(tmp_path, op, opset, {"x": x}, inits, outputs=outputs, **({"starts": [0], "ends": [1]} if op == "Slice" else {}))
+        name = inits[0][0]
+        assert f"node 'node' ({op}): input 1 ('{name}') is not supported ({op}-" in text, text
+    # Inputs a converter does not need are still read: Resize's roi, Dropout-12's ratio.
+    close(run(tmp_path, "Dropout", 12, {"x": x}, [("r", np.array(0.5, np.float32))]), x)
+    got = run(tmp_path, "Resize", 13, {"x": x}, [("roi", np.array([], np.float32)), ("scales", np.array([1, 1, 2], np.float32))])
+    assert got.shape == (2, 3, 8)
+
+
 # ---- The table itself, and the CLI ----------------------------------------------
 
 def test_versions_match_onnx_schemas():

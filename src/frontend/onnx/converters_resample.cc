@@ -334,6 +334,7 @@ void resize_extents(NodeContext& c, ResizeVersion v, const std::vector<float>* s
 
 void convert_resize(NodeContext& c, ResizeVersion v) {
   ResizeAttrs r = resize_attrs(c, v);
+  if (!v.legacy) c.has_input(1);  // roi: read by tf_crop_and_resize only, which is refused
   std::vector<float> scales_attribute;
   if (v.scales_attribute) scales_attribute = c.attr_floats("scales");
   std::vector<int64_t> out;

@@ -456,6 +456,7 @@ Expr gather_elements(NodeContext& c, const Expr& data, const Expr& indices, int6
 // then an input beside training_mode and a seed attribute.
 void convert_dropout(NodeContext& c, int version) {
   if (version < 12) c.attr_float("ratio", 0.5f);
+  if (version >= 12) c.has_input(1);  // the ratio: no effect in inference
   if (version >= 12 && c.has_attr("seed")) c.attr_int("seed");
   if (version >= 12 && c.has_input(2)) {
     const NDArray& training = c.require_constant(2, "training_mode");

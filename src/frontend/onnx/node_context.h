@@ -31,8 +31,11 @@ class NodeContext {
   int op_version() const { return op_version_; }
 
   // Inputs. An absent optional input (empty name, or past the end) is null.
+  // Every input the node has must be asked for (has_input or any accessor
+  // below) by its converter, or the import fails naming it: an input of a
+  // newer version (ReduceMean-18's axes at opset 13) is never ignored.
   size_t input_count() const { return inputs_.size(); }
-  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i]; }
+  bool has_input(size_t i) const;
   const Expr& input(size_t i) const;                 // Error when absent
   const TensorTypeNode& input_type(size_t i) const;  // of a present input
   const std::vector<int64_t>& input_shape(size_t i) const { return input_type(i).shape; }
@@ -57,6 +60,8 @@ class NodeContext {
   NDArray attr_tensor(const std::string& name) const;
   // Attributes present on the node that no accessor asked for.
   std::vector<std::string> unread_attrs() const;
+  // Inputs present on the node that no accessor asked for.
+  std::vector<size_t> unread_inputs() const;
 
   // Building. Each call is typed by its operator's relation (a type error
   // becomes an import error naming the node) and folded to a constant when
@@ -88,6 +93,7 @@ class NodeContext {
   std::string model_dir_;
   std::vector<Expr> outputs_;
   mutable std::set<std::string> read_attrs_;
+  mutable std::vector<bool> read_inputs_;
 };
 
 // The tensor type an imported expression was built with.

@@ -198,6 +198,8 @@ class GraphImporter {
     std::vector<std::string> unread = ctx.unread_attrs();
     if (!unread.empty())
       ctx.fail("attribute " + quoted_name(unread.front()) + " is not supported (" + op.name + ")");
+    for (size_t i : ctx.unread_inputs())
+      ctx.fail("input " + std::to_string(i) + " (" + quoted_name(node.input(int(i))) + ") is not supported (" + op.name + ")");
     for (int i = 0; i < node.output_size(); ++i) {
       if (node.output(i).empty()) continue;
       if (!ctx.outputs()[size_t(i)])
