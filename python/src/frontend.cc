@@ -1,7 +1,9 @@
-// Bindings of the model importers: sy.frontend.from_onnx.
+// Bindings of the model importers: sy.frontend.from_onnx and the table of
+// ONNX operator versions it converts.
 #include <pybind11/stl.h>
 
 #include "common.h"
+#include "frontend/onnx/converters.h"
 #include "frontend/onnx/onnx_importer.h"
 
 namespace switchyard::python {
@@ -19,6 +21,20 @@ void bind_frontend(py::module_& frontend) {
       },
       py::arg("path"), py::arg("shapes") = std::map<std::string, std::vector<int64_t>>{},
       "Imports an ONNX model file into an IRModule.");
+  frontend.def(
+      "onnx_operators",
+      [] {
+        py::dict table;
+        for (const OnnxOperatorSupport& op : onnx_operator_support()) {
+          py::dict versions;
+          for (const auto& [version, refusal] : op.versions)
+            versions[py::int_(version)] = refusal.empty() ? py::object(py::none()) : py::object(py::str(refusal));
+          table[py::str(op.op_type)] = versions;
+        }
+        return table;
+      },
+      "{op_type: {version: None when converted, else why not}} for every ONNX operator the importer knows.");
+  frontend.attr("ONNX_OPSETS") = py::make_tuple(kOldestOnnxOpset, kNewestOnnxOpset);
 }
 
 }  // namespace switchyard::python

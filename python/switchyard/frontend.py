@@ -16,11 +16,12 @@ from ._errors import error as _error
 
 
 def from_onnx(path, shapes=None):
-    """Imports the ONNX model at ``path`` (opsets 13-17; external data beside it).
+    """Imports the ONNX model at ``path`` (opsets 7-21; external data beside it).
 
     ``shapes`` maps input names to tuples of ints, fixing symbolic dimensions.
-    Raises ``sy.ParseError`` for a malformed model or unsupported operators
-    (all listed with their node names) and ``sy.UsageError`` for a shape that
+    Raises ``sy.ParseError`` for a malformed model, unsupported operators
+    (all listed with their node names) or an operator version that is not
+    converted (naming the node, the version and why), and ``sy.UsageError`` for a shape that
     names no input; a missing file is a ``sy.UsageError`` that is also a
     ``FileNotFoundError``.
     """
@@ -41,4 +42,19 @@ def from_onnx(path, shapes=None):
     return _native.frontend.from_onnx(_os.fspath(path), fixed)
 
 
-__all__ = ["from_onnx"]
+def onnx_operators():
+    """The ONNX operators the importer knows: ``{op_type: {version: None or
+    why not}}``, one entry per version of the operator in ONNX (the
+    ``since_version`` of each of its schemas), None where it is converted.
+    A model's opset selects, for each operator, the newest version at or
+    below it; ``ONNX_OPSETS`` is the (oldest, newest) opset imported.
+
+        sy.frontend.onnx_operators()["Upsample"]
+        # {1: 'Upsample-1 is not supported (...)', 7: None, 9: None, 10: 'Upsample-10 is deprecated: ...'}
+    """
+    return _native.frontend.onnx_operators()
+
+
+ONNX_OPSETS = _native.frontend.ONNX_OPSETS
+
+__all__ = ["from_onnx", "onnx_operators", "ONNX_OPSETS"]

@@ -53,11 +53,12 @@ import threading
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "support"))
+from array_compare import compare  # noqa: E402  (floats within 1e-4, as the docstring says)
 DATA_ROOT = "/usr/share/libonnx-testdata/data"
 DEFAULT_SETS = ("node", "pytorch-converted", "pytorch-operator", "simple")
 PATHS = ("interp", "compiled", "split")
 RESULT_PREFIX = "@@sy-conformance "
-TOLERANCE = 1e-4
 
 
 # ---------------------------------------------------------------- the child
@@ -127,49 +128,6 @@ EXPECTED_DATA_FIXES = {
         "the stored output truncates float32 to bfloat16 (onnx < 1.14 made it so); Cast rounds to nearest even",
         lambda inputs, expected: [bfloat16_nearest_even(inputs["input"])]),
 }
-
-
-def compare(actual, expected):
-    """None when `actual` matches `expected`, else what differs."""
-    import numpy as np
-
-    actual = np.asarray(actual)
-    if actual.shape != expected.shape:
-        return f"shape {actual.shape}, expected {expected.shape}"
-    if actual.dtype != expected.dtype:
-        return f"dtype {actual.dtype}, expected {expected.dtype}"
-    if expected.size == 0:
-        return None
-    if expected.dtype.kind != "f":
-        if np.array_equal(actual, expected):
-            return None
-        bad = np.argwhere(actual != expected)
-        i = tuple(bad[0])
-        return f"{len(bad)} of {expected.size} values differ; at {list(i)}: {actual[i]!r}, expected {expected[i]!r}"
-    a = actual.astype(np.float64)
-    e = expected.astype(np.float64)
-    nan_expected = np.isnan(e)
-    if not np.array_equal(nan_expected, np.isnan(a)):
-        i = tuple(np.argwhere(nan_expected != np.isnan(a))[0])
-        return f"NaN mismatch at {list(i)}: {a[i]!r}, expected {e[i]!r}"
-    finite = np.isfinite(e)
-    if not np.array_equal(a[~finite & ~nan_expected], e[~finite & ~nan_expected]):
-        i = tuple(np.argwhere(~finite & ~nan_expected & (a != e))[0])
-        return f"infinity mismatch at {list(i)}: {a[i]!r}, expected {e[i]!r}"
-    if not finite.any():
-        return None
-    scale = float(np.abs(e[finite]).max())
-    atol = TOLERANCE * (scale if scale > 0 else 1.0)
-    with np.errstate(invalid="ignore"):
-        err = np.where(finite, np.abs(a - e), 0.0)
-        bound = atol + TOLERANCE * np.abs(e)
-    bad = np.argwhere(finite & ~(err <= bound))
-    if len(bad) == 0:
-        return None
-    i = tuple(bad[0])
-    worst = float(np.nanmax(np.where(finite, err, 0.0)))
-    return (f"{len(bad)} of {e.size} values differ (largest error {worst:.3g}, scale {scale:.3g}); "
-            f"at {list(i)}: {a[i]!r}, expected {e[i]!r}")
 
 
 def first_line(text):

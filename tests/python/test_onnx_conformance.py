@@ -19,8 +19,9 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 SUITE = REPO / "tests" / "conformance" / "run_onnx_suite.py"
 DATA = pathlib.Path("/usr/share/libonnx-testdata/data/node")
 
-# Measured 493 of 1072 on each path (2026-12-05); raise it when converters are added.
-MIN_PASS = 490
+# Measured 580 of 1072 on each path (2026-12-05, opsets 7 to 21; 493 with
+# opsets 13 to 17); raise it when converters are added.
+MIN_PASS = 575
 
 
 def test_onnx_conformance_on_every_path(tmp_path):

@@ -10,9 +10,14 @@ namespace switchyard {
 
 namespace {
 
-std::map<std::string, OnnxConverter>& table() {
-  static std::map<std::string, OnnxConverter> converters;
-  return converters;
+struct OnnxOperator {
+  std::vector<int> versions;
+  std::vector<VersionConverter> converters;
+};
+
+std::map<std::string, OnnxOperator>& table() {
+  static std::map<std::string, OnnxOperator> operators;
+  return operators;
 }
 
 void ensure_registered() {
@@ -20,22 +25,88 @@ void ensure_registered() {
   std::call_once(once, [] {
     register_elementwise_converters();
     register_nn_converters();
+    register_recurrent_converters();
     register_tensor_converters();
+    register_reduce_converters();
     register_resample_converters();
   });
 }
 
+// The refusal of `version` of `op_type` (empty when it converts), naming
+// the opset that selected it when there is one.
+std::string refusal_of(const std::string& op_type, const OnnxOperator& op, int version, const VersionConverter* entry,
+                       int opset = 0) {
+  std::string name = op_type + "-" + std::to_string(version) + (opset ? " (opset " + std::to_string(opset) + ")" : "");
+  if (!entry)
+    return name + " is not supported (Switchyard converts " + op_type + " from version " +
+           std::to_string(op.converters.front().since) + ")";
+  if (!entry->convert) return name + " " + entry->refusal;
+  return "";
+}
+
+// The entry converting `version`: the last whose range starts at or below it.
+const VersionConverter* entry_for(const OnnxOperator& op, int version) {
+  const VersionConverter* found = nullptr;
+  for (const VersionConverter& e : op.converters)
+    if (e.since <= version) found = &e;
+  return found;
+}
+
 }  // namespace
 
-void add_onnx_converter(const std::string& op_type, OnnxConverter converter) {
-  if (!table().emplace(op_type, std::move(converter)).second)
+void add_onnx_converter(const std::string& op_type, std::vector<int> versions, std::vector<VersionConverter> converters) {
+  auto ascending = [](const auto& v, auto key) {
+    for (size_t i = 1; i < v.size(); ++i)
+      if (key(v[i - 1]) >= key(v[i])) return false;
+    return !v.empty();
+  };
+  if (!ascending(versions, [](int v) { return v; }) || versions.back() > kNewestOnnxOpset ||
+      !ascending(converters, [](const VersionConverter& e) { return e.since; }))
+    throw std::logic_error("ONNX converter of " + op_type + ": versions and converters must ascend");
+  for (const VersionConverter& e : converters)
+    if (std::find(versions.begin(), versions.end(), e.since) == versions.end() &&
+        !(&e == &converters.front() && e.since < versions.front()))
+      throw std::logic_error("ONNX converter of " + op_type + " starts at " + std::to_string(e.since) +
+                             ", which is not a version of the operator");
+  if (!table().emplace(op_type, OnnxOperator{std::move(versions), std::move(converters)}).second)
     throw std::logic_error("ONNX converter registered twice: " + op_type);
 }
 
-const OnnxConverter* find_onnx_converter(const std::string& op_type) {
+std::optional<OnnxOperatorVersion> find_onnx_converter(const std::string& op_type, int opset) {
   ensure_registered();
   auto it = table().find(op_type);
-  return it == table().end() ? nullptr : &it->second;
+  if (it == table().end()) return std::nullopt;
+  const OnnxOperator& op = it->second;
+  OnnxOperatorVersion result;
+  for (int v : op.versions)
+    if (v <= opset) result.version = v;
+  std::string added = "ONNX added it in opset " + std::to_string(op.versions.front());
+  if (result.version == 0) {
+    const VersionConverter* early = entry_for(op, opset);
+    if (!early || !early->convert) {
+      result.refusal = op_type + " is not in opset " + std::to_string(opset) + " (" + added + ")";
+      return result;
+    }
+    result.convert = &early->convert;
+    result.name = op_type + " at opset " + std::to_string(opset) + ", before " + added;
+    return result;
+  }
+  result.name = op_type + "-" + std::to_string(result.version) + ", the version in opset " + std::to_string(opset);
+  const VersionConverter* entry = entry_for(op, result.version);
+  result.refusal = refusal_of(op_type, op, result.version, entry, opset);
+  if (result.refusal.empty()) result.convert = &entry->convert;
+  return result;
+}
+
+std::vector<OnnxOperatorSupport> onnx_operator_support() {
+  ensure_registered();
+  std::vector<OnnxOperatorSupport> all;
+  for (const auto& [name, op] : table()) {
+    OnnxOperatorSupport s{name, {}};
+    for (int v : op.versions) s.versions.emplace_back(v, refusal_of(name, op, v, entry_for(op, v)));
+    all.push_back(std::move(s));
+  }
+  return all;
 }
 
 NDArray int64_vector(const std::vector<int64_t>& values) {
@@ -55,11 +126,20 @@ int64_t normalize_axis(NodeContext& c, int64_t axis, int64_t rank, const std::st
   return axis < 0 ? axis + rank : axis;
 }
 
-std::vector<std::string> supported_onnx_ops() {
-  ensure_registered();
-  std::vector<std::string> names;
-  for (const auto& [name, converter] : table()) names.push_back(name);
-  return names;
+Expr cast_to(NodeContext& c, const Expr& x, DType dtype) {
+  if (tensor_type_of(x).dtype == dtype) return x;
+  return c.call("cast", {x}, {{"dtype", std::string(dtype_name(dtype))}});
+}
+
+void require_float(NodeContext& c, size_t i) {
+  if (!dtype_is_float(c.input_dtype(i)))
+    c.fail(std::string("needs a floating-point input, got ") + dtype_name(c.input_dtype(i)));
+}
+
+int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= dims[i];
+  return p;
 }
 
 }  // namespace switchyard

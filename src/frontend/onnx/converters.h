@@ -1,11 +1,16 @@
-// The table of ONNX operator converters: op type -> a function that builds
-// the node's outputs from its inputs (node_context.h). Each converters_*.cc
-// file registers one family; ONNX operators without an IR operator of their
-// own are expressed through several IR operators, all carrying the node's
-// span.
+// The table of ONNX operator converters: op type -> ONNX's versions of the
+// operator and, per range of them, a function that builds the node's
+// outputs from its inputs (node_context.h). A model's opset selects each
+// operator's version (the newest at or below it), and so its converter:
+// what differs between versions (an attribute that became an input, a
+// changed default) is stated once, in the operator's row. Each
+// converters_*.cc file registers one family; ONNX operators without an IR
+// operator of their own are expressed through several IR operators, all
+// carrying the node's span.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,19 +18,57 @@
 
 namespace switchyard {
 
+// The default-domain opsets Switchyard imports. Every operator row lists
+// ONNX's versions through kNewestOnnxOpset and converts the version each of
+// these opsets selects, or refuses it saying why.
+constexpr int kOldestOnnxOpset = 7;
+constexpr int kNewestOnnxOpset = 21;
+
 using OnnxConverter = std::function<void(NodeContext&)>;
 
-// The converter of a default-domain op type, or null when unsupported.
-const OnnxConverter* find_onnx_converter(const std::string& op_type);
-// Every supported op type, sorted.
-std::vector<std::string> supported_onnx_ops();
+// Converts a range of an operator's versions: from `since` (one of its
+// versions) up to the next entry's. Without `convert`, those versions are
+// refused and `refusal` says why (it follows "Op-N ").
+struct VersionConverter {
+  int since = 0;
+  OnnxConverter convert;
+  std::string refusal;
+};
+inline VersionConverter refused_from(int since, std::string why) { return {since, nullptr, std::move(why)}; }
 
-// Registration, one call per family (converters.cc runs them once).
-void add_onnx_converter(const std::string& op_type, OnnxConverter converter);
+// Registers an operator (converters.cc runs the families once): `versions`
+// are ONNX's versions of it (each schema's since_version, ascending, through
+// kNewestOnnxOpset), `converters` its converters by version, ascending.
+// Versions below the first converter are refused. The first converter may
+// start below the first version: the operator is then converted in older
+// opsets too, where models hold it before ONNX added it (ONNX Runtime's
+// LayerNormalization, which it registers in the default domain from opset 1).
+void add_onnx_converter(const std::string& op_type, std::vector<int> versions,
+                        std::vector<VersionConverter> converters);
+
+// How a node of `op_type` converts at `opset`.
+struct OnnxOperatorVersion {
+  int version = 0;                         // the operator's version there; 0: the opset predates the operator
+  const OnnxConverter* convert = nullptr;  // null: refused
+  std::string refusal;                     // why, when refused: "Upsample-10 is deprecated ..."
+  std::string name;                        // for messages: "Relu-14, the version in opset 17"
+};
+// Null for an op type Switchyard does not know at all.
+std::optional<OnnxOperatorVersion> find_onnx_converter(const std::string& op_type, int opset);
+// Every known op type, sorted, with ONNX's versions of it and, per version,
+// the refusal (empty when converted).
+struct OnnxOperatorSupport {
+  std::string op_type;
+  std::vector<std::pair<int, std::string>> versions;
+};
+std::vector<OnnxOperatorSupport> onnx_operator_support();
+
 void register_elementwise_converters();  // converters_elementwise.cc
 void register_nn_converters();           // converters_nn.cc
+void register_recurrent_converters();    // converters_recurrent.cc: RNN, GRU, LSTM
 void register_tensor_converters();       // converters_tensor.cc
-void register_resample_converters();     // converters_resample.cc: Pad, Resize, Tile, ConvTranspose
+void register_reduce_converters();       // converters_reduce.cc: Reduce*, ArgMax, ArgMin
+void register_resample_converters();     // converters_resample.cc: Pad, Resize, Upsample, Tile, ConvTranspose
 
 // Shared by the families: the node's output 0 (`set_output(0, ...)`) when it
 // has only that one.
@@ -39,6 +82,12 @@ Expr reshape_to(NodeContext& ctx, const Expr& x, std::vector<int64_t> shape);
 // `axis` in [0, rank), counting a negative one from the end; fails naming
 // `what` when out of range.
 int64_t normalize_axis(NodeContext& ctx, int64_t axis, int64_t rank, const std::string& what = "axis");
+// x as `dtype` (x itself when it already is).
+Expr cast_to(NodeContext& ctx, const Expr& x, DType dtype);
+// Fails naming the node unless input i is of a floating-point type.
+void require_float(NodeContext& ctx, size_t i);
+// The product of dims[from, to).
+int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to);
 
 // x != x, elementwise (converters_elementwise.cc).
 Expr is_nan_expr(NodeContext& ctx, const Expr& x);
@@ -46,7 +95,7 @@ Expr is_nan_expr(NodeContext& ctx, const Expr& x);
 // from the end) along `axis` (converters_tensor.cc).
 Expr gather_elements(NodeContext& ctx, const Expr& data, const Expr& indices, int64_t axis);
 // The int64 index of the first (or `last`) largest or smallest element along
-// `axis`, which stays as a dimension of 1 (converters_tensor.cc).
+// `axis`, which stays as a dimension of 1 (converters_reduce.cc).
 Expr arg_extreme(NodeContext& ctx, const Expr& x, int64_t axis, bool largest, bool last);
 
 }  // namespace switchyard

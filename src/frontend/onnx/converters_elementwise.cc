@@ -10,31 +10,32 @@ namespace switchyard {
 
 namespace {
 
-void binary(const std::string& onnx, const std::string& op) {
-  add_onnx_converter(onnx, [op](NodeContext& c) { set_single_output(c, c.call(op, {c.input(0), c.input(1)})); });
+// The versions of these operators differ only in the element types they
+// allow (a type the IR lacks is refused where the tensor enters), except
+// where a row says otherwise. Before version 7 the arithmetic and logic
+// operators broadcast only when a `broadcast` attribute said so; Max, Min,
+// Sum and Mean-6 do not broadcast at all, so broadcasting converts them too.
+
+// An element-wise operator of one IR operator, from version `since`.
+void binary(const std::string& onnx, std::vector<int> versions, int since, const std::string& op) {
+  add_onnx_converter(onnx, std::move(versions),
+                     {{since, [op](NodeContext& c) { set_single_output(c, c.call(op, {c.input(0), c.input(1)})); }}});
 }
 
-void unary(const std::string& onnx, const std::string& op) {
-  add_onnx_converter(onnx, [op](NodeContext& c) { set_single_output(c, c.call(op, {c.input(0)})); });
+void unary(const std::string& onnx, std::vector<int> versions, int since, const std::string& op) {
+  add_onnx_converter(onnx, std::move(versions),
+                     {{since, [op](NodeContext& c) { set_single_output(c, c.call(op, {c.input(0)})); }}});
 }
 
 // Max, Min, Sum, Mean: a chain over any number of inputs.
 void variadic(const std::string& onnx, const std::string& op, bool mean) {
-  add_onnx_converter(onnx, [op, mean](NodeContext& c) {
-    Expr acc = c.input(0);
-    for (size_t i = 1; i < c.input_count(); ++i) acc = c.call(op, {acc, c.input(i)});
-    if (mean) acc = c.call("divide", {acc, c.scalar(double(c.input_count()), c.input_dtype(0))});
-    set_single_output(c, acc);
-  });
-}
-
-void require_float(NodeContext& c, size_t i) {
-  if (!dtype_is_float(c.input_dtype(i))) c.fail(std::string("needs a floating-point input, got ") + dtype_name(c.input_dtype(i)));
-}
-
-Expr cast_to(NodeContext& c, const Expr& x, DType dtype) {
-  if (tensor_type_of(x).dtype == dtype) return x;
-  return c.call("cast", {x}, {{"dtype", std::string(dtype_name(dtype))}});
+  std::vector<int> versions = mean || onnx == "Sum" ? std::vector<int>{1, 6, 8, 13} : std::vector<int>{1, 6, 8, 12, 13};
+  add_onnx_converter(onnx, versions, {{6, [op, mean](NodeContext& c) {
+                                         Expr acc = c.input(0);
+                                         for (size_t i = 1; i < c.input_count(); ++i) acc = c.call(op, {acc, c.input(i)});
+                                         if (mean) acc = c.call("divide", {acc, c.scalar(double(c.input_count()), c.input_dtype(0))});
+                                         set_single_output(c, acc);
+                                       }}});
 }
 
 
@@ -59,17 +60,22 @@ void convert_mod(NodeContext& c) {
 }
 
 // DequantizeLinear: (x - zero_point) * scale in float32, the scale and
-// zero point one value or one per element of `axis`.
-void convert_dequantize(NodeContext& c) {
+// zero point one value or (from version 13, `per_axis`) one per element of
+// `axis`; version 21's blocks (block_size > 0) are refused.
+void convert_dequantize(NodeContext& c, bool per_axis, bool blocks) {
   DType t = c.input_dtype(0);
   if (t != DType::kInt8 && t != DType::kUInt8 && t != DType::kInt32) c.fail("needs an int8, uint8 or int32 input");
   if (c.input_dtype(1) != DType::kFloat32) c.fail("the scale must be float32");
+  if (blocks && c.attr_int("block_size", 0) != 0) c.fail("blocked quantization (block_size > 0) is not supported");
   int64_t rank = c.input_type(0).ndim();
-  int64_t axis = c.attr_int("axis", 1);
+  int64_t axis = per_axis ? c.attr_int("axis", 1) : 1;
+  if (!per_axis && c.input_type(1).numel() != 1)
+    c.fail("the scale must hold one value (one per axis came with version 13)");
   // A per-axis vector is shaped to broadcast along `axis` (which only then matters).
   auto along_axis = [&](const Expr& v) {
     const TensorTypeNode& vt = tensor_type_of(v);
     if (vt.ndim() == 0) return v;
+    if (!per_axis) return reshape_to(c, v, {});
     if (axis < -rank || axis >= rank) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
     if (axis < 0) axis += rank;
     if (vt.ndim() != 1 || vt.shape[0] != c.input_shape(0)[size_t(axis)])
@@ -99,122 +105,180 @@ Expr hard_sigmoid(NodeContext& c, const Expr& x, double alpha, double beta) {
   return c.call("clip", {linear}, {{"a_min", 0.0}, {"a_max", 1.0}});
 }
 
+Expr gelu(NodeContext& c) {
+  require_float(c, 0);
+  Expr x = c.input(0);
+  DType t = c.input_dtype(0);
+  std::string approximate = c.attr_string("approximate", "none");
+  Expr inner;
+  if (approximate == "none") {
+    inner = c.call("erf", {c.call("multiply", {x, c.scalar(M_SQRT1_2, t)})});
+  } else if (approximate == "tanh") {
+    Expr cube = c.call("multiply", {c.call("multiply", {x, x}), x});
+    Expr poly = c.call("add", {x, c.call("multiply", {cube, c.scalar(0.044715, t)})});
+    inner = c.call("tanh", {c.call("multiply", {poly, c.scalar(std::sqrt(2.0 / M_PI), t)})});
+  } else {
+    c.fail("approximate='" + approximate + "' is not one of 'none', 'tanh'");
+  }
+  Expr half_x = c.call("multiply", {x, c.scalar(0.5, t)});
+  return c.call("multiply", {half_x, c.call("add", {inner, c.scalar(1, t)})});
+}
+
+// log(1 + e^x) as max(x, 0) + log(1 + e^-|x|), which cannot overflow.
+Expr softplus(NodeContext& c, const Expr& x) {
+  DType t = tensor_type_of(x).dtype;
+  Expr tail = c.call("exp", {c.call("negative", {c.call("abs", {x})})});
+  Expr log1p = c.call("log", {c.call("add", {tail, c.scalar(1, t)})});
+  return c.call("add", {c.call("nn.relu", {x}), log1p});
+}
+
+// Clip's bounds: the min and max attributes before version 11 (`inputs`
+// false), optional inputs from 11. Known float bounds make one clip; one
+// bound, integer or computed bounds are max then min, as ONNX defines Clip.
+void convert_clip(NodeContext& c, bool inputs) {
+  Expr x = c.input(0);
+  DType t = c.input_dtype(0);
+  std::optional<Expr> low, high;
+  if (inputs) {
+    if (c.has_input(1)) low = c.input(1);
+    if (c.has_input(2)) high = c.input(2);
+  } else {
+    if (c.has_attr("min")) low = c.scalar(c.attr_float("min"), t);
+    if (c.has_attr("max")) high = c.scalar(c.attr_float("max"), t);
+  }
+  const ConstantNode* lo = low ? as<ConstantNode>(*low) : nullptr;
+  const ConstantNode* hi = high ? as<ConstantNode>(*high) : nullptr;
+  if (lo && hi && dtype_is_float(t)) {
+    double a = lo->data.get_as_double(0), b = hi->data.get_as_double(0);
+    if (a > b) c.fail("min (" + std::to_string(a) + ") is above max (" + std::to_string(b) + ")");
+    return set_single_output(c, c.call("clip", {x}, {{"a_min", a}, {"a_max", b}}));
+  }
+  if (low) x = c.call("maximum", {x, *low});
+  if (high) x = c.call("minimum", {x, *high});
+  set_single_output(c, x);
+}
+
 void register_activations() {
-  add_onnx_converter("LeakyRelu", [](NodeContext& c) {
-    require_float(c, 0);
-    Expr x = c.input(0);
-    double alpha = c.attr_float("alpha", 0.01f);
-    set_single_output(c, negative_part(c, x, c.call("multiply", {x, c.scalar(alpha, c.input_dtype(0))})));
-  });
-  add_onnx_converter("PRelu", [](NodeContext& c) {
-    require_float(c, 0);
-    Expr x = c.input(0);
-    set_single_output(c, negative_part(c, x, c.call("multiply", {x, c.input(1)})));
-  });
-  add_onnx_converter("Elu", [](NodeContext& c) {
-    require_float(c, 0);
-    Expr x = c.input(0);
-    DType t = c.input_dtype(0);
-    double alpha = c.attr_float("alpha", 1.0f);
-    Expr expm1 = c.call("subtract", {c.call("exp", {x}), c.scalar(1, t)});
-    set_single_output(c, negative_part(c, x, c.call("multiply", {expm1, c.scalar(alpha, t)})));
-  });
-  add_onnx_converter("Selu", [](NodeContext& c) {
-    require_float(c, 0);
-    Expr x = c.input(0);
-    DType t = c.input_dtype(0);
-    double alpha = c.attr_float("alpha", 1.67326319217681884765625f);
-    double gamma = c.attr_float("gamma", 1.05070102214813232421875f);
-    Expr expm1 = c.call("subtract", {c.call("exp", {x}), c.scalar(1, t)});
-    Expr inner = negative_part(c, x, c.call("multiply", {expm1, c.scalar(alpha, t)}));
-    set_single_output(c, c.call("multiply", {inner, c.scalar(gamma, t)}));
-  });
-  add_onnx_converter("HardSigmoid", [](NodeContext& c) {
-    require_float(c, 0);
-    set_single_output(c, hard_sigmoid(c, c.input(0), c.attr_float("alpha", 0.2f), c.attr_float("beta", 0.5f)));
-  });
-  add_onnx_converter("HardSwish", [](NodeContext& c) {
-    require_float(c, 0);
-    Expr x = c.input(0);
-    set_single_output(c, c.call("multiply", {x, hard_sigmoid(c, x, 1.0 / 6.0, 0.5)}));
-  });
-  add_onnx_converter("Softsign", [](NodeContext& c) {
-    require_float(c, 0);
-    Expr x = c.input(0);
-    Expr denominator = c.call("add", {c.call("abs", {x}), c.scalar(1, c.input_dtype(0))});
-    set_single_output(c, c.call("divide", {x, denominator}));
-  });
-  // Gelu as in opset 20 (also found in models that declare it early):
+  add_onnx_converter("LeakyRelu", {1, 6, 16}, {{6, [](NodeContext& c) {
+                       require_float(c, 0);
+                       Expr x = c.input(0);
+                       double alpha = c.attr_float("alpha", 0.01f);
+                       set_single_output(c, negative_part(c, x, c.call("multiply", {x, c.scalar(alpha, c.input_dtype(0))})));
+                     }}});
+  // PRelu-7 broadcasts the slope to the input (before, a slope of one value or one per channel).
+  add_onnx_converter("PRelu", {1, 6, 7, 9, 16}, {{7, [](NodeContext& c) {
+                       require_float(c, 0);
+                       Expr x = c.input(0);
+                       set_single_output(c, negative_part(c, x, c.call("multiply", {x, c.input(1)})));
+                     }}});
+  add_onnx_converter("Elu", {1, 6}, {{6, [](NodeContext& c) {
+                       require_float(c, 0);
+                       Expr x = c.input(0);
+                       DType t = c.input_dtype(0);
+                       double alpha = c.attr_float("alpha", 1.0f);
+                       Expr expm1 = c.call("subtract", {c.call("exp", {x}), c.scalar(1, t)});
+                       set_single_output(c, negative_part(c, x, c.call("multiply", {expm1, c.scalar(alpha, t)})));
+                     }}});
+  add_onnx_converter("Selu", {1, 6}, {{6, [](NodeContext& c) {
+                       require_float(c, 0);
+                       Expr x = c.input(0);
+                       DType t = c.input_dtype(0);
+                       double alpha = c.attr_float("alpha", 1.67326319217681884765625f);
+                       double gamma = c.attr_float("gamma", 1.05070102214813232421875f);
+                       Expr expm1 = c.call("subtract", {c.call("exp", {x}), c.scalar(1, t)});
+                       Expr inner = negative_part(c, x, c.call("multiply", {expm1, c.scalar(alpha, t)}));
+                       set_single_output(c, c.call("multiply", {inner, c.scalar(gamma, t)}));
+                     }}});
+  add_onnx_converter("HardSigmoid", {1, 6}, {{6, [](NodeContext& c) {
+                       require_float(c, 0);
+                       set_single_output(c, hard_sigmoid(c, c.input(0), c.attr_float("alpha", 0.2f), c.attr_float("beta", 0.5f)));
+                     }}});
+  add_onnx_converter("HardSwish", {14}, {{14, [](NodeContext& c) {
+                       require_float(c, 0);
+                       Expr x = c.input(0);
+                       set_single_output(c, c.call("multiply", {x, hard_sigmoid(c, x, 1.0 / 6.0, 0.5)}));
+                     }}});
+  add_onnx_converter("Softsign", {1}, {{1, [](NodeContext& c) {
+                       require_float(c, 0);
+                       Expr x = c.input(0);
+                       Expr denominator = c.call("add", {c.call("abs", {x}), c.scalar(1, c.input_dtype(0))});
+                       set_single_output(c, c.call("divide", {x, denominator}));
+                     }}});
   // 0.5 x (1 + erf(x / sqrt 2)), or the tanh approximation.
-  add_onnx_converter("Gelu", [](NodeContext& c) {
-    require_float(c, 0);
-    Expr x = c.input(0);
-    DType t = c.input_dtype(0);
-    std::string approximate = c.attr_string("approximate", "none");
-    Expr inner;
-    if (approximate == "none") {
-      inner = c.call("erf", {c.call("multiply", {x, c.scalar(M_SQRT1_2, t)})});
-    } else if (approximate == "tanh") {
-      Expr cube = c.call("multiply", {c.call("multiply", {x, x}), x});
-      Expr poly = c.call("add", {x, c.call("multiply", {cube, c.scalar(0.044715, t)})});
-      inner = c.call("tanh", {c.call("multiply", {poly, c.scalar(std::sqrt(2.0 / M_PI), t)})});
-    } else {
-      c.fail("approximate='" + approximate + "' is not one of 'none', 'tanh'");
-    }
-    Expr half_x = c.call("multiply", {x, c.scalar(0.5, t)});
-    set_single_output(c, c.call("multiply", {half_x, c.call("add", {inner, c.scalar(1, t)})}));
-  });
-  add_onnx_converter("ThresholdedRelu", [](NodeContext& c) {
-    require_float(c, 0);
-    Expr x = c.input(0);
-    DType t = c.input_dtype(0);
-    Expr above = c.call("greater", {x, c.scalar(c.attr_float("alpha", 1.0f), t)});
-    set_single_output(c, c.call("where", {above, x, c.scalar(0, t)}));
-  });
-  add_onnx_converter("Shrink", [](NodeContext& c) {
-    require_float(c, 0);
-    Expr x = c.input(0);
-    DType t = c.input_dtype(0);
-    double lambd = c.attr_float("lambd", 0.5f), bias = c.attr_float("bias", 0.0f);
-    Expr high = c.call("where", {c.call("greater", {x, c.scalar(lambd, t)}), c.call("subtract", {x, c.scalar(bias, t)}),
-                                 c.scalar(0, t)});
-    Expr low = c.call("less", {x, c.scalar(-lambd, t)});
-    set_single_output(c, c.call("where", {low, c.call("add", {x, c.scalar(bias, t)}), high}));
-  });
-  // log(1 + e^x) as max(x, 0) + log(1 + e^-|x|), which cannot overflow.
-  add_onnx_converter("Softplus", [](NodeContext& c) {
-    require_float(c, 0);
-    Expr x = c.input(0);
-    DType t = c.input_dtype(0);
-    Expr tail = c.call("exp", {c.call("negative", {c.call("abs", {x})})});
-    Expr log1p = c.call("log", {c.call("add", {tail, c.scalar(1, t)})});
-    set_single_output(c, c.call("add", {c.call("nn.relu", {x}), log1p}));
-  });
+  add_onnx_converter("Gelu", {20}, {{20, [](NodeContext& c) { set_single_output(c, gelu(c)); }}});
+  add_onnx_converter("ThresholdedRelu", {10}, {{10, [](NodeContext& c) {
+                       require_float(c, 0);
+                       Expr x = c.input(0);
+                       DType t = c.input_dtype(0);
+                       Expr above = c.call("greater", {x, c.scalar(c.attr_float("alpha", 1.0f), t)});
+                       set_single_output(c, c.call("where", {above, x, c.scalar(0, t)}));
+                     }}});
+  add_onnx_converter("Shrink", {9}, {{9, [](NodeContext& c) {
+                       require_float(c, 0);
+                       Expr x = c.input(0);
+                       DType t = c.input_dtype(0);
+                       double lambd = c.attr_float("lambd", 0.5f), bias = c.attr_float("bias", 0.0f);
+                       Expr high = c.call("where", {c.call("greater", {x, c.scalar(lambd, t)}),
+                                                    c.call("subtract", {x, c.scalar(bias, t)}), c.scalar(0, t)});
+                       Expr low = c.call("less", {x, c.scalar(-lambd, t)});
+                       set_single_output(c, c.call("where", {low, c.call("add", {x, c.scalar(bias, t)}), high}));
+                     }}});
+  add_onnx_converter("Softplus", {1}, {{1, [](NodeContext& c) {
+                       require_float(c, 0);
+                       set_single_output(c, softplus(c, c.input(0)));
+                     }}});
+  // Mish (opset 18): x tanh(softplus(x)).
+  add_onnx_converter("Mish", {18}, {{18, [](NodeContext& c) {
+                       require_float(c, 0);
+                       Expr x = c.input(0);
+                       set_single_output(c, c.call("multiply", {x, c.call("tanh", {softplus(c, x)})}));
+                     }}});
   // max(0, x) + min(0, alpha (e^(x / alpha) - 1))
-  add_onnx_converter("Celu", [](NodeContext& c) {
-    if (c.input_dtype(0) != DType::kFloat32) c.fail("needs a float32 input");
-    Expr x = c.input(0);
-    DType t = c.input_dtype(0);
-    double alpha = c.attr_float("alpha", 1.0f);
-    Expr expm1 = c.call("subtract", {c.call("exp", {c.call("divide", {x, c.scalar(alpha, t)})}), c.scalar(1, t)});
-    Expr negative = c.call("minimum", {c.call("multiply", {expm1, c.scalar(alpha, t)}), c.scalar(0, t)});
-    set_single_output(c, c.call("add", {c.call("nn.relu", {x}), negative}));
-  });
-  add_onnx_converter("Clip", [](NodeContext& c) {
-    Expr x = c.input(0);
-    const NDArray* low = c.constant_input(1);
-    const NDArray* high = c.constant_input(2);
-    if (low && high && dtype_is_float(c.input_dtype(0))) {
-      double lo = low->get_as_double(0), hi = high->get_as_double(0);
-      if (lo > hi) c.fail("min (" + std::to_string(lo) + ") is above max (" + std::to_string(hi) + ")");
-      set_single_output(c, c.call("clip", {x}, {{"a_min", lo}, {"a_max", hi}}));
-      return;
-    }
-    // One bound, integer or computed bounds: max then min, as ONNX defines Clip.
-    if (c.has_input(1)) x = c.call("maximum", {x, c.input(1)});
-    if (c.has_input(2)) x = c.call("minimum", {x, c.input(2)});
-    set_single_output(c, x);
-  });
+  add_onnx_converter("Celu", {12}, {{12, [](NodeContext& c) {
+                       if (c.input_dtype(0) != DType::kFloat32) c.fail("needs a float32 input");
+                       Expr x = c.input(0);
+                       DType t = c.input_dtype(0);
+                       double alpha = c.attr_float("alpha", 1.0f);
+                       Expr expm1 = c.call("subtract", {c.call("exp", {c.call("divide", {x, c.scalar(alpha, t)})}), c.scalar(1, t)});
+                       Expr negative = c.call("minimum", {c.call("multiply", {expm1, c.scalar(alpha, t)}), c.scalar(0, t)});
+                       set_single_output(c, c.call("add", {c.call("nn.relu", {x}), negative}));
+                     }}});
+  add_onnx_converter("Clip", {1, 6, 11, 12, 13}, {{6, [](NodeContext& c) { convert_clip(c, false); }},
+                                                   {11, [](NodeContext& c) { convert_clip(c, true); }}});
+}
+
+void convert_sign(NodeContext& c) {
+  Expr x = c.input(0);
+  DType t = c.input_dtype(0);
+  if (t == DType::kBool) c.fail("needs a numeric input");
+  Expr zero = c.scalar(0, t);
+  Expr y = c.call("where", {c.call("greater", {x, zero}), c.scalar(1, t), zero});
+  if (t != DType::kUInt8) y = c.call("where", {c.call("less", {x, zero}), c.scalar(-1, t), y});
+  if (dtype_is_float(t)) y = c.call("where", {is_nan_expr(c, x), x, y});  // the sign of NaN is NaN
+  set_single_output(c, y);
+}
+
+void convert_is_inf(NodeContext& c) {
+  require_float(c, 0);
+  Expr x = c.input(0);
+  DType t = c.input_dtype(0);
+  bool positive = c.attr_int("detect_positive", 1) != 0, negative = c.attr_int("detect_negative", 1) != 0;
+  Expr y = c.call("broadcast_to", {c.scalar(0, DType::kBool)}, {{"shape", c.input_shape(0)}});
+  if (positive) y = c.call("equal", {x, c.scalar(INFINITY, t)});
+  if (negative) {
+    Expr is_negative = c.call("equal", {x, c.scalar(-INFINITY, t)});
+    y = positive ? c.call("maximum", {y, is_negative}) : is_negative;
+  }
+  set_single_output(c, y);
+}
+
+// Cast's `to`; `saturate` (version 19) concerns float8 targets only, which are refused.
+void convert_cast(NodeContext& c, bool saturate) {
+  int to = int(c.attr_int("to"));
+  std::optional<DType> dtype = dtype_from_onnx(to);
+  if (!dtype) c.fail("cast to element type " + onnx_type_name(to) + ", which Switchyard does not support");
+  if (saturate) c.attr_int("saturate", 1);
+  set_single_output(c, cast_to(c, c.input(0), *dtype));
 }
 
 }  // namespace
@@ -224,27 +288,32 @@ Expr is_nan_expr(NodeContext& c, const Expr& x) {
 }
 
 void register_elementwise_converters() {
-  binary("Add", "add");
-  binary("Sub", "subtract");
-  binary("Mul", "multiply");
-  binary("Div", "divide");
-  binary("Equal", "equal");
-  binary("Less", "less");
-  binary("Greater", "greater");
-  add_onnx_converter("LessOrEqual", [](NodeContext& c) {
-    set_single_output(c, c.call("equal", {c.call("greater", {c.input(0), c.input(1)}), c.scalar(0, DType::kBool)}));
-  });
-  add_onnx_converter("GreaterOrEqual", [](NodeContext& c) {
-    set_single_output(c, c.call("equal", {c.call("less", {c.input(0), c.input(1)}), c.scalar(0, DType::kBool)}));
-  });
-  add_onnx_converter("Pow", [](NodeContext& c) {
-    Expr exponent = c.input(1);
-    if (c.input_dtype(1) != c.input_dtype(0)) {
-      if (!dtype_is_float(c.input_dtype(0))) c.fail("an integer base with an exponent of another type is not supported");
-      exponent = c.call("cast", {exponent}, {{"dtype", std::string(dtype_name(c.input_dtype(0)))}});
-    }
-    set_single_output(c, c.call("power", {c.input(0), exponent}));
-  });
+  const std::vector<int> arithmetic{1, 6, 7, 13, 14};
+  binary("Add", arithmetic, 7, "add");
+  binary("Sub", arithmetic, 7, "subtract");
+  binary("Mul", arithmetic, 7, "multiply");
+  binary("Div", arithmetic, 7, "divide");
+  binary("Equal", {1, 7, 11, 13, 19}, 7, "equal");
+  binary("Less", {1, 7, 9, 13}, 7, "less");
+  binary("Greater", {1, 7, 9, 13}, 7, "greater");
+  add_onnx_converter("LessOrEqual", {12, 16}, {{12, [](NodeContext& c) {
+                       Expr greater = c.call("greater", {c.input(0), c.input(1)});
+                       set_single_output(c, c.call("equal", {greater, c.scalar(0, DType::kBool)}));
+                     }}});
+  add_onnx_converter("GreaterOrEqual", {12, 16}, {{12, [](NodeContext& c) {
+                       Expr less = c.call("less", {c.input(0), c.input(1)});
+                       set_single_output(c, c.call("equal", {less, c.scalar(0, DType::kBool)}));
+                     }}});
+  // Pow-7 takes one type for both; from 12 the exponent may differ, and is cast.
+  add_onnx_converter("Pow", {1, 7, 12, 13, 15}, {{7, [](NodeContext& c) {
+                       Expr exponent = c.input(1);
+                       if (c.input_dtype(1) != c.input_dtype(0)) {
+                         if (!dtype_is_float(c.input_dtype(0)))
+                           c.fail("an integer base with an exponent of another type is not supported");
+                         exponent = cast_to(c, exponent, c.input_dtype(0));
+                       }
+                       set_single_output(c, c.call("power", {c.input(0), exponent}));
+                     }}});
   variadic("Max", "maximum", false);
   variadic("Min", "minimum", false);
   variadic("Sum", "add", false);
@@ -252,77 +321,58 @@ void register_elementwise_converters() {
   // Logic on bool tensors: false < true, so And is the minimum and Or the maximum.
   for (const char* name : {"And", "Or", "Xor"}) {
     std::string op_type = name;
-    add_onnx_converter(op_type, [op_type](NodeContext& c) {
-      if (c.input_dtype(0) != DType::kBool) c.fail("needs bool inputs");
-      const char* op = op_type == "And" ? "minimum" : op_type == "Or" ? "maximum" : nullptr;
-      Expr result = op ? c.call(op, {c.input(0), c.input(1)})
-                       : c.call("equal", {c.call("equal", {c.input(0), c.input(1)}), c.scalar(0, DType::kBool)});
-      set_single_output(c, result);
-    });
+    add_onnx_converter(op_type, {1, 7}, {{7, [op_type](NodeContext& c) {
+                         if (c.input_dtype(0) != DType::kBool) c.fail("needs bool inputs");
+                         const char* op = op_type == "And" ? "minimum" : op_type == "Or" ? "maximum" : nullptr;
+                         Expr result = op ? c.call(op, {c.input(0), c.input(1)})
+                                          : c.call("equal", {c.call("equal", {c.input(0), c.input(1)}), c.scalar(0, DType::kBool)});
+                         set_single_output(c, result);
+                       }}});
   }
-  add_onnx_converter("Not", [](NodeContext& c) {
-    if (c.input_dtype(0) != DType::kBool) c.fail("needs a bool input");
-    set_single_output(c, c.call("equal", {c.input(0), c.scalar(0, DType::kBool)}));
-  });
-  unary("Neg", "negative");
-  unary("Abs", "abs");
-  unary("Exp", "exp");
-  unary("Log", "log");
-  unary("Sqrt", "sqrt");
-  unary("Erf", "erf");
-  unary("Tanh", "tanh");
-  unary("Sigmoid", "sigmoid");
-  unary("Relu", "nn.relu");
-  unary("Floor", "floor");
-  unary("Ceil", "ceil");
-  unary("Round", "round");  // halves to even, as ONNX's
-  add_onnx_converter("Sign", [](NodeContext& c) {
-    Expr x = c.input(0);
-    DType t = c.input_dtype(0);
-    if (t == DType::kBool) c.fail("needs a numeric input");
-    Expr zero = c.scalar(0, t);
-    Expr y = c.call("where", {c.call("greater", {x, zero}), c.scalar(1, t), zero});
-    if (t != DType::kUInt8) y = c.call("where", {c.call("less", {x, zero}), c.scalar(-1, t), y});
-    if (dtype_is_float(t)) y = c.call("where", {is_nan_expr(c, x), x, y});  // the sign of NaN is NaN
-    set_single_output(c, y);
-  });
-  add_onnx_converter("IsNaN", [](NodeContext& c) {
-    require_float(c, 0);
-    set_single_output(c, is_nan_expr(c, c.input(0)));
-  });
-  add_onnx_converter("IsInf", [](NodeContext& c) {
-    require_float(c, 0);
-    Expr x = c.input(0);
-    DType t = c.input_dtype(0);
-    bool positive = c.attr_int("detect_positive", 1) != 0, negative = c.attr_int("detect_negative", 1) != 0;
-    Expr y = c.call("broadcast_to", {c.scalar(0, DType::kBool)}, {{"shape", c.input_shape(0)}});
-    if (positive) y = c.call("equal", {x, c.scalar(INFINITY, t)});
-    if (negative) {
-      Expr is_negative = c.call("equal", {x, c.scalar(-INFINITY, t)});
-      y = positive ? c.call("maximum", {y, is_negative}) : is_negative;
-    }
-    set_single_output(c, y);
-  });
-  add_onnx_converter("Mod", convert_mod);
-  add_onnx_converter("DequantizeLinear", convert_dequantize);
-  add_onnx_converter("Reciprocal", [](NodeContext& c) {
-    require_float(c, 0);
-    set_single_output(c, c.call("divide", {c.scalar(1, c.input_dtype(0)), c.input(0)}));
-  });
-  add_onnx_converter("Where", [](NodeContext& c) {
-    set_single_output(c, c.call("where", {c.input(0), c.input(1), c.input(2)}));
-  });
-  add_onnx_converter("Cast", [](NodeContext& c) {
-    int to = int(c.attr_int("to"));
-    std::optional<DType> dtype = dtype_from_onnx(to);
-    if (!dtype) c.fail("cast to element type " + onnx_type_name(to) + ", which Switchyard does not support");
-    if (c.has_attr("saturate")) c.attr_int("saturate");
-    set_single_output(c, cast_to(c, c.input(0), *dtype));
-  });
-  add_onnx_converter("CastLike", [](NodeContext& c) {
-    if (c.has_attr("saturate")) c.attr_int("saturate");
-    set_single_output(c, cast_to(c, c.input(0), c.input_dtype(1)));
-  });
+  add_onnx_converter("Not", {1}, {{1, [](NodeContext& c) {
+                       if (c.input_dtype(0) != DType::kBool) c.fail("needs a bool input");
+                       set_single_output(c, c.call("equal", {c.input(0), c.scalar(0, DType::kBool)}));
+                     }}});
+  const std::vector<int> math{1, 6, 13};
+  unary("Neg", math, 6, "negative");
+  unary("Abs", math, 6, "abs");
+  unary("Exp", math, 6, "exp");
+  unary("Log", math, 6, "log");
+  unary("Sqrt", math, 6, "sqrt");
+  unary("Tanh", math, 6, "tanh");
+  unary("Sigmoid", math, 6, "sigmoid");
+  unary("Floor", math, 6, "floor");
+  unary("Ceil", math, 6, "ceil");
+  unary("Relu", {1, 6, 13, 14}, 6, "nn.relu");
+  unary("Erf", {9, 13}, 9, "erf");
+  unary("Round", {11}, 11, "round");  // halves to even, as ONNX's
+  add_onnx_converter("Sign", {9, 13}, {{9, convert_sign}});
+  add_onnx_converter("IsNaN", {9, 13, 20}, {{9, [](NodeContext& c) {
+                       require_float(c, 0);
+                       set_single_output(c, is_nan_expr(c, c.input(0)));
+                     }}});
+  add_onnx_converter("IsInf", {10, 20}, {{10, convert_is_inf}});
+  add_onnx_converter("Mod", {10, 13}, {{10, convert_mod}});
+  add_onnx_converter("DequantizeLinear", {10, 13, 19, 21},
+                     {{10, [](NodeContext& c) { convert_dequantize(c, false, false); }},
+                      {13, [](NodeContext& c) { convert_dequantize(c, true, false); }},
+                      {21, [](NodeContext& c) { convert_dequantize(c, true, true); }}});
+  add_onnx_converter("Reciprocal", math, {{6, [](NodeContext& c) {
+                       require_float(c, 0);
+                       set_single_output(c, c.call("divide", {c.scalar(1, c.input_dtype(0)), c.input(0)}));
+                     }}});
+  add_onnx_converter("Where", {9, 16}, {{9, [](NodeContext& c) {
+                       set_single_output(c, c.call("where", {c.input(0), c.input(1), c.input(2)}));
+                     }}});
+  add_onnx_converter("Cast", {1, 6, 9, 13, 19, 21}, {{6, [](NodeContext& c) { convert_cast(c, false); }},
+                                                      {19, [](NodeContext& c) { convert_cast(c, true); }}});
+  add_onnx_converter("CastLike", {15, 19, 21}, {{15, [](NodeContext& c) {
+                                                   set_single_output(c, cast_to(c, c.input(0), c.input_dtype(1)));
+                                                 }},
+                                                {19, [](NodeContext& c) {
+                                                   c.attr_int("saturate", 1);
+                                                   set_single_output(c, cast_to(c, c.input(0), c.input_dtype(1)));
+                                                 }}});
   register_activations();
 }
 

@@ -32,10 +32,6 @@ std::vector<int64_t> axes_from(int64_t from, int64_t rank) {
   return axes;
 }
 
-void require_float(NodeContext& c, size_t i) {
-  if (!dtype_is_float(c.input_dtype(i))) c.fail(std::string("needs a floating-point input, got ") + dtype_name(c.input_dtype(i)));
-}
-
 void convert_conv(NodeContext& c) {
   int rank = c.input_type(0).ndim();
   const std::vector<int64_t>& w_shape = c.input_shape(1);
@@ -50,18 +46,26 @@ void convert_conv(NodeContext& c) {
   set_single_output(c, from_nchw(c, y, rank));
 }
 
-void convert_pool(NodeContext& c, const std::string& op) {
+// What a pool's version has beyond kernel_shape, strides, pads and auto_pad.
+struct PoolVersion {
+  bool storage_order = false;      // MaxPool from 8 (with the Indices output)
+  bool ceil_mode = false;          // from 10
+  bool dilations = false;          // MaxPool from 10, AveragePool from 19
+  bool count_include_pad = false;  // AveragePool from 7
+};
+
+void convert_pool(NodeContext& c, const std::string& op, PoolVersion v) {
   int rank = c.input_type(0).ndim();
-  Window2d w = read_window(c, spatial_dims(c, c.input_shape(0), "the input"), {});
+  Window2d w = read_window(c, spatial_dims(c, c.input_shape(0), "the input"), {}, false, v.dilations);
   AttrList attrs{{"pool_size", w.kernel}, {"strides", w.strides}, {"padding", w.padding},
-                 {"ceil_mode", c.attr_int("ceil_mode", 0) != 0}};
+                 {"ceil_mode", v.ceil_mode && c.attr_int("ceil_mode", 0) != 0}};
   if (op == "nn.max_pool2d") {
     attrs.push_back({"dilation", w.dilations});
-    if (c.attr_int("storage_order", 0) != 0) c.fail("storage_order=1 is not supported");
-    if (c.output_used(1)) c.fail("the Indices output is not supported");
+    if (v.storage_order && c.attr_int("storage_order", 0) != 0) c.fail("storage_order=1 is not supported");
+    if (v.storage_order && c.output_used(1)) c.fail("the Indices output is not supported");
   } else {
     if (w.dilations != std::vector<int64_t>{1, 1}) c.fail("dilated average pooling is not supported");
-    attrs.push_back({"count_include_pad", c.attr_int("count_include_pad", 0) != 0});
+    attrs.push_back({"count_include_pad", v.count_include_pad && c.attr_int("count_include_pad", 0) != 0});
   }
   set_single_output(c, from_nchw(c, c.call(op, {as_nchw(c, c.input(0))}, attrs), rank));
 }
@@ -93,8 +97,15 @@ void convert_gemm(NodeContext& c) {
   set_single_output(c, y);
 }
 
-void convert_batch_norm(NodeContext& c) {
-  if (c.attr_int("training_mode", 0) != 0) c.fail("training_mode=1 is not supported (inference only)");
+// What a BatchNormalization version has beyond epsilon and momentum.
+struct BatchNormVersion {
+  bool spatial = false;        // version 7 only: spatial=0 gives statistics per (C, D...) element
+  bool training_mode = false;  // from 14
+};
+
+void convert_batch_norm(NodeContext& c, BatchNormVersion v) {
+  if (v.training_mode && c.attr_int("training_mode", 0) != 0) c.fail("training_mode=1 is not supported (inference only)");
+  bool spatial = !v.spatial || c.attr_int("spatial", 1) != 0;
   c.attr_float("momentum", 0.9f);  // a training parameter: no effect in inference
   for (size_t i = 1; i < c.output_count(); ++i)
     if (c.output_used(i)) c.fail("the running-statistics outputs are not supported (inference only)");
@@ -102,17 +113,19 @@ void convert_batch_norm(NodeContext& c) {
   if (rank < 2) c.fail("expects an (N, C, ...) input");
   DType t = c.input_dtype(0);
   double epsilon = c.attr_float("epsilon", 1e-5f);
+  std::vector<int64_t> per_element(c.input_shape(0).begin() + 1, c.input_shape(0).end());
+  for (size_t i = 1; i <= 4; ++i)
+    if (!spatial && c.input_shape(i) != per_element)
+      c.fail("with spatial=0, input " + std::to_string(i) + " must have shape " + shape_to_string(per_element) +
+             ", got " + shape_to_string(c.input_shape(i)));
+  // With spatial=0 the statistics already broadcast against (N, C, D...).
+  auto broadcast = [&](const Expr& e) { return spatial ? channel_broadcast(c, e, rank) : e; };
   // y = x * s + (b - mean * s) with s = scale / sqrt(var + epsilon): with
   // constant statistics both factors fold to per-channel constants.
   Expr s = c.call("multiply", {c.input(1), c.call("rsqrt", {c.call("add", {c.input(4), c.scalar(epsilon, t)})})});
   Expr shift = c.call("subtract", {c.input(2), c.call("multiply", {c.input(3), s})});
-  Expr y = c.call("multiply", {c.input(0), channel_broadcast(c, s, rank)});
-  set_single_output(c, c.call("add", {y, channel_broadcast(c, shift, rank)}));
-}
-
-Expr cast_to(NodeContext& c, const Expr& x, DType dtype) {
-  if (tensor_type_of(x).dtype == dtype) return x;
-  return c.call("cast", {x}, {{"dtype", std::string(dtype_name(dtype))}});
+  Expr y = c.call("multiply", {c.input(0), broadcast(s)});
+  set_single_output(c, c.call("add", {y, broadcast(shift)}));
 }
 
 struct Normalized {
@@ -170,6 +183,81 @@ void convert_layer_norm(NodeContext& c) {
   c.set_output(2, n.inv_std);
 }
 
+// GroupNormalization: each group of C / num_groups channels normalized
+// over its channels and the spatial axes; scale and bias are one per group
+// in version 18, one per channel from 21, whose statistics are float32
+// (stash_type 1, the only one ONNX defines).
+void convert_group_norm(NodeContext& c, bool per_channel) {
+  require_float(c, 0);
+  const std::vector<int64_t>& in = c.input_shape(0);
+  if (in.size() < 2) c.fail("expects an (N, C, ...) input");
+  int64_t groups = c.attr_int("num_groups");
+  double epsilon = c.attr_float("epsilon", 1e-5f);
+  if (per_channel && c.attr_int("stash_type", 1) != 1) c.fail("only stash_type=1 (statistics in float32) is supported");
+  int64_t channels = in[1];
+  if (groups <= 0 || channels % groups != 0)
+    c.fail("num_groups " + std::to_string(groups) + " does not divide the " + std::to_string(channels) + " channels");
+  int64_t per_scale = per_channel ? channels : groups;
+  for (size_t i = 1; i <= 2; ++i)
+    if (c.input_shape(i) != std::vector<int64_t>{per_scale})
+      c.fail(std::string(i == 1 ? "scale" : "bias") + " must have shape (" + std::to_string(per_scale) + "), got " +
+             shape_to_string(c.input_shape(i)));
+  DType t = c.input_dtype(0);
+  Expr grouped = reshape_to(c, c.input(0), {in[0], groups, product(in, 1, in.size()) / groups});
+  if (per_channel) grouped = cast_to(c, grouped, DType::kFloat32);
+  Expr y = cast_to(c, normalize_over(c, grouped, {2}, epsilon).value, t);
+  if (!per_channel) {  // (N, G, rest) times (G, 1)
+    y = c.call("multiply", {y, reshape_to(c, c.input(1), {groups, 1})});
+    return set_single_output(c, reshape_to(c, c.call("add", {y, reshape_to(c, c.input(2), {groups, 1})}), in));
+  }
+  int rank = int(in.size());
+  y = c.call("multiply", {reshape_to(c, y, in), channel_broadcast(c, c.input(1), rank)});
+  set_single_output(c, c.call("add", {y, channel_broadcast(c, c.input(2), rank)}));
+}
+
+// AffineGrid (opset 20): the sampling grid of theta, (N, 2, 3) or
+// (N, 3, 4), over `size`, (N, C, H, W) or (N, C, D, H, W): each position's
+// normalized coordinates (x, y[, z], 1) times theta's transpose, the
+// coordinates a constant. An axis of n spans [-1, 1] through its end
+// pixels' centres with align_corners (an axis of 1 at -1, as ONNX's
+// reference has it; PyTorch puts it at 0), through their outer edges
+// without.
+void convert_affine_grid(NodeContext& c) {
+  require_float(c, 0);
+  std::vector<int64_t> size = c.constant_ints(1, "size");
+  bool align_corners = c.attr_int("align_corners", 0) != 0;
+  if (size.size() != 4 && size.size() != 5) c.fail("size must be (N, C, H, W) or (N, C, D, H, W)");
+  int64_t dims = int64_t(size.size()) - 2;
+  std::vector<int64_t> theta_shape{size[0], dims, dims + 1};
+  if (c.input_shape(0) != theta_shape)
+    c.fail("theta must have shape " + shape_to_string(theta_shape) + ", got " + shape_to_string(c.input_shape(0)));
+  std::vector<int64_t> spatial(size.begin() + 2, size.end());  // (D,) H, W
+  for (int64_t n : spatial)
+    if (n <= 0) c.fail("size leaves the grid empty (empty tensors are not supported)");
+  auto coordinate = [align_corners](int64_t i, int64_t n) {
+    if (n == 1) return align_corners ? -1.0 : 0.0;
+    double end_centres = -1.0 + 2.0 * double(i) / double(n - 1);
+    return align_corners ? end_centres : end_centres * double(n - 1) / double(n);
+  };
+  int64_t positions = product(spatial, 0, spatial.size());
+  NDArray base(c.input_dtype(0), {positions, dims + 1});
+  for (int64_t p = 0; p < positions; ++p) {
+    int64_t rest = p;
+    for (int64_t k = 0; k < dims; ++k) {  // the last spatial axis (x) first
+      int64_t n = spatial[size_t(dims - 1 - k)];
+      base.set_from_double(p * (dims + 1) + k, coordinate(rest % n, n));
+      rest /= n;
+    }
+    base.set_from_double(p * (dims + 1) + dims, 1.0);
+  }
+  Expr theta_t = c.call("transpose", {c.input(0)}, {{"axes", std::vector<int64_t>{0, 2, 1}}});
+  Expr grid = c.call("matmul", {c.constant(std::move(base)), theta_t});  // (N, positions, dims)
+  std::vector<int64_t> out{size[0]};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  out.push_back(dims);
+  set_single_output(c, reshape_to(c, grid, out));
+}
+
 // MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over axes.
 void convert_mean_variance_norm(NodeContext& c) {
   require_float(c, 0);
@@ -210,16 +298,16 @@ void convert_lrn(NodeContext& c) {
   set_single_output(c, c.call("divide", {x, c.call("power", {base, c.scalar(beta, t)})}));
 }
 
-void convert_hardmax(NodeContext& c) {
+// 1 at the first largest element along `axis`, 0 elsewhere.
+Expr hardmax(NodeContext& c, const Expr& x, int64_t axis) {
   require_float(c, 0);
-  const std::vector<int64_t>& in = c.input_shape(0);
-  int64_t axis = normalize_axis(c, c.attr_int("axis", -1), int64_t(in.size()));
-  Expr index = arg_extreme(c, c.input(0), axis, true, false);
+  const std::vector<int64_t>& in = tensor_type_of(x).shape;
+  Expr index = arg_extreme(c, x, axis, true, false);
   std::vector<int64_t> iota_shape(in.size(), 1);
   iota_shape[size_t(axis)] = in[size_t(axis)];
   NDArray iota(DType::kInt64, iota_shape);
   std::iota(iota.as<int64_t>(), iota.as<int64_t>() + iota.numel(), int64_t(0));
-  set_single_output(c, cast_to(c, c.call("equal", {c.constant(std::move(iota)), index}), c.input_dtype(0)));
+  return cast_to(c, c.call("equal", {c.constant(std::move(iota)), index}), tensor_type_of(x).dtype);
 }
 
 // NegativeLogLikelihoodLoss of log-probabilities (N, C, d...) at the target
@@ -267,242 +355,75 @@ Expr log_softmax(NodeContext& c, const Expr& x, int64_t axis) {
   return c.call("subtract", {shifted, log_sum});
 }
 
-void convert_log_softmax(NodeContext& c) {
+// Softmax, LogSoftmax and Hardmax along one axis.
+using AlongAxis = Expr (*)(NodeContext&, const Expr&, int64_t);
+Expr softmax(NodeContext& c, const Expr& x, int64_t axis) { return c.call("nn.softmax", {x}, {{"axis", axis}}); }
+
+// From version 13: along `axis` (default -1).
+void convert_along_axis(NodeContext& c, AlongAxis op) {
   int64_t axis = normalize_axis(c, c.attr_int("axis", -1), c.input_type(0).ndim());
-  set_single_output(c, log_softmax(c, c.input(0), axis));
+  set_single_output(c, op(c, c.input(0), axis));
 }
 
-// Recurrent layers (RNN, GRU, LSTM), unrolled over their static sequence
-// length: per direction, the input projection of every step at once, then
-// the steps one after another, each a few dense products and activations.
-class Recurrent {
- public:
-  Recurrent(NodeContext& c, std::string op) : c_(c), op_(std::move(op)) {
-    require_float(c, 0);
-    gates_ = op_ == "LSTM" ? 4 : op_ == "GRU" ? 3 : 1;
-    hidden_ = c.attr_int("hidden_size");
-    std::string direction = c.attr_string("direction", "forward");
-    if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
-      c.fail("direction '" + direction + "' is not one of forward, reverse, bidirectional");
-    reverse_ = direction == "reverse";
-    directions_ = direction == "bidirectional" ? 2 : 1;
-    layout_ = c.attr_int("layout", 0) != 0;
-    if (c.has_attr("activation_alpha") || c.has_attr("activation_beta"))
-      c.fail("activation_alpha and activation_beta are not supported");
-    if (c.has_attr("clip")) clip_ = c.attr_float("clip");
-    if (op_ == "GRU") linear_before_reset_ = c.attr_int("linear_before_reset", 0) != 0;
-    if (op_ == "LSTM" && c.attr_int("input_forget", 0) != 0) c.fail("input_forget=1 is not supported");
-    read_activations();
-    dtype_ = c.input_dtype(0);
-    x_ = layout_ ? c.call("transpose", {c.input(0)}, {{"axes", std::vector<int64_t>{1, 0, 2}}}) : c.input(0);
-    const std::vector<int64_t>& xs = tensor_type_of(x_).shape;
-    if (xs.size() != 3) c.fail("X must be 3-D");
-    steps_ = xs[0], batch_ = xs[1], features_ = xs[2];
-    int64_t gh = gates_ * hidden_;
-    expect_shape(1, {directions_, gh, features_}, "W");
-    expect_shape(2, {directions_, gh, hidden_}, "R");
-    if (c.has_input(3)) expect_shape(3, {directions_, 2 * gh}, "B");
-    // Shorter sequences (sequence_lens) hold their state past their end and
-    // output zeros there: a mask per step, forward directions only.
-    if (c.has_input(4)) {
-      const NDArray* lens = c.constant_input(4);
-      bool full = lens != nullptr;
-      for (int64_t i = 0; lens && i < lens->numel(); ++i) full = full && lens->get_as_double(i) == double(steps_);
-      if (!full) {
-        if (reverse_ || directions_ == 2) c.fail("sequence_lens with a reverse direction is not supported");
-        if (c.input_shape(4) != std::vector<int64_t>{batch_}) c.fail("sequence_lens must hold one length per batch entry");
-        lengths_ = reshape(cast_to(c, c.input(4), DType::kInt64), {batch_, 1});
-      }
-    }
-  }
-
-  void convert() {
-    std::vector<std::vector<Expr>> outputs;  // [direction][time]
-    std::vector<Expr> last_h, last_c;
-    for (int64_t d = 0; d < directions_; ++d) {
-      outputs.emplace_back(size_t(steps_));
-      run_direction(d, outputs.back(), last_h, last_c);
-    }
-    if (c_.output_used(0)) {
-      std::vector<Expr> times;
-      for (int64_t t = 0; t < steps_; ++t) {
-        std::vector<Expr> per_direction;
-        for (int64_t d = 0; d < directions_; ++d)
-          per_direction.push_back(reshape(outputs[size_t(d)][size_t(t)], {1, 1, batch_, hidden_}));
-        times.push_back(concatenate(per_direction, 1));
-      }
-      Expr y = concatenate(times, 0);
-      c_.set_output(0, layout_ ? c_.call("transpose", {y}, {{"axes", std::vector<int64_t>{2, 0, 1, 3}}}) : y);
-    }
-    c_.set_output(1, stack_directions(last_h));
-    if (op_ == "LSTM") c_.set_output(2, stack_directions(last_c));
-  }
-
- private:
-  void read_activations() {
-    std::vector<std::string> defaults = op_ == "LSTM" ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
-                                        : op_ == "GRU" ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                       : std::vector<std::string>{"Tanh"};
-    if (c_.has_attr("activations")) {
-      for (const auto& a : c_.node().attribute())
-        if (a.name() == "activations") activations_.assign(a.strings().begin(), a.strings().end());
-      if (activations_.size() != defaults.size() * size_t(directions_))
-        c_.fail("activations must name " + std::to_string(defaults.size() * size_t(directions_)) + " functions");
-    } else {
-      for (int64_t d = 0; d < directions_; ++d) activations_.insert(activations_.end(), defaults.begin(), defaults.end());
-    }
-    per_direction_ = defaults.size();
-  }
-
-  void expect_shape(size_t i, const std::vector<int64_t>& shape, const std::string& name) {
-    if (c_.input_shape(i) != shape) c_.fail(name + " must be " + shape_to_string(shape) + ", got " + shape_to_string(c_.input_shape(i)));
-  }
-
-  Expr reshape(const Expr& x, std::vector<int64_t> shape) {
-    if (tensor_type_of(x).shape == shape) return x;
-    return c_.call("reshape", {x}, {{"newshape", std::move(shape)}});
-  }
-  Expr slice(const Expr& x, int64_t axis, int64_t begin, int64_t end) {
-    return c_.call("strided_slice", {x}, {{"begin", std::vector<int64_t>{begin}}, {"end", std::vector<int64_t>{end}},
-                                          {"axes", std::vector<int64_t>{axis}}});
-  }
-  Expr concatenate(const std::vector<Expr>& parts, int64_t axis) {
-    return parts.size() == 1 ? parts[0] : c_.call("concatenate", {c_.tuple(parts)}, {{"axis", axis}});
-  }
-  Expr gate(const Expr& x, int64_t k) { return slice(x, 1, k * hidden_, (k + 1) * hidden_); }
-  Expr add(const Expr& a, const Expr& b) { return b ? c_.call("add", {a, b}) : a; }
-  Expr mul(const Expr& a, const Expr& b) { return c_.call("multiply", {a, b}); }
-  // The activation (the direction's `k`-th) of a gate's pre-activation, clipped when asked.
-  Expr activate(int64_t direction, size_t k, Expr x) {
-    if (clip_) x = c_.call("clip", {x}, {{"a_min", -double(*clip_)}, {"a_max", double(*clip_)}});
-    const std::string& name = activations_[size_t(direction) * per_direction_ + k];
-    if (name == "Sigmoid") return c_.call("sigmoid", {x});
-    if (name == "Tanh") return c_.call("tanh", {x});
-    if (name == "Relu") return c_.call("nn.relu", {x});
-    c_.fail("activation '" + name + "' is not supported (Sigmoid, Tanh, Relu)");
-  }
-  // Input i's slice for direction d, as `shape`; or null when absent.
-  Expr of_direction(size_t i, int64_t d, std::vector<int64_t> shape, bool batch_major = false) {
-    if (!c_.has_input(i)) return Expr();
-    Expr v = c_.input(i);
-    if (batch_major) v = c_.call("transpose", {v}, {{"axes", std::vector<int64_t>{1, 0, 2}}});
-    return reshape(slice(v, 0, d, d + 1), std::move(shape));
-  }
-  Expr stack_directions(const std::vector<Expr>& per_direction) {
-    std::vector<Expr> parts;
-    for (const Expr& h : per_direction) parts.push_back(reshape(h, {1, batch_, hidden_}));
-    Expr y = concatenate(parts, 0);
-    return layout_ ? c_.call("transpose", {y}, {{"axes", std::vector<int64_t>{1, 0, 2}}}) : y;
-  }
-
-  void run_direction(int64_t d, std::vector<Expr>& outputs, std::vector<Expr>& last_h, std::vector<Expr>& last_c) {
-    int64_t gh = gates_ * hidden_;
-    Expr w = of_direction(1, d, {gh, features_}), r = of_direction(2, d, {gh, hidden_});
-    Expr bias = of_direction(3, d, {2 * gh});
-    Expr w_bias = bias ? slice(bias, 0, 0, gh) : Expr(), r_bias = bias ? slice(bias, 0, gh, 2 * gh) : Expr();
-    Expr projected = add(c_.call("nn.dense", {reshape(x_, {steps_ * batch_, features_}), w}), w_bias);
-    projected = reshape(projected, {steps_, batch_, gh});
-    Expr zeros = c_.constant(NDArray(dtype_, {batch_, hidden_}));
-    Expr h = of_direction(5, d, {batch_, hidden_}, layout_);
-    if (!h) h = zeros;
-    Expr cell, peep_i, peep_o, peep_f;
-    if (op_ == "LSTM") {
-      cell = of_direction(6, d, {batch_, hidden_}, layout_);
-      if (!cell) cell = zeros;
-      if (Expr p = of_direction(7, d, {3 * hidden_})) {
-        peep_i = slice(p, 0, 0, hidden_), peep_o = slice(p, 0, hidden_, 2 * hidden_);
-        peep_f = slice(p, 0, 2 * hidden_, 3 * hidden_);
-      }
-    }
-    bool backwards = reverse_ || d == 1;
-    for (int64_t k = 0; k < steps_; ++k) {
-      int64_t t = backwards ? steps_ - 1 - k : k;
-      Expr xt = reshape(slice(projected, 0, t, t + 1), {batch_, gh});
-      Expr previous_h = h, previous_cell = cell;
-      Expr hr = add(c_.call("nn.dense", {h, r}), r_bias);
-      if (op_ == "RNN") {
-        h = activate(d, 0, c_.call("add", {xt, hr}));
-      } else if (op_ == "GRU") {  // gates z, r, h
-        Expr z = activate(d, 0, c_.call("add", {gate(xt, 0), gate(hr, 0)}));
-        Expr reset = activate(d, 0, c_.call("add", {gate(xt, 1), gate(hr, 1)}));
-        Expr candidate_in;
-        if (linear_before_reset_) {
-          candidate_in = mul(reset, gate(hr, 2));
-        } else {
-          Expr r_h = slice(r, 0, 2 * hidden_, 3 * hidden_);
-          candidate_in = add(c_.call("nn.dense", {mul(reset, h), r_h}), r_bias ? gate(reshape(r_bias, {1, gh}), 2) : Expr());
-        }
-        Expr candidate = activate(d, 1, c_.call("add", {gate(xt, 2), candidate_in}));
-        Expr keep = c_.call("subtract", {c_.scalar(1, dtype_), z});
-        h = c_.call("add", {mul(keep, candidate), mul(z, h)});
-      } else {  // gates i, o, f, c
-        Expr sum = c_.call("add", {xt, hr});
-        Expr in = activate(d, 0, add(gate(sum, 0), peep_i ? mul(peep_i, cell) : Expr()));
-        Expr forget = activate(d, 0, add(gate(sum, 2), peep_f ? mul(peep_f, cell) : Expr()));
-        Expr candidate = activate(d, 1, gate(sum, 3));
-        cell = c_.call("add", {mul(forget, cell), mul(in, candidate)});
-        Expr out = activate(d, 0, add(gate(sum, 1), peep_o ? mul(peep_o, cell) : Expr()));
-        h = mul(out, activate(d, 2, cell));
-      }
-      if (lengths_) {  // steps past a sequence's length keep its state and output zeros
-        Expr active = c_.call("less", {c_.scalar(double(t), DType::kInt64), lengths_});
-        h = c_.call("where", {active, h, previous_h});
-        if (cell) cell = c_.call("where", {active, cell, previous_cell});
-        outputs[size_t(t)] = c_.call("where", {active, h, zeros});
-      } else {
-        outputs[size_t(t)] = h;
-      }
-    }
-    last_h.push_back(h);
-    last_c.push_back(cell);
-  }
-
-  NodeContext& c_;
-  std::string op_;
-  int64_t gates_ = 1, hidden_ = 0, directions_ = 1, steps_ = 0, batch_ = 0, features_ = 0;
-  bool reverse_ = false, layout_ = false, linear_before_reset_ = false;
-  std::optional<float> clip_;
-  std::vector<std::string> activations_;
-  size_t per_direction_ = 1;
-  DType dtype_ = DType::kFloat32;
-  Expr x_;
-  Expr lengths_;  // (batch, 1) int64, when some sequences are shorter
-};
+// Before version 13 the input is seen as 2-D: the axes before `axis`
+// (default 1) flattened into rows, the rest into one row's elements.
+void convert_coerced_to_2d(NodeContext& c, AlongAxis op) {
+  const std::vector<int64_t> in = c.input_shape(0);
+  int64_t rank = int64_t(in.size());
+  if (rank == 0) c.fail("needs an input of rank 1 or more");
+  int64_t axis = normalize_axis(c, c.attr_int("axis", 1), rank);
+  Expr x = reshape_to(c, c.input(0), {product(in, 0, size_t(axis)), product(in, size_t(axis), in.size())});
+  set_single_output(c, reshape_to(c, op(c, x, 1), in));
+}
 
 }  // namespace
 
 void register_nn_converters() {
-  add_onnx_converter("Conv", convert_conv);
-  add_onnx_converter("MatMul", [](NodeContext& c) { set_single_output(c, c.call("matmul", {c.input(0), c.input(1)})); });
-  add_onnx_converter("Gemm", convert_gemm);
-  add_onnx_converter("MaxPool", [](NodeContext& c) { convert_pool(c, "nn.max_pool2d"); });
-  add_onnx_converter("AveragePool", [](NodeContext& c) { convert_pool(c, "nn.avg_pool2d"); });
-  add_onnx_converter("GlobalAveragePool", [](NodeContext& c) { convert_global_pool(c, "mean"); });
-  add_onnx_converter("GlobalMaxPool", [](NodeContext& c) { convert_global_pool(c, "max"); });
-  add_onnx_converter("BatchNormalization", convert_batch_norm);
-  add_onnx_converter("InstanceNormalization", convert_instance_norm);
-  add_onnx_converter("LayerNormalization", convert_layer_norm);
-  add_onnx_converter("Softmax", [](NodeContext& c) {
-    int64_t axis = normalize_axis(c, c.attr_int("axis", -1), c.input_type(0).ndim());
-    set_single_output(c, c.call("nn.softmax", {c.input(0)}, {{"axis", axis}}));
-  });
-  add_onnx_converter("LogSoftmax", convert_log_softmax);
-  for (const char* op : {"RNN", "GRU", "LSTM"}) {
-    std::string name = op;
-    add_onnx_converter(name, [name](NodeContext& c) { Recurrent(c, name).convert(); });
+  add_onnx_converter("Conv", {1, 11}, {{1, convert_conv}});
+  add_onnx_converter("MatMul", {1, 9, 13}, {{1, [](NodeContext& c) {
+                       set_single_output(c, c.call("matmul", {c.input(0), c.input(1)}));
+                     }}});
+  // Gemm-7 broadcasts C to the product (before, a `broadcast` attribute said
+  // whether); from 11 C is optional.
+  add_onnx_converter("Gemm", {1, 6, 7, 9, 11, 13}, {{7, convert_gemm}});
+  auto pool = [](const char* op, PoolVersion v) { return [op, v](NodeContext& c) { convert_pool(c, op, v); }; };
+  add_onnx_converter("MaxPool", {1, 8, 10, 11, 12},
+                     {{1, pool("nn.max_pool2d", {})},
+                      {8, pool("nn.max_pool2d", {.storage_order = true})},
+                      {10, pool("nn.max_pool2d", {.storage_order = true, .ceil_mode = true, .dilations = true})}});
+  add_onnx_converter("AveragePool", {1, 7, 10, 11, 19},
+                     {{7, pool("nn.avg_pool2d", {.count_include_pad = true})},
+                      {10, pool("nn.avg_pool2d", {.ceil_mode = true, .count_include_pad = true})},
+                      {19, pool("nn.avg_pool2d", {.ceil_mode = true, .dilations = true, .count_include_pad = true})}});
+  add_onnx_converter("GlobalAveragePool", {1}, {{1, [](NodeContext& c) { convert_global_pool(c, "mean"); }}});
+  add_onnx_converter("GlobalMaxPool", {1}, {{1, [](NodeContext& c) { convert_global_pool(c, "max"); }}});
+  add_onnx_converter("BatchNormalization", {1, 6, 7, 9, 14, 15},
+                     {{7, [](NodeContext& c) { convert_batch_norm(c, {.spatial = true}); }},
+                      {9, [](NodeContext& c) { convert_batch_norm(c, {}); }},
+                      {14, [](NodeContext& c) { convert_batch_norm(c, {.training_mode = true}); }}});
+  add_onnx_converter("InstanceNormalization", {1, 6}, {{6, convert_instance_norm}});
+  // ONNX Runtime registers its LayerNormalization, of the same meaning, in
+  // the default domain before opset 17, and its transformer fusions write it.
+  add_onnx_converter("LayerNormalization", {17}, {{1, convert_layer_norm}});
+  add_onnx_converter("GroupNormalization", {18, 21}, {{18, [](NodeContext& c) { convert_group_norm(c, false); }},
+                                                      {21, [](NodeContext& c) { convert_group_norm(c, true); }}});
+  for (auto [name, op] : {std::pair<const char*, AlongAxis>{"Softmax", softmax}, {"LogSoftmax", log_softmax},
+                          {"Hardmax", hardmax}}) {
+    add_onnx_converter(name, {1, 11, 13}, {{1, [op](NodeContext& c) { convert_coerced_to_2d(c, op); }},
+                                           {13, [op](NodeContext& c) { convert_along_axis(c, op); }}});
   }
-  add_onnx_converter("MeanVarianceNormalization", convert_mean_variance_norm);
-  add_onnx_converter("LRN", convert_lrn);
-  add_onnx_converter("Hardmax", convert_hardmax);
-  add_onnx_converter("NegativeLogLikelihoodLoss", [](NodeContext& c) {
-    set_single_output(c, nll_loss(c, c.input(0), c.input(1), c.has_input(2) ? c.input(2) : Expr()));
-  });
-  add_onnx_converter("SoftmaxCrossEntropyLoss", [](NodeContext& c) {
-    if (c.input_type(0).ndim() < 2) c.fail("expects (N, C, ...) scores");
-    Expr log_prob = log_softmax(c, c.input(0), 1);
-    c.set_output(0, nll_loss(c, log_prob, c.input(1), c.has_input(2) ? c.input(2) : Expr()));
-    c.set_output(1, log_prob);
-  });
+  add_onnx_converter("AffineGrid", {20}, {{20, convert_affine_grid}});
+  add_onnx_converter("MeanVarianceNormalization", {9, 13}, {{9, convert_mean_variance_norm}});
+  add_onnx_converter("LRN", {1, 13}, {{1, convert_lrn}});
+  add_onnx_converter("NegativeLogLikelihoodLoss", {12, 13}, {{12, [](NodeContext& c) {
+                       set_single_output(c, nll_loss(c, c.input(0), c.input(1), c.has_input(2) ? c.input(2) : Expr()));
+                     }}});
+  add_onnx_converter("SoftmaxCrossEntropyLoss", {12, 13}, {{12, [](NodeContext& c) {
+                       if (c.input_type(0).ndim() < 2) c.fail("expects (N, C, ...) scores");
+                       Expr log_prob = log_softmax(c, c.input(0), 1);
+                       c.set_output(0, nll_loss(c, log_prob, c.input(1), c.has_input(2) ? c.input(2) : Expr()));
+                       c.set_output(1, log_prob);
+                     }}});
 }
 
 }  // namespace switchyard

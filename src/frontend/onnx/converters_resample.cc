@@ -1,8 +1,9 @@
-// Converters of ONNX's resampling and padding operators: Pad, Resize, Tile
-// and ConvTranspose. None has an IR operator of its own; each becomes index
-// arithmetic done at import (constant index and weight arrays for `take`
-// and `multiply`) plus the IR's concatenate, broadcast_to, reshape,
-// strided_slice and nn.conv2d, so every backend that runs those runs these.
+// Converters of ONNX's resampling and padding operators: Pad,
+// CenterCropPad, Resize, Upsample, Tile and ConvTranspose. None has an IR
+// operator of its own; each becomes index arithmetic done at import
+// (constant index and weight arrays for `take` and `multiply`) plus the
+// IR's concatenate, broadcast_to, reshape, strided_slice and nn.conv2d, so
+// every backend that runs those runs these.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -47,26 +48,66 @@ Expr pad_axis(NodeContext& c, const Expr& x, int64_t axis, int64_t before, int64
 // ---- Pad -------------------------------------------------------------------
 
 // Where output position j (counted from the start of the padded axis, whose
-// source has `n` elements) reads from, for reflect and edge modes. Reflect
-// repeats the mirror for pads wider than the axis, as numpy.pad does.
+// source has `n` elements) reads from, for reflect, edge and wrap modes.
+// Reflect repeats the mirror for pads wider than the axis, as numpy.pad does.
 int64_t pad_source(const std::string& mode, int64_t j, int64_t n) {
+  if (mode == "wrap") return ((j % n) + n) % n;
   if (mode == "edge" || n == 1) return std::min(std::max(j, int64_t(0)), n - 1);
   int64_t period = 2 * (n - 1);
   int64_t m = ((j % period) + period) % period;
   return m < n ? m : period - m;
 }
 
-void convert_pad(NodeContext& c) {
+// What a Pad version reads.
+struct PadVersion {
+  bool inputs = false;  // from 11: pads and constant_value are inputs, not attributes (pads, value)
+  bool axes = false;    // from 18: an axes input, pads naming only those axes
+  bool wrap = false;    // from 19: mode 'wrap'
+};
+
+// The constant fill: the value attribute before version 11, the optional
+// constant_value input from 11; 0 without either.
+Expr pad_fill(NodeContext& c, PadVersion v) {
+  DType dtype = c.input_dtype(0);
+  if (!v.inputs) return c.scalar(c.attr_float("value", 0.0f), dtype);
+  if (!c.has_input(2)) return c.scalar(0, dtype);
+  if (c.input_type(2).numel() != 1) c.fail("constant_value must hold one element");
+  if (c.input_dtype(2) != dtype) c.fail("constant_value must have the data's element type");
+  const NDArray* known = c.constant_input(2);
+  return known ? c.constant(known->reshaped({})) : reshape_to(c, c.input(2), {});
+}
+
+// Pad's pads for every axis (begins, then ends): an attribute before
+// version 11, an input from 11, and from 18 only for the axes input's axes.
+std::vector<int64_t> pad_amounts(NodeContext& c, PadVersion v, size_t rank) {
+  std::vector<int64_t> pads = v.inputs ? c.constant_ints(1, "pads") : c.attr_ints("pads");
+  if (!v.axes || !c.has_input(3)) {
+    if (pads.size() != 2 * rank)
+      c.fail("pads has " + std::to_string(pads.size()) + " entries; a rank-" + std::to_string(rank) + " input needs " +
+             std::to_string(2 * rank));
+    return pads;
+  }
+  std::vector<int64_t> axes = c.constant_ints(3, "axes");
+  if (pads.size() != 2 * axes.size())
+    c.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+  std::vector<int64_t> all(2 * rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    size_t a = size_t(normalize_axis(c, axes[i], int64_t(rank)));
+    if (seen[a]) c.fail("axis " + std::to_string(axes[i]) + " is given twice");
+    seen[a] = true;
+    all[a] = pads[i], all[a + rank] = pads[i + axes.size()];
+  }
+  return all;
+}
+
+void convert_pad(NodeContext& c, PadVersion v) {
   std::string mode = c.attr_string("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
-    c.fail("mode '" + mode + "' is not one of constant, reflect, edge");
-  if (c.has_input(3)) c.fail("the axes input (opset 18) is not supported");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && !(v.wrap && mode == "wrap"))
+    c.fail("mode '" + mode + "' is not one of constant, reflect, edge" + (v.wrap ? ", wrap" : ""));
   const std::vector<int64_t> in = c.input_shape(0);
   size_t rank = in.size();
-  std::vector<int64_t> pads = c.constant_ints(1, "pads");
-  if (pads.size() != 2 * rank)
-    c.fail("pads has " + std::to_string(pads.size()) + " entries; a rank-" + std::to_string(rank) +
-           " input needs " + std::to_string(2 * rank));
+  std::vector<int64_t> pads = pad_amounts(c, v, rank);
   for (size_t a = 0; a < rank; ++a)
     if (in[a] + pads[a] + pads[a + rank] <= 0)
       c.fail("pads leave axis " + std::to_string(a) + " empty (empty tensors are not supported)");
@@ -82,25 +123,49 @@ void convert_pad(NodeContext& c) {
     begin.push_back(cut_before), end.push_back(in[a] - cut_after), axes.push_back(int64_t(a));
   }
   if (!axes.empty()) x = c.call("strided_slice", {x}, {{"begin", begin}, {"end", end}, {"axes", axes}});
-  DType dtype = c.input_dtype(0);
   if (mode == "constant") {
-    Expr fill = c.scalar(0, dtype);
-    if (c.has_input(2)) {
-      if (c.input_type(2).numel() != 1) c.fail("constant_value must hold one element");
-      if (c.input_dtype(2) != dtype) c.fail("constant_value must have the data's element type");
-      const NDArray* known = c.constant_input(2);
-      fill = known ? c.constant(known->reshaped({})) : reshape_to(c, c.input(2), {});
-    }
+    Expr fill = pad_fill(c, v);
     for (size_t a = 0; a < rank; ++a)
       x = pad_axis(c, x, int64_t(a), std::max(pads[a], int64_t(0)), std::max(pads[a + rank], int64_t(0)), fill);
   } else {
-    if (c.has_input(2)) c.fail("constant_value is given, but mode is '" + mode + "'");
+    if (v.inputs && c.has_input(2)) c.fail("constant_value is given, but mode is '" + mode + "'");
+    if (!v.inputs) c.attr_float("value", 0.0f);  // the attribute may be there, unused
     for (size_t a = 0; a < rank; ++a) {
       int64_t n = tensor_type_of(x).shape[a];
       int64_t before = std::max(pads[a], int64_t(0)), after = std::max(pads[a + rank], int64_t(0));
       std::vector<int64_t> source;
       for (int64_t j = -before; j < n + after; ++j) source.push_back(pad_source(mode, j, n));
       x = take_along(c, x, int64_t(a), source);
+    }
+  }
+  set_single_output(c, x);
+}
+
+// CenterCropPad (opset 18): each of `axes` (default all) cropped or padded
+// with zeros to the shape input's extent, centred as ONNX's function body
+// centres it: a crop or pad puts floor(difference / 2) before.
+void convert_center_crop_pad(NodeContext& c) {
+  const std::vector<int64_t> in = c.input_shape(0);
+  int64_t rank = int64_t(in.size());
+  std::vector<int64_t> axes(in.size());
+  std::iota(axes.begin(), axes.end(), 0);
+  if (c.has_attr("axes")) axes = c.attr_ints("axes");
+  std::vector<int64_t> shape = c.constant_ints(1, "shape");
+  if (shape.size() != axes.size())
+    c.fail("shape has " + std::to_string(shape.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+  Expr x = c.input(0);
+  Expr zero = c.scalar(0, c.input_dtype(0));
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t axis = normalize_axis(c, axes[i], rank);
+    int64_t extent = in[size_t(axis)], wanted = shape[i];
+    if (wanted <= 0) c.fail("shape leaves axis " + std::to_string(axis) + " empty (empty tensors are not supported)");
+    if (wanted > extent) {
+      int64_t before = (wanted - extent) / 2;
+      x = pad_axis(c, x, axis, before, wanted - extent - before, zero);
+    } else if (wanted < extent) {
+      int64_t start = (extent - wanted) / 2;
+      x = c.call("strided_slice", {x}, {{"begin", std::vector<int64_t>{start}}, {"end", std::vector<int64_t>{start + wanted}},
+                                        {"axes", std::vector<int64_t>{axis}}});
     }
   }
   set_single_output(c, x);
@@ -113,14 +178,20 @@ struct ResizeAttrs {
 };
 
 // The source coordinate of output position `x` along an axis of `in`
-// elements resized by `scale` to `out` (Resize-13's formulas). align_corners
-// divides by in * scale - 1, unrounded, as the ONNX reference does: with
-// given scales that differs from out - 1.
+// elements resized by `scale` to `out` (the formulas of Resize-19, a
+// superset of the earlier versions'). align_corners divides by
+// in * scale - 1, unrounded, as the ONNX reference does: with given scales
+// that differs from out - 1; half_pixel_symmetric moves half_pixel by the
+// same difference, centred.
 double source_coordinate(const std::string& mode, int64_t x, int64_t in, int64_t out, double scale) {
-  if (mode == "align_corners") return out == 1 ? 0.0 : double(x) * double(in - 1) / (scale * double(in) - 1);
+  double unrounded = scale * double(in);
+  if (mode == "align_corners") return out == 1 ? 0.0 : double(x) * double(in - 1) / (unrounded - 1);
   if (mode == "asymmetric") return double(x) / scale;
+  if (mode == "tf_half_pixel_for_nn") return (double(x) + 0.5) / scale;
   if (mode == "pytorch_half_pixel" && out == 1) return 0.0;
-  return (double(x) + 0.5) / scale - 0.5;  // half_pixel, pytorch_half_pixel
+  double half_pixel = (double(x) + 0.5) / scale - 0.5;  // half_pixel, pytorch_half_pixel
+  if (mode == "half_pixel_symmetric") return double(in) / 2 * (1 - double(out) / unrounded) + half_pixel;
+  return half_pixel;
 }
 
 // Resamples axis `axis` of x to `out` elements.
@@ -163,54 +234,130 @@ Expr resize_axis(NodeContext& c, const Expr& x, int64_t axis, int64_t out, doubl
   return c.call("add", {a, b});
 }
 
-void convert_resize(NodeContext& c) {
-  ResizeAttrs r{c.attr_string("mode", "nearest"), c.attr_string("coordinate_transformation_mode", "half_pixel"),
-                c.attr_string("nearest_mode", "round_prefer_floor")};
-  c.attr_float("cubic_coeff_a", -0.75f);      // cubic only, which is refused below
-  c.attr_float("extrapolation_value", 0.0f);  // tf_crop_and_resize only, refused below
-  bool exclude_outside = c.attr_int("exclude_outside", 0) != 0;
+// What a Resize version reads. Resize-10 and Upsample (`legacy`) take only
+// scales and a mode, with asymmetric coordinates and, for nearest, the
+// floor of the source coordinate when enlarging and its ceiling when
+// shrinking (as ONNX Runtime does; the versions name no rounding).
+struct ResizeVersion {
+  bool legacy = false;
+  bool upsample = false;              // Upsample: scales of at least 1 ...
+  bool scales_attribute = false;      // ... in an attribute (version 7)
+  bool tf_half_pixel_for_nn = false;  // version 11 only
+  bool axes = false;                  // from 18: axes, keep_aspect_ratio_policy, antialias
+  bool half_pixel_symmetric = false;  // from 19
+};
+
+// Reads and checks the modes a version has.
+ResizeAttrs resize_attrs(NodeContext& c, ResizeVersion v) {
+  ResizeAttrs r{c.attr_string("mode", "nearest"), "asymmetric", "floor"};
   if (r.mode == "cubic") c.fail("mode 'cubic' is not supported (only nearest and linear)");
-  if (r.mode != "nearest" && r.mode != "linear") c.fail("mode '" + r.mode + "' is not one of nearest, linear, cubic");
+  if (r.mode != "nearest" && r.mode != "linear")
+    c.fail("mode '" + r.mode + "' is not one of nearest, linear" + (v.legacy ? "" : ", cubic"));
+  if (r.mode == "linear" && !dtype_is_float(c.input_dtype(0))) c.fail("linear mode needs a floating-point input");
+  if (v.legacy) return r;
+  r.coordinates = c.attr_string("coordinate_transformation_mode", "half_pixel");
+  r.nearest = c.attr_string("nearest_mode", "round_prefer_floor");
+  c.attr_float("cubic_coeff_a", -0.75f);      // cubic only, which is refused
+  c.attr_float("extrapolation_value", 0.0f);  // tf_crop_and_resize only, refused below
+  std::vector<std::string> modes{"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"};
+  if (v.tf_half_pixel_for_nn) modes.push_back("tf_half_pixel_for_nn");
+  if (v.half_pixel_symmetric) modes.push_back("half_pixel_symmetric");
   if (r.coordinates == "tf_crop_and_resize") c.fail("coordinate_transformation_mode 'tf_crop_and_resize' is not supported");
-  if (r.coordinates != "half_pixel" && r.coordinates != "asymmetric" && r.coordinates != "align_corners" &&
-      r.coordinates != "pytorch_half_pixel")
-    c.fail("coordinate_transformation_mode '" + r.coordinates +
-           "' is not one of half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_crop_and_resize");
+  if (std::find(modes.begin(), modes.end(), r.coordinates) == modes.end()) {
+    std::string list;
+    for (const std::string& m : modes) list += m + ", ";
+    c.fail("coordinate_transformation_mode '" + r.coordinates + "' is not one of " + list + "tf_crop_and_resize");
+  }
   if (r.nearest != "round_prefer_floor" && r.nearest != "round_prefer_ceil" && r.nearest != "floor" &&
       r.nearest != "ceil")
     c.fail("nearest_mode '" + r.nearest + "' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil");
   // exclude_outside reweights samples outside the input: with edge-clamped
   // linear neighbours that changes nothing, but a nearest pick outside
   // would get weight 0 (an undefined result), so refuse it there.
-  if (exclude_outside && r.mode == "nearest") c.fail("exclude_outside=1 is not supported with mode 'nearest'");
-  if (r.mode == "linear" && !dtype_is_float(c.input_dtype(0))) c.fail("linear mode needs a floating-point input");
+  if (c.attr_int("exclude_outside", 0) != 0 && r.mode == "nearest")
+    c.fail("exclude_outside=1 is not supported with mode 'nearest'");
+  return r;
+}
 
+// The output extents and per-axis scales of a Resize (or Upsample): from
+// the scales input (or `scales_attribute`), or from sizes; from version
+// 18 only for the axes named by `axes`, sizes adjusted by
+// keep_aspect_ratio_policy.
+void resize_extents(NodeContext& c, ResizeVersion v, const std::vector<float>* scales_attribute,
+                    std::vector<int64_t>& out, std::vector<double>& scales) {
   const std::vector<int64_t> in = c.input_shape(0);
   size_t rank = in.size();
-  bool has_scales = c.has_input(2) && c.input_type(2).numel() > 0;  // an empty scales means "use sizes"
-  bool has_sizes = c.has_input(3) && c.input_type(3).numel() > 0;
+  std::vector<int64_t> axes(rank);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (v.axes && c.has_attr("axes")) {
+    axes = c.attr_ints("axes");
+    for (int64_t& a : axes) a = normalize_axis(c, a, int64_t(rank));
+  }
+  std::string policy = v.axes ? c.attr_string("keep_aspect_ratio_policy", "stretch") : "stretch";
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    c.fail("keep_aspect_ratio_policy '" + policy + "' is not one of stretch, not_larger, not_smaller");
+  size_t scales_input = v.legacy ? 1 : 2;
+  bool has_scales = scales_attribute || (c.has_input(scales_input) && c.input_type(scales_input).numel() > 0);
+  bool has_sizes = !v.legacy && c.has_input(3) && c.input_type(3).numel() > 0;  // an empty scales means "use sizes"
   if (has_scales == has_sizes) c.fail("exactly one of scales and sizes must be given");
-  std::vector<int64_t> out(rank);
-  std::vector<double> scales(rank);
+  std::string count = std::string(v.axes && c.has_attr("axes") ? "one entry per axis in axes (" : "one entry per input dimension (") +
+                      std::to_string(axes.size()) + ")";
+  out = in;
+  scales.assign(rank, 1.0);
   if (has_scales) {
-    scales = c.constant_floats(2, "scales");
-    if (scales.size() != rank) c.fail("scales must have one entry per input dimension (" + std::to_string(rank) + ")");
-    for (size_t a = 0; a < rank; ++a) {
-      if (!(scales[a] > 0)) c.fail("scales must be positive");
-      out[a] = int64_t(std::floor(scales[a] * double(in[a])));
+    std::vector<double> given = scales_attribute ? std::vector<double>(scales_attribute->begin(), scales_attribute->end())
+                                                 : c.constant_floats(scales_input, "scales");
+    if (given.size() != axes.size()) c.fail("scales must have " + count);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      size_t a = size_t(axes[i]);
+      if (!(given[i] > 0)) c.fail("scales must be positive");
+      scales[a] = given[i];
+      out[a] = int64_t(std::floor(given[i] * double(in[a])));
     }
   } else {
-    out = c.constant_ints(3, "sizes");
-    if (out.size() != rank) c.fail("sizes must have one entry per input dimension (" + std::to_string(rank) + ")");
-    for (size_t a = 0; a < rank; ++a) scales[a] = double(out[a]) / double(in[a]);
+    std::vector<int64_t> sizes = c.constant_ints(3, "sizes");
+    if (sizes.size() != axes.size()) c.fail("sizes must have " + count);
+    std::vector<double> ratios;
+    for (size_t i = 0; i < axes.size(); ++i) ratios.push_back(double(sizes[i]) / double(in[size_t(axes[i])]));
+    for (size_t i = 0; i < axes.size(); ++i) {
+      size_t a = size_t(axes[i]);
+      // The policies keep one scale for all the axes and round half up, as the ONNX reference does.
+      double kept = policy == "not_larger" ? *std::min_element(ratios.begin(), ratios.end())
+                                           : *std::max_element(ratios.begin(), ratios.end());
+      scales[a] = policy == "stretch" ? ratios[i] : kept;
+      out[a] = policy == "stretch" ? sizes[i] : int64_t(kept * double(in[a]) + 0.5);
+    }
   }
   for (size_t a = 0; a < rank; ++a)
     if (out[a] <= 0) c.fail("the output's axis " + std::to_string(a) + " is empty (empty tensors are not supported)");
+}
+
+void convert_resize(NodeContext& c, ResizeVersion v) {
+  ResizeAttrs r = resize_attrs(c, v);
+  if (!v.legacy) c.has_input(1);  // roi: read by tf_crop_and_resize only, which is refused
+  std::vector<float> scales_attribute;
+  if (v.scales_attribute) scales_attribute = c.attr_floats("scales");
+  std::vector<int64_t> out;
+  std::vector<double> scales;
+  resize_extents(c, v, v.scales_attribute ? &scales_attribute : nullptr, out, scales);
+  if (v.upsample)
+    for (double scale : scales)
+      if (scale < 1) c.fail("scales must be at least 1 (Upsample enlarges; Resize shrinks)");
+  // antialias widens the linear filter when shrinking, which is not implemented.
+  if (v.axes && c.attr_int("antialias", 0) != 0 && r.mode != "nearest")
+    for (size_t a = 0; a < scales.size(); ++a)
+      if (scales[a] < 1) c.fail("antialias=1 with mode '" + r.mode + "' when shrinking (axis " + std::to_string(a) +
+                                 ") is not supported");
   // Separable: each resized axis in turn (every mode transforms the axes
   // independently, so the order does not matter).
+  const std::vector<int64_t> in = c.input_shape(0);
   Expr x = c.input(0);
-  for (size_t a = 0; a < rank; ++a)
-    if (!(out[a] == in[a] && scales[a] == 1.0)) x = resize_axis(c, x, int64_t(a), out[a], scales[a], r);
+  for (size_t a = 0; a < in.size(); ++a) {
+    if (out[a] == in[a] && scales[a] == 1.0) continue;
+    ResizeAttrs axis_attrs = r;
+    if (v.legacy) axis_attrs.nearest = scales[a] < 1 ? "ceil" : "floor";
+    x = resize_axis(c, x, int64_t(a), out[a], scales[a], axis_attrs);
+  }
   set_single_output(c, x);
 }
 
@@ -348,10 +495,27 @@ void convert_conv_transpose(NodeContext& c) {
 }  // namespace
 
 void register_resample_converters() {
-  add_onnx_converter("Pad", convert_pad);
-  add_onnx_converter("Resize", convert_resize);
-  add_onnx_converter("Tile", convert_tile);
-  add_onnx_converter("ConvTranspose", convert_conv_transpose);
+  add_onnx_converter("Pad", {1, 2, 11, 13, 18, 19, 21},
+                     {{2, [](NodeContext& c) { convert_pad(c, {}); }},
+                      {11, [](NodeContext& c) { convert_pad(c, {.inputs = true}); }},
+                      {18, [](NodeContext& c) { convert_pad(c, {.inputs = true, .axes = true}); }},
+                      {19, [](NodeContext& c) { convert_pad(c, {.inputs = true, .axes = true, .wrap = true}); }}});
+  add_onnx_converter("Resize", {10, 11, 13, 18, 19},
+                     {{10, [](NodeContext& c) { convert_resize(c, {.legacy = true}); }},
+                      {11, [](NodeContext& c) { convert_resize(c, {.tf_half_pixel_for_nn = true}); }},
+                      {13, [](NodeContext& c) { convert_resize(c, {}); }},
+                      {18, [](NodeContext& c) { convert_resize(c, {.axes = true}); }},
+                      {19, [](NodeContext& c) { convert_resize(c, {.axes = true, .half_pixel_symmetric = true}); }}});
+  // Upsample is Resize-10 with scales of at least 1: an attribute in
+  // version 7, an input in 9. ONNX deprecated it in opset 10.
+  add_onnx_converter("Upsample", {1, 7, 9, 10},
+                     {{7, [](NodeContext& c) { convert_resize(c, {.legacy = true, .upsample = true, .scales_attribute = true}); }},
+                      {9, [](NodeContext& c) { convert_resize(c, {.legacy = true, .upsample = true}); }},
+                      refused_from(10, "is deprecated: ONNX replaced it by Resize in opset 10 (export the model with Resize, "
+                                       "or at an opset below 10)")});
+  add_onnx_converter("CenterCropPad", {18}, {{18, convert_center_crop_pad}});
+  add_onnx_converter("Tile", {1, 6, 13}, {{6, convert_tile}});
+  add_onnx_converter("ConvTranspose", {1, 11}, {{1, convert_conv_transpose}});
 }
 
 }  // namespace switchyard

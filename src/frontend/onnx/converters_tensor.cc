@@ -15,16 +15,11 @@ namespace {
 
 using AttrList = std::vector<std::pair<std::string, AttrValue>>;
 
-int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= dims[i];
-  return p;
-}
-
-void convert_reshape(NodeContext& c) {
+// Reshape; allowzero came with version 14.
+void convert_reshape(NodeContext& c, bool has_allow_zero) {
   std::vector<int64_t> in = c.input_shape(0);
   std::vector<int64_t> spec = c.constant_ints(1, "shape");
-  bool allow_zero = c.attr_int("allowzero", 0) != 0;
+  bool allow_zero = has_allow_zero && c.attr_int("allowzero", 0) != 0;
   std::vector<int64_t> out(spec.size());
   int infer = -1;
   int64_t known = 1;
@@ -62,10 +57,14 @@ void convert_flatten(NodeContext& c) {
   set_single_output(c, reshape_to(c, c.input(0), {product(in, 0, size_t(axis)), product(in, size_t(axis), in.size())}));
 }
 
-void convert_squeeze(NodeContext& c, bool unsqueeze) {
+// Squeeze and Unsqueeze: the axes are an attribute before version 13
+// (Unsqueeze's required), the second input from 13 (Squeeze's optional:
+// without axes, every axis of 1 goes).
+void convert_squeeze(NodeContext& c, bool unsqueeze, bool axes_input) {
   const std::vector<int64_t>& in = c.input_shape(0);
   std::vector<int64_t> axes;
-  if (c.has_input(1)) axes = c.constant_ints(1, "axes");
+  if (axes_input && (unsqueeze || c.has_input(1))) axes = c.constant_ints(1, "axes");
+  if (!axes_input) axes = unsqueeze ? c.attr_ints("axes") : c.attr_ints("axes", std::vector<int64_t>{});
   std::vector<int64_t> out;
   if (unsqueeze) {
     int64_t rank = int64_t(in.size() + axes.size());
@@ -90,15 +89,30 @@ void convert_squeeze(NodeContext& c, bool unsqueeze) {
   set_single_output(c, reshape_to(c, c.input(0), out));
 }
 
-void convert_split(NodeContext& c) {
+// Where Split's sizes come from in each version.
+enum class SplitSizes {
+  kAttribute,              // before 13: the `split` attribute
+  kInput,                  // 13: the `split` input
+  kInputOrNumOutputs,      // 18: the input, or num_outputs parts with the last one smaller
+};
+
+// Without sizes, the outputs are equal parts.
+void convert_split(NodeContext& c, SplitSizes from) {
   const std::vector<int64_t>& in = c.input_shape(0);
   int64_t axis = normalize_axis(c, c.attr_int("axis", 0), int64_t(in.size()));
   int64_t extent = in[size_t(axis)];
   std::vector<int64_t> sizes;
-  if (c.has_input(1)) {
-    sizes = c.constant_ints(1, "split");
-  } else {
-    int64_t parts = int64_t(c.output_count());
+  if (from == SplitSizes::kAttribute && c.has_attr("split")) sizes = c.attr_ints("split");
+  if (from != SplitSizes::kAttribute && c.has_input(1)) sizes = c.constant_ints(1, "split");
+  int64_t parts = int64_t(c.output_count());
+  if (from == SplitSizes::kInputOrNumOutputs && c.has_attr("num_outputs")) {
+    if (c.has_input(1)) c.fail("give the split input or num_outputs, not both");
+    int64_t count = c.attr_int("num_outputs");
+    if (count != parts) c.fail("num_outputs is " + std::to_string(count) + ", but the node has " + std::to_string(parts) + " outputs");
+    int64_t chunk = (extent + count - 1) / std::max<int64_t>(count, 1);
+    for (int64_t i = 0; i < count; ++i) sizes.push_back(std::min(chunk, extent - i * chunk));
+  }
+  if (sizes.empty()) {
     if (extent % parts != 0) c.fail("cannot split " + std::to_string(extent) + " into " + std::to_string(parts) + " equal parts");
     sizes.assign(size_t(parts), extent / parts);
   }
@@ -113,22 +127,25 @@ void convert_split(NodeContext& c) {
   std::vector<int64_t> indices;
   int64_t at = 0;
   for (size_t i = 0; i + 1 < sizes.size(); ++i) indices.push_back(at += sizes[i]);
-  Expr parts = c.call("split", {c.input(0)}, {{"indices_or_sections", indices}, {"axis", axis}});
-  for (size_t i = 0; i < sizes.size(); ++i) c.set_output(i, c.tuple_item(parts, int(i)));
+  Expr pieces = c.call("split", {c.input(0)}, {{"indices_or_sections", indices}, {"axis", axis}});
+  for (size_t i = 0; i < sizes.size(); ++i) c.set_output(i, c.tuple_item(pieces, int(i)));
 }
 
 // Slice with ONNX's clamping; a negative step becomes a take of the
 // selected indices (the IR's strided_slice cannot express an end before 0).
-void convert_slice(NodeContext& c) {
+// Before version 10 starts, ends and axes are attributes and steps are 1;
+// from 10 they are inputs (`inputs`).
+void convert_slice(NodeContext& c, bool inputs) {
   const std::vector<int64_t>& in = c.input_shape(0);
   int64_t rank = int64_t(in.size());
-  std::vector<int64_t> starts = c.constant_ints(1, "starts");
-  std::vector<int64_t> ends = c.constant_ints(2, "ends");
+  std::vector<int64_t> starts = inputs ? c.constant_ints(1, "starts") : c.attr_ints("starts");
+  std::vector<int64_t> ends = inputs ? c.constant_ints(2, "ends") : c.attr_ints("ends");
   std::vector<int64_t> axes(starts.size());
   std::iota(axes.begin(), axes.end(), 0);
-  if (c.has_input(3)) axes = c.constant_ints(3, "axes");
+  if (inputs && c.has_input(3)) axes = c.constant_ints(3, "axes");
+  if (!inputs && c.has_attr("axes")) axes = c.attr_ints("axes");
   std::vector<int64_t> steps(starts.size(), 1);
-  if (c.has_input(4)) steps = c.constant_ints(4, "steps");
+  if (inputs && c.has_input(4)) steps = c.constant_ints(4, "steps");
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     c.fail("starts, ends, axes and steps must have equal lengths");
   Expr x = c.input(0);
@@ -207,8 +224,11 @@ void convert_expand(NodeContext& c) {
   set_single_output(c, out == in ? c.input(0) : c.call("broadcast_to", {c.input(0)}, {{"shape", out}}));
 }
 
-void convert_constant(NodeContext& c) {
+// Constant: a tensor `value`; from version 12 also value_float, value_int
+// and their lists (`scalars`). Strings and sparse_value (11) are refused.
+void convert_constant(NodeContext& c, bool scalars) {
   if (c.has_attr("value")) return set_single_output(c, c.constant(c.attr_tensor("value")));
+  if (!scalars) c.fail("attribute 'value' is required");
   if (c.has_attr("value_float")) return set_single_output(c, c.scalar(c.attr_float("value_float"), DType::kFloat32));
   if (c.has_attr("value_int")) return set_single_output(c, c.scalar(double(c.attr_int("value_int")), DType::kInt64));
   if (c.has_attr("value_ints")) return set_single_output(c, c.constant(int64_vector(c.attr_ints("value_ints"))));
@@ -246,43 +266,6 @@ void convert_range(NodeContext& c) {
   set_single_output(c, c.constant(std::move(out)));
 }
 
-// ReduceX: axes from the attribute (opset 13 for all but ReduceSum) or the
-// second input (ReduceSum, and every Reduce from opset 18).
-void convert_reduce(NodeContext& c, const std::string& kind) {
-  int64_t rank = c.input_type(0).ndim();
-  std::vector<int64_t> axes;
-  if (c.has_attr("axes")) axes = c.attr_ints("axes");
-  if (c.has_input(1)) axes = c.constant_ints(1, "axes");
-  bool keepdims = c.attr_int("keepdims", 1) != 0;
-  bool noop = c.attr_int("noop_with_empty_axes", 0) != 0;
-  if (axes.empty() && noop) return set_single_output(c, c.input(0));
-  for (int64_t& a : axes) a = normalize_axis(c, a, rank);
-  AttrValue axis = axes.empty() ? AttrValue() : AttrValue(axes);
-  AttrList attrs{{"axis", axis}, {"keepdims", keepdims}};
-  Expr x = c.input(0);
-  DType t = c.input_dtype(0);
-  if (kind == "ReduceMin" || kind == "ReduceLogSumExp" || kind == "ReduceL2" || kind == "ReduceSumSquare" ||
-      kind == "ReduceL1" || kind == "ReduceLogSum")
-    if (!dtype_is_float(t)) c.fail("needs a floating-point input");
-  Expr y;
-  if (kind == "ReduceMean") y = c.call("mean", {x}, attrs);
-  else if (kind == "ReduceSum") y = c.call("sum", {x}, attrs);
-  else if (kind == "ReduceMax") y = c.call("max", {x}, attrs);
-  else if (kind == "ReduceMin") y = c.call("negative", {c.call("max", {c.call("negative", {x})}, attrs)});
-  else if (kind == "ReduceSumSquare") y = c.call("sum", {c.call("multiply", {x, x})}, attrs);
-  else if (kind == "ReduceL1") y = c.call("sum", {c.call("abs", {x})}, attrs);
-  else if (kind == "ReduceL2") y = c.call("sqrt", {c.call("sum", {c.call("multiply", {x, x})}, attrs)});
-  else if (kind == "ReduceLogSum") y = c.call("log", {c.call("sum", {x}, attrs)});
-  else {  // ReduceLogSumExp, shifted by the maximum so exp cannot overflow
-    AttrList kept{{"axis", axis}, {"keepdims", true}};
-    Expr m = c.call("max", {x}, kept);
-    Expr log_sum = c.call("log", {c.call("sum", {c.call("exp", {c.call("subtract", {x, m})})}, kept)});
-    y = c.call("add", {log_sum, m});
-    if (!keepdims) y = c.call("squeeze", {y}, {{"axis", axes.empty() ? AttrValue() : AttrValue(axes)}});
-  }
-  set_single_output(c, y);
-}
-
 void convert_gather_elements(NodeContext& c) {
   int64_t axis = normalize_axis(c, c.attr_int("axis", 0), c.input_type(0).ndim());
   set_single_output(c, gather_elements(c, c.input(0), c.input(1), axis));
@@ -292,11 +275,12 @@ void convert_gather_elements(NodeContext& c) {
 // data; the tuples become rows of data viewed as (batch * indexed, rest...),
 // the row of a tuple being its dot product with the indexed axes' strides
 // plus its batch's first row.
-void convert_gather_nd(NodeContext& c) {
+// batch_dims came with version 12.
+void convert_gather_nd(NodeContext& c, bool has_batch_dims) {
   const std::vector<int64_t>& d = c.input_shape(0);
   const std::vector<int64_t>& i = c.input_shape(1);
   if (!dtype_is_int(c.input_dtype(1))) c.fail("indices must be integers");
-  int64_t b = c.attr_int("batch_dims", 0);
+  int64_t b = has_batch_dims ? c.attr_int("batch_dims", 0) : 0;
   if (i.empty() || b < 0 || b >= int64_t(i.size()) || b >= int64_t(d.size())) c.fail("batch_dims is out of range");
   int64_t k = i.back();
   if (k < 1 || b + k > int64_t(d.size())) c.fail("the index tuples (" + std::to_string(k) + " long) do not fit the data");
@@ -348,7 +332,8 @@ void convert_trilu(NodeContext& c) {
 
 // DepthToSpace and SpaceToDepth: a reshape to six dimensions, a transpose,
 // and a reshape back to four.
-void convert_depth_space(NodeContext& c, bool to_space) {
+// DepthToSpace's mode came with version 11 (before, DCR).
+void convert_depth_space(NodeContext& c, bool to_space, bool has_mode = false) {
   const std::vector<int64_t>& in = c.input_shape(0);
   if (in.size() != 4) c.fail("needs an (N, C, H, W) input");
   int64_t b = c.attr_int("blocksize");
@@ -356,7 +341,7 @@ void convert_depth_space(NodeContext& c, bool to_space) {
   int64_t n = in[0], ch = in[1], h = in[2], w = in[3];
   std::vector<int64_t> split, perm, out;
   if (to_space) {
-    std::string mode = c.attr_string("mode", "DCR");
+    std::string mode = has_mode ? c.attr_string("mode", "DCR") : "DCR";
     if (ch % (b * b) != 0) c.fail("the channels (" + std::to_string(ch) + ") are not a multiple of blocksize squared");
     if (mode == "DCR") split = {n, b, b, ch / (b * b), h, w}, perm = {0, 3, 4, 1, 5, 2};
     else if (mode == "CRD") split = {n, ch / (b * b), b, b, h, w}, perm = {0, 1, 4, 2, 5, 3};
@@ -388,9 +373,10 @@ void convert_eye_like(NodeContext& c) {
   set_single_output(c, c.constant(std::move(eye)));
 }
 
-// OneHot: indices compared with 0..depth-1 along the new axis; negative
-// indices count from depth, and any other index out of range is all off.
-void convert_one_hot(NodeContext& c) {
+// OneHot: indices compared with 0..depth-1 along the new axis; from
+// version 11 (`negative_from_end`) negative indices count from depth; any
+// other index out of range is all off.
+void convert_one_hot(NodeContext& c, bool negative_from_end) {
   std::vector<double> depth_value = c.constant_floats(1, "depth");
   if (depth_value.size() != 1) c.fail("depth must hold one value");
   int64_t depth = int64_t(depth_value[0]);
@@ -399,8 +385,10 @@ void convert_one_hot(NodeContext& c) {
   int64_t rank = c.input_type(0).ndim() + 1;
   int64_t axis = normalize_axis(c, c.attr_int("axis", -1), rank);
   Expr indices = c.call("cast", {c.input(0)}, {{"dtype", std::string("int64")}});
-  Expr negative = c.call("less", {indices, c.scalar(0, DType::kInt64)});
-  indices = c.call("where", {negative, c.call("add", {indices, c.scalar(double(depth), DType::kInt64)}), indices});
+  if (negative_from_end) {
+    Expr negative = c.call("less", {indices, c.scalar(0, DType::kInt64)});
+    indices = c.call("where", {negative, c.call("add", {indices, c.scalar(double(depth), DType::kInt64)}), indices});
+  }
   indices = c.call("expand_dims", {indices}, {{"axis", axis}});
   std::vector<int64_t> iota_shape(size_t(rank), 1);
   iota_shape[size_t(axis)] = depth;
@@ -411,14 +399,6 @@ void convert_one_hot(NodeContext& c) {
   Expr off = c.call("take", {values, c.scalar(0, DType::kInt64)}, {{"axis", int64_t(0)}});
   Expr on = c.call("take", {values, c.scalar(1, DType::kInt64)}, {{"axis", int64_t(0)}});
   set_single_output(c, c.call("where", {hot, on, off}));
-}
-
-void convert_arg_extreme(NodeContext& c, bool largest) {
-  int64_t axis = normalize_axis(c, c.attr_int("axis", 0), c.input_type(0).ndim());
-  bool keepdims = c.attr_int("keepdims", 1) != 0;
-  bool last = c.attr_int("select_last_index", 0) != 0;
-  Expr index = arg_extreme(c, c.input(0), axis, largest, last);
-  set_single_output(c, keepdims ? index : c.call("squeeze", {index}, {{"axis", std::vector<int64_t>{axis}}}));
 }
 
 }  // namespace
@@ -471,96 +451,87 @@ Expr gather_elements(NodeContext& c, const Expr& data, const Expr& indices, int6
   return c.call("take", {flat_data, flat}, {{"axis", int64_t(0)}, {"mode", std::string("fast")}});
 }
 
-// The index of the largest (or smallest) element along `axis`, kept as a
-// dimension of 1: the first or last position equal to the extreme, NaN
-// counting as the extreme wherever the extreme is NaN, as NumPy does.
-Expr arg_extreme(NodeContext& c, const Expr& x, int64_t axis, bool largest, bool last) {
-  const TensorTypeNode& t = tensor_type_of(x);
-  if (t.dtype == DType::kBool) c.fail("needs a numeric input");
-  AttrList kept{{"axis", std::vector<int64_t>{axis}}, {"keepdims", true}};
-  // min(x) = f(max(f(x))) with f an order-reversing involution that cannot
-  // overflow: -x for floats, -1 - x for signed and 255 - x for unsigned bytes.
-  auto flip = [&](const Expr& v) {
-    if (dtype_is_float(t.dtype)) return c.call("negative", {v});
-    return c.call("subtract", {c.scalar(t.dtype == DType::kUInt8 ? 255 : -1, t.dtype), v});
-  };
-  Expr extreme = largest ? c.call("max", {x}, kept) : flip(c.call("max", {flip(x)}, kept));
-  Expr is_extreme = c.call("equal", {x, extreme});
-  if (dtype_is_float(t.dtype)) is_extreme = c.call("maximum", {is_extreme, is_nan_expr(c, x)});
-  int64_t n = t.shape[size_t(axis)];
-  std::vector<int64_t> iota_shape(t.shape.size(), 1);
-  iota_shape[size_t(axis)] = n;
-  NDArray position(DType::kInt64, iota_shape);
-  // The last index is the largest position; the first, the largest reversed one.
-  for (int64_t k = 0; k < n; ++k) position.as<int64_t>()[k] = last ? k : n - 1 - k;
-  Expr candidates = c.call("where", {is_extreme, c.constant(std::move(position)), c.scalar(-1, DType::kInt64)});
-  Expr best = c.call("max", {candidates}, kept);
-  return last ? best : c.call("subtract", {c.scalar(double(n - 1), DType::kInt64), best});
+// Dropout in inference: the input itself, and a mask of all true (of the
+// input's type before version 10). The ratio is an attribute before 12,
+// then an input beside training_mode and a seed attribute.
+void convert_dropout(NodeContext& c, int version) {
+  if (version < 12) c.attr_float("ratio", 0.5f);
+  if (version >= 12) c.has_input(1);  // the ratio: no effect in inference
+  if (version >= 12 && c.has_attr("seed")) c.attr_int("seed");
+  if (version >= 12 && c.has_input(2)) {
+    const NDArray& training = c.require_constant(2, "training_mode");
+    if (training.get_as_double(0) != 0) c.fail("training_mode=true is not supported (inference only)");
+  }
+  c.set_output(0, c.input(0));
+  if (c.output_used(1)) {
+    DType mask = version < 10 ? c.input_dtype(0) : DType::kBool;
+    c.set_output(1, c.call("broadcast_to", {c.scalar(1, mask)}, {{"shape", c.input_shape(0)}}));
+  }
 }
 
 void register_tensor_converters() {
-  add_onnx_converter("Identity", [](NodeContext& c) { set_single_output(c, c.input(0)); });
-  add_onnx_converter("Dropout", [](NodeContext& c) {
-    if (c.has_attr("seed")) c.attr_int("seed");
-    if (c.has_input(2)) {
-      const NDArray& training = c.require_constant(2, "training_mode");
-      if (training.get_as_double(0) != 0) c.fail("training_mode=true is not supported (inference only)");
-    }
-    c.set_output(0, c.input(0));
-    if (c.output_used(1)) {  // the mask: all true in inference
-      Expr yes = c.scalar(1, DType::kBool);
-      c.set_output(1, c.call("broadcast_to", {yes}, {{"shape", c.input_shape(0)}}));
-    }
-  });
-  add_onnx_converter("Reshape", convert_reshape);
-  add_onnx_converter("Flatten", convert_flatten);
-  add_onnx_converter("Squeeze", [](NodeContext& c) { convert_squeeze(c, false); });
-  add_onnx_converter("Unsqueeze", [](NodeContext& c) { convert_squeeze(c, true); });
-  add_onnx_converter("Transpose", [](NodeContext& c) {
-    AttrValue perm = c.has_attr("perm") ? AttrValue(c.attr_ints("perm")) : AttrValue();
-    set_single_output(c, c.call("transpose", {c.input(0)}, {{"axes", perm}}));
-  });
-  add_onnx_converter("Concat", [](NodeContext& c) {
-    std::vector<Expr> parts;
-    int64_t axis = normalize_axis(c, c.attr_int("axis"), c.input_type(0).ndim());
-    // An empty known part (a slice of a shape) adds nothing.
-    for (size_t i = 0; i < c.input_count(); ++i)
-      if (!c.constant_input(i) || c.input_type(i).numel() > 0) parts.push_back(c.input(i));
-    if (parts.empty())
-      for (size_t i = 0; i < c.input_count(); ++i) parts.push_back(c.input(i));
-    set_single_output(c, parts.size() == 1 ? parts[0] : c.call("concatenate", {c.tuple(parts)}, {{"axis", axis}}));
-  });
-  add_onnx_converter("Split", convert_split);
-  add_onnx_converter("Slice", convert_slice);
-  add_onnx_converter("Gather", convert_gather);
-  add_onnx_converter("Expand", convert_expand);
-  add_onnx_converter("Shape", [](NodeContext& c) {
-    std::vector<int64_t> shape = c.input_shape(0);
-    int64_t rank = int64_t(shape.size());
-    auto bound = [rank](int64_t v) { return std::min(std::max(v < 0 ? v + rank : v, int64_t(0)), rank); };
-    int64_t start = bound(c.attr_int("start", 0)), end = bound(c.attr_int("end", rank));
-    set_single_output(c, c.constant(int64_vector({shape.begin() + start, shape.begin() + std::max(start, end)})));
-  });
-  add_onnx_converter("Size", [](NodeContext& c) {
-    set_single_output(c, c.scalar(double(c.input_type(0).numel()), DType::kInt64));
-  });
-  add_onnx_converter("Constant", convert_constant);
-  add_onnx_converter("ConstantOfShape", convert_constant_of_shape);
-  add_onnx_converter("Range", convert_range);
-  add_onnx_converter("GatherElements", convert_gather_elements);
-  add_onnx_converter("GatherND", convert_gather_nd);
-  add_onnx_converter("Trilu", convert_trilu);
-  add_onnx_converter("DepthToSpace", [](NodeContext& c) { convert_depth_space(c, true); });
-  add_onnx_converter("SpaceToDepth", [](NodeContext& c) { convert_depth_space(c, false); });
-  add_onnx_converter("EyeLike", convert_eye_like);
-  add_onnx_converter("OneHot", convert_one_hot);
-  add_onnx_converter("ArgMax", [](NodeContext& c) { convert_arg_extreme(c, true); });
-  add_onnx_converter("ArgMin", [](NodeContext& c) { convert_arg_extreme(c, false); });
-  for (const char* kind : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL1",
-                           "ReduceL2", "ReduceLogSumExp", "ReduceLogSum"}) {
-    std::string k = kind;
-    add_onnx_converter(k, [k](NodeContext& c) { convert_reduce(c, k); });
-  }
+  add_onnx_converter("Identity", {1, 13, 14, 16, 19, 21}, {{1, [](NodeContext& c) { set_single_output(c, c.input(0)); }}});
+  add_onnx_converter("Dropout", {1, 6, 7, 10, 12, 13}, {{7, [](NodeContext& c) { convert_dropout(c, 7); }},
+                                                        {10, [](NodeContext& c) { convert_dropout(c, 10); }},
+                                                        {12, [](NodeContext& c) { convert_dropout(c, 12); }}});
+  add_onnx_converter("Reshape", {1, 5, 13, 14, 19, 21}, {{5, [](NodeContext& c) { convert_reshape(c, false); }},
+                                                         {14, [](NodeContext& c) { convert_reshape(c, true); }}});
+  add_onnx_converter("Flatten", {1, 9, 11, 13, 21}, {{1, convert_flatten}});
+  for (bool unsqueeze : {false, true})
+    add_onnx_converter(unsqueeze ? "Unsqueeze" : "Squeeze", {1, 11, 13, 21},
+                       {{1, [unsqueeze](NodeContext& c) { convert_squeeze(c, unsqueeze, false); }},
+                        {13, [unsqueeze](NodeContext& c) { convert_squeeze(c, unsqueeze, true); }}});
+  add_onnx_converter("Transpose", {1, 13, 21}, {{1, [](NodeContext& c) {
+                       AttrValue perm = c.has_attr("perm") ? AttrValue(c.attr_ints("perm")) : AttrValue();
+                       set_single_output(c, c.call("transpose", {c.input(0)}, {{"axes", perm}}));
+                     }}});
+  add_onnx_converter("Concat", {1, 4, 11, 13}, {{4, [](NodeContext& c) {
+                       std::vector<Expr> parts;
+                       int64_t axis = normalize_axis(c, c.attr_int("axis"), c.input_type(0).ndim());
+                       // An empty known part (a slice of a shape) adds nothing.
+                       for (size_t i = 0; i < c.input_count(); ++i)
+                         if (!c.constant_input(i) || c.input_type(i).numel() > 0) parts.push_back(c.input(i));
+                       if (parts.empty())
+                         for (size_t i = 0; i < c.input_count(); ++i) parts.push_back(c.input(i));
+                       set_single_output(c, parts.size() == 1 ? parts[0]
+                                                              : c.call("concatenate", {c.tuple(parts)}, {{"axis", axis}}));
+                     }}});
+  add_onnx_converter("Split", {1, 2, 11, 13, 18},
+                     {{2, [](NodeContext& c) { convert_split(c, SplitSizes::kAttribute); }},
+                      {13, [](NodeContext& c) { convert_split(c, SplitSizes::kInput); }},
+                      {18, [](NodeContext& c) { convert_split(c, SplitSizes::kInputOrNumOutputs); }}});
+  add_onnx_converter("Slice", {1, 10, 11, 13}, {{1, [](NodeContext& c) { convert_slice(c, false); }},
+                                                {10, [](NodeContext& c) { convert_slice(c, true); }}});
+  add_onnx_converter("Gather", {1, 11, 13}, {{1, convert_gather}});
+  add_onnx_converter("Expand", {8, 13}, {{8, convert_expand}});
+  // Shape-15 may take a [start, end) range of the dimensions.
+  auto shape = [](bool range) {
+    return [range](NodeContext& c) {
+      std::vector<int64_t> dims = c.input_shape(0);
+      int64_t rank = int64_t(dims.size());
+      auto bound = [rank](int64_t v) { return std::min(std::max(v < 0 ? v + rank : v, int64_t(0)), rank); };
+      int64_t start = range ? bound(c.attr_int("start", 0)) : 0, end = range ? bound(c.attr_int("end", rank)) : rank;
+      set_single_output(c, c.constant(int64_vector({dims.begin() + start, dims.begin() + std::max(start, end)})));
+    };
+  };
+  add_onnx_converter("Shape", {1, 13, 15, 19, 21}, {{1, shape(false)}, {15, shape(true)}});
+  add_onnx_converter("Size", {1, 13, 19, 21}, {{1, [](NodeContext& c) {
+                       set_single_output(c, c.scalar(double(c.input_type(0).numel()), DType::kInt64));
+                     }}});
+  add_onnx_converter("Constant", {1, 9, 11, 12, 13, 19, 21}, {{1, [](NodeContext& c) { convert_constant(c, false); }},
+                                                              {12, [](NodeContext& c) { convert_constant(c, true); }}});
+  add_onnx_converter("ConstantOfShape", {9, 20, 21}, {{9, convert_constant_of_shape}});
+  add_onnx_converter("Range", {11}, {{11, convert_range}});
+  add_onnx_converter("GatherElements", {11, 13}, {{11, convert_gather_elements}});
+  add_onnx_converter("GatherND", {11, 12, 13}, {{11, [](NodeContext& c) { convert_gather_nd(c, false); }},
+                                               {12, [](NodeContext& c) { convert_gather_nd(c, true); }}});
+  add_onnx_converter("Trilu", {14}, {{14, convert_trilu}});
+  add_onnx_converter("DepthToSpace", {1, 11, 13}, {{1, [](NodeContext& c) { convert_depth_space(c, true); }},
+                                                   {11, [](NodeContext& c) { convert_depth_space(c, true, true); }}});
+  add_onnx_converter("SpaceToDepth", {1, 13}, {{1, [](NodeContext& c) { convert_depth_space(c, false); }}});
+  add_onnx_converter("EyeLike", {9}, {{9, convert_eye_like}});
+  add_onnx_converter("OneHot", {9, 11}, {{9, [](NodeContext& c) { convert_one_hot(c, false); }},
+                                         {11, [](NodeContext& c) { convert_one_hot(c, true); }}});
 }
 
 }  // namespace switchyard

@@ -71,9 +71,28 @@ const TensorTypeNode& tensor_type_of(const Expr& e) {
 }
 
 NodeContext::NodeContext(const sy_onnx::NodeProto& node, Span span, std::vector<Expr> inputs, int opset,
-                         const std::string& model_dir)
-    : node_(node), span_(std::move(span)), inputs_(std::move(inputs)), opset_(opset), model_dir_(model_dir) {
+                         int op_version, const std::string& model_dir)
+    : node_(node),
+      span_(std::move(span)),
+      inputs_(std::move(inputs)),
+      opset_(opset),
+      op_version_(op_version),
+      model_dir_(model_dir) {
   outputs_.resize(size_t(node.output_size()));
+  read_inputs_.resize(inputs_.size(), false);
+}
+
+bool NodeContext::has_input(size_t i) const {
+  if (i >= inputs_.size()) return false;
+  read_inputs_[i] = true;
+  return bool(inputs_[i]);
+}
+
+std::vector<size_t> NodeContext::unread_inputs() const {
+  std::vector<size_t> unread;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (inputs_[i] && !read_inputs_[i]) unread.push_back(i);
+  return unread;
 }
 
 std::string quoted_name(const std::string& name) { return "'" + clipped_text(name) + "'"; }

@@ -19,17 +19,23 @@ namespace switchyard {
 
 class NodeContext {
  public:
-  // `inputs` are the node's inputs in order (null for an absent optional one).
-  NodeContext(const sy_onnx::NodeProto& node, Span span, std::vector<Expr> inputs, int opset,
+  // `inputs` are the node's inputs in order (null for an absent optional
+  // one); `op_version` is the operator's version that the model's `opset`
+  // selects (converters.h).
+  NodeContext(const sy_onnx::NodeProto& node, Span span, std::vector<Expr> inputs, int opset, int op_version,
               const std::string& model_dir);
 
   const sy_onnx::NodeProto& node() const { return node_; }
   const Span& span() const { return span_; }
   int opset() const { return opset_; }
+  int op_version() const { return op_version_; }
 
   // Inputs. An absent optional input (empty name, or past the end) is null.
+  // Every input the node has must be asked for (has_input or any accessor
+  // below) by its converter, or the import fails naming it: an input of a
+  // newer version (ReduceMean-18's axes at opset 13) is never ignored.
   size_t input_count() const { return inputs_.size(); }
-  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i]; }
+  bool has_input(size_t i) const;
   const Expr& input(size_t i) const;                 // Error when absent
   const TensorTypeNode& input_type(size_t i) const;  // of a present input
   const std::vector<int64_t>& input_shape(size_t i) const { return input_type(i).shape; }
@@ -54,6 +60,8 @@ class NodeContext {
   NDArray attr_tensor(const std::string& name) const;
   // Attributes present on the node that no accessor asked for.
   std::vector<std::string> unread_attrs() const;
+  // Inputs present on the node that no accessor asked for.
+  std::vector<size_t> unread_inputs() const;
 
   // Building. Each call is typed by its operator's relation (a type error
   // becomes an import error naming the node) and folded to a constant when
@@ -81,9 +89,11 @@ class NodeContext {
   Span span_;
   std::vector<Expr> inputs_;
   int opset_;
+  int op_version_;
   std::string model_dir_;
   std::vector<Expr> outputs_;
   mutable std::set<std::string> read_attrs_;
+  mutable std::vector<bool> read_inputs_;
 };
 
 // The tensor type an imported expression was built with.

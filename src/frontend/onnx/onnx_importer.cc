@@ -19,9 +19,6 @@ namespace switchyard {
 
 namespace {
 
-constexpr int kMinOpset = 13;
-constexpr int kMaxOpset = 17;
-
 [[noreturn]] void model_fail(const std::string& source, const std::string& message) {
   throw Error(ErrorKind::kParse, source + ": " + message);
 }
@@ -38,30 +35,43 @@ int default_opset(const sy_onnx::ModelProto& model, const std::string& source) {
   for (const auto& entry : model.opset_import())
     if (is_default_domain(entry.domain())) opset = int(entry.version());
   if (opset < 0) model_fail(source, "the model imports no version of the default ONNX operator set");
-  if (opset < kMinOpset || opset > kMaxOpset)
+  if (opset < kOldestOnnxOpset || opset > kNewestOnnxOpset)
     model_fail(source, "opset " + std::to_string(opset) + " is not supported (Switchyard imports opsets " +
-                           std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
-                           "; convert the model with onnx.version_converter)");
+                           std::to_string(kOldestOnnxOpset) + " to " + std::to_string(kNewestOnnxOpset) +
+                           (opset < kOldestOnnxOpset ? "; convert the model with onnx.version_converter)" : ")"));
   return opset;
 }
 
-// Every node whose operator has no converter, in one error.
-void check_operators(const sy_onnx::GraphProto& graph, const std::string& source) {
-  std::vector<std::string> unsupported;
-  for (const auto& node : graph.node()) {
-    if (!is_default_domain(node.domain()))
-      unsupported.push_back(node_label(node) + " of domain " + quoted_name(node.domain()));
-    else if (!find_onnx_converter(node.op_type()))
-      unsupported.push_back(node_label(node));
-  }
-  if (unsupported.empty()) return;
-  // Every one, up to a screenful: a generated model may repeat one operator thousands of times.
+// Every one, up to a screenful: a generated model may repeat one operator thousands of times.
+std::string listed(const std::vector<std::string>& lines) {
   constexpr size_t kMostListed = 50;
   std::string list;
-  for (size_t i = 0; i < std::min(unsupported.size(), kMostListed); ++i) list += "\n  " + unsupported[i];
-  if (unsupported.size() > kMostListed) list += "\n  ... and " + std::to_string(unsupported.size() - kMostListed) + " more";
-  model_fail(source, std::to_string(unsupported.size()) + " node" + (unsupported.size() == 1 ? "" : "s") +
-                         " with unsupported operators:" + list);
+  for (size_t i = 0; i < std::min(lines.size(), kMostListed); ++i) list += "\n  " + lines[i];
+  if (lines.size() > kMostListed) list += "\n  ... and " + std::to_string(lines.size() - kMostListed) + " more";
+  return list;
+}
+
+// Every node whose operator has no converter, in one error; then every node
+// whose operator's version at `opset` is refused, the first named on the
+// error's first line.
+void check_operators(const sy_onnx::GraphProto& graph, int opset, const std::string& source) {
+  std::vector<std::string> unsupported, refused;
+  for (const auto& node : graph.node()) {
+    if (!is_default_domain(node.domain())) {
+      unsupported.push_back(node_label(node) + " of domain " + quoted_name(node.domain()));
+      continue;
+    }
+    std::optional<OnnxOperatorVersion> op = find_onnx_converter(node.op_type(), opset);
+    if (!op)
+      unsupported.push_back(node_label(node));
+    else if (!op->convert)
+      refused.push_back("node " + node_label(node) + ": " + op->refusal);
+  }
+  if (!unsupported.empty())
+    model_fail(source, std::to_string(unsupported.size()) + " node" + (unsupported.size() == 1 ? "" : "s") +
+                           " with unsupported operators:" + listed(unsupported));
+  if (!refused.empty())
+    model_fail(source, refused.front() + (refused.size() == 1 ? "" : "; and in all:" + listed(refused)));
 }
 
 // The parameter of a graph input: its declared element type and shape,
@@ -121,7 +131,7 @@ class GraphImporter {
   IRModule run() {
     const sy_onnx::GraphProto& graph = model_.graph();
     int opset = default_opset(model_, source_);
-    check_operators(graph, source_);
+    check_operators(graph, opset, source_);
     for (int i = 0; i < graph.initializer_size(); ++i) {
       const sy_onnx::TensorProto& init = graph.initializer(i);
       std::string_view raw = size_t(i) < file_.initializer_raw_data.size() ? file_.initializer_raw_data[size_t(i)]
@@ -186,10 +196,14 @@ class GraphImporter {
                     span);
       inputs.push_back(it->second);
     }
-    NodeContext ctx(node, span, std::move(inputs), opset, model_dir_);
-    (*find_onnx_converter(node.op_type()))(ctx);
+    OnnxOperatorVersion op = *find_onnx_converter(node.op_type(), opset);
+    NodeContext ctx(node, span, std::move(inputs), opset, op.version, model_dir_);
+    (*op.convert)(ctx);
     std::vector<std::string> unread = ctx.unread_attrs();
-    if (!unread.empty()) ctx.fail("attribute " + quoted_name(unread.front()) + " is not supported");
+    if (!unread.empty())
+      ctx.fail("attribute " + quoted_name(unread.front()) + " is not supported (" + op.name + ")");
+    for (size_t i : ctx.unread_inputs())
+      ctx.fail("input " + std::to_string(i) + " (" + quoted_name(node.input(int(i))) + ") is not supported (" + op.name + ")");
     for (int i = 0; i < node.output_size(); ++i) {
       if (node.output(i).empty()) continue;
       if (!ctx.outputs()[size_t(i)])

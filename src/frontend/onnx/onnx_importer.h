@@ -1,4 +1,4 @@
-// The ONNX importer: an ONNX model file (opsets 13 to 17, weights inline or
+// The ONNX importer: an ONNX model file (opsets 7 to 21, weights inline or
 // in external data files beside it) to an IRModule whose function `main`
 // takes the graph's inputs as parameters, by their ONNX names, and returns
 // its outputs (a tuple when there are several).
@@ -33,8 +33,9 @@ struct OnnxImportOptions {
 };
 
 // Throws Error(kParse) for a file that is not an ONNX model or is truncated,
-// an opset outside 13-17, bad or out-of-directory external data, unsupported
-// operators (all of them listed with their node names, in one error), a
+// an opset outside 7-21, bad or out-of-directory external data, unsupported
+// operators (all of them listed with their node names, in one error), an
+// operator version that is not converted (naming the node and the version), a
 // symbolic input dimension left unfixed; Error(kUsage) for an unreadable
 // file or an input shape naming no input.
 IRModule import_onnx_file(const std::string& path, const OnnxImportOptions& options = {});

@@ -13,14 +13,14 @@ std::vector<int64_t> widen(const std::vector<int64_t>& v, int64_t height_value) 
 }  // namespace
 
 Window2d read_window(NodeContext& c, const std::vector<int64_t>& spatial, std::vector<int64_t> kernel,
-                     bool transposed) {
+                     bool transposed, bool dilated) {
   size_t n = spatial.size();
   if (n != 1 && n != 2) c.fail(std::to_string(n) + "-D windows are not supported (only 1-D and 2-D)");
   std::vector<int64_t> kernel_attr = c.attr_ints("kernel_shape", kernel);
   if (kernel_attr.size() != n) c.fail("kernel_shape must have " + std::to_string(n) + " entries");
   if (!kernel.empty() && kernel_attr != kernel) c.fail("kernel_shape does not match the weight");
   std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
-  std::vector<int64_t> dilations = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> dilations = dilated ? c.attr_ints("dilations", std::vector<int64_t>(n, 1)) : std::vector<int64_t>(n, 1);
   std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
   std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
   if (strides.size() != n || dilations.size() != n || pads.size() != 2 * n)

@@ -21,10 +21,12 @@ struct Window2d {
 // Reads the attributes for a window over `spatial` (the input's spatial
 // extents, 1 or 2 of them); `kernel` is the kernel extents when a weight
 // gives them (else kernel_shape is required). `transposed` resolves
-// auto_pad as ConvTranspose does. Fails naming the node for 3-D windows or
-// inconsistent attributes.
+// auto_pad as ConvTranspose does; without `dilated` (a pool's version
+// before they came) the window is undilated and the attribute is left
+// unread, so a node that states it is refused. Fails naming the node for
+// 3-D windows or inconsistent attributes.
 Window2d read_window(NodeContext& c, const std::vector<int64_t>& spatial, std::vector<int64_t> kernel,
-                     bool transposed = false);
+                     bool transposed = false, bool dilated = true);
 
 // The input as 4-D NCHW: a 3-D (N, C, L) input gets a height of 1.
 Expr as_nchw(NodeContext& c, const Expr& x);

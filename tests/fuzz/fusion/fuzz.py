@@ -38,6 +38,8 @@ import tempfile
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "support"))
+import array_compare  # noqa: E402
 FINDINGS = HERE / "findings"
 # Relative to the output's largest finite magnitude; relative to each element
 # (a product's rounding, taken through tanh or a scale of 1e30, stays
@@ -54,39 +56,8 @@ RESULT_PREFIX = "@@fusion-fuzz "
 
 def compare(actual, expected, floor=0.0):
     """None when `actual` matches `expected` under the rules above, else what
-    differs; `floor` is the output's bound on denormal rounding (graphs.py)."""
-    import numpy as np
-
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    if actual.shape != expected.shape:
-        return f"shape {actual.shape}, expected {expected.shape}"
-    if actual.dtype != expected.dtype:
-        return f"dtype {actual.dtype}, expected {expected.dtype}"
-    if expected.size == 0:
-        return None
-    if expected.dtype.kind != "f":
-        if np.array_equal(actual, expected):
-            return None
-        i = tuple(np.argwhere(actual != expected)[0])
-        return f"at {list(i)}: {actual[i]!r}, expected {expected[i]!r}"
-    a, e = actual.astype(np.float64), expected.astype(np.float64)
-    for what, test in (("NaN", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
-        if not np.array_equal(test(a), test(e)):
-            i = tuple(np.argwhere(test(a) != test(e))[0])
-            return f"{what} mismatch at {list(i)}: {a[i]!r}, expected {e[i]!r}"
-    finite = np.isfinite(e)
-    if not finite.any():
-        return None
-    scale = float(np.abs(e[finite]).max())
-    with np.errstate(invalid="ignore", over="ignore"):
-        err = np.where(finite, np.abs(a - e), 0.0)
-        bound = TOLERANCE * scale + ELEMENT_TOLERANCE * np.abs(e) + DENORMAL_FLOOR + floor
-    bad = np.argwhere(finite & ~(err <= bound))
-    if len(bad) == 0:
-        return None
-    i = tuple(bad[0])
-    return f"{len(bad)} of {e.size} differ (largest {float(err.max()):.3g}, scale {scale:.3g}); at {list(i)}: " \
-           f"{a[i]!r}, expected {e[i]!r}"
+    differs; `floor` is the output's bound on rounding (graphs.py)."""
+    return array_compare.compare(actual, expected, TOLERANCE, ELEMENT_TOLERANCE, DENORMAL_FLOOR + floor)
 
 
 # ------------------------------------------------------------ one module

@@ -27,11 +27,13 @@ Why the generator tracks three facts per value:
 - scale: a bound on the magnitude, so that sums of huge values never land
   near float32's overflow, where the order of summation would decide between
   a finite result and an infinity.
-- floor: a bound on the absolute error that denormal rounding may leave in
-  the value: a result below 2^-126 keeps only the bits above 2^-149, so two
-  correct computations of it may differ by a few 2^-149 steps, and a later
-  product scales that difference up. The comparison allows each output its
-  floor (fuzz.py).
+- floor: a bound on the absolute error rounding may leave in the value: a
+  result below 2^-126 keeps only the bits above 2^-149, so two correct
+  computations of it may differ by a few 2^-149 steps; a product, a
+  convolution or a sum rounds relative to the magnitude of its terms (its
+  scale), not of its result, which cancellation can make far smaller; and a
+  later step scales either up. The comparison allows each output its floor
+  (fuzz.py).
 """
 import dataclasses
 
@@ -45,6 +47,7 @@ SPECIALS = [np.nan, np.inf, -np.inf]
 SCALARS = [0.5, 2.0, -1.0, 3.0, 0.25, -0.75, 6.0, 1e-3, 0.0, -0.0, 1e-40, 1e30, -1e25, 1e-30]
 BIG = 1e20  # beyond this a value is kept away from sums (see `scale` above)
 STEP = 2.0 ** -149  # the denormal step: the finest absolute rounding of a float32
+EPSILON = 2.0 ** -23  # float32's relative rounding
 
 
 @dataclasses.dataclass
@@ -109,15 +112,16 @@ class Graph:
 
     # ------------------------------------------------------- combinators
 
-    def call(self, op, args, shape=None, exact=None, scale=None, amplify=1.0, **attrs):
+    def call(self, op, args, shape=None, exact=None, scale=None, amplify=1.0, sums=False, **attrs):
         """A call of `op` on Values; its facts follow from its arguments.
-        `amplify` bounds how much the call scales an error in its arguments."""
+        `amplify` bounds how much the call scales an error in its arguments;
+        `sums`: it adds many terms, rounding relative to `scale`."""
         expr = op(*[a.expr for a in args], **attrs)
         exact = all(a.exact for a in args) if exact is None else exact
+        scale = max(a.scale for a in args) if scale is None else scale
         return Value(expr, shape if shape is not None else args[0].shape, attrs.get("dtype", F32), exact=exact,
-                     special=any(a.special for a in args),
-                     scale=max(a.scale for a in args) if scale is None else scale,
-                     floor=following(args, amplify, exact))
+                     special=any(a.special for a in args), scale=scale,
+                     floor=following(args, amplify, exact) + (EPSILON * scale if sums else 0.0))
 
     def per_channel(self, v, axis):
         """A constant broadcasting along `axis` of v, as (C, 1, ...) or (C,)."""
@@ -199,6 +203,8 @@ class Graph:
             return self.call(o.nn.bias_add, [v, side], axis=channel_axis)
         if op == "bias_add":
             op = "add"
+        if side.special and op in ("multiply", "divide") and not v.exact:
+            side = self.scalar(allow_special=False)  # inf * x takes x's sign, which rounding may flip near 0
         first, second = (v, side) if self.chance(0.6) else (side, v)
         if op == "divide" and not (first.exact and second.exact):
             # A divisor away from zero unless both are exact (x / 0 is a signed
@@ -348,7 +354,8 @@ class Graph:
         self.anchor = f"conv{kh}x{kw}/g{groups}/s{stride}/d{dilation}"
         terms = c // groups * kh * kw
         y = self.call(o.nn.conv2d, [x, weights], shape=(n, out, oh, ow), exact=False,
-                      scale=x.scale * weights.scale * c * kh * kw, amplify=weights.scale * terms, strides=[stride, stride],
+                      scale=x.scale * weights.scale * c * kh * kw, amplify=weights.scale * terms, sums=True,
+                      strides=[stride, stride],
                       dilation=[dilation, dilation], padding=pads, groups=groups)
         return y, 1
 
@@ -364,14 +371,14 @@ class Graph:
             w = self.constant((n, k), 0.3)
             self.anchor = "dense"
             return self.call(o.nn.dense, [x, w], shape=x.shape[:-1] + (n,), exact=False, scale=x.scale * k,
-                             amplify=w.scale * k), None
+                             amplify=w.scale * k, sums=True), None
         if kind in ("matmul", "matmul3"):
             a_shape = (m, k) if kind == "matmul" else (self.pick([2, 3]), m, k)
             a = self.prologue(self.input(a_shape, scale), self.rng.randint(0, 3))
             b = self.constant((k, n), 0.3) if self.chance(0.7) else self.input((k, n), 0.3)
             self.anchor = kind
             return self.call(o.matmul, [a, b], shape=a_shape[:-1] + (n,), exact=False, scale=a.scale * k,
-                             amplify=b.scale * k), None
+                             amplify=b.scale * k, sums=True), None
         batch = self.pick([1, 2, 4])
         transpose_b = self.chance(0.6)
         a = self.prologue(self.input((batch, m, k), scale), self.rng.randint(0, 3))
@@ -379,7 +386,7 @@ class Graph:
         b = self.input(b_shape, 0.3) if self.chance(0.6) else self.constant(b_shape, 0.3)
         self.anchor = "batch_matmul"
         return self.call(o.nn.batch_matmul, [a, b], shape=(batch, m, n), exact=False, scale=a.scale * k,
-                         amplify=b.scale * k,
+                         amplify=b.scale * k, sums=True,
                          transpose_b=transpose_b), None
 
     def pool(self, x):
@@ -443,6 +450,7 @@ class Graph:
         count = int(np.prod([x.shape[a] for a in axes]))
         return self.call(getattr(o, kind), [x], shape=shape, exact=False,
                          scale=x.scale * (count if kind == "sum" else 1), amplify=count if kind == "sum" else 1.0,
+                         sums=kind != "max",
                          axis=axes, keepdims=keepdims), channel
 
     # -------------------------------------------------------------- a graph
