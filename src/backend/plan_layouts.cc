@@ -3,6 +3,7 @@
 #include "backend/plan_layouts.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -27,7 +28,13 @@ namespace {
 struct WindowPrimitive {
   int src_input = -1;
   std::vector<int> sum_inputs;  // residuals its sum post-ops add
-  bool grouped = false;         // a depthwise (grouped) convolution
+  // A grouped convolution's input and output channels per group (its 5-d
+  // weights' dims 2 and 1); 0 for any other primitive. One each is a
+  // depthwise convolution.
+  int64_t group_inputs = 0;
+  int64_t group_outputs = 0;
+  bool grouped() const { return group_inputs > 0; }
+  bool depthwise() const { return group_inputs == 1 && group_outputs == 1; }
   bool converts = false;        // a layout conversion (a reorder): it reads one layout and writes another
   bool reads_as_activation(int input) const {
     return input == src_input || std::find(sum_inputs.begin(), sum_inputs.end(), input) != sum_inputs.end();
@@ -76,7 +83,10 @@ class WindowPrimitives {
     window.src_input = spec.src_input;
     for (const PrimitivePostOp& post : spec.post_ops)
       if (post.kind == PrimitivePostOp::Kind::kSum) window.sum_inputs.push_back(post.input);
-    window.grouped = spec.kind == PrimitiveKind::kConvolution && spec.weights.dims.size() == 5;
+    if (spec.kind == PrimitiveKind::kConvolution && spec.weights.dims.size() == 5) {
+      window.group_outputs = spec.weights.dims[1];
+      window.group_inputs = spec.weights.dims[2];
+    }
     return window;
   }
 
@@ -470,17 +480,30 @@ class LayoutPlanner {
   }
 
   // The format of each set of candidates, by its root: a pinning rule's,
-  // else channel blocks where a depthwise convolution touches the set or
-  // channels last is off, else channels last.
+  // else channels last where a grouped convolution whose groups are not
+  // whole channel blocks touches the set (oneDNN has only its reference
+  // loops for those in blocks, some 100x slower, and jit ones in channels
+  // last), else channel blocks where a depthwise convolution touches it
+  // (oneDNN's depthwise kernels are written for blocks) or channels last is
+  // off, else channels last.
   std::unordered_map<const ExprNode*, std::string> formats_of_sets(
       const std::unordered_map<const ExprNode*, const ExprNode*>& set) const {
     std::unordered_map<const ExprNode*, std::string> format;
     for (const auto& [node, root] : set)
       if (root == node) format[root] = channels_last_ ? "nhwc" : blocked_;
-    for (const auto& [call, window] : window_of_)
-      if (window.grouped)
-        for (const ExprNode* node : candidate_activations(static_cast<const CallNode*>(call), window))
-          format[set.at(node)] = blocked_;
+    auto touched_by = [&](const std::function<bool(const WindowPrimitive&)>& which, const std::string& chosen) {
+      for (const auto& [call, window] : window_of_)
+        if (which(window))
+          for (const ExprNode* node : candidate_activations(static_cast<const CallNode*>(call), window))
+            format[set.at(node)] = chosen;
+    };
+    const int64_t block = activation_channel_block(blocked_);
+    touched_by([](const WindowPrimitive& w) { return w.depthwise(); }, blocked_);
+    touched_by(
+        [&](const WindowPrimitive& w) {
+          return w.grouped() && !w.depthwise() && (w.group_inputs % block != 0 || w.group_outputs % block != 0);
+        },
+        "nhwc");
     for (const LayoutRule& rule : rules_)
       for (const CallNode* call : kernel_results_)
         if (span_matches(call->span(), rule.pattern) && set.count(call)) format[set.at(call)] = rule.format;

@@ -361,6 +361,49 @@ TEST(PlanLayouts, AnElementWiseKernelInChannelBlocksComputesWhatTheInterpreterDo
   }
 }
 
+// conv0 -> a grouped convolution of `groups` groups -> a 1x1 conv2 adding
+// conv0's result -> softmax (a loop): conv0's and the grouped convolution's
+// results pass only between primitives.
+std::string grouped_block(int c, int groups) {
+  std::string C = std::to_string(c), G = std::to_string(groups), per_group = std::to_string(c / groups);
+  return "def @main(%x: Tensor[(1, 3, 10, 10), float32], %w0: Tensor[(" + C + ", 3, 3, 3), float32],\n"
+         "          %w1: Tensor[(" + C + ", " + per_group + ", 3, 3), float32], %w2: Tensor[(" + C + ", " + C +
+         ", 1, 1), float32]) -> Tensor[(1, " + C + ", 10, 10), float32] {\n"
+         "  %0 = nn.relu(nn.conv2d(%x, %w0, padding=[1, 1]));\n"
+         "  %1 = nn.relu(nn.conv2d(%0, %w1, padding=[1, 1], groups=" + G + "));\n"
+         "  %2 = nn.conv2d(%1, %w2);\n"
+         "  nn.softmax(add(%2, %0), axis=1)\n"
+         "}\n";
+}
+
+TEST(PlanLayouts, AGroupedConvolutionWhoseGroupsAreNotWholeChannelBlocksTakesChannelsLast) {
+  // oneDNN runs such a convolution in channel blocks only with its
+  // reference loops (a ResNeXt 4-channel group 100x slower), in channels
+  // last with jit code, whichever layout the CPU would otherwise get; a
+  // depthwise one (a channel a group) keeps blocks, and a grouped one of
+  // whole blocks the default.
+  struct Case {
+    int channels, groups;
+    std::string with_avx512, without;
+  };
+  for (const Case& c : std::vector<Case>{{64, 16, "nhwc", "nhwc"},
+                                         {64, 8, "nhwc", "nhwc"},
+                                         {96, 4, "nhwc", "nhwc"},
+                                         {64, 4, "nhwc", "nChw16c"},
+                                         {32, 32, "nChw16c", "nChw16c"}}) {
+    for (const std::string family : {"nhwc", "nChw16c"}) {
+      SCOPED_TRACE(std::to_string(c.channels) + " channels in " + std::to_string(c.groups) + " groups, " + family);
+      IRModule planned = plan(grouped_block(c.channels, c.groups), family);
+      const std::string& layout = family == "nhwc" ? c.with_avx512 : c.without;
+      EXPECT_EQ(layouts_of(planned).values, (std::vector<std::string>{layout, layout, "", ""}))
+          << print_module(planned);
+    }
+  }
+  // Computed as the interpreter does, 4 and 24 channels a group.
+  expect_artifact_matches_interpreter(parse_module(grouped_block(64, 16), "grouped.sy"), "grouped_4", 17);
+  expect_artifact_matches_interpreter(parse_module(grouped_block(96, 4), "grouped.sy"), "grouped_24", 19);
+}
+
 TEST(PlanLayouts, AnElementWiseKernelReadingADenseValueOrInBlocksNotDividingItsChannelsStaysDense) {
   // Each time the element-wise kernel is dense, so it reads conv0's result
   // dense; conv2 reads that result as its residual in its layout, so conv0
