@@ -149,6 +149,8 @@ void ElementLowering::evaluate_concatenate(const CallNode* call, const IndexAt& 
   if (!tuple) throw Error(ErrorKind::kBackend, "concatenate expects a tuple of tensors here", call->span());
   const std::vector<int64_t>& out_shape = shape_of(Expr(call));
   int64_t axis = normalize_axis(call->attrs->get_int("axis"), int64_t(out_shape.size()), "concatenate");
+  if (auto known = known_parts_.find(call); known != known_parts_.end())
+    return evaluate_concatenation_part(call, size_t(axis), known->second, index, key);
   std::vector<ki::Expr> coords = coordinates_of(index, out_shape, &divided_);
   ki::Expr along = coords[size_t(axis)];
   struct Part {
@@ -253,6 +255,38 @@ void ElementLowering::evaluate_take(const CallNode* call, const IndexAt& index, 
     schedule(data, data_index);
   });
   schedule(indices, indices_index);
+}
+
+void ElementLowering::evaluate_concatenation_part(const CallNode* call, size_t axis, size_t part,
+                                                  const IndexAt& index, const Key& key) {
+  const TupleNode& tuple = *as<TupleNode>(call->args[0]);
+  const std::vector<int64_t>& out_shape = shape_of(Expr(call));
+  int64_t part_begin = 0;
+  for (size_t f = 0; f < part; ++f) part_begin += shape_of(tuple.fields[f])[axis];
+  // The field's element: the result's, shifted back along the axis. With
+  // every dimension before the axis of extent 1 the part is one contiguous
+  // run of the result, so an offset shifts with no division.
+  bool contiguous = true;
+  int64_t axis_stride = 1;
+  for (size_t d = 0; d < out_shape.size(); ++d) {
+    if (d < axis) contiguous = contiguous && out_shape[d] == 1;
+    if (d > axis) axis_stride *= out_shape[d];
+  }
+  IndexAt at;
+  if (contiguous && index.offset && !index.has_coords) {
+    at = IndexAt::at_offset(ki::add(index.offset, -part_begin * axis_stride));
+  } else {
+    std::vector<ki::Expr> coords = coordinates_of(index, out_shape, &divided_);
+    coords[axis] = ki::add(coords[axis], -part_begin);
+    at = contiguous && index.offset ? IndexAt::at(ki::add(index.offset, -part_begin * axis_stride), std::move(coords))
+                                    : IndexAt::at_coords(std::move(coords));
+  }
+  work_.push_back([this, key] {
+    ki::Expr value = pop();
+    remember(key, value);
+    results_.push_back(value);
+  });
+  schedule(tuple.fields.at(part), at);
 }
 
 }  // namespace switchyard

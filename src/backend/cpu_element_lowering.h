@@ -26,6 +26,11 @@ class ElementLowering {
   // in its epilogue); reading it at another index is an error.
   void bind_value(const ExprNode* node, const IndexAt& index, kernel_ir::Expr value);
 
+  // Every element this lowering computes lies in part `part` of the
+  // concatenation `concatenate` (which then reads that part alone, with no
+  // test of the coordinate along its axis).
+  void within_concatenation_part(const CallNode* concatenate, size_t part) { known_parts_[concatenate] = part; }
+
   // Appends what computing `node` at `index` needs and returns its value (in
   // the node's compute type). Iterative: no native recursion on depth.
   kernel_ir::Expr lower(const Expr& node, const IndexAt& index);
@@ -50,6 +55,8 @@ class ElementLowering {
   void evaluate(const Expr& node, const IndexAt& index);
   void evaluate_call(const CallNode* call, const IndexAt& index, const Key& key);
   void evaluate_concatenate(const CallNode* call, const IndexAt& index, const Key& key);
+  void evaluate_concatenation_part(const CallNode* call, size_t axis, size_t part, const IndexAt& index,
+                                   const Key& key);
   void evaluate_take(const CallNode* call, const IndexAt& index, const Key& key);
   void combine(const CallNode* call, const Key& key, size_t arity);
   kernel_ir::Expr pop();
@@ -63,6 +70,7 @@ class ElementLowering {
   bool divided_ = false;
   std::unordered_map<const ExprNode*, std::string> buffers_;
   std::unordered_set<const ExprNode*> bound_;  // nodes with a value at one index only
+  std::unordered_map<const CallNode*, size_t> known_parts_;  // see within_concatenation_part
   // Values computed so far, one map per open block (concatenate's branches).
   std::vector<std::unordered_map<Key, kernel_ir::Expr, KeyHash>> scopes_;
   // Statements of the concatenate branches open now, innermost last.

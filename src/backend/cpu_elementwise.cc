@@ -5,6 +5,7 @@
 // writes each piece with its own loop). oneDNN anchors run their unfused
 // epilogue through the same loop (lower_element_loop).
 #include <algorithm>
+#include <unordered_map>
 
 #include "backend/cpu_element_lowering.h"
 #include "backend/cpu_kernel.h"
@@ -46,9 +47,12 @@ struct ElementLoopBuilder {
 
   ElementLowering lowering(std::vector<ki::Stmt>& out, int& numbering) const { return k.lowering(out, numbering); }
 
+  // `output_base`: where in `output` the loop's first element goes.
   bool build(const std::string& loop_name, const std::string& comment, const std::vector<int64_t>& shape,
-             const std::string& output, const LoweredValueAt& value, const std::string& layout = "") {
+             const std::string& output, const LoweredValueAt& value, const std::string& layout = "",
+             int64_t output_base = 0) {
     if (!layout.empty()) {
+      if (output_base != 0) throw Error(ErrorKind::kBackend, "a laid-out loop writes its whole output", k.function->span());
       // A row holds all of a pixel's channels (nhwc) or one block of them.
       int64_t block = layout == "nhwc" && shape.size() == 4 ? shape[1] : activation_channel_block(layout);
       if (shape.size() != 4 || block <= 0 || shape[1] % block != 0)
@@ -83,17 +87,18 @@ struct ElementLoopBuilder {
     int64_t iterations = loop.flat ? count : loop.rows;
     int64_t grain = loop.flat ? kElementGrain : std::max<int64_t>(1, kElementGrain / std::max<int64_t>(loop.inner, 1));
     std::vector<ki::Stmt> body;
-    if (iterations > 0) body = loop.flat ? flat_loop(output, value) : row_loop(shape, loop, output, value);
+    if (iterations > 0)
+      body = loop.flat ? flat_loop(output, value, output_base) : row_loop(shape, loop, output, value, output_base);
     kernel.body.push_back(ki::parallel(loop_name, iterations, grain, std::move(body), comment));
     return loop.flat;
   }
 
-  std::vector<ki::Stmt> flat_loop(const std::string& output, const LoweredValueAt& value) {
+  std::vector<ki::Stmt> flat_loop(const std::string& output, const LoweredValueAt& value, int64_t output_base) {
     std::vector<ki::Stmt> inner;
     ElementLowering l = lowering(inner, counter);
     ki::Expr i = ki::var("i");
     ki::Expr result = value(l, IndexAt::at_offset(i));
-    inner.push_back(ki::store(output, i, result));
+    inner.push_back(ki::store(output, ki::add(i, output_base), result));
     return {ki::for_loop("i", ki::var("begin"), ki::var("end"), ki::LoopKind::kSimd, std::move(inner))};
   }
 
@@ -132,7 +137,7 @@ struct ElementLoopBuilder {
   }
 
   std::vector<ki::Stmt> row_loop(const std::vector<int64_t>& shape, const LoopShape& loop, const std::string& output,
-                                 const LoweredValueAt& value) {
+                                 const LoweredValueAt& value, int64_t output_base) {
     std::vector<int64_t> outer(shape.begin(), shape.begin() + int64_t(loop.inner_dim));
     ki::Expr row = ki::var("row");
     std::vector<ki::Expr> row_coords = coordinates_of(IndexAt::at_offset(row), outer, nullptr);
@@ -145,7 +150,7 @@ struct ElementLoopBuilder {
     std::vector<ki::Stmt> inner;
     ElementLowering l = lowering(inner, counter);
     ki::Expr result = value(l, IndexAt::at(offset, coords));
-    inner.push_back(ki::store(output, offset, result));
+    inner.push_back(ki::store(output, ki::add(offset, output_base), result));
     ki::Stmt inner_loop = ki::for_loop(j, ki::index(0), ki::index(loop.inner), ki::LoopKind::kSimd, std::move(inner));
     // The row's coordinates that the inner loop reads.
     std::set<std::string> read;
@@ -199,6 +204,86 @@ void lower_split(const CpuKernel& k, ElementLoopBuilder& builder) {
   }
 }
 
+// The concatenation in `k` that the kernel's result reads element for
+// element (it is the root, or only element-wise and broadcast operators of
+// the result's shape lie between them), along an axis with every dimension
+// before it of extent 1, so each of its parts is one contiguous run of the
+// result: each part can be its own loop over that run, reading its input
+// alone, with no per-element test of which part an element is in. Null
+// otherwise (a kernel with a layout, two concatenations, one read at other
+// elements).
+const CallNode* concatenation_by_parts(const CpuKernel& k) {
+  if (!k.layout.empty() || k.outputs.size() != 1) return nullptr;
+  const CallNode* found = nullptr;
+  int count = 0;
+  post_order_visit(k.function->body, [&](const Expr& e) {
+    const CallNode* c = as<CallNode>(e);
+    const OpNode* op = c ? as<OpNode>(c->op) : nullptr;
+    if (op && op->name == "concatenate") {
+      found = c;
+      ++count;
+    }
+  });
+  if (count != 1 || !as<TupleNode>(found->args[0])) return nullptr;
+  const std::vector<int64_t>& shape = shape_of(Expr(found));
+  if (shape != k.outputs[0]->shape || shape.empty()) return nullptr;
+  int64_t axis = normalize_axis(found->attrs->get_int("axis"), int64_t(shape.size()), "concatenate");
+  for (int64_t d = 0; d < axis; ++d)
+    if (shape[size_t(d)] != 1) return nullptr;
+  // Every path from the root down to the concatenation keeps the element.
+  std::unordered_map<const ExprNode*, bool> reaches;  // whether a node's operands include the concatenation
+  bool in_place = true;
+  post_order_visit(k.function->body, [&](const Expr& e) {
+    bool r = e.get() == found;
+    if (const CallNode* c = as<CallNode>(e); c && !r) {
+      for (const Expr& arg : c->args) r = r || reaches[arg.get()];
+      const OpNode* op = as<OpNode>(c->op);
+      if (r)
+        in_place = in_place && op &&
+                   (op->def->pattern == OpPattern::kElementwise || op->def->pattern == OpPattern::kBroadcast) &&
+                   shape_of(e) == shape &&
+                   std::all_of(c->args.begin(), c->args.end(),
+                               [&](const Expr& arg) { return !reaches[arg.get()] || shape_of(arg) == shape; });
+    } else if (!r && !is<VarNode>(e) && !is<ConstantNode>(e) && !is<OpNode>(e) && !is<CallNode>(e)) {
+      for_each_child(e, [&](const Expr& child) { in_place = in_place && !reaches[child.get()]; });
+    }
+    reaches[e.get()] = r;
+  });
+  return in_place && reaches[k.function->body.get()] ? found : nullptr;
+}
+
+// Each part of the concatenation `concat` (see concatenation_by_parts)
+// writes its run of the result with a loop of its own.
+void lower_concatenation_by_parts(const CpuKernel& k, const CallNode& concat, ElementLoopBuilder& builder) {
+  const std::vector<int64_t>& shape = shape_of(Expr(&concat));
+  size_t axis = size_t(normalize_axis(concat.attrs->get_int("axis"), int64_t(shape.size()), "concatenate"));
+  int64_t axis_stride = 1;
+  for (size_t d = axis + 1; d < shape.size(); ++d) axis_stride *= shape[d];
+  const std::vector<Expr>& fields = as<TupleNode>(concat.args[0])->fields;
+  Expr root(k.root);
+  int64_t begin = 0;
+  for (size_t part = 0; part < fields.size(); ++part) {
+    std::vector<int64_t> part_shape = shape;
+    part_shape[axis] = shape_of(fields[part])[axis];
+    if (part_shape[axis] == 0) continue;
+    int64_t base = begin * axis_stride;
+    LoweredValueAt value = [&, part, begin, base, part_shape](ElementLowering& lowering, const IndexAt& at) {
+      lowering.within_concatenation_part(&concat, part);
+      if (at.offset && !at.has_coords) return lowering.lower(root, IndexAt::at_offset(ki::add(at.offset, base)));
+      std::vector<ki::Expr> coords = coordinates_of(at, part_shape, lowering.division_tracker());
+      coords[axis] = ki::add(coords[axis], begin);
+      return lowering.lower(root, at.offset ? IndexAt::at(ki::add(at.offset, base), std::move(coords))
+                                            : IndexAt::at_coords(std::move(coords)));
+    };
+    builder.build("concatenation_part_" + std::to_string(part),
+                  "Part " + std::to_string(part) + " of the concatenation: elements " + std::to_string(begin) +
+                      " to " + std::to_string(begin + part_shape[axis]) + " of axis " + std::to_string(axis) +
+                      ", producers inlined",
+                  part_shape, k.output(0), value, "", base);
+    begin += part_shape[axis];
+  }
+}
+
 // Whether output 0 may share storage with an input of its type: every read
 // of such an input is at the output element's own offset, which holds when
 // no operator moves elements around.
@@ -230,6 +315,10 @@ ki::Kernel lower_elementwise_kernel(const CpuKernel& k) {
   ElementLoopBuilder builder{k, kernel};
   if (as<OpNode>(k.root->op)->name == "split") {
     lower_split(k, builder);
+    return kernel;
+  }
+  if (const CallNode* concat = concatenation_by_parts(k)) {
+    lower_concatenation_by_parts(k, *concat, builder);
     return kernel;
   }
   Expr root(k.root);

@@ -99,6 +99,26 @@ std::vector<KernelCase> cases() {
       {"concatenate_chain",
        main_of("%a: Tensor[(2, 3), float32], %b: Tensor[(2, 5), float32]",
                "  %0 = exp(%a);\n  %1 = (%0, %b);\n  %2 = concatenate(%1, axis=1);\n  nn.relu(%2)")},
+      // Batch 1: each part of the concatenation is a loop of its own.
+      {"concatenate_by_parts",
+       main_of("%a: Tensor[(1, 3, 2, 5), float32], %b: Tensor[(1, 5, 2, 5), float32], %c: Tensor[(1, 1, 2, 5), "
+               "float32], %s: Tensor[(9, 1, 1), float32]",
+               "  %0 = (%a, %b, %c);\n  %1 = concatenate(%0, axis=1);\n  %2 = multiply(%1, %s);\n"
+               "  nn.relu(add(%2, %s))")},
+      {"concatenate_by_parts_negative_axis",
+       main_of("%a: Tensor[(1, 4, 3), float32], %b: Tensor[(1, 2, 3), float32], %y: Tensor[(3), float32]",
+               "  %1 = (%a, %b);\n  %2 = concatenate(%1, axis=-2);\n  %3 = add(%2, %y);\n"
+               "  multiply(%3, negative(%y))")},
+      {"concatenate_by_parts_last_axis",
+       main_of("%a: Tensor[(1, 1, 3), float32], %b: Tensor[(1, 1, 4), float32]",
+               "  %0 = (%b, %a, %b);\n  %1 = concatenate(%0, axis=2);\n  sigmoid(%1)")},
+      {"concatenate_read_elsewhere",
+       main_of("%a: Tensor[(1, 3, 4), float32], %b: Tensor[(1, 3, 4), float32]",
+               "  %0 = (%a, %b);\n  %1 = concatenate(%0, axis=1);\n  %2 = transpose(%1, axes=[0, 2, 1]);\n"
+               "  exp(%2)")},
+      {"concatenate_broadcast",
+       main_of("%a: Tensor[(1, 2, 1), float32], %b: Tensor[(1, 3, 1), float32], %y: Tensor[(1, 5, 4), float32]",
+               "  %0 = (%a, %b);\n  %1 = concatenate(%0, axis=1);\n  subtract(%1, %y)")},
       {"leaky_relu", main_of("%x: " + m, "  %0 = greater(%x, 0f);\n  %1 = multiply(%x, 0.1f);\n  where(%0, %x, %1)")},
       {"integer_chain",
        main_of("%a: Tensor[(4, 5), int32], %b: Tensor[(5), int32]",
@@ -244,6 +264,23 @@ TEST(CpuElementwiseKernels, FloatMathHelpersAreAccurateEverywhere) {
       EXPECT_LE(error, 4e-7 * std::fabs(double(want)) + 1e-37) << f.name << "(" << in << ") = " << got << ", want "
                                                                 << want;
     }
+  }
+}
+
+TEST(CpuElementwiseKernels, AConcatenationReadElementForElementAtBatchOneIsALoopAPart) {
+  // Each part reads its own input, with no test of which part an element
+  // is in; a concatenation read at other elements, or one whose parts are
+  // not contiguous runs of the result, keeps the one loop with its tests.
+  for (const char* name : {"concatenate_by_parts", "concatenate_by_parts_negative_axis", "concatenate_by_parts_last_axis"}) {
+    SCOPED_TRACE(name);
+    const std::string& code = find_case(name).source.code;
+    EXPECT_NE(code.find("Part 1 of the concatenation"), std::string::npos) << code;
+    EXPECT_EQ(code.find(" if ("), std::string::npos) << code;
+  }
+  for (const char* name : {"concatenate_read_elsewhere", "concatenate_broadcast", "concatenate", "concatenate_chain"}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(find_case(name).source.code.find("of the concatenation"), std::string::npos)
+        << find_case(name).source.code;
   }
 }
 
