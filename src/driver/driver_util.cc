@@ -129,20 +129,40 @@ std::string tensor_statistics(const NDArray& a) {
   return text;
 }
 
-std::vector<std::string> output_file_names(const std::vector<std::string>& names) {
+std::vector<OutputFiles> output_files(const std::vector<std::string>& names) {
   std::set<std::string> taken;
-  std::vector<std::string> files;
+  std::vector<OutputFiles> files(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    files[i].positional = "output_" + std::to_string(i) + ".npy";
+    taken.insert(files[i].positional);
+  }
   for (size_t i = 0; i < names.size(); ++i) {
     std::string stem = identifier_chars(names[i]);
-    while (taken.count(stem)) stem += "_" + std::to_string(i);
-    taken.insert(stem);
-    files.push_back(stem + ".npy");
+    if (stem + ".npy" == files[i].positional) continue;
+    while (taken.count(stem + ".npy")) stem += "_" + std::to_string(i);
+    files[i].named = stem + ".npy";
+    taken.insert(files[i].named);
   }
   return files;
 }
 
-std::string output_label(const std::string& name, const std::string& file) {
-  return file == name + ".npy" ? name : name + " (" + file + ")";
+void write_output_files(const std::filesystem::path& dir, const OutputFiles& files, const NDArray& array) {
+  try {
+    write_npy((dir / files.positional).string(), array);
+  } catch (const std::runtime_error& e) {
+    throw Error(ErrorKind::kUsage, e.what());
+  }
+  if (files.named.empty()) return;
+  std::filesystem::path named = dir / files.named;
+  std::error_code ec;
+  std::filesystem::remove(named, ec);
+  std::filesystem::create_hard_link(dir / files.positional, named, ec);
+  if (ec) std::filesystem::copy_file(dir / files.positional, named, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) throw Error(ErrorKind::kUsage, "cannot write " + named.string() + ": " + ec.message());
+}
+
+std::string output_label(const std::string& name, const OutputFiles& files) {
+  return files.named.empty() ? name : name + " (" + files.named + ", " + files.positional + ")";
 }
 
 }  // namespace switchyard

@@ -2,6 +2,7 @@
 // (never a partial file), and building a CompilationConfig from flags.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -61,13 +62,21 @@ std::map<std::string, NDArray> read_npy_inputs(const std::vector<std::string>& s
 // "min=-1.5 max=3 mean=0.75" (every dtype read as double), "empty" for no elements.
 std::string tensor_statistics(const NDArray& array);
 
-// The .npy file of each output named `names` (docs/onnx.md): the name with
-// every character but letters, digits and '_' made '_', and _<i> appended
-// where an earlier output took that file: "output" -> "output.npy",
-// "logits:0" -> "logits_0.npy".
-std::vector<std::string> output_file_names(const std::vector<std::string>& names);
+// The .npy files of each output named `names` (docs/onnx.md): output_<i>.npy
+// always (by position, as scripts expect), and for an output with a name of
+// its own also NAME.npy, the name with every character but letters, digits
+// and '_' made '_', and _<i> appended where another file has that name:
+// "logits:0" -> "logits_0.npy". `named` is empty when the name is output_<i>.
+struct OutputFiles {
+  std::string positional;
+  std::string named;
+};
+std::vector<OutputFiles> output_files(const std::vector<std::string>& names);
+// Writes `array` to DIR/positional and gives it the name DIR/named too (a
+// hard link, else a copy); Error(kUsage) naming the file it cannot write.
+void write_output_files(const std::filesystem::path& dir, const OutputFiles& files, const NDArray& array);
 // What `run` and `run-ir` print before an output's summary: its name, and
-// its file where that is not NAME.npy: "logits:0 (logits_0.npy)".
-std::string output_label(const std::string& name, const std::string& file);
+// its files where it has a name of its own: "logits:0 (logits_0.npy, output_0.npy)".
+std::string output_label(const std::string& name, const OutputFiles& files);
 
 }  // namespace switchyard

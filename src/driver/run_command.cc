@@ -145,13 +145,9 @@ void run_artifact(const RunFlags& f) {
   if (ec) throw Error(ErrorKind::kUsage, "cannot create the output directory " + f.output_dir + ": " + ec.message());
   std::vector<std::string> names;
   for (const ManifestTensor& output : manifest.outputs) names.push_back(output.name);
-  std::vector<std::string> files = output_file_names(names);
+  std::vector<OutputFiles> files = output_files(names);
   for (size_t i = 0; i < result.outputs.size(); ++i) {
-    try {
-      write_npy((dir / files[i]).string(), result.outputs[i]);
-    } catch (const std::runtime_error& e) {
-      throw Error(ErrorKind::kUsage, e.what());
-    }
+    write_output_files(dir, files[i], result.outputs[i]);
     const VirtualDevice* device = VirtualDevice::parse(manifest.devices[size_t(manifest.outputs[i].device)].name);
     std::cout << output_label(names[i], files[i]) << ": " << value_summary(Value::make_tensor(result.outputs[i], device)) << "  "
               << tensor_statistics(result.outputs[i]) << "\n";
@@ -183,8 +179,9 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run",
       "Run a compiled artifact on .npy inputs given by name; each output (a tuple result flattened in\n"
-      "order) is written to DIR/NAME.npy and summarised, then the time per run is printed (NAME: the manifest's\n"
-      "output name, as an ONNX graph's, with characters other than letters, digits and _ as _; else output_<i>).\n"
+      "order) is written to DIR/output_<i>.npy and summarised, then the time per run is printed; an output with a\n"
+      "name of its own in the manifest (an ONNX graph's) is also DIR/NAME.npy, characters other than letters,\n"
+      "digits and _ as _.\n"
       "With --repeat N > 1 the first run is a warm-up left out of every figure, so N-1 runs are counted.\n"
       "Before it, `startup_ms load=<ms> first_run=<ms>` times loading the artifact and the first run.\n"
       "The last line is always `latency_ms median=<ms> min=<ms> p90=<ms> runs=<counted>`: the wall time of\n"

@@ -34,13 +34,9 @@ void run_ir(const RunIrFlags& flags) {
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(ErrorKind::kUsage, "cannot create the output directory " + flags.output_dir + ": " + ec.message());
   std::vector<std::string> names = output_names(mod.lookup(flags.entry), outputs.size());
-  std::vector<std::string> files = output_file_names(names);
+  std::vector<OutputFiles> files = output_files(names);
   for (size_t i = 0; i < outputs.size(); ++i) {
-    try {
-      write_npy((dir / files[i]).string(), outputs[i].tensor);
-    } catch (const std::runtime_error& e) {
-      throw Error(ErrorKind::kUsage, e.what());
-    }
+    write_output_files(dir, files[i], outputs[i].tensor);
     std::cout << output_label(names[i], files[i]) << ": " << value_summary(outputs[i]) << "  "
               << tensor_statistics(outputs[i].tensor) << "\n";
   }
@@ -53,8 +49,8 @@ void add_run_ir_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run-ir",
       "Run a text-IR module with the reference interpreter. Inputs are .npy files given by parameter name;\n"
-      "each output (a tuple result flattened in order) is written to DIR/NAME.npy and summarised (NAME: the\n"
-      "model's output name, as an ONNX graph's, with characters other than letters, digits and _ as _; else output_<i>).\n"
+      "each output (a tuple result flattened in order) is written to DIR/output_<i>.npy and summarised; an output\n"
+      "with a name of its own (an ONNX graph's) is also DIR/NAME.npy, characters other than letters, digits and _ as _.\n"
       "Example: switchyard run-ir examples/mlp.sy --input x=x.npy --input w1=w1.npy --input b1=b1.npy \\\n"
       "           --input w2=w2.npy --input b2=b2.npy --output-dir out");
   add_model_flags(cmd, &flags->model);

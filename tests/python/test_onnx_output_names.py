@@ -84,13 +84,16 @@ def test_the_cli_writes_each_output_under_its_name(tmp_path):
                           "--output-dir", str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
     assert ran.returncode == 0, ran.stderr
     lines = ran.stdout.splitlines()
-    assert lines[0].startswith("logits:0 (logits_0.npy): Tensor[(2, 3), float32]"), lines[0]
-    assert lines[1].startswith("output: Tensor[(2, 3), float32]"), lines[1]
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["logits_0.npy", "output.npy"]
-    np.testing.assert_array_equal(np.load(tmp_path / "out" / "logits_0.npy"), np.maximum(X, 0))
-    np.testing.assert_array_equal(np.load(tmp_path / "out" / "output.npy"), -X)
+    assert lines[0].startswith("logits:0 (logits_0.npy, output_0.npy): Tensor[(2, 3), float32]"), lines[0]
+    assert lines[1].startswith("output (output.npy, output_1.npy): Tensor[(2, 3), float32]"), lines[1]
+    # By name, and by position as scripts (and the command-line contract) read them.
+    files = ["logits_0.npy", "output.npy", "output_0.npy", "output_1.npy"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == files
+    for name, position, expected in [("logits_0", 0, np.maximum(X, 0)), ("output", 1, -X)]:
+        np.testing.assert_array_equal(np.load(tmp_path / "out" / f"{name}.npy"), expected)
+        np.testing.assert_array_equal(np.load(tmp_path / "out" / f"output_{position}.npy"), expected)
     interpreted = subprocess.run([str(SWITCHYARD), "run-ir", str(path), "--input", f"x={tmp_path / 'x.npy'}",
                                   "--output-dir", str(tmp_path / "interpreted")], capture_output=True, text=True,
                                  timeout=60)
     assert interpreted.returncode == 0, interpreted.stderr
-    assert sorted(p.name for p in (tmp_path / "interpreted").iterdir()) == ["logits_0.npy", "output.npy"]
+    assert sorted(p.name for p in (tmp_path / "interpreted").iterdir()) == files
