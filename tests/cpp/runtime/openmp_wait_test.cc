@@ -37,7 +37,7 @@ TEST(OpenMpWait, LibgompReadsTheShortSpinBeforeAnythingRuns) {
   ::testing::internal::CaptureStderr();
   display_env(1);
   std::string shown = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(shown.find("GOMP_SPINCOUNT = '100'"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("GOMP_SPINCOUNT = '300'"), std::string::npos) << shown;
 }
 
 // The pool's threads, done with a loop, sleep instead of spinning through
