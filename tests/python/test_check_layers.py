@@ -1,0 +1,34 @@
+"""scripts/check_layers.py: the repository's includes follow the layer order,
+and an upward include or a folder of no layer is reported with exit 1."""
+import pathlib
+import subprocess
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "check_layers.py"
+
+
+def check(root):
+    return subprocess.run([sys.executable, str(SCRIPT), "--root", str(root)], capture_output=True, text=True)
+
+
+def test_the_repository_has_no_upward_include():
+    result = check(REPO)
+    assert result.returncode == 0, result.stdout
+    assert "0 upward includes" in result.stdout
+
+
+def test_an_upward_include_and_an_unknown_folder_are_reported(tmp_path):
+    (tmp_path / "src" / "ir").mkdir(parents=True)
+    (tmp_path / "src" / "backend").mkdir()
+    (tmp_path / "src" / "gadgets").mkdir()
+    (tmp_path / "src" / "ir" / "node.cc").write_text('#include "ir/node.h"\n#include "backend/lower.h"\n')
+    (tmp_path / "src" / "backend" / "lower.cc").write_text('#include "ir/node.h"\n#include "placement/plan.h"\n')
+    (tmp_path / "src" / "gadgets" / "gadget.cc").write_text("")
+    result = check(tmp_path)
+    assert result.returncode == 1
+    assert ("src/ir/node.cc:2: includes \"backend/lower.h\": layer 'ir' may not include layer 'backend'"
+            in result.stdout)
+    assert "src/backend/lower.cc" not in result.stdout  # downward includes are fine
+    assert "src/gadgets/gadget.cc: folder 'gadgets' belongs to no layer" in result.stdout
+    assert "2 upward includes" in result.stdout
