@@ -24,7 +24,7 @@ import model_zoo  # noqa: E402
 # (row name, suite model, devices, extra compile arguments)
 SPLIT = ("resnet18 split", "resnet18", "cpu:0,cpu:1",
          ["--place", "node:/conv1/*=cpu:0", "--place", "node:/layer4/*=cpu:1"])
-PLAN_TIME = re.compile(r"^memory plan\s+([\d.]+)$", re.M)
+PLAN_TIME = re.compile(r"^memory-plan\s+([\d.]+)$", re.M)
 
 
 def configurations(names):

@@ -19,7 +19,7 @@
 #include <random>
 #include <unordered_map>
 
-#include "backend/build.h"
+#include "pipeline/build.h"
 #include "runtime/artifact.h"
 #include "text/parser.h"
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <random>
 
-#include "backend/build.h"
+#include "pipeline/build.h"
 #include "runtime/artifact.h"
 #include "text/parser.h"
 

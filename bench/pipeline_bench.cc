@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <random>
 
-#include "backend/build.h"
-#include "device/plan_devices.h"
 #include "op/registry.h"
+#include "pipeline/build.h"
 #include "pipeline/pass_table.h"
+#include "placement/plan_devices.h"
 #include "text/parser.h"
 #include "transform/infer_type.h"
 

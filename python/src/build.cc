@@ -1,7 +1,7 @@
 // Binding of the whole compiler: build_artifact, from a module with placement
 // wishes to an artifact directory, and its BuildReport.
-#include "backend/build.h"
 #include "common.h"
+#include "pipeline/build.h"
 
 namespace switchyard::python {
 

@@ -4,8 +4,8 @@
 // and rewrite() with Python callbacks in the form of TVM's DFPatternCallback
 // (an object with `pattern` and `callback(pre, post, node_map)`).
 #include "common.h"
-#include "device/place_new_nodes.h"
 #include "op/registry.h"
+#include "placement/place_new_nodes.h"
 #include "runtime/dtype.h"
 #include "support/error.h"
 #include "transform/pattern.h"

@@ -9,13 +9,12 @@
 #include <set>
 #include <thread>
 
-#include "backend/compiler_passes.h"
 #include "backend/plan_layouts.h"
 #include "common.h"
-#include "device/place_new_nodes.h"
-#include "device/plan_devices.h"
 #include "ir/compilation_config.h"
 #include "pipeline/pass_table.h"
+#include "placement/place_new_nodes.h"
+#include "placement/plan_devices.h"
 #include "support/error.h"
 #include "transform/instruments.h"
 #include "transform/pass.h"
@@ -131,7 +130,7 @@ const Pass& remember(const Pass& p) {
 // PassError naming each of `names` that no pass has, with the close matches.
 void check_pass_names(const std::vector<std::string>& names, const std::string& option) {
   std::set<std::string> known = made_pass_names();
-  for (const std::string& n : compiler_pass_names()) known.insert(n);
+  for (const std::string& n : pass_names()) known.insert(n);
   for (const std::string& name : names) {
     if (known.count(name)) continue;
     py::list candidates;
@@ -341,11 +340,11 @@ void bind_passes(py::module_& t) {
   t.def(
       "pass_by_name",
       [](py::handle name, py::handle devices, py::handle default_device, py::handle host, py::handle place) {
-        return compiler_pass_by_name(to_str(name, "name"), pipeline_options(devices, default_device, host, place));
+        return pass_by_name(to_str(name, "name"), pipeline_options(devices, default_device, host, place));
       },
       py::arg("name"), py::kw_only(), py::arg("devices") = py::none(), py::arg("default") = py::none(),
       py::arg("host") = py::none(), py::arg("place") = py::none(), "A built-in pass by name.");
-  t.def("pass_names", &compiler_pass_names, "The names pass_by_name knows.");
+  t.def("pass_names", &pass_names, "The names pass_by_name knows.");
   t.def(
       "register_pass_name", [](py::handle name) { made_pass_names().insert(to_str(name, "name")); }, py::arg("name"),
       "Makes `name` known to PassContext's name check before a pass of that name is made.");

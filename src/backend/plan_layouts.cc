@@ -12,10 +12,10 @@
 #include <utility>
 
 #include "backend/code_generators.h"
-#include "device/placement_rules.h"
 #include "ir/functor.h"
 #include "ir/structural_equal.h"
 #include "op/registry.h"
+#include "placement/placement_rules.h"
 #include "runtime/dnnl_primitive.h"
 #include "support/error.h"
 

@@ -6,13 +6,14 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "backend/artifact_cache.h"
-#include "backend/build.h"
 #include "backend/costly_loops.h"
 #include "backend/interrupt.h"
 #include "driver/commands.h"
 #include "driver/driver_util.h"
+#include "pipeline/build.h"
 #include "support/error.h"
 
 namespace switchyard {
@@ -29,6 +30,7 @@ struct CompileFlags {
   std::optional<int64_t> max_folded_bytes;  // FoldConstant.max_bytes
   bool emit_source = false;
   bool check_each = false;
+  std::vector<std::string> print_after;
   bool time = false;
   bool rebuild = false;
 };
@@ -52,9 +54,9 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
 void run_compile(const CompileFlags& f) {
   install_interrupt_handlers();  // a signal stops the compilers and leaves no partial artifact
   auto start = std::chrono::steady_clock::now();
-  // --emit-source asks for the sources, which a cached artifact does not keep.
+  // --emit-source and --print-after ask for what only a compile makes.
   std::optional<ArtifactCache> cache;
-  if (!f.emit_source) cache = ArtifactCache::open("", f.model.file, cache_key_flags(f));
+  if (!f.emit_source && f.print_after.empty()) cache = ArtifactCache::open("", f.model.file, cache_key_flags(f));
   if (cache && !f.rebuild) {
     std::string problem;
     if (std::optional<std::string> kept = cache->take(f.output_dir, &problem)) {
@@ -82,6 +84,8 @@ void run_compile(const CompileFlags& f) {
   if (f.max_folded_bytes) options.pass_config["FoldConstant.max_bytes"] = AttrValue(*f.max_folded_bytes);
   options.emit_source = f.emit_source;
   options.check_invariants = f.check_each;
+  options.print_after = std::set<std::string>(f.print_after.begin(), f.print_after.end());
+  options.print_to = &std::cerr;
   options.diagnostics = stderr_diagnostics();
   // What a later compile would not say again (a pass's warnings) or cannot
   // check (a GPU's cubins, made by a toolkit outside the key) is not cached;
@@ -134,7 +138,12 @@ void add_compile_command(CLI::App& app) {
                   "(default 64 MiB); a larger one stays a kernel, computed at run time")
       ->check(CLI::Range(int64_t(0), std::numeric_limits<int64_t>::max()));
   cmd->add_flag("--emit-source", flags->emit_source, "keep the generated C++ in DIR/src/");
-  cmd->add_flag("--check-each", flags->check_each, "run the invariant checker after every pass");
+  cmd->add_flag("--check-each", flags->check_each,
+                "run the invariant checker after every pass, and verify the lowered program after each lowering stage");
+  cmd->add_option("--print-after", flags->print_after,
+                  "print the IR after this pass (InferType ... FuseOps, PlanLayouts), or the lowered program after "
+                  "this lowering stage (lower, generate-kernels, layouts, pinned-buffers, memory-plan), or 'all', "
+                  "on stderr (repeatable; the artifact cache is not used)");
   cmd->add_flag("--time", flags->time, "print the time of each stage and pass");
   cmd->add_flag("--rebuild", flags->rebuild,
                 "compile even when the artifact cache holds this compile's artifact (kernels stay cached)");

@@ -11,10 +11,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "device/placement_rules.h"
-#include "device/plan_devices.h"
 #include "ir/compilation_config.h"
 #include "ir/module.h"
+#include "placement/placement_rules.h"
+#include "placement/plan_devices.h"
 #include "runtime/ndarray.h"
 
 namespace switchyard {

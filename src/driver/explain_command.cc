@@ -2,10 +2,10 @@
 #include <iostream>
 #include <memory>
 
-#include "device/explain.h"
 #include "driver/commands.h"
 #include "driver/driver_util.h"
 #include "frontend/load_model.h"
+#include "placement/explain.h"
 #include "support/error.h"
 
 namespace switchyard {

@@ -4,10 +4,10 @@
 #include <set>
 #include <sstream>
 
-#include "device/dot_export.h"
 #include "driver/commands.h"
 #include "driver/driver_util.h"
-#include "backend/compiler_passes.h"
+#include "pipeline/pass_table.h"
+#include "placement/dot_export.h"
 #include "support/error.h"
 #include "text/printer.h"
 #include "transform/instruments.h"
@@ -44,7 +44,7 @@ void run_opt(const OptFlags& f) {
   options.config = config_from_flags(f.devices, mod);
   options.rules = rules_from_flags(f.rules, options.config);
   std::vector<Pass> passes;
-  for (const std::string& name : split_names(f.passes)) passes.push_back(compiler_pass_by_name(name, options));
+  for (const std::string& name : split_names(f.passes)) passes.push_back(pass_by_name(name, options));
   if (passes.empty()) throw Error(ErrorKind::kUsage, "-p needs at least one pass name");
 
   PassContext ctx;

@@ -1,12 +1,16 @@
-// The compiler pipeline, one stage after another, each timed.
-#include "backend/build.h"
+// The compiler pipeline, one stage after another, each timed: read
+// build_artifact top to bottom (the IR passes are default_pipeline, above
+// it). Everything each stage does lives in the layers below.
+#include "pipeline/build.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <iostream>
 #include <map>
 
 #include "backend/aot_codegen.h"
@@ -16,6 +20,8 @@
 #include "backend/cuda_compile.h"
 #include "backend/lower.h"
 #include "backend/lower_check.h"
+#include "backend/lowered_printer.h"
+#include "backend/lowered_verifier.h"
 #include "backend/memory_plan.h"
 #include "backend/plan_layouts.h"
 #include "backend/toolchain.h"
@@ -24,6 +30,13 @@
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "support/error.h"
+#include "transform/dead_code_elimination.h"
+#include "transform/eliminate_common_subexpr.h"
+#include "transform/fold_constant.h"
+#include "transform/fuse_ops.h"
+#include "transform/infer_type_pass.h"
+#include "transform/simplify_expr.h"
+#include "transform/to_graph_normal_form.h"
 
 namespace switchyard {
 
@@ -33,20 +46,50 @@ constexpr const char* kEntry = "main";
 constexpr const char* kEntryUnitName = "sy_model_entry";
 constexpr const char* kDescriptionUnitName = "sy_model_description";
 
-// Records the time since the previous stage ended.
-class StageClock {
+// The stages of one build: times each, and after a lowering stage verifies
+// the lowered program and prints it when asked (neither counted in the
+// stage's time).
+class Stages {
  public:
-  explicit StageClock(BuildReport* report) : report_(report), start_(std::chrono::steady_clock::now()) {}
+  Stages(BuildReport* report, const BuildOptions& options)
+      : report_(report), options_(options), start_(std::chrono::steady_clock::now()) {
+    const char* env = std::getenv("SY_VERIFY_LOWERED");  // set by the test suite
+    verify_ = options.verify_lowered || options.check_invariants || (env && *env && std::string(env) != "0");
+#ifndef NDEBUG
+    verify_ = true;
+#endif
+  }
   void done(const char* stage) {
     auto now = std::chrono::steady_clock::now();
     report_->stages.push_back({stage, std::chrono::duration<double, std::milli>(now - start_).count()});
     start_ = now;
   }
+  void lowered(const char* stage, const LoweredProgram& program, LoweredMemory memory = {}) {
+    done(stage);
+    if (verify_) verify_lowered_program(program, options_.config, stage);
+    if (options_.print_after.count(stage) || options_.print_after.count("all"))
+      output() << "// after " << stage << "\n" << print_lowered_program(program, options_.config, memory) << "\n";
+    start_ = std::chrono::steady_clock::now();
+  }
+  std::ostream& output() const { return options_.print_to ? *options_.print_to : std::cerr; }
 
  private:
   BuildReport* report_;
+  const BuildOptions& options_;
+  bool verify_ = false;
   std::chrono::steady_clock::time_point start_;
 };
+
+// The stage names print_after may hold, checked before any work.
+void check_print_after(const std::set<std::string>& names) {
+  std::vector<std::string> known = printable_stages();
+  for (const std::string& name : names) {
+    if (name == "all" || std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string list;
+    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw Error(ErrorKind::kUsage, "--print-after: unknown stage '" + name + "' (known: all, " + list + ")");
+  }
+}
 
 // The flags of a device's target, as its kind's code generator says.
 std::vector<std::string> target_flags(const VirtualDevice* device) {
@@ -142,34 +185,87 @@ void write_manifest(Manifest& manifest, const std::string& dir) {
   }
 }
 
-std::string bytes_text(uint64_t bytes) {
-  char text[32];
-  if (bytes >= (uint64_t(1) << 20)) {
-    std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / double(1 << 20));
-  } else if (bytes >= 1024) {
-    std::snprintf(text, sizeof text, "%.1f KiB", double(bytes) / 1024.0);
-  } else {
-    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
+// The CPU features each CPU device's code is compiled for, and the compute
+// capability each cuda device's cubins need, checked at load.
+void add_device_requirements(Manifest& manifest, const CompilationConfig& config, const Toolchain& toolchain) {
+  std::map<std::string, std::vector<std::string>> features_of_mcpu;
+  for (size_t d = 0; d < config.devices.size(); ++d) {
+    const VirtualDevice* device = config.devices[d];
+    if (device->kind() == DeviceKind::kCUDA) {
+      manifest.devices[d].compute_capability = cuda_compute_capability(cuda_arch(device->target()));
+      continue;
+    }
+    std::string mcpu = device->target()->option("-mcpu");
+    auto it = features_of_mcpu.find(mcpu);
+    if (it == features_of_mcpu.end()) it = features_of_mcpu.emplace(mcpu, toolchain.cpu_features(mcpu)).first;
+    manifest.devices[d].cpu_features = it->second;
   }
-  return text;
 }
 
+void fill_report(BuildReport& report, const LoweredProgram& program, const MemoryPlan& memory,
+                 const ToolchainStats& stats, const CompilationConfig& config) {
+  for (size_t d = 0; d < config.devices.size(); ++d)
+    report.memory.push_back({config.devices[d]->device_name(), memory.planned_bytes(int(d)),
+                             memory.lower_bound_bytes(int(d))});
+  report.kernel_calls = int(program.kernel_calls.size());
+  report.distinct_kernels = int(program.kernel_sources.size());
+  for (const KernelSource& k : program.kernel_sources) report.primitive_only_kernels += k.library_only();
+  report.copies = int(program.copies.size());
+  report.objects_compiled = stats.objects_compiled;
+  report.objects_cached = stats.objects_cached;
+  report.link_cached = stats.link_cached;
+  report.compiler_invocations = stats.compiler_invocations;
+  report.notes = stats.notes;
+}
+
+constexpr const char* kPlanLayoutsStage = "PlanLayouts";
+constexpr const char* kLoweringStages[] = {"lower", "generate-kernels", "layouts", "pinned-buffers", "memory-plan"};
+
 }  // namespace
+
+// The IR passes before lowering, in order.
+Pass default_pipeline(const PipelineOptions& options) {
+  return Sequential(
+      {
+          InferType(),                 // every node gets its type
+          plan_devices_pass(options),  // every node gets its device; copies where values cross
+          ToGraphNormalForm(),         // let-bound values become dataflow edges, so they fuse
+          SimplifyExpr(),              // algebraic identities, layer normalisation folded
+          FoldConstant(),              // constant sub-expressions evaluated
+          EliminateCommonSubexpr(),    // equal computations shared
+          DeadCodeElimination(),       // unused bindings dropped
+          FuseOps(),                   // operator calls grouped into kernels
+      },
+      "DefaultPipeline");
+}
+
+std::vector<std::string> printable_stages() {
+  std::vector<std::string> names;
+  const Pass passes = default_pipeline({CompilationConfig::parse("cpu:0"), {}});
+  for (const Pass& pass : passes.children()) names.push_back(pass.name());
+  names.push_back(kPlanLayoutsStage);
+  names.insert(names.end(), std::begin(kLoweringStages), std::end(kLoweringStages));
+  return names;
+}
 
 BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, const std::string& output_dir) {
   BuildReport report;
   report.output_dir = output_dir;
-  StageClock clock(&report);
+  Stages stages(&report, options);
 
-  // Fail before any work when the devices, the output or the compiler are unusable.
+  // Fail before any work when the devices, the output, the stages to print
+  // or the compiler are unusable.
   if (options.config.devices.empty()) throw Error(ErrorKind::kUsage, "a build needs at least one device");
   check_replaceable(output_dir);
+  if (!options.print_after.empty()) check_print_after(options.print_after);
   Toolchain toolchain =
       options.toolchain.valid() ? options.toolchain.get() : Toolchain::find(options.cxx, options.cache_dir);
-  clock.done("find compiler");
+  stages.done("find-compiler");
 
-  // Optimise and place: InferType, PlanDevices (with the rules), the default
-  // passes through FuseOps; the checker blames the pass that breaks a rule.
+  // Optimise and place: the default pipeline, InferType and PlanDevices
+  // (with the rules) through FuseOps, then PlanLayouts (with the pins), which
+  // keeps values between oneDNN convolutions and pools in oneDNN's layouts.
+  // Each pass is timed; the checker blames the pass that breaks a rule.
   auto checker = std::make_shared<InvariantChecker>();
   auto timing = std::make_shared<TimingInstrument>();
   PassContext context;
@@ -180,27 +276,29 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   context.diagnostics = options.diagnostics;
   context.instruments.push_back(timing);
   if (options.check_invariants) context.instruments.push_back(checker);
+  if (!options.print_after.empty())
+    context.instruments.push_back(std::make_shared<PrintIRInstrument>(std::set<std::string>{}, options.print_after,
+                                                                       stages.output()));
   IRModule planned;
   {
     PassContext::Scope scope(context);
     planned = default_pipeline({options.config, options.rules})(mod, context);
-    // Keep values between oneDNN convolutions and pools in oneDNN's layouts.
     planned = PlanLayouts(options.layout_rules)(planned, context);
   }
   report.passes = timing->entries();
-  clock.done("passes");
+  stages.done("passes");
 
   // Check that everything the entry reaches is placed and compilable.
   check_lowerable(planned, kEntry, options.check_invariants ? checker.get() : nullptr);
-  clock.done("lower check");
+  stages.done("lower-check");
 
   // Lower the entry to kernel calls, copies and moves over buffers.
   LoweredProgram program = lower_entry(planned, kEntry, options.config);
-  clock.done("lower");
+  stages.lowered("lower", program);
 
   // Generate each fused function's kernel for its device's target.
   generate_kernels(program, options.config);
-  clock.done("generate kernels");
+  stages.lowered("generate-kernels", program);
 
   // Warn, naming the node, about each convolution, pool or product no library took that carries much of the work.
   for (std::string& warning : costly_loop_warnings(program))
@@ -209,38 +307,30 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   // Compile the kernels of devices that run device images (cuda: cubins, cached).
   ToolchainStats stats;
   compile_device_images(program, options.config, toolchain.cache_dir(), &stats);
-  clock.done("compile device images");
+  stages.done("compile-device-images");
 
-  // Give window primitives and buffers the layouts PlanLayouts chose.
+  // Give window primitives and buffers the layouts PlanLayouts chose, pick
+  // the runtime's own convolution and matmul where they are faster, and fuse
+  // a 1x1 convolution into the depthwise convolution after it.
   apply_layouts(program);
   choose_primitive_algorithms(program);
   fuse_depthwise_convolutions(program);
-  clock.done("layout plan");
+  stages.lowered("layouts", program);
+
+  // Page-lock the host buffers that cross to a GPU.
   plan_pinned_buffers(program, options.config);
+  stages.lowered("pinned-buffers", program);
 
   // Plan each device's arenas from the buffers' live ranges.
   std::vector<int> tensor_of_buffer;
   MemoryPlan memory = plan_memory(memory_problem(program, &tensor_of_buffer));
-  clock.done("memory plan");
+  stages.lowered("memory-plan", program, {&memory, &tensor_of_buffer});
 
   // Describe the artifact: devices, inputs, outputs, weights, arenas, kernels, copies.
   Manifest manifest = make_manifest(program, memory, options.config);
   const WeightPreparers preparers = mark_prepared_weights(program, manifest, options.config);
-  // The CPU features each CPU device's code is compiled for, and the
-  // compute capability each cuda device's cubins need, checked at load.
-  std::map<std::string, std::vector<std::string>> features_of_mcpu;
-  for (size_t d = 0; d < options.config.devices.size(); ++d) {
-    const VirtualDevice* device = options.config.devices[d];
-    if (device->kind() == DeviceKind::kCUDA) {
-      manifest.devices[d].compute_capability = cuda_compute_capability(cuda_arch(device->target()));
-      continue;
-    }
-    std::string mcpu = device->target()->option("-mcpu");
-    auto it = features_of_mcpu.find(mcpu);
-    if (it == features_of_mcpu.end()) it = features_of_mcpu.emplace(mcpu, toolchain.cpu_features(mcpu)).first;
-    manifest.devices[d].cpu_features = it->second;
-  }
-  clock.done("manifest");
+  add_device_requirements(manifest, options.config, toolchain);
+  stages.done("manifest");
 
   // weights.bin is written and hashed on a thread of its own while the
   // kernels and the entry compile: they do not need it (only model.so's
@@ -254,7 +344,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
 
   // Generate the entry function that runs the steps in order.
   std::string entry_source = generate_entry_source(program, memory, tensor_of_buffer, manifest);
-  clock.done("aot entry");
+  stages.done("aot-entry");
 
   // Compile (two at a time, cached by content) and link model.so. model.so's
   // description holds weights.bin's checksum, so it compiles on a thread of
@@ -270,73 +360,25 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   });
   std::vector<std::string> objects =
       toolchain.compile(translation_units(program, entry_source, options.config), source_dir, &stats);
-  clock.done("compile");
+  stages.done("compile");
   objects.push_back(description_object.get());
   add_compile_stats(stats, description_stats);
-  clock.done("compile description (once weights.bin is written)");
+  stages.done("compile-description");  // waits for weights.bin
   toolchain.link(objects, staging.path() + "/model.so", &stats);
-  clock.done("link");
+  stages.done("link");
   write_device_images(program, manifest, staging.path(), source_dir);
-  clock.done("write device images");
+  stages.done("write-device-images");
 
   // Write the manifest: the artifact is complete.
   write_manifest(manifest, staging.path());
   if (!options.emit_source) std::filesystem::remove_all(source_dir);
 
   // Report it, let the caller keep it (the artifact cache), and put it in place.
-  for (size_t d = 0; d < options.config.devices.size(); ++d)
-    report.memory.push_back({options.config.devices[d]->device_name(), memory.planned_bytes(int(d)),
-                             memory.lower_bound_bytes(int(d))});
-  report.kernel_calls = int(program.kernel_calls.size());
-  report.distinct_kernels = int(program.kernel_sources.size());
-  for (const KernelSource& k : program.kernel_sources) report.primitive_only_kernels += k.library_only();
-  report.copies = int(program.copies.size());
-  report.objects_compiled = stats.objects_compiled;
-  report.objects_cached = stats.objects_cached;
-  report.link_cached = stats.link_cached;
-  report.compiler_invocations = stats.compiler_invocations;
-  report.notes = stats.notes;
+  fill_report(report, program, memory, stats, options.config);
   if (options.before_commit) options.before_commit(staging.path(), report);
   staging.commit();
-  clock.done("write artifact");
+  stages.done("write-artifact");
   return report;
-}
-
-double BuildReport::total_milliseconds() const {
-  double total = 0;
-  for (const BuildStage& s : stages) total += s.milliseconds;
-  return total;
-}
-
-std::string BuildReport::summary() const {
-  return model_summary() + "; " + std::to_string(objects_compiled) + " compiled, " + std::to_string(objects_cached) +
-         " cached" + (link_cached ? ", link cached" : "");
-}
-
-std::string BuildReport::model_summary() const {
-  std::string text = std::to_string(kernel_calls) + " kernel calls (" + std::to_string(distinct_kernels) +
-                     " distinct, " + std::to_string(primitive_only_kernels) + " of them a library call alone), " +
-                     std::to_string(copies) + (copies == 1 ? " copy" : " copies") + "; memory";
-  for (size_t i = 0; i < memory.size(); ++i)
-    text += std::string(i ? "," : "") + " " + memory[i].device + " " + bytes_text(memory[i].planned_bytes) +
-            " (lower bound " + bytes_text(memory[i].lower_bound_bytes) + ")";
-  return text;
-}
-
-std::string BuildReport::timing_table() const {
-  std::string out = "stage                       time (ms)\n";
-  char line[160];
-  for (const BuildStage& s : stages) {
-    std::snprintf(line, sizeof line, "%-26s %10.3f\n", s.name.c_str(), s.milliseconds);
-    out += line;
-    if (s.name != "passes") continue;
-    for (const TimingInstrument::Entry& p : passes) {
-      std::snprintf(line, sizeof line, "  %-24s %10.3f\n", p.pass.c_str(), p.milliseconds);
-      out += line;
-    }
-  }
-  std::snprintf(line, sizeof line, "%-26s %10.3f\n", "total", total_milliseconds());
-  return out + line;
 }
 
 }  // namespace switchyard

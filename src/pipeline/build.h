@@ -1,6 +1,8 @@
 // build_artifact: the whole compiler, from a module with placement wishes to
 // an artifact directory (model.so + weights.bin + manifest.json) the runtime
-// loads. Reading build.cc top to bottom is reading the compiler.
+// loads. Reading build.cc top to bottom is reading the compiler: the IR
+// passes, then each lowering stage, each named and timed, with the IR or the
+// lowered program printed after any stage asked for.
 #pragma once
 
 #include <cstdint>
@@ -8,20 +10,20 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
-#include "backend/toolchain.h"
 #include "backend/plan_layouts.h"
-#include "device/placement_rules.h"
+#include "backend/toolchain.h"
 #include "ir/attrs.h"
 #include "ir/compilation_config.h"
 #include "ir/module.h"
-#include "transform/instruments.h"
+#include "pipeline/build_report.h"
+#include "placement/placement_rules.h"
 
 namespace switchyard {
-
-struct BuildReport;
 
 struct BuildOptions {
   CompilationConfig config;
@@ -36,6 +38,15 @@ struct BuildOptions {
   std::shared_ptr<DiagnosticSink> diagnostics = std::make_shared<DiagnosticSink>();
   bool emit_source = false;       // keep the generated C++ in DIR/src/
   bool check_invariants = false;  // run the invariant checker after every pass
+  // Verify the lowered program after each lowering stage (lowered_verifier.h):
+  // also with check_invariants, in debug builds, and with SY_VERIFY_LOWERED=1
+  // in the environment (the test suite sets it).
+  bool verify_lowered = false;
+  // The stages after which to print the module (an IR pass's name) or the
+  // lowered program (a lowering stage's name), or "all"; to `print_to`
+  // (default std::cerr). Unknown names are an Error(kUsage) before any work.
+  std::set<std::string> print_after;
+  std::ostream* print_to = nullptr;
   std::string cxx = "";           // default: $SY_CXX, else the system c++
   std::string cache_dir = "";     // default: $XDG_CACHE_HOME/switchyard or ~/.cache/switchyard
   // The toolchain, when a caller is already finding it on another thread
@@ -50,40 +61,10 @@ struct BuildOptions {
   std::function<void(const std::string& staging_dir, const BuildReport& report)> before_commit;
 };
 
-struct BuildStage {
-  std::string name;
-  double milliseconds = 0;
-};
-
-struct DeviceMemoryReport {
-  std::string device;                // "cpu:0"
-  uint64_t planned_bytes = 0;        // its arenas' total size
-  uint64_t lower_bound_bytes = 0;    // the most bytes live at once
-};
-
-struct BuildReport {
-  std::string output_dir;
-  std::vector<BuildStage> stages;                 // in pipeline order
-  std::vector<TimingInstrument::Entry> passes;    // each pass of the pipeline stage
-  std::vector<DeviceMemoryReport> memory;         // per device of the build
-  int kernel_calls = 0;
-  int distinct_kernels = 0;
-  int primitive_only_kernels = 0;  // distinct kernels that are a oneDNN primitive alone: no code to compile
-  int copies = 0;
-  int objects_compiled = 0;      // translation units compiled
-  int objects_cached = 0;        // translation units found in the object cache
-  bool link_cached = false;      // model.so reused from the cache
-  int compiler_invocations = 0;  // compiles plus links that ran
-  std::vector<std::string> notes;  // what the build repaired on its way (a corrupt cache entry rebuilt)
-
-  double total_milliseconds() const;
-  // One line: kernels, copies, memory per device, compiles; and the same
-  // but for the compiles (what the artifact holds).
-  std::string summary() const;
-  std::string model_summary() const;
-  // A table of stage and pass times.
-  std::string timing_table() const;
-};
+// The names --print-after takes: the IR passes in order, then the lowering
+// stages that change the lowered program ("lower", "generate-kernels",
+// "layouts", "pinned-buffers", "memory-plan").
+std::vector<std::string> printable_stages();
 
 // Compiles `mod`'s function @main into the artifact directory `output_dir`,
 // written whole or not at all (an older artifact there is replaced). Throws

@@ -1,24 +1,22 @@
-// Passes by name: the registered passes (transform/pass_registry.h) and
-// PlanDevices, the one that needs the build's devices; and the default
-// pipeline, written out step by step.
+// Passes by name: the registered passes (transform/pass_registry.h),
+// PlanDevices, the one that needs the build's devices, and the back end's
+// PlanLayouts.
 #include "pipeline/pass_table.h"
 
 #include <algorithm>
 
-#include "device/plan_devices.h"
+#include "backend/plan_layouts.h"
+#include "placement/plan_devices.h"
 #include "support/error.h"
-#include "transform/dead_code_elimination.h"
-#include "transform/eliminate_common_subexpr.h"
-#include "transform/fold_constant.h"
-#include "transform/fuse_ops.h"
-#include "transform/infer_type_pass.h"
 #include "transform/pass_registry.h"
-#include "transform/simplify_expr.h"
-#include "transform/to_graph_normal_form.h"
 
 namespace switchyard {
 
 namespace {
+
+constexpr const char* kPlanLayouts = "PlanLayouts";
+
+}  // namespace
 
 Pass plan_devices_pass(const PipelineOptions& options) {
   if (!options.config)
@@ -26,10 +24,9 @@ Pass plan_devices_pass(const PipelineOptions& options) {
   return PlanDevices(*options.config, options.rules);
 }
 
-}  // namespace
-
 Pass pass_by_name(const std::string& name, const PipelineOptions& options) {
   if (name == plan_devices_info().name) return plan_devices_pass(options);
+  if (name == kPlanLayouts) return PlanLayouts();
   if (std::optional<Pass> pass = registered_pass(name)) return *pass;
   std::string known;
   for (const std::string& n : pass_names()) known += (known.empty() ? "" : ", ") + n;
@@ -39,23 +36,9 @@ Pass pass_by_name(const std::string& name, const PipelineOptions& options) {
 std::vector<std::string> pass_names() {
   std::vector<std::string> out;
   for (const Pass& p : registered_passes()) out.push_back(p.name());
-  out.insert(std::lower_bound(out.begin(), out.end(), plan_devices_info().name), plan_devices_info().name);
+  for (std::string name : {plan_devices_info().name, std::string(kPlanLayouts)})
+    out.insert(std::lower_bound(out.begin(), out.end(), name), name);
   return out;
-}
-
-Pass default_pipeline(const PipelineOptions& options) {
-  return Sequential(
-      {
-          InferType(),                 // every node gets its type
-          plan_devices_pass(options),  // every node gets its device; copies where values cross
-          ToGraphNormalForm(),         // let-bound values become dataflow edges, so they fuse
-          SimplifyExpr(),              // algebraic identities, layer normalisation folded
-          FoldConstant(),              // constant sub-expressions evaluated
-          EliminateCommonSubexpr(),    // equal computations shared
-          DeadCodeElimination(),       // unused bindings dropped
-          FuseOps(),                   // operator calls grouped into kernels
-      },
-      "DefaultPipeline");
 }
 
 }  // namespace switchyard

@@ -1,13 +1,14 @@
 // Passes by name, for `switchyard opt -p A,B` and the Python API, and the
-// default optimisation pipeline.
+// default optimisation pipeline (written out in build.cc, beside the rest of
+// the compiler's pipeline).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "device/placement_rules.h"
 #include "ir/compilation_config.h"
+#include "placement/placement_rules.h"
 #include "transform/pass.h"
 
 namespace switchyard {
@@ -18,10 +19,14 @@ struct PipelineOptions {
 };
 
 // Error(kPass) "unknown pass 'X' (known: ...)" for an unknown name;
-// Error(kUsage) for PlanDevices without options.config.
+// Error(kUsage) for PlanDevices without options.config. Knows PlanLayouts
+// (with no layout pins) as well as the IR passes.
 Pass pass_by_name(const std::string& name, const PipelineOptions& options);
 // Sorted.
 std::vector<std::string> pass_names();
+
+// PlanDevices with the options' devices and rules; Error(kUsage) without devices.
+Pass plan_devices_pass(const PipelineOptions& options);
 
 // InferType, PlanDevices, ToGraphNormalForm, SimplifyExpr, FoldConstant,
 // EliminateCommonSubexpr, DeadCodeElimination, FuseOps: the compiler's

@@ -1,5 +1,5 @@
 // Dot output of a placed module.
-#include "device/dot_export.h"
+#include "placement/dot_export.h"
 
 #include <cstdio>
 #include <fstream>

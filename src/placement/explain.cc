@@ -1,5 +1,5 @@
 // Reason chains and the cost of the alternative, for `switchyard explain`.
-#include "device/explain.h"
+#include "placement/explain.h"
 
 #include <regex>
 #include <sstream>

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "device/placement_rules.h"
-#include "device/plan_devices.h"
+#include "placement/placement_rules.h"
+#include "placement/plan_devices.h"
 
 namespace switchyard {
 

@@ -1,6 +1,6 @@
 // Dinic's algorithm with an iterative blocking-flow search (no recursion on
 // path length, which can be the length of a million-node chain).
-#include "device/min_cut.h"
+#include "placement/min_cut.h"
 
 #include <algorithm>
 #include <deque>

@@ -1,8 +1,8 @@
 // The incremental re-plan after a pass: find unplaced nodes, plan again.
-#include "device/place_new_nodes.h"
+#include "placement/place_new_nodes.h"
 
-#include "device/plan_devices.h"
 #include "ir/functor.h"
+#include "placement/plan_devices.h"
 #include "transform/infer_type.h"
 
 namespace switchyard {

@@ -1,6 +1,6 @@
 // Extraction of the placement problem from a typed module, with an explicit
 // work list (no native recursion on data depth).
-#include "device/placement_graph.h"
+#include "placement/placement_graph.h"
 
 #include "op/placement_ops.h"
 #include "op/registry.h"

@@ -1,5 +1,5 @@
 // The rewrite after planning, as an ExprMutator keyed by original nodes.
-#include "device/placement_rewrite.h"
+#include "placement/placement_rewrite.h"
 
 #include <map>
 #include <unordered_map>

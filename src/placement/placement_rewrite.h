@@ -6,8 +6,8 @@
 // it, so planning a planned module changes nothing.
 #pragma once
 
-#include "device/placement_graph.h"
-#include "device/placement_solver.h"
+#include "placement/placement_graph.h"
+#include "placement/placement_solver.h"
 
 namespace switchyard {
 

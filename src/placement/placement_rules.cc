@@ -1,5 +1,5 @@
 // Parsing and application of --place rules.
-#include "device/placement_rules.h"
+#include "placement/placement_rules.h"
 
 #include <fnmatch.h>
 

@@ -1,12 +1,12 @@
 // Components of tied place nodes, conflict reports, min-cut placement and
 // reasons.
-#include "device/placement_solver.h"
+#include "placement/placement_solver.h"
 
 #include <algorithm>
 #include <deque>
 #include <set>
 
-#include "device/min_cut.h"
+#include "placement/min_cut.h"
 #include "support/error.h"
 
 namespace switchyard {

@@ -5,7 +5,7 @@
 // when nothing needs to cross. Ties: fewer copies, then the default device.
 #pragma once
 
-#include "device/placement_graph.h"
+#include "placement/placement_graph.h"
 
 namespace switchyard {
 

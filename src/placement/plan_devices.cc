@@ -1,8 +1,8 @@
 // The PlanDevices pass: build the placement problem, solve it, write it back.
-#include "device/plan_devices.h"
+#include "placement/plan_devices.h"
 
-#include "device/placement_rewrite.h"
-#include "device/target_support.h"
+#include "placement/placement_rewrite.h"
+#include "placement/target_support.h"
 #include "support/error.h"
 #include "transform/infer_type.h"
 

@@ -3,9 +3,9 @@
 // placement_rewrite.h for the three steps).
 #pragma once
 
-#include "device/placement_graph.h"
-#include "device/placement_rules.h"
-#include "device/placement_solver.h"
+#include "placement/placement_graph.h"
+#include "placement/placement_rules.h"
+#include "placement/placement_solver.h"
 #include "transform/pass.h"
 
 namespace switchyard {

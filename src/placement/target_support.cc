@@ -1,6 +1,6 @@
 // Which operators a target runs: its kind's declaration (ir/device_kind.cc)
 // read against the operator's fusion pattern.
-#include "device/target_support.h"
+#include "placement/target_support.h"
 
 #include <algorithm>
 

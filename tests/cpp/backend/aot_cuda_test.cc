@@ -10,8 +10,8 @@
 #include <map>
 
 #include "aot_test_util.h"
-#include "backend/build.h"
 #include "backend/cuda_compile.h"
+#include "pipeline/build.h"
 #include "runtime/artifact.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/cuda_library_primitive.h"

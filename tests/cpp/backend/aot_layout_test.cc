@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "aot_test_util.h"
-#include "device/placement_rules.h"
+#include "placement/placement_rules.h"
 #include "runtime/artifact.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/thread_pool.h"

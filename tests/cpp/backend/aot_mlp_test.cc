@@ -3,6 +3,7 @@
 // kernels and copies ran, the object cache, and the artifact's defences.
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -136,6 +137,38 @@ TEST_F(AotMlp, RebuildingTheSameModelCompilesNothing) {
   EXPECT_FALSE(fs::exists(again + "/src"));  // no --emit-source
   std::map<std::string, NDArray> inputs = random_inputs(model(), 5);
   EXPECT_EQ(compare_arrays(run_artifact(again, inputs)[0], run_artifact(dir(), inputs)[0], 0, 0), "");
+}
+
+TEST_F(AotMlp, PrintAfterShowsTheIrAfterAPassAndTheLoweredProgramAfterAStage) {
+  std::ostringstream printed;
+  BuildOptions options = aot_options("cpu:0,cpu:1");
+  options.print_after = {"FuseOps", "memory-plan"};
+  options.print_to = &printed;
+  build_artifact(model(), options, aot_scratch_dir("mlp_printed") + "/artifact");
+  std::string text = printed.str();
+  EXPECT_NE(text.find("# IR after FuseOps"), std::string::npos) << text;
+  EXPECT_NE(text.find("Primitive=1"), std::string::npos) << text;  // fused
+  EXPECT_EQ(text.find("# IR after InferType"), std::string::npos) << text;
+  EXPECT_NE(text.find("// after memory-plan\nlowered @main: 8 buffers, 3 steps"), std::string::npos) << text;
+  EXPECT_NE(text.find("at offset 0"), std::string::npos) << text;  // the plan's offsets
+  EXPECT_EQ(text.find("// after lower\n"), std::string::npos) << text;
+}
+
+TEST_F(AotMlp, PrintAfterAnUnknownStageFailsBeforeAnyWorkListingTheStages) {
+  BuildOptions options = aot_options("cpu:0,cpu:1");
+  options.print_after = {"FuseOp"};
+  std::string out = aot_scratch_dir("mlp_print_unknown") + "/artifact";
+  try {
+    build_artifact(model(), options, out);
+    FAIL() << "an unknown stage was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(e.message().find("--print-after: unknown stage 'FuseOp' (known: all, InferType, PlanDevices"),
+              std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("PlanLayouts, lower, generate-kernels, layouts, pinned-buffers, memory-plan)"),
+              std::string::npos) << e.message();
+  }
+  EXPECT_FALSE(fs::exists(out));
 }
 
 TEST_F(AotMlp, CorruptArtifactsAreRejected) {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/build.h"
 #include "ir/module.h"
+#include "pipeline/build.h"
 #include "runtime/ndarray.h"
 
 namespace switchyard::testing {

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <random>
 
-#include "device/plan_devices.h"
 #include "interp/evaluate.h"
 #include "pipeline/pass_table.h"
+#include "placement/plan_devices.h"
 #include "support/error.h"
 #include "support/random_module.h"
 #include "text/printer.h"

@@ -3,12 +3,12 @@
 // the fewest bytes are copied, and the pass infrastructure runs it.
 #include <gtest/gtest.h>
 
-#include "device/place_new_nodes.h"
-#include "device/plan_devices.h"
 #include "ir/functor.h"
 #include "ir/structural_equal.h"
 #include "op/placement_ops.h"
 #include "op/registry.h"
+#include "placement/place_new_nodes.h"
+#include "placement/plan_devices.h"
 #include "support/test_paths.h"
 #include "text/parser.h"
 #include "text/printer.h"

@@ -2,11 +2,11 @@
 // conflicts with the spans they name, rules and explanations.
 #include <gtest/gtest.h>
 
-#include "device/explain.h"
-#include "device/plan_devices.h"
 #include "ir/functor.h"
 #include "ir/structural_equal.h"
 #include "op/registry.h"
+#include "placement/explain.h"
+#include "placement/plan_devices.h"
 #include "support/error.h"
 #include "support/test_paths.h"
 #include "text/parser.h"

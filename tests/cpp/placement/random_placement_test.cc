@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <random>
 
-#include "device/plan_devices.h"
 #include "ir/functor.h"
 #include "op/registry.h"
+#include "placement/plan_devices.h"
 #include "support/error.h"
 #include "transform/infer_type.h"
 

@@ -10,12 +10,12 @@
 #include <set>
 
 #include "analysis/placement_check.h"
-#include "device/place_new_nodes.h"
-#include "device/plan_devices.h"
 #include "ir/functor.h"
 #include "ir/structural_equal.h"
 #include "op/placement_ops.h"
 #include "op/registry.h"
+#include "placement/place_new_nodes.h"
+#include "placement/plan_devices.h"
 #include "support/error.h"
 #include "support/random_module.h"
 #include "text/parser.h"
