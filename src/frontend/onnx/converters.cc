@@ -30,6 +30,7 @@ void ensure_registered() {
     register_reduce_converters();
     register_resample_converters();
     register_scatter_converters();
+    register_scan_converters();
   });
 }
 
