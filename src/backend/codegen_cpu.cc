@@ -180,6 +180,7 @@ std::optional<kernel_ir::Kernel> lower_to_kernel_ir(CpuKernel& k) {
   if (k.result_is_empty()) return k.kernel_ir_buffers();  // nothing to compute
   check_anchor_reads_parameters(k);
   if (op == "nn.softmax" || op == "nn.layer_norm" || op == "nn.batch_norm") return lower_normalization_kernel(k);
+  if (op == "cumsum" || op == "topk_indices") return lower_scan_kernel(k);
   if (dnnl_handles(*k.master)) {
     std::optional<kernel_ir::Kernel> dnnl = lower_dnnl_kernel(k);
     if (dnnl || k.library_only) return dnnl;

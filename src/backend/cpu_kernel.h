@@ -77,6 +77,23 @@ kernel_ir::Kernel lower_elementwise_kernel(const CpuKernel& k);
 kernel_ir::Kernel lower_reduction_kernel(const CpuKernel& k);
 // The kernel IR of nn.softmax, nn.layer_norm or nn.batch_norm with its epilogue.
 kernel_ir::Kernel lower_normalization_kernel(const CpuKernel& k);
+// The kernel IR of cumsum or topk_indices with its epilogue (cpu_scan.cc).
+kernel_ir::Kernel lower_scan_kernel(const CpuKernel& k);
+
+// A tensor seen as (outer, length, inner) around one axis, and the kernel IR
+// of the per-axis kernels over it (cpu_normalization.cc): a parallel loop's
+// rows are the (outer, inner) pairs, each a line of `length` elements
+// `inner` apart.
+struct AxisView {
+  int64_t outer = 1, length = 1, inner = 1;
+};
+AxisView axis_view(const std::vector<int64_t>& shape, int64_t axis);
+// The offset of the first element of row `row` (a variable).
+kernel_ir::Expr row_start(const AxisView& v);
+// The loop over rows `begin` to `end`, `body` after naming `base`, row_start.
+kernel_ir::Stmt over_rows(const AxisView& v, std::vector<kernel_ir::Stmt> body);
+// Rows per parallel chunk for rows of `length` elements.
+int64_t row_grain(int64_t length);
 // Float32 products, convolution and pooling through a oneDNN primitive
 // (k.primitive): the kernel IR that runs it and then the epilogue it does not
 // fuse; nullopt when the primitive is the whole kernel (k.library_only) or

@@ -16,15 +16,8 @@
 
 namespace switchyard {
 
-namespace {
-
 namespace ki = kernel_ir;
 using ki::BinaryOp;
-
-// A tensor seen as (outer, length, inner) around one axis.
-struct AxisView {
-  int64_t outer = 1, length = 1, inner = 1;
-};
 
 AxisView axis_view(const std::vector<int64_t>& shape, int64_t axis) {
   AxisView v;
@@ -35,6 +28,23 @@ AxisView axis_view(const std::vector<int64_t>& shape, int64_t axis) {
   }
   return v;
 }
+
+ki::Expr row_start(const AxisView& v) {
+  ki::Expr row = ki::var("row");
+  ki::Expr inner = ki::index(v.inner);
+  return v.inner == 1 ? ki::mul(row, v.length)
+                      : ki::add(ki::mul(ki::binary(BinaryOp::kDiv, row, inner), v.length * v.inner),
+                                ki::binary(BinaryOp::kMod, row, inner));
+}
+
+ki::Stmt over_rows(const AxisView& v, std::vector<ki::Stmt> body) {
+  body.insert(body.begin(), ki::let("base", DType::kInt64, row_start(v)));
+  return ki::for_loop("row", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body));
+}
+
+int64_t row_grain(int64_t length) { return std::max<int64_t>(1, kElementGrain / std::max<int64_t>(length, 1)); }
+
+namespace {
 
 ki::Expr f32(double value) { return ki::float_value(DType::kFloat32, value); }
 ki::Expr f32_var(const std::string& name) { return ki::var(name, DType::kFloat32); }
@@ -53,17 +63,6 @@ ki::Expr rounded(DType dtype, const ki::Expr& value) {
 
 // "base + a * inner": the element at position `a` along the axis of row `base`.
 ki::Expr along(const AxisView& v, const ki::Expr& a) { return ki::add(ki::var("base"), ki::mul(a, v.inner)); }
-
-// The loop over rows, `body` after naming `base`, the offset of a row's first element.
-ki::Stmt over_rows(const AxisView& v, std::vector<ki::Stmt> body) {
-  ki::Expr row = ki::var("row");
-  ki::Expr inner = ki::index(v.inner);
-  ki::Expr base = v.inner == 1 ? ki::mul(row, v.length)
-                               : ki::add(ki::mul(ki::binary(BinaryOp::kDiv, row, inner), v.length * v.inner),
-                                         ki::binary(BinaryOp::kMod, row, inner));
-  body.insert(body.begin(), ki::let("base", DType::kInt64, base));
-  return ki::for_loop("row", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body));
-}
 
 // Appends `target += term(a)` over a = 0 .. length-1 in float, as a simd
 // sum reduction (one partial sum per vector lane) over blocks of kSumBlock
@@ -95,8 +94,6 @@ void float_sum(std::vector<ki::Stmt>& body, const std::string& target, int64_t l
   body.push_back(ki::for_loop("block_index", ki::index(0), ki::index((length + kSumBlock - 1) / kSumBlock),
                               ki::LoopKind::kSerial, std::move(blocks)));
 }
-
-int64_t row_grain(int64_t length) { return std::max<int64_t>(1, kElementGrain / std::max<int64_t>(length, 1)); }
 
 // Three passes over each row: its maximum; e^(x - max), computed once, stored
 // into the output and summed in float; the scaling by 1 / sum (with the

@@ -13,5 +13,6 @@ void register_conv_pool_kernels();    // interp/kernels_conv_pool.cc
 void register_norm_kernels();         // interp/kernels_norm.cc
 void register_reduce_kernels();       // interp/kernels_reduce.cc
 void register_shape_kernels();        // interp/kernels_shape.cc
+void register_scan_kernels();         // interp/kernels_scan.cc
 
 }  // namespace switchyard

@@ -34,6 +34,7 @@ void ensure_builtin_kernels() {
     register_norm_kernels();
     register_reduce_kernels();
     register_shape_kernels();
+    register_scan_kernels();
   });
 }
 

@@ -9,8 +9,10 @@ const std::vector<DeviceKindInfo>& device_kinds() {
       {DeviceKind::kCPU, "cpu", true, {}},
       // Anchors run as cuBLASLt and cuDNN calls where those take them, else
       // as loops; batch_norm's moving statistics pass through as buffer
-      // copies, which the CUDA renderer does not print.
-      {DeviceKind::kCUDA, "cuda", false, {"nn.batch_norm"}},
+      // copies, which the CUDA renderer does not print. cumsum and
+      // topk_indices lower to loops the CUDA renderer could print, but no
+      // GPU has run them yet.
+      {DeviceKind::kCUDA, "cuda", false, {"nn.batch_norm", "cumsum", "topk_indices"}},
   };
   return kinds;
 }

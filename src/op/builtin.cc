@@ -11,6 +11,7 @@ void register_builtin_ops() {
   register_window_ops();
   register_reduce_ops();
   register_transform_ops();
+  register_scan_ops();
 }
 
 }  // namespace switchyard

@@ -9,5 +9,6 @@ void register_nn_ops();           // op/nn_ops.cc
 void register_window_ops();       // op/window_ops.cc
 void register_reduce_ops();       // op/reduce_ops.cc
 void register_transform_ops();    // op/transform_ops.cc
+void register_scan_ops();         // op/scan_ops.cc
 
 }  // namespace switchyard

@@ -332,6 +332,17 @@ def test_dropout_ratio_attribute_and_mask_type(tmp_path):
     assert "attribute 'ratio' is not supported (Dropout-12" in refusal(tmp_path, "Dropout", 12, {"x": x}, ratio=0.3)
 
 
+def test_dropout_in_training_mode_with_a_ratio_of_zero_is_the_identity(tmp_path):
+    # torchvision's Swin-T exports its attention dropout so: nothing dropped.
+    x = random(2, 3)
+    zero, training = ("r", np.array(0.0, np.float32)), ("t", np.array(True))
+    y, mask = run(tmp_path, "Dropout", 13, {"x": x}, [zero, training], inputs=["x", "r", "t"], outputs=("y", "mask"))
+    close(y, x)
+    assert mask.dtype == np.bool_ and mask.all()
+    assert "training_mode=true is not supported (inference only) unless the ratio is a known 0" in refusal(
+        tmp_path, "Dropout", 13, {"x": x}, [("r", np.array(0.1, np.float32)), training], inputs=["x", "r", "t"])
+
+
 def test_pool_attributes_by_version(tmp_path):
     x = random(1, 2, 5, 5)
     # MaxPool-1 (opsets 7) has no ceil_mode, dilations or storage_order; MaxPool-10 has them.

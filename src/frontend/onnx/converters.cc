@@ -29,6 +29,8 @@ void ensure_registered() {
     register_tensor_converters();
     register_reduce_converters();
     register_resample_converters();
+    register_scatter_converters();
+    register_scan_converters();
   });
 }
 

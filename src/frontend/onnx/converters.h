@@ -69,6 +69,8 @@ void register_recurrent_converters();    // converters_recurrent.cc: RNN, GRU, L
 void register_tensor_converters();       // converters_tensor.cc
 void register_reduce_converters();       // converters_reduce.cc: Reduce*, ArgMax, ArgMin
 void register_resample_converters();     // converters_resample.cc: Pad, Resize, Upsample, Tile, ConvTranspose
+void register_scatter_converters();      // converters_scatter.cc: ScatterND, ScatterElements, Scatter
+void register_scan_converters();         // converters_scan.cc: TopK, CumSum
 
 // Shared by the families: the node's output 0 (`set_output(0, ...)`) when it
 // has only that one.

@@ -453,15 +453,20 @@ Expr gather_elements(NodeContext& c, const Expr& data, const Expr& indices, int6
 
 // Dropout in inference: the input itself, and a mask of all true (of the
 // input's type before version 10). The ratio is an attribute before 12,
-// then an input beside training_mode and a seed attribute.
+// then an input beside training_mode and a seed attribute. Training with a
+// ratio of 0 drops nothing, so it is the same (torchvision's Swin exports
+// its attention dropout so).
 void convert_dropout(NodeContext& c, int version) {
   if (version < 12) c.attr_float("ratio", 0.5f);
-  if (version >= 12) c.has_input(1);  // the ratio: no effect in inference
   if (version >= 12 && c.has_attr("seed")) c.attr_int("seed");
   if (version >= 12 && c.has_input(2)) {
     const NDArray& training = c.require_constant(2, "training_mode");
-    if (training.get_as_double(0) != 0) c.fail("training_mode=true is not supported (inference only)");
+    const NDArray* ratio = c.has_input(1) ? c.constant_input(1) : nullptr;
+    bool drops_nothing = ratio && ratio->numel() == 1 && ratio->get_as_double(0) == 0;
+    if (training.get_as_double(0) != 0 && !drops_nothing)
+      c.fail("training_mode=true is not supported (inference only) unless the ratio is a known 0");
   }
+  if (version >= 12) c.has_input(1);  // the ratio: no effect in inference
   c.set_output(0, c.input(0));
   if (c.output_used(1)) {
     DType mask = version < 10 ? c.input_dtype(0) : DType::kBool;
