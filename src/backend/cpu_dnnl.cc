@@ -200,14 +200,14 @@ bool reads_in_place(const CpuKernel& k, const CallNode* computed) {
   }
   std::set<const CallNode*> reads_result{computed};
   for (const CallNode* call : order) {
-    const OpDef* def = find_op_def(as<OpNode>(call->op)->name);
+    const OpDef* def = as<OpNode>(call->op)->def;
     for (const Expr& arg : call->args) {
       const CallNode* c = as<CallNode>(arg);
       if (!c || !reads_result.count(c)) continue;
       reads_result.insert(call);
       bool same_elements = as_tensor(arg->checked_type())->numel() == as_tensor(call->checked_type())->numel();
       bool flat = def && (def->pattern == OpPattern::kElementwise || def->pattern == OpPattern::kBroadcast ||
-                          def->name == "reshape" || def->name == "expand_dims" || def->name == "squeeze");
+                          def->movement == DataMovement::kView);
       if (!flat || !same_elements) return false;
     }
   }

@@ -15,11 +15,6 @@ namespace ki = kernel_ir;
 
 namespace {
 
-bool is_index_only(const std::string& op) {
-  return op == "reshape" || op == "expand_dims" || op == "squeeze" || op == "transpose" || op == "strided_slice" ||
-         op == "broadcast_to";
-}
-
 // A 0-d constant as an immediate of its dtype.
 ki::Expr constant_value(const ConstantNode& constant) {
   const NDArray& data = constant.data;
@@ -129,7 +124,7 @@ void ElementLowering::combine(const CallNode* call, const Key& key, size_t arity
   std::vector<ki::Expr> values(arity);
   for (size_t i = arity; i-- > 0;) values[i] = pop();
   const OpNode* op = as<OpNode>(call->op);
-  if (is_index_only(op->name)) {
+  if (data_movement(*call) != DataMovement::kNone) {  // the index did the work
     remember(key, values[0]);
     return results_.push_back(values[0]);
   }

@@ -370,10 +370,8 @@ class Lowerer {
   // reshape, squeeze or expand_dims, alone or fused alone) on a CPU device,
   // so a memcpy in the entry does what a compiled kernel would.
   bool is_host_reshape(const Expr& e, const Function& primitive, const std::vector<int>& inputs) {
-    static const std::set<std::string> renaming = {"reshape", "squeeze", "expand_dims"};
     const CallNode* op_call = primitive ? as<CallNode>(primitive->body) : as<CallNode>(e);
-    const OpNode* op = op_call ? as<OpNode>(op_call->op) : nullptr;
-    if (!op || !renaming.count(op->name) || inputs.size() != 1) return false;
+    if (!op_call || data_movement(*op_call) != DataMovement::kView || inputs.size() != 1) return false;
     if (primitive && (primitive->params.size() != 1 || op_call->args[0].get() != primitive->params[0].get()))
       return false;
     const TensorTypeNode* out = as_tensor(e->checked_type());

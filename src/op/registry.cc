@@ -127,6 +127,11 @@ const OpDef* find_op_def(const std::string& name) {
   return it == r.defs.end() ? nullptr : it->second.get();
 }
 
+DataMovement data_movement(const CallNode& call) {
+  const OpNode* op = as<OpNode>(call.op);
+  return op && op->def ? op->def->movement : DataMovement::kNone;
+}
+
 std::vector<const OpDef*> all_op_defs() {
   ensure_builtin_ops();
   Registry& r = registry();

@@ -28,6 +28,14 @@ enum class OpPattern : uint8_t {
 };
 const char* op_pattern_name(OpPattern p);
 
+// What an operator does with its input's elements, for the passes and back
+// ends that treat data movement alike without naming operators.
+enum class DataMovement : uint8_t {
+  kNone,     // it computes (or moves data some other way: concatenate, take)
+  kIndexed,  // each output element is the input element at an index computed from the output's (transpose, strided_slice, broadcast_to)
+  kView,     // kIndexed, and the row-major bytes stay as they are: only the shape changes (reshape, squeeze, expand_dims)
+};
+
 enum class AttrKind : uint8_t {
   kInt,
   kFloat,     // accepts an int literal too
@@ -66,7 +74,11 @@ struct OpDef {
   // interpreter derives its kernel from it (unless one is written by hand,
   // as bias_add's along an axis) and generated code renders it.
   std::optional<ScalarMeaning> scalar;
+  DataMovement movement = DataMovement::kNone;
 };
+
+// The data movement of the operator `call` calls; kNone for a call of a function.
+DataMovement data_movement(const CallNode& call);
 
 // Registers an operator; throws on duplicates. Built-ins are registered by
 // register_builtin_ops (op/builtin.cc), run once on first registry use.

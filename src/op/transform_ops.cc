@@ -212,14 +212,16 @@ void register_transform_ops() {
                .type_relation = reshape_relation,
                .pattern = OpPattern::kInjective,
                .check_attrs = reshape_check,
-               .doc = "x with a new shape of the same size (0 copies a dimension, -1 infers one)"});
+               .doc = "x with a new shape of the same size (0 copies a dimension, -1 infers one)",
+               .movement = DataMovement::kView});
   register_op({.name = "transpose",
                .num_inputs = 1,
                .attrs = {{"axes", AttrKind::kInts, AttrValue(), true}},
                .type_relation = transpose_relation,
                .pattern = OpPattern::kInjective,
                .check_attrs = transpose_check,
-               .doc = "permutes dimensions (default: reverses them)"});
+               .doc = "permutes dimensions (default: reverses them)",
+               .movement = DataMovement::kIndexed});
   register_op({.name = "expand_dims",
                .num_inputs = 1,
                .attrs = {{"axis", AttrKind::kInt, AttrValue()}, {"num_newaxis", AttrKind::kInt, AttrValue(int64_t(1))}},
@@ -231,13 +233,15 @@ void register_transform_ops() {
                        type_fail("expand_dims", "num_newaxis must not be negative, got " +
                                                     std::to_string(attrs.get_int("num_newaxis")));
                    },
-               .doc = "inserts num_newaxis dimensions of size 1 at axis"});
+               .doc = "inserts num_newaxis dimensions of size 1 at axis",
+               .movement = DataMovement::kView});
   register_op({.name = "squeeze",
                .num_inputs = 1,
                .attrs = {{"axis", AttrKind::kInts, AttrValue(), true}},
                .type_relation = squeeze_relation,
                .pattern = OpPattern::kInjective,
-               .doc = "drops dimensions of size 1"});
+               .doc = "drops dimensions of size 1",
+               .movement = DataMovement::kView});
   register_op({.name = "concatenate",
                .num_inputs = 1,
                .attrs = {{"axis", AttrKind::kInt, AttrValue(int64_t(0))}},
@@ -262,7 +266,8 @@ void register_transform_ops() {
                .type_relation = strided_slice_relation,
                .pattern = OpPattern::kInjective,
                .check_attrs = strided_slice_check,
-               .doc = "x[begin:end:strides] on the given axes"});
+               .doc = "x[begin:end:strides] on the given axes",
+               .movement = DataMovement::kIndexed});
   register_op({.name = "take",
                .num_inputs = 2,
                .attrs = {{"axis", AttrKind::kInt, AttrValue(), true},
@@ -283,7 +288,8 @@ void register_transform_ops() {
                    [](const AttrsNode& attrs) {
                      check_non_negative("broadcast_to", "shape", attrs.get_ints("shape"));
                    },
-               .doc = "x broadcast to shape"});
+               .doc = "x broadcast to shape",
+               .movement = DataMovement::kIndexed});
 }
 
 }  // namespace switchyard

@@ -13,10 +13,13 @@ namespace {
 
 Pattern op(const char* name, std::vector<Pattern> args) { return is_call(is_op(name), std::move(args)); }
 
-// reshape, squeeze or expand_dims: operators that only relabel the shape of
-// a row-major buffer.
+// A view (reshape, squeeze, expand_dims): an operator that only relabels
+// the shape of a row-major buffer.
 Pattern shape_view(Pattern arg) {
-  return is_call(either(either(is_op("reshape"), is_op("squeeze")), is_op("expand_dims")), {std::move(arg)});
+  return satisfies(is_call(wildcard(), {std::move(arg)}), "a view", [](const Expr& e) {
+    const CallNode* call = as<CallNode>(e);
+    return call && data_movement(*call) == DataMovement::kView;
+  });
 }
 
 bool is_identity(const std::vector<int64_t>& permutation) {
