@@ -1,23 +1,25 @@
-# ONNX's element-wise math converters that map onto one IR operator each
-# (Sin ... Atanh), on one-node models built with onnx.helper: through the
+# ONNX's math converters that map onto one IR operator each (Sin ...
+# Atanh, ReduceProd), on one-node models built with onnx.helper: through the
 # reference interpreter and through a compiled artifact, against NumPy on
 # inputs across each function's domain; and the refusal of an input type
 # ONNX does not define them for, naming the node.
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import switchyard as sy
 
 RNG = np.random.default_rng(41)
 
 
-def one_node_model(path, op, opset, x, **attrs):
-    node = helper.make_node(op, ["x"], ["y"], name="node", **attrs)
+def one_node_model(path, op, opset, x, inits=(), **attrs):
+    """A node reading the graph input x, then the initializers `inits` (name, array)."""
+    node = helper.make_node(op, ["x"] + [name for name, _ in inits], ["y"], name="node", **attrs)
     element = onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[x.dtype]
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", element, x.shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)])
+                              [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)],
+                              [numpy_helper.from_array(v, name) for name, v in inits])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), str(path))
     return path
 
@@ -87,3 +89,44 @@ def test_sinh_before_opset_9_is_refused_naming_the_opset(tmp_path):
     with pytest.raises(sy.ParseError) as caught:
         sy.frontend.from_onnx(path)
     assert "Sinh is not in opset 8" in str(caught.value)
+
+
+# ---- ReduceProd: axes an attribute before 18, an input from 18 ------------------
+
+def test_reduce_prod_by_version(tmp_path):
+    x = RNG.uniform(0.5, 1.5, size=(2, 3, 4)).astype(np.float32) * RNG.choice([-1, 1], size=(2, 3, 4))
+    x = x.astype(np.float32)
+    axes = ("axes", np.array([1], np.int64))
+    cases = [  # opset, initializers, attributes, expected
+        (7, (), {"axes": [1]}, np.prod(x, axis=1, keepdims=True)),
+        (11, (), {"axes": [-1, 0], "keepdims": 0}, np.prod(x, axis=(0, 2))),
+        (13, (), {}, np.prod(x, keepdims=True)),
+        (18, (axes,), {"keepdims": 0}, np.prod(x, axis=1)),
+        (18, (), {}, np.prod(x, keepdims=True)),
+        (18, (), {"noop_with_empty_axes": 1}, x),
+    ]
+    for k, (opset, inits, attrs, want) in enumerate(cases):
+        path = one_node_model(tmp_path / f"prod{k}.onnx", "ReduceProd", opset, x, inits, **attrs)
+        for got in interpreted_and_compiled(tmp_path / str(k), path, x=x):
+            assert got.shape == want.shape, (opset, attrs)
+            np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"opset {opset} {attrs}")
+
+
+def test_reduce_prod_of_integers_wraps_as_numpy(tmp_path):
+    x = RNG.integers(-9, 10, size=(3, 40)).astype(np.int32)
+    path = one_node_model(tmp_path / "prod.onnx", "ReduceProd", 13, x, axes=[1], keepdims=0)
+    for got in interpreted_and_compiled(tmp_path, path, x=x):
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, np.prod(x, axis=1, dtype=np.int32))
+
+
+def test_reduce_prod_axes_computed_at_run_time_are_refused(tmp_path):
+    x = np.ones((2, 3), np.float32)
+    node = helper.make_node("ReduceProd", ["x", "axes"], ["y"], name="node")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+                                            helper.make_tensor_value_info("axes", TensorProto.INT64, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), str(tmp_path / "m.onnx"))
+    with pytest.raises(sy.ParseError) as caught:
+        sy.frontend.from_onnx(tmp_path / "m.onnx")
+    assert "node 'node' (ReduceProd): input 1 ('axes'" in str(caught.value)
