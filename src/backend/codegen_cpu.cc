@@ -176,7 +176,7 @@ std::optional<kernel_ir::Kernel> lower_to_kernel_ir(CpuKernel& k) {
   if (!k.master && lower_layout_conversion(k)) return std::nullopt;
   if (!k.master) return lower_elementwise_kernel(k);
   const std::string& op = as<OpNode>(k.master->op)->name;
-  if (op == "sum" || op == "mean" || op == "max") return lower_reduction_kernel(k);
+  if (op == "sum" || op == "mean" || op == "max" || op == "prod") return lower_reduction_kernel(k);
   if (k.result_is_empty()) return k.kernel_ir_buffers();  // nothing to compute
   check_anchor_reads_parameters(k);
   if (op == "nn.softmax" || op == "nn.layer_norm" || op == "nn.batch_norm") return lower_normalization_kernel(k);

@@ -1,4 +1,4 @@
-// Starting, stepping and finishing sums and maxima in kernel IR.
+// Starting, stepping and finishing sums, products and maxima in kernel IR.
 #include "backend/cpu_accumulator.h"
 
 #include <limits>
@@ -10,6 +10,10 @@ using ki::BinaryOp;
 
 ki::Expr sum_start(DType dtype) {
   return ki::in_accumulator(dtype_is_float(dtype) ? ki::float_value(dtype, 0.0) : ki::int_value(dtype, 0));
+}
+
+ki::Expr product_start(DType dtype) {
+  return ki::in_accumulator(dtype_is_float(dtype) ? ki::float_value(dtype, 1.0) : ki::int_value(dtype, 1));
 }
 
 ki::Expr widened(DType dtype, const ki::Expr& value) { return ki::in_accumulator(ki::cast(dtype, value)); }

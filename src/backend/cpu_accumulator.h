@@ -12,6 +12,8 @@ namespace switchyard {
 
 // 0 in the accumulator type of `dtype`: where a sum starts.
 kernel_ir::Expr sum_start(DType dtype);
+// 1 in the accumulator type of `dtype`: where a product starts.
+kernel_ir::Expr product_start(DType dtype);
 // `value`, a compute-typed `dtype`, in its accumulator type: what a product
 // multiplies (and an integer sum adds).
 kernel_ir::Expr widened(DType dtype, const kernel_ir::Expr& value);

@@ -159,6 +159,17 @@ inline float sy_nearbyint(float x) { return __builtin_nearbyintf(x); }
 inline float sy_pow(float x, float y) { return __builtin_powf(x, y); }
 inline double sy_pow(double x, double y) { return __builtin_pow(x, y); }
 inline float sy_fabs(float x) { return __builtin_fabsf(x); }
+inline float sy_sin(float x) { return __builtin_sinf(x); }
+inline float sy_cos(float x) { return __builtin_cosf(x); }
+inline float sy_tan(float x) { return __builtin_tanf(x); }
+inline float sy_asin(float x) { return __builtin_asinf(x); }
+inline float sy_acos(float x) { return __builtin_acosf(x); }
+inline float sy_atan(float x) { return __builtin_atanf(x); }
+inline float sy_sinh(float x) { return __builtin_sinhf(x); }
+inline float sy_cosh(float x) { return __builtin_coshf(x); }
+inline float sy_asinh(float x) { return __builtin_asinhf(x); }
+inline float sy_acosh(float x) { return __builtin_acoshf(x); }
+inline float sy_atanh(float x) { return __builtin_atanhf(x); }
 inline float sy_copysign(float x, float sign) { return __builtin_copysignf(x, sign); }
 inline float sy_ldexp(float x, int exponent) { return __builtin_ldexpf(x, exponent); }
 inline int64_t sy_min(int64_t a, int64_t b) { return b < a ? b : a; }

@@ -1,7 +1,8 @@
-// Reduction kernels (sum, mean, max) as kernel IR, with their element-wise
-// prologue inlined into the innermost loop and their epilogue applied on
-// store. Float sums accumulate in double, integer sums wrap in uint64 (the
-// accumulator precision); max keeps NumPy's NaN rule (a NaN wins and stays).
+// Reduction kernels (sum, mean, max, prod) as kernel IR, with their
+// element-wise prologue inlined into the innermost loop and their epilogue
+// applied on store. Float sums and products accumulate in double, integer
+// ones wrap in uint64 (the accumulator precision); max keeps NumPy's NaN
+// rule (a NaN wins and stays).
 //
 // When the innermost input axis is reduced, each output element runs its
 // own reduction whose inner loop is contiguous. When trailing axes are kept,
@@ -50,7 +51,9 @@ ReductionPlan plan(const CallNode& call) {
   return p;
 }
 
+// Sums, means and products accumulate in the accumulator precision.
 bool is_sum(const ReductionPlan& p) { return p.op != "max"; }
+bool is_product(const ReductionPlan& p) { return p.op == "prod"; }
 
 ki::Precision accumulator_precision(const ReductionPlan& p) {
   return is_sum(p) ? ki::Precision::kAccumulator : ki::Precision::kCompute;
@@ -62,12 +65,16 @@ ki::Expr accumulator(const ReductionPlan& p, const std::string& name, const ki::
   return accumulator_precision(p) == ki::Precision::kAccumulator ? ki::in_accumulator(acc) : acc;
 }
 
-ki::Expr initial_value(const ReductionPlan& p) { return is_sum(p) ? sum_start(p.dtype) : lowest_value(p.dtype); }
+ki::Expr initial_value(const ReductionPlan& p) {
+  if (is_product(p)) return product_start(p.dtype);
+  return is_sum(p) ? sum_start(p.dtype) : lowest_value(p.dtype);
+}
 
 // The accumulator after taking in `value` (a float one adds in double).
 ki::Expr accumulate(const ReductionPlan& p, const ki::Expr& acc, const ki::Expr& value) {
   if (!is_sum(p)) return max_step(acc, value);
-  return ki::binary(ki::BinaryOp::kAdd, acc, dtype_is_float(p.dtype) ? value : widened(p.dtype, value));
+  ki::BinaryOp step = is_product(p) ? ki::BinaryOp::kMul : ki::BinaryOp::kAdd;
+  return ki::binary(step, acc, dtype_is_float(p.dtype) ? value : widened(p.dtype, value));
 }
 
 // The reduced value in the input's compute type.
@@ -128,8 +135,10 @@ std::vector<ki::Stmt> kept_coordinates(const ReductionPlan& p, const std::vector
 }
 
 // How the innermost reduced loop's lanes combine: a float max keeps NaN by
-// a test OpenMP's max reduction does not make, so it stays serial.
+// a test OpenMP's max reduction does not make, so it stays serial; the
+// kernel IR has no product of lanes, so a product is serial too.
 ki::Reduction lane_reduction(const ReductionPlan& p) {
+  if (is_product(p)) return ki::Reduction::kNone;
   if (is_sum(p)) return ki::Reduction::kSum;
   return dtype_is_float(p.dtype) ? ki::Reduction::kNone : ki::Reduction::kMax;
 }

@@ -54,6 +54,9 @@ class Renderer {
                       precedence >= kRelational ? "bool" : type, precedence};
     };
     auto function = [&](const std::string& name) { return Rendered{name + "(" + arg(0).text + ")", type}; };
+    auto library = [&](const char* name) {
+      return function(std::string(spelling_.library_prefix) + name + spelling_.library_suffix);
+    };
     auto vector_math = [&](const std::string& name) {
       if (spelling_.math_is_helper) helpers_.insert(CpuHelper::kFloatMath);
       return function(name);
@@ -96,6 +99,17 @@ class Renderer {
       case ScalarOp::kTanh: return vector_math(spelling_.tanh);
       case ScalarOp::kErf: return vector_math(spelling_.erf);
       case ScalarOp::kSqrt: return function(spelling_.sqrt);
+      case ScalarOp::kSin: return library("sin");
+      case ScalarOp::kCos: return library("cos");
+      case ScalarOp::kTan: return library("tan");
+      case ScalarOp::kAsin: return library("asin");
+      case ScalarOp::kAcos: return library("acos");
+      case ScalarOp::kAtan: return library("atan");
+      case ScalarOp::kSinh: return library("sinh");
+      case ScalarOp::kCosh: return library("cosh");
+      case ScalarOp::kAsinh: return library("asinh");
+      case ScalarOp::kAcosh: return library("acosh");
+      case ScalarOp::kAtanh: return library("atanh");
       case ScalarOp::kFloor: return function(spelling_.floor);
       case ScalarOp::kCeil: return function(spelling_.ceil);
       case ScalarOp::kRound: return function(spelling_.round_half_even);
@@ -162,14 +176,16 @@ class Renderer {
 }  // namespace
 
 // std::nearbyint and rintf round halves to even in the default rounding mode.
-const ScalarSpelling kCpuScalarSpelling = {"CPU",     "sy_exp",       "sy_log", "sy_tanh", "sy_erf", true,
-                                           "sy_sqrt", "sy_floor",     "sy_ceil", "sy_nearbyint", "sy_pow", "sy_fabs"};
+const ScalarSpelling kCpuScalarSpelling = {"CPU",     "sy_exp",   "sy_log",  "sy_tanh",      "sy_erf", true,
+                                           "sy_sqrt", "sy_floor", "sy_ceil", "sy_nearbyint", "sy_pow", "sy_fabs",
+                                           "sy_",     ""};
 namespace {
 const ScalarSpelling kCudaDoubleSpelling = {"CUDA", "exp",   "log",  "tanh", "erf", false,
-                                            "sqrt", "floor", "ceil", "rint", "pow", "fabs"};
+                                            "sqrt", "floor", "ceil", "rint", "pow", "fabs", "", ""};
 }  // namespace
 const ScalarSpelling kCudaScalarSpelling = {"CUDA",  "expf",   "logf",  "tanhf", "erff", false, "sqrtf",
-                                            "floorf", "ceilf", "rintf", "powf",  "fabsf", &kCudaDoubleSpelling};
+                                            "floorf", "ceilf", "rintf", "powf",  "fabsf", "",    "f",
+                                            &kCudaDoubleSpelling};
 
 std::string render_cpu_scalar(const ScalarCall& call, const std::vector<std::string>& values,
                               std::set<CpuHelper>& helpers) {

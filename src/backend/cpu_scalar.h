@@ -29,6 +29,10 @@ struct ScalarSpelling {
   const char* round_half_even;
   const char* pow;
   const char* fabs;
+  // The C library's other functions (sin ... atanh) are spelled
+  // prefix + name + suffix: "sy_sin" (cpu_prelude()), "sinf", "sin".
+  const char* library_prefix;
+  const char* library_suffix;
   // The spelling of calls computed in double (Precision::kAccumulator);
   // null where the same names overload on double, as C++'s do.
   const ScalarSpelling* in_double = nullptr;

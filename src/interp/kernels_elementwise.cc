@@ -88,6 +88,17 @@ class Lowering {
       case ScalarOp::kSqrt: return unary([](float a) { return std::sqrt(a); });
       case ScalarOp::kTanh: return unary([](float a) { return std::tanh(a); });
       case ScalarOp::kErf: return unary([](float a) { return std::erf(a); });
+      case ScalarOp::kSin: return unary([](float a) { return std::sin(a); });
+      case ScalarOp::kCos: return unary([](float a) { return std::cos(a); });
+      case ScalarOp::kTan: return unary([](float a) { return std::tan(a); });
+      case ScalarOp::kAsin: return unary([](float a) { return std::asin(a); });
+      case ScalarOp::kAcos: return unary([](float a) { return std::acos(a); });
+      case ScalarOp::kAtan: return unary([](float a) { return std::atan(a); });
+      case ScalarOp::kSinh: return unary([](float a) { return std::sinh(a); });
+      case ScalarOp::kCosh: return unary([](float a) { return std::cosh(a); });
+      case ScalarOp::kAsinh: return unary([](float a) { return std::asinh(a); });
+      case ScalarOp::kAcosh: return unary([](float a) { return std::acosh(a); });
+      case ScalarOp::kAtanh: return unary([](float a) { return std::atanh(a); });
       case ScalarOp::kFloor: return unary([](float a) { return std::floor(a); });
       case ScalarOp::kCeil: return unary([](float a) { return std::ceil(a); });
       // The default rounding mode rounds halves to even, without raising inexact.

@@ -1,7 +1,8 @@
-// Reference kernels of the reductions sum, mean and max, Relay's attributes:
-// axis (None = every axis, or a list; an empty list reduces nothing),
-// keepdims, and exclude (reduce the axes *not* listed). Float sums are taken
-// in double, integer sums in wrapping int64; an integer mean truncates.
+// Reference kernels of the reductions sum, mean, max and prod, Relay's
+// attributes: axis (None = every axis, or a list; an empty list reduces
+// nothing), keepdims, and exclude (reduce the axes *not* listed). Float sums
+// and products are taken in double, integer ones in wrapping int64; an
+// integer mean truncates.
 #include <cmath>
 
 #include "interp/kernel_groups.h"
@@ -69,6 +70,29 @@ std::vector<NDArray> sum_or_mean(const std::vector<Value>& args, const AttrsNode
   return {out};
 }
 
+// The product of each group (1 over no elements).
+std::vector<NDArray> prod_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
+  const NDArray& x = tensor_arg(args, 0);
+  expect_numeric_dtype(x, "the input");
+  Reduction r = plan_reduction(x, attrs);
+  NDArray out(x.dtype(), r.out_shape);
+  int64_t outputs = out.numel();
+  if (dtype_is_float(x.dtype())) {
+    std::vector<double> products(size_t(outputs), 1.0);
+    for (size_t i = 0; i < r.out_of_input.size(); ++i)
+      products[size_t(r.out_of_input[i])] *= load_double(x, int64_t(i));
+    for (int64_t o = 0; o < outputs; ++o) store_double(out, o, products[size_t(o)]);
+  } else {
+    std::vector<int64_t> products(size_t(outputs), 1);
+    for (size_t i = 0; i < r.out_of_input.size(); ++i) {
+      int64_t& p = products[size_t(r.out_of_input[i])];
+      p = wrap_mul(p, load_int(x, int64_t(i)));
+    }
+    for (int64_t o = 0; o < outputs; ++o) store_int(out, o, products[size_t(o)]);
+  }
+  return {out};
+}
+
 // The largest element of each group, copied exactly (any dtype, bool included).
 std::vector<NDArray> max_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& x = tensor_arg(args, 0);
@@ -104,6 +128,7 @@ void register_reduce_kernels() {
                            return sum_or_mean(args, attrs, true);
                          }});
   register_interp_kernel("max", {max_kernel});
+  register_interp_kernel("prod", {prod_kernel});
 }
 
 }  // namespace switchyard

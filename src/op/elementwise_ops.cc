@@ -111,6 +111,17 @@ void register_elementwise_ops() {
   row({.name = "rsqrt", .doc = "1 / sqrt(x)"}, {one / f(kSqrt), kFloat});
   row({.name = "erf", .doc = "Gauss error function"}, {f(kErf), kFloat});
   row({.name = "tanh", .doc = "hyperbolic tangent"}, {f(kTanh), kFloat});
+  row({.name = "sin", .doc = "sine"}, {f(kSin), kFloat});
+  row({.name = "cos", .doc = "cosine"}, {f(kCos), kFloat});
+  row({.name = "tan", .doc = "tangent"}, {f(kTan), kFloat});
+  row({.name = "asin", .doc = "arcsine"}, {f(kAsin), kFloat});
+  row({.name = "acos", .doc = "arccosine"}, {f(kAcos), kFloat});
+  row({.name = "atan", .doc = "arctangent"}, {f(kAtan), kFloat});
+  row({.name = "sinh", .doc = "hyperbolic sine"}, {f(kSinh), kFloat});
+  row({.name = "cosh", .doc = "hyperbolic cosine"}, {f(kCosh), kFloat});
+  row({.name = "asinh", .doc = "inverse hyperbolic sine"}, {f(kAsinh), kFloat});
+  row({.name = "acosh", .doc = "inverse hyperbolic cosine"}, {f(kAcosh), kFloat});
+  row({.name = "atanh", .doc = "inverse hyperbolic tangent"}, {f(kAtanh), kFloat});
   row({.name = "sigmoid", .doc = "1 / (1 + e^-x)"}, {one / (one + call(kExp, {-x})), kFloat});
   row({.name = "floor", .doc = "the largest integer not above x"}, {f(kFloor), kFloat});
   row({.name = "ceil", .doc = "the smallest integer not below x"}, {f(kCeil), kFloat});

@@ -1,4 +1,4 @@
-// Reductions: sum, mean, max over a list of axes (Relay's axis/keepdims/exclude).
+// Reductions: sum, mean, max, prod over a list of axes (Relay's axis/keepdims/exclude).
 #include "op/builtin_ops.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
@@ -30,6 +30,7 @@ void register_reduce_ops() {
   register_reduction("sum", "sum over axis");
   register_reduction("mean", "arithmetic mean over axis");
   register_reduction("max", "maximum over axis");
+  register_reduction("prod", "product over axis (1 over no elements)");
 }
 
 }  // namespace switchyard

@@ -22,7 +22,7 @@ enum class OpPattern : uint8_t {
   kElementwise,  // out[i] = f(in[i]) with identical shapes
   kBroadcast,    // element-wise with NumPy broadcasting
   kInjective,    // each output element reads one input element (reshape, transpose, ...)
-  kReduction,    // sum, mean, max
+  kReduction,    // sum, mean, max, prod
   kAnchor,       // has its own kernel (conv2d, dense, softmax, ...); element-wise tails fuse into it
   kOpaque,       // never fused (on_device, device_copy)
 };

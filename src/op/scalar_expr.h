@@ -41,6 +41,17 @@ enum class ScalarOp : uint8_t {
   kSqrt,
   kTanh,
   kErf,
+  kSin,  // sin ... atanh: the C library's functions
+  kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
   kFloor,
   kCeil,
   kRound,   // half to even

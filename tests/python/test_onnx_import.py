@@ -152,9 +152,9 @@ def test_external_data_too_short_is_refused(tmp_path):
 
 
 def test_every_unsupported_operator_is_listed_with_its_node(tmp_path):
-    nodes = [helper.make_node("Sin", ["x"], ["a"], name="trig/sin"),
+    nodes = [helper.make_node("Det", ["x"], ["a"], name="odd/det"),
              helper.make_node("Relu", ["a"], ["b"], name="ok/relu"),
-             helper.make_node("Cos", ["b"], ["y"], name="trig/cos")]
+             helper.make_node("NonZero", ["b"], ["y"], name="odd/nonzero")]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
     path = save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "u.onnx")
@@ -162,14 +162,26 @@ def test_every_unsupported_operator_is_listed_with_its_node(tmp_path):
         sy.frontend.from_onnx(path)
     message = caught.value.message
     assert "2 nodes with unsupported operators" in message
-    assert "'trig/sin' (Sin)" in message and "'trig/cos' (Cos)" in message and "Relu" not in message
+    assert "'odd/det' (Det)" in message and "'odd/nonzero' (NonZero)" in message and "Relu" not in message
 
 
-@pytest.mark.parametrize("opset", [1, 6, 22, 100])
-def test_opset_outside_7_to_21_is_refused(tmp_path, opset):
+@pytest.mark.parametrize("opset", [0, 22, 100])
+def test_opset_outside_1_to_21_is_refused(tmp_path, opset):
     path = save(dense_relu_model(opset=opset), tmp_path / "o.onnx")
-    with pytest.raises(sy.ParseError, match=f"opset {opset} is not supported .*opsets 7 to 21"):
+    with pytest.raises(sy.ParseError, match=f"opset {opset} is not supported .*opsets 1 to 21"):
         sy.frontend.from_onnx(path)
+
+
+@pytest.mark.parametrize("opset", [1, 6])
+def test_an_old_version_below_opset_7_is_refused_naming_node_and_opset(tmp_path, opset):
+    """Add-1 and Add-6 broadcast only by a `broadcast` attribute: the node
+    is refused (not imported with opset 7's meaning), naming the opset."""
+    path = save(dense_relu_model(opset=opset), tmp_path / "o.onnx")
+    with pytest.raises(sy.ParseError) as caught:
+        sy.frontend.from_onnx(path)
+    version = 1 if opset < 6 else 6
+    assert (f"node 'layer/add' (Add): Add-{version} (opset {opset}) is not supported (Switchyard converts Add from "
+            "version 7; convert the model to opset 7 or newer with onnx.version_converter)") in caught.value.message
 
 
 @pytest.mark.parametrize("opset", [7, 9, 11, 12, 13, 17, 18, 21])
@@ -223,7 +235,7 @@ def test_cli_compiles_runs_and_refuses(tmp_path):
 
     bad = save(dense_relu_model(opset=6), tmp_path / "old.onnx")
     result = run_cli("compile", bad, "-o", tmp_path / "never")
-    assert result.returncode == 1 and "opset 6 is not supported" in result.stderr
+    assert result.returncode == 1 and "Add-6 (opset 6) is not supported" in result.stderr
     assert not (tmp_path / "never").exists()
     result = run_cli("compile", path, "-o", tmp_path / "never", "--input-shape", "nope=1x4")
     assert result.returncode == 1 and "--input-shape names 'nope'" in result.stderr

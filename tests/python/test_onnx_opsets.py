@@ -1,4 +1,4 @@
-# The ONNX importer across opsets 7 to 21: each operator version's own
+# The ONNX importer across opsets 1 to 21: each operator version's own
 # semantics (an attribute that became an input, Softmax's 2-D view before
 # opset 13, Upsample and Resize-10's rounding, the opset 18 axes inputs,
 # the functions added through opset 21) on one-node models built with
@@ -512,7 +512,7 @@ def test_versions_match_onnx_schemas():
         if schema.domain == "":
             history.setdefault(schema.name, set()).add(schema.since_version)
     table = sy.frontend.onnx_operators()
-    assert sy.frontend.ONNX_OPSETS == (7, 21)
+    assert sy.frontend.ONNX_OPSETS == (1, 21)
     for op, versions in table.items():
         if op in history:
             assert [v for v in versions if v <= 17] == sorted(history[op]), op
@@ -546,6 +546,31 @@ def test_old_opset_model_compiles_and_matches_the_interpreter(tmp_path):
     mod = sy.frontend.from_onnx(tmp_path / "m.onnx")
     up = np.repeat(np.repeat(x, 2, axis=2), 2, axis=3)[:, :, 1:5]
     want = coerced_2d(softmax, up, 2)
+    close(sy.evaluate(mod, x=x), want)
+    sy.build(mod, ["cpu:0"], tmp_path / "artifact")
+    got = sy.runtime.load(tmp_path / "artifact").run(x=x)
+    close(got[0] if isinstance(got, (list, tuple)) else got, want)
+
+
+@pytest.mark.parametrize("opset", [1, 6])
+def test_opsets_below_7_import_the_versions_opset_7_selects(tmp_path, opset):
+    """Softplus-1, Softsign-1 and GlobalAveragePool-1 (and at 6, Elu-6 and
+    HardSigmoid-6) are the versions opset 7 selects too: compiled, they
+    match NumPy."""
+    x = random(2, 3, 4, 5)
+    nodes = [helper.make_node("Softsign", ["x"], ["a"], name="softsign"),
+             helper.make_node("Softplus", ["a"], ["b"], name="softplus")]
+    want = np.log1p(np.exp(x / (1 + np.abs(x))))
+    if opset == 6:
+        nodes += [helper.make_node("Elu", ["b"], ["c"], name="elu", alpha=0.5),
+                  helper.make_node("HardSigmoid", ["c"], ["d"], name="hard", alpha=0.3, beta=0.4)]
+        want = np.clip(0.3 * want + 0.4, 0, 1)  # Elu is the identity on positive softplus
+    nodes.append(helper.make_node("GlobalAveragePool", [nodes[-1].output[0]], ["y"], name="pool"))
+    want = want.mean(axis=(2, 3), keepdims=True)
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), str(tmp_path / "m.onnx"))
+    mod = sy.frontend.from_onnx(tmp_path / "m.onnx")
     close(sy.evaluate(mod, x=x), want)
     sy.build(mod, ["cpu:0"], tmp_path / "artifact")
     got = sy.runtime.load(tmp_path / "artifact").run(x=x)

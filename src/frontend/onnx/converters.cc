@@ -41,7 +41,11 @@ std::string refusal_of(const std::string& op_type, const OnnxOperator& op, int v
   std::string name = op_type + "-" + std::to_string(version) + (opset ? " (opset " + std::to_string(opset) + ")" : "");
   if (!entry)
     return name + " is not supported (Switchyard converts " + op_type + " from version " +
-           std::to_string(op.converters.front().since) + ")";
+           std::to_string(op.converters.front().since) +
+           (opset && opset < kFullyConvertedOnnxOpset
+                ? "; convert the model to opset " + std::to_string(kFullyConvertedOnnxOpset) +
+                      " or newer with onnx.version_converter)"
+                : ")");
   if (!entry->convert) return name + " " + entry->refusal;
   return "";
 }

@@ -19,9 +19,15 @@
 namespace switchyard {
 
 // The default-domain opsets Switchyard imports. Every operator row lists
-// ONNX's versions through kNewestOnnxOpset and converts the version each of
-// these opsets selects, or refuses it saying why.
-constexpr int kOldestOnnxOpset = 7;
+// ONNX's versions through kNewestOnnxOpset and converts the version each
+// opset from kFullyConvertedOnnxOpset selects, or refuses it saying why.
+// Below it, a model imports when each of its nodes' versions is one a
+// converter implements (the version opset 7 selects too, as Elu-6 or
+// GlobalAveragePool-1); older versions of different meaning (the
+// `consumed_inputs` of version 1, the `broadcast` attribute of Add-6) are
+// refused naming the node and the opset.
+constexpr int kOldestOnnxOpset = 1;
+constexpr int kFullyConvertedOnnxOpset = 7;
 constexpr int kNewestOnnxOpset = 21;
 
 using OnnxConverter = std::function<void(NodeContext&)>;

@@ -27,6 +27,14 @@ void unary(const std::string& onnx, std::vector<int> versions, int since, const 
                      {{since, [op](NodeContext& c) { set_single_output(c, c.call(op, {c.input(0)})); }}});
 }
 
+// A unary operator ONNX defines for floating-point types only.
+void float_unary(const std::string& onnx, std::vector<int> versions, int since, const std::string& op) {
+  add_onnx_converter(onnx, std::move(versions), {{since, [op](NodeContext& c) {
+                                                    require_float(c, 0);
+                                                    set_single_output(c, c.call(op, {c.input(0)}));
+                                                  }}});
+}
+
 // Max, Min, Sum, Mean: a chain over any number of inputs.
 void variadic(const std::string& onnx, const std::string& op, bool mean) {
   std::vector<int> versions = mean || onnx == "Sum" ? std::vector<int>{1, 6, 8, 13} : std::vector<int>{1, 6, 8, 12, 13};
@@ -346,6 +354,13 @@ void register_elementwise_converters() {
   unary("Relu", {1, 6, 13, 14}, 6, "nn.relu");
   unary("Erf", {9, 13}, 9, "erf");
   unary("Round", {11}, 11, "round");  // halves to even, as ONNX's
+  // Trigonometric from opset 7, hyperbolic from 9; ONNX types them float only.
+  for (auto [onnx, op] : {std::pair{"Sin", "sin"}, {"Cos", "cos"}, {"Tan", "tan"}, {"Asin", "asin"},
+                          {"Acos", "acos"}, {"Atan", "atan"}})
+    float_unary(onnx, {7}, 7, op);
+  for (auto [onnx, op] : {std::pair{"Sinh", "sinh"}, {"Cosh", "cosh"}, {"Asinh", "asinh"}, {"Acosh", "acosh"},
+                          {"Atanh", "atanh"}})
+    float_unary(onnx, {9}, 9, op);
   add_onnx_converter("Sign", {9, 13}, {{9, convert_sign}});
   add_onnx_converter("IsNaN", {9, 13, 20}, {{9, [](NodeContext& c) {
                        require_float(c, 0);

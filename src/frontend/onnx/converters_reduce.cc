@@ -35,6 +35,7 @@ void convert_reduce(NodeContext& c, const std::string& kind, bool axes_input) {
   if (kind == "ReduceMean") y = c.call("mean", {x}, attrs);
   else if (kind == "ReduceSum") y = c.call("sum", {x}, attrs);
   else if (kind == "ReduceMax") y = c.call("max", {x}, attrs);
+  else if (kind == "ReduceProd") y = c.call("prod", {x}, attrs);
   else if (kind == "ReduceMin") y = c.call("negative", {c.call("max", {c.call("negative", {x})}, attrs)});
   else if (kind == "ReduceSumSquare") y = c.call("sum", {c.call("multiply", {x, x})}, attrs);
   else if (kind == "ReduceL1") y = c.call("sum", {c.call("abs", {x})}, attrs);
@@ -90,7 +91,7 @@ Expr arg_extreme(NodeContext& c, const Expr& x, int64_t axis, bool largest, bool
 
 void register_reduce_converters() {
   for (const char* kind : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL1",
-                           "ReduceL2", "ReduceLogSumExp", "ReduceLogSum"}) {
+                           "ReduceL2", "ReduceLogSumExp", "ReduceLogSum", "ReduceProd"}) {
     std::string k = kind;
     int axes_input = k == "ReduceSum" ? 13 : 18;
     std::vector<int> versions = k == "ReduceSum"                          ? std::vector<int>{1, 11, 13}

@@ -37,8 +37,7 @@ int default_opset(const sy_onnx::ModelProto& model, const std::string& source) {
   if (opset < 0) model_fail(source, "the model imports no version of the default ONNX operator set");
   if (opset < kOldestOnnxOpset || opset > kNewestOnnxOpset)
     model_fail(source, "opset " + std::to_string(opset) + " is not supported (Switchyard imports opsets " +
-                           std::to_string(kOldestOnnxOpset) + " to " + std::to_string(kNewestOnnxOpset) +
-                           (opset < kOldestOnnxOpset ? "; convert the model with onnx.version_converter)" : ")"));
+                           std::to_string(kOldestOnnxOpset) + " to " + std::to_string(kNewestOnnxOpset) + ")");
   return opset;
 }
 

@@ -1,4 +1,4 @@
-// The ONNX importer: an ONNX model file (opsets 7 to 21, weights inline or
+// The ONNX importer: an ONNX model file (opsets 1 to 21, weights inline or
 // in external data files beside it) to an IRModule whose function `main`
 // takes the graph's inputs as parameters, by their ONNX names, and returns
 // its outputs (a tuple when there are several).

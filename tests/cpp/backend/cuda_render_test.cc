@@ -145,6 +145,11 @@ TEST(CudaRender, OperatorsAreSpelledWithCudasMathLibrary) {
   expect_code_holds(cuda.code, {"erff(", "tanhf(", "expf(", "rintf(", "sqrtf("});
   EXPECT_EQ(cuda.code.find("sy_exp"), std::string::npos) << cuda.code;
   EXPECT_EQ(cuda.code.find("sy_erf"), std::string::npos) << cuda.code;
+  // The C library's functions by their float names: sinf, acoshf.
+  CudaKernel trigonometric = render_cuda_kernel(
+      first_group_ir("def @main(%x: Tensor[(4, 40), float32]) {\n  %0 = sin(%x);\n  acosh(%0)\n}\n"), "trig");
+  expect_code_holds(trigonometric.code, {"sinf(", "acoshf("});
+  EXPECT_EQ(trigonometric.code.find("sy_sin"), std::string::npos) << trigonometric.code;
   // Integer division faults as on the CPU, through the kernel's fault word.
   CudaKernel divide = render_cuda_kernel(
       first_group_ir("def @main(%x: Tensor[(4, 40), int32], %y: Tensor[(4, 40), int32]) {\n  divide(%x, %y)\n}\n"),

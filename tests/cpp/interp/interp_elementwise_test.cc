@@ -118,6 +118,30 @@ TEST(InterpElementwise, UnaryTranscendental) {
   expect_near_array(run_op("sigmoid", {f32({3}, {0, 2, -200})}), {3}, {0.5, 0.8807970780, 0});
 }
 
+// Values of the C library's functions, by their definitions; outside its
+// domain asin, acos, acosh and atanh give NaN, and atanh(1) infinity.
+TEST(InterpElementwise, TrigonometricAndHyperbolic) {
+  expect_near_array(run_op("sin", {f32({2}, {0, 1})}), {2}, {0, 0.8414709848});
+  expect_near_array(run_op("cos", {f32({2}, {0, 1})}), {2}, {1, 0.5403023059});
+  expect_near_array(run_op("tan", {f32({2}, {0, 1})}), {2}, {0, 1.557407725});
+  expect_near_array(run_op("asin", {f32({2}, {0, 0.5})}), {2}, {0, 0.5235987756});
+  expect_near_array(run_op("acos", {f32({2}, {1, 0.5})}), {2}, {0, 1.047197551});
+  expect_near_array(run_op("atan", {f32({2}, {0, 1})}), {2}, {0, 0.7853981634});
+  expect_near_array(run_op("sinh", {f32({2}, {0, 1})}), {2}, {0, 1.175201194});
+  expect_near_array(run_op("cosh", {f32({2}, {0, 1})}), {2}, {1, 1.543080635});
+  expect_near_array(run_op("asinh", {f32({2}, {0, 1})}), {2}, {0, 0.881373587});
+  expect_near_array(run_op("acosh", {f32({2}, {1, 2})}), {2}, {0, 1.316957897});
+  expect_near_array(run_op("atanh", {f32({2}, {0, 0.5})}), {2}, {0, 0.5493061443});
+  for (const char* op : {"asin", "acos", "acosh", "atanh"}) {
+    SCOPED_TRACE(op);
+    NDArray y = run_op(op, {f32({1}, {-2})});
+    EXPECT_TRUE(std::isnan(y.as<float>()[0]));
+  }
+  EXPECT_TRUE(std::isinf(run_op("atanh", {f32({1}, {1})}).as<float>()[0]));
+  EXPECT_EQ(op_error("sin", {array(DType::kInt32, {1}, {1})}).message(),
+            "'sin': the input must have a floating-point dtype, got int32");
+}
+
 TEST(InterpElementwise, FloorCeilRound) {
   NDArray x = f32({7}, {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.4});
   expect_array(run_op("floor", {x}), DType::kFloat32, {7}, {-3, -2, -1, 0, 1, 2, 2});

@@ -1,4 +1,4 @@
-// Reference kernels of sum, mean and max with axis, keepdims and exclude, on
+// Reference kernels of sum, mean, max and prod with axis, keepdims and exclude, on
 //   0 1 2
 //   3 4 5
 #include "interp_test_util.h"
@@ -45,6 +45,17 @@ TEST(InterpReduce, Integers) {
   expect_array(run_op("mean", {a}, {{"axis", ints({1})}}), DType::kInt32, {2}, {1, 4});
   expect_array(run_op("max", {array(DType::kInt8, {3}, {-7, 100, 3})}), DType::kInt8, {}, {100});
   expect_array(run_op("max", {array(DType::kBool, {2}, {0, 1})}), DType::kBool, {}, {1});
+}
+
+TEST(InterpReduce, Product) {
+  expect_array(run_op("prod", {grid()}, {{"axis", ints({1})}}), DType::kFloat32, {2}, {0, 60});
+  expect_array(run_op("prod", {f32({2, 2}, {1.5, -2, 4, 0.5})}, {{"axis", ints({0})}, {"keepdims", boolean(true)}}),
+               DType::kFloat32, {1, 2}, {6, -1});
+  expect_array(run_op("prod", {f32({0, 2}, {})}, {{"axis", ints({0})}}), DType::kFloat32, {2}, {1, 1});  // empty: 1
+  // Integers wrap to their width: 100 * 3 = 300 is 44 in int8.
+  expect_array(run_op("prod", {array(DType::kInt8, {2}, {100, 3})}), DType::kInt8, {}, {44});
+  expect_array(run_op("prod", {array(DType::kInt64, {2, 2}, {-3, 5, 7, 2})}, {{"axis", ints({1})}}), DType::kInt64,
+               {2}, {-15, 14});
 }
 
 TEST(InterpReduce, RejectsBadAxes) {

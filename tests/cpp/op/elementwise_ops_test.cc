@@ -27,7 +27,8 @@ TEST(ElementwiseOps, ComparisonsGiveBool) {
 }
 
 TEST(ElementwiseOps, UnaryKeepTheType) {
-  for (const char* op : {"negative", "exp", "log", "sqrt", "rsqrt", "erf", "tanh", "sigmoid", "abs", "nn.relu"}) {
+  for (const char* op : {"negative", "exp", "log", "sqrt", "rsqrt", "erf", "tanh", "sigmoid", "abs", "nn.relu", "sin",
+                         "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"}) {
     SCOPED_TRACE(op);
     EXPECT_EQ(relate(op, {f32({2, 3})}), f32({2, 3}));
     EXPECT_EQ(relate_error(op, {tuple_type({f32({2})})}),
