@@ -10,6 +10,7 @@
 #include "backend/cpu_render.h"
 #include "backend/kernel.h"
 #include "ir/functor.h"
+#include "op/handles.h"
 #include "op/registry.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/primitive_json.h"
@@ -175,12 +176,12 @@ void check_anchor_reads_parameters(const CpuKernel& k) {
 std::optional<kernel_ir::Kernel> lower_to_kernel_ir(CpuKernel& k) {
   if (!k.master && lower_layout_conversion(k)) return std::nullopt;
   if (!k.master) return lower_elementwise_kernel(k);
-  const std::string& op = as<OpNode>(k.master->op)->name;
-  if (op == "sum" || op == "mean" || op == "max" || op == "prod") return lower_reduction_kernel(k);
+  const OpNode* op = as<OpNode>(k.master->op);
+  if (op == ops::sum() || op == ops::mean() || op == ops::max() || op == ops::prod()) return lower_reduction_kernel(k);
   if (k.result_is_empty()) return k.kernel_ir_buffers();  // nothing to compute
   check_anchor_reads_parameters(k);
-  if (op == "nn.softmax" || op == "nn.layer_norm" || op == "nn.batch_norm") return lower_normalization_kernel(k);
-  if (op == "cumsum" || op == "topk_indices") return lower_scan_kernel(k);
+  if (op == ops::softmax() || op == ops::layer_norm() || op == ops::batch_norm()) return lower_normalization_kernel(k);
+  if (op == ops::cumsum() || op == ops::topk_indices()) return lower_scan_kernel(k);
   if (dnnl_handles(*k.master)) {
     std::optional<kernel_ir::Kernel> dnnl = lower_dnnl_kernel(k);
     if (dnnl || k.library_only) return dnnl;

@@ -6,18 +6,13 @@
 #include <set>
 
 #include "ir/functor.h"
+#include "op/handles.h"
+#include "op/registry.h"
 #include "support/error.h"
 
 namespace switchyard {
 
 namespace {
-
-const std::set<std::string>& window_and_product_ops() {
-  static const std::set<std::string> ops = {"nn.conv2d",     "nn.dense",      "matmul",
-                                            "nn.batch_matmul", "nn.max_pool2d", "nn.avg_pool2d",
-                                            "nn.global_avg_pool2d"};
-  return ops;
-}
 
 const std::string& op_name(const CallNode& call) {
   static const std::string none;
@@ -34,14 +29,14 @@ double result_elements(const CallNode& call) {
 
 // The multiply-adds per result element of a product or convolution.
 double reduction_length(const CallNode& call) {
-  const std::string& op = op_name(call);
+  const OpNode* op = ops::called_op(call);
   const TensorTypeNode* a = tensor_of(call.args.at(0));
   if (!a || a->ndim() == 0) return 0;
-  if (op == "nn.conv2d") {
+  if (op == ops::conv2d()) {
     const TensorTypeNode* w = tensor_of(call.args.at(1));
     return w && w->ndim() == 4 ? double(w->shape[1] * w->shape[2] * w->shape[3]) : 0;
   }
-  if (op == "nn.batch_matmul" && call.attrs->get_bool("transpose_a")) return a->ndim() == 3 ? double(a->shape[1]) : 0;
+  if (op == ops::batch_matmul() && call.attrs->get_bool("transpose_a")) return a->ndim() == 3 ? double(a->shape[1]) : 0;
   return double(a->shape.back());  // dense, matmul (1-D `a` included), batch_matmul
 }
 
@@ -62,14 +57,14 @@ std::string shape_text(const Expr& e) {
 // "nn.conv2d 1x8x32x32 float16 -> 1x16x32x32 float16, groups=2": what a
 // reader needs to see why no library took it.
 std::string describe(const CallNode& call) {
-  const std::string& op = op_name(call);
-  std::string text = op + " " + shape_text(call.args.at(0));
-  if (op == "nn.conv2d" || op == "nn.dense" || op == "matmul" || op == "nn.batch_matmul")
-    text += " by " + shape_text(call.args.at(1));
+  const OpNode* op = ops::called_op(call);
+  std::string text = op_name(call) + " " + shape_text(call.args.at(0));
+  if (op == ops::conv2d() || ops::is_product(op)) text += " by " + shape_text(call.args.at(1));
   text += " -> " + shape_text(Expr(&call));
-  if (op == "nn.conv2d" && call.attrs->get_int("groups") != 1) text += ", groups=" + std::to_string(call.attrs->get_int("groups"));
-  if ((op == "nn.max_pool2d" || op == "nn.avg_pool2d") && call.attrs->get_bool("ceil_mode")) text += ", ceil_mode";
-  if (op == "nn.avg_pool2d" && call.attrs->get_bool("count_include_pad")) text += ", count_include_pad";
+  if (op == ops::conv2d() && call.attrs->get_int("groups") != 1)
+    text += ", groups=" + std::to_string(call.attrs->get_int("groups"));
+  if ((op == ops::max_pool2d() || op == ops::avg_pool2d()) && call.attrs->get_bool("ceil_mode")) text += ", ceil_mode";
+  if (op == ops::avg_pool2d() && call.attrs->get_bool("count_include_pad")) text += ", count_include_pad";
   return text;
 }
 
@@ -85,16 +80,21 @@ std::string flops_text(double flops) {
 
 }  // namespace
 
-bool is_window_or_product_op(const std::string& op) { return window_and_product_ops().count(op) > 0; }
+bool is_window_or_product_op(const std::string& name) {
+  if (!find_op_def(name)) return false;
+  const OpNode* op = as<OpNode>(Expr(op_get(name)));
+  return ops::is_window(op) || ops::is_product(op);
+}
 
-bool is_window_or_product(const CallNode& call) { return is_window_or_product_op(op_name(call)); }
+bool is_window_or_product(const CallNode& call) {
+  return ops::is_window(ops::called_op(call)) || ops::is_product(ops::called_op(call));
+}
 
 double estimated_flops(const CallNode& call) {
-  const std::string& op = op_name(call);
-  if (op == "nn.conv2d" || op == "nn.dense" || op == "matmul" || op == "nn.batch_matmul")
-    return 2.0 * result_elements(call) * reduction_length(call);
-  if (op == "nn.max_pool2d" || op == "nn.avg_pool2d") return result_elements(call) * window_elements(call);
-  if (op == "nn.global_avg_pool2d") {
+  const OpNode* op = ops::called_op(call);
+  if (op == ops::conv2d() || ops::is_product(op)) return 2.0 * result_elements(call) * reduction_length(call);
+  if (op == ops::max_pool2d() || op == ops::avg_pool2d()) return result_elements(call) * window_elements(call);
+  if (op == ops::global_avg_pool2d()) {
     const TensorTypeNode* in = tensor_of(call.args.at(0));
     return in ? double(in->numel()) : 0.0;
   }

@@ -11,6 +11,7 @@
 
 #include "backend/cpu_accumulator.h"
 #include "backend/cpu_kernel.h"
+#include "op/handles.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
 #include "support/error.h"
@@ -38,16 +39,16 @@ struct Product {
 };
 
 Product describe_product(const CallNode& call) {
-  const std::string& op = as<OpNode>(call.op)->name;
+  const OpNode* op = as<OpNode>(call.op);
   Dims a = shape_of(call.args[0]), b = shape_of(call.args[1]);
   Product p;
-  if (op == "nn.dense") {
+  if (op == ops::dense()) {
     p.k = a.back();
     p.n = b[0];
     p.m = count_of(a) / std::max<int64_t>(p.k, 1);
     if (p.k == 0) p.m = count_of(Dims(a.begin(), a.end() - 1));
     p.a_row = p.k, p.a_column = 1, p.b_row = 1, p.b_column = p.k;
-  } else if (op == "matmul") {
+  } else if (op == ops::matmul()) {
     if (a.size() == 1) a.insert(a.begin(), 1);
     if (b.size() == 1) b.push_back(1);
     p.m = a[a.size() - 2], p.k = a.back(), p.n = b.back();
@@ -109,7 +110,7 @@ void store_sum(const CpuKernel& k, std::vector<ki::Stmt>& body, DType dtype, con
 
 ki::Stmt product(const CpuKernel& k) {
   const CallNode& call = *k.master;
-  const std::string op = as<OpNode>(call.op)->name;
+  const OpNode* op = as<OpNode>(call.op);
   Product p = describe_product(call);
   DType dtype = dtype_of(call.args[0]);
   ki::Expr row = ki::var("row"), m = ki::var("m"), n = ki::var("n"), kk = ki::var("kk");
@@ -130,7 +131,7 @@ ki::Stmt product(const CpuKernel& k) {
                                    loop("kk", p.k, {multiply_add(dtype, acc, a, b)})};
   store_sum(k, element, dtype, acc, IndexAt::at_offset(ki::add(ki::mul(row, p.n), n)));
   body.push_back(loop("n", p.n, std::move(element)));
-  return parallel_over("product", op + at_span(call.span()) + ", one output row at a time", p.batches * p.m,
+  return parallel_over("product", op->name + at_span(call.span()) + ", one output row at a time", p.batches * p.m,
                        std::max<int64_t>(1, kElementGrain / std::max<int64_t>(p.n * std::max<int64_t>(p.k, 1), 1)),
                        "row", std::move(body));
 }
@@ -225,9 +226,9 @@ ki::Expr window_mean(const ki::Expr& count, double empty) {
 
 ki::Stmt pool(const CpuKernel& k) {
   const CallNode& call = *k.master;
-  const std::string op = as<OpNode>(call.op)->name;
+  const OpNode* op = as<OpNode>(call.op);
   DType dtype = dtype_of(call.args[0]);
-  bool global = op == "nn.global_avg_pool2d", is_max = op == "nn.max_pool2d";
+  bool global = op == ops::global_avg_pool2d(), is_max = op == ops::max_pool2d();
   Window w;
   if (global) {
     const Dims& in = shape_of(call.args[0]);
@@ -236,7 +237,7 @@ ki::Stmt pool(const CpuKernel& k) {
   } else {
     w = describe_window(call, false);
   }
-  bool include_pad = op == "nn.avg_pool2d" && call.attrs->get_bool("count_include_pad");
+  bool include_pad = op == ops::avg_pool2d() && call.attrs->get_bool("count_include_pad");
   ki::Expr plane = ki::var("plane");
   ki::Expr value = ki::load(k.operand(0), dtype, plane_element(plane, w.height, ki::var("ih"), w.width, ki::var("iw")));
   ki::Expr best = ki::var("best", dtype), real = ki::var("real"), padded = ki::var("padded");
@@ -272,25 +273,25 @@ ki::Stmt pool(const CpuKernel& k) {
   int counter = 0;
   k.lower_store_result(output, counter, result,
                        IndexAt::at_offset(plane_element(plane, w.out_h, ki::var("oh"), w.out_w, ki::var("ow"))));
-  return parallel_over("pool", op + at_span(call.span()) + ", one plane at a time", w.batch * w.channels, 1, "plane",
+  return parallel_over("pool", op->name + at_span(call.span()) + ", one plane at a time", w.batch * w.channels, 1, "plane",
                        {over_outputs(w, std::move(output))});
 }
 
 ki::Stmt direct_loop(const CpuKernel& k) {
-  const std::string& op = as<OpNode>(k.master->op)->name;
-  if (op == "nn.dense" || op == "matmul" || op == "nn.batch_matmul") return product(k);
-  if (op == "nn.conv2d") {
+  const OpNode* op = as<OpNode>(k.master->op);
+  if (op == ops::dense() || op == ops::matmul() || op == ops::batch_matmul()) return product(k);
+  if (op == ops::conv2d()) {
     if (k.master->attrs->get_string("data_layout") != "NCHW" || k.master->attrs->get_string("kernel_layout") != "OIHW")
       throw Error(ErrorKind::kBackend, "the CPU kernel of nn.conv2d takes NCHW data and OIHW weights",
                   k.master->span());
     return convolution(k);
   }
-  if (op == "nn.max_pool2d" || op == "nn.avg_pool2d" || op == "nn.global_avg_pool2d") {
+  if (op == ops::max_pool2d() || op == ops::avg_pool2d() || op == ops::global_avg_pool2d()) {
     if (k.master->attrs->get_string("layout") != "NCHW")
-      throw Error(ErrorKind::kBackend, "the CPU kernel of " + op + " takes NCHW data", k.master->span());
+      throw Error(ErrorKind::kBackend, "the CPU kernel of " + op->name + " takes NCHW data", k.master->span());
     return pool(k);
   }
-  throw Error(ErrorKind::kBackend, "no CPU kernel for operator '" + op + "'", k.master->span());
+  throw Error(ErrorKind::kBackend, "no CPU kernel for operator '" + op->name + "'", k.master->span());
 }
 
 }  // namespace

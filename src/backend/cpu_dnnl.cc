@@ -9,6 +9,7 @@
 #include <set>
 
 #include "backend/cpu_dnnl.h"
+#include "op/handles.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
 #include "runtime/dnnl_primitive.h"
@@ -35,7 +36,7 @@ PrimitiveTensor plain(const Dims& shape) { return {shape, dense_strides(shape)};
 
 DnnlAnchor product(const CpuKernel& k) {
   const CallNode& call = *k.master;
-  const std::string& op = as<OpNode>(call.op)->name;
+  const OpNode* op = as<OpNode>(call.op);
   Dims a = shape_of(call.args[0]), b = shape_of(call.args[1]);
   DnnlAnchor o;
   PrimitiveSpec& s = o.spec;
@@ -44,12 +45,12 @@ DnnlAnchor product(const CpuKernel& k) {
   // A product of a matrix of rows with shared weights: nn.dense, and a
   // matmul whose right operand is one matrix (a batch of rows times the
   // same weights is one matrix product, not a batch of vector products).
-  bool shared_weights = op == "nn.dense" || (op == "matmul" && a.size() >= 2 && b.size() == 2);
+  bool shared_weights = op == ops::dense() || (op == ops::matmul() && a.size() >= 2 && b.size() == 2);
   if (shared_weights) {
-    int64_t k_size = a.back(), n = op == "nn.dense" ? b[0] : b[1], m = 1;
+    int64_t k_size = a.back(), n = op == ops::dense() ? b[0] : b[1], m = 1;
     for (size_t d = 0; d + 1 < a.size(); ++d) m *= a[d];
     s.src = plain({m, k_size});
-    s.weights = op == "nn.dense" ? PrimitiveTensor{{k_size, n}, {1, k_size}} : plain({k_size, n});
+    s.weights = op == ops::dense() ? PrimitiveTensor{{k_size, n}, {1, k_size}} : plain({k_size, n});
     s.dst = plain({m, n});
     o.to_destination = [out, m](const Dims& side) -> std::optional<Dims> {
       bool ones = true, full = true;
@@ -61,7 +62,7 @@ DnnlAnchor product(const CpuKernel& k) {
       if (full) return Dims{m, side.back()};
       return std::nullopt;
     };
-  } else if (op == "matmul") {
+  } else if (op == ops::matmul()) {
     bool a_vector = a.size() == 1, b_vector = b.size() == 1;
     if (a_vector) a.insert(a.begin(), 1);
     if (b_vector) b.push_back(1);
@@ -105,7 +106,7 @@ int64_t effective_right_padding(int64_t input, int64_t left, int64_t right, int6
 
 DnnlAnchor window(const CpuKernel& k) {
   const CallNode& call = *k.master;
-  const std::string& op = as<OpNode>(call.op)->name;
+  const OpNode* op = as<OpNode>(call.op);
   Dims in = shape_of(call.args[0]), out = shape_of(Expr(&call));
   DnnlAnchor o;
   PrimitiveSpec& s = o.spec;
@@ -113,7 +114,7 @@ DnnlAnchor window(const CpuKernel& k) {
   s.src = plain(in);
   s.dst = plain(out);
   s.src_input = parameter_index(k, call.args[0]);
-  if (op == "nn.global_avg_pool2d") {
+  if (op == ops::global_avg_pool2d()) {
     s.kind = PrimitiveKind::kPooling;
     s.algorithm = "pooling_avg_exclude_padding";
     s.strides = {1, 1};
@@ -124,7 +125,7 @@ DnnlAnchor window(const CpuKernel& k) {
   auto [stride_h, stride_w] = attr_pair(call, "strides");
   auto [dilation_h, dilation_w] = attr_pair(call, "dilation");
   Padding2D pad = expand_padding(call.attrs->get_ints("padding"));
-  if (op == "nn.conv2d") {
+  if (op == ops::conv2d()) {
     Dims w = shape_of(call.args[1]);
     int64_t groups = call.attrs->get_int("groups");
     Dims weights = groups == 1 ? w : Dims{groups, w[0] / groups, w[1], w[2], w[3]};
@@ -150,7 +151,7 @@ DnnlAnchor window(const CpuKernel& k) {
   auto [pool_h, pool_w] = expand_pair(call.attrs->get_ints("pool_size"));
   int64_t bottom = effective_right_padding(in[2], pad.top, pad.bottom, pool_h, stride_h, dilation_h, out[2]);
   int64_t right = effective_right_padding(in[3], pad.left, pad.right, pool_w, stride_w, dilation_w, out[3]);
-  std::string algorithm = op == "nn.max_pool2d"                        ? "pooling_max"
+  std::string algorithm = op == ops::max_pool2d()                        ? "pooling_max"
                           : call.attrs->get_bool("count_include_pad") ? "pooling_avg_include_padding"
                                                                        : "pooling_avg_exclude_padding";
   s.kind = PrimitiveKind::kPooling;
@@ -217,26 +218,24 @@ bool reads_in_place(const CpuKernel& k, const CallNode* computed) {
 }  // namespace
 
 DnnlAnchor dnnl_anchor(const CpuKernel& k) {
-  const std::string& op = as<OpNode>(k.master->op)->name;
-  return op == "nn.dense" || op == "matmul" || op == "nn.batch_matmul" ? product(k) : window(k);
+  const OpNode* op = as<OpNode>(k.master->op);
+  return ops::is_product(op) ? product(k) : window(k);
 }
 
 bool dnnl_handles(const CallNode& anchor) {
-  static const std::set<std::string> ops = {"nn.dense",    "matmul",       "nn.batch_matmul",     "nn.conv2d",
-                                            "nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d"};
-  const std::string& op = as<OpNode>(anchor.op)->name;
-  if (!ops.count(op)) return false;
+  const OpNode* op = as<OpNode>(anchor.op);
+  if (!ops::is_product(op) && !ops::is_window(op)) return false;
   std::vector<Expr> tensors(anchor.args.begin(), anchor.args.end());
   tensors.push_back(Expr(&anchor));
   for (const Expr& t : tensors) {
     const TensorTypeNode* type = as_tensor(t->checked_type());
     if (!type || type->dtype != DType::kFloat32 || type->numel() == 0 || type->ndim() > 12) return false;
   }
-  if (op == "nn.conv2d")
+  if (op == ops::conv2d())
     return anchor.attrs->get_string("data_layout") == "NCHW" && anchor.attrs->get_string("kernel_layout") == "OIHW";
-  if (op == "nn.global_avg_pool2d" || op == "nn.max_pool2d" || op == "nn.avg_pool2d")
+  if (op == ops::global_avg_pool2d() || op == ops::max_pool2d() || op == ops::avg_pool2d())
     if (anchor.attrs->get_string("layout") != "NCHW") return false;
-  if (op == "nn.avg_pool2d" && anchor.attrs->get_bool("count_include_pad")) {
+  if (op == ops::avg_pool2d() && anchor.attrs->get_bool("count_include_pad")) {
     // oneDNN would count ceil_mode's extra window positions as padding; the
     // reference does not.
     const Dims& in = shape_of(anchor.args[0]);
@@ -252,7 +251,7 @@ bool dnnl_handles(const CallNode& anchor) {
 }
 
 bool lower_layout_conversion(CpuKernel& k) {
-  if (!as_op_call(Expr(k.root), "layout_convert") || parameter_index(k, k.root->args[0]) != 0) return false;
+  if (as<OpNode>(k.root->op) != ops::layout_convert() || parameter_index(k, k.root->args[0]) != 0) return false;
   const TensorTypeNode* type = as_tensor(k.root->checked_type());
   if (type->dtype != DType::kFloat32 || type->numel() == 0 || type->ndim() > 12) return false;
   PrimitiveSpec spec;
@@ -268,7 +267,7 @@ bool lower_layout_conversion(CpuKernel& k) {
 
 std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
   namespace ki = kernel_ir;
-  const std::string& op = as<OpNode>(k.master->op)->name;
+  const OpNode* op = as<OpNode>(k.master->op);
   DnnlAnchor anchor = dnnl_anchor(k);
   PrimitiveSpec spec = anchor.spec;
   // The primitive reads its operands from the kernel's inputs: an operand
@@ -322,11 +321,11 @@ std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
   if (scratch) {
     destination = "anchor";
     kernel.buffers.push_back({destination, DType::kFloat32, ki::BufferRole::kScratch, 0, false,
-                              as_tensor(computed->checked_type())->shape, "", op + "'s result, before the epilogue"});
+                              as_tensor(computed->checked_type())->shape, "", op->name + "'s result, before the epilogue"});
   }
   kernel.body.push_back(ki::run_primitive(primitive_spec_text(spec), destination));
   Expr root(k.root);
-  lower_element_loop(k, kernel, "epilogue", "The epilogue over " + op + "'s result", k.outputs[0]->shape, k.output(0),
+  lower_element_loop(k, kernel, "epilogue", "The epilogue over " + op->name + "'s result", k.outputs[0]->shape, k.output(0),
                      [&](ElementLowering& lowering, const IndexAt& at) {
                        lowering.bind_buffer(computed, destination);
                        return lowering.lower(root, at);

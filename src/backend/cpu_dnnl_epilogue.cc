@@ -11,6 +11,7 @@
 #include <set>
 
 #include "backend/cpu_dnnl.h"
+#include "op/handles.h"
 #include "op/registry.h"
 #include "runtime/primitive_post_ops.h"
 #include "support/error.h"
@@ -33,13 +34,13 @@ PrimitivePostOp append(const std::string& algorithm, double alpha, double beta) 
 // GEMM-based convolution, and 0 for sigmoid(-100), a denormal), log
 // (log(1) = -1.4e-6, where the loop's is exact) and rsqrt (its pow gave 0
 // for -inf and +inf for -0).
-std::optional<PrimitivePostOp> eltwise(const std::string& op, const CallNode& call) {
-  if (op == "nn.relu") return append("eltwise_relu", 0, 0);
-  if (op == "tanh") return append("eltwise_tanh", 0, 0);
-  if (op == "sqrt") return append("eltwise_sqrt", 0, 0);
-  if (op == "abs") return append("eltwise_abs", 0, 0);
-  if (op == "negative") return append("eltwise_linear", -1, 0);
-  if (op == "clip") return append("eltwise_clip", call.attrs->get_float("a_min"), call.attrs->get_float("a_max"));
+std::optional<PrimitivePostOp> eltwise(const OpNode* op, const CallNode& call) {
+  if (op == ops::relu()) return append("eltwise_relu", 0, 0);
+  if (op == ops::tanh()) return append("eltwise_tanh", 0, 0);
+  if (op == ops::sqrt()) return append("eltwise_sqrt", 0, 0);
+  if (op == ops::abs()) return append("eltwise_abs", 0, 0);
+  if (op == ops::negative()) return append("eltwise_linear", -1, 0);
+  if (op == ops::clip()) return append("eltwise_clip", call.attrs->get_float("a_min"), call.attrs->get_float("a_max"));
   return std::nullopt;
 }
 
@@ -50,9 +51,9 @@ bool is_scalar(const Expr& e, double value) {
          std::abs(c->data.get_as_double(0) - value) <= 1e-6;
 }
 
-const CallNode* call_of(const Expr& e, const char* op) {
+const CallNode* call_of(const Expr& e, const OpNode* op) {
   const CallNode* c = as<CallNode>(e);
-  return c && as<OpNode>(c->op) && as<OpNode>(c->op)->name == op && c->args.size() == 2 ? c : nullptr;
+  return c && as<OpNode>(c->op) == op && c->args.size() == 2 ? c : nullptr;
 }
 
 // The two arguments of a commutative call in the order that makes `first`
@@ -67,29 +68,29 @@ std::pair<const Expr*, const Expr*> either_order(const CallNode* c, Accept first
 
 // Whether `e` is 1 + erf(x / sqrt(2)) (or x * (1 / sqrt(2))).
 bool is_one_plus_erf_of(const Expr& e, const Expr& x) {
-  auto [one, erf_term] = either_order(call_of(e, "add"), [](const Expr& a) { return is_scalar(a, 1.0); });
+  auto [one, erf_term] = either_order(call_of(e, ops::add()), [](const Expr& a) { return is_scalar(a, 1.0); });
   if (!one) return false;
   const CallNode* erf = as<CallNode>(*erf_term);
-  if (!erf || !as<OpNode>(erf->op) || as<OpNode>(erf->op)->name != "erf") return false;
+  if (!erf || !as<OpNode>(erf->op) || as<OpNode>(erf->op) != ops::erf()) return false;
   const Expr& scaled = erf->args[0];
-  if (const CallNode* d = call_of(scaled, "divide")) return d->args[0].get() == x.get() && is_scalar(d->args[1], M_SQRT2);
-  auto [factor, value] = either_order(call_of(scaled, "multiply"), [](const Expr& a) { return is_scalar(a, M_SQRT1_2); });
+  if (const CallNode* d = call_of(scaled, ops::divide())) return d->args[0].get() == x.get() && is_scalar(d->args[1], M_SQRT2);
+  auto [factor, value] = either_order(call_of(scaled, ops::multiply()), [](const Expr& a) { return is_scalar(a, M_SQRT1_2); });
   return factor && value->get() == x.get();
 }
 
 // The x of an exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))), in the
 // association orders exporters write it, or null.
 const CallNode* gelu_argument(const CallNode* root) {
-  const CallNode* outer = call_of(Expr(root), "multiply");
+  const CallNode* outer = call_of(Expr(root), ops::multiply());
   auto [half, product] = either_order(outer, [](const Expr& a) { return is_scalar(a, 0.5); });
   if (half) {  // 0.5 * (x * (1 + erf))
-    const CallNode* inner = call_of(*product, "multiply");
+    const CallNode* inner = call_of(*product, ops::multiply());
     for (int i = 0; inner && i < 2; ++i)
       if (is_one_plus_erf_of(inner->args[1 - i], inner->args[i])) return as<CallNode>(inner->args[i]);
     return nullptr;
   }
   for (int i = 0; outer && i < 2; ++i) {  // (0.5 * x) * (1 + erf(x / sqrt(2)))
-    auto [scale, x] = either_order(call_of(outer->args[i], "multiply"), [](const Expr& a) { return is_scalar(a, 0.5); });
+    auto [scale, x] = either_order(call_of(outer->args[i], ops::multiply()), [](const Expr& a) { return is_scalar(a, 0.5); });
     if (scale && is_one_plus_erf_of(outer->args[1 - i], *x)) return as<CallNode>(*x);
   }
   return nullptr;
@@ -143,7 +144,7 @@ struct Readers {
 std::optional<Dims> operand_dims(const CallNode& call, const Expr& side, const DnnlAnchor& operation) {
   const Dims& out = shape_of(Expr(&call));
   Dims side_shape = shape_of(side);
-  if (as<OpNode>(call.op)->name == "nn.bias_add") {
+  if (as<OpNode>(call.op) == ops::bias_add()) {
     int64_t axis = call.attrs->get_int("axis");
     if (axis < 0) axis += int64_t(out.size());
     side_shape.assign(out.size(), 1);
@@ -159,9 +160,9 @@ std::optional<Dims> operand_dims(const CallNode& call, const Expr& side, const D
 // per-output-channel vector parameter, else nullopt.
 std::optional<Dims> bias_dims(const CpuKernel& k, const CallNode& call, size_t position,
                               const DnnlAnchor& operation) {
-  const std::string& op = as<OpNode>(call.op)->name;
+  const OpNode* op = as<OpNode>(call.op);
   if (operation.spec.weights_input < 0 || call.args.size() != 2) return std::nullopt;
-  if (!(op == "nn.bias_add" && position == 0) && op != "add") return std::nullopt;
+  if (!(op == ops::bias_add() && position == 0) && op != ops::add()) return std::nullopt;
   const Expr& side = call.args[1 - position];
   if (parameter_index(k, side) < 0 || dtype_of(side) != DType::kFloat32) return std::nullopt;
   std::optional<Dims> operand = operand_dims(call, side, operation);
@@ -194,7 +195,7 @@ std::optional<double> linear_parameter(const Expr& side) {
 // then ends before it and a loop computes the rest.
 std::optional<PrimitivePostOp> post_op_of(const CpuKernel& k, const CallNode& call, size_t position,
                                           const DnnlAnchor& operation, bool summed) {
-  const std::string& op = as<OpNode>(call.op)->name;
+  const OpNode* op = as<OpNode>(call.op);
   if (dtype_of(Expr(&call)) != DType::kFloat32) return std::nullopt;
   if (call.args.size() == 1) return eltwise(op, call);
   if (call.args.size() != 2) return std::nullopt;
@@ -204,27 +205,29 @@ std::optional<PrimitivePostOp> post_op_of(const CpuKernel& k, const CallNode& ca
     std::optional<double> s = linear_parameter(side);
     if (!s) return std::nullopt;
     auto linear = [](double alpha, double beta) { return append("eltwise_linear", alpha, beta); };
-    if (op == "add") return linear(1, *s);
-    if (op == "multiply") return linear(*s, 0);
-    if (op == "subtract") return chain_first ? linear(1, -*s) : linear(-1, *s);
-    if (op == "divide" && chain_first && *s != 0 && std::isfinite(1 / *s)) return linear(1 / *s, 0);
+    if (op == ops::add()) return linear(1, *s);
+    if (op == ops::multiply()) return linear(*s, 0);
+    if (op == ops::subtract()) return chain_first ? linear(1, -*s) : linear(-1, *s);
+    if (op == ops::divide() && chain_first && *s != 0 && std::isfinite(1 / *s)) return linear(1 / *s, 0);
     return std::nullopt;
   }
   // Not maximum or minimum: oneDNN's binary_max and binary_min lose a NaN
   // of the anchor's result (docs/operators.md, "Edge cases").
-  static const std::map<std::string, std::string> binary = {
-      {"add", "binary_add"}, {"nn.bias_add", "binary_add"}, {"multiply", "binary_mul"}, {"subtract", "binary_sub"},
-      {"divide", "binary_div"}};
-  auto it = binary.find(op);
-  if (it == binary.end()) return std::nullopt;
-  if (!chain_first && (op == "subtract" || op == "divide" || op == "nn.bias_add")) return std::nullopt;
+  const std::pair<const OpNode*, const char*> binary[] = {{ops::add(), "binary_add"},
+                                                          {ops::bias_add(), "binary_add"},
+                                                          {ops::multiply(), "binary_mul"},
+                                                          {ops::subtract(), "binary_sub"},
+                                                          {ops::divide(), "binary_div"}};
+  auto it = std::find_if(std::begin(binary), std::end(binary), [&](const auto& row) { return row.first == op; });
+  if (it == std::end(binary)) return std::nullopt;
+  if (!chain_first && (op == ops::subtract() || op == ops::divide() || op == ops::bias_add())) return std::nullopt;
   int input = parameter_index(k, side);
   if (input < 0 || dtype_of(side) != DType::kFloat32) return std::nullopt;
   // A residual of the destination's own shape: the primitive adds what the
   // destination already holds (one sum per chain, as oneDNN allows). Not
   // after a pool: oneDNN's pooling accepts a sum post-op and ignores it.
   bool sums = operation.spec.kind != PrimitiveKind::kPooling;
-  if (op == "add" && sums && !summed && shape_of(side) == shape_of(Expr(&call))) {
+  if (op == ops::add() && sums && !summed && shape_of(side) == shape_of(Expr(&call))) {
     PrimitivePostOp sum;
     sum.kind = PrimitivePostOp::Kind::kSum;
     sum.input = input;

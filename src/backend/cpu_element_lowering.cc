@@ -5,6 +5,7 @@
 #include "backend/cpu_element_lowering.h"
 
 #include "backend/cpu_code.h"
+#include "op/handles.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "support/error.h"
@@ -102,11 +103,11 @@ void ElementLowering::evaluate(const Expr& node, const IndexAt& index) {
 
 void ElementLowering::evaluate_call(const CallNode* call, const IndexAt& index, const Key& key) {
   const OpNode* op = as<OpNode>(call->op);
-  if (op->name == "concatenate") return evaluate_concatenate(call, index, key);
-  if (op->name == "take") return evaluate_take(call, index, key);
+  if (op == ops::concatenate()) return evaluate_concatenate(call, index, key);
+  if (op == ops::take()) return evaluate_take(call, index, key);
   OpPattern pattern = op->def->pattern;
   bool inlinable = pattern == OpPattern::kElementwise || pattern == OpPattern::kBroadcast ||
-                   (pattern == OpPattern::kInjective && op->name != "split");
+                   (pattern == OpPattern::kInjective && op != ops::split());
   if (!inlinable)
     throw Error(ErrorKind::kBackend,
                 "operator '" + op->name + "' (" + op_pattern_name(pattern) +

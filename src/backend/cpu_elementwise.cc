@@ -10,6 +10,7 @@
 #include "backend/cpu_element_lowering.h"
 #include "backend/cpu_kernel.h"
 #include "ir/functor.h"
+#include "op/handles.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "op/shape_rules.h"
@@ -219,7 +220,7 @@ const CallNode* concatenation_by_parts(const CpuKernel& k) {
   post_order_visit(k.function->body, [&](const Expr& e) {
     const CallNode* c = as<CallNode>(e);
     const OpNode* op = c ? as<OpNode>(c->op) : nullptr;
-    if (op && op->name == "concatenate") {
+    if (op && op == ops::concatenate()) {
       found = c;
       ++count;
     }
@@ -294,8 +295,8 @@ bool reads_in_place(const CpuKernel& k) {
     const CallNode* c = as<CallNode>(e);
     const OpNode* op = c ? as<OpNode>(c->op) : nullptr;
     if (!op) return;
-    moves = moves || op->name == "take" || op->name == "concatenate" || op->name == "transpose" ||
-            op->name == "strided_slice";
+    moves = moves || op == ops::take() || op == ops::concatenate() || op == ops::transpose() ||
+            op == ops::strided_slice();
   });
   return !moves;
 }
@@ -313,7 +314,7 @@ ki::Kernel lower_elementwise_kernel(const CpuKernel& k) {
   ki::Kernel kernel = k.kernel_ir_buffers();
   if (k.result_is_empty()) return kernel;
   ElementLoopBuilder builder{k, kernel};
-  if (as<OpNode>(k.root->op)->name == "split") {
+  if (as<OpNode>(k.root->op) == ops::split()) {
     lower_split(k, builder);
     return kernel;
   }

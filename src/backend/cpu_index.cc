@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "kernel_ir/hash.h"
+#include "op/handles.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "op/shape_rules.h"
@@ -179,7 +180,7 @@ IndexAt argument_index(const CallNode& call, size_t arg, const IndexAt& index, b
   const OpNode* op = as<OpNode>(call.op);
   const std::string& name = op->name;
   const std::vector<int64_t>& out_shape = shape_of(Expr(&call));
-  if (name == "nn.bias_add") {
+  if (op == ops::bias_add()) {
     if (arg == 0) return index;
     int64_t axis = normalize_axis(call.attrs->get_int("axis"), int64_t(out_shape.size()), name);
     return IndexAt::at_coords({coordinates_of(index, out_shape, divided)[size_t(axis)]});
@@ -189,11 +190,11 @@ IndexAt argument_index(const CallNode& call, size_t arg, const IndexAt& index, b
     case OpPattern::kBroadcast: return broadcast_index(index, out_shape, shape_of(call.args[arg]), divided);
     default: break;
   }
-  if (name == "reshape") return reshape_index(call, index, divided);
-  if (name == "expand_dims") return expand_dims_index(call, index);
-  if (name == "squeeze") return squeeze_index(call, index);
-  if (name == "transpose") return transpose_index(call, index, divided);
-  if (name == "strided_slice") return strided_slice_index(call, index, divided);
+  if (op == ops::reshape()) return reshape_index(call, index, divided);
+  if (op == ops::expand_dims()) return expand_dims_index(call, index);
+  if (op == ops::squeeze()) return squeeze_index(call, index);
+  if (op == ops::transpose()) return transpose_index(call, index, divided);
+  if (op == ops::strided_slice()) return strided_slice_index(call, index, divided);
   throw Error(ErrorKind::kBackend, "no CPU kernel for operator '" + name + "'", call.span());
 }
 

@@ -10,6 +10,7 @@
 
 #include "backend/cpu_accumulator.h"
 #include "backend/cpu_kernel.h"
+#include "op/handles.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "support/error.h"
@@ -214,16 +215,16 @@ std::vector<ki::Stmt> batch_norm(const CpuKernel& k, const AxisView& v, DType dt
 ki::Kernel lower_normalization_kernel(const CpuKernel& k) {
   ki::Kernel kernel = k.kernel_ir_buffers();
   if (k.result_is_empty()) return kernel;
-  const std::string& op = as<OpNode>(k.master->op)->name;
+  const OpNode* op = as<OpNode>(k.master->op);
   const Expr& data = k.master->args[0];
   DType dtype = dtype_of(data);
   if (!dtype_is_float(dtype))
-    throw Error(ErrorKind::kBackend, "'" + op + "' needs a floating-point input, got " + dtype_name(dtype),
+    throw Error(ErrorKind::kBackend, "'" + op->name + "' needs a floating-point input, got " + dtype_name(dtype),
                 k.master->span());
   const std::vector<int64_t>& shape = shape_of(data);
-  AxisView v = axis_view(shape, normalize_axis(k.master->attrs->get_int("axis"), int64_t(shape.size()), op));
-  if (op == "nn.softmax") kernel.body = {softmax(k, v, dtype)};
-  else if (op == "nn.layer_norm") kernel.body = {layer_norm(k, v, dtype)};
+  AxisView v = axis_view(shape, normalize_axis(k.master->attrs->get_int("axis"), int64_t(shape.size()), op->name));
+  if (op == ops::softmax()) kernel.body = {softmax(k, v, dtype)};
+  else if (op == ops::layer_norm()) kernel.body = {layer_norm(k, v, dtype)};
   else kernel.body = batch_norm(k, v, dtype);
   return kernel;
 }

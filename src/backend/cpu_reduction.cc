@@ -12,6 +12,7 @@
 
 #include "backend/cpu_accumulator.h"
 #include "backend/cpu_kernel.h"
+#include "op/handles.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
 
@@ -24,7 +25,8 @@ namespace ki = kernel_ir;
 constexpr int64_t kTile = 256;  // contiguous outputs reduced together
 
 struct ReductionPlan {
-  std::string op;
+  const OpNode* op = nullptr;  // sum, mean, max or prod
+  std::string name;            // its name, for messages and variable names
   Expr input;
   std::vector<int64_t> shape;  // the input's
   std::vector<bool> reduced;
@@ -36,12 +38,13 @@ struct ReductionPlan {
 
 ReductionPlan plan(const CallNode& call) {
   ReductionPlan p;
-  p.op = as<OpNode>(call.op)->name;
+  p.op = as<OpNode>(call.op);
+  p.name = p.op->name;
   p.input = call.args[0];
   p.shape = shape_of(p.input);
   p.dtype = dtype_of(p.input);
   p.reduced.assign(p.shape.size(), false);
-  std::vector<int64_t> axes = reduce_axes(int64_t(p.shape.size()), *call.attrs, p.op);
+  std::vector<int64_t> axes = reduce_axes(int64_t(p.shape.size()), *call.attrs, p.name);
   for (int64_t a : axes) {
     p.reduced[size_t(a)] = true;
     p.count *= p.shape[size_t(a)];
@@ -52,8 +55,8 @@ ReductionPlan plan(const CallNode& call) {
 }
 
 // Sums, means and products accumulate in the accumulator precision.
-bool is_sum(const ReductionPlan& p) { return p.op != "max"; }
-bool is_product(const ReductionPlan& p) { return p.op == "prod"; }
+bool is_sum(const ReductionPlan& p) { return p.op != ops::max(); }
+bool is_product(const ReductionPlan& p) { return p.op == ops::prod(); }
 
 ki::Precision accumulator_precision(const ReductionPlan& p) {
   return is_sum(p) ? ki::Precision::kAccumulator : ki::Precision::kCompute;
@@ -80,7 +83,7 @@ ki::Expr accumulate(const ReductionPlan& p, const ki::Expr& acc, const ki::Expr&
 // The reduced value in the input's compute type.
 ki::Expr finish(const ReductionPlan& p, const ki::Expr& acc) {
   if (!is_sum(p)) return acc;
-  if (p.op != "mean") return finished_sum(p.dtype, acc);
+  if (p.op != ops::mean()) return finished_sum(p.dtype, acc);
   if (dtype_is_float(p.dtype)) {
     ki::Expr count = ki::in_accumulator(ki::float_value(p.dtype, double(p.count)));
     return ki::cast(p.dtype, ki::binary(ki::BinaryOp::kDiv, acc, count));
@@ -165,12 +168,12 @@ ki::Stmt per_output_reduction(const CpuKernel& k, const ReductionPlan& p) {
   ki::Expr acc = accumulator(p, "acc");
   step.push_back(ki::assign("acc", accumulate(p, acc, prologue.lower(p.input, IndexAt::at_coords(coords)))));
   for (ki::Stmt& s : inside_loops(p, loops, lane_reduction(p), std::move(step))) body.push_back(std::move(s));
-  std::string result = prologue.fresh(p.op);
+  std::string result = prologue.fresh(p.name);
   body.push_back(ki::let(result, p.dtype, finish(p, acc)));
   k.lower_store_result(body, counter, ki::var(result, p.dtype), IndexAt::at_offset(o));
   return ki::parallel("reduce", outputs, grain_for(p.count),
                       {ki::for_loop("o", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body))},
-                      p.op + " over the reduced axes, one output element at a time");
+                      p.name + " over the reduced axes, one output element at a time");
 }
 
 // Trailing kept axes: a tile of contiguous outputs accumulates together.
@@ -220,14 +223,14 @@ ki::Stmt tiled_reduction(const CpuKernel& k, const ReductionPlan& p) {
   step.push_back(ki::assign_element("acc", j, accumulate(p, acc, value)));
   std::vector<ki::Stmt> lanes = {ki::for_loop("j", ki::index(0), width, ki::LoopKind::kSimd, std::move(step))};
   for (ki::Stmt& s : inside_loops(p, loops, ki::Reduction::kNone, std::move(lanes))) body.push_back(std::move(s));
-  std::string result = prologue.fresh(p.op);
+  std::string result = prologue.fresh(p.name);
   std::vector<ki::Stmt> store = {ki::let(result, p.dtype, finish(p, acc))};
   k.lower_store_result(store, counter, ki::var(result, p.dtype),
                        IndexAt::at_offset(ki::add(ki::add(ki::mul(outer, p.inner), first), j)));
   body.push_back(ki::for_loop("j", ki::index(0), width, ki::LoopKind::kSerial, std::move(store)));
   return ki::parallel("reduce", outer_count * tiles, grain_for(p.count * tile),
                       {ki::for_loop("item", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body))},
-                      p.op + " over the reduced axes, " + std::to_string(tile) + " contiguous outputs at a time");
+                      p.name + " over the reduced axes, " + std::to_string(tile) + " contiguous outputs at a time");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // position, NaN as the largest value, as the reference sorts).
 #include "backend/cpu_accumulator.h"
 #include "backend/cpu_kernel.h"
+#include "op/handles.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 
@@ -97,11 +98,11 @@ ki::Stmt topk_indices(const CpuKernel& k, const AxisView& v, DType dtype) {
 
 ki::Kernel lower_scan_kernel(const CpuKernel& k) {
   ki::Kernel kernel = k.kernel_ir_buffers();
-  const std::string& op = as<OpNode>(k.master->op)->name;
+  const OpNode* op = as<OpNode>(k.master->op);
   const Expr& data = k.master->args[0];
   const std::vector<int64_t>& shape = shape_of(data);
-  AxisView v = axis_view(shape, normalize_axis(k.master->attrs->get_int("axis"), int64_t(shape.size()), op));
-  kernel.body = {op == "cumsum" ? cumsum(k, v, dtype_of(data)) : topk_indices(k, v, dtype_of(data))};
+  AxisView v = axis_view(shape, normalize_axis(k.master->attrs->get_int("axis"), int64_t(shape.size()), op->name));
+  kernel.body = {op == ops::cumsum() ? cumsum(k, v, dtype_of(data)) : topk_indices(k, v, dtype_of(data))};
   return kernel;
 }
 
