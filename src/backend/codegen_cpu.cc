@@ -71,11 +71,6 @@ bool CpuKernel::result_is_empty() const {
   return std::all_of(outputs.begin(), outputs.end(), [](const TensorType& t) { return t->numel() == 0; });
 }
 
-std::pair<int64_t, int64_t> attr_pair(const CallNode& call, const std::string& name) {
-  const std::vector<int64_t>& v = call.attrs->get_ints(name);
-  return {v.at(0), v.back()};
-}
-
 namespace {
 
 void flatten_type(const Type& t, std::vector<TensorType>* out, const Span& span) {

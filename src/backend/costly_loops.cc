@@ -7,6 +7,7 @@
 
 #include "ir/functor.h"
 #include "op/handles.h"
+#include "op/window_attrs.h"
 #include "op/registry.h"
 #include "support/error.h"
 
@@ -41,9 +42,8 @@ double reduction_length(const CallNode& call) {
 }
 
 double window_elements(const CallNode& call) {
-  const std::vector<int64_t>& pool = call.attrs->get_ints("pool_size");
-  if (pool.empty()) return 0;
-  return double(pool.front()) * double(pool.size() > 1 ? pool[1] : pool.front());
+  WindowAttrs w = window_attrs(call);
+  return double(w.pool_h) * double(w.pool_w);
 }
 
 std::string shape_text(const Expr& e) {
@@ -61,10 +61,11 @@ std::string describe(const CallNode& call) {
   std::string text = op_name(call) + " " + shape_text(call.args.at(0));
   if (op == ops::conv2d() || ops::is_product(op)) text += " by " + shape_text(call.args.at(1));
   text += " -> " + shape_text(Expr(&call));
-  if (op == ops::conv2d() && call.attrs->get_int("groups") != 1)
-    text += ", groups=" + std::to_string(call.attrs->get_int("groups"));
-  if ((op == ops::max_pool2d() || op == ops::avg_pool2d()) && call.attrs->get_bool("ceil_mode")) text += ", ceil_mode";
-  if (op == ops::avg_pool2d() && call.attrs->get_bool("count_include_pad")) text += ", count_include_pad";
+  if (!ops::is_window(op)) return text;
+  WindowAttrs w = window_attrs(call);
+  if (w.groups != 1) text += ", groups=" + std::to_string(w.groups);
+  if (w.ceil_mode) text += ", ceil_mode";
+  if (w.count_include_pad) text += ", count_include_pad";
   return text;
 }
 

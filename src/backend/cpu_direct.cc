@@ -12,6 +12,7 @@
 #include "backend/cpu_accumulator.h"
 #include "backend/cpu_kernel.h"
 #include "op/handles.h"
+#include "op/window_attrs.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
 #include "support/error.h"
@@ -147,14 +148,15 @@ Window describe_window(const CallNode& call, bool has_kernel_weights) {
   const Dims& in = shape_of(call.args[0]);
   const Dims& out = shape_of(Expr(&call));
   Window w{in[0], in[1], in[2], in[3], out[2], out[3]};
-  std::tie(w.stride_h, w.stride_w) = attr_pair(call, "strides");
-  std::tie(w.dilation_h, w.dilation_w) = attr_pair(call, "dilation");
-  w.pad = expand_padding(call.attrs->get_ints("padding"));
+  WindowAttrs attrs = window_attrs(call);
+  w.stride_h = attrs.stride_h, w.stride_w = attrs.stride_w;
+  w.dilation_h = attrs.dilation_h, w.dilation_w = attrs.dilation_w;
+  w.pad = attrs.padding;
   if (has_kernel_weights) {
     const Dims& weight = shape_of(call.args[1]);
     w.kernel_h = weight[2], w.kernel_w = weight[3];
   } else {
-    std::tie(w.kernel_h, w.kernel_w) = expand_pair(call.attrs->get_ints("pool_size"));
+    w.kernel_h = attrs.pool_h, w.kernel_w = attrs.pool_w;
   }
   return w;
 }
@@ -193,7 +195,7 @@ ki::Stmt convolution(const CpuKernel& k) {
   Window w = describe_window(call, true);
   DType dtype = dtype_of(call.args[0]);
   const Dims& weight = shape_of(call.args[1]);
-  int64_t groups = call.attrs->get_int("groups"), out_channels = weight[0];
+  int64_t groups = window_attrs(call).groups, out_channels = weight[0];
   int64_t group_in = w.channels / groups, group_out = out_channels / groups;
   ki::Expr plane = ki::var("plane"), n = ki::var("n"), o = ki::var("o"), c = ki::var("c");
   ki::Expr acc = ki::in_accumulator(ki::var("acc", dtype));
@@ -237,7 +239,7 @@ ki::Stmt pool(const CpuKernel& k) {
   } else {
     w = describe_window(call, false);
   }
-  bool include_pad = op == ops::avg_pool2d() && call.attrs->get_bool("count_include_pad");
+  bool include_pad = op == ops::avg_pool2d() && window_attrs(call).count_include_pad;
   ki::Expr plane = ki::var("plane");
   ki::Expr value = ki::load(k.operand(0), dtype, plane_element(plane, w.height, ki::var("ih"), w.width, ki::var("iw")));
   ki::Expr best = ki::var("best", dtype), real = ki::var("real"), padded = ki::var("padded");

@@ -10,6 +10,7 @@
 
 #include "backend/cpu_dnnl.h"
 #include "op/handles.h"
+#include "op/window_attrs.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
 #include "runtime/dnnl_primitive.h"
@@ -122,12 +123,13 @@ DnnlAnchor window(const CpuKernel& k) {
     s.dilation = s.padding_l = s.padding_r = {0, 0};
     return o;
   }
-  auto [stride_h, stride_w] = attr_pair(call, "strides");
-  auto [dilation_h, dilation_w] = attr_pair(call, "dilation");
-  Padding2D pad = expand_padding(call.attrs->get_ints("padding"));
+  const WindowAttrs attrs = window_attrs(call);
+  auto [stride_h, stride_w] = std::pair(attrs.stride_h, attrs.stride_w);
+  auto [dilation_h, dilation_w] = std::pair(attrs.dilation_h, attrs.dilation_w);
+  const Padding2D& pad = attrs.padding;
   if (op == ops::conv2d()) {
     Dims w = shape_of(call.args[1]);
-    int64_t groups = call.attrs->get_int("groups");
+    int64_t groups = attrs.groups;
     Dims weights = groups == 1 ? w : Dims{groups, w[0] / groups, w[1], w[2], w[3]};
     s.kind = PrimitiveKind::kConvolution;
     s.algorithm = "convolution_direct";
@@ -148,11 +150,11 @@ DnnlAnchor window(const CpuKernel& k) {
     s.any_activation_layout = true;
     return o;
   }
-  auto [pool_h, pool_w] = expand_pair(call.attrs->get_ints("pool_size"));
+  auto [pool_h, pool_w] = std::pair(attrs.pool_h, attrs.pool_w);
   int64_t bottom = effective_right_padding(in[2], pad.top, pad.bottom, pool_h, stride_h, dilation_h, out[2]);
   int64_t right = effective_right_padding(in[3], pad.left, pad.right, pool_w, stride_w, dilation_w, out[3]);
   std::string algorithm = op == ops::max_pool2d()                        ? "pooling_max"
-                          : call.attrs->get_bool("count_include_pad") ? "pooling_avg_include_padding"
+                          : attrs.count_include_pad                    ? "pooling_avg_include_padding"
                                                                        : "pooling_avg_exclude_padding";
   s.kind = PrimitiveKind::kPooling;
   s.algorithm = algorithm;
@@ -231,21 +233,20 @@ bool dnnl_handles(const CallNode& anchor) {
     const TensorTypeNode* type = as_tensor(t->checked_type());
     if (!type || type->dtype != DType::kFloat32 || type->numel() == 0 || type->ndim() > 12) return false;
   }
-  if (op == ops::conv2d())
-    return anchor.attrs->get_string("data_layout") == "NCHW" && anchor.attrs->get_string("kernel_layout") == "OIHW";
-  if (op == ops::global_avg_pool2d() || op == ops::max_pool2d() || op == ops::avg_pool2d())
-    if (anchor.attrs->get_string("layout") != "NCHW") return false;
-  if (op == ops::avg_pool2d() && anchor.attrs->get_bool("count_include_pad")) {
+  if (!ops::is_window(op)) return true;
+  const WindowAttrs w = window_attrs(anchor);
+  if (op == ops::conv2d()) return w.data_layout == "NCHW" && w.kernel_layout == "OIHW";
+  if (w.data_layout != "NCHW") return false;
+  if (op == ops::avg_pool2d() && w.count_include_pad) {
     // oneDNN would count ceil_mode's extra window positions as padding; the
     // reference does not.
     const Dims& in = shape_of(anchor.args[0]);
     const Dims& out = shape_of(Expr(&anchor));
-    auto [stride_h, stride_w] = attr_pair(anchor, "strides");
-    auto [dilation_h, dilation_w] = attr_pair(anchor, "dilation");
-    auto [pool_h, pool_w] = expand_pair(anchor.attrs->get_ints("pool_size"));
-    Padding2D pad = expand_padding(anchor.attrs->get_ints("padding"));
-    return effective_right_padding(in[2], pad.top, pad.bottom, pool_h, stride_h, dilation_h, out[2]) == pad.bottom &&
-           effective_right_padding(in[3], pad.left, pad.right, pool_w, stride_w, dilation_w, out[3]) == pad.right;
+    const Padding2D& pad = w.padding;
+    return effective_right_padding(in[2], pad.top, pad.bottom, w.pool_h, w.stride_h, w.dilation_h, out[2]) ==
+               pad.bottom &&
+           effective_right_padding(in[3], pad.left, pad.right, w.pool_w, w.stride_w, w.dilation_w, out[3]) ==
+               pad.right;
   }
   return true;
 }

@@ -109,7 +109,5 @@ bool lower_layout_conversion(CpuKernel& k);
 // Whether oneDNN computes this anchor call (float32, supported attributes).
 bool dnnl_handles(const CallNode& anchor);
 
-// The normalized attribute `name` as (height, width) from 1 or 2 values.
-std::pair<int64_t, int64_t> attr_pair(const CallNode& call, const std::string& name);
 
 }  // namespace switchyard
