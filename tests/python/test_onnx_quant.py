@@ -368,3 +368,113 @@ def test_blocked_quantization_is_refused(tmp_path):
     path = save(tmp_path, "QuantizeLinear", {"x": X}, {"s": np.ones((2, 1), np.float32)}, 21, axis=1,
                 block_size=3)
     refuses(tmp_path, path, "blocked quantization \\(block_size > 0\\) is not supported")
+
+
+# ---- A QDQ model ------------------------------------------------------------
+# A tiny PyTorch CNN exported to ONNX, with the QuantizeLinear/DequantizeLinear
+# pairs ONNX Runtime's static quantization would insert (scales calibrated on
+# sample inputs), against the same model fake-quantized in PyTorch.
+
+class TinyCnn(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.head = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv1(x))
+        x = torch.relu(self.conv2(x))
+        return self.head(x.mean(dim=(2, 3)))
+
+
+def calibrate(model, samples):
+    """Per conv, in order: uint8 (scale, zero point) covering the range its
+    input reaches on the samples (and 0), as ONNX Runtime's MinMax calibration."""
+    seen = []
+    hooks = [conv.register_forward_pre_hook(lambda module, args: seen.append(args[0]))
+             for conv in (model.conv1, model.conv2)]
+    with torch.no_grad():
+        model(samples)
+    for hook in hooks:
+        hook.remove()
+    params = []
+    for x in seen:
+        low, high = min(0.0, float(x.min())), max(0.0, float(x.max()))
+        scale = np.float32((high - low) / 255)
+        params.append((scale, np.uint8(np.clip(np.rint(-low / scale), 0, 255))))
+    return params
+
+
+def int8_per_channel(w):
+    scale = (np.abs(w).reshape(len(w), -1).max(axis=1) / 127).astype(np.float32)
+    return np.clip(np.rint(w / scale.reshape(-1, 1, 1, 1)), -127, 127).astype(np.int8), scale
+
+
+def insert_qdq(model, activations):
+    """QuantizeLinear/DequantizeLinear pairs before each Conv: its input
+    uint8 per tensor, its weight int8 per output channel (stored quantized)."""
+    graph = model.graph
+    weights = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    nodes, inits = [], []
+    convs = [n for n in graph.node if n.op_type == "Conv"]
+    assert len(convs) == len(activations)
+    for node in graph.node:
+        if node.op_type == "Conv":
+            k = convs.index(node)
+            (scale, zero_point), p = activations[k], f"qdq{k}_"
+            q_weight, w_scale = int8_per_channel(weights[node.input[1]])
+            inits += [numpy_helper.from_array(v, p + n) for n, v in
+                      [("s", scale), ("z", zero_point), ("w", q_weight), ("ws", w_scale),
+                       ("wz", np.zeros(len(w_scale), np.int8))]]
+            nodes += [helper.make_node("QuantizeLinear", [node.input[0], p + "s", p + "z"], [p + "q"], name=p + "q"),
+                      helper.make_node("DequantizeLinear", [p + "q", p + "s", p + "z"], [p + "x"], name=p + "dq"),
+                      helper.make_node("DequantizeLinear", [p + "w", p + "ws", p + "wz"], [p + "wf"], axis=0,
+                                       name=p + "wdq")]
+            node.input[0], node.input[1] = p + "x", p + "wf"
+        nodes.append(node)
+    used = {name for n in nodes for name in n.input}
+    kept = [t for t in graph.initializer if t.name in used]
+    del graph.node[:], graph.initializer[:]
+    graph.node.extend(nodes)
+    graph.initializer.extend(kept + inits)
+    return model
+
+
+def fake_quantized(model, activations):
+    """The PyTorch model computing what the QDQ model does: conv inputs
+    quantized and dequantized (halves to even, x / scale in float32), weights
+    dequantized from int8."""
+    for conv, (scale, zero_point) in zip((model.conv1, model.conv2), activations):
+        q_weight, w_scale = int8_per_channel(conv.weight.detach().numpy())
+        conv.weight.data = torch.from_numpy(q_weight.astype(np.float32) * w_scale.reshape(-1, 1, 1, 1))
+        s, z = torch.tensor(scale), float(zero_point)
+
+        def quantize_input(module, args, s=s, z=z):
+            return (torch.clamp(torch.round(args[0] / s) + z, 0, 255) - z) * s
+        conv.register_forward_pre_hook(quantize_input)
+    return model
+
+
+def test_qdq_cnn_matches_pytorch(tmp_path):
+    torch.manual_seed(0)
+    model = TinyCnn().eval()
+    samples = torch.randn(8, 3, 12, 12)
+    activations = calibrate(model, samples)
+    with torch.no_grad():
+        float_output = model(samples[:2]).numpy()
+    path = tmp_path / "cnn.onnx"
+    torch.onnx.export(model, samples[:2], str(path), input_names=["x"], output_names=["y"], opset_version=13)
+    onnx.save(insert_qdq(onnx.load(str(path)), activations), str(path))
+    with torch.no_grad():
+        want = fake_quantized(model, activations)(samples[:2]).numpy()
+    x = samples[:2].numpy()
+    mod = sy.frontend.from_onnx(path)
+    interpreted = sy.evaluate(mod, x=x)
+    sy.build(mod, ["cpu:0"], tmp_path / "artifact")
+    compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
+    magnitude = np.abs(want).max()
+    for got in (interpreted, compiled):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * magnitude)
+    # The quantization shows: the float model's output is ten times farther off than that.
+    assert np.abs(float_output - want).max() > 1e-4 * magnitude
