@@ -172,6 +172,15 @@ def test_dynamic_quantize_matches_onnx_formula(tmp_path, shift):
     np.testing.assert_array_equal(y, want_y)
 
 
+def test_dynamic_quantize_of_zeros(tmp_path):
+    # The range is empty: the scale is 0 and 0 / 0 is NaN, which the casts send to 0.
+    x = np.zeros((2, 3), np.float32)
+    path = save(tmp_path, "DynamicQuantizeLinear", {"x": x}, {}, 11, outputs=("y", "scale", "zero_point"))
+    y, scale, zero_point = both_ways(tmp_path, path, x=x)
+    np.testing.assert_array_equal(y, np.zeros((2, 3), np.uint8))
+    assert scale == 0 and zero_point == 0
+
+
 # ---- MatMulInteger, ConvInteger ---------------------------------------------
 
 def integers(dtype, shape):
