@@ -373,11 +373,15 @@ Expr onnx_convolution(NodeContext& c, const Expr& x, const Expr& w, const Expr& 
   const std::vector<int64_t>& w_shape = tensor_type_of(w).shape;
   int rank = int(x_shape.size());
   if (rank != 3 && rank != 4) c.fail("only 1-D and 2-D convolutions are supported");
-  if (int(w_shape.size()) != rank) c.fail("the weight's rank " + std::to_string(w_shape.size()) + " is not the input's " + std::to_string(rank));
+  if (int(w_shape.size()) != rank)
+    c.fail("the weight's rank " + std::to_string(w_shape.size()) + " is not the input's " + std::to_string(rank));
   Window2d window = read_window(c, spatial_dims(c, x_shape, "the input"), spatial_dims(c, w_shape, "the weight"));
   int64_t groups = c.attr_int("group", 1);
   Expr y = c.call("nn.conv2d", {as_nchw(c, x), as_nchw(c, w)},
-                  {{"strides", window.strides}, {"padding", window.padding}, {"dilation", window.dilations}, {"groups", groups}});
+                  {{"strides", window.strides},
+                   {"padding", window.padding},
+                   {"dilation", window.dilations},
+                   {"groups", groups}});
   if (bias) y = c.call("nn.bias_add", {y, bias}, {{"axis", int64_t(1)}});
   return from_nchw(c, y, rank);
 }

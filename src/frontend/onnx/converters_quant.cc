@@ -165,7 +165,8 @@ void convert_quantize(NodeContext& c, QuantizeVersion v) {
   Expr scale = along(c, parameter(c, 1, DType::kFloat32, granularity, "the scale"), axis, rank);
   Expr scaled = c.call("divide", {cast_to(c, c.input(0), DType::kFloat32), scale});
   Expr zero_point;
-  if (c.has_input(2)) zero_point = along(c, parameter(c, 2, DType::kFloat32, granularity, "the zero point"), axis, rank);
+  if (c.has_input(2))
+    zero_point = along(c, parameter(c, 2, DType::kFloat32, granularity, "the zero point"), axis, rank);
   set_single_output(c, saturate_to(c, scaled, zero_point, out));
 }
 
@@ -239,7 +240,8 @@ Expr requantize_factor(NodeContext& c, size_t a, size_t b, size_t y, const Granu
     check_scale(c, i, role, false);
   check_scale(c, y, "the output's scale", true);
   Expr b_scale = along(c, parameter(c, b, DType::kFloat32, b_granularity, "the second operand's scale"), axis, rank);
-  Expr product = c.call("multiply", {parameter(c, a, DType::kFloat32, kPerTensor, "the first operand's scale"), b_scale});
+  Expr a_scale = parameter(c, a, DType::kFloat32, kPerTensor, "the first operand's scale");
+  Expr product = c.call("multiply", {a_scale, b_scale});
   return c.call("divide", {product, parameter(c, y, DType::kFloat32, kPerTensor, "the output's scale")});
 }
 
@@ -290,7 +292,8 @@ void convert_qlinear_conv(NodeContext& c) {
   check_same_length(c, 4, 5, "w");
   Expr bias;
   if (c.has_input(8)) {
-    if (c.input_dtype(8) != DType::kInt32) c.fail("the bias B is " + std::string(dtype_name(c.input_dtype(8))) + ", not int32");
+    if (c.input_dtype(8) != DType::kInt32)
+      c.fail("the bias B is " + std::string(dtype_name(c.input_dtype(8))) + ", not int32");
     bias = c.input(8);
   }
   Expr accumulator = integer_convolution(c, 0, 2, 3, 5, bias);
