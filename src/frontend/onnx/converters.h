@@ -77,6 +77,7 @@ void register_reduce_converters();       // converters_reduce.cc: Reduce*, ArgMa
 void register_resample_converters();     // converters_resample.cc: Pad, Resize, Upsample, Tile, ConvTranspose
 void register_scatter_converters();      // converters_scatter.cc: ScatterND, ScatterElements, Scatter
 void register_scan_converters();         // converters_scan.cc: TopK, CumSum
+void register_quant_converters();        // converters_quant.cc: QuantizeLinear, QLinearConv, ...
 
 // Shared by the families: the node's output 0 (`set_output(0, ...)`) when it
 // has only that one.
@@ -97,6 +98,9 @@ void require_float(NodeContext& ctx, size_t i);
 // The product of dims[from, to).
 int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to);
 
+// ONNX Conv's convolution of x by w, 1-D or 2-D, with the node's window
+// attributes and `group`, plus `bias` (C,) when it is given (converters_nn.cc).
+Expr onnx_convolution(NodeContext& ctx, const Expr& x, const Expr& w, const Expr& bias = Expr());
 // x != x, elementwise (converters_elementwise.cc).
 Expr is_nan_expr(NodeContext& ctx, const Expr& x);
 // ONNX GatherElements: `data` at `indices` (same rank, negative ones counting

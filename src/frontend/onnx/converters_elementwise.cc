@@ -67,39 +67,6 @@ void convert_mod(NodeContext& c) {
   set_single_output(c, r);
 }
 
-// DequantizeLinear: (x - zero_point) * scale in float32, the scale and
-// zero point one value or (from version 13, `per_axis`) one per element of
-// `axis`; version 21's blocks (block_size > 0) are refused.
-void convert_dequantize(NodeContext& c, bool per_axis, bool blocks) {
-  DType t = c.input_dtype(0);
-  if (t != DType::kInt8 && t != DType::kUInt8 && t != DType::kInt32) c.fail("needs an int8, uint8 or int32 input");
-  if (c.input_dtype(1) != DType::kFloat32) c.fail("the scale must be float32");
-  if (blocks && c.attr_int("block_size", 0) != 0) c.fail("blocked quantization (block_size > 0) is not supported");
-  int64_t rank = c.input_type(0).ndim();
-  int64_t axis = per_axis ? c.attr_int("axis", 1) : 1;
-  if (!per_axis && c.input_type(1).numel() != 1)
-    c.fail("the scale must hold one value (one per axis came with version 13)");
-  // A per-axis vector is shaped to broadcast along `axis` (which only then matters).
-  auto along_axis = [&](const Expr& v) {
-    const TensorTypeNode& vt = tensor_type_of(v);
-    if (vt.ndim() == 0) return v;
-    if (!per_axis) return reshape_to(c, v, {});
-    if (axis < -rank || axis >= rank) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-    if (axis < 0) axis += rank;
-    if (vt.ndim() != 1 || vt.shape[0] != c.input_shape(0)[size_t(axis)])
-      c.fail("the scale and zero point must be scalars or hold one value per element of axis " + std::to_string(axis));
-    std::vector<int64_t> shape(size_t(rank - axis), 1);
-    shape[0] = vt.shape[0];
-    return c.call("reshape", {v}, {{"newshape", shape}});
-  };
-  Expr x = cast_to(c, c.input(0), DType::kFloat32);
-  if (c.has_input(2)) {
-    if (c.input_dtype(2) != t) c.fail("the zero point must have the input's element type");
-    x = c.call("subtract", {x, along_axis(cast_to(c, c.input(2), DType::kFloat32))});
-  }
-  set_single_output(c, c.call("multiply", {x, along_axis(c.input(1))}));
-}
-
 // x < 0 ? negative_branch : x
 Expr negative_part(NodeContext& c, const Expr& x, const Expr& negative_branch) {
   Expr is_negative = c.call("less", {x, c.scalar(0, tensor_type_of(x).dtype)});
@@ -368,10 +335,6 @@ void register_elementwise_converters() {
                      }}});
   add_onnx_converter("IsInf", {10, 20}, {{10, convert_is_inf}});
   add_onnx_converter("Mod", {10, 13}, {{10, convert_mod}});
-  add_onnx_converter("DequantizeLinear", {10, 13, 19, 21},
-                     {{10, [](NodeContext& c) { convert_dequantize(c, false, false); }},
-                      {13, [](NodeContext& c) { convert_dequantize(c, true, false); }},
-                      {21, [](NodeContext& c) { convert_dequantize(c, true, true); }}});
   add_onnx_converter("Reciprocal", math, {{6, [](NodeContext& c) {
                        require_float(c, 0);
                        set_single_output(c, c.call("divide", {c.scalar(1, c.input_dtype(0)), c.input(0)}));

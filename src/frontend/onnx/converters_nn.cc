@@ -33,17 +33,7 @@ std::vector<int64_t> axes_from(int64_t from, int64_t rank) {
 }
 
 void convert_conv(NodeContext& c) {
-  int rank = c.input_type(0).ndim();
-  const std::vector<int64_t>& w_shape = c.input_shape(1);
-  if (rank != 3 && rank != 4) c.fail("only 1-D and 2-D convolutions are supported");
-  if (int(w_shape.size()) != rank) c.fail("the weight's rank " + std::to_string(w_shape.size()) + " is not the input's " + std::to_string(rank));
-  Window2d w = read_window(c, spatial_dims(c, c.input_shape(0), "the input"), spatial_dims(c, w_shape, "the weight"));
-  int64_t groups = c.attr_int("group", 1);
-  Expr weight = rank == 3 ? as_nchw(c, c.input(1)) : c.input(1);
-  Expr y = c.call("nn.conv2d", {as_nchw(c, c.input(0)), weight},
-                  {{"strides", w.strides}, {"padding", w.padding}, {"dilation", w.dilations}, {"groups", groups}});
-  if (c.has_input(2)) y = c.call("nn.bias_add", {y, c.input(2)}, {{"axis", int64_t(1)}});
-  set_single_output(c, from_nchw(c, y, rank));
+  set_single_output(c, onnx_convolution(c, c.input(0), c.input(1), c.has_input(2) ? c.input(2) : Expr()));
 }
 
 // What a pool's version has beyond kernel_shape, strides, pads and auto_pad.
@@ -377,6 +367,24 @@ void convert_coerced_to_2d(NodeContext& c, AlongAxis op) {
 }
 
 }  // namespace
+
+Expr onnx_convolution(NodeContext& c, const Expr& x, const Expr& w, const Expr& bias) {
+  const std::vector<int64_t>& x_shape = tensor_type_of(x).shape;
+  const std::vector<int64_t>& w_shape = tensor_type_of(w).shape;
+  int rank = int(x_shape.size());
+  if (rank != 3 && rank != 4) c.fail("only 1-D and 2-D convolutions are supported");
+  if (int(w_shape.size()) != rank)
+    c.fail("the weight's rank " + std::to_string(w_shape.size()) + " is not the input's " + std::to_string(rank));
+  Window2d window = read_window(c, spatial_dims(c, x_shape, "the input"), spatial_dims(c, w_shape, "the weight"));
+  int64_t groups = c.attr_int("group", 1);
+  Expr y = c.call("nn.conv2d", {as_nchw(c, x), as_nchw(c, w)},
+                  {{"strides", window.strides},
+                   {"padding", window.padding},
+                   {"dilation", window.dilations},
+                   {"groups", groups}});
+  if (bias) y = c.call("nn.bias_add", {y, bias}, {{"axis", int64_t(1)}});
+  return from_nchw(c, y, rank);
+}
 
 void register_nn_converters() {
   add_onnx_converter("Conv", {1, 11}, {{1, convert_conv}});

@@ -73,9 +73,20 @@ void check_operators(const sy_onnx::GraphProto& graph, int opset, const std::str
     model_fail(source, refused.front() + (refused.size() == 1 ? "" : "; and in all:" + listed(refused)));
 }
 
+// " (an input of node 'q' (QuantizeLinear))": the first node reading
+// `name`, for messages about a tensor; empty when no node reads it.
+std::string used_by(const sy_onnx::GraphProto& graph, const std::string& name) {
+  for (const auto& node : graph.node())
+    for (const std::string& input : node.input())
+      if (input == name) return " (an input of node " + node_label(node) + ")";
+  return "";
+}
+
 // The parameter of a graph input: its declared element type and shape,
 // symbolic dimensions fixed by `fixed` (which may give the whole shape).
-Var make_input(const sy_onnx::ValueInfoProto& info, const std::vector<int64_t>* fixed, const std::string& source) {
+// `user` follows a message about the element type (used_by below).
+Var make_input(const sy_onnx::ValueInfoProto& info, const std::vector<int64_t>* fixed, const std::string& source,
+               const std::string& user) {
   const std::string& name = info.name();
   const std::string input = "input " + quoted_name(name);
   if (!info.type().has_tensor_type()) model_fail(source, input + " is not a tensor");
@@ -83,7 +94,7 @@ Var make_input(const sy_onnx::ValueInfoProto& info, const std::vector<int64_t>* 
   std::optional<DType> dtype = dtype_from_onnx(tt.elem_type());
   if (!dtype)
     model_fail(source, input + " has element type " + onnx_type_name(tt.elem_type()) +
-                           ", which Switchyard does not support");
+                           ", which Switchyard does not support" + user);
   std::vector<int64_t> shape;
   if (fixed) {
     if (tt.has_shape() && tt.shape().dim_size() != int(fixed->size()))
@@ -139,7 +150,7 @@ class GraphImporter {
       try {
         value = tensor_from_onnx(init, model_dir_, raw, options_.weights_in_place ? file_.mapping : nullptr);
       } catch (const Error& e) {
-        model_fail(source_, e.message());
+        model_fail(source_, e.message() + used_by(graph, init.name()));
       }
       values_[init.name()] = make_constant(std::move(value), {.span = Span(init.name(), 0, 0)});
     }
@@ -173,7 +184,8 @@ class GraphImporter {
     std::vector<Var> params;
     for (const sy_onnx::ValueInfoProto* info : inputs) {
       auto fixed = options_.input_shapes.find(info->name());
-      Var v = make_input(*info, fixed == options_.input_shapes.end() ? nullptr : &fixed->second, source_);
+      Var v = make_input(*info, fixed == options_.input_shapes.end() ? nullptr : &fixed->second, source_,
+                         used_by(graph, info->name()));
       values_[info->name()] = v;
       params.push_back(v);
     }

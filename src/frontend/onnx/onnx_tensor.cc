@@ -145,6 +145,10 @@ std::optional<DType> dtype_from_onnx(int onnx_type) {
 std::string onnx_type_name(int onnx_type) {
   if (TensorProto::DataType_IsValid(onnx_type))
     return TensorProto::DataType_Name(static_cast<TensorProto::DataType>(onnx_type));
+  // Types newer than the schema Switchyard is built with (ONNX 1.14 to 1.16).
+  static const char* const kNewer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+                                        "UINT4", "INT4", "FLOAT4E2M1"};
+  if (onnx_type >= 17 && onnx_type < 17 + int(std::size(kNewer))) return kNewer[onnx_type - 17];
   return "type " + std::to_string(onnx_type);
 }
 
@@ -188,7 +192,17 @@ NDArray tensor_from_onnx(const TensorProto& t, const std::string& model_dir, std
     case DType::kBFloat16:  // the 16 bits of each value, held in int32_data
       copy_typed(t.int32_data(), count, [&](int64_t i, int32_t v) { out.as<uint16_t>()[i] = uint16_t(v); });
       break;
-    default:  // int32, int8, uint8, bool: one value per int32_data entry
+    case DType::kInt8:
+    case DType::kUInt8:  // one value per int32_data entry, which may hold more than the type does
+      copy_typed(t.int32_data(), count, [&](int64_t i, int32_t v) {
+        int32_t low = *dtype == DType::kInt8 ? -128 : 0, high = *dtype == DType::kInt8 ? 127 : 255;
+        if (v < low || v > high)
+          tensor_fail(t, "int32_data holds " + std::to_string(v) + " at element " + std::to_string(i) +
+                             ", outside the range of " + onnx_type_name(t.data_type()));
+        out.set_from_double(i, v);
+      });
+      break;
+    default:  // int32, bool: one value per int32_data entry
       copy_typed(t.int32_data(), count, [&](int64_t i, int32_t v) { out.set_from_double(i, v); });
       break;
   }
