@@ -14,7 +14,6 @@
 #include <mutex>
 
 #include "runtime/cpu_features.h"
-#include "runtime/cuda_device.h"
 #include "runtime/device_registry.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/model_description.h"
@@ -49,7 +48,7 @@ std::string list_names(const std::vector<ManifestTensor>& tensors) {
 // What a kernel's oneDNN primitive needs at run time, made at load time.
 struct KernelPrimitive {
   const DnnlPrimitive* primitive = nullptr;
-  const CudaLibraryPrimitive* cuda_primitive = nullptr;  // instead, on a cuda device
+  const DeviceLibraryPrimitive* device_primitive = nullptr;  // instead, on a device with its own library
   std::shared_ptr<const PreparedWeights> weights;  // constant weights in its layout, if it reorders them
   const void* weights_address = nullptr;           // where the kernel must pass those weights from
   // The same for the weights of a depthwise convolution it fuses.
@@ -166,15 +165,15 @@ void service_run_primitive(void* ctx, int device_index, const void* const* input
     int kernel = run.open_kernel;
     if (kernel < 0) return run.fail("a oneDNN primitive ran outside any kernel");
     const KernelPrimitive& planned = (*run.kernel_primitives)[size_t(kernel)];
-    if (!planned.primitive && !planned.cuda_primitive)
+    if (!planned.primitive && !planned.device_primitive)
       return run.fail(run.kernel_label(kernel) + " ran a library primitive, but plans none");
     if (run.manifest->kernels[size_t(kernel)].device != device_index)
       return run.fail(run.kernel_label(kernel) + " is planned on " +
                       run.device_name(run.manifest->kernels[size_t(kernel)].device) +
                       " but ran its primitive on device index " + std::to_string(device_index));
-    if (planned.cuda_primitive) {
-      auto& gpu = static_cast<CudaDevice&>(*(*run.devices)[size_t(device_index)]);
-      gpu.run_library_primitive(*planned.cuda_primitive, inputs, outputs, run.primitive_workspaces[device_index]);
+    if (planned.device_primitive) {
+      (*run.devices)[size_t(device_index)]->run_library_primitive(*planned.device_primitive, inputs, outputs,
+                                                                  run.primitive_workspaces[device_index]);
       return;
     }
     int weights_input = planned.primitive->spec().weights_input;
@@ -224,7 +223,7 @@ void service_launch_kernel(void* ctx, int device_index, int function, int64_t gr
   auto& run = *static_cast<RunContext*>(ctx);
   int kernel = run.open_kernel;
   try {
-    if (kernel < 0) return run.fail("a CUDA kernel was launched outside any kernel");
+    if (kernel < 0) return run.fail("a device function was launched outside any kernel");
     const ManifestKernel& planned = run.manifest->kernels[size_t(kernel)];
     const std::vector<void*>& functions = (*run.kernel_functions)[size_t(kernel)];
     if (planned.device != device_index)
@@ -238,8 +237,8 @@ void service_launch_kernel(void* ctx, int device_index, int function, int64_t gr
                       std::to_string(grid) + ", block " + std::to_string(block));
     std::vector<const void*> param(buffers, buffers + buffer_count);
     if (planned.may_fault) param.push_back(run.fault_words[kernel]);
-    auto& gpu = static_cast<CudaDevice&>(*(*run.devices)[size_t(device_index)]);
-    gpu.launch(functions[size_t(function)], grid, block, param.data(), param.size() * sizeof(void*));
+    (*run.devices)[size_t(device_index)]->launch(functions[size_t(function)], grid, block, param.data(),
+                                                 param.size() * sizeof(void*));
   } catch (const std::exception& e) {
     run.fail(run.kernel_label(kernel) + ": " + e.what());
   }
@@ -296,7 +295,7 @@ class Artifact::Impl {
     pinned_memories.clear();
     kernel_primitives.clear();
     primitives.clear();
-    cuda_primitives.clear();
+    device_primitives.clear();
     weight_blocks.clear();
     weights_file.reset();
     if (library) dlclose(library);
@@ -327,7 +326,7 @@ class Artifact::Impl {
       workspace->fault_words.emplace_back();
       if (kernel.may_fault) {
         workspace->fault_words.back() = DeviceBuffer(artifact.device(kernel.device), sizeof(int));
-        static_cast<CudaDevice&>(artifact.device(kernel.device)).set_words(workspace->fault_words.back().data(), 0, 1);
+        artifact.device(kernel.device).set_words(workspace->fault_words.back().data(), 0, 1);
       }
       workspace->fault_word_pointers.push_back(workspace->fault_words.back().data());
     }
@@ -349,9 +348,10 @@ class Artifact::Impl {
   std::vector<DeviceBuffer> weight_blocks;   // by device index: the weights of a device the host cannot address
   std::vector<const void*> weight_pointers;  // by device index; null for a device without weights
   std::vector<std::unique_ptr<DnnlPrimitive>> primitives;  // by manifest primitive, on the first device using it
-  std::vector<std::unique_ptr<CudaLibraryPrimitive>> cuda_primitives;  // the same, on cuda devices
+  // The same, on devices with a library of their own.
+  std::vector<std::unique_ptr<DeviceLibraryPrimitive>> device_primitives;
   // By device index: a host device's page-locked memory, for its "pinned" arenas.
-  std::vector<std::unique_ptr<PinnedHostMemory>> pinned_memories;
+  std::vector<std::unique_ptr<Device>> pinned_memories;
   std::vector<KernelPrimitive> kernel_primitives;          // by manifest kernel
   std::vector<size_t> primitive_workspace_bytes;           // by device index
   std::vector<std::vector<void*>> kernel_functions;        // by manifest kernel: its device image's functions
@@ -362,20 +362,18 @@ class Artifact::Impl {
 Artifact::~Artifact() = default;
 
 // A host device with arenas of scope "pinned" gets page-locked memory from
-// the artifact's first GPU (the pages are locked for every GPU). Without a
-// GPU there is nothing to copy to, and those arenas are plain host memory.
+// the artifact's first device that offers it (a GPU's driver: the pages are
+// locked for every GPU). Without one there is nothing to copy to, and those
+// arenas are plain host memory.
 void Artifact::make_pinned_memories(Artifact& artifact) {
   Impl& impl = *artifact.impl_;
   impl.pinned_memories.resize(artifact.devices_.size());
-  CudaDevice* gpu = nullptr;
-  for (size_t d = 0; d < artifact.devices_.size() && !gpu; ++d)
-    if (artifact.manifest_.devices[d].kind == "cuda") gpu = static_cast<CudaDevice*>(artifact.devices_[d].get());
-  if (!gpu) return;
   for (const ManifestArena& arena : artifact.manifest_.arenas) {
     const Device& host = artifact.device(arena.device);
-    std::unique_ptr<PinnedHostMemory>& pinned = impl.pinned_memories[size_t(arena.device)];
-    if (arena.scope == kPinnedScope && host.host_accessible() && !pinned)
-      pinned = std::make_unique<PinnedHostMemory>(host, *gpu);
+    std::unique_ptr<Device>& pinned = impl.pinned_memories[size_t(arena.device)];
+    for (size_t d = 0; d < artifact.devices_.size() && arena.scope == kPinnedScope && host.host_accessible() && !pinned;
+         ++d)
+      pinned = artifact.devices_[d]->make_pinned_host_memory(host);
   }
 }
 
@@ -391,27 +389,27 @@ void Artifact::make_primitives(Artifact& artifact, const std::string& manifest_p
   impl.kernel_primitives.resize(manifest.kernels.size());
   // A primitive is made per (primitive, device): a device's thread count shapes it.
   std::map<std::pair<int, int>, const DnnlPrimitive*> made;
-  std::map<std::pair<int, int>, const CudaLibraryPrimitive*> made_on_gpus;
+  std::map<std::pair<int, int>, const DeviceLibraryPrimitive*> made_on_devices;
   std::map<std::pair<const DnnlPrimitive*, int>, std::shared_ptr<const PreparedWeights>> prepared;
   for (size_t k = 0; k < manifest.kernels.size(); ++k) {
     const ManifestKernel& kernel = manifest.kernels[k];
     if (kernel.primitive < 0) continue;
     std::string where = manifest_path + ": kernels[" + std::to_string(k) + "] '" + kernel.name + "'";
-    if (manifest.devices[size_t(kernel.device)].kind == "cuda") {
-      // cuBLASLt and cuDNN read the weights as they are.
-      const CudaLibraryPrimitive*& primitive = made_on_gpus[{kernel.primitive, kernel.device}];
+    Device& device = artifact.device(kernel.device);
+    if (device.has_own_library()) {
+      // Its library (cuBLASLt and cuDNN on a GPU) reads the weights as they are.
+      const DeviceLibraryPrimitive*& primitive = made_on_devices[{kernel.primitive, kernel.device}];
       if (!primitive) {
         try {
-          impl.cuda_primitives.push_back(static_cast<CudaDevice&>(artifact.device(kernel.device))
-                                             .make_library_primitive(manifest.primitives[size_t(kernel.primitive)]));
+          impl.device_primitives.push_back(device.make_library_primitive(manifest.primitives[size_t(kernel.primitive)]));
         } catch (const RuntimeError& e) {
           throw RuntimeError(where + ": " + e.what());
         }
-        primitive = impl.cuda_primitives.back().get();
+        primitive = impl.device_primitives.back().get();
         size_t& bytes = impl.primitive_workspace_bytes[size_t(kernel.device)];
         bytes = std::max(bytes, primitive->workspace_bytes());
       }
-      impl.kernel_primitives[k].cuda_primitive = primitive;
+      impl.kernel_primitives[k].device_primitive = primitive;
       continue;
     }
     const DnnlPrimitive*& primitive = made[{kernel.primitive, kernel.device}];
@@ -489,8 +487,7 @@ void Artifact::load_device_images(Artifact& artifact, const std::string& manifes
       throw RuntimeError(where + ": " + e.what());
     }
     try {
-      impl.kernel_functions[k] =
-          static_cast<CudaDevice&>(artifact.device(kernel.device)).load_functions(image, kernel.functions);
+      impl.kernel_functions[k] = artifact.device(kernel.device).load_functions(image, kernel.functions);
     } catch (const RuntimeError& e) {
       throw RuntimeError(where + ": " + e.what());
     }
@@ -542,14 +539,9 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
     } catch (const RuntimeError& e) {
       throw RuntimeError(where + ": " + e.what());
     }
-    if (d.compute_capability > 0) {
-      int has = static_cast<const CudaDevice&>(*artifact->devices_.back()).compute_capability();
-      auto version = [](int capability) { return std::to_string(capability / 10) + "." + std::to_string(capability % 10); };
-      if (has < d.compute_capability)
-        throw RuntimeError(where + ": its kernels were compiled for compute capability " +
-                           version(d.compute_capability) + " (target '" + d.target + "'), but this GPU has " +
-                           version(has) + "; compile the model for this GPU's architecture");
-    }
+    if (std::string why = artifact->devices_.back()->cannot_run_compute_capability(d.compute_capability);
+        !why.empty())
+      throw RuntimeError(where + " (target '" + d.target + "'): " + why);
   }
 
   make_pinned_memories(*artifact);
@@ -678,7 +670,7 @@ RunStats Artifact::execute(const std::vector<const void*>& host_inputs, const st
     word.device()->copy_to_host(&faults, word.data(), sizeof faults);
     if (faults == 0) continue;
     fail_with_faults(context, int(k), faults);
-    static_cast<CudaDevice*>(word.device())->set_words(word.data(), 0, 1);
+    word.device()->set_words(word.data(), 0, 1);
   }
   impl.release_workspace(std::move(workspace));
 

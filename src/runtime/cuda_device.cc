@@ -80,15 +80,27 @@ void CudaDevice::set_words(void* address, uint32_t value, size_t words) {
   gpu_->set_words_async(address_of(address), value, words, stream_);
 }
 
-std::unique_ptr<CudaLibraryPrimitive> CudaDevice::make_library_primitive(const PrimitiveSpec& spec) {
+std::unique_ptr<DeviceLibraryPrimitive> CudaDevice::make_library_primitive(const PrimitiveSpec& spec) {
   gpu_->bind();
   return std::make_unique<CudaLibraryPrimitive>(spec, *gpu_);
 }
 
-void CudaDevice::run_library_primitive(const CudaLibraryPrimitive& primitive, const void* const* inputs,
+void CudaDevice::run_library_primitive(const DeviceLibraryPrimitive& primitive, const void* const* inputs,
                                        void* const* outputs, void* workspace) {
   gpu_->bind();
-  primitive.execute(inputs, outputs, nullptr, workspace, stream_);
+  static_cast<const CudaLibraryPrimitive&>(primitive).execute(inputs, outputs, nullptr, workspace, stream_);
+}
+
+std::unique_ptr<Device> CudaDevice::make_pinned_host_memory(const Device& host) {
+  return std::make_unique<PinnedHostMemory>(host, *this);
+}
+
+std::string CudaDevice::cannot_run_compute_capability(int compute_capability) const {
+  int has = this->compute_capability();
+  if (has >= compute_capability) return "";
+  auto version = [](int capability) { return std::to_string(capability / 10) + "." + std::to_string(capability % 10); };
+  return "its kernels were compiled for compute capability " + version(compute_capability) + ", but this GPU has " +
+         version(has) + "; compile the model for this GPU's architecture";
 }
 
 PinnedHostMemory::PinnedHostMemory(const Device& host, CudaDevice& gpu)

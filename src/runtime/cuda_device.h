@@ -36,18 +36,19 @@ class CudaDevice final : public Device {
   int num_threads() const override { return 1; }
 
   int compute_capability() const { return gpu_->compute_capability(); }  // major * 10 + minor
-  // Loads a cubin (for this device's lifetime) and finds `functions` in it, in order.
-  std::vector<void*> load_functions(const std::vector<uint8_t>& image, const std::vector<std::string>& functions);
-  // Queues `function` on the stream: `grid` blocks of `block` threads, with
-  // the `param_bytes` bytes at `param` as its one parameter.
-  void launch(void* function, int64_t grid, int block, const void* param, size_t param_bytes);
-  // Queues setting `words` 32-bit words at `address` to `value`.
-  void set_words(void* address, uint32_t value, size_t words);
-  // A cuBLASLt or cuDNN primitive for this GPU (CudaLibraryPrimitive's errors).
-  std::unique_ptr<CudaLibraryPrimitive> make_library_primitive(const PrimitiveSpec& spec);
-  // Queues `primitive` on the stream; `workspace` holds its workspace_bytes().
-  void run_library_primitive(const CudaLibraryPrimitive& primitive, const void* const* inputs, void* const* outputs,
-                             void* workspace);
+  std::string cannot_run_compute_capability(int compute_capability) const override;
+  // Cubins, loaded for this device's lifetime; launches and word fills are queued on the stream.
+  std::vector<void*> load_functions(const std::vector<uint8_t>& image,
+                                    const std::vector<std::string>& functions) override;
+  void launch(void* function, int64_t grid, int block, const void* param, size_t param_bytes) override;
+  void set_words(void* address, uint32_t value, size_t words) override;
+  // cuBLASLt and cuDNN primitives (CudaLibraryPrimitive's errors), queued on the stream.
+  bool has_own_library() const override { return true; }
+  std::unique_ptr<DeviceLibraryPrimitive> make_library_primitive(const PrimitiveSpec& spec) override;
+  void run_library_primitive(const DeviceLibraryPrimitive& primitive, const void* const* inputs, void* const* outputs,
+                             void* workspace) override;
+  // Page-locked host pages from this GPU's driver.
+  std::unique_ptr<Device> make_pinned_host_memory(const Device& host) override;
 
  private:
   friend class PinnedHostMemory;

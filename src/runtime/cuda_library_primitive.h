@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/device.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/primitive_spec.h"
 
@@ -19,20 +20,20 @@ namespace switchyard {
 
 class CudaGpu;
 
-class CudaLibraryPrimitive {
+class CudaLibraryPrimitive final : public DeviceLibraryPrimitive {
  public:
   // For `gpu`, whose context must be current on the calling thread. Throws
   // RuntimeError naming the GPU when the spec is one the library path does
   // not run (cuda_library_refusal), the library cannot be loaded, or the
   // library refuses it (no algorithm, a failed call).
   CudaLibraryPrimitive(const PrimitiveSpec& spec, const CudaGpu& gpu);
-  ~CudaLibraryPrimitive();
+  ~CudaLibraryPrimitive() override;
   CudaLibraryPrimitive(const CudaLibraryPrimitive&) = delete;
   CudaLibraryPrimitive& operator=(const CudaLibraryPrimitive&) = delete;
 
   const PrimitiveSpec& spec() const;
   // Bytes of GPU workspace one call needs (the chosen algorithm's).
-  size_t workspace_bytes() const;
+  size_t workspace_bytes() const override;
   // cuBLASLt and cuDNN read the plain weights as they are: nothing needs
   // preparing, and prepare_weights returns null (the interface is
   // DnnlPrimitive's, so a device runs both kinds of primitive the same way).

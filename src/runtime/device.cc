@@ -1,6 +1,7 @@
 // Device bookkeeping, the CPU device and copies between devices.
 #include "runtime/device.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -13,6 +14,33 @@
 namespace switchyard {
 
 Device::Device(std::string kind, int id) : kind_(std::move(kind)), id_(id), name_(kind_ + ":" + std::to_string(id)) {}
+
+std::vector<void*> Device::load_functions(const std::vector<uint8_t>&, const std::vector<std::string>&) {
+  throw RuntimeError(name() + " runs no device images");
+}
+
+void Device::launch(void*, int64_t, int, const void*, size_t) {
+  throw RuntimeError(name() + " launches no device functions");
+}
+
+void Device::set_words(void* address, uint32_t value, size_t words) {
+  if (!host_accessible()) throw RuntimeError(name() + " cannot set words in its memory");
+  uint32_t* word = static_cast<uint32_t*>(address);
+  std::fill(word, word + words, value);
+}
+
+std::unique_ptr<DeviceLibraryPrimitive> Device::make_library_primitive(const PrimitiveSpec&) {
+  throw RuntimeError(name() + " has no library of its own (its primitives are the host's oneDNN)");
+}
+
+void Device::run_library_primitive(const DeviceLibraryPrimitive&, const void* const*, void* const*, void*) {
+  throw RuntimeError(name() + " has no library of its own (its primitives are the host's oneDNN)");
+}
+
+std::string Device::cannot_run_compute_capability(int compute_capability) const {
+  if (compute_capability <= 0) return "";
+  return "its kernels were compiled for a GPU's compute capability, but " + name() + " is not a GPU";
+}
 
 DeviceMemoryStats Device::memory_stats() const {
   std::lock_guard<std::mutex> lock(stats_mutex_);

@@ -1,6 +1,8 @@
 // The runtime's device API: memory, copies and host-side parallel work per
-// device. CPU devices are implemented here; another kind (CUDA) is one more
-// subclass of Device.
+// device, and for a device that runs its own code (a GPU) device images,
+// launches and its library's primitives. CPU devices are implemented here;
+// another kind (CUDA) is one more subclass of Device, and nothing outside it
+// names its class.
 #pragma once
 
 #include <atomic>
@@ -10,7 +12,9 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
+#include "runtime/primitive_spec.h"
 #include "runtime/thread_pool.h"
 
 namespace switchyard {
@@ -24,6 +28,15 @@ struct DeviceMemoryStats {
   size_t live_allocations = 0;
   uint64_t copies_in = 0;  // device-to-device copies that arrived here
   uint64_t bytes_copied_in = 0;
+};
+
+// A primitive of a device's own library (cuBLASLt, cuDNN on a GPU), made at
+// load time by the device that runs it.
+class DeviceLibraryPrimitive {
+ public:
+  virtual ~DeviceLibraryPrimitive() = default;
+  // Bytes of device workspace one call needs.
+  virtual size_t workspace_bytes() const = 0;
 };
 
 class Device {
@@ -56,6 +69,32 @@ class Device {
   // Runs host-side work for kernels placed on this device on its threads.
   virtual void parallel_for(int64_t n, int64_t grain, const ParallelBody& body) = 0;
   virtual int num_threads() const = 0;
+
+  // What a device that runs compiled device images (a GPU's cubins)
+  // offers; the defaults throw RuntimeError naming the device: a CPU runs
+  // model.so's code and oneDNN on the host.
+  // Loads `image` for the device's lifetime and finds `functions` in it, in order.
+  virtual std::vector<void*> load_functions(const std::vector<uint8_t>& image, const std::vector<std::string>& functions);
+  // Queues `function` on the device: `grid` blocks of `block` threads, with
+  // the `param_bytes` bytes at `param` as its one parameter.
+  virtual void launch(void* function, int64_t grid, int block, const void* param, size_t param_bytes);
+  // Sets `words` 32-bit words at `address` (this device's memory) to
+  // `value`, in order with the device's other work. Host memory: at once.
+  virtual void set_words(void* address, uint32_t value, size_t words);
+  // Whether the device runs primitives of its own library
+  // (make_library_primitive) instead of the host's oneDNN.
+  virtual bool has_own_library() const { return false; }
+  virtual std::unique_ptr<DeviceLibraryPrimitive> make_library_primitive(const PrimitiveSpec& spec);
+  // Queues `primitive` (made by this device); `workspace` holds its workspace_bytes().
+  virtual void run_library_primitive(const DeviceLibraryPrimitive& primitive, const void* const* inputs,
+                                     void* const* outputs, void* workspace);
+  // Memory of `host` that this device's copies read and write at full speed
+  // (a GPU's page-locked pages), for the host's "pinned" arenas; null when
+  // the device needs none.
+  virtual std::unique_ptr<Device> make_pinned_host_memory(const Device& host) { return nullptr; }
+  // Why code compiled for `compute_capability` (major * 10 + minor; 0: none
+  // asked) cannot run here, or "" when it can.
+  virtual std::string cannot_run_compute_capability(int compute_capability) const;
 
   DeviceMemoryStats memory_stats() const;
   // Counts a device-to-device copy that arrived here (see copy_between_devices).

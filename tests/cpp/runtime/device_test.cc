@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "runtime/runtime_error.h"
@@ -107,4 +109,29 @@ TEST(CpuDevice, ParallelWorkRunsOnTheDevicesPool) {
 }
 
 }  // namespace
+// What only a device that runs its own code offers is a clear error on a
+// CPU, naming it; filling words is plain host memory.
+TEST(CpuDevice, RunsNoDeviceImagesAndHasNoLibraryOfItsOwn) {
+  CpuDevice device(2, std::make_shared<ThreadPool>(1));
+  auto message_of = [](const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const RuntimeError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message_of([&] { device.load_functions({1, 2, 3}, {"f"}); }), "cpu:2 runs no device images");
+  EXPECT_EQ(message_of([&] { device.launch(nullptr, 1, 1, nullptr, 0); }), "cpu:2 launches no device functions");
+  EXPECT_FALSE(device.has_own_library());
+  EXPECT_NE(message_of([&] { device.make_library_primitive(PrimitiveSpec{}); }).find("cpu:2 has no library of its own"),
+            std::string::npos);
+  EXPECT_EQ(device.make_pinned_host_memory(device), nullptr);
+  EXPECT_EQ(device.cannot_run_compute_capability(0), "");
+  EXPECT_NE(device.cannot_run_compute_capability(80).find("cpu:2 is not a GPU"), std::string::npos);
+  std::vector<uint32_t> words(4, 7);
+  device.set_words(words.data() + 1, 0, 2);
+  EXPECT_EQ(words, (std::vector<uint32_t>{7, 0, 0, 7}));
+}
+
 }  // namespace switchyard
