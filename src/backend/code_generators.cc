@@ -29,12 +29,21 @@ std::vector<uint8_t> cuda_compile_image(const KernelSource& kernel, const Target
   return compile_cuda_cached(kernel.code, kernel.name, cuda_arch(target), cache_dir, cached).image;
 }
 
+void cpu_record_requirements(const Target* target, const Toolchain& toolchain, ManifestDevice& device) {
+  device.cpu_features = toolchain.cpu_features(target->option("-mcpu"));
+}
+
+void cuda_record_requirements(const Target* target, const Toolchain&, ManifestDevice& device) {
+  device.compute_capability = cuda_compute_capability(cuda_arch(target));
+}
+
 }  // namespace
 
 const CodeGenerator* code_generator_for(DeviceKind kind) {
   static const std::vector<CodeGenerator> generators = {
-      {DeviceKind::kCPU, generate_cpu_kernel, render_cpu, cpu_compile_flags, nullptr, ""},
-      {DeviceKind::kCUDA, generate_cuda_kernel, render_cuda, nullptr, cuda_compile_image, ".cubin"},
+      {DeviceKind::kCPU, generate_cpu_kernel, render_cpu, cpu_compile_flags, nullptr, "", cpu_record_requirements},
+      {DeviceKind::kCUDA, generate_cuda_kernel, render_cuda, nullptr, cuda_compile_image, ".cubin",
+       cuda_record_requirements},
   };
   for (const CodeGenerator& g : generators)
     if (g.kind == kind) return &g;

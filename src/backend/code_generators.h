@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "backend/kernel.h"
+#include "backend/toolchain.h"
 #include "ir/virtual_device.h"
+#include "runtime/manifest.h"
 
 namespace switchyard {
 
@@ -29,6 +31,10 @@ struct CodeGenerator {
   std::vector<uint8_t> (*compile_image)(const KernelSource& kernel, const Target* target,
                                         const std::string& cache_dir, bool* cached);
   const char* image_extension;  // the image files' ".cubin"
+  // Records in the manifest's device what running its kernels needs, which
+  // the runtime checks at load: the CPU features code for `target` may use
+  // (as `toolchain` reports them), or the compute capability of a GPU's cubins.
+  void (*record_requirements)(const Target* target, const Toolchain& toolchain, ManifestDevice& device);
 };
 
 // Null when the kind has no code generator.

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "backend/artifact_cache.h"
+#include "backend/code_generators.h"
 #include "backend/costly_loops.h"
 #include "backend/interrupt.h"
 #include "driver/commands.h"
@@ -88,14 +89,18 @@ void run_compile(const CompileFlags& f) {
   options.print_to = &std::cerr;
   options.diagnostics = stderr_diagnostics();
   // What a later compile would not say again (a pass's warnings) or cannot
-  // check (a GPU's cubins, made by a toolkit outside the key) is not cached;
+  // check (device images such as a GPU's cubins, made by a toolkit outside
+  // the key) is not cached;
   // the warnings about costly loops are the artifact's own, kept with its
   // summary and printed again on a hit. The artifact is kept from the
   // build's own staging directory, before it is put in place: a compile
   // into the same folder may replace it right after.
-  bool cuda = false;
-  for (const VirtualDevice* device : options.config.devices) cuda |= device->kind() == DeviceKind::kCUDA;
-  if (cache && !cuda)
+  bool device_images = false;
+  for (const VirtualDevice* device : options.config.devices) {
+    const CodeGenerator* generator = code_generator_for(device->kind());
+    device_images |= generator && generator->compile_image;
+  }
+  if (cache && !device_images)
     options.before_commit = [&](const std::string& staging_dir, const BuildReport& report) {
       std::string kept = report.model_summary();
       for (const DiagnosticSink::Diagnostic& d : options.diagnostics->diagnostics()) {

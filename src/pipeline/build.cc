@@ -17,7 +17,6 @@
 #include "backend/artifact_writer.h"
 #include "backend/code_generators.h"
 #include "backend/costly_loops.h"
-#include "backend/cuda_compile.h"
 #include "backend/lower.h"
 #include "backend/lower_check.h"
 #include "backend/lowered_printer.h"
@@ -185,20 +184,13 @@ void write_manifest(Manifest& manifest, const std::string& dir) {
   }
 }
 
-// The CPU features each CPU device's code is compiled for, and the compute
-// capability each cuda device's cubins need, checked at load.
+// What each device's kernels need of the machine that runs them (a CPU's
+// features, a GPU's compute capability), as its kind's code generator says;
+// checked at load.
 void add_device_requirements(Manifest& manifest, const CompilationConfig& config, const Toolchain& toolchain) {
-  std::map<std::string, std::vector<std::string>> features_of_mcpu;
   for (size_t d = 0; d < config.devices.size(); ++d) {
     const VirtualDevice* device = config.devices[d];
-    if (device->kind() == DeviceKind::kCUDA) {
-      manifest.devices[d].compute_capability = cuda_compute_capability(cuda_arch(device->target()));
-      continue;
-    }
-    std::string mcpu = device->target()->option("-mcpu");
-    auto it = features_of_mcpu.find(mcpu);
-    if (it == features_of_mcpu.end()) it = features_of_mcpu.emplace(mcpu, toolchain.cpu_features(mcpu)).first;
-    manifest.devices[d].cpu_features = it->second;
+    code_generator_for(device->kind())->record_requirements(device->target(), toolchain, manifest.devices[d]);
   }
 }
 
