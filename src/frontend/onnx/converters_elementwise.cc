@@ -380,6 +380,16 @@ void register_elementwise_converters() {
                      }}});
   add_onnx_converter("IsInf", {10, 20}, {{10, convert_is_inf}});
   add_onnx_converter("Mod", {10, 13}, {{10, convert_mod}});
+  // ONNX shifts the unsigned integer types; uint8 is the one the IR has.
+  add_onnx_converter("BitShift", {11}, {{11, [](NodeContext& c) {
+                       std::string direction = c.attr_string("direction");
+                       if (direction != "LEFT" && direction != "RIGHT")
+                         c.fail("direction='" + direction + "' is not one of 'LEFT', 'RIGHT'");
+                       if (c.input_dtype(0) != DType::kUInt8)
+                         c.fail(std::string("BitShift of ") + dtype_name(c.input_dtype(0)) + " is not supported (uint8 only)");
+                       const char* op = direction == "LEFT" ? "left_shift" : "right_shift";
+                       set_single_output(c, c.call(op, {c.input(0), c.input(1)}));
+                     }}});
   add_onnx_converter("DequantizeLinear", {10, 13, 19, 21},
                      {{10, [](NodeContext& c) { convert_dequantize(c, false, false); }},
                       {13, [](NodeContext& c) { convert_dequantize(c, true, false); }},
