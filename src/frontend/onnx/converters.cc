@@ -31,6 +31,7 @@ void ensure_registered() {
     register_resample_converters();
     register_scatter_converters();
     register_scan_converters();
+    register_einsum_converters();
   });
 }
 

@@ -78,6 +78,7 @@ void register_reduce_converters();       // converters_reduce.cc: Reduce*, ArgMa
 void register_resample_converters();     // converters_resample.cc: Pad, Resize, Upsample, Tile, ConvTranspose
 void register_scatter_converters();      // converters_scatter.cc: ScatterND, ScatterElements, Scatter
 void register_scan_converters();         // converters_scan.cc: TopK, CumSum
+void register_einsum_converters();       // converters_einsum.cc
 
 // Shared by the families: the node's output 0 (`set_output(0, ...)`) when it
 // has only that one.
