@@ -51,6 +51,15 @@ void check_clip_bounds(const AttrsNode& attrs) {
                           attr_value_to_string(high) + ")");
 }
 
+// left_shift and right_shift: unsigned integers only (uint8, the IR's one),
+// since a quotient is not an arithmetic shift of a negative number.
+Type unsigned_shift(const std::vector<Type>& args, const std::string& op) {
+  Type result = binary_broadcast(args, op, std::nullopt);
+  DType dtype = expect_tensor(args, 0, op).dtype;
+  if (dtype != DType::kUInt8) type_fail(op, "needs uint8 operands, got " + std::string(dtype_name(dtype)));
+  return result;
+}
+
 bool is_comparison(ScalarOp op) { return op == ScalarOp::kEqual || op == ScalarOp::kLess || op == ScalarOp::kGreater; }
 
 // Registers `def` with its meaning. Arity, pattern, error names and (unless
@@ -93,6 +102,21 @@ void register_elementwise_ops() {
   row({.name = "multiply", .doc = "a * b with broadcasting"}, {x * y, kNumeric});
   row({.name = "divide", .doc = "a / b with broadcasting"}, {x / y, kNumeric});
   row({.name = "power", .doc = "a ** b with broadcasting"}, {g(kPower), kNumeric});
+  // Shifts as products and quotients of powers of two. Generated code
+  // computes in the dtype itself, so 2^y must fit it: the exponent is capped
+  // at 7 and a shift by the width (8, uint8 being the only dtype the
+  // relation admits) or more gives 0, as NumPy's and C++'s on a promoted
+  // uint8 do.
+  ScalarExpr power_of_two = call(kPower, {constant(2), call(kMinimum, {y, constant(7)})});
+  ScalarExpr in_width = call(kLess, {y, constant(8)});
+  row({.name = "left_shift", .type_relation = [](const std::vector<Type>& a, const AttrsNode&) {
+         return unsigned_shift(a, "left_shift");
+       }, .doc = "a << b with broadcasting (uint8; by 8 or more: 0)"},
+      {select(in_width, x * power_of_two, zero), kNumeric});
+  row({.name = "right_shift", .type_relation = [](const std::vector<Type>& a, const AttrsNode&) {
+         return unsigned_shift(a, "right_shift");
+       }, .doc = "a >> b with broadcasting (uint8; by 8 or more: 0)"},
+      {select(in_width, x / power_of_two, zero), kNumeric});
   row({.name = "maximum", .doc = "max(a, b) with broadcasting"}, {g(kMaximum)});
   row({.name = "minimum", .doc = "min(a, b) with broadcasting"}, {g(kMinimum)});
   row({.name = "equal", .doc = "a == b with broadcasting"}, {g(kEqual)});

@@ -108,6 +108,7 @@ MODELS = {
     "convnext_tiny": (lambda: _classifier("convnext_tiny"), IMAGE),
     "vit_b_16": (lambda: _classifier("vit_b_16"), IMAGE),
     "swin_t": (lambda: _classifier("swin_t"), IMAGE),
+    "maxvit_t": (lambda: _classifier("maxvit_t"), IMAGE),
     "fcn_resnet50": (lambda: _segmentation("fcn_resnet50"), IMAGE),
     "deeplabv3_resnet50": (lambda: _segmentation("deeplabv3_resnet50"), IMAGE),
     "deeplabv3_mobilenet_v3_large": (lambda: _segmentation("deeplabv3_mobilenet_v3_large"), IMAGE),

@@ -172,16 +172,23 @@ def test_opset_outside_1_to_21_is_refused(tmp_path, opset):
         sy.frontend.from_onnx(path)
 
 
-@pytest.mark.parametrize("opset", [1, 6])
-def test_an_old_version_below_opset_7_is_refused_naming_node_and_opset(tmp_path, opset):
-    """Add-1 and Add-6 broadcast only by a `broadcast` attribute: the node
-    is refused (not imported with opset 7's meaning), naming the opset."""
-    path = save(dense_relu_model(opset=opset), tmp_path / "o.onnx")
+def test_an_old_version_below_opset_7_is_refused_naming_node_and_opset(tmp_path):
+    """Relu-1 (with consumed_inputs, opsets 1 to 5) is not converted: the
+    node is refused (not imported with opset 7's meaning), naming the opset."""
+    path = save(dense_relu_model(opset=1), tmp_path / "o.onnx")
     with pytest.raises(sy.ParseError) as caught:
         sy.frontend.from_onnx(path)
-    version = 1 if opset < 6 else 6
-    assert (f"node 'layer/add' (Add): Add-{version} (opset {opset}) is not supported (Switchyard converts Add from "
-            "version 7; convert the model to opset 7 or newer with onnx.version_converter)") in caught.value.message
+    assert ("node 'layer/relu' (Relu): Relu-1 (opset 1) is not supported (Switchyard converts Relu from "
+            "version 6; convert the model to opset 7 or newer with onnx.version_converter)") in caught.value.message
+
+
+def test_add_6_without_the_broadcast_attribute_does_not_broadcast(tmp_path):
+    """Add-6 broadcasts only with broadcast=1: opset 7's meaning would add
+    b to each row, version 6's refuses the shapes, naming the node."""
+    path = save(dense_relu_model(opset=6), tmp_path / "o.onnx")
+    with pytest.raises(sy.ParseError, match=r"node 'layer/add' \(Add\): the inputs' shapes \(2, 3\) and \(3\) "
+                                            r"differ, and Add-6 broadcasts only with broadcast=1"):
+        sy.frontend.from_onnx(path)
 
 
 @pytest.mark.parametrize("opset", [7, 9, 11, 12, 13, 17, 18, 21])
@@ -235,7 +242,7 @@ def test_cli_compiles_runs_and_refuses(tmp_path):
 
     bad = save(dense_relu_model(opset=6), tmp_path / "old.onnx")
     result = run_cli("compile", bad, "-o", tmp_path / "never")
-    assert result.returncode == 1 and "Add-6 (opset 6) is not supported" in result.stderr
+    assert result.returncode == 1 and "Add-6 broadcasts only with broadcast=1" in result.stderr
     assert not (tmp_path / "never").exists()
     result = run_cli("compile", path, "-o", tmp_path / "never", "--input-shape", "nope=1x4")
     assert result.returncode == 1 and "--input-shape names 'nope'" in result.stderr

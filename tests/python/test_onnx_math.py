@@ -1,5 +1,5 @@
 # ONNX's math converters that map onto one IR operator each (Sin ...
-# Atanh, ReduceProd), on one-node models built with onnx.helper: through the
+# Atanh, ReduceProd, BitShift), on one-node models built with onnx.helper: through the
 # reference interpreter and through a compiled artifact, against NumPy on
 # inputs across each function's domain; and the refusal of an input type
 # ONNX does not define them for, naming the node.
@@ -130,3 +130,28 @@ def test_reduce_prod_axes_computed_at_run_time_are_refused(tmp_path):
     with pytest.raises(sy.ParseError) as caught:
         sy.frontend.from_onnx(tmp_path / "m.onnx")
     assert "node 'node' (ReduceProd): input 1 ('axes'" in str(caught.value)
+
+
+@pytest.mark.parametrize("direction, reference", [("LEFT", np.left_shift), ("RIGHT", np.right_shift)])
+def test_bit_shift_of_uint8_matches_numpy_including_shifts_of_8_or_more(tmp_path, direction, reference):
+    x = RNG.integers(0, 256, size=(3, 4, 5), dtype=np.uint8)
+    amount = np.array([0, 1, 3, 7, 9], np.uint8)  # along the last axis; by 8 and up every bit is shifted out
+    path = one_node_model(tmp_path / "shift.onnx", "BitShift", 11, x, [("by", amount)], direction=direction)
+    want = np.where(amount >= 8, np.uint8(0), reference(x, amount)).astype(np.uint8)
+    for got in interpreted_and_compiled(tmp_path, path, x=x):
+        assert got.dtype == np.uint8
+        np.testing.assert_array_equal(got, want)
+
+
+def test_bit_shift_refusals_name_the_node(tmp_path):
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    path = one_node_model(tmp_path / "signed.onnx", "BitShift", 11, x, [("by", np.ones(3, np.int32))], direction="LEFT")
+    with pytest.raises(sy.ParseError, match=r"node 'node' \(BitShift\): BitShift of int32 is not supported \(uint8 only\)"):
+        sy.frontend.from_onnx(path)
+    x = np.arange(6, dtype=np.uint8)
+    path = one_node_model(tmp_path / "up.onnx", "BitShift", 11, x, [("by", np.ones(6, np.uint8))], direction="UP")
+    with pytest.raises(sy.ParseError, match=r"node 'node' \(BitShift\): direction='UP' is not one of 'LEFT', 'RIGHT'"):
+        sy.frontend.from_onnx(path)
+    path = one_node_model(tmp_path / "old.onnx", "BitShift", 10, x, [("by", np.ones(6, np.uint8))], direction="LEFT")
+    with pytest.raises(sy.ParseError, match=r"node 'node' \(BitShift\): BitShift is not in opset 10"):
+        sy.frontend.from_onnx(path)

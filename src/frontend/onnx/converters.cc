@@ -32,6 +32,7 @@ void ensure_registered() {
     register_scatter_converters();
     register_scan_converters();
     register_quant_converters();
+    register_einsum_converters();
   });
 }
 

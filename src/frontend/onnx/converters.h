@@ -22,10 +22,11 @@ namespace switchyard {
 // ONNX's versions through kNewestOnnxOpset and converts the version each
 // opset from kFullyConvertedOnnxOpset selects, or refuses it saying why.
 // Below it, a model imports when each of its nodes' versions is one a
-// converter implements (the version opset 7 selects too, as Elu-6 or
-// GlobalAveragePool-1); older versions of different meaning (the
-// `consumed_inputs` of version 1, the `broadcast` attribute of Add-6) are
-// refused naming the node and the opset.
+// converter implements: the version opset 7 selects too (Elu-6,
+// GlobalAveragePool-1), or an older one whose row converts its own meaning
+// (Add-6's `broadcast` attribute, BatchNormalization-6's `is_test`); the
+// others (most of version 1, with `consumed_inputs`) are refused naming the
+// node and the opset.
 constexpr int kOldestOnnxOpset = 1;
 constexpr int kFullyConvertedOnnxOpset = 7;
 constexpr int kNewestOnnxOpset = 21;
@@ -78,6 +79,7 @@ void register_resample_converters();     // converters_resample.cc: Pad, Resize,
 void register_scatter_converters();      // converters_scatter.cc: ScatterND, ScatterElements, Scatter
 void register_scan_converters();         // converters_scan.cc: TopK, CumSum
 void register_quant_converters();        // converters_quant.cc: QuantizeLinear, QLinearConv, ...
+void register_einsum_converters();       // converters_einsum.cc
 
 // Shared by the families: the node's output 0 (`set_output(0, ...)`) when it
 // has only that one.
@@ -101,6 +103,19 @@ int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to);
 // ONNX Conv's convolution of x by w, 1-D or 2-D, with the node's window
 // attributes and `group`, plus `bias` (C,) when it is given (converters_nn.cc).
 Expr onnx_convolution(NodeContext& ctx, const Expr& x, const Expr& w, const Expr& bias = Expr());
+// Before opset 7 (converters_legacy.cc): `b` shaped to broadcast against
+// `a_shape` as Add-6, Pow-1 and their kind define it: only with the node's
+// broadcast=1 (else the shapes must be equal), one value, or b's dimensions
+// matching a_shape's from the node's `axis` (default: the last ones).
+Expr legacy_broadcast(NodeContext& ctx, const Expr& b, const std::vector<int64_t>& a_shape);
+// Reads version 1's `consumed_inputs` where the node is of version 1: an
+// in-place hint for the runtime that ONNX's version converter drops.
+void ignore_consumed_inputs(NodeContext& ctx);
+// `op` of input 0 and input 1 broadcast by legacy_broadcast (Add-6, Pow-1).
+void convert_legacy_binary(NodeContext& ctx, const std::string& op);
+// PRelu-1 and 6: a slope of one value, or one per channel (axis 1).
+void convert_legacy_prelu(NodeContext& ctx);
+
 // x != x, elementwise (converters_elementwise.cc).
 Expr is_nan_expr(NodeContext& ctx, const Expr& x);
 // ONNX GatherElements: `data` at `indices` (same rank, negative ones counting

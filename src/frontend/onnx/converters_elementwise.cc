@@ -16,10 +16,17 @@ namespace {
 // operators broadcast only when a `broadcast` attribute said so; Max, Min,
 // Sum and Mean-6 do not broadcast at all, so broadcasting converts them too.
 
-// An element-wise operator of one IR operator, from version `since`.
-void binary(const std::string& onnx, std::vector<int> versions, int since, const std::string& op) {
-  add_onnx_converter(onnx, std::move(versions),
-                     {{since, [op](NodeContext& c) { set_single_output(c, c.call(op, {c.input(0), c.input(1)})); }}});
+// A binary operator of one IR operator: NumPy's broadcasting from version
+// 7, the `broadcast` attribute's before (converters_legacy.cc); Add, Sub,
+// Mul and Div-1 also carry `consumed_inputs`, a hint.
+void binary(const std::string& onnx, std::vector<int> versions, const std::string& op, bool consumed_inputs = false) {
+  add_onnx_converter(onnx, std::move(versions), {{1, [op, consumed_inputs](NodeContext& c) {
+                                                    if (consumed_inputs) ignore_consumed_inputs(c);
+                                                    convert_legacy_binary(c, op);
+                                                  }},
+                                                 {7, [op](NodeContext& c) {
+                                                    set_single_output(c, c.call(op, {c.input(0), c.input(1)}));
+                                                  }}});
 }
 
 void unary(const std::string& onnx, std::vector<int> versions, int since, const std::string& op) {
@@ -140,8 +147,9 @@ void register_activations() {
                        double alpha = c.attr_float("alpha", 0.01f);
                        set_single_output(c, negative_part(c, x, c.call("multiply", {x, c.scalar(alpha, c.input_dtype(0))})));
                      }}});
-  // PRelu-7 broadcasts the slope to the input (before, a slope of one value or one per channel).
-  add_onnx_converter("PRelu", {1, 6, 7, 9, 16}, {{7, [](NodeContext& c) {
+  // PRelu-7 broadcasts the slope to the input (before, a slope of one value
+  // or one per channel: converters_legacy.cc).
+  add_onnx_converter("PRelu", {1, 6, 7, 9, 16}, {{1, convert_legacy_prelu}, {7, [](NodeContext& c) {
                        require_float(c, 0);
                        Expr x = c.input(0);
                        set_single_output(c, negative_part(c, x, c.call("multiply", {x, c.input(1)})));
@@ -264,13 +272,13 @@ Expr is_nan_expr(NodeContext& c, const Expr& x) {
 
 void register_elementwise_converters() {
   const std::vector<int> arithmetic{1, 6, 7, 13, 14};
-  binary("Add", arithmetic, 7, "add");
-  binary("Sub", arithmetic, 7, "subtract");
-  binary("Mul", arithmetic, 7, "multiply");
-  binary("Div", arithmetic, 7, "divide");
-  binary("Equal", {1, 7, 11, 13, 19}, 7, "equal");
-  binary("Less", {1, 7, 9, 13}, 7, "less");
-  binary("Greater", {1, 7, 9, 13}, 7, "greater");
+  binary("Add", arithmetic, "add", true);
+  binary("Sub", arithmetic, "subtract", true);
+  binary("Mul", arithmetic, "multiply", true);
+  binary("Div", arithmetic, "divide", true);
+  binary("Equal", {1, 7, 11, 13, 19}, "equal");
+  binary("Less", {1, 7, 9, 13}, "less");
+  binary("Greater", {1, 7, 9, 13}, "greater");
   add_onnx_converter("LessOrEqual", {12, 16}, {{12, [](NodeContext& c) {
                        Expr greater = c.call("greater", {c.input(0), c.input(1)});
                        set_single_output(c, c.call("equal", {greater, c.scalar(0, DType::kBool)}));
@@ -279,8 +287,10 @@ void register_elementwise_converters() {
                        Expr less = c.call("less", {c.input(0), c.input(1)});
                        set_single_output(c, c.call("equal", {less, c.scalar(0, DType::kBool)}));
                      }}});
-  // Pow-7 takes one type for both; from 12 the exponent may differ, and is cast.
-  add_onnx_converter("Pow", {1, 7, 12, 13, 15}, {{7, [](NodeContext& c) {
+  // Pow-1 broadcasts by attribute; Pow-7 takes one type for both; from 12
+  // the exponent may differ, and is cast.
+  add_onnx_converter("Pow", {1, 7, 12, 13, 15}, {{1, [](NodeContext& c) { convert_legacy_binary(c, "power"); }},
+                                                 {7, [](NodeContext& c) {
                        Expr exponent = c.input(1);
                        if (c.input_dtype(1) != c.input_dtype(0)) {
                          if (!dtype_is_float(c.input_dtype(0)))
@@ -296,11 +306,13 @@ void register_elementwise_converters() {
   // Logic on bool tensors: false < true, so And is the minimum and Or the maximum.
   for (const char* name : {"And", "Or", "Xor"}) {
     std::string op_type = name;
-    add_onnx_converter(op_type, {1, 7}, {{7, [op_type](NodeContext& c) {
+    add_onnx_converter(op_type, {1, 7}, {{1, [op_type](NodeContext& c) {
                          if (c.input_dtype(0) != DType::kBool) c.fail("needs bool inputs");
                          const char* op = op_type == "And" ? "minimum" : op_type == "Or" ? "maximum" : nullptr;
-                         Expr result = op ? c.call(op, {c.input(0), c.input(1)})
-                                          : c.call("equal", {c.call("equal", {c.input(0), c.input(1)}), c.scalar(0, DType::kBool)});
+                         Expr a = c.input(0);
+                         Expr b = c.op_version() < 7 ? legacy_broadcast(c, c.input(1), c.input_shape(0)) : c.input(1);
+                         Expr result = op ? c.call(op, {a, b})
+                                          : c.call("equal", {c.call("equal", {a, b}), c.scalar(0, DType::kBool)});
                          set_single_output(c, result);
                        }}});
   }
@@ -335,6 +347,16 @@ void register_elementwise_converters() {
                      }}});
   add_onnx_converter("IsInf", {10, 20}, {{10, convert_is_inf}});
   add_onnx_converter("Mod", {10, 13}, {{10, convert_mod}});
+  // ONNX shifts the unsigned integer types; uint8 is the one the IR has.
+  add_onnx_converter("BitShift", {11}, {{11, [](NodeContext& c) {
+                       std::string direction = c.attr_string("direction");
+                       if (direction != "LEFT" && direction != "RIGHT")
+                         c.fail("direction='" + direction + "' is not one of 'LEFT', 'RIGHT'");
+                       if (c.input_dtype(0) != DType::kUInt8)
+                         c.fail(std::string("BitShift of ") + dtype_name(c.input_dtype(0)) + " is not supported (uint8 only)");
+                       const char* op = direction == "LEFT" ? "left_shift" : "right_shift";
+                       set_single_output(c, c.call(op, {c.input(0), c.input(1)}));
+                     }}});
   add_onnx_converter("Reciprocal", math, {{6, [](NodeContext& c) {
                        require_float(c, 0);
                        set_single_output(c, c.call("divide", {c.scalar(1, c.input_dtype(0)), c.input(0)}));

@@ -70,14 +70,20 @@ void convert_global_pool(NodeContext& c, const std::string& reduce) {
   set_single_output(c, c.call(reduce, {c.input(0)}, {{"axis", axes_from(2, rank)}, {"keepdims", true}}));
 }
 
-void convert_gemm(NodeContext& c) {
+// Gemm-1 and 6 (`broadcast_attribute`) broadcast C only with broadcast=1.
+void convert_gemm(NodeContext& c, bool broadcast_attribute) {
   if (c.input_type(0).ndim() != 2 || c.input_type(1).ndim() != 2) c.fail("A and B must be 2-D");
+  bool broadcast = !broadcast_attribute || c.attr_int("broadcast", 0) != 0;
   DType t = c.input_dtype(0);
   Expr a = c.input(0), b = c.input(1);
   if (c.attr_int("transA", 0)) a = c.call("transpose", {a});
   if (!c.attr_int("transB", 0)) b = c.call("transpose", {b});  // nn.dense takes (N, K)
   double alpha = c.attr_float("alpha", 1.0f), beta = c.attr_float("beta", 1.0f);
   Expr y = c.call("nn.dense", {a, b});
+  if (c.has_input(2) && !broadcast && c.input_shape(2) != tensor_type_of(y).shape)
+    c.fail("C's shape " + shape_to_string(c.input_shape(2)) + " is not the product's " +
+           shape_to_string(tensor_type_of(y).shape) + ", and Gemm-" + std::to_string(c.op_version()) +
+           " broadcasts C only with broadcast=1");
   if (alpha != 1.0) y = c.call("multiply", {y, c.scalar(alpha, t)});
   if (c.has_input(2) && beta != 0.0) {
     Expr bias = c.input(2);
@@ -89,12 +95,21 @@ void convert_gemm(NodeContext& c) {
 
 // What a BatchNormalization version has beyond epsilon and momentum.
 struct BatchNormVersion {
+  bool is_test = false;        // versions 1 and 6: is_test (1 only) and spatial (1 only)
   bool spatial = false;        // version 7 only: spatial=0 gives statistics per (C, D...) element
   bool training_mode = false;  // from 14
 };
 
 void convert_batch_norm(NodeContext& c, BatchNormVersion v) {
   if (v.training_mode && c.attr_int("training_mode", 0) != 0) c.fail("training_mode=1 is not supported (inference only)");
+  if (v.is_test) {
+    ignore_consumed_inputs(c);
+    if (c.attr_int("is_test", 0) == 0)
+      c.fail("is_test=0 (training: the batch's own statistics) is not supported (inference only: is_test=1)");
+    // Version 6's statistics are (C,) whatever `spatial` says, which leaves spatial=0 without a meaning to convert.
+    if (c.attr_int("spatial", 1) == 0) c.fail("spatial=0 is not supported (BatchNormalization-" +
+                                              std::to_string(c.op_version()) + ": statistics per channel only)");
+  }
   bool spatial = !v.spatial || c.attr_int("spatial", 1) != 0;
   c.attr_float("momentum", 0.9f);  // a training parameter: no effect in inference
   for (size_t i = 1; i < c.output_count(); ++i)
@@ -391,22 +406,26 @@ void register_nn_converters() {
   add_onnx_converter("MatMul", {1, 9, 13}, {{1, [](NodeContext& c) {
                        set_single_output(c, c.call("matmul", {c.input(0), c.input(1)}));
                      }}});
-  // Gemm-7 broadcasts C to the product (before, a `broadcast` attribute said
-  // whether); from 11 C is optional.
-  add_onnx_converter("Gemm", {1, 6, 7, 9, 11, 13}, {{7, convert_gemm}});
+  // Gemm-7 broadcasts C to the product (before, the `broadcast` attribute
+  // said whether); from 11 C is optional.
+  add_onnx_converter("Gemm", {1, 6, 7, 9, 11, 13}, {{1, [](NodeContext& c) { convert_gemm(c, true); }},
+                                                    {7, [](NodeContext& c) { convert_gemm(c, false); }}});
   auto pool = [](const char* op, PoolVersion v) { return [op, v](NodeContext& c) { convert_pool(c, op, v); }; };
   add_onnx_converter("MaxPool", {1, 8, 10, 11, 12},
                      {{1, pool("nn.max_pool2d", {})},
                       {8, pool("nn.max_pool2d", {.storage_order = true})},
                       {10, pool("nn.max_pool2d", {.storage_order = true, .ceil_mode = true, .dilations = true})}});
+  // AveragePool-1 has no count_include_pad: padding is never counted.
   add_onnx_converter("AveragePool", {1, 7, 10, 11, 19},
-                     {{7, pool("nn.avg_pool2d", {.count_include_pad = true})},
+                     {{1, pool("nn.avg_pool2d", {})},
+                      {7, pool("nn.avg_pool2d", {.count_include_pad = true})},
                       {10, pool("nn.avg_pool2d", {.ceil_mode = true, .count_include_pad = true})},
                       {19, pool("nn.avg_pool2d", {.ceil_mode = true, .dilations = true, .count_include_pad = true})}});
   add_onnx_converter("GlobalAveragePool", {1}, {{1, [](NodeContext& c) { convert_global_pool(c, "mean"); }}});
   add_onnx_converter("GlobalMaxPool", {1}, {{1, [](NodeContext& c) { convert_global_pool(c, "max"); }}});
   add_onnx_converter("BatchNormalization", {1, 6, 7, 9, 14, 15},
-                     {{7, [](NodeContext& c) { convert_batch_norm(c, {.spatial = true}); }},
+                     {{1, [](NodeContext& c) { convert_batch_norm(c, {.is_test = true}); }},
+                      {7, [](NodeContext& c) { convert_batch_norm(c, {.spatial = true}); }},
                       {9, [](NodeContext& c) { convert_batch_norm(c, {}); }},
                       {14, [](NodeContext& c) { convert_batch_norm(c, {.training_mode = true}); }}});
   add_onnx_converter("InstanceNormalization", {1, 6}, {{6, convert_instance_norm}});

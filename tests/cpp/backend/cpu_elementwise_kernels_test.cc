@@ -40,6 +40,12 @@ std::vector<KernelCase> cases() {
       binary("less", m, "Tensor[(5), float32]"),
       binary("greater", m, m),
       {"equal_int", main_of("%a: Tensor[(3, 4), int32], %b: Tensor[(4), int32]", "  equal(%a, %b)"), -2, 2, -1, 1},
+      // Shift amounts 0 to 12: from 8 on, every bit is shifted out.
+      {"shifts", main_of("%a: Tensor[(4, 5), uint8], %b: Tensor[(5), uint8]",
+                         "  %0 = left_shift(%a, %b);\n  %1 = right_shift(%a, %b);\n  add(%0, %1)"), -2, 2, 0, 12},
+      {"shift_by_large",
+       main_of("%a: Tensor[(3, 4), uint8]", "  %0 = left_shift(%a, 200u8);\n  %1 = right_shift(%a, 70u8);\n  add(%0, %1)"),
+       -2, 2, 100, 255},
       {"multiply_scalar", main_of("%x: " + m, "  multiply(%x, 2.5f)")},
       unary("negative"),
       unary("exp"),
@@ -203,6 +209,24 @@ TEST(CpuElementwiseKernels, AZeroDivisorIsReportedAsAFaultAfterTheLoops) {
   EXPECT_EQ(out[0].as<int32_t>()[3], 0) << "a faulting element reads 0";
   // Kernels that cannot fault keep no fault word and report nothing.
   EXPECT_EQ(find_case("long_chain").source.code.find("faults"), std::string::npos);
+}
+
+// A faulting element reads 0, which is also what a shift by 8 or more
+// gives: so the match with the interpreter alone would not notice a shift
+// computed by dividing by a power of two that wrapped to 0.
+TEST(CpuElementwiseKernels, ShiftsByEightOrMoreGiveZeroWithoutAFault) {
+  const PreparedCase& p = find_case("shifts");
+  NDArray a = p.kernel_inputs[0].copy(), b = p.kernel_inputs[1].copy();
+  for (int i = 0; i < 5; ++i) b.as<uint8_t>()[i] = uint8_t(6 + i);  // 6 to 10
+  TestServices services(1);
+  std::vector<NDArray> out = run_kernel(*batch().library, p.source, {a, b}, services);
+  EXPECT_EQ(services.faults(), 0);
+  for (int row = 0; row < 4; ++row)
+    for (int i = 0; i < 5; ++i) {
+      unsigned x = a.as<uint8_t>()[row * 5 + i], by = 6u + unsigned(i);
+      unsigned want = by >= 8 ? 0 : (((x << by) & 0xFF) + (x >> by)) & 0xFF;
+      EXPECT_EQ(out[0].as<uint8_t>()[row * 5 + i], want) << "x " << x << " by " << by;
+    }
 }
 
 TEST(CpuElementwiseKernels, AChainIsOneLoopWithEveryProducerInlined) {

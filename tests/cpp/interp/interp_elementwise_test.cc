@@ -32,6 +32,14 @@ TEST(InterpElementwise, IntegerArithmeticWrapsAndTruncates) {
                DType::kInt64, {2}, {1024, 1});
 }
 
+TEST(InterpElementwise, ShiftsOfUint8DropBitsAndGiveZeroByEightOrMore) {
+  NDArray x = array(DType::kUInt8, {6}, {1, 255, 200, 7, 255, 129});
+  NDArray by = array(DType::kUInt8, {6}, {3, 1, 0, 7, 8, 255});
+  expect_array(run_op("left_shift", {x, by}), DType::kUInt8, {6}, {8, 254, 200, 128, 0, 0});
+  expect_array(run_op("right_shift", {x, by}), DType::kUInt8, {6}, {0, 127, 200, 0, 0, 0});
+  expect_array(run_op("right_shift", {x, array(DType::kUInt8, {1}, {2})}), DType::kUInt8, {6}, {0, 63, 50, 1, 63, 32});
+}
+
 TEST(InterpElementwise, IntegerDivisionByZeroIsAnError) {
   Error e = op_error("divide", {array(DType::kInt32, {2}, {1, 2}), array(DType::kInt32, {2}, {1, 0})});
   EXPECT_EQ(e.kind(), ErrorKind::kRuntime);

@@ -18,6 +18,15 @@ TEST(ElementwiseOps, BinaryArithmeticBroadcasts) {
   }
 }
 
+TEST(ElementwiseOps, ShiftsTakeUint8Only) {
+  for (const char* op : {"left_shift", "right_shift"}) {
+    SCOPED_TRACE(op);
+    EXPECT_EQ(relate(op, {of(DType::kUInt8, {2, 3}), of(DType::kUInt8, {3})}), of(DType::kUInt8, {2, 3}));
+    EXPECT_CONTAINS(relate_error(op, {of(DType::kInt32, {2}), of(DType::kInt32, {2})}), "needs uint8 operands, got int32");
+    EXPECT_CONTAINS(relate_error(op, {of(DType::kUInt8, {2}), of(DType::kUInt8, {3})}), "cannot broadcast shapes");
+  }
+}
+
 TEST(ElementwiseOps, ComparisonsGiveBool) {
   for (const char* op : {"equal", "less", "greater"}) {
     SCOPED_TRACE(op);
