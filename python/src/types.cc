@@ -2,6 +2,7 @@
 // CompilationConfig, types (TensorType, TupleType, FuncType) and Attrs.
 #include "common.h"
 #include "ir/compilation_config.h"
+#include "ir/layout.h"
 #include "ir/span.h"
 #include "ir/type.h"
 #include "ir/virtual_device.h"
@@ -118,6 +119,9 @@ void bind_devices(py::module_& ir) {
                throw py::type_error("memory_scope must be a str, got " + type_name_of(memory_scope));
              if (!layout.is_none() && !py::isinstance<py::str>(layout))
                throw py::type_error("layout must be a str, got " + type_name_of(layout));
+             if (!layout.is_none() && !Layout::parse(layout.cast<std::string>()))
+               throw py::value_error("layout '" + clipped_text(layout.cast<std::string>()) + "' is not a layout (" +
+                                     kLayoutSpellings + ")");
              int id = device_id.is_none() ? VirtualDevice::kNoId : device_id.cast<int>();
              const Target* t = nullptr;
              if (py::isinstance<py::str>(target)) t = Target::get(target.cast<std::string>());

@@ -9,6 +9,7 @@
 
 #include "backend/cpu_element_lowering.h"
 #include "backend/cpu_kernel.h"
+#include "ir/layout.h"
 #include "ir/functor.h"
 #include "op/handles.h"
 #include "op/registry.h"
@@ -55,7 +56,8 @@ struct ElementLoopBuilder {
     if (!layout.empty()) {
       if (output_base != 0) throw Error(ErrorKind::kBackend, "a laid-out loop writes its whole output", k.function->span());
       // A row holds all of a pixel's channels (nhwc) or one block of them.
-      int64_t block = layout == "nhwc" && shape.size() == 4 ? shape[1] : activation_channel_block(layout);
+      const Layout laid_out = Layout::of(layout);
+      int64_t block = laid_out.channels_last() && shape.size() == 4 ? shape[1] : laid_out.channel_block;
       if (shape.size() != 4 || block <= 0 || shape[1] % block != 0)
         throw Error(ErrorKind::kBackend, "no element loop reads and writes the layout '" + layout + "' of a tensor " +
                                              shape_str(shape) +
@@ -65,7 +67,7 @@ struct ElementLoopBuilder {
       int64_t grain = std::max<int64_t>(1, kElementGrain / block);
       std::vector<ki::Stmt> body;
       if (rows > 0) body = laid_out_loop(shape, block, output, value);
-      std::string described = layout == "nhwc" ? " (channels last)" : " (" + layout + ": blocks of channels)";
+      std::string described = laid_out.channels_last() ? " (channels last)" : " (" + layout + ": blocks of channels)";
       kernel.body.push_back(ki::parallel(loop_name, rows, grain, std::move(body), comment + described));
       return false;
     }

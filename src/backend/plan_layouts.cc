@@ -13,6 +13,7 @@
 
 #include "backend/code_generators.h"
 #include "ir/functor.h"
+#include "ir/layout.h"
 #include "ir/structural_equal.h"
 #include "op/registry.h"
 #include "placement/placement_rules.h"
@@ -497,7 +498,7 @@ class LayoutPlanner {
           for (const ExprNode* node : candidate_activations(static_cast<const CallNode*>(call), window))
             format[set.at(node)] = chosen;
     };
-    const int64_t block = activation_channel_block(blocked_);
+    const int64_t block = Layout::of(blocked_).channel_block;
     touched_by([](const WindowPrimitive& w) { return w.depthwise(); }, blocked_);
     touched_by(
         [&](const WindowPrimitive& w) {
@@ -522,7 +523,7 @@ class LayoutPlanner {
       const CallNode* call = static_cast<const CallNode*>(node);
       if (demoted_.count(call) || !set.count(call)) continue;
       int64_t channels = as_tensor(call->checked_type())->shape[1];
-      int b = activation_channel_block(format.at(set.at(call)));
+      int b = Layout::of(format.at(set.at(call))).channel_block;
       if (b == 0 || channels % b == 0) continue;
       demoted_.insert(call);
       demoted_because_[call] = "it is computed by " + reader_name(Expr(call)) +
@@ -632,6 +633,8 @@ LayoutRule parse_layout_rule(const std::string& text) {
   auto [kind, pattern, format] = split_rule(text, "layout rule", expected);
   if (kind != "node") throw bad("unknown rule kind '" + kind + "'");
   LayoutRule rule{pattern, format, text};
+  if (!Layout::parse(format) || format.empty())
+    throw bad("'" + format + "' is not a layout (" + kLayoutSpellings + ")");
   try {
     dnnl_tensor_bytes({{1, 16, 1, 1}, {}, rule.format});
   } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "ir/layout.h"
 #include "runtime/clipped_text.h"
 #include "support/error.h"
 
@@ -16,9 +17,6 @@ std::mutex& intern_mutex() {
   static std::mutex m;
   return m;
 }
-
-// A layout is a oneDNN format tag: "nhwc", "nChw16c".
-constexpr const char* kLayoutCharacters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
 std::string trim(std::string_view s) {
   size_t b = s.find_first_not_of(" \t");
@@ -161,8 +159,8 @@ const VirtualDevice* VirtualDevice::parse(std::string_view text) {
       if (value.empty()) throw bad("empty scope");
       scope = value;
     } else {
-      if (value.empty() || value.find_first_not_of(kLayoutCharacters) != std::string::npos)
-        throw bad("layout '" + clipped_text(value) + "' is not a format name (letters and digits)");
+      if (value.empty() || !Layout::parse(value))
+        throw bad("layout '" + clipped_text(value) + "' is not a layout (" + kLayoutSpellings + ")");
       layout = value;
     }
     pos = t.find_first_not_of(" \t", q2 + 1);

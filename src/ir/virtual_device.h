@@ -8,9 +8,9 @@
 // part, and a part left out is unconstrained.
 //
 // The layout is how a tensor's elements lie in its buffer: "" for dense
-// row-major (what every loop kernel, copy, input and output reads), or a
-// oneDNN format ("nhwc", "nChw16c") that PlanLayouts gives values passed
-// only between library primitives. It is a part of the device, like the
+// row-major (what every loop kernel, copy, input and output reads), or one
+// of the IR's layouts (ir/layout.h: "nhwc", "nChw16c") that PlanLayouts
+// gives values passed only between library primitives. It is a part of the device, like the
 // memory scope, so with_fields carries it and the placement checker compares
 // it wherever a value passes from one kernel to another; it never makes
 // values live on different devices (same_device ignores it).

@@ -180,6 +180,15 @@ def test_devices_and_targets():
     assert {d: 1}[ir.VirtualDevice("cpu:1")] == 1
 
 
+def test_a_layout_is_one_of_the_irs_own():
+    assert ir.VirtualDevice(kind="cpu", device_id=0, layout="nChw16c").layout == "nChw16c"
+    assert ir.VirtualDevice('device="cpu:0", layout="nhwc"').layout == "nhwc"
+    with pytest.raises(ValueError, match=r"layout 'NCHW' is not a layout \(nhwc \(channels last\), or nChw<N>c"):
+        ir.VirtualDevice(kind="cpu", device_id=0, layout="NCHW")
+    with pytest.raises(sy.Error, match="layout 'nChw0c' is not a layout"):
+        ir.VirtualDevice('device="cpu:0", layout="nChw0c"')
+
+
 def test_device_kinds_by_part_parse_as_the_text_does():
     for kind in ["cpu", "cuda"]:
         assert ir.VirtualDevice(kind=kind) == ir.VirtualDevice(kind)

@@ -167,6 +167,15 @@ TEST(PlanLayouts, MalformedOrUnmatchedPinsAreRefused) {
   }
   EXPECT_THROW(parse_layout_rule("op:nn.conv2d=nhwc"), Error);
   EXPECT_THROW(parse_layout_rule("node:=nhwc"), Error);
+  // A name that is no IR layout at all, before asking the target.
+  try {
+    parse_layout_rule("node:block.sy:5:*=NCHW");
+    ADD_FAILURE() << "NCHW was accepted as a layout";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'NCHW' is not a layout (nhwc (channels last), or nChw<N>c"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Builds `mod` into scratch directory `name` with `pins`, runs it on random
