@@ -210,6 +210,25 @@ void fill_report(BuildReport& report, const LoweredProgram& program, const Memor
   report.notes = stats.notes;
 }
 
+// The passes' context: the build's opt level, pass choices and
+// configuration, and its instruments (timing; the invariant checker and the
+// IR printer when asked).
+PassContext pass_context(const BuildOptions& options, std::shared_ptr<TimingInstrument> timing,
+                         std::shared_ptr<InvariantChecker> checker, std::ostream& print_to) {
+  PassContext context;
+  context.opt_level = options.opt_level;
+  context.disabled_passes = options.disabled_passes;
+  context.enabled_passes = options.enabled_passes;
+  context.config = options.pass_config;
+  context.diagnostics = options.diagnostics;
+  context.instruments.push_back(std::move(timing));
+  if (options.check_invariants) context.instruments.push_back(std::move(checker));
+  if (!options.print_after.empty())
+    context.instruments.push_back(
+        std::make_shared<PrintIRInstrument>(std::set<std::string>{}, options.print_after, print_to));
+  return context;
+}
+
 constexpr const char* kPlanLayoutsStage = "PlanLayouts";
 constexpr const char* kLoweringStages[] = {"lower", "generate-kernels", "layouts", "pinned-buffers", "memory-plan"};
 
@@ -260,17 +279,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   // Each pass is timed; the checker blames the pass that breaks a rule.
   auto checker = std::make_shared<InvariantChecker>();
   auto timing = std::make_shared<TimingInstrument>();
-  PassContext context;
-  context.opt_level = options.opt_level;
-  context.disabled_passes = options.disabled_passes;
-  context.enabled_passes = options.enabled_passes;
-  context.config = options.pass_config;
-  context.diagnostics = options.diagnostics;
-  context.instruments.push_back(timing);
-  if (options.check_invariants) context.instruments.push_back(checker);
-  if (!options.print_after.empty())
-    context.instruments.push_back(std::make_shared<PrintIRInstrument>(std::set<std::string>{}, options.print_after,
-                                                                       stages.output()));
+  PassContext context = pass_context(options, timing, checker, stages.output());
   IRModule planned;
   {
     PassContext::Scope scope(context);
