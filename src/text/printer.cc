@@ -21,99 +21,14 @@
 #include "support/identifier.h"
 #include "text/elided_constants.h"
 #include "text/literals.h"
+#include "text/printer_layout.h"
 #include "text/node_index.h"
 
 namespace switchyard {
 
 namespace {
 
-enum class Position : uint8_t { kNone, kTail, kLetValue, kOperand };
-
-struct NodeInfo {
-  const ExprNode* node = nullptr;
-  uint32_t uses = 0;
-  int32_t home = -1;                    // block the node is written in
-  Position position = Position::kNone;  // kind of its use when it has one
-  bool bound = false;                   // written as its own `%N = ...;`
-  bool chain_let = false;               // a Let written as a `let` statement of its home block
-  bool visited = false;                 // by `place`
-  int32_t block = -1;                   // Function body, If then-branch, block of a non-chain Let
-  int32_t else_block = -1;
-  int32_t name = -1;  // index into names_
-};
-
-struct Statement {
-  const ExprNode* node;
-  bool is_let;
-};
-
-struct Block {
-  int32_t parent;
-  int32_t depth;
-  const ExprNode* tail;  // the expression in tail position when the block opens
-  std::vector<Statement> statements;
-};
-
-struct Task {
-  enum Kind : uint8_t { kText, kBlock } kind;
-  int32_t block = 0;
-  uint32_t next = 0;  // first statement still to write
-  int indent = 0;
-  const VirtualDevice* previous = nullptr;  // device of the previous binding (Devices::kChanged)
-  std::string text;
-};
-
-bool is_atom(const ExprNode* n) {
-  switch (n->kind()) {
-    case ExprKind::kVar:
-    case ExprKind::kGlobalVar:
-    case ExprKind::kOp: return true;
-    case ExprKind::kConstant: return n->virtual_device()->is_fully_unconstrained();
-    case ExprKind::kCall: case ExprKind::kFunction: case ExprKind::kLet: case ExprKind::kIf: case ExprKind::kTuple:
-    case ExprKind::kTupleGetItem: return false;
-  }
-  return false;
-}
-
-// Whether a node written in place opens nested blocks.
-bool opens_blocks(const ExprNode* n) {
-  return n->kind() == ExprKind::kIf || n->kind() == ExprKind::kFunction || n->kind() == ExprKind::kLet;
-}
-
-// The i-th operand in evaluation order (Let is walked apart); null past the end.
-const ExprNode* evaluation_operand(const ExprNode* n, uint32_t i) {
-  switch (n->kind()) {
-    case ExprKind::kCall: {
-      auto* call = static_cast<const CallNode*>(n);
-      if (i == 0) return call->op.get();
-      return i - 1 < call->args.size() ? call->args[i - 1].get() : nullptr;
-    }
-    case ExprKind::kTuple: {
-      auto* tuple = static_cast<const TupleNode*>(n);
-      return i < tuple->fields.size() ? tuple->fields[i].get() : nullptr;
-    }
-    case ExprKind::kTupleGetItem: return i == 0 ? static_cast<const TupleGetItemNode*>(n)->tuple.get() : nullptr;
-    case ExprKind::kIf: {
-      auto* branch = static_cast<const IfNode*>(n);
-      return i == 0 ? branch->cond.get() : i == 1 ? branch->then_branch.get() : i == 2 ? branch->else_branch.get() : nullptr;
-    }
-    case ExprKind::kFunction: return i == 0 ? static_cast<const FunctionNode*>(n)->body.get() : nullptr;
-    case ExprKind::kVar: case ExprKind::kConstant: case ExprKind::kLet: case ExprKind::kGlobalVar: case ExprKind::kOp:
-      return nullptr;
-  }
-  return nullptr;
-}
-
-bool is_simple_name(const std::string& name) {
-  if (name.empty()) return false;
-  for (char c : name)
-    if (!is_identifier_char(c)) return false;
-  return true;
-}
-
-std::string global_text(const std::string& name) {
-  return "@" + (is_simple_name(name) ? name : attr_value_text(AttrValue(name)));
-}
+using namespace printer_layout;
 
 // Prints one function (or one free-standing expression).
 class FunctionPrinter {
