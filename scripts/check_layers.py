@@ -18,9 +18,11 @@ import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
-# Layer -> (its folders, the layers it may include directly).
+# Layer -> (its folders, the layers it may include directly). A device
+# kind's folder, src/targets/<kind>/, has a run-time half (the runtime
+# layer: it never sees the compiler) and a compile-time half (the back end's).
 LAYERS = {
-    "runtime": (["runtime", "switchyard"], []),
+    "runtime": (["runtime", "switchyard", "targets/runtime"], []),
     "ir": (["support", "ir"], ["runtime"]),
     "op": (["op"], ["ir"]),
     "text": (["text"], ["op"]),
@@ -28,7 +30,7 @@ LAYERS = {
     "transform": (["analysis", "transform"], ["text", "interp"]),
     "placement": (["placement"], ["transform"]),
     "kernel_ir": (["kernel_ir"], ["ir"]),
-    "backend": (["backend"], ["placement", "kernel_ir"]),
+    "backend": (["backend", "targets/compiler"], ["placement", "kernel_ir"]),
     "frontend": (["frontend"], ["text", "interp"]),
     "pipeline": (["pipeline"], ["backend", "frontend"]),
     "driver": (["driver"], ["pipeline"]),
@@ -53,6 +55,14 @@ def reachable(layer, seen=None):
     return seen
 
 
+def folder_of(parts):
+    """The LAYERS folder of a path's parts: its first, or for a target's
+    file "targets/<half>" (None for a file of a target outside its halves)."""
+    if parts[0] != "targets":
+        return parts[0]
+    return "targets/" + parts[2] if len(parts) > 3 else None
+
+
 def layer_of_folder():
     return {folder: layer for layer, (folders, _) in LAYERS.items() for folder in folders}
 
@@ -61,7 +71,7 @@ def source_files(repo):
     for root, layer_folder in ((repo / "src", None), (repo / "python" / "src", "python")):
         for path in sorted(root.rglob("*")):
             if path.suffix in (".h", ".cc", ".in") and path.is_file():
-                folder = layer_folder or path.relative_to(root).parts[0]
+                folder = layer_folder or folder_of(path.relative_to(root).parts)
                 yield path, folder
 
 
@@ -73,6 +83,9 @@ def main():
     problems = []
     for path, folder in source_files(repo):
         relative = str(path.relative_to(repo))
+        if folder is None:
+            problems.append(f"{relative}: a target's file outside its compiler/ and runtime/ halves")
+            continue
         if folder not in folders:
             problems.append(f"{relative}: folder '{folder}' belongs to no layer (add it to LAYERS)")
             continue
@@ -82,7 +95,7 @@ def main():
             m = INCLUDE.match(line)
             if not m or "/" not in m.group(1):
                 continue  # a header of the same folder, or python/src's own
-            target_folder = m.group(1).split("/")[0]
+            target_folder = folder_of(m.group(1).split("/"))
             target = folders.get(target_folder)
             if target is None or target in allowed or (relative, m.group(1)) in ALLOWED:
                 continue

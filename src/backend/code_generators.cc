@@ -3,8 +3,8 @@
 #include "backend/code_generators.h"
 
 #include "backend/cpu_render.h"
-#include "backend/cuda_compile.h"
-#include "backend/cuda_render.h"
+#include "targets/cuda/compiler/cuda_compile.h"
+#include "targets/cuda/compiler/cuda_render.h"
 #include "backend/toolchain.h"
 
 namespace switchyard {

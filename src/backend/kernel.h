@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/cuda_render.h"
+#include "targets/cuda/compiler/cuda_render.h"
 #include "ir/expr.h"
 #include "kernel_ir/kernel.h"
 #include "runtime/primitive_spec.h"

@@ -32,3 +32,19 @@ def test_an_upward_include_and_an_unknown_folder_are_reported(tmp_path):
     assert "src/backend/lower.cc" not in result.stdout  # downward includes are fine
     assert "src/gadgets/gadget.cc: folder 'gadgets' belongs to no layer" in result.stdout
     assert "2 upward includes" in result.stdout
+
+
+def test_a_targets_runtime_half_may_not_include_the_compiler(tmp_path):
+    runtime = tmp_path / "src" / "targets" / "gpu" / "runtime"
+    compiler = tmp_path / "src" / "targets" / "gpu" / "compiler"
+    runtime.mkdir(parents=True)
+    compiler.mkdir(parents=True)
+    (runtime / "gpu_device.cc").write_text('#include "runtime/device.h"\n#include "backend/kernel.h"\n')
+    (compiler / "gpu_codegen.cc").write_text('#include "backend/kernel.h"\n#include "targets/gpu/runtime/gpu_device.h"\n')
+    (tmp_path / "src" / "targets" / "gpu" / "stray.cc").write_text("")
+    result = check(tmp_path)
+    assert result.returncode == 1
+    assert ("src/targets/gpu/runtime/gpu_device.cc:2: includes \"backend/kernel.h\": layer 'runtime' may not "
+            "include layer 'backend'" in result.stdout)
+    assert "gpu_codegen.cc" not in result.stdout  # the compiler half sees the runtime half
+    assert "src/targets/gpu/stray.cc: a target's file outside its compiler/ and runtime/ halves" in result.stdout

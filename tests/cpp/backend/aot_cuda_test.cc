@@ -10,11 +10,11 @@
 #include <map>
 
 #include "aot_test_util.h"
-#include "backend/cuda_compile.h"
+#include "targets/cuda/compiler/cuda_compile.h"
 #include "pipeline/build.h"
 #include "runtime/artifact.h"
-#include "runtime/cuda_driver.h"
-#include "runtime/cuda_library_primitive.h"
+#include "targets/cuda/runtime/cuda_driver.h"
+#include "targets/cuda/runtime/cuda_library_primitive.h"
 #include "runtime/manifest.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"

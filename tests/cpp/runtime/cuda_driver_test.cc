@@ -4,7 +4,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
-#include "runtime/cuda_driver.h"
+#include "targets/cuda/runtime/cuda_driver.h"
 #include "runtime/runtime_error.h"
 
 namespace switchyard::testing {

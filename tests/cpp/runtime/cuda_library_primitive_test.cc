@@ -2,7 +2,7 @@
 // from the spec alone (here and in CI), the errors of a library that cannot
 // be loaded, and, on a GPU (scripts/gpu-check.sh), each supported spec run on
 // cuda:0 against a reference computed here on the host from the same spec.
-#include "runtime/cuda_library_primitive.h"
+#include "targets/cuda/runtime/cuda_library_primitive.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <random>
 
-#include "runtime/cuda_driver.h"
-#include "runtime/cuda_library_loader.h"
+#include "targets/cuda/runtime/cuda_driver.h"
+#include "targets/cuda/runtime/cuda_library_loader.h"
 #include "runtime/dnnl_primitive.h"
 #include "runtime/runtime_error.h"
 

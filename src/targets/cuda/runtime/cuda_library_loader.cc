@@ -1,4 +1,4 @@
-#include "runtime/cuda_library_loader.h"
+#include "targets/cuda/runtime/cuda_library_loader.h"
 
 #include <dlfcn.h>
 

@@ -1,7 +1,7 @@
 // The driver API entry points used, resolved by name from libcuda.so.1 (the
 // _v2 names are the ones cuda.h's macros select). Types are the driver ABI's:
 // CUresult an int, handles opaque pointers, device addresses 64-bit.
-#include "runtime/cuda_driver.h"
+#include "targets/cuda/runtime/cuda_driver.h"
 
 #include <dlfcn.h>
 

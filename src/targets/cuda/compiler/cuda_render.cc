@@ -3,7 +3,7 @@
 // the shared expression printer and the sy_ helpers (cpu_code.cc) spell,
 // and the fault bits of model_abi.h; the unit is compiled with
 // -default-device, so those helpers are device functions as written.
-#include "backend/cuda_render.h"
+#include "targets/cuda/compiler/cuda_render.h"
 
 #include <algorithm>
 

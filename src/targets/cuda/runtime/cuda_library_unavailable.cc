@@ -1,8 +1,8 @@
 // The CUDA library path of a runtime built without a CUDA toolkit (CI's
 // Debian machine): cuda_library_makes still answers from the spec, but no
 // primitive can be made, and saying so names the GPU and the library.
-#include "runtime/cuda_driver.h"
-#include "runtime/cuda_library_primitive.h"
+#include "targets/cuda/runtime/cuda_driver.h"
+#include "targets/cuda/runtime/cuda_library_primitive.h"
 #include "runtime/runtime_error.h"
 
 namespace switchyard {

@@ -1,9 +1,9 @@
-#include "runtime/cuda_library_plan.h"
+#include "targets/cuda/runtime/cuda_library_plan.h"
 
 #include <climits>
 #include <vector>
 
-#include "runtime/cuda_library_primitive.h"
+#include "targets/cuda/runtime/cuda_library_primitive.h"
 
 namespace switchyard {
 namespace {

@@ -3,7 +3,7 @@
 // anchors' library, printed as CUDA C++.
 #include "backend/code_generators.h"
 #include "backend/kernel.h"
-#include "runtime/cuda_library_primitive.h"
+#include "targets/cuda/runtime/cuda_library_primitive.h"
 
 namespace switchyard {
 

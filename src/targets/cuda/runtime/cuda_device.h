@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cuda_driver.h"
-#include "runtime/cuda_library_primitive.h"
+#include "targets/cuda/runtime/cuda_driver.h"
+#include "targets/cuda/runtime/cuda_library_primitive.h"
 #include "runtime/device.h"
 
 namespace switchyard {

@@ -1,6 +1,6 @@
 // NVRTC in-process: one program per unit, compiled straight to SASS for the
 // target's architecture (a cubin), so loading it needs no JIT step.
-#include "backend/cuda_compile.h"
+#include "targets/cuda/compiler/cuda_compile.h"
 
 #include <cctype>
 #include <filesystem>

@@ -1,5 +1,5 @@
 // CudaDevice: the GPU's memory, stream and kernels through CudaGpu.
-#include "runtime/cuda_device.h"
+#include "targets/cuda/runtime/cuda_device.h"
 
 #include <algorithm>
 #include <cstring>

@@ -3,16 +3,16 @@
 // descriptor and algorithm is made by the constructor; execute sets the
 // per-call pointers and stream under a lock, because cuDNN's handle carries
 // its stream and cuBLASLt's descriptor its bias pointer.
-#include "runtime/cuda_library_primitive.h"
+#include "targets/cuda/runtime/cuda_library_primitive.h"
 
 #include <cublasLt.h>
 #include <cudnn.h>
 
 #include <mutex>
 
-#include "runtime/cuda_driver.h"
-#include "runtime/cuda_library_loader.h"
-#include "runtime/cuda_library_plan.h"
+#include "targets/cuda/runtime/cuda_driver.h"
+#include "targets/cuda/runtime/cuda_library_loader.h"
+#include "targets/cuda/runtime/cuda_library_plan.h"
 #include "runtime/primitive_json.h"
 #include "runtime/runtime_error.h"
 
