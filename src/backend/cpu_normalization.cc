@@ -221,6 +221,13 @@ ki::Kernel lower_normalization_kernel(const CpuKernel& k) {
   if (!dtype_is_float(dtype))
     throw Error(ErrorKind::kBackend, "'" + op->name + "' needs a floating-point input, got " + dtype_name(dtype),
                 k.master->span());
+  // Softmax and layer norm keep float values (their exponentials, their
+  // result) in float32 variables: float64 would lose its precision there.
+  if (dtype == DType::kFloat64 && op != ops::batch_norm())
+    throw Error(ErrorKind::kBackend,
+                "'" + op->name + "' of float64 has no CPU kernel (its loops compute in float32); the interpreter "
+                "computes it",
+                k.master->span());
   const std::vector<int64_t>& shape = shape_of(data);
   AxisView v = axis_view(shape, normalize_axis(k.master->attrs->get_int("axis"), int64_t(shape.size()), op->name));
   if (op == ops::softmax()) kernel.body = {softmax(k, v, dtype)};

@@ -1,0 +1,177 @@
+# The wide and unsigned element types (float64, int16, uint16, uint32,
+# uint64) end to end: models of each through the interpreter (sy.evaluate)
+# and a compiled artifact (sy.build), compared with NumPy; wrap-around of
+# unsigned overflow; float64 keeping what float32 rounds away; and an
+# operator oneDNN computes in float32 given float64 (computed in double by
+# the generated loops, or refused, never rounded).
+import numpy as np
+import pytest
+
+import switchyard as sy
+
+NEW_DTYPES = ["float64", "int16", "uint16", "uint32", "uint64"]
+RNG = np.random.default_rng(11)
+
+
+def sample(dtype, shape, low=1, high=50):
+    if np.dtype(dtype).kind == "f":
+        return RNG.uniform(-3, 3, shape).astype(dtype)
+    return RNG.integers(low, high, shape).astype(dtype)
+
+
+def both_ways(tmp_path, text, **inputs):
+    """The interpreter's outputs (a list), checked equal, bit for bit, to the compiled artifact's."""
+    mod = sy.parse(text)
+    expected = sy.evaluate(mod, **inputs)
+    expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+    sy.build(mod, ["cpu:0"], tmp_path / "artifact")
+    got = sy.runtime.load(tmp_path / "artifact").run(**inputs)
+    got = list(got) if isinstance(got, (list, tuple)) else [got]
+    for g, e in zip(got, expected, strict=True):
+        assert g.dtype == e.dtype and g.shape == e.shape
+        np.testing.assert_array_equal(g, e)
+    return expected
+
+
+@pytest.mark.parametrize("dtype", NEW_DTYPES)
+def test_arithmetic_and_a_reduction_match_numpy(tmp_path, dtype):
+    a, b = sample(dtype, (3, 4)), sample(dtype, (4,))
+    text = f"""
+def @main(%a: Tensor[(3, 4), {dtype}], %b: Tensor[(4), {dtype}]) {{
+  %0 = add(%a, %b);
+  %1 = multiply(%0, %b);
+  %2 = divide(%1, %b);
+  (%0, %1, %2, sum(%1, axis=[1]), max(%0, axis=[0]))
+}}
+"""
+    add, product, quotient, total, largest = both_ways(tmp_path, text, a=a, b=b)
+    np.testing.assert_array_equal(add, a + b)
+    np.testing.assert_array_equal(product, (a + b) * b)
+    if dtype == "float64":
+        np.testing.assert_array_equal(quotient, (a + b) * b / b)
+        np.testing.assert_allclose(total, ((a + b) * b).sum(axis=1), rtol=1e-14)
+    else:  # positive operands: truncation is floor division
+        np.testing.assert_array_equal(quotient, (a + b) * b // b)
+        np.testing.assert_array_equal(total, ((a + b) * b).sum(axis=1, dtype=dtype))
+    np.testing.assert_array_equal(largest, (a + b).max(axis=0))
+    assert add.dtype == np.dtype(dtype) and total.dtype == np.dtype(dtype)
+
+
+@pytest.mark.parametrize("dtype", NEW_DTYPES)
+@pytest.mark.parametrize("other", ["float32", "int64"])
+def test_casts_to_and_from_float32_and_int64(tmp_path, dtype, other):
+    x = sample(dtype, (2, 5))
+    y = sample(other, (2, 5), 0, 100) if other == "int64" else RNG.uniform(0, 100, (2, 5)).astype(np.float32)
+    text = f"""
+def @main(%x: Tensor[(2, 5), {dtype}], %y: Tensor[(2, 5), {other}]) {{
+  (cast(%x, dtype="{other}"), cast(%y, dtype="{dtype}"))
+}}
+"""
+    to_other, to_new = both_ways(tmp_path, text, x=x, y=y)
+    np.testing.assert_array_equal(to_other, x.astype(other))
+    # Float to integer truncates toward zero, as NumPy's astype does for these values.
+    np.testing.assert_array_equal(to_new, y.astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", NEW_DTYPES)
+def test_transpose_and_concatenate_move_the_values_exactly(tmp_path, dtype):
+    a, b = sample(dtype, (2, 3)), sample(dtype, (1, 3))
+    text = f"""
+def @main(%a: Tensor[(2, 3), {dtype}], %b: Tensor[(1, 3), {dtype}]) {{
+  %0 = concatenate((%a, %b), axis=0);
+  transpose(%0, axes=[1, 0])
+}}
+"""
+    (got,) = both_ways(tmp_path, text, a=a, b=b)
+    np.testing.assert_array_equal(got, np.concatenate([a, b]).T)
+
+
+@pytest.mark.parametrize("dtype, bits", [("uint16", 16), ("uint32", 32), ("uint64", 64)])
+def test_unsigned_overflow_wraps_as_numpy(tmp_path, dtype, bits):
+    top = np.array([2**bits - 1, 2**bits - 2, 5], dtype)
+    two = np.array([2, 3, 7], dtype)
+    text = f"""
+def @main(%x: Tensor[(3), {dtype}], %y: Tensor[(3), {dtype}]) {{
+  %0 = add(%x, %y);
+  %1 = subtract(%y, %x);
+  %2 = multiply(%x, %y);
+  (%0, %1, %2, divide(%1, %y), maximum(%1, %y), less(%1, %y))
+}}
+"""
+    total, difference, product, quotient, larger, smaller = both_ways(tmp_path, text, x=top, y=two)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(total, top + two)
+        np.testing.assert_array_equal(difference, two - top)
+        np.testing.assert_array_equal(product, top * two)
+        np.testing.assert_array_equal(quotient, (two - top) // two)
+        np.testing.assert_array_equal(larger, np.maximum(two - top, two))
+        np.testing.assert_array_equal(smaller, (two - top) < two)
+
+
+def test_int16_overflow_wraps(tmp_path):
+    x = np.array([32767, -32768, 300], np.int16)
+    text = """
+def @main(%x: Tensor[(3), int16]) {
+  (add(%x, 1i16), multiply(%x, %x))
+}
+"""
+    plus_one, square = both_ways(tmp_path, text, x=x)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(plus_one, x + np.int16(1))
+        np.testing.assert_array_equal(square, x * x)
+
+
+def test_float64_keeps_what_float32_loses(tmp_path):
+    text = """
+def @main(%x: Tensor[(2), float64]) {
+  %0 = add(%x, 1e-12f64);
+  (%0, subtract(%0, %x), cast(cast(%0, dtype="float32"), dtype="float64"))
+}
+"""
+    x = np.array([1.0, 0.1])
+    shifted, difference, rounded = both_ways(tmp_path, text, x=x)
+    assert shifted[0] != 1.0 and shifted[0] == 1.0 + 1e-12
+    np.testing.assert_array_equal(difference, (x + 1e-12) - x)
+    assert rounded[0] == 1.0  # float32 has no 1 + 1e-12
+    assert rounded[1] == np.float64(np.float32(0.1 + 1e-12))
+
+
+def test_convolution_of_float64_is_computed_in_double(tmp_path):
+    # oneDNN's convolution takes float32 only; float64 goes to the plain
+    # loops, which accumulate in double and so match a float64 reference
+    # far closer than a float32 computation could.
+    x, w = RNG.standard_normal((1, 3, 6, 6)), RNG.standard_normal((4, 3, 3, 3))
+    text = """
+def @main(%x: Tensor[(1, 3, 6, 6), float64], %w: Tensor[(4, 3, 3, 3), float64]) {
+  nn.conv2d(%x, %w, padding=[1, 1])
+}
+"""
+    (got,) = both_ways(tmp_path, text, x=x, w=w)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    expected = np.zeros((1, 4, 6, 6))
+    for i in range(6):
+        for j in range(6):
+            expected[0, :, i, j] = np.tensordot(w, padded[0, :, i:i + 3, j:j + 3], axes=3)
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
+
+
+def test_softmax_of_float64_is_refused_clearly_where_its_loops_compute_in_float32(tmp_path):
+    text = """
+def @main(%x: Tensor[(2, 5), float64]) {
+  nn.softmax(%x)
+}
+"""
+    mod = sy.parse(text)
+    x = RNG.standard_normal((2, 5))
+    expected = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(sy.evaluate(mod, x=x), expected, rtol=1e-14)
+    with pytest.raises(sy.Error, match="'nn.softmax' of float64 has no CPU kernel"):
+        sy.build(mod, ["cpu:0"], tmp_path / "artifact")
+
+
+@pytest.mark.parametrize("dtype", NEW_DTYPES)
+def test_constants_of_the_new_dtypes_come_from_numpy(dtype):
+    values = np.array([1, 2, 3], dtype)
+    constant = sy.ir.const(values)
+    assert constant.dtype == dtype
+    np.testing.assert_array_equal(constant.data, values)
