@@ -175,3 +175,66 @@ def test_constants_of_the_new_dtypes_come_from_numpy(dtype):
     constant = sy.ir.const(values)
     assert constant.dtype == dtype
     np.testing.assert_array_equal(constant.data, values)
+
+
+# ---- ONNX ---------------------------------------------------------------------
+
+def onnx_model(tmp_path, nodes, inputs, outputs, initializers=()):
+    import onnx
+    from onnx import helper
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    path = tmp_path / f"model_{len(list(tmp_path.glob('*.onnx')))}.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def test_onnx_initializers_in_the_typed_fields_of_the_new_types(tmp_path):
+    # DOUBLE in double_data, UINT32 and UINT64 in uint64_data, INT16 and
+    # UINT16 in int32_data: the fields ONNX keeps them in when not raw.
+    from onnx import TensorProto, helper
+    cases = [(TensorProto.DOUBLE, "float64", [0.1, 1e-12, -2.5]),
+             (TensorProto.UINT64, "uint64", [2**64 - 1, 0, 2**63]),
+             (TensorProto.UINT32, "uint32", [2**32 - 1, 0, 7]),
+             (TensorProto.UINT16, "uint16", [65535, 0, 7]),
+             (TensorProto.INT16, "int16", [-32768, 32767, 7])]
+    for onnx_type, dtype, values in cases:
+        constant = helper.make_tensor("c", onnx_type, [3], values)
+        path = onnx_model(tmp_path, [helper.make_node("Add", ["x", "c"], ["y"])],
+                          [helper.make_tensor_value_info("x", onnx_type, [3])],
+                          [helper.make_tensor_value_info("y", onnx_type, [3])], [constant])
+        x = np.array([1, 2, 3], dtype)
+        mod = sy.frontend.from_onnx(path)
+        got = sy.evaluate(mod, x=x)
+        sy.build(mod, ["cpu:0"], tmp_path / dtype)
+        compiled = sy.runtime.load(tmp_path / dtype).run(x=x)
+        with np.errstate(over="ignore"):
+            expected = x + np.array(values, dtype)
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(compiled, expected)
+        assert got.dtype == np.dtype(dtype)
+
+
+def test_onnx_uint32_beyond_its_range_is_refused_naming_the_tensor(tmp_path):
+    from onnx import TensorProto, helper
+    constant = helper.make_tensor("big", TensorProto.UINT32, [1], [2**32])
+    path = onnx_model(tmp_path, [helper.make_node("Identity", ["big"], ["y"])], [],
+                      [helper.make_tensor_value_info("y", TensorProto.UINT32, [1])], [constant])
+    with pytest.raises(sy.Error, match=r"big.*uint64_data holds 4294967296 at element 0, outside the range of UINT32"):
+        sy.frontend.from_onnx(path)
+
+
+def test_onnx_cast_between_float64_and_uint64(tmp_path):
+    from onnx import TensorProto, helper
+    path = onnx_model(tmp_path, [helper.make_node("Cast", ["x"], ["u"], to=TensorProto.UINT64),
+                                 helper.make_node("Cast", ["u"], ["y"], to=TensorProto.DOUBLE)],
+                      [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [3])],
+                      [helper.make_tensor_value_info("u", TensorProto.UINT64, [3]),
+                       helper.make_tensor_value_info("y", TensorProto.DOUBLE, [3])])
+    x = np.array([1e19, 3.7, 2.0**63])
+    mod = sy.frontend.from_onnx(path)
+    interpreted = sy.evaluate(mod, x=x)
+    sy.build(mod, ["cpu:0"], tmp_path / "artifact")
+    compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
+    for u, y in (interpreted, compiled):
+        np.testing.assert_array_equal(u, x.astype(np.uint64))  # beyond int64, exactly
+        np.testing.assert_array_equal(y, x.astype(np.uint64).astype(np.float64))
