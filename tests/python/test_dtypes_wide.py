@@ -247,6 +247,31 @@ def test_onnx_cast_between_float64_and_uint64(tmp_path):
         np.testing.assert_array_equal(y, x.astype(np.uint64).astype(np.float64))
 
 
+def test_onnx_layer_normalization_of_float64_builds_with_float32_statistics(tmp_path):
+    # stash_type 1 (the only one ONNX defines) takes the statistics in
+    # float32; nn.layer_norm, which the CPU refuses in float64, is not used.
+    from onnx import TensorProto, helper
+    path = onnx_model(tmp_path, [helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1)],
+                      [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [3, 8])],
+                      [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [3, 8])],
+                      [helper.make_tensor("g", TensorProto.DOUBLE, [8], g := RNG.uniform(0.5, 2, 8)),
+                       helper.make_tensor("b", TensorProto.DOUBLE, [8], b := RNG.uniform(-1, 1, 8))])
+    x = RNG.standard_normal((3, 8))
+    mod = sy.frontend.from_onnx(path)
+    interpreted = sy.evaluate(mod, x=x)
+    sy.build(mod, ["cpu:0"], tmp_path / "artifact")
+    compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
+    # ONNX's function body: statistics of x in float32, then scale and bias in float64.
+    x32 = x.astype(np.float32)
+    mean = x32.mean(axis=-1, keepdims=True)
+    deviation = x32 - mean
+    normalized = deviation / np.sqrt((deviation * deviation).mean(axis=-1, keepdims=True) + np.float32(1e-5))
+    expected = normalized.astype(np.float64) * g + b
+    for got in (interpreted, compiled):
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
 # ---- .npy on the command line --------------------------------------------------
 
 def bfloat16_bits(values):
