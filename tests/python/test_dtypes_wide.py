@@ -298,3 +298,23 @@ def test_a_bfloat16_input_given_as_its_uint16_bits_in_npy(tmp_path, command):
     assert done.returncode == 0, done.stderr
     (written,) = list((tmp_path / "out").glob("*.npy"))
     np.testing.assert_array_equal(np.load(written), bfloat16_bits([3, -4, 0.5]))
+
+
+@pytest.mark.parametrize("dtype, onnx_name", [("uint16", "UINT16"), ("uint32", "UINT32"), ("uint64", "UINT64"),
+                                              ("int16", "INT16")])
+def test_onnx_argmin_of_the_wide_unsigned_and_int16_types(tmp_path, dtype, onnx_name):
+    # ArgMin flips the order to use the max reduction: -1 - x, which in an
+    # unsigned type wraps to its max - x, whatever its width.
+    from onnx import TensorProto, helper
+    onnx_type = getattr(TensorProto, onnx_name)
+    path = onnx_model(tmp_path, [helper.make_node("ArgMin", ["x"], ["y"], axis=1, keepdims=0)],
+                      [helper.make_tensor_value_info("x", onnx_type, [2, 4])],
+                      [helper.make_tensor_value_info("y", TensorProto.INT64, [2])])
+    info = np.iinfo(dtype)
+    x = np.array([[300, info.max, 299, 1000], [info.max, info.max - 1, 7, info.max]], dtype)
+    mod = sy.frontend.from_onnx(path)
+    interpreted = sy.evaluate(mod, x=x)
+    sy.build(mod, ["cpu:0"], tmp_path / "artifact")
+    compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
+    np.testing.assert_array_equal(interpreted, x.argmin(axis=1))
+    np.testing.assert_array_equal(compiled, x.argmin(axis=1))
