@@ -162,18 +162,24 @@ def @main(%x: Tensor[(1, 3, 6, 6), float64], %w: Tensor[(4, 3, 3, 3), float64]) 
     np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
 
 
-def test_softmax_of_float64_is_refused_clearly_where_its_loops_compute_in_float32(tmp_path):
+def test_softmax_and_layer_norm_of_float64_keep_double_precision(tmp_path):
+    # Their CPU loops keep float32 values for float32, float16 and bfloat16,
+    # and double ones for float64.
     text = """
-def @main(%x: Tensor[(2, 5), float64]) {
-  nn.softmax(%x)
+def @main(%x: Tensor[(2, 5), float64], %g: Tensor[(5), float64], %b: Tensor[(5), float64]) {
+  (nn.softmax(%x), nn.layer_norm(%x, %g, %b))
 }
 """
     mod = sy.parse(text)
-    x = RNG.standard_normal((2, 5))
-    expected = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
-    np.testing.assert_allclose(sy.evaluate(mod, x=x), expected, rtol=1e-14)
-    with pytest.raises(sy.Error, match="'nn.softmax' of float64 has no CPU kernel"):
-        sy.build(mod, ["cpu:0"], tmp_path / "artifact")
+    x, g, b = RNG.standard_normal((2, 5)), RNG.uniform(0.5, 2, 5), RNG.uniform(-1, 1, 5)
+    softmax = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+    deviation = x - x.mean(axis=1, keepdims=True)
+    layer_norm = deviation / np.sqrt((deviation**2).mean(axis=1, keepdims=True) + 1e-5) * g + b
+    sy.build(mod, ["cpu:0"], tmp_path / "artifact")
+    compiled = sy.runtime.load(tmp_path / "artifact").run(x=x, g=g, b=b)
+    for got in (sy.evaluate(mod, x=x, g=g, b=b), compiled):
+        np.testing.assert_allclose(got[0], softmax, rtol=1e-14)
+        np.testing.assert_allclose(got[1], layer_norm, rtol=1e-13, atol=1e-14)
 
 
 @pytest.mark.parametrize("dtype", NEW_DTYPES)
@@ -247,9 +253,9 @@ def test_onnx_cast_between_float64_and_uint64(tmp_path):
         np.testing.assert_array_equal(y, x.astype(np.uint64).astype(np.float64))
 
 
-def test_onnx_layer_normalization_of_float64_builds_with_float32_statistics(tmp_path):
-    # stash_type 1 (the only one ONNX defines) takes the statistics in
-    # float32; nn.layer_norm, which the CPU refuses in float64, is not used.
+def test_onnx_layer_normalization_of_float64(tmp_path):
+    # nn.layer_norm, in double; ONNX's stash_type 1 takes the statistics in
+    # float32, which the tolerance allows for (as for float16).
     from onnx import TensorProto, helper
     path = onnx_model(tmp_path, [helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1)],
                       [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [3, 8])],

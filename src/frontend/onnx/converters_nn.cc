@@ -156,9 +156,7 @@ void convert_layer_norm(NodeContext& c) {
   int64_t width = shape.back();
   bool per_last_axis = axis == rank - 1 && c.input_type(1).numel() == width &&
                        (!c.has_input(2) || c.input_type(2).numel() == width);
-  // float64 takes the function body: ONNX's statistics are float32 anyway,
-  // and the CPU's nn.layer_norm loops refuse float64.
-  if (per_last_axis && !statistics && t != DType::kFloat64) {
+  if (per_last_axis && !statistics) {
     Expr gamma = c.call("reshape", {c.input(1)}, {{"newshape", std::vector<int64_t>{width}}});
     Expr beta = c.has_input(2) ? c.call("reshape", {c.input(2)}, {{"newshape", std::vector<int64_t>{width}}})
                                : c.constant(NDArray(t, {width}));

@@ -52,6 +52,18 @@ std::vector<KernelCase> reduction_cases() {
       {"softmax_middle_axis", main_of(x3, "  nn.softmax(%x, axis=1)"), -5, 5},
       {"softmax_epilogue", main_of("%x: Tensor[(4, 10), float32]", "  %0 = nn.softmax(%x);\n  multiply(%0, 3f)")},
       {"softmax_half", main_of("%x: Tensor[(4, 10), float16]", "  nn.softmax(%x)"), -2, 2, 0, 0, 1e-2},
+      // float64 keeps its values in double: tolerances float32 could not meet.
+      {"softmax_float64", main_of("%x: Tensor[(4, 1100), float64]", "  %0 = nn.softmax(%x);\n  multiply(%0, 3f64)"),
+       -5, 5, 0, 0, 1e-13},
+      {"layer_norm_float64",
+       main_of("%x: Tensor[(4, 16), float64], %g: Tensor[(16), float64], %b: Tensor[(16), float64]",
+               "  nn.layer_norm(%x, %g, %b)"),
+       -2, 2, 0, 0, 1e-13},
+      {"batch_norm_float64",
+       main_of("%x: Tensor[(2, 3, 4, 5), float64], %g: Tensor[(3), float64], %b: Tensor[(3), float64], "
+               "%m: Tensor[(3), float64], %v: Tensor[(3), float64]",
+               "  nn.batch_norm(%x, %g, %b, %m, %v)"),
+       0.5, 2, 0, 0, 1e-13},
       {"layer_norm",
        main_of("%x: Tensor[(4, 16), float32], %g: Tensor[(16), float32], %b: Tensor[(16), float32]",
                "  nn.layer_norm(%x, %g, %b)"),
