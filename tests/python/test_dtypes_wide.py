@@ -324,3 +324,20 @@ def test_onnx_argmin_of_the_wide_unsigned_and_int16_types(tmp_path, dtype, onnx_
     compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
     np.testing.assert_array_equal(interpreted, x.argmin(axis=1))
     np.testing.assert_array_equal(compiled, x.argmin(axis=1))
+
+
+def test_torch_float64_and_int16_tensors_run_through_dlpack(tmp_path):
+    torch = pytest.importorskip("torch", reason="PyTorch is needed for DLPack tensors")
+    text = """
+def @main(%x: Tensor[(2, 3), float64], %i: Tensor[(2, 3), int16]) {
+  (multiply(%x, 3f64), add(%i, 1i16))
+}
+"""
+    sy.build(sy.parse(text), ["cpu:0"], tmp_path / "artifact")
+    x = torch.tensor([[0.1, 1 + 1e-12, -2.0], [3.0, 4.0, 5.0]], dtype=torch.float64)
+    i = torch.tensor([[32767, 0, -5], [1, 2, 3]], dtype=torch.int16)
+    tripled, next_one = sy.runtime.load(tmp_path / "artifact").run(x=x, i=i)
+    np.testing.assert_array_equal(tripled, x.numpy() * 3)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(next_one, i.numpy() + np.int16(1))
+    assert torch.from_dlpack(tripled).dtype == torch.float64
