@@ -36,7 +36,12 @@ typedef enum SyDType {
   SY_DTYPE_INT32 = 4,
   SY_DTYPE_INT64 = 5,
   SY_DTYPE_UINT8 = 6,
-  SY_DTYPE_BOOL = 7
+  SY_DTYPE_BOOL = 7,
+  SY_DTYPE_FLOAT64 = 8,
+  SY_DTYPE_INT16 = 9,
+  SY_DTYPE_UINT16 = 10,
+  SY_DTYPE_UINT32 = 11,
+  SY_DTYPE_UINT64 = 12
 } SyDType;
 
 /* A dense, row-major host buffer. `data` needs only its element alignment. */

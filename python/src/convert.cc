@@ -235,14 +235,13 @@ Attrs call_attrs(const Expr& op, py::handle mapping) {
 std::optional<DType> dtype_of_numpy(py::handle numpy_dtype) {
   std::string kind = py::str(numpy_dtype.attr("kind"));
   int itemsize = numpy_dtype.attr("itemsize").cast<int>();
-  if (kind == "f" && itemsize == 4) return DType::kFloat32;
-  if (kind == "f" && itemsize == 2) return DType::kFloat16;
-  if (kind == "i" && itemsize == 1) return DType::kInt8;
-  if (kind == "i" && itemsize == 4) return DType::kInt32;
-  if (kind == "i" && itemsize == 8) return DType::kInt64;
-  if (kind == "u" && itemsize == 1) return DType::kUInt8;
   if (kind == "b" && itemsize == 1) return DType::kBool;
-  return std::nullopt;
+  if (kind != "f" && kind != "i" && kind != "u") return std::nullopt;
+  // NumPy's names are ours ("float64", "uint16", ...), except bfloat16's.
+  std::string name = py::str(numpy_dtype.attr("name"));
+  std::optional<DType> dtype = parse_dtype(name);
+  if (!dtype || *dtype == DType::kBFloat16 || dtype_bytes(*dtype) != itemsize) return std::nullopt;
+  return dtype;
 }
 
 namespace {
@@ -257,6 +256,11 @@ const char* numpy_name_of(DType dtype) {
     case DType::kInt64: return "int64";
     case DType::kUInt8: return "uint8";
     case DType::kBool: return "bool";
+    case DType::kFloat64: return "float64";
+    case DType::kInt16: return "int16";
+    case DType::kUInt16: return "uint16";
+    case DType::kUInt32: return "uint32";
+    case DType::kUInt64: return "uint64";
   }
   return "float32";
 }
@@ -277,7 +281,8 @@ NDArray ndarray_from_python(py::handle value, const std::string& what) {
   std::optional<DType> dt = dtype_of_numpy(dtype);
   if (!dt)
     throw py::type_error(what + ": NumPy dtype " + std::string(py::str(dtype)) +
-                         " is not supported (float32, float16, int8, int32, int64, uint8, bool)");
+                         " is not supported (float32, float64, float16, int8, int16, int32, int64, uint8, uint16, "
+                         "uint32, uint64, bool)");
   std::vector<int64_t> shape;
   for (py::handle d : array.attr("shape")) shape.push_back(d.cast<int64_t>());
   NDArray out(*dt, shape);

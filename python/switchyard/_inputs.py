@@ -16,7 +16,8 @@ import numpy as _np
 from ._errors import error as _error
 
 # NumPy dtypes a tensor can have (bfloat16 has no NumPy dtype).
-SUPPORTED_DTYPES = ("float32", "float16", "int8", "int32", "int64", "uint8", "bool")
+SUPPORTED_DTYPES = ("float32", "float64", "float16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                    "uint64", "bool")
 
 # The dtypes of Python values given for an input whose type is unknown: the
 # text's literals' (and ir.const's).

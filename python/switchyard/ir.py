@@ -105,7 +105,8 @@ def const(value, dtype=None, *, virtual_device=None, span=None):
     Python floats become float32, ints int32 and bools bool (the dtypes of
     the text's ``2.5``, ``3`` and ``True``, as Relay's ``const``), unless
     ``dtype`` is given; an int the dtype cannot hold is a ``sy.UsageError``.
-    Supported dtypes: float32, float16, int8, int32, int64, uint8, bool.
+    Supported dtypes: float32, float64, float16, int8, int16, int32, int64,
+    uint8, uint16, uint32, uint64, bool.
     """
     if dtype is not None:
         dtype = _dtype_name(dtype)

@@ -26,9 +26,11 @@ ki::Expr finished_sum(DType dtype, const ki::Expr& acc) {
 ki::Expr lowest_value(DType dtype) {
   switch (dtype) {
     case DType::kInt8: return ki::int_value(dtype, std::numeric_limits<int8_t>::min());
+    case DType::kInt16: return ki::int_value(dtype, std::numeric_limits<int16_t>::min());
     case DType::kInt32: return ki::int_value(dtype, std::numeric_limits<int32_t>::min());
     case DType::kInt64: return ki::int_value(dtype, std::numeric_limits<int64_t>::min());
-    case DType::kUInt8: case DType::kBool: return ki::int_value(dtype, 0);
+    case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64: case DType::kBool:
+      return ki::int_value(dtype, 0);
     default: return ki::float_value(dtype, -std::numeric_limits<double>::infinity());
   }
 }

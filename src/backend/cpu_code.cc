@@ -101,6 +101,12 @@ inline int64_t sy_float_to_int64(double v) {
   if (v <= -9223372036854775808.0) return INT64_MIN;
   return int64_t(v);
 }
+// To uint64, as the reference: from 2^63 exact, saturating; below, through int64.
+inline uint64_t sy_float_to_uint64(double v) {
+  if (v >= 18446744073709551615.0) return UINT64_MAX;
+  if (v >= 9223372036854775808.0) return uint64_t(v);
+  return uint64_t(sy_float_to_int64(v));
+}
 )";
 
 const char* kIntegerDivideHelper = R"(// Integer division truncating toward zero, wrapping INT64_MIN / -1. A zero
@@ -112,6 +118,13 @@ inline int64_t sy_divide_int(int64_t a, int64_t b, int* faults) {
     return 0;
   }
   if (b == -1) return int64_t(0ull - uint64_t(a));
+  return a / b;
+}
+inline uint64_t sy_divide_uint64(uint64_t a, uint64_t b, int* faults) {
+  if (b == 0) {
+    __atomic_fetch_or(faults, SY_FAULT_INTEGER_DIVISION_BY_ZERO, __ATOMIC_RELAXED);
+    return 0;
+  }
   return a / b;
 }
 )";
@@ -170,6 +183,22 @@ inline float sy_cosh(float x) { return __builtin_coshf(x); }
 inline float sy_asinh(float x) { return __builtin_asinhf(x); }
 inline float sy_acosh(float x) { return __builtin_acoshf(x); }
 inline float sy_atanh(float x) { return __builtin_atanhf(x); }
+// float64 computes through the C library's double functions, as the reference does.
+inline double sy_floor(double x) { return __builtin_floor(x); }
+inline double sy_ceil(double x) { return __builtin_ceil(x); }
+inline double sy_nearbyint(double x) { return __builtin_nearbyint(x); }
+inline double sy_fabs(double x) { return __builtin_fabs(x); }
+inline double sy_sin(double x) { return __builtin_sin(x); }
+inline double sy_cos(double x) { return __builtin_cos(x); }
+inline double sy_tan(double x) { return __builtin_tan(x); }
+inline double sy_asin(double x) { return __builtin_asin(x); }
+inline double sy_acos(double x) { return __builtin_acos(x); }
+inline double sy_atan(double x) { return __builtin_atan(x); }
+inline double sy_sinh(double x) { return __builtin_sinh(x); }
+inline double sy_cosh(double x) { return __builtin_cosh(x); }
+inline double sy_asinh(double x) { return __builtin_asinh(x); }
+inline double sy_acosh(double x) { return __builtin_acosh(x); }
+inline double sy_atanh(double x) { return __builtin_atanh(x); }
 inline float sy_copysign(float x, float sign) { return __builtin_copysignf(x, sign); }
 inline float sy_ldexp(float x, int exponent) { return __builtin_ldexpf(x, exponent); }
 inline int64_t sy_min(int64_t a, int64_t b) { return b < a ? b : a; }
@@ -199,7 +228,10 @@ bool helpers_may_fault(const std::set<CpuHelper>& helpers) {
          helpers.count(CpuHelper::kCheckedIndex);
 }
 
-std::string compute_type(DType dtype) { return dtype_is_float(dtype) ? "float" : dtype_c_type(dtype); }
+// float16 and bfloat16 compute in float; float64 in double.
+std::string compute_type(DType dtype) {
+  return dtype_is_float(dtype) && dtype != DType::kFloat64 ? "float" : dtype_c_type(dtype);
+}
 
 std::string storage_type(DType dtype) { return dtype_c_type(dtype); }
 
@@ -238,10 +270,10 @@ std::string literal(DType dtype, double value) {
     if (std::isnan(value)) return "NAN";
     if (std::isinf(value)) return value > 0 ? "INFINITY" : "-INFINITY";
     char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.9g", value);
+    std::snprintf(buffer, sizeof buffer, dtype == DType::kFloat64 ? "%.17g" : "%.9g", value);
     std::string text = buffer;
     if (text.find_first_of(".e") == std::string::npos) text += ".0";
-    return text + "f";
+    return dtype == DType::kFloat64 ? text : text + "f";
   }
   int64_t integer = int64_t(value);
   if (integer == std::numeric_limits<int64_t>::min()) return "INT64_MIN";

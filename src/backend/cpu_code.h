@@ -40,8 +40,8 @@ class CodeWriter {
 enum class CpuHelper : uint8_t {
   kHalf,           // sy_half_to_float / sy_float_to_half
   kBFloat16,       // sy_bfloat16_to_float / sy_float_to_bfloat16
-  kFloatToInt,     // sy_float_to_int64: truncating, saturating, NaN to 0
-  kIntegerDivide,  // sy_divide_int: truncating; a zero divisor faults
+  kFloatToInt,     // sy_float_to_int64 (and _uint64): truncating, saturating, NaN to 0
+  kIntegerDivide,  // sy_divide_int (and _uint64): truncating; a zero divisor faults
   kIntegerPower,   // sy_power_int: wrapping; a negative exponent faults
   kCheckedIndex,   // sy_checked_index: an index outside [0, extent) faults
   kFloatMath,      // sy_exp, sy_log, sy_tanh, sy_erf: vectorisable (cpu_math.cc)

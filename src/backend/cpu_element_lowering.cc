@@ -23,7 +23,8 @@ ki::Expr constant_value(const ConstantNode& constant) {
   if (dtype == DType::kInt64) return ki::int_value(dtype, data.as<int64_t>()[0]);
   if (dtype == DType::kInt32) return ki::int_value(dtype, data.as<int32_t>()[0]);
   if (dtype_is_float(dtype)) return ki::float_value(dtype, data.get_as_double(0));
-  return ki::int_value(dtype, int64_t(data.get_as_double(0)));
+  if (dtype == DType::kUInt64) return ki::int_value(dtype, int64_t(data.as<uint64_t>()[0]));  // its bits
+  return ki::int_value(dtype, int64_t(data.get_as_double(0)));  // exact below 64 bits
 }
 
 std::string at_span_of(const Span& span) { return span.defined() ? " at " + span.to_string() : ""; }

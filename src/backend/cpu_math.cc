@@ -118,6 +118,12 @@ inline float sy_erf(float x) {
   const float far = sy_copysign(1.0f - sy_exp(s - b * b), x);
   return a >= 1.0f ? far : near;  // NaN: near, which is NaN
 }
+// float64's: the C library's double functions, as the reference's. Beside
+// the float ones, in the kernel's namespace, so that a call sees both.
+inline double sy_exp(double x) { return __builtin_exp(x); }
+inline double sy_log(double x) { return __builtin_log(x); }
+inline double sy_tanh(double x) { return __builtin_tanh(x); }
+inline double sy_erf(double x) { return __builtin_erf(x); }
 )";
 }
 

@@ -5,6 +5,8 @@
 // variance: two passes) and nn.batch_norm (inference: the moving
 // statistics, per channel), both in double as the reference computes them.
 // Softmax and layer_norm apply their element-wise epilogue as they store.
+// Their values are kept in float32 (float16 and bfloat16 round from it) or,
+// for float64, in double.
 #include <algorithm>
 #include <limits>
 
@@ -47,19 +49,24 @@ int64_t row_grain(int64_t length) { return std::max<int64_t>(1, kElementGrain / 
 
 namespace {
 
-ki::Expr f32(double value) { return ki::float_value(DType::kFloat32, value); }
-ki::Expr f32_var(const std::string& name) { return ki::var(name, DType::kFloat32); }
+// The dtype the loops of a `dtype` input keep their values in: float32
+// (float16 and bfloat16 round from it), or float64's own.
+DType working_dtype(DType dtype) { return dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32; }
 
-// The element-wise operator `op` on float values, computed in float or in double.
+ki::Expr f32(double value, DType working = DType::kFloat32) { return ki::float_value(working, value); }
+ki::Expr f32_var(const std::string& name, DType working = DType::kFloat32) { return ki::var(name, working); }
+
+// The element-wise operator `op` on `working` values, computed in their
+// compute type or in double.
 ki::Expr float_call(const std::string& op, std::vector<ki::Expr> args,
-                    ki::Precision precision = ki::Precision::kCompute) {
-  std::vector<DType> dtypes(args.size(), DType::kFloat32);
-  return ki::call({as<OpNode>(op_get(op)), Attrs(), dtypes, DType::kFloat32, Span()}, std::move(args), precision);
+                    ki::Precision precision = ki::Precision::kCompute, DType working = DType::kFloat32) {
+  std::vector<DType> dtypes(args.size(), working);
+  return ki::call({as<OpNode>(op_get(op)), Attrs(), dtypes, working, Span()}, std::move(args), precision);
 }
 
-// A float value rounded to what `dtype` holds.
+// A working value rounded to what `dtype` holds.
 ki::Expr rounded(DType dtype, const ki::Expr& value) {
-  return dtype == DType::kFloat32 ? value : ki::cast(dtype, value);
+  return dtype == working_dtype(dtype) ? value : ki::cast(dtype, value);
 }
 
 // "base + a * inner": the element at position `a` along the axis of row `base`.
@@ -74,11 +81,11 @@ ki::Expr along(const AxisView& v, const ki::Expr& a) { return ki::add(ki::var("b
 constexpr int64_t kSumBlock = 1024;
 
 void float_sum(std::vector<ki::Stmt>& body, const std::string& target, int64_t length, std::vector<ki::Stmt> before,
-               const ki::Expr& term) {
-  body.push_back(ki::declare(target, f32(0.0)));
+               const ki::Expr& term, DType working) {
+  body.push_back(ki::declare(target, f32(0.0, working)));
   auto sum_loop = [&](const std::string& sum, ki::Expr begin, ki::Expr end) {
     std::vector<ki::Stmt> element = before;
-    element.push_back(ki::assign(sum, ki::binary(BinaryOp::kAdd, f32_var(sum), term)));
+    element.push_back(ki::assign(sum, ki::binary(BinaryOp::kAdd, f32_var(sum, working), term)));
     return ki::simd_reduction("a", std::move(begin), std::move(end), ki::Reduction::kSum, sum, std::move(element));
   };
   if (length <= kSumBlock) return body.push_back(sum_loop(target, ki::index(0), ki::index(length)));
@@ -88,9 +95,9 @@ void float_sum(std::vector<ki::Stmt>& body, const std::string& target, int64_t l
       ki::let("block", DType::kInt64, ki::mul(ki::var("block_index"), kSumBlock)),
       ki::let("block_end", DType::kInt64,
               ki::binary(BinaryOp::kMin, ki::add(block, kSumBlock), ki::index(length))),
-      ki::declare(sum, f32(0.0)),
+      ki::declare(sum, f32(0.0, working)),
       sum_loop(sum, block, ki::var("block_end")),
-      ki::assign(target, ki::binary(BinaryOp::kAdd, f32_var(target), f32_var(sum))),
+      ki::assign(target, ki::binary(BinaryOp::kAdd, f32_var(target, working), f32_var(sum, working))),
   };
   body.push_back(ki::for_loop("block_index", ki::index(0), ki::index((length + kSumBlock - 1) / kSumBlock),
                               ki::LoopKind::kSerial, std::move(blocks)));
@@ -103,29 +110,30 @@ void float_sum(std::vector<ki::Stmt>& body, const std::string& target, int64_t l
 // Another output dtype would round them, so there the exponential is
 // computed again in the last pass.
 ki::Stmt softmax(const CpuKernel& k, const AxisView& v, DType dtype) {
+  DType working = working_dtype(dtype);
   ki::Expr a = ki::var("a");
   ki::Expr x = ki::load(k.operand(0), dtype, along(v, a));
-  ki::Expr row_max = f32_var("row_max");
-  ki::Expr exponential = float_call("exp", {ki::binary(BinaryOp::kSub, x, row_max)});
-  bool keep_exp = k.output_dtype() == DType::kFloat32;
+  ki::Expr row_max = f32_var("row_max", working);
+  ki::Expr exponential = float_call("exp", {ki::binary(BinaryOp::kSub, x, row_max)}, ki::Precision::kCompute, working);
+  bool keep_exp = k.output_dtype() == working;
   // Where the result's element `a` goes, so the last pass reads its own exponential.
   ki::Expr slot = offset_of(IndexAt::at_offset(along(v, a)), k.outputs.at(0)->shape);
   std::vector<ki::Stmt> row;
   // NaN is skipped here, as by the interpreter's std::max, and comes out of
   // the exponential below.
-  row.push_back(ki::declare("row_max", f32(-std::numeric_limits<double>::infinity())));
+  row.push_back(ki::declare("row_max", f32(-std::numeric_limits<double>::infinity(), working)));
   row.push_back(ki::simd_reduction("a", ki::index(0), ki::index(v.length), ki::Reduction::kMax, "row_max",
                                    {ki::assign("row_max", ki::select(ki::binary(BinaryOp::kGreater, x, row_max), x,
                                                                      row_max))}));
-  std::vector<ki::Stmt> before = {ki::let("e", DType::kFloat32, exponential)};
-  if (keep_exp) before.push_back(ki::store(k.output(0), slot, f32_var("e")));
-  float_sum(row, "sum", v.length, std::move(before), f32_var("e"));
-  row.push_back(ki::let("scale", DType::kFloat32, ki::binary(BinaryOp::kDiv, f32(1.0), f32_var("sum"))));
-  ki::Expr e = keep_exp ? ki::load(k.output(0), DType::kFloat32, slot) : exponential;
+  std::vector<ki::Stmt> before = {ki::let("e", working, exponential)};
+  if (keep_exp) before.push_back(ki::store(k.output(0), slot, f32_var("e", working)));
+  float_sum(row, "sum", v.length, std::move(before), f32_var("e", working), working);
+  row.push_back(ki::let("scale", working, ki::binary(BinaryOp::kDiv, f32(1.0, working), f32_var("sum", working))));
+  ki::Expr e = keep_exp ? ki::load(k.output(0), working, slot) : exponential;
   std::vector<ki::Stmt> scaled = {
-      ki::let("softmax", DType::kFloat32, rounded(dtype, ki::binary(BinaryOp::kMul, e, f32_var("scale"))))};
+      ki::let("softmax", working, rounded(dtype, ki::binary(BinaryOp::kMul, e, f32_var("scale", working))))};
   int counter = 0;
-  k.lower_store_result(scaled, counter, f32_var("softmax"), IndexAt::at_offset(along(v, a)));
+  k.lower_store_result(scaled, counter, f32_var("softmax", working), IndexAt::at_offset(along(v, a)));
   row.push_back(ki::for_loop("a", ki::index(0), ki::index(v.length), ki::LoopKind::kSimd, std::move(scaled)));
   return ki::parallel("softmax", v.outer * v.inner, row_grain(v.length), {over_rows(v, std::move(row))},
                       "nn.softmax" + at_span(k.master->span()) + ", one row at a time");
@@ -173,9 +181,10 @@ ki::Stmt layer_norm(const CpuKernel& k, const AxisView& v, DType dtype) {
   double_sum(row, "squares", v.length, ki::binary(BinaryOp::kMul, deviation, deviation));
   ki::Expr variance = ki::binary(BinaryOp::kDiv, double_var("squares"), length);
   row.push_back(ki::declare("inv_std", inverse_deviation(variance, attrs.get_float("epsilon"))));
-  std::vector<ki::Stmt> normalised = {ki::let("layer_norm", DType::kFloat32, ki::cast(dtype, value))};
+  DType working = working_dtype(dtype);
+  std::vector<ki::Stmt> normalised = {ki::let("layer_norm", working, ki::cast(dtype, value))};
   int counter = 0;
-  k.lower_store_result(normalised, counter, f32_var("layer_norm"), IndexAt::at_offset(along(v, a)));
+  k.lower_store_result(normalised, counter, f32_var("layer_norm", working), IndexAt::at_offset(along(v, a)));
   row.push_back(ki::for_loop("a", ki::index(0), ki::index(v.length), ki::LoopKind::kSimd, std::move(normalised)));
   return ki::parallel("layer_norm", v.outer * v.inner, row_grain(v.length), {over_rows(v, std::move(row))},
                       "nn.layer_norm" + at_span(k.master->span()) + ", one row at a time");

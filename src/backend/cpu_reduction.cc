@@ -89,7 +89,9 @@ ki::Expr finish(const ReductionPlan& p, const ki::Expr& acc) {
     return ki::cast(p.dtype, ki::binary(ki::BinaryOp::kDiv, acc, count));
   }
   if (p.count == 0) return ki::int_value(p.dtype, 0);
-  return ki::cast(p.dtype, ki::binary(ki::BinaryOp::kDiv, ki::cast(DType::kInt64, acc), ki::index(p.count)));
+  // As the reference: the wrapped sum divides as int64, uint64's as its bits.
+  DType sum_type = p.dtype == DType::kUInt64 ? DType::kUInt64 : DType::kInt64;
+  return ki::cast(p.dtype, ki::binary(ki::BinaryOp::kDiv, ki::cast(sum_type, acc), ki::index(p.count)));
 }
 
 // The reduced axes of extent > 1, each a loop, naming their coordinates

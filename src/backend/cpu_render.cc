@@ -66,6 +66,7 @@ class Renderer final : public StatementPrinter {
         if (e->dtype == DType::kInt64)
           return e->int_value == INT64_MIN ? "INT64_MIN" : "int64_t(" + std::to_string(e->int_value) + ")";
         if (e->dtype == DType::kInt32) return "int32_t(" + std::to_string(e->int_value) + ")";
+        if (e->dtype == DType::kUInt64) return "uint64_t(" + std::to_string(uint64_t(e->int_value)) + "ull)";
         return literal(e->dtype, double(e->int_value));
       case ExprKind::kFloat:
         if (e->precision == Precision::kAccumulator) return double_literal(e->float_value);
@@ -85,7 +86,8 @@ class Renderer final : public StatementPrinter {
         std::string type = value_type(e->dtype, e->precision);
         if (dtype_is_float(value->dtype) && !dtype_is_float(e->dtype) && e->dtype != DType::kBool) {
           unit_.helpers.insert(CpuHelper::kFloatToInt);
-          return type + "(sy_float_to_int64(" + expr(value) + "))";
+          const char* convert = e->dtype == DType::kUInt64 ? "sy_float_to_uint64(" : "sy_float_to_int64(";
+          return type + "(" + convert + expr(value) + "))";
         }
         // A cast to float16 or bfloat16 rounds to what that dtype holds.
         std::string converted = type + "(" + expr(value) + ")";

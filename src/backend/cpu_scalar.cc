@@ -71,6 +71,8 @@ class Renderer {
       case ScalarOp::kDivide: {
         if (is_float) return infix("/", kMultiplicative);
         helpers_.insert(CpuHelper::kIntegerDivide);
+        if (dtype == DType::kUInt64)  // beyond int64's range: divides as unsigned
+          return {"sy_divide_uint64(" + arg(0).text + ", " + arg(1).text + ", " + kFaultsArgument + ")", type};
         return wrap("sy_divide_int(" + arg(0).text + ", " + arg(1).text + ", " + kFaultsArgument + ")");
       }
       case ScalarOp::kPower: {
@@ -91,6 +93,7 @@ class Renderer {
       case ScalarOp::kAbs: {
         Rendered a = arg(0);
         if (is_float) return {std::string(spelling_.fabs) + "(" + a.text + ")", type};
+        if (dtype_is_unsigned(dtype)) return a;
         std::string x = operand(a, kRelational, false);
         return {x + " < 0 ? " + wrap("0ull - " + wide(a)).text + " : " + x, type, kConditional};
       }
@@ -149,7 +152,7 @@ class Renderer {
   Rendered attribute(const std::string& name, DType dtype) const {
     if (!call_.attrs.defined()) throw Error(ErrorKind::kBackend, "missing attribute '" + name + "'", call_.span);
     double value = call_.attrs->get_float(name);
-    if (dtype_is_float(dtype)) return leaf(literal(dtype, value), "float");
+    if (dtype_is_float(dtype)) return leaf(literal(dtype, value), compute_type(dtype));
     if (std::isnan(value)) return {"0", "int64_t"};
     if (value >= 9223372036854775807.0) return {"INT64_MAX", "int64_t"};
     if (value <= -9223372036854775808.0) return {"INT64_MIN", "int64_t"};
@@ -161,10 +164,11 @@ class Renderer {
     std::string type = compute_type(out);
     bool is_float = dtype_is_float(from);
     if (out == DType::kBool) return {x.text + (is_float ? " != 0.0f" : " != 0"), "bool", kEquality};
-    if (dtype_is_float(out)) return is_float ? x : Rendered{"float(" + x.text + ")", type};
+    if (dtype_is_float(out)) return x.type == type ? x : Rendered{type + "(" + x.text + ")", type};
     if (!is_float) return {type + "(" + x.text + ")", type};
     helpers_.insert(CpuHelper::kFloatToInt);
-    return {type + "(sy_float_to_int64(" + x.text + "))", type};
+    const char* convert = out == DType::kUInt64 ? "sy_float_to_uint64(" : "sy_float_to_int64(";
+    return {type + "(" + convert + x.text + "))", type};
   }
 
   const ScalarCall& call_;

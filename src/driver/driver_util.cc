@@ -115,6 +115,16 @@ std::map<std::string, NDArray> read_npy_inputs(const std::vector<std::string>& s
   return inputs;
 }
 
+void adopt_bfloat16_bits(std::map<std::string, NDArray>& inputs, const std::map<std::string, DType>& expected) {
+  for (auto& [name, array] : inputs) {
+    auto wanted = expected.find(name);
+    if (array.dtype() != DType::kUInt16 || wanted == expected.end() || wanted->second != DType::kBFloat16) continue;
+    NDArray bits(DType::kBFloat16, array.shape());
+    if (array.nbytes() > 0) std::memcpy(bits.data(), array.data(), array.nbytes());
+    array = std::move(bits);
+  }
+}
+
 std::string tensor_statistics(const NDArray& a) {
   if (a.numel() == 0) return "empty";
   double min = a.get_as_double(0), max = min, sum = 0;

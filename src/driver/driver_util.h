@@ -59,6 +59,10 @@ void add_device_flags(CLI::App* cmd, DeviceFlags* flags);
 // Reads --input NAME=FILE.npy values by name; Error(kUsage) naming a
 // malformed or repeated spec, or an unreadable file.
 std::map<std::string, NDArray> read_npy_inputs(const std::vector<std::string>& specs);
+// .npy has no bfloat16: its bits travel as '<u2', which reads as uint16.
+// Each uint16 input whose `expected` dtype (by name) is bfloat16 becomes
+// the bfloat16 array of those bits.
+void adopt_bfloat16_bits(std::map<std::string, NDArray>& inputs, const std::map<std::string, DType>& expected);
 // "min=-1.5 max=3 mean=0.75" (every dtype read as double), "empty" for no elements.
 std::string tensor_statistics(const NDArray& array);
 

@@ -118,6 +118,9 @@ void run_artifact(const RunFlags& f) {
     load.max_model_bytes = f.max_model_bytes;
     auto load_start = std::chrono::steady_clock::now();
     artifact = Artifact::load(f.artifact_dir, load);
+    std::map<std::string, DType> expected;
+    for (const ManifestTensor& input : artifact->manifest().inputs) expected[input.name] = input.dtype;
+    adopt_bfloat16_bits(inputs, expected);
     load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
     RunOptions options;  // stats on: they carry each run's time
     // With several runs the first one is a warm-up (first touch of the arenas

@@ -27,6 +27,10 @@ struct RunIrFlags {
 void run_ir(const RunIrFlags& flags) {
   IRModule mod = infer_type(load_model(flags.model));
   std::map<std::string, NDArray> inputs = read_npy_inputs(flags.inputs);
+  std::map<std::string, DType> expected;
+  for (const Var& param : mod.lookup(flags.entry)->params)
+    if (const TensorTypeNode* type = as_tensor(param->checked_type())) expected[param->name_hint] = type->dtype;
+  adopt_bfloat16_bits(inputs, expected);
   // Everything is evaluated before anything is written: a bad input leaves no output.
   std::vector<Value> outputs = flatten_tensors(evaluate(mod, inputs, flags.entry));
   std::filesystem::path dir(flags.output_dir);

@@ -55,6 +55,12 @@ int64_t double_to_int64(double v) {
   return int64_t(v);
 }
 
+uint64_t double_to_uint64(double v) {
+  if (v >= 18446744073709551615.0) return std::numeric_limits<uint64_t>::max();
+  if (v >= 9223372036854775808.0) return uint64_t(v);
+  return uint64_t(double_to_int64(v));  // a negative value wraps
+}
+
 int64_t int_attr(const AttrsNode& attrs, const std::string& name) {
   const AttrValue& v = require_attr(attrs, name);
   if (auto* i = std::get_if<int64_t>(&v)) return *i;
@@ -108,7 +114,8 @@ float load_float(const NDArray& a, int64_t i) {
     case DType::kFloat32: return a.as<float>()[i];
     case DType::kFloat16: return half_to_float(a.as<uint16_t>()[i]);
     case DType::kBFloat16: return bfloat16_to_float(a.as<uint16_t>()[i]);
-    default: return float(load_int(a, i));
+    case DType::kFloat64: return float(a.as<double>()[i]);
+    default: return float(load_double(a, i));
   }
 }
 
@@ -117,6 +124,7 @@ void store_float(NDArray& a, int64_t i, float v) {
     case DType::kFloat32: a.as<float>()[i] = v; return;
     case DType::kFloat16: a.as<uint16_t>()[i] = float_to_half(v); return;
     case DType::kBFloat16: a.as<uint16_t>()[i] = float_to_bfloat16(v); return;
+    case DType::kFloat64: a.as<double>()[i] = v; return;
     default: store_double(a, i, v); return;
   }
 }
@@ -124,34 +132,57 @@ void store_float(NDArray& a, int64_t i, float v) {
 int64_t load_int(const NDArray& a, int64_t i) {
   switch (a.dtype()) {
     case DType::kInt8: return a.as<int8_t>()[i];
+    case DType::kInt16: return a.as<int16_t>()[i];
     case DType::kInt32: return a.as<int32_t>()[i];
     case DType::kInt64: return a.as<int64_t>()[i];
     case DType::kUInt8: return a.as<uint8_t>()[i];
+    case DType::kUInt16: return a.as<uint16_t>()[i];
+    case DType::kUInt32: return a.as<uint32_t>()[i];
+    case DType::kUInt64: return int64_t(a.as<uint64_t>()[i]);
     case DType::kBool: return a.as<uint8_t>()[i] != 0;
-    default: return double_to_int64(load_float(a, i));
+    case DType::kFloat32: case DType::kFloat16: case DType::kBFloat16: case DType::kFloat64: break;
   }
+  return double_to_int64(load_double(a, i));
 }
 
 void store_int(NDArray& a, int64_t i, int64_t v) {
   switch (a.dtype()) {
     case DType::kInt8: a.as<int8_t>()[i] = int8_t(uint8_t(uint64_t(v))); return;
+    case DType::kInt16: a.as<int16_t>()[i] = int16_t(uint16_t(uint64_t(v))); return;
     case DType::kInt32: a.as<int32_t>()[i] = int32_t(uint32_t(uint64_t(v))); return;
     case DType::kInt64: a.as<int64_t>()[i] = v; return;
     case DType::kUInt8: a.as<uint8_t>()[i] = uint8_t(uint64_t(v)); return;
+    case DType::kUInt16: a.as<uint16_t>()[i] = uint16_t(uint64_t(v)); return;
+    case DType::kUInt32: a.as<uint32_t>()[i] = uint32_t(uint64_t(v)); return;
+    case DType::kUInt64: a.as<uint64_t>()[i] = uint64_t(v); return;
     case DType::kBool: a.as<uint8_t>()[i] = v != 0; return;
-    default: store_float(a, i, float(v)); return;
+    case DType::kFloat64: a.as<double>()[i] = double(v); return;
+    case DType::kFloat32: case DType::kFloat16: case DType::kBFloat16: break;
   }
+  store_float(a, i, float(v));  // rounds once, from int64
 }
 
 double load_double(const NDArray& a, int64_t i) {
+  if (a.dtype() == DType::kFloat64) return a.as<double>()[i];
   if (dtype_is_float(a.dtype())) return load_float(a, i);
+  if (a.dtype() == DType::kUInt64) return double(a.as<uint64_t>()[i]);
   return double(load_int(a, i));
 }
 
 void store_double(NDArray& a, int64_t i, double v) {
+  if (a.dtype() == DType::kFloat64) {
+    a.as<double>()[i] = v;
+    return;
+  }
   if (dtype_is_float(a.dtype())) return store_float(a, i, float(v));
   if (a.dtype() == DType::kBool) return store_int(a, i, v != 0);
+  if (a.dtype() == DType::kUInt64) return store_int(a, i, int64_t(double_to_uint64(v)));
   store_int(a, i, double_to_int64(v));
+}
+
+bool int_greater(const NDArray& a, int64_t i, int64_t j) {
+  if (a.dtype() == DType::kUInt64) return a.as<uint64_t>()[i] > a.as<uint64_t>()[j];
+  return load_int(a, i) > load_int(a, j);
 }
 
 void copy_element(const NDArray& src, int64_t src_index, NDArray& dst, int64_t dst_index) {

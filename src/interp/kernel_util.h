@@ -33,10 +33,11 @@ std::string string_attr(const AttrsNode& attrs, const std::string& name);
 std::vector<int64_t> ints_attr(const AttrsNode& attrs, const std::string& name);
 std::optional<std::vector<int64_t>> optional_ints_attr(const AttrsNode& attrs, const std::string& name);
 
-// Element i of a floating-point array, as float.
+// Element i of a floating-point array, as float (float64 rounds: kernels
+// that must keep its precision use load_double).
 float load_float(const NDArray& a, int64_t i);
 void store_float(NDArray& a, int64_t i, float v);  // rounds to float16/bfloat16
-// Element i of an integer or bool array, as int64.
+// Element i of an integer or bool array, as int64 (uint64: its bits).
 int64_t load_int(const NDArray& a, int64_t i);
 // Stores into an integer array wrapping to its width (two's complement, as
 // NumPy); into bool as v != 0.
@@ -44,10 +45,16 @@ void store_int(NDArray& a, int64_t i, int64_t v);
 // Element i of any dtype as double.
 double load_double(const NDArray& a, int64_t i);
 // Stores into any dtype. Into integers: truncated toward zero, saturated to
-// the int64 range (NaN becomes 0), then wrapped to the width; into bool: v != 0.
+// the int64 range (NaN becomes 0), then wrapped to the width (uint64: as
+// double_to_uint64); into bool: v != 0.
 void store_double(NDArray& a, int64_t i, double v);
+// Whether integer element i of `a` is greater than element j (uint64 by its bits).
+bool int_greater(const NDArray& a, int64_t i, int64_t j);
 // Truncates toward zero, saturating to the int64 range; NaN becomes 0.
 int64_t double_to_int64(double v);
+// To uint64: values from 2^63 convert exactly, saturating at 2^64 - 1;
+// below, as double_to_int64, a negative value wrapping.
+uint64_t double_to_uint64(double v);
 // Copies one element between arrays of the same dtype, bit for bit.
 void copy_element(const NDArray& src, int64_t src_index, NDArray& dst, int64_t dst_index);
 

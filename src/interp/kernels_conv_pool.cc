@@ -107,9 +107,10 @@ std::vector<NDArray> conv2d_kernel(const std::vector<Value>& args, const AttrsNo
 double lowest_value(DType dtype) {
   switch (dtype) {
     case DType::kInt8: return -128;
+    case DType::kInt16: return double(std::numeric_limits<int16_t>::min());
     case DType::kInt32: return double(std::numeric_limits<int32_t>::min());
     case DType::kInt64: return double(std::numeric_limits<int64_t>::min());
-    case DType::kUInt8: case DType::kBool: return 0;
+    case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64: case DType::kBool: return 0;
     default: return -std::numeric_limits<double>::infinity();
   }
 }

@@ -135,7 +135,8 @@ std::vector<NDArray> bias_add_kernel(const std::vector<Value>& args, const Attrs
     for (int64_t a = 0; a < v.length; ++a)
       for (int64_t i = 0; i < v.inner; ++i) {
         int64_t k = v.at(o, a, i);
-        if (dtype_is_float(data.dtype())) store_float(out, k, load_float(data, k) + load_float(bias, a));
+        if (data.dtype() == DType::kFloat64) store_double(out, k, load_double(data, k) + load_double(bias, a));
+        else if (dtype_is_float(data.dtype())) store_float(out, k, load_float(data, k) + load_float(bias, a));
         else store_int(out, k, wrap_add(load_int(data, k), load_int(bias, a)));
       }
   return {out};

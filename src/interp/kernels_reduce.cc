@@ -65,7 +65,11 @@ std::vector<NDArray> sum_or_mean(const std::vector<Value>& args, const AttrsNode
       int64_t& s = sums[size_t(r.out_of_input[i])];
       s = wrap_add(s, load_int(x, int64_t(i)));
     }
-    for (int64_t o = 0; o < outputs; ++o) store_int(out, o, mean ? sums[size_t(o)] / r.count : sums[size_t(o)]);
+    for (int64_t o = 0; o < outputs; ++o) {
+      int64_t s = sums[size_t(o)];
+      if (mean) s = x.dtype() == DType::kUInt64 ? int64_t(uint64_t(s) / uint64_t(r.count)) : s / r.count;
+      store_int(out, o, s);
+    }
   }
   return {out};
 }
@@ -108,9 +112,9 @@ std::vector<NDArray> max_kernel(const std::vector<Value>& args, const AttrsNode&
       b = k;
     } else if (is_float) {
       // NaN wins and stays, as in NumPy.
-      float current = load_float(x, b), candidate = load_float(x, k);
+      double current = load_double(x, b), candidate = load_double(x, k);
       if (!std::isnan(current) && (candidate > current || std::isnan(candidate))) b = k;
-    } else if (load_int(x, k) > load_int(x, b)) {
+    } else if (int_greater(x, k, b)) {
       b = k;
     }
   }

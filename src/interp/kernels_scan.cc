@@ -71,7 +71,7 @@ std::vector<NDArray> topk_indices_kernel(const std::vector<Value>& args, const A
       // a ranks before b: larger (or smaller), NaN as the largest value.
       auto before = [&](int64_t a, int64_t b) {
         int64_t pa = v.at(o, a, i), pb = v.at(o, b, i);
-        if (!dtype_is_float(x.dtype())) return largest ? load_int(x, pa) > load_int(x, pb) : load_int(x, pa) < load_int(x, pb);
+        if (!dtype_is_float(x.dtype())) return largest ? int_greater(x, pa, pb) : int_greater(x, pb, pa);
         double va = load_double(x, pa), vb = load_double(x, pb);
         if (std::isnan(va) || std::isnan(vb)) return largest ? !std::isnan(vb) : !std::isnan(va);
         return largest ? va > vb : va < vb;

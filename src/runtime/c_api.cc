@@ -17,7 +17,10 @@ namespace {
 static_assert(int(DType::kFloat32) == SY_DTYPE_FLOAT32 && int(DType::kFloat16) == SY_DTYPE_FLOAT16 &&
                   int(DType::kBFloat16) == SY_DTYPE_BFLOAT16 && int(DType::kInt8) == SY_DTYPE_INT8 &&
                   int(DType::kInt32) == SY_DTYPE_INT32 && int(DType::kInt64) == SY_DTYPE_INT64 &&
-                  int(DType::kUInt8) == SY_DTYPE_UINT8 && int(DType::kBool) == SY_DTYPE_BOOL,
+                  int(DType::kUInt8) == SY_DTYPE_UINT8 && int(DType::kBool) == SY_DTYPE_BOOL &&
+                  int(DType::kFloat64) == SY_DTYPE_FLOAT64 && int(DType::kInt16) == SY_DTYPE_INT16 &&
+                  int(DType::kUInt16) == SY_DTYPE_UINT16 && int(DType::kUInt32) == SY_DTYPE_UINT32 &&
+                  int(DType::kUInt64) == SY_DTYPE_UINT64 && std::size(kAllDTypes) == SY_DTYPE_UINT64 + 1,
               "SyDType codes must equal DType values");
 
 thread_local std::string last_error;

@@ -15,6 +15,11 @@ const char* dtype_name(DType t) {
     case DType::kInt64: return "int64";
     case DType::kUInt8: return "uint8";
     case DType::kBool: return "bool";
+    case DType::kFloat64: return "float64";
+    case DType::kInt16: return "int16";
+    case DType::kUInt16: return "uint16";
+    case DType::kUInt32: return "uint32";
+    case DType::kUInt64: return "uint64";
   }
   return "?";
 }
@@ -27,19 +32,22 @@ std::optional<DType> parse_dtype(std::string_view name) {
 
 int dtype_bytes(DType t) {
   switch (t) {
-    case DType::kFloat32: case DType::kInt32: return 4;
-    case DType::kFloat16: case DType::kBFloat16: return 2;
-    case DType::kInt64: return 8;
+    case DType::kFloat32: case DType::kInt32: case DType::kUInt32: return 4;
+    case DType::kFloat16: case DType::kBFloat16: case DType::kInt16: case DType::kUInt16: return 2;
+    case DType::kInt64: case DType::kFloat64: case DType::kUInt64: return 8;
     case DType::kInt8: case DType::kUInt8: case DType::kBool: return 1;
   }
   return 0;
 }
 
 bool dtype_is_float(DType t) {
-  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16;
+  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16 || t == DType::kFloat64;
 }
 bool dtype_is_int(DType t) {
-  return t == DType::kInt8 || t == DType::kInt32 || t == DType::kInt64 || t == DType::kUInt8;
+  return t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64 || dtype_is_unsigned(t);
+}
+bool dtype_is_unsigned(DType t) {
+  return t == DType::kUInt8 || t == DType::kUInt16 || t == DType::kUInt32 || t == DType::kUInt64;
 }
 
 const char* dtype_c_type(DType t) {
@@ -51,6 +59,11 @@ const char* dtype_c_type(DType t) {
     case DType::kInt64: return "int64_t";
     case DType::kUInt8: return "uint8_t";
     case DType::kBool: return "bool";
+    case DType::kFloat64: return "double";
+    case DType::kInt16: return "int16_t";
+    case DType::kUInt16: return "uint16_t";
+    case DType::kUInt32: return "uint32_t";
+    case DType::kUInt64: return "uint64_t";
   }
   return "void";
 }

@@ -9,10 +9,27 @@
 
 namespace switchyard {
 
-enum class DType : uint8_t { kFloat32, kFloat16, kBFloat16, kInt8, kInt32, kInt64, kUInt8, kBool };
+// The numbers are part of the C API (SY_DTYPE_*, include/switchyard/runtime.h):
+// new types are appended.
+enum class DType : uint8_t {
+  kFloat32,
+  kFloat16,
+  kBFloat16,
+  kInt8,
+  kInt32,
+  kInt64,
+  kUInt8,
+  kBool,
+  kFloat64,
+  kInt16,
+  kUInt16,
+  kUInt32,
+  kUInt64,
+};
 
-constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt8,
-                                DType::kInt32,   DType::kInt64,   DType::kUInt8,    DType::kBool};
+constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt8,   DType::kInt32,
+                                DType::kInt64,   DType::kUInt8,   DType::kBool,     DType::kFloat64, DType::kInt16,
+                                DType::kUInt16,  DType::kUInt32,  DType::kUInt64};
 
 // "float32", "int64", ...
 const char* dtype_name(DType t);
@@ -21,6 +38,7 @@ std::optional<DType> parse_dtype(std::string_view name);
 int dtype_bytes(DType t);
 bool dtype_is_float(DType t);
 bool dtype_is_int(DType t);  // signed or unsigned integers, not bool
+bool dtype_is_unsigned(DType t);  // uint8 ... uint64 (not bool)
 // The C type used to hold one element in generated code ("float", "uint16_t", ...).
 const char* dtype_c_type(DType t);
 

@@ -113,6 +113,11 @@ double NDArray::get_as_double(int64_t i) const {
     case DType::kInt64: return double(reinterpret_cast<const int64_t*>(p)[i]);
     case DType::kUInt8: return p[i];
     case DType::kBool: return p[i] ? 1.0 : 0.0;
+    case DType::kFloat64: return reinterpret_cast<const double*>(p)[i];
+    case DType::kInt16: return reinterpret_cast<const int16_t*>(p)[i];
+    case DType::kUInt16: return reinterpret_cast<const uint16_t*>(p)[i];
+    case DType::kUInt32: return reinterpret_cast<const uint32_t*>(p)[i];
+    case DType::kUInt64: return double(reinterpret_cast<const uint64_t*>(p)[i]);
   }
   return 0;
 }
@@ -128,6 +133,17 @@ void NDArray::set_from_double(int64_t i, double v) {
     case DType::kInt64: reinterpret_cast<int64_t*>(p)[i] = int64_t(v); break;
     case DType::kUInt8: p[i] = uint8_t(v); break;
     case DType::kBool: p[i] = v != 0; break;
+    case DType::kFloat64: reinterpret_cast<double*>(p)[i] = v; break;
+    case DType::kInt16: reinterpret_cast<int16_t*>(p)[i] = int16_t(v); break;
+    // Unsigned through int64_t, so a negative value wraps (a direct
+    // conversion of a negative double to an unsigned type is undefined).
+    case DType::kUInt16: reinterpret_cast<uint16_t*>(p)[i] = uint16_t(int64_t(v)); break;
+    case DType::kUInt32: reinterpret_cast<uint32_t*>(p)[i] = uint32_t(int64_t(v)); break;
+    case DType::kUInt64:  // 2^64 and beyond saturate
+      reinterpret_cast<uint64_t*>(p)[i] = v >= 18446744073709551615.0 ? UINT64_MAX
+                                          : v >= 9223372036854775808.0 ? uint64_t(v)
+                                                                       : uint64_t(int64_t(v));
+      break;
   }
 }
 

@@ -41,6 +41,11 @@ const char* type_code(DType dtype) {
     case DType::kInt64: return "i8";
     case DType::kUInt8: return "u1";
     case DType::kBool: return "b1";
+    case DType::kFloat64: return "f8";
+    case DType::kInt16: return "i2";
+    case DType::kUInt16: return "u2";
+    case DType::kUInt32: return "u4";
+    case DType::kUInt64: return "u8";
   }
   return "";
 }
@@ -54,8 +59,8 @@ std::optional<DType> dtype_of_descr(const std::string& descr, const std::string&
   char order = descr[0];
   std::string code = descr.substr(1);
   std::optional<DType> found;
-  for (DType t : kAllDTypes)
-    if (code == type_code(t)) found = t;
+  for (DType t : kAllDTypes)  // '<u2' is uint16: bfloat16's raw bits read back as uint16
+    if (code == type_code(t) && t != DType::kBFloat16) found = t;
   if (code == "?") found = DType::kBool;
   if (!found) return std::nullopt;
   bool single_byte = dtype_bytes(*found) == 1;

@@ -22,6 +22,8 @@ constexpr uint16_t kFloat16NaN = 0x7e00u;
 constexpr uint16_t kFloat16Inf = 0x7c00u;
 constexpr uint16_t kBFloat16NaN = 0x7fc0u;
 constexpr uint16_t kBFloat16Inf = 0x7f80u;
+constexpr uint64_t kFloat64NaN = 0x7ff8000000000000ull;
+constexpr uint64_t kFloat64Inf = 0x7ff0000000000000ull;
 
 std::string float32_text(float value) {
   char buffer[32];
@@ -47,6 +49,13 @@ std::string shortest_half_text(float value, uint16_t bits, ToBits to_bits) {
 std::optional<std::string> special_text(bool negative, bool is_nan, bool canonical_nan) {
   if (is_nan && !canonical_nan) return std::nullopt;
   return std::string(negative ? "-" : "") + (is_nan ? "nan" : "inf");
+}
+
+template <typename T>
+T element_of(const uint8_t* bytes, int64_t i) {
+  T value;
+  std::memcpy(&value, bytes + sizeof(T) * size_t(i), sizeof(T));
+  return value;
 }
 
 // Element `i` as text, or nullopt when no decimal text reproduces its bits
@@ -80,10 +89,26 @@ std::optional<std::string> element_text(const NDArray& a, int64_t i) {
         return special_text(bits >> 15, magnitude != kBFloat16Inf, magnitude == kBFloat16NaN);
       return shortest_half_text(bfloat16_to_float(bits), bits, [](float f) { return float_to_bfloat16(f); });
     }
+    case DType::kFloat64: {
+      uint64_t bits;
+      std::memcpy(&bits, bytes + 8 * i, 8);
+      uint64_t magnitude = bits & 0x7fffffffffffffffull;
+      if ((magnitude & kFloat64Inf) == kFloat64Inf)
+        return special_text(bits >> 63, magnitude != kFloat64Inf, magnitude == kFloat64NaN);
+      double value;
+      std::memcpy(&value, &bits, 8);
+      char buffer[40];
+      auto result = std::to_chars(buffer, buffer + sizeof buffer, value);  // shortest that reads back
+      return std::string(buffer, result.ptr);
+    }
     case DType::kBool:
       if (bytes[i] > 1) return std::nullopt;
       return std::string(bytes[i] ? "True" : "False");
     case DType::kInt8: return std::to_string(int(reinterpret_cast<const int8_t*>(bytes)[i]));
+    case DType::kInt16: return std::to_string(element_of<int16_t>(bytes, i));
+    case DType::kUInt16: return std::to_string(element_of<uint16_t>(bytes, i));
+    case DType::kUInt32: return std::to_string(element_of<uint32_t>(bytes, i));
+    case DType::kUInt64: return std::to_string(element_of<uint64_t>(bytes, i));
     case DType::kUInt8: return std::to_string(int(bytes[i]));
     case DType::kInt32: {
       int32_t v;
@@ -109,6 +134,11 @@ const char* scalar_suffix(DType dtype) {
     case DType::kInt64: return "i64";
     case DType::kUInt8: return "u8";
     case DType::kBool: return "";
+    case DType::kFloat64: return "f64";
+    case DType::kInt16: return "i16";
+    case DType::kUInt16: return "u16";
+    case DType::kUInt32: return "u32";
+    case DType::kUInt64: return "u64";
   }
   return "";
 }
@@ -116,28 +146,31 @@ const char* scalar_suffix(DType dtype) {
 std::optional<DType> dtype_of_suffix(std::string_view suffix, bool float_form) {
   if (suffix.empty()) return float_form ? DType::kFloat32 : DType::kInt32;
   if (suffix == "f" || suffix == "f32") return DType::kFloat32;
-  if (suffix == "f16") return DType::kFloat16;
-  if (suffix == "bf16") return DType::kBFloat16;
-  if (suffix == "i8") return DType::kInt8;
+  for (DType dtype : kAllDTypes)
+    if (dtype != DType::kBool && dtype != DType::kInt32 && suffix == scalar_suffix(dtype)) return dtype;
   if (suffix == "i32") return DType::kInt32;
-  if (suffix == "i64") return DType::kInt64;
-  if (suffix == "u8") return DType::kUInt8;
   return std::nullopt;
 }
 
-// Reads a float32 from text: a decimal number, "nan", "inf", with an optional '-'.
-std::string read_float(std::string_view text, float* out) {
+// Reads a float32 or float64 from text: a decimal number, "nan", "inf", with an optional '-'.
+template <typename Float>
+std::string read_float(std::string_view text, Float* out) {
+  using Bits = std::conditional_t<sizeof(Float) == 4, uint32_t, uint64_t>;
+  constexpr Bits kNaN = sizeof(Float) == 4 ? Bits(kFloat32NaN) : Bits(kFloat64NaN);
+  constexpr Bits kInf = sizeof(Float) == 4 ? Bits(kFloat32Inf) : Bits(kFloat64Inf);
+  constexpr Bits kSign = Bits(1) << (8 * sizeof(Float) - 1);
   bool negative = !text.empty() && text[0] == '-';
   std::string_view body = negative ? text.substr(1) : text;
   if (body == "nan" || body == "inf") {
-    uint32_t bits = (body == "nan" ? kFloat32NaN : kFloat32Inf) | (negative ? 0x80000000u : 0u);
-    std::memcpy(out, &bits, 4);
+    Bits bits = (body == "nan" ? kNaN : kInf) | (negative ? kSign : Bits(0));
+    std::memcpy(out, &bits, sizeof bits);
     return "";
   }
   if (body.empty() || !(std::isdigit(static_cast<unsigned char>(body[0])) || body[0] == '.'))
     return "'" + clipped_text(text) + "' is not a number";
   auto result = std::from_chars(text.data(), text.data() + text.size(), *out);
-  if (result.ec == std::errc::result_out_of_range) return "'" + clipped_text(text) + "' is out of range for float32";
+  if (result.ec == std::errc::result_out_of_range)
+    return "'" + clipped_text(text) + "' is out of range for " + (sizeof(Float) == 4 ? "float32" : "float64");
   if (result.ec != std::errc() || result.ptr != text.data() + text.size())
     return "'" + clipped_text(text) + "' is not a number";
   return "";
@@ -297,6 +330,12 @@ std::string set_element_from_text(NDArray& array, int64_t index, std::string_vie
       if (error.empty()) std::memcpy(bytes + 4 * index, &value, 4);
       return error;
     }
+    case DType::kFloat64: {
+      double value;
+      std::string error = read_float(text, &value);
+      if (error.empty()) std::memcpy(bytes + 8 * index, &value, 8);
+      return error;
+    }
     case DType::kFloat16:
     case DType::kBFloat16: {
       uint16_t bits;
@@ -313,25 +352,32 @@ std::string set_element_from_text(NDArray& array, int64_t index, std::string_vie
       return "";
     default: break;
   }
+  if (!is_integer_text(text))
+    return "expected an integer for " + std::string(dtype_name(dtype)) + ", got '" + clipped_text(text) + "'";
+  std::string out_of_range = "'" + clipped_text(text) + "' is out of range for " + dtype_name(dtype);
+  if (dtype == DType::kUInt64) {  // the one integer type beyond int64's range
+    uint64_t value = 0;
+    auto result = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text[0] == '-' ? text.find_first_not_of("-0") != std::string_view::npos : result.ec != std::errc())
+      return out_of_range;
+    std::memcpy(bytes + 8 * index, &value, 8);
+    return "";
+  }
   int64_t value = 0;
   auto result = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (!is_integer_text(text) || result.ec == std::errc::invalid_argument)
-    return "expected an integer for " + std::string(dtype_name(dtype)) + ", got '" + clipped_text(text) + "'";
-  int64_t low = 0, high = 0;
+  int64_t low = std::numeric_limits<int64_t>::min(), high = std::numeric_limits<int64_t>::max();
   switch (dtype) {
-    case DType::kInt8: low = -128, high = 127; break;
-    case DType::kUInt8: low = 0, high = 255; break;
-    case DType::kInt32: low = std::numeric_limits<int32_t>::min(), high = std::numeric_limits<int32_t>::max(); break;
-    default: low = std::numeric_limits<int64_t>::min(), high = std::numeric_limits<int64_t>::max(); break;
+    case DType::kInt8: low = INT8_MIN, high = INT8_MAX; break;
+    case DType::kUInt8: low = 0, high = UINT8_MAX; break;
+    case DType::kInt16: low = INT16_MIN, high = INT16_MAX; break;
+    case DType::kUInt16: low = 0, high = UINT16_MAX; break;
+    case DType::kInt32: low = INT32_MIN, high = INT32_MAX; break;
+    case DType::kUInt32: low = 0, high = UINT32_MAX; break;
+    default: break;
   }
-  if (result.ec == std::errc::result_out_of_range || value < low || value > high)
-    return "'" + clipped_text(text) + "' is out of range for " + dtype_name(dtype);
-  switch (dtype) {
-    case DType::kInt8: reinterpret_cast<int8_t*>(bytes)[index] = int8_t(value); break;
-    case DType::kUInt8: bytes[index] = uint8_t(value); break;
-    case DType::kInt32: reinterpret_cast<int32_t*>(bytes)[index] = int32_t(value); break;
-    default: std::memcpy(bytes + 8 * index, &value, 8); break;
-  }
+  if (result.ec == std::errc::result_out_of_range || value < low || value > high) return out_of_range;
+  array.set_from_double(index, double(value));  // in range of a type narrower than int64: exact
+  if (dtype == DType::kInt64) std::memcpy(bytes + 8 * index, &value, 8);
   return "";
 }
 
@@ -375,7 +421,7 @@ NDArray parse_scalar_literal(std::string_view text, std::string* error) {
   std::optional<DType> dtype = dtype_of_suffix(suffix, float_form);
   if (!dtype) {
     *error = "unknown literal suffix '" + clipped_text(suffix) + "' in '" + clipped_text(text) +
-             "' (expected f, f16, bf16, i8, i32, i64 or u8)";
+             "' (expected f, f64, f16, bf16, i8, i16, i32, i64, u8, u16, u32 or u64)";
     return NDArray();
   }
   if (float_form && !dtype_is_float(*dtype)) {

@@ -177,7 +177,8 @@ X = ir.Var("x", ir.TensorType((2,)))
 CONSTRUCTORS = [
     lambda: ir.Var(5), lambda: ir.Var("x", "float32"), lambda: ir.Var("x", virtual_device=1),
     lambda: ir.Var("x", span="f.sy:1:1"), lambda: ir.Var(None),
-    lambda: ir.Constant(None), lambda: ir.Constant("abc"), lambda: ir.Constant([1, 2]), lambda: ir.Constant(np.ones(2)),
+    lambda: ir.Constant(None), lambda: ir.Constant("abc"), lambda: ir.Constant([1, 2]),
+    lambda: ir.Constant(np.ones(2, np.complex128)),
     lambda: ir.Call(None, [X]), lambda: ir.Call("nn.nope", [X]), lambda: ir.Call(ir.Op("nn.relu"), X),
     lambda: ir.Call(ir.Op("nn.relu"), [X], attrs=5), lambda: ir.Call(ir.Op("nn.relu"), [X], attrs={1: 2}),
     lambda: ir.Function([1], X), lambda: ir.Function([X], None), lambda: ir.Function([X], X, ret_type="float32"),
@@ -188,7 +189,7 @@ CONSTRUCTORS = [
     lambda: ir.TupleGetItem(ir.Tuple([X]), -1), lambda: ir.GlobalVar(None), lambda: ir.Op(None),
     lambda: ir.Op("nn.nope"),
     lambda: ir.const("text"), lambda: ir.const(None), lambda: ir.const([1, "a"]), lambda: ir.const(object()),
-    lambda: ir.const(2**40), lambda: ir.const(1, dtype="nope"), lambda: ir.const(1.0, dtype="float64"),
+    lambda: ir.const(2**40), lambda: ir.const(1, dtype="nope"), lambda: ir.const(1.0, dtype="complex64"),
     lambda: ir.const(np.ones(2, np.complex64)), lambda: ir.const(ragged()),
     lambda: ir.TensorType((2, "3")), lambda: ir.TensorType(None), lambda: ir.TensorType((2, -1)),
     lambda: ir.TensorType((2,), "float128"), lambda: ir.TensorType((2,), 5), lambda: ir.TupleType([None]),

@@ -49,7 +49,7 @@ def test_error_hierarchy_and_fields():
     lambda: ir.GlobalVar(None),
     lambda: ir.Op(None),
     lambda: ir.Constant([1, 2]),
-    lambda: ir.Constant(np.ones(2)),
+    lambda: ir.Constant(np.ones(2, np.complex128)),
     lambda: ir.const("text"),
     lambda: ir.const(np.ones(2, np.complex64)),
     lambda: ir.TensorType((2, "3")),

@@ -64,7 +64,7 @@ void convert_mod(NodeContext& c) {
   if (!dtype_is_int(t)) c.fail(std::string("Mod of ") + dtype_name(t) + " is not supported (integers only)");
   Expr a = c.input(0), b = c.input(1);
   Expr r = c.call("subtract", {a, c.call("multiply", {c.call("divide", {a, b}), b})});
-  if (!fmod && t != DType::kUInt8) {
+  if (!fmod && !dtype_is_unsigned(t)) {
     Expr zero = c.scalar(0, t);
     Expr same_sign = c.call("equal", {c.call("less", {r, zero}), c.call("less", {b, zero})});
     Expr fix = c.call("minimum", {c.call("equal", {same_sign, c.scalar(0, DType::kBool)}),
@@ -236,7 +236,7 @@ void convert_sign(NodeContext& c) {
   if (t == DType::kBool) c.fail("needs a numeric input");
   Expr zero = c.scalar(0, t);
   Expr y = c.call("where", {c.call("greater", {x, zero}), c.scalar(1, t), zero});
-  if (t != DType::kUInt8) y = c.call("where", {c.call("less", {x, zero}), c.scalar(-1, t), y});
+  if (!dtype_is_unsigned(t)) y = c.call("where", {c.call("less", {x, zero}), c.scalar(-1, t), y});
   if (dtype_is_float(t)) y = c.call("where", {is_nan_expr(c, x), x, y});  // the sign of NaN is NaN
   set_single_output(c, y);
 }

@@ -138,6 +138,11 @@ std::optional<DType> dtype_from_onnx(int onnx_type) {
     case TensorProto::INT64: return DType::kInt64;
     case TensorProto::UINT8: return DType::kUInt8;
     case TensorProto::BOOL: return DType::kBool;
+    case TensorProto::DOUBLE: return DType::kFloat64;
+    case TensorProto::INT16: return DType::kInt16;
+    case TensorProto::UINT16: return DType::kUInt16;
+    case TensorProto::UINT32: return DType::kUInt32;
+    case TensorProto::UINT64: return DType::kUInt64;
     default: return std::nullopt;
   }
 }
@@ -178,6 +183,8 @@ NDArray tensor_from_onnx(const TensorProto& t, const std::string& model_dir, std
   switch (*dtype) {
     case DType::kFloat32: check_typed(t, t.float_data(), count, "float_data"); break;
     case DType::kInt64: check_typed(t, t.int64_data(), count, "int64_data"); break;
+    case DType::kFloat64: check_typed(t, t.double_data(), count, "double_data"); break;
+    case DType::kUInt32: case DType::kUInt64: check_typed(t, t.uint64_data(), count, "uint64_data"); break;
     default: check_typed(t, t.int32_data(), count, "int32_data"); break;  // the 16-bit floats' bits too
   }
   NDArray out = allocate(t, *dtype, shape);
@@ -192,10 +199,31 @@ NDArray tensor_from_onnx(const TensorProto& t, const std::string& model_dir, std
     case DType::kBFloat16:  // the 16 bits of each value, held in int32_data
       copy_typed(t.int32_data(), count, [&](int64_t i, int32_t v) { out.as<uint16_t>()[i] = uint16_t(v); });
       break;
+    case DType::kFloat64:
+      copy_typed(t.double_data(), count, [&](int64_t i, double v) { out.as<double>()[i] = v; });
+      break;
+    case DType::kUInt32:
+    case DType::kUInt64:  // one value per uint64_data entry; uint32's may hold more than the type does
+      copy_typed(t.uint64_data(), count, [&](int64_t i, uint64_t v) {
+        if (*dtype == DType::kUInt32 && v > UINT32_MAX)
+          tensor_fail(t, "uint64_data holds " + std::to_string(v) + " at element " + std::to_string(i) +
+                             ", outside the range of UINT32");
+        if (*dtype == DType::kUInt32) out.as<uint32_t>()[i] = uint32_t(v);
+        else out.as<uint64_t>()[i] = v;
+      });
+      break;
     case DType::kInt8:
-    case DType::kUInt8:  // one value per int32_data entry, which may hold more than the type does
+    case DType::kUInt8:
+    case DType::kInt16:
+    case DType::kUInt16:  // one value per int32_data entry, which may hold more than the type does
       copy_typed(t.int32_data(), count, [&](int64_t i, int32_t v) {
-        int32_t low = *dtype == DType::kInt8 ? -128 : 0, high = *dtype == DType::kInt8 ? 127 : 255;
+        int32_t low = 0, high = 0;
+        switch (*dtype) {
+          case DType::kInt8: low = INT8_MIN, high = INT8_MAX; break;
+          case DType::kInt16: low = INT16_MIN, high = INT16_MAX; break;
+          case DType::kUInt16: high = UINT16_MAX; break;
+          default: high = UINT8_MAX; break;
+        }
         if (v < low || v > high)
           tensor_fail(t, "int32_data holds " + std::to_string(v) + " at element " + std::to_string(i) +
                              ", outside the range of " + onnx_type_name(t.data_type()));

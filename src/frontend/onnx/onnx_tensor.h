@@ -14,7 +14,7 @@
 namespace switchyard {
 
 // The DType of an ONNX TensorProto.DataType, or nullopt for types Switchyard
-// has no dtype for (double, int16, uint16/32/64, string, complex).
+// has no dtype for (string, complex, the 8- and 4-bit floats and integers).
 std::optional<DType> dtype_from_onnx(int onnx_type);
 // "FLOAT", "DOUBLE", ... for messages.
 std::string onnx_type_name(int onnx_type);

@@ -33,6 +33,17 @@ std::vector<KernelCase> reduction_cases() {
       {"prod_all", main_of(x3, "  prod(%x)"), 0.5, 1.5},
       {"prod_int8_wraps", main_of("%x: Tensor[(6, 7), int8]", "  prod(%x, axis=[0])"), -2, 2, -100, 100},
       {"prod_int64", main_of("%x: Tensor[(3, 4), int64]", "  prod(%x, axis=[1])"), -2, 2, -50, 50},
+      {"sum_float64", main_of("%x: Tensor[(4, 9), float64]", "  %0 = exp(%x);\n  %1 = sum(%0, axis=[1]);\n  log(%1)"),
+       -2, 2, 0, 0, 1e-14},
+      {"mean_float64", main_of("%x: Tensor[(4, 9), float64]", "  mean(%x, axis=[0])"), -2, 2, 0, 0, 1e-15},
+      {"mean_uint64", main_of("%x: Tensor[(3, 4), uint64]", "  %0 = subtract(%x, 3u64);\n  mean(%0, axis=[1])"),
+       -2, 2, 0, 6, 0},
+      {"max_uint64", main_of("%x: Tensor[(6, 7), uint64]", "  %0 = subtract(%x, 50u64);\n  max(%0, axis=[0])"),
+       -2, 2, 0, 100, 0},
+      {"max_int16", main_of("%x: Tensor[(6, 7), int16]", "  max(%x, axis=[0])"), -2, 2, -100, 100, 0},
+      {"sum_uint32", main_of("%x: Tensor[(6, 7), uint32]", "  %0 = subtract(%x, 50u32);\n  sum(%0, axis=[1])"),
+       -2, 2, 0, 100, 0},
+      {"prod_uint16_wraps", main_of("%x: Tensor[(6, 7), uint16]", "  prod(%x, axis=[0])"), -2, 2, 0, 300, 0},
       {"sum_half", main_of("%x: Tensor[(4, 9), float16]", "  sum(%x, axis=[1])"), -1, 1, 0, 0, 1e-3},
       {"prologue", main_of(x3, "  %0 = exp(%x);\n  sum(%0, axis=[1])")},
       {"broadcast_prologue", main_of(x3 + ", %b: Tensor[(5), float32]", "  %0 = add(%x, %b);\n  mean(%0, axis=[0])")},
@@ -41,6 +52,18 @@ std::vector<KernelCase> reduction_cases() {
       {"softmax_middle_axis", main_of(x3, "  nn.softmax(%x, axis=1)"), -5, 5},
       {"softmax_epilogue", main_of("%x: Tensor[(4, 10), float32]", "  %0 = nn.softmax(%x);\n  multiply(%0, 3f)")},
       {"softmax_half", main_of("%x: Tensor[(4, 10), float16]", "  nn.softmax(%x)"), -2, 2, 0, 0, 1e-2},
+      // float64 keeps its values in double: tolerances float32 could not meet.
+      {"softmax_float64", main_of("%x: Tensor[(4, 1100), float64]", "  %0 = nn.softmax(%x);\n  multiply(%0, 3f64)"),
+       -5, 5, 0, 0, 1e-13},
+      {"layer_norm_float64",
+       main_of("%x: Tensor[(4, 16), float64], %g: Tensor[(16), float64], %b: Tensor[(16), float64]",
+               "  nn.layer_norm(%x, %g, %b)"),
+       -2, 2, 0, 0, 1e-13},
+      {"batch_norm_float64",
+       main_of("%x: Tensor[(2, 3, 4, 5), float64], %g: Tensor[(3), float64], %b: Tensor[(3), float64], "
+               "%m: Tensor[(3), float64], %v: Tensor[(3), float64]",
+               "  nn.batch_norm(%x, %g, %b, %m, %v)"),
+       0.5, 2, 0, 0, 1e-13},
       {"layer_norm",
        main_of("%x: Tensor[(4, 16), float32], %g: Tensor[(16), float32], %b: Tensor[(16), float32]",
                "  nn.layer_norm(%x, %g, %b)"),
@@ -100,6 +123,18 @@ std::vector<KernelCase> anchor_cases() {
                "  %0 = nn.conv2d(%x, %w, padding=[1, 0, 0, 1], groups=2);\n"
                "  %1 = nn.bias_add(%0, %b);\n  nn.relu(%1)"),
        -2, 2, 0, 0, 1e-3},
+      // float64 anchors are plain loops in double (oneDNN takes float32 only).
+      {"conv2d_float64", main_of("%x: Tensor[(1, 4, 6, 6), float64], %w: Tensor[(6, 4, 3, 3), float64]",
+                                 "  nn.conv2d(%x, %w, padding=[1, 1])"),
+       -2, 2, 0, 0, 1e-14},
+      {"matmul_float64", main_of("%a: Tensor[(3, 7), float64], %b: Tensor[(7, 5), float64]", "  matmul(%a, %b)"), -2, 2,
+       0, 0, 1e-14},
+      {"avg_pool_float64", main_of("%x: Tensor[(1, 2, 6, 6), float64]",
+                                   "  nn.avg_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])"),
+       -2, 2, 0, 0, 1e-15},
+      {"max_pool_uint32", main_of("%x: Tensor[(1, 2, 6, 6), uint32]",
+                                  "  nn.max_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])"),
+       -2, 2, 0, 100, 0},
       {"max_pool", main_of(image, "  nn.max_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])")},
       {"max_pool_ceil", main_of(image, "  nn.max_pool2d(%x, pool_size=[2, 2], strides=[2, 2], ceil_mode=True)")},
       {"avg_pool", main_of(image, "  nn.avg_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])")},
@@ -194,8 +229,8 @@ TEST(CpuAnchorKernels, SoftmaxSubtractsTheRowMaximumAndExponentiatesOnce) {
   ASSERT_NE(first, std::string::npos) << code;
   EXPECT_EQ(code.find("- row_max)", first + 1), std::string::npos) << code;
   EXPECT_NE(code.find("float sum"), std::string::npos) << code;
-  // The kernel's own code, after the prelude (which has double overloads).
-  EXPECT_EQ(code.find("double", code.find("namespace ")), std::string::npos) << code;
+  // The kernel's own code, after the prelude and helpers (which have double overloads).
+  EXPECT_EQ(code.find("double", code.find("struct Buffers")), std::string::npos) << code;
 }
 
 TEST(CpuAnchorKernels, BatchNormPassesTheMovingStatisticsThrough) {

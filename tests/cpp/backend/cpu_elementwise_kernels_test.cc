@@ -147,6 +147,41 @@ std::vector<KernelCase> cases() {
        -1, 1, 0, 0, 1e-3},
       {"bfloat16_chain", main_of("%a: Tensor[(4, 5), bfloat16]", "  %0 = multiply(%a, %a);\n  sigmoid(%0)"), -2, 2, 0,
        0, 1e-2},
+      // float64 computes in double: a tolerance float math could not meet.
+      {"float64_chain",
+       main_of("%a: Tensor[(4, 5), float64], %b: Tensor[(5), float64]",
+               "  %0 = add(%a, %b);\n  %1 = exp(%0);\n  %2 = divide(%1, %b);\n  %3 = tanh(%2);\n"
+               "  %4 = erf(%3);\n  %5 = sin(%4);\n  %6 = multiply(%5, 1e-3f64);\n  %7 = sqrt(abs(%6));\n"
+               "  %8 = log(add(%7, 1f64));\n  multiply(%8, 1e6f64)"),
+       -2, 2, 0, 0, 1e-14},
+      {"float64_casts",
+       main_of("%x: Tensor[(4, 5), float64]",
+               "  %0 = cast(%x, dtype=\"float32\");\n  %1 = cast(%0, dtype=\"float64\");\n"
+               "  %2 = subtract(%x, %1);\n  %3 = cast(multiply(%x, 1e3f64), dtype=\"int64\");\n"
+               "  %4 = cast(%3, dtype=\"float64\");\n  %5 = cast(multiply(%x, 1e3f64), dtype=\"uint64\");\n"
+               "  %6 = cast(%5, dtype=\"float64\");\n  add(add(%2, %4), %6)"),
+       -2, 2, 0, 0, 1e-15},
+      {"int16_wraps",
+       main_of("%a: Tensor[(4, 5), int16], %b: Tensor[(5), int16]",
+               "  %0 = multiply(%a, %b);\n  %1 = add(%0, 30000i16);\n  %2 = divide(%1, %b);\n"
+               "  maximum(%2, negative(%a))"),
+       -2, 2, 1, 300, 0},
+      {"uint16_wraps",
+       main_of("%a: Tensor[(4, 5), uint16], %b: Tensor[(5), uint16]",
+               "  %0 = subtract(%a, %b);\n  %1 = multiply(%0, %b);\n  %2 = divide(%1, %b);\n  minimum(%2, %a)"),
+       -2, 2, 1, 300, 0},
+      {"uint32_wraps",
+       main_of("%a: Tensor[(4, 5), uint32], %b: Tensor[(5), uint32]",
+               "  %0 = subtract(%a, %b);\n  %1 = divide(%0, %b);\n  %2 = less(%a, %b);\n  where(%2, %1, abs(%a))"),
+       -2, 2, 1, 300, 0},
+      // Differences below zero wrap to values from 2^63 up: uint64's order,
+      // division and conversions must treat them as unsigned.
+      {"uint64_wraps",
+       main_of("%a: Tensor[(4, 5), uint64], %b: Tensor[(5), uint64]",
+               "  %0 = subtract(%a, %b);\n  %1 = divide(%0, %b);\n  %2 = maximum(%1, %a);\n"
+               "  %3 = add(%2, %b);\n  %4 = cast(%3, dtype=\"float32\");\n  %5 = cast(%4, dtype=\"uint64\");\n"
+               "  %6 = less(%a, %b);\n  where(%6, %5, 18446744073709551615u64)"),
+       -2, 2, 1, 300, 0},
       {"take_of_computed",
        main_of("%x: Tensor[(3, 4), float32], %i: Tensor[(3), int32]",
                "  %0 = exp(%x);\n  %1 = take(%0, %i, axis=1);\n  negative(%1)"),
@@ -227,6 +262,17 @@ TEST(CpuElementwiseKernels, ShiftsByEightOrMoreGiveZeroWithoutAFault) {
       unsigned want = by >= 8 ? 0 : (((x << by) & 0xFF) + (x >> by)) & 0xFF;
       EXPECT_EQ(out[0].as<uint8_t>()[row * 5 + i], want) << "x " << x << " by " << by;
     }
+}
+
+TEST(CpuElementwiseKernels, Float64ComputesInDoubleAndUint64DividesUnsigned) {
+  const std::string& wide = find_case("float64_chain").source.code;
+  EXPECT_NE(wide.find("const double exp_"), std::string::npos) << wide;
+  EXPECT_NE(wide.find(" * 0.001;"), std::string::npos) << wide;  // a double literal, no f suffix
+  EXPECT_EQ(wide.find("const float a_"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("inline double sy_exp(double x)"), std::string::npos) << wide;
+  const std::string& unsigned_code = find_case("uint64_wraps").source.code;
+  EXPECT_NE(unsigned_code.find("sy_divide_uint64("), std::string::npos) << unsigned_code;
+  EXPECT_NE(unsigned_code.find("sy_float_to_uint64("), std::string::npos) << unsigned_code;
 }
 
 TEST(CpuElementwiseKernels, AChainIsOneLoopWithEveryProducerInlined) {

@@ -232,6 +232,24 @@ TEST(CudaRender, WhatItCannotPrintIsAClearError) {
   }
 }
 
+// float64 would call CUDA's float math (expf); the wide and unsigned
+// integers are untested on a GPU: refused by name, never printed in float.
+TEST(CudaRender, Float64AndTheUnsignedIntegersAreRefusedByName) {
+  for (const char* dtype : {"float64", "int16", "uint16", "uint32", "uint64"}) {
+    std::string text =
+        std::string("def @main(%x: Tensor[(4, 8), ") + dtype + "]) {\n  %0 = add(%x, %x);\n  abs(%0)\n}\n";
+    ki::Kernel k = first_group_ir(text);
+    try {
+      render_cuda_kernel(k, "k");
+      FAIL() << dtype << " rendered";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("does not print ") + dtype + " buffers yet (in0_x)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(CudaCompile, TheTargetNamesTheArchitecture) {
   EXPECT_EQ(cuda_arch(Target::get("cuda")), "sm_90");
   EXPECT_EQ(cuda_arch(Target::get("cuda -arch=sm_80")), "sm_80");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "backend/cpu_code.h"
@@ -26,7 +27,7 @@ NDArray random_array(const TensorTypeNode& type, const KernelCase& spec, std::mt
     } else if (type.dtype == DType::kBool) {
       a.set_from_double(i, double(rng() % 2));
     } else {
-      int64_t low = type.dtype == DType::kUInt8 ? std::max<int64_t>(spec.int_low, 0) : spec.int_low;
+      int64_t low = dtype_is_unsigned(type.dtype) ? std::max<int64_t>(spec.int_low, 0) : spec.int_low;
       a.set_from_double(i, double(std::uniform_int_distribution<int64_t>(low, spec.int_high)(rng)));
     }
   }
@@ -78,8 +79,14 @@ std::string compare_arrays(const NDArray& actual, const NDArray& expected, doubl
   if (actual.dtype() != expected.dtype() || actual.shape() != expected.shape())
     return "got " + std::string(dtype_name(actual.dtype())) + actual.shape_string() + ", expected " +
            dtype_name(expected.dtype()) + expected.shape_string();
+  size_t bytes = size_t(dtype_bytes(actual.dtype()));
   for (int64_t i = 0; i < actual.numel(); ++i) {
     double a = actual.get_as_double(i), e = expected.get_as_double(i);
+    // Integers agree exactly (a double would blur 64-bit values apart by less than 2^11).
+    if (!dtype_is_float(actual.dtype()) &&
+        std::memcmp(static_cast<const uint8_t*>(actual.data()) + size_t(i) * bytes,
+                    static_cast<const uint8_t*>(expected.data()) + size_t(i) * bytes, bytes) != 0)
+      return "element " + std::to_string(i) + ": got " + std::to_string(a) + ", expected " + std::to_string(e);
     if (std::isnan(a) && std::isnan(e)) continue;
     if (std::fabs(a - e) <= tolerance * (1 + std::fabs(e))) continue;
     if (std::isinf(e) && a == e) continue;

@@ -196,6 +196,52 @@ TEST(InterpElementwise, Cast) {
                {0.10009765625});
 }
 
+TEST(InterpElementwise, Float64ComputesInDouble) {
+  // 1 + 1e-12 is 1 in float; sin and exp of double keep 15 digits.
+  NDArray one = array(DType::kFloat64, {2}, {1, 0.5});
+  NDArray sum = run_op("add", {one, array(DType::kFloat64, {2}, {1e-12, 1e-12})});
+  EXPECT_EQ(sum.as<double>()[0], 1.0 + 1e-12);
+  EXPECT_EQ(run_op("sin", {one}).as<double>()[1], std::sin(0.5));
+  EXPECT_EQ(run_op("exp", {one}).as<double>()[0], std::exp(1.0));
+  EXPECT_EQ(run_op("divide", {one, array(DType::kFloat64, {1}, {3})}).as<double>()[0], 1.0 / 3.0);
+  // Casts keep double values and round once to float32.
+  NDArray third = run_op("cast", {f32({1}, {0.1})}, {{"dtype", text("float64")}});
+  EXPECT_EQ(third.as<double>()[0], double(0.1f));
+  EXPECT_EQ(run_op("cast", {sum}, {{"dtype", text("float32")}}).as<float>()[0], 1.0f);
+}
+
+TEST(InterpElementwise, NarrowAndUnsignedIntegersWrap) {
+  expect_array(run_op("add", {array(DType::kInt16, {2}, {32767, -32768}), array(DType::kInt16, {2}, {1, -1})}),
+               DType::kInt16, {2}, {-32768, 32767});
+  expect_array(run_op("subtract", {array(DType::kUInt16, {1}, {1}), array(DType::kUInt16, {1}, {2})}),
+               DType::kUInt16, {1}, {65535});
+  expect_array(run_op("multiply", {array(DType::kUInt32, {1}, {65536}), array(DType::kUInt32, {1}, {65537})}),
+               DType::kUInt32, {1}, {65536});  // 2^32 + 2^16 mod 2^32
+  expect_array(run_op("cast", {array(DType::kInt32, {2}, {70000, -1})}, {{"dtype", text("uint16")}}),
+               DType::kUInt16, {2}, {4464, 65535});
+}
+
+TEST(InterpElementwise, Uint64IsUnsignedBeyondInt64) {
+  NDArray a(DType::kUInt64, {1}), b(DType::kUInt64, {1});
+  a.as<uint64_t>()[0] = 0;
+  b.as<uint64_t>()[0] = 1;
+  NDArray wrapped = run_op("subtract", {a, b});  // 2^64 - 1, whose bits read as int64 -1
+  EXPECT_EQ(wrapped.as<uint64_t>()[0], UINT64_MAX);
+  EXPECT_EQ(run_op("maximum", {wrapped, b}).as<uint64_t>()[0], UINT64_MAX);
+  EXPECT_EQ(run_op("minimum", {wrapped, b}).as<uint64_t>()[0], 1u);
+  expect_array(run_op("greater", {wrapped, b}), DType::kBool, {1}, {1});
+  NDArray two(DType::kUInt64, {1});
+  two.as<uint64_t>()[0] = 2;
+  EXPECT_EQ(run_op("divide", {wrapped, two}).as<uint64_t>()[0], UINT64_MAX / 2);
+  EXPECT_EQ(run_op("abs", {wrapped}).as<uint64_t>()[0], UINT64_MAX);
+  EXPECT_EQ(run_op("cast", {wrapped}, {{"dtype", text("float64")}}).as<double>()[0], 18446744073709551615.0);
+  NDArray big = array(DType::kFloat64, {3}, {1e19, 1e20, -1});
+  NDArray back = run_op("cast", {big}, {{"dtype", text("uint64")}});
+  EXPECT_EQ(back.as<uint64_t>()[0], 10000000000000000000ull);
+  EXPECT_EQ(back.as<uint64_t>()[1], UINT64_MAX);  // saturates
+  EXPECT_EQ(back.as<uint64_t>()[2], UINT64_MAX);  // -1 wraps, as through int64
+}
+
 TEST(InterpElementwise, WhereBroadcastsAllThree) {
   NDArray cond = array(DType::kBool, {3}, {1, 0, 1});
   NDArray x = f32({2, 3}, {1, 2, 3, 4, 5, 6});

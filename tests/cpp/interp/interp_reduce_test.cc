@@ -47,6 +47,20 @@ TEST(InterpReduce, Integers) {
   expect_array(run_op("max", {array(DType::kBool, {2}, {0, 1})}), DType::kBool, {}, {1});
 }
 
+TEST(InterpReduce, WideAndUnsignedTypes) {
+  // A float64 sum keeps what float32 would round away.
+  NDArray d = array(DType::kFloat64, {3}, {1, 1e-12, 1e-12});
+  EXPECT_EQ(run_op("sum", {d}).as<double>()[0], 1.0 + 1e-12 + 1e-12);
+  NDArray u(DType::kUInt64, {3});
+  u.as<uint64_t>()[0] = 1, u.as<uint64_t>()[1] = UINT64_MAX, u.as<uint64_t>()[2] = 3;
+  EXPECT_EQ(run_op("max", {u}).as<uint64_t>()[0], UINT64_MAX);  // not -1 as int64
+  NDArray halves(DType::kUInt64, {2});
+  halves.as<uint64_t>()[0] = halves.as<uint64_t>()[1] = UINT64_MAX - 1;
+  EXPECT_EQ(run_op("mean", {halves}).as<uint64_t>()[0], UINT64_MAX / 2 - 1);  // the wrapped sum, unsigned
+  expect_array(run_op("sum", {array(DType::kUInt16, {2}, {65535, 2})}), DType::kUInt16, {}, {1});
+  expect_array(run_op("max", {array(DType::kInt16, {3}, {-7, 300, 3})}), DType::kInt16, {}, {300});
+}
+
 TEST(InterpReduce, Product) {
   expect_array(run_op("prod", {grid()}, {{"axis", ints({1})}}), DType::kFloat32, {2}, {0, 60});
   expect_array(run_op("prod", {f32({2, 2}, {1.5, -2, 4, 0.5})}, {{"axis", ints({0})}, {"keepdims", boolean(true)}}),

@@ -51,6 +51,9 @@ TEST_F(CApiTest, DescribesInputsAndOutputs) {
   EXPECT_EQ(dtype, SY_DTYPE_FLOAT32);
   EXPECT_STREQ(sy_dtype_name(dtype), "float32");
   EXPECT_EQ(sy_dtype_name(42), nullptr);
+  EXPECT_STREQ(sy_dtype_name(SY_DTYPE_FLOAT64), "float64");
+  EXPECT_STREQ(sy_dtype_name(SY_DTYPE_UINT64), "uint64");
+  EXPECT_EQ(sy_dtype_name(SY_DTYPE_UINT64 + 1), nullptr);
   int ndim = 0;
   const int64_t* shape = nullptr;
   ASSERT_EQ(sy_artifact_output_shape(artifact_, 0, &ndim, &shape), SY_OK);

@@ -143,8 +143,15 @@ TEST(ParserErrors, SyntaxError) {
   expect_error("def @main(%x: float32) {\n  %x\n", "3:1", "expected '}', found end of input");
   expect_error("def @main(%x: Tensor[(2), float33]) {\n  %x\n}\n", "1:27", "unknown type 'float33'");
   expect_error("def @main() {\n  3q\n}\n", "2:3",
-               "unknown literal suffix 'q' in '3q' (expected f, f16, bf16, i8, i32, i64 or u8)");
+               "unknown literal suffix 'q' in '3q' "
+               "(expected f, f64, f16, bf16, i8, i16, i32, i64, u8, u16, u32 or u64)");
   expect_error("def @main() {\n  300i8\n}\n", "2:3", "'300' is out of range for int8");
+  expect_error("def @main() {\n  -1u64\n}\n", "2:3", "'-1' is out of range for uint64");
+  expect_error("def @main() {\n  18446744073709551616u64\n}\n", "2:3",
+               "'18446744073709551616' is out of range for uint64");
+  expect_error("def @main() {\n  65536u16\n}\n", "2:3", "'65536' is out of range for uint16");
+  expect_error("def @main() {\n  1.5u32\n}\n", "2:3",
+               "'1.5u32': an integer literal cannot have a fraction, exponent, nan or inf");
   expect_error("def @main() {\n  Tensor[(3), float32]{1, 2}\n}\n", "2:28", "Tensor[(3), float32] needs 3 elements, found 2");
 }
 

@@ -69,6 +69,13 @@ TEST(Printer, ScalarConstantsOfEveryDtype) {
   EXPECT_EQ(scalar(DType::kInt64, 3), "3i64");
   EXPECT_EQ(scalar(DType::kInt8, -3), "-3i8");
   EXPECT_EQ(scalar(DType::kUInt8, 200), "200u8");
+  EXPECT_EQ(scalar(DType::kFloat64, 0.1), "0.1f64");
+  EXPECT_EQ(scalar(DType::kFloat64, 1 + 1e-12), "1.000000000001f64");
+  EXPECT_EQ(scalar(DType::kFloat64, -INFINITY), "-inff64");
+  EXPECT_EQ(scalar(DType::kInt16, -300), "-300i16");
+  EXPECT_EQ(scalar(DType::kUInt16, 65535), "65535u16");
+  EXPECT_EQ(scalar(DType::kUInt32, 4294967295.0), "4294967295u32");
+  EXPECT_EQ(scalar(DType::kUInt64, 18446744073709551615.0), "18446744073709551615u64");
   EXPECT_EQ(scalar(DType::kFloat16, 2), "2f16");
   EXPECT_EQ(scalar(DType::kFloat16, 0.1), "0.1f16");
   EXPECT_EQ(scalar(DType::kBFloat16, 2), "2bf16");

@@ -117,6 +117,10 @@ TEST(RoundTrip, ConstantsAreBitExact) {
   add(DType::kBFloat16, {}, {0x81, 0x7f});                // bf16 NaN payload
   add(DType::kBool, {3}, {1, 0, 2});                      // a bool byte that is neither 0 nor 1
   add(DType::kInt64, {}, {0, 0, 0, 0, 0, 0, 0, 0x80});    // INT64_MIN
+  add(DType::kUInt64, {}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff});  // UINT64_MAX, beyond int64
+  add(DType::kFloat64, {}, {0x01, 0, 0, 0, 0, 0, 0xf8, 0x7f});  // f64 NaN payload
+  add(DType::kFloat64, {}, {0x9a, 0x99, 0x99, 0x99, 0x99, 0x99, 0xb9, 0x3f});  // 0.1, all 17 digits
+  add(DType::kInt16, {}, {0x00, 0x80});                   // INT16_MIN
   std::mt19937 rng(7);
   for (DType dtype : kAllDTypes) {
     for (std::vector<int64_t> shape : {std::vector<int64_t>{3, 5}, {40}, {0, 2}}) {

@@ -83,12 +83,25 @@ class Renderer final : public StatementPrinter {
  public:
   Renderer(const Kernel& kernel, const std::string& name) : kernel_(kernel), name_(name) {}
 
+  // The dtypes whose CUDA spelling is checked (float64 would call the float
+  // math functions; the narrow and unsigned integers are not tested on a GPU).
+  static bool cuda_takes(DType dtype) {
+    return dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBFloat16 ||
+           dtype == DType::kInt8 || dtype == DType::kInt32 || dtype == DType::kInt64 || dtype == DType::kUInt8 ||
+           dtype == DType::kBool;
+  }
+
   CudaKernel render() {
     for (const Buffer& b : kernel_.buffers) {
       if (!b.layout.empty())
         throw Error(ErrorKind::kBackend, "the CUDA renderer prints dense row-major buffers only; " + b.name + " is " + b.layout, kernel_.span);
       if (b.role == BufferRole::kScratch)
         throw Error(ErrorKind::kBackend, "the CUDA renderer has no scratch buffers (" + b.name + ")", kernel_.span);
+      if (!cuda_takes(b.dtype))
+        throw Error(ErrorKind::kBackend,
+                    std::string("the CUDA renderer does not print ") + dtype_name(b.dtype) + " buffers yet (" + b.name +
+                        "): its math spells float functions; place this kernel on a CPU",
+                    kernel_.span);
     }
     CodeWriter functions;
     if (kernel_.body.empty()) functions.line("// The result is empty: nothing to compute.");
