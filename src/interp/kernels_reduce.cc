@@ -47,29 +47,50 @@ Reduction plan_reduction(const NDArray& x, const AttrsNode& attrs) {
   return r;
 }
 
+// Each output element's fold of its group from `start`: in double for a
+// float input (`floats`), in wrapping int64 for an integer one (`ints`).
+struct Folded {
+  std::vector<double> floats;
+  std::vector<int64_t> ints;
+};
+
+template <typename CombineFloats, typename CombineInts>
+Folded fold_groups(const NDArray& x, const Reduction& r, int64_t outputs, int64_t start, CombineFloats floats,
+                   CombineInts ints) {
+  Folded folded;
+  if (dtype_is_float(x.dtype())) {
+    folded.floats.assign(size_t(outputs), double(start));
+    for (size_t i = 0; i < r.out_of_input.size(); ++i) {
+      double& value = folded.floats[size_t(r.out_of_input[i])];
+      value = floats(value, load_double(x, int64_t(i)));
+    }
+  } else {
+    folded.ints.assign(size_t(outputs), start);
+    for (size_t i = 0; i < r.out_of_input.size(); ++i) {
+      int64_t& value = folded.ints[size_t(r.out_of_input[i])];
+      value = ints(value, load_int(x, int64_t(i)));
+    }
+  }
+  return folded;
+}
+
 std::vector<NDArray> sum_or_mean(const std::vector<Value>& args, const AttrsNode& attrs, bool mean) {
   const NDArray& x = tensor_arg(args, 0);
   expect_numeric_dtype(x, "the input");
   Reduction r = plan_reduction(x, attrs);
   NDArray out(x.dtype(), r.out_shape);
   int64_t outputs = out.numel();
-  if (dtype_is_float(x.dtype())) {
-    std::vector<double> sums(size_t(outputs), 0.0);
-    for (size_t i = 0; i < r.out_of_input.size(); ++i) sums[size_t(r.out_of_input[i])] += load_double(x, int64_t(i));
-    for (int64_t o = 0; o < outputs; ++o)
-      store_double(out, o, mean ? sums[size_t(o)] / double(r.count) : sums[size_t(o)]);
-  } else {
-    if (mean && r.count == 0) throw Error(ErrorKind::kRuntime, "integer mean over zero elements");
-    std::vector<int64_t> sums(size_t(outputs), 0);
-    for (size_t i = 0; i < r.out_of_input.size(); ++i) {
-      int64_t& s = sums[size_t(r.out_of_input[i])];
-      s = wrap_add(s, load_int(x, int64_t(i)));
+  if (!dtype_is_float(x.dtype()) && mean && r.count == 0)
+    throw Error(ErrorKind::kRuntime, "integer mean over zero elements");
+  Folded sums = fold_groups(x, r, outputs, 0, [](double a, double b) { return a + b; }, wrap_add);
+  for (int64_t o = 0; o < outputs; ++o) {
+    if (dtype_is_float(x.dtype())) {
+      store_double(out, o, mean ? sums.floats[size_t(o)] / double(r.count) : sums.floats[size_t(o)]);
+      continue;
     }
-    for (int64_t o = 0; o < outputs; ++o) {
-      int64_t s = sums[size_t(o)];
-      if (mean) s = x.dtype() == DType::kUInt64 ? int64_t(uint64_t(s) / uint64_t(r.count)) : s / r.count;
-      store_int(out, o, s);
-    }
+    int64_t s = sums.ints[size_t(o)];
+    if (mean) s = x.dtype() == DType::kUInt64 ? int64_t(uint64_t(s) / uint64_t(r.count)) : s / r.count;
+    store_int(out, o, s);
   }
   return {out};
 }
@@ -81,18 +102,10 @@ std::vector<NDArray> prod_kernel(const std::vector<Value>& args, const AttrsNode
   Reduction r = plan_reduction(x, attrs);
   NDArray out(x.dtype(), r.out_shape);
   int64_t outputs = out.numel();
-  if (dtype_is_float(x.dtype())) {
-    std::vector<double> products(size_t(outputs), 1.0);
-    for (size_t i = 0; i < r.out_of_input.size(); ++i)
-      products[size_t(r.out_of_input[i])] *= load_double(x, int64_t(i));
-    for (int64_t o = 0; o < outputs; ++o) store_double(out, o, products[size_t(o)]);
-  } else {
-    std::vector<int64_t> products(size_t(outputs), 1);
-    for (size_t i = 0; i < r.out_of_input.size(); ++i) {
-      int64_t& p = products[size_t(r.out_of_input[i])];
-      p = wrap_mul(p, load_int(x, int64_t(i)));
-    }
-    for (int64_t o = 0; o < outputs; ++o) store_int(out, o, products[size_t(o)]);
+  Folded products = fold_groups(x, r, outputs, 1, [](double a, double b) { return a * b; }, wrap_mul);
+  for (int64_t o = 0; o < outputs; ++o) {
+    if (dtype_is_float(x.dtype())) store_double(out, o, products.floats[size_t(o)]);
+    else store_int(out, o, products.ints[size_t(o)]);
   }
   return {out};
 }
