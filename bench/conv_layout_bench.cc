@@ -1,5 +1,5 @@
 // Which activation layout oneDNN computes a convolution fastest in, for the
-// choice layout planning makes (src/backend/plan_layouts.cc): 16-channel
+// choice layout planning makes (src/layout/plan_layouts.cc): 16-channel
 // blocks (nChw16c) or channels last (nhwc), on ResNet's 3x3 layers that run
 // direct (stride 2, or 7x7 outputs), its strided 1x1 downsamples and
 // MobileNetV2's depthwise layers. One thread, bias and ReLU fused; the

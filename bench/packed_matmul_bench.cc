@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "primitive_run.h"
-#include "runtime/dnnl_primitive.h"
-#include "runtime/packed_matmul.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
+#include "targets/cpu/runtime/packed_matmul.h"
 
 namespace switchyard {
 namespace {

@@ -113,7 +113,7 @@ void BM_DefaultPipelineLetChain(benchmark::State& state) {
 // The whole build, C++ compiles included: each iteration has a cache of its
 // own, so nothing comes from an earlier one. Argument 1: 0 adds, 1 softmaxes.
 // The softmaxes are one entry step each, which the entry splits into
-// functions of 256 (backend/aot_codegen.cc), so the time grows linearly.
+// functions of 256 (lower/aot_codegen.cc), so the time grows linearly.
 void BM_BuildLetChain(benchmark::State& state) {
   IRModule mod = parse_module(let_chain(state.range(0), state.range(1) ? "nn.softmax" : "add"), "lets.sy");
   std::filesystem::path scratch = std::filesystem::temp_directory_path() / "sy_bench_let_chain";

@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "runtime/dnnl_primitive.h"
 #include "runtime/thread_pool.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
 

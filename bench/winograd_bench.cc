@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "primitive_run.h"
-#include "runtime/dnnl_primitive.h"
-#include "runtime/winograd_convolution.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
+#include "targets/cpu/runtime/winograd_convolution.h"
 
 namespace switchyard {
 namespace {

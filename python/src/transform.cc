@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "backend/plan_layouts.h"
+#include "layout/plan_layouts.h"
 #include "common.h"
 #include "ir/compilation_config.h"
 #include "pipeline/pass_table.h"

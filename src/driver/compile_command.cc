@@ -8,14 +8,14 @@
 #include <optional>
 #include <set>
 
-#include "backend/artifact_cache.h"
-#include "backend/code_generators.h"
-#include "backend/costly_loops.h"
-#include "backend/interrupt.h"
+#include "artifact/artifact_cache.h"
 #include "driver/commands.h"
 #include "driver/driver_util.h"
+#include "lower/costly_loops.h"
 #include "pipeline/build.h"
 #include "support/error.h"
+#include "targets/code_generators.h"
+#include "toolchain/interrupt.h"
 
 namespace switchyard {
 

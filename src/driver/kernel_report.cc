@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "backend/costly_loops.h"
-#include "runtime/dnnl_primitive.h"
+#include "lower/costly_loops.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
 

@@ -2,9 +2,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "backend/interrupt.h"
 #include "driver/commands.h"
 #include "support/error.h"
+#include "toolchain/interrupt.h"
 
 int main(int argc, char** argv) {
   // libgomp's short spin is set before libgomp loads, by a library the

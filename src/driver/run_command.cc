@@ -10,7 +10,6 @@
 #include <map>
 #include <memory>
 
-#include "backend/interrupt.h"
 #include "driver/commands.h"
 #include "driver/driver_util.h"
 #include "driver/kernel_report.h"
@@ -19,6 +18,7 @@
 #include "runtime/npy.h"
 #include "runtime/runtime_error.h"
 #include "support/error.h"
+#include "toolchain/interrupt.h"
 
 namespace switchyard {
 

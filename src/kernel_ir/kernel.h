@@ -1,7 +1,7 @@
 // A kernel in the kernel IR: its buffers and the statements of its entry,
 // whose parallel loops each become a function the runtime's thread pool
-// runs. Renderers (backend/cpu_render.h) print it; its structural hash, with
-// the target, is the kernel's identity (backend/generate_kernels.cc).
+// runs. Renderers (targets/cpu/compiler/cpu_render.h) print it; its structural hash, with
+// the target, is the kernel's identity (lower/generate_kernels.cc).
 #pragma once
 
 #include <string>

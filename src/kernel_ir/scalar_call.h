@@ -1,7 +1,7 @@
 // An operator node of the kernel IR: one element-wise operator applied to
 // operands, independent of the graph IR call it came from. Its meaning is
 // the operator's scalar row (op/scalar_expr.h); every renderer (C++ in
-// backend/cpu_scalar, CUDA in backend/cuda_render) spells that row in its
+// codegen/scalar_spelling, CUDA in targets/cuda/compiler/cuda_render) spells that row in its
 // own language, so the operator table stays the one source of semantics.
 #pragma once
 

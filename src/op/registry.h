@@ -2,7 +2,7 @@
 // defaults and validation), its type relation, its fusion pattern and, for
 // element-wise operators, its scalar meaning, which the interpreter and the
 // CPU generator both evaluate. Other operators' kernels live in tables of
-// their own (interp/, backend/) keyed by operator, so this layer knows
+// their own (interp/, codegen/, targets/) keyed by operator, so this layer knows
 // nothing of either.
 #pragma once
 

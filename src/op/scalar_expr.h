@@ -1,7 +1,7 @@
 // The scalar meaning of an element-wise operator: a small expression over
 // its operands, written once in the operator's row (op/elementwise_ops.cc)
 // and evaluated by every backend (the interpreter's kernels_elementwise.cc,
-// the CPU generator's cpu_scalar.cc). Each primitive has one evaluator per
+// the CPU generator's scalar_spelling.cc). Each primitive has one evaluator per
 // backend; a composite row (sigmoid = 1 / (1 + exp(-x))) is built from them.
 //
 // The rules every evaluator follows: an expression is computed in its

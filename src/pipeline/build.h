@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "backend/plan_layouts.h"
-#include "backend/toolchain.h"
 #include "ir/attrs.h"
 #include "ir/compilation_config.h"
 #include "ir/module.h"
+#include "layout/plan_layouts.h"
 #include "pipeline/build_report.h"
 #include "placement/placement_rules.h"
+#include "toolchain/toolchain.h"
 
 namespace switchyard {
 

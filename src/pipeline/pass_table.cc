@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "backend/plan_layouts.h"
+#include "layout/plan_layouts.h"
 #include "placement/plan_devices.h"
 #include "support/error.h"
 #include "transform/pass_registry.h"

@@ -13,16 +13,16 @@
 #include <filesystem>
 #include <mutex>
 
-#include "runtime/cpu_features.h"
 #include "runtime/device_registry.h"
-#include "runtime/dnnl_primitive.h"
-#include "runtime/model_description.h"
 #include "runtime/mapped_file.h"
+#include "runtime/model_description.h"
 #include "runtime/regular_file.h"
 #include "runtime/run_context.h"
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "switchyard/model_abi.h"
+#include "targets/cpu/runtime/cpu_features.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
 namespace {

@@ -2,6 +2,7 @@
 // subclass in files of its own plus one row here.
 #include "runtime/device_registry.h"
 
+#include "targets/cpu/runtime/cpu_device.h"
 #include "targets/cuda/runtime/cuda_device.h"
 
 #include <vector>

@@ -8,7 +8,6 @@
 #include <set>
 
 #include "runtime/clipped_text.h"
-#include "runtime/cpu_features.h"
 #include "runtime/file_write.h"
 #include "runtime/json_fields.h"
 #include "runtime/manifest_json.h"
@@ -19,6 +18,7 @@
 #include "runtime/sha256.h"
 #include "runtime/thread_pool.h"
 #include "runtime/xxh128.h"
+#include "targets/cpu/runtime/cpu_features.h"
 
 namespace switchyard {
 namespace {

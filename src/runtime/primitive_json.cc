@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 
-#include "runtime/packed_matmul.h"
-#include "runtime/winograd_convolution.h"
+#include "targets/cpu/runtime/packed_matmul.h"
+#include "targets/cpu/runtime/winograd_convolution.h"
 
 namespace switchyard {
 

@@ -1,8 +1,8 @@
 // A oneDNN primitive of a compiled model, as the manifest describes it: what
 // it computes, which of its kernel's buffers it reads and writes, and the
 // element-wise epilogue it fuses. The compiler fills it in
-// (backend/cpu_dnnl.cc); the runtime makes the primitive from it when an
-// artifact loads (runtime/dnnl_primitive.h), so no generated code includes
+// (codegen/library_anchor.cc); the runtime makes the primitive from it when an
+// artifact loads (targets/cpu/runtime/dnnl_primitive.h), so no generated code includes
 // oneDNN and no run pays for making a primitive.
 #pragma once
 
@@ -11,6 +11,13 @@
 #include <vector>
 
 namespace switchyard {
+
+// Weights in the layout a library primitive reads (oneDNN's blocking, the
+// Winograd transform), made from a plain copy by the primitive of a target.
+class PreparedWeights {
+ public:
+  virtual ~PreparedWeights() = default;
+};
 
 // A float32 tensor as oneDNN sees it: dims and element strides, or a
 // layout of oneDNN's (`format`: "nChw8c", channels in blocks of 8

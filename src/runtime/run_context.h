@@ -12,9 +12,9 @@
 
 #include "runtime/artifact.h"
 #include "runtime/device.h"
-#include "runtime/dnnl_primitive.h"
 #include "runtime/manifest.h"
 #include "switchyard/model_abi.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
 

@@ -5,12 +5,12 @@
 // fusions chosen, its memory planned and its
 // entry function written. Each step either succeeds or refuses with an Error
 // naming the cause; none may crash, hang or allocate without bound.
-#include "backend/aot_codegen.h"
-#include "backend/artifact_writer.h"
-#include "backend/lower.h"
-#include "backend/lower_check.h"
-#include "backend/memory_plan.h"
-#include "backend/plan_layouts.h"
+#include "artifact/artifact_writer.h"
+#include "layout/plan_layouts.h"
+#include "lower/aot_codegen.h"
+#include "lower/lower.h"
+#include "lower/lower_check.h"
+#include "lower/memory_plan.h"
 #include "fuzz_target.h"
 #include "pipeline/pass_table.h"
 #include "text/parser.h"

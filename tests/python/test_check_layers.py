@@ -20,16 +20,16 @@ def test_the_repository_has_no_upward_include():
 
 def test_an_upward_include_and_an_unknown_folder_are_reported(tmp_path):
     (tmp_path / "src" / "ir").mkdir(parents=True)
-    (tmp_path / "src" / "backend").mkdir()
+    (tmp_path / "src" / "lower").mkdir()
     (tmp_path / "src" / "gadgets").mkdir()
-    (tmp_path / "src" / "ir" / "node.cc").write_text('#include "ir/node.h"\n#include "backend/lower.h"\n')
-    (tmp_path / "src" / "backend" / "lower.cc").write_text('#include "ir/node.h"\n#include "placement/plan.h"\n')
+    (tmp_path / "src" / "ir" / "node.cc").write_text('#include "ir/node.h"\n#include "lower/lower.h"\n')
+    (tmp_path / "src" / "lower" / "lower.cc").write_text('#include "ir/node.h"\n#include "placement/plan.h"\n')
     (tmp_path / "src" / "gadgets" / "gadget.cc").write_text("")
     result = check(tmp_path)
     assert result.returncode == 1
-    assert ("src/ir/node.cc:2: includes \"backend/lower.h\": layer 'ir' may not include layer 'backend'"
+    assert ("src/ir/node.cc:2: includes \"lower/lower.h\": layer 'ir' may not include layer 'backend'"
             in result.stdout)
-    assert "src/backend/lower.cc" not in result.stdout  # downward includes are fine
+    assert "src/lower/lower.cc" not in result.stdout  # downward includes are fine
     assert "src/gadgets/gadget.cc: folder 'gadgets' belongs to no layer" in result.stdout
     assert "2 upward includes" in result.stdout
 
@@ -39,12 +39,27 @@ def test_a_targets_runtime_half_may_not_include_the_compiler(tmp_path):
     compiler = tmp_path / "src" / "targets" / "gpu" / "compiler"
     runtime.mkdir(parents=True)
     compiler.mkdir(parents=True)
-    (runtime / "gpu_device.cc").write_text('#include "runtime/device.h"\n#include "backend/kernel.h"\n')
-    (compiler / "gpu_codegen.cc").write_text('#include "backend/kernel.h"\n#include "targets/gpu/runtime/gpu_device.h"\n')
+    (runtime / "gpu_device.cc").write_text('#include "runtime/device.h"\n#include "codegen/kernel.h"\n')
+    (compiler / "gpu_codegen.cc").write_text('#include "codegen/kernel.h"\n#include "targets/gpu/runtime/gpu_device.h"\n')
     (tmp_path / "src" / "targets" / "gpu" / "stray.cc").write_text("")
     result = check(tmp_path)
     assert result.returncode == 1
-    assert ("src/targets/gpu/runtime/gpu_device.cc:2: includes \"backend/kernel.h\": layer 'runtime' may not "
-            "include layer 'backend'" in result.stdout)
+    assert ("src/targets/gpu/runtime/gpu_device.cc:2: includes \"codegen/kernel.h\": layer 'runtime' may not "
+            "include layer 'codegen'" in result.stdout)
     assert "gpu_codegen.cc" not in result.stdout  # the compiler half sees the runtime half
     assert "src/targets/gpu/stray.cc: a target's file outside its compiler/ and runtime/ halves" in result.stdout
+
+
+def test_a_target_may_not_include_another_target(tmp_path):
+    gpu = tmp_path / "src" / "targets" / "gpu" / "compiler"
+    gpu.mkdir(parents=True)
+    (tmp_path / "src" / "targets" / "cpu" / "runtime").mkdir(parents=True)
+    (gpu / "gpu_render.cc").write_text('#include "targets/cpu/runtime/cpu_device.h"\n')
+    (tmp_path / "src" / "targets" / "registry.cc").write_text(
+        '#include "targets/gpu/compiler/gpu_render.h"\n#include "lower/lower.h"\n')
+    result = check(tmp_path)
+    assert result.returncode == 1
+    assert ("src/targets/gpu/compiler/gpu_render.cc:1: includes \"targets/cpu/runtime/cpu_device.h\": "
+            "target 'gpu' may not include target 'cpu'" in result.stdout)
+    assert "registry.cc" not in result.stdout  # the registry names every target, in the back end's layer
+    assert "1 upward include," in result.stdout

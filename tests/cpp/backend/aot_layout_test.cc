@@ -12,8 +12,8 @@
 #include "aot_test_util.h"
 #include "placement/placement_rules.h"
 #include "runtime/artifact.h"
-#include "runtime/dnnl_primitive.h"
 #include "runtime/thread_pool.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 #include "text/parser.h"
 
 namespace switchyard::testing {

@@ -2,11 +2,11 @@
 // (no C++ compiler needed).
 #include <gtest/gtest.h>
 
-#include "backend/aot_codegen.h"
-#include "backend/artifact_writer.h"
-#include "backend/lower.h"
-#include "backend/lower_check.h"
+#include "artifact/artifact_writer.h"
 #include "ir/with_fields.h"
+#include "lower/aot_codegen.h"
+#include "lower/lower.h"
+#include "lower/lower_check.h"
 #include "op/registry.h"
 #include "pipeline/pass_table.h"
 #include "support/error.h"

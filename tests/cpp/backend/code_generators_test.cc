@@ -1,11 +1,11 @@
 // Each device kind's code generator is found by its kind: cpu kernels are
 // C++ built into model.so with the target's flags, cuda kernels device
 // images (cubins) compiled apart.
-#include "backend/code_generators.h"
+#include "targets/code_generators.h"
 
 #include <gtest/gtest.h>
 
-#include "backend/toolchain.h"
+#include "toolchain/toolchain.h"
 
 namespace switchyard {
 namespace {

@@ -1,5 +1,5 @@
 // The build's warning about convolutions, pools and products that run as
-// generated loops (backend/costly_loops.h): the work estimate per operator,
+// generated loops (lower/costly_loops.h): the work estimate per operator,
 // and a build that warns naming the node where a float16 convolution (which
 // oneDNN is not asked to run) carries the model's work, and stays silent
 // where every convolution is a library call or the loop's share is small.
@@ -8,8 +8,8 @@
 #include <map>
 
 #include "aot_test_util.h"
-#include "backend/costly_loops.h"
 #include "ir/functor.h"
+#include "lower/costly_loops.h"
 #include "text/parser.h"
 #include "transform/infer_type.h"
 

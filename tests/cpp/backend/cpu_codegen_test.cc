@@ -2,7 +2,8 @@
 // parameters are flattened, names and code are deterministic.
 #include <gtest/gtest.h>
 
-#include "backend/kernel.h"
+#include "codegen/kernel.h"
+#include "targets/cpu/compiler/codegen_cpu.h"
 #include "kernel_cases.h"
 #include "op/registry.h"
 #include "support/error.h"

@@ -9,7 +9,7 @@
 
 #include "interp/evaluate.h"
 #include "kernel_cases.h"
-#include "runtime/dnnl_primitive.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard::testing {
 namespace {
@@ -306,7 +306,7 @@ TEST(CpuDnnlKernels, PostOpsStopBeforeASecondSetOfParametersForOneAlgorithm) {
 }
 
 // A pool's epilogue runs as a loop after it (the runtime repairs the pool's
-// result first, runtime/dnnl_pooling_repair.h); oneDNN's pooling would in
+// result first, targets/cpu/runtime/dnnl_pooling_repair.h); oneDNN's pooling would in
 // any case ignore a sum post-op, so the runtime refuses one.
 TEST(CpuDnnlKernels, APoolsResidualIsAddedByTheLoopAfterIt) {
   const PreparedCase& p = find_case("global_avg_pool_residual");

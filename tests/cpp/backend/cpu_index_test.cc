@@ -1,9 +1,9 @@
 // The index maps on kernel IR, rendered as C++ index arithmetic.
 #include <gtest/gtest.h>
 
-#include "backend/cpu_index.h"
-#include "backend/cpu_render.h"
+#include "codegen/element_index.h"
 #include "op/registry.h"
+#include "targets/cpu/compiler/cpu_render.h"
 #include "transform/infer_type.h"
 
 namespace switchyard {

@@ -1,4 +1,4 @@
-// The vectorisable math of generated kernels (cpu_math.cc: sy_exp, sy_erf,
+// The vectorisable math of generated kernels (kernel_math.cc: sy_exp, sy_erf,
 // sy_tanh; sigmoid is built on sy_exp) and the float sums of softmax and
 // layer_norm, compiled as real kernels and compared with the interpreter on dense grids and edge
 // values: 1e-6 relative everywhere (subnormal results: within their spacing),

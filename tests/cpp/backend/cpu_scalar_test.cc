@@ -3,7 +3,7 @@
 // the helpers each form records.
 #include <gtest/gtest.h>
 
-#include "backend/cpu_scalar.h"
+#include "codegen/scalar_spelling.h"
 #include "op/registry.h"
 #include "support/error.h"
 

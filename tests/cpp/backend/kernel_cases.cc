@@ -8,9 +8,10 @@
 #include <cstring>
 #include <random>
 
-#include "backend/cpu_code.h"
+#include "codegen/kernel_code.h"
 #include "interp/evaluate.h"
 #include "ir/functor.h"
+#include "targets/cpu/compiler/codegen_cpu.h"
 #include "text/parser.h"
 #include "transform/fuse_ops.h"
 #include "transform/infer_type.h"

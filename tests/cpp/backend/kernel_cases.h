@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/kernel.h"
+#include "codegen/kernel.h"
 #include "kernel_harness.h"
 #include "ir/module.h"
 

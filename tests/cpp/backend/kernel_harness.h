@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "backend/kernel.h"
-#include "runtime/dnnl_primitive.h"
+#include "codegen/kernel.h"
 #include "runtime/ndarray.h"
 #include "switchyard/model_abi.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard::testing {
 

@@ -6,10 +6,11 @@
 
 #include <cmath>
 
-#include "backend/cpu_render.h"
-#include "backend/kernel.h"
-#include "backend/lower.h"
+#include "codegen/kernel.h"
 #include "ir/compilation_config.h"
+#include "lower/lower.h"
+#include "targets/cpu/compiler/codegen_cpu.h"
+#include "targets/cpu/compiler/cpu_render.h"
 #include "kernel_cases.h"
 #include "kernel_ir/kernel.h"
 #include "op/registry.h"

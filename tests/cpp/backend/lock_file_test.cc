@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "backend/artifact_writer.h"
-#include "backend/lock_file.h"
+#include "artifact/artifact_writer.h"
+#include "artifact/lock_file.h"
 
 namespace switchyard {
 namespace {

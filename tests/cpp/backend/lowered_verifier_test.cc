@@ -3,10 +3,10 @@
 // buffers and steps.
 #include <gtest/gtest.h>
 
-#include "backend/lower.h"
-#include "backend/lower_check.h"
-#include "backend/lowered_printer.h"
-#include "backend/lowered_verifier.h"
+#include "lower/lower.h"
+#include "lower/lower_check.h"
+#include "lower/lowered_printer.h"
+#include "lower/lowered_verifier.h"
 #include "pipeline/pass_table.h"
 #include "support/error.h"
 #include "support/test_paths.h"

@@ -1,5 +1,5 @@
 // The static memory planner on hand-made liveness problems.
-#include "backend/memory_plan.h"
+#include "lower/memory_plan.h"
 
 #include <gtest/gtest.h>
 

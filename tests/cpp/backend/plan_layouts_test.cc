@@ -6,15 +6,15 @@
 #include <gtest/gtest.h>
 
 #include "aot_test_util.h"
-#include "backend/lower.h"
-#include "backend/plan_layouts.h"
 #include "ir/functor.h"
 #include "ir/structural_equal.h"
+#include "layout/plan_layouts.h"
+#include "lower/lower.h"
 #include "op/registry.h"
 #include "pipeline/pass_table.h"
 #include "runtime/artifact.h"
-#include "runtime/dnnl_primitive.h"
 #include "support/error.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 #include "text/parser.h"
 #include "text/printer.h"
 #include "transform/instruments.h"

@@ -13,10 +13,10 @@
 #include <sstream>
 
 #include "aot_test_util.h"
-#include "backend/toolchain.h"
 #include "runtime/sha256.h"
 #include "support/test_paths.h"
 #include "text/parser.h"
+#include "toolchain/toolchain.h"
 
 namespace switchyard::testing {
 namespace {

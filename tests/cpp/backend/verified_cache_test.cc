@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backend/toolchain.h"
-#include "backend/verified_cache.h"
 #include "support/error.h"
+#include "toolchain/toolchain.h"
+#include "toolchain/verified_cache.h"
 
 namespace switchyard {
 namespace {

@@ -12,10 +12,10 @@
 #include <thread>
 
 #include "hand_model.h"
-#include "runtime/cpu_features.h"
 #include "runtime/runtime_error.h"
 #include "support/test_paths.h"
 #include "switchyard/model_abi.h"
+#include "targets/cpu/runtime/cpu_features.h"
 
 namespace switchyard {
 namespace {

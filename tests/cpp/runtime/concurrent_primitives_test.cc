@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "primitive_buffers.h"
-#include "runtime/dnnl_primitive.h"
-#include "runtime/packed_matmul.h"
-#include "runtime/winograd_convolution.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
+#include "targets/cpu/runtime/packed_matmul.h"
+#include "targets/cpu/runtime/winograd_convolution.h"
 
 namespace switchyard {
 namespace {

@@ -14,8 +14,8 @@
 #include "primitive_buffers.h"
 #include "runtime/artifact.h"
 #include "runtime/model_description.h"
-#include "runtime/winograd_convolution.h"
 #include "switchyard/model_abi.h"
+#include "targets/cpu/runtime/winograd_convolution.h"
 
 namespace switchyard {
 namespace {

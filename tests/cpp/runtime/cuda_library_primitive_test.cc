@@ -10,10 +10,10 @@
 #include <cstdlib>
 #include <random>
 
+#include "runtime/runtime_error.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 #include "targets/cuda/runtime/cuda_driver.h"
 #include "targets/cuda/runtime/cuda_library_loader.h"
-#include "runtime/dnnl_primitive.h"
-#include "runtime/runtime_error.h"
 
 namespace switchyard::testing {
 namespace {

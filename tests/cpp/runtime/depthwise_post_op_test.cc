@@ -9,8 +9,8 @@
 #include <cmath>
 
 #include "primitive_buffers.h"
-#include "runtime/dnnl_primitive.h"
 #include "runtime/runtime_error.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
 namespace {

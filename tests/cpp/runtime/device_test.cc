@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/runtime_error.h"
+#include "targets/cpu/runtime/cpu_device.h"
 
 namespace switchyard {
 namespace {

@@ -1,8 +1,8 @@
 // oneDNN pools in every layout a kernel's buffer takes, repaired where
-// oneDNN departs from the rules (runtime/dnnl_pooling_repair.h): windows
+// oneDNN departs from the rules (targets/cpu/runtime/dnnl_pooling_repair.h): windows
 // of -inf give -inf, and average windows of huge values their double mean.
 // Each is checked against plain loops that follow the rules.
-#include "runtime/dnnl_primitive.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 
 #include <gtest/gtest.h>
 

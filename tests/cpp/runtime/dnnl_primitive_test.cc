@@ -1,7 +1,7 @@
 // oneDNN primitives in the runtime: their manifest entries (round trip and
 // every refusal naming its path) and what a primitive computes, against
 // plain loops, in every layout choice and with each kind of post-op.
-#include "runtime/dnnl_primitive.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 #include "manifest_error.h"
 #include "primitive_buffers.h"
 #include "runtime/manifest.h"
-#include "runtime/packed_matmul.h"
 #include "runtime/runtime_error.h"
+#include "targets/cpu/runtime/packed_matmul.h"
 
 namespace switchyard {
 namespace {

@@ -2,7 +2,7 @@
 // and column remainder of its 4x24 tiles, both weight layouts, the bias and
 // post-ops (a residual added in place too), a pool of one and of two
 // threads, its AVX2 code and its plain x86-64 code.
-#include "runtime/packed_matmul.h"
+#include "targets/cpu/runtime/packed_matmul.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <functional>
 
 #include "primitive_buffers.h"
-#include "runtime/dnnl_primitive.h"
 #include "runtime/runtime_error.h"
 #include "runtime/thread_pool.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
 namespace {

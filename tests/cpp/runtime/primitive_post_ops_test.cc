@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include "runtime/primitive_post_ops.h"
+#include "targets/cpu/runtime/primitive_post_ops.h"
 
 namespace switchyard {
 namespace {

@@ -2,7 +2,7 @@
 // sizes (partial tiles), batches, both blocked layouts (with padded
 // channels), asymmetric padding, every post-op it fuses (a residual added in
 // place included), one and two threads; and every refusal.
-#include "runtime/winograd_convolution.h"
+#include "targets/cpu/runtime/winograd_convolution.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <functional>
 
 #include "primitive_buffers.h"
-#include "runtime/dnnl_primitive.h"
 #include "runtime/runtime_error.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
 namespace {

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <iterator>
 
-#include "backend/verified_cache.h"
 #include "runtime/sha256.h"
 #include "support/error.h"
+#include "toolchain/verified_cache.h"
 
 #ifdef SY_HAVE_CUDA
 #include <dlfcn.h>

@@ -1,4 +1,4 @@
-// Compiles CUDA C++ (backend/cuda_render.h's units) to a cubin for one GPU
+// Compiles CUDA C++ (targets/cuda/compiler/cuda_render.h's units) to a cubin for one GPU
 // architecture, in-process with NVRTC. NVRTC exists when the build found a
 // CUDA toolkit (SY_CUDA); without one every call is a clear error, so the
 // rest of the compiler builds and runs the same either way.
@@ -36,7 +36,7 @@ Cubin compile_cuda(const std::string& code, const std::string& name, const std::
 // compile_cuda through the kernel cache: the cubin is kept under
 // `cache_dir`/cubins, keyed by the code, the architecture and NVRTC's
 // version, and each entry is hash-checked before use
-// (backend/verified_cache.h). `cached` says whether it came from there.
+// (toolchain/verified_cache.h). `cached` says whether it came from there.
 Cubin compile_cuda_cached(const std::string& code, const std::string& name, const std::string& arch,
                           const std::string& cache_dir, bool* cached);
 

@@ -1,17 +1,17 @@
 // Renders kernel IR as CUDA C++. NVRTC has no standard headers, so a short
 // prelude gives the fixed-width types, the few std:: functions and macros
-// the shared expression printer and the sy_ helpers (cpu_code.cc) spell,
+// the shared expression printer and the sy_ helpers (kernel_code.cc) spell,
 // and the fault bits of model_abi.h; the unit is compiled with
 // -default-device, so those helpers are device functions as written.
 #include "targets/cuda/compiler/cuda_render.h"
 
 #include <algorithm>
 
-#include "backend/cpu_code.h"
-#include "backend/cpu_render.h"
-#include "backend/statement_printer.h"
+#include "codegen/kernel_code.h"
+#include "codegen/statement_printer.h"
 #include "support/error.h"
 #include "switchyard/model_abi.h"
+#include "targets/cpu/compiler/cpu_render.h"
 
 namespace switchyard {
 
@@ -123,7 +123,7 @@ class Renderer final : public StatementPrinter {
     out.may_fault = helpers_may_fault(helpers_);
     CodeWriter unit;
     unit.line("// " + (kernel_.comment.empty() ? name_ : kernel_.comment) + span_comment(kernel_.span));
-    unit.line("// CUDA C++ printed by Switchyard from kernel IR (backend/cuda_render.cc).");
+    unit.line("// CUDA C++ printed by Switchyard from kernel IR (targets/cuda/compiler/cuda_render.cc).");
     unit.append(cuda_prelude());
     unit.append(cpu_helper_definitions(helpers_));
     unit.line();

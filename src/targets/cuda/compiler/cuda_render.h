@@ -1,7 +1,7 @@
 // The CUDA renderer of the kernel IR: prints a kernel as one CUDA C++
-// translation unit (for NVRTC, backend/cuda_compile.h) with a __global__
+// translation unit (for NVRTC, targets/cuda/compiler/cuda_compile.h) with a __global__
 // function per parallel loop, and says how each is launched. It is the
-// second printer of the same kernels as backend/cpu_render.h: expressions
+// second printer of the same kernels as targets/cpu/compiler/cpu_render.h: expressions
 // and operators print through the same code, with CUDA's math spellings.
 //
 // How the loops map: a parallel loop whose body is one simd loop over its

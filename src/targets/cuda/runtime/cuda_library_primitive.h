@@ -13,7 +13,6 @@
 #include <string>
 
 #include "runtime/device.h"
-#include "runtime/dnnl_primitive.h"
 #include "runtime/primitive_spec.h"
 
 namespace switchyard {

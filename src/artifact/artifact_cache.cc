@@ -1,0 +1,283 @@
+#include "artifact/artifact_cache.h"
+
+#define XXH_INLINE_ALL
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "artifact/artifact_writer.h"
+#include "artifact/lock_file.h"
+#include "runtime/clipped_text.h"
+#include "runtime/file_write.h"
+#include "runtime/sha256.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
+#include "toolchain/compiler_probe.h"
+#include "toolchain/toolchain.h"
+#include "toolchain/verified_cache.h"
+
+namespace switchyard {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kFilesList = ".files";      // the header, then name size hash, one file a line
+constexpr const char* kSummaryFile = ".summary";  // the compile's summary, and its warnings
+constexpr const char* kListHeader = "switchyard artifact entry 2";
+constexpr const char* kLockSuffix = ".lock";      // KEY.lock, beside the entry
+
+std::string hex(const unsigned char* bytes, size_t n) {
+  static const char digits[] = "0123456789abcdef";
+  std::string text;
+  for (size_t i = 0; i < n; ++i) text += {digits[bytes[i] >> 4], digits[bytes[i] & 15]};
+  return text;
+}
+
+// Bytes of an ONNX tensor's external-data entry: the key "location" of a
+// StringStringEntryProto (field 1, 8 bytes). A model holding them reads
+// other files, which the key does not cover: it is not cached. (A name that
+// happens to contain these bytes only costs the cache.)
+constexpr char kExternalDataKey[] = "\n\x08location";
+
+// XXH3-128 of the regular file's bytes; "" when it is unreadable or, for a
+// model `onnx` file, when it refers to external data. Read in chunks:
+// faulting in a mapping of ResNet-50's 100 MB took this VM 50-60 ms, reading
+// it from the page cache a fraction of that.
+std::string file_digest(const std::string& path, bool onnx) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat info {};
+  std::string digest;
+  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+    constexpr size_t kChunk = 1 << 20;
+    // A chunk keeps the key's length less one byte of the previous one, so
+    // a key split between two chunks is found.
+    constexpr size_t kCarry = sizeof kExternalDataKey - 2;
+    std::vector<char> buffer(kCarry + kChunk);
+    XXH3_state_t* state = XXH3_createState();
+    XXH3_128bits_reset(state);
+    bool external = false, failed = false;
+    size_t carried = 0;
+    for (;;) {
+      ssize_t got = ::read(fd, buffer.data() + carried, kChunk);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        failed = got < 0;
+        break;
+      }
+      XXH3_128bits_update(state, buffer.data() + carried, size_t(got));
+      size_t held = carried + size_t(got);
+      external = external || (onnx && memmem(buffer.data(), held, kExternalDataKey, sizeof kExternalDataKey - 1));
+      carried = std::min(kCarry, held);
+      std::memmove(buffer.data(), buffer.data() + held - carried, carried);
+    }
+    if (!failed && !external) {
+      XXH128_canonical_t canonical;
+      XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(state));
+      digest = hex(canonical.digest, sizeof canonical.digest);
+    }
+    XXH3_freeState(state);
+  }
+  close(fd);
+  return digest;
+}
+
+// The GNU build ID of each loaded object, or its path, size and time when it
+// has none: any rebuilt or upgraded part of the compiler changes the key.
+int add_object_identity(dl_phdr_info* info, size_t, void* out) {
+  std::string& identity = *static_cast<std::string*>(out);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& header = info->dlpi_phdr[i];
+    if (header.p_type != PT_NOTE) continue;
+    const char* note = reinterpret_cast<const char*>(info->dlpi_addr + header.p_vaddr);
+    const char* end = note + header.p_memsz;
+    while (note + sizeof(ElfW(Nhdr)) <= end) {
+      const auto* n = reinterpret_cast<const ElfW(Nhdr)*>(note);
+      const char* name = note + sizeof(ElfW(Nhdr));
+      const char* desc = name + ((n->n_namesz + 3) & ~3u);
+      if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+        identity += hex(reinterpret_cast<const unsigned char*>(desc), n->n_descsz) + "\n";
+        return 0;
+      }
+      note = desc + ((n->n_descsz + 3) & ~3u);
+    }
+  }
+  std::string path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe";
+  struct stat file {};
+  if (stat(path.c_str(), &file) != 0) {
+    identity += "unidentified " + path + "\n";
+    return 0;
+  }
+  identity += path + " " + std::to_string(file.st_size) + " " + std::to_string(file.st_mtim.tv_sec) + "." +
+              std::to_string(file.st_mtim.tv_nsec) + "\n";
+  return 0;
+}
+
+// The entry's list, one file a line after its header:
+// "NAME\tSIZE\tXXH3-128".
+struct KeptFile {
+  std::string name;
+  uintmax_t size = 0;
+  std::string digest;
+};
+
+// A name the list may hold: one plain file inside the entry, never a path.
+bool plain_file_name(const std::string& name) {
+  return !name.empty() && name[0] != '.' && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos && name.size() <= 255;
+}
+
+// The entry's files, or nullopt with `problem` saying what is wrong.
+std::optional<std::vector<KeptFile>> read_file_list(const std::string& path, std::string* problem) {
+  std::ifstream list(path);
+  std::string line;
+  if (!list || !std::getline(list, line) || line != kListHeader) {
+    *problem = "its file list " + path + " is missing or from another version";
+    return std::nullopt;
+  }
+  std::vector<KeptFile> files;
+  std::set<std::string> names;
+  while (std::getline(list, line)) {
+    std::istringstream fields(line);
+    KeptFile file;
+    std::string size;
+    bool parsed = std::getline(fields, file.name, '\t') && std::getline(fields, size, '\t') &&
+                  std::getline(fields, file.digest) && !size.empty() && size.size() < 20 &&
+                  std::all_of(size.begin(), size.end(), ::isdigit) && file.digest.size() == 32;
+    if (!parsed || !plain_file_name(file.name) || !names.insert(file.name).second) {
+      *problem = "its file list " + path + " has a malformed line or a name that is not one plain file: \"" +
+                 clipped_text(line, 80) + "\"";
+      return std::nullopt;
+    }
+    file.size = std::stoull(size);
+    files.push_back(std::move(file));
+  }
+  if (files.empty()) *problem = "its file list " + path + " names no file";
+  return files.empty() ? std::nullopt : std::optional(files);
+}
+
+// A hard link, or a copy where the two are on different file systems.
+void link_or_copy(const fs::path& from, const fs::path& to) {
+  std::error_code error;
+  fs::create_hard_link(from, to, error);
+  if (error) fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+}
+
+// Links the kept `file` of `entry` into `staging` and checks what was
+// linked; "" when it is intact, else what is wrong.
+std::string hand_back(const fs::path& entry, const KeptFile& file, const fs::path& staging) {
+  std::error_code error;
+  fs::file_status status = fs::symlink_status(entry / file.name, error);
+  if (error || !fs::is_regular_file(status)) return file.name + " is missing or not a regular file";
+  if (fs::file_size(entry / file.name, error) != file.size || error)
+    return file.name + " is not the size its list records";
+  try {
+    link_or_copy(entry / file.name, staging / file.name);
+  } catch (const fs::filesystem_error& e) {
+    return std::string("cannot link ") + file.name + ": " + e.what();
+  }
+  // The bytes handed back, hashed: a link shares them with the entry.
+  if (file_digest((staging / file.name).string(), false) != file.digest)
+    return file.name + "'s content does not match its recorded XXH3-128";
+  return "";
+}
+
+// The list of `staging`'s files, each linked into `entry` and hashed there;
+// nullopt when the staging directory holds anything but plain files.
+std::optional<std::string> link_file_list(const fs::path& staging, const fs::path& entry) {
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(staging)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::string list = std::string(kListHeader) + "\n";
+  for (const fs::path& from : files) {
+    std::string name = from.filename().string(), digest;
+    if (!fs::is_regular_file(fs::symlink_status(from)) || !plain_file_name(name)) return std::nullopt;
+    link_or_copy(from, entry / name);
+    if ((digest = file_digest((entry / name).string(), false)).empty()) return std::nullopt;
+    list += name + "\t" + std::to_string(fs::file_size(entry / name)) + "\t" + digest + "\n";
+  }
+  return list;
+}
+
+}  // namespace
+
+std::optional<ArtifactCache> ArtifactCache::open(const std::string& cache_dir, const std::string& model_path,
+                                                 const std::string& flags) {
+  std::string build;
+  dl_iterate_phdr(add_object_identity, &build);
+  std::string digest = file_digest(model_path, fs::path(model_path).extension() == ".onnx");
+  if (digest.empty() || build.find("unidentified") != std::string::npos) return std::nullopt;
+  // oneDNN's instruction set (ONEDNN_MAX_CPU_ISA may lower it) decides the
+  // planned layouts and the weights' prepared layouts.
+  std::string key = "switchyard artifact 2\n" + build + "model " + fs::path(model_path).extension().string() + " " +
+                    digest + "\nflags " + flags + "\ncompiler " + compiler_identity(Toolchain::compiler_name("")) +
+                    "\nonednn isa " + std::to_string(dnnl_effective_isa()) + "\n";
+  ArtifactCache cache;
+  std::string root = cache_dir.empty() ? Toolchain::default_cache_directory() : cache_dir;
+  // What a compile killed while it kept its artifact left.
+  remove_orphaned_temporaries(root + "/artifacts");
+  cache.directory_ = root + "/artifacts/" + sha256_hex(key.data(), key.size());
+  cache.model_path_ = model_path;
+  cache.model_digest_ = digest;
+  return cache;
+}
+
+std::optional<std::string> ArtifactCache::take(const std::string& output_dir, std::string* problem) const {
+  problem->clear();
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(directory_, error))) return std::nullopt;
+  check_replaceable(output_dir);
+  StagingDirectory staging(output_dir);
+  std::string summary;
+  {
+    LockFile lock(directory_ + kLockSuffix);
+    std::ifstream summary_file(directory_ + "/" + kSummaryFile);
+    std::optional<std::vector<KeptFile>> files = read_file_list(directory_ + "/" + kFilesList, problem);
+    summary.assign(std::istreambuf_iterator<char>(summary_file), std::istreambuf_iterator<char>());
+    if (!summary.empty() && summary.back() == '\n') summary.pop_back();
+    if (files && summary.empty()) *problem = std::string("its ") + kSummaryFile + " is missing";
+    for (size_t i = 0; files && problem->empty() && i < files->size(); ++i)
+      *problem = hand_back(directory_, (*files)[i], staging.path());
+    if (!problem->empty()) {
+      *problem = "dropped the cached artifact " + directory_ + ": " + *problem;
+      fs::remove_all(directory_, error);
+      return std::nullopt;
+    }
+  }
+  staging.commit();
+  return summary;
+}
+
+void ArtifactCache::keep(const std::string& staging_dir, const std::string& summary) const {
+  // The model file may have been rewritten while it compiled.
+  if (file_digest(model_path_, fs::path(model_path_).extension() == ".onnx") != model_digest_) return;
+  const std::string temporary = cache_temporary_name(directory_);
+  std::error_code error;
+  try {
+    fs::create_directories(temporary);
+    if (std::optional<std::string> list = link_file_list(staging_dir, temporary)) {
+      write_whole_file(temporary + "/" + kFilesList, *list);
+      write_whole_file(temporary + "/" + kSummaryFile, summary + "\n");
+      LockFile lock(directory_ + kLockSuffix);
+      fs::remove_all(directory_, error);
+      fs::rename(temporary, directory_, error);
+    }
+  } catch (const std::exception&) {
+  }
+  fs::remove_all(temporary, error);
+}
+
+}  // namespace switchyard

@@ -1,0 +1,579 @@
+// PlanLayouts: which values stay in a oneDNN layout between primitives, and
+// which layout each set of them gets.
+#include "layout/plan_layouts.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "ir/functor.h"
+#include "ir/layout.h"
+#include "ir/structural_equal.h"
+#include "layout/layout_rewrite.h"
+#include "op/registry.h"
+#include "placement/placement_rules.h"
+#include "support/error.h"
+#include "targets/code_generators.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
+
+namespace switchyard {
+
+namespace {
+
+// What a kernel that runs one oneDNN convolution or pool alone reads as
+// activations, by parameter index.
+struct WindowPrimitive {
+  int src_input = -1;
+  std::vector<int> sum_inputs;  // residuals its sum post-ops add
+  // A grouped convolution's input and output channels per group (its 5-d
+  // weights' dims 2 and 1); 0 for any other primitive. One each is a
+  // depthwise convolution.
+  int64_t group_inputs = 0;
+  int64_t group_outputs = 0;
+  bool grouped() const { return group_inputs > 0; }
+  bool depthwise() const { return group_inputs == 1 && group_outputs == 1; }
+  bool converts = false;        // a layout conversion (a reorder): it reads one layout and writes another
+  bool reads_as_activation(int input) const {
+    return input == src_input || std::find(sum_inputs.begin(), sum_inputs.end(), input) != sum_inputs.end();
+  }
+};
+
+// The window primitive of each fused function, asked of the CPU code
+// generator once per structure (spans and devices aside), target and
+// constant inputs, as kernel generation will ask it.
+class WindowPrimitives {
+ public:
+  std::optional<WindowPrimitive> of(const FunctionNode* fn, const VirtualDevice* device,
+                                    const std::vector<bool>& constant) {
+    const StructuralEqualOptions identity{.compare_devices = false, .compare_spans = false};
+    Function function(fn);
+    std::vector<Known>& same = by_structure_[structural_hash(function, identity) ^
+                                             std::hash<const Target*>()(device->target())];
+    for (const Known& known : same)
+      if (known.target == device->target() && known.constant == constant &&
+          structural_equal(known.function, function, identity))
+        return known.window;
+    same.push_back({function, device->target(), constant, generate(function, device, constant)});
+    return same.back().window;
+  }
+
+ private:
+  struct Known {
+    Function function;
+    const Target* target;
+    std::vector<bool> constant;
+    std::optional<WindowPrimitive> window;
+  };
+
+  static std::optional<WindowPrimitive> generate(const Function& fn, const VirtualDevice* device,
+                                                 const std::vector<bool>& constant) {
+    KernelSource source;
+    try {
+      source = code_generator_for(DeviceKind::kCPU)->generate(fn, "sy_kernel", constant);
+    } catch (const Error&) {
+      return std::nullopt;  // lowering reports what the kernel lacks, with its span
+    }
+    if (!source.library_only() || source.primitive->kind == PrimitiveKind::kMatmul) return std::nullopt;
+    const PrimitiveSpec& spec = *source.primitive;
+    WindowPrimitive window;
+    window.converts = spec.kind == PrimitiveKind::kReorder;
+    window.src_input = spec.src_input;
+    for (const PrimitivePostOp& post : spec.post_ops)
+      if (post.kind == PrimitivePostOp::Kind::kSum) window.sum_inputs.push_back(post.input);
+    if (spec.kind == PrimitiveKind::kConvolution && spec.weights.dims.size() == 5) {
+      window.group_outputs = spec.weights.dims[1];
+      window.group_inputs = spec.weights.dims[2];
+    }
+    return window;
+  }
+
+  std::unordered_map<size_t, std::vector<Known>> by_structure_;
+};
+
+// What reads a value, for a refused layout rule: "the kernel nn.conv2d ->
+// add at model.sy:4:3".
+std::string reader_name(const Expr& reader) {
+  std::string what = "a " + std::string(expr_kind_name(reader->kind()));
+  if (const CallNode* call = as<CallNode>(reader)) {
+    if (const OpNode* op = as<OpNode>(call->op)) what = "'" + op->name + "'";
+    if (as<FunctionNode>(call->op)) what = "the kernel " + operator_chain(downcast<FunctionNode>(call->op));
+  }
+  return what + (reader->span().defined() ? " at " + reader->span().to_string() : "");
+}
+
+bool is_float32_image(const Type& type) {
+  const TensorTypeNode* tensor = as_tensor(type);
+  return tensor && tensor->ndim() == 4 && tensor->dtype == DType::kFloat32;
+}
+
+// The parameters of an element-wise fused function that it reads element
+// for element: those of its result's shape, a 4-d float32 image. Its loop
+// can run over them in channels-last order (each read at the element's own
+// offset, all laid out alike), the other parameters broadcast and are read
+// by the element's coordinates. Nullopt for any other function: one with an
+// operator that is not element-wise or broadcast, or a constant of the
+// result's shape, or no such parameter.
+std::optional<std::vector<int>> elementwise_activations(const FunctionNode& fn) {
+  if (!is_float32_image(fn.body->checked_type())) return std::nullopt;
+  const std::vector<int64_t>& shape = as_tensor(fn.body->checked_type())->shape;
+  bool elementwise = true;
+  post_order_visit(fn.body, [&](const Expr& e) {
+    if (const CallNode* call = as<CallNode>(e)) {
+      const OpNode* op = as<OpNode>(call->op);
+      elementwise = elementwise && op &&
+                    (op->def->pattern == OpPattern::kElementwise || op->def->pattern == OpPattern::kBroadcast);
+    } else if (const ConstantNode* constant = as<ConstantNode>(e)) {
+      elementwise = elementwise && constant->data.shape() != shape;
+    } else if (!is<VarNode>(e) && !is<OpNode>(e)) {
+      elementwise = false;
+    }
+  });
+  if (!elementwise) return std::nullopt;
+  std::vector<int> activations;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const TensorTypeNode* type = as_tensor(fn.params[i]->checked_type());
+    if (!type) return std::nullopt;
+    if (type->shape != shape) continue;
+    if (type->dtype != DType::kFloat32) return std::nullopt;
+    activations.push_back(int(i));
+  }
+  if (activations.empty()) return std::nullopt;
+  return activations;
+}
+
+class LayoutPlanner {
+ public:
+  // `matches` counts the kernel results each rule matched.
+  LayoutPlanner(int channel_block, bool channels_last, const std::vector<LayoutRule>& rules,
+                std::vector<int>* matches)
+      : blocked_("nChw" + std::to_string(channel_block) + "c"),
+        channels_last_(channels_last),
+        rules_(rules),
+        matches_(matches) {}
+
+  Function plan(const Function& given) {
+    Function fn = given;
+    analyse(fn);
+    if (std::optional<Function> converted = with_conversions(fn)) {
+      fn = *converted;
+      analyse(fn);
+    }
+    pin_matched_values();
+    if (std::none_of(candidate_.begin(), candidate_.end(), [](const auto& c) { return c.second; })) return fn;
+    LayoutRewriter rewriter;
+    rewriter.layouts = layouts_of_candidates();
+    return downcast<FunctionNode>(rewriter.mutate(fn));
+  }
+
+ private:
+  // Which values may take a layout, from scratch.
+  void analyse(const Function& fn) {
+    kernel_results_.clear();
+    bound_.clear();
+    window_of_.clear();
+    elementwise_of_.clear();
+    demoted_.clear();
+    demoted_because_.clear();
+    find_window_calls(fn);
+    do find_candidates(fn);
+    while (demote_elementwise_in_unfit_sets());
+  }
+
+  // Where a value is read: argument (or tuple field) `index` of `reader`,
+  // or the function's result (`index` -1), through the expression `as`.
+  struct Use {
+    const ExprNode* reader;
+    int index;
+    const ExprNode* as;
+    bool activation;  // a window primitive's source or residual, which may take a layout
+  };
+
+  // The uses of each value; a value also used where no conversion can be
+  // put (a branch of an if) has none listed.
+  std::unordered_map<const ExprNode*, std::vector<Use>> uses_of(const Function& fn) const {
+    std::unordered_map<const ExprNode*, std::vector<Use>> uses;
+    std::unordered_set<const ExprNode*> unconvertible;
+    post_order_visit(fn, [&](const Expr& e) {
+      if (const CallNode* call = as<CallNode>(e)) {
+        const WindowPrimitive* window = window_of(call);
+        for (size_t i = 0; i < call->args.size(); ++i)
+          uses[resolve(call->args[i])].push_back(
+              {call, int(i), call->args[i].get(), window && !window->converts && window->reads_as_activation(int(i))});
+      } else if (const TupleNode* tuple = as<TupleNode>(e)) {
+        for (size_t i = 0; i < tuple->fields.size(); ++i)
+          uses[resolve(tuple->fields[i])].push_back({tuple, int(i), tuple->fields[i].get(), false});
+      } else if (e->kind() != ExprKind::kLet && e->kind() != ExprKind::kFunction) {
+        for_each_child(e, [&](const Expr& child) { unconvertible.insert(resolve(child)); });
+      }
+    });
+    uses[resolve(fn->body)].push_back({fn.get(), -1, fn->body.get(), false});
+    for (const ExprNode* node : unconvertible) uses.erase(node);
+    return uses;
+  }
+
+  // The fewest layout conversions: a window primitive's result that a loop
+  // (or the model's result) also reads stays in its primitives' layout, and
+  // one conversion gives those readers the dense value (else the primitive
+  // would write it dense and each primitive reading it convert it back); a
+  // dense value two or more primitives on one device read is converted once
+  // for them all (else each converts it). Nullopt where none pays.
+  std::optional<Function> with_conversions(const Function& fn) {
+    std::vector<Conversion> conversions;
+    std::map<std::pair<const ExprNode*, int>, size_t> redirected;  // (reader, index) -> conversion
+    auto convert = [&](const std::vector<Use>& uses, const VirtualDevice* device) {
+      // One expression converted for them all, so the conversion is in scope for each.
+      for (const Use& use : uses)
+        if (use.as != uses.front().as) return;
+      conversions.push_back({uses.front().as, device->with_layout("")});
+      for (const Use& use : uses) redirected[{use.reader, use.index}] = conversions.size() - 1;
+    };
+    for (const auto& [value, uses] : uses_of(fn)) {
+      if (auto it = candidate_.find(value); it != candidate_.end() && it->second) continue;
+      if (value->kind() == ExprKind::kConstant || !is_float32_image(value->checked_type())) continue;
+      std::vector<Use> dense;
+      std::map<const VirtualDevice*, std::vector<Use>> activations_by_device;
+      for (const Use& use : uses) {
+        if (use.activation)
+          activations_by_device[use.reader->virtual_device()->with_layout("")].push_back(use);
+        else
+          dense.push_back(use);
+      }
+      const WindowPrimitive* producer = window_of(value);
+      if (producer && !producer->converts && !activations_by_device.empty() && !dense.empty()) {
+        convert(dense, value->virtual_device());
+        continue;
+      }
+      for (const auto& [device, activations] : activations_by_device)
+        if (activations.size() >= 2) convert(activations, device);
+    }
+    if (conversions.empty()) return std::nullopt;
+    return downcast<FunctionNode>(ConversionInserter(std::move(conversions), std::move(redirected)).rewrite(fn));
+  }
+
+  // The value a let variable or a let stands for (through chains of them).
+  const ExprNode* resolve(const Expr& e) const { return resolve(e.get()); }
+  const ExprNode* resolve(const ExprNode* node) const {
+    for (auto it = bound_.find(node); it != bound_.end(); it = bound_.find(node)) node = it->second;
+    return node;
+  }
+
+  // The calls of fused functions on a CPU device that run one oneDNN
+  // convolution or pool alone. A function called twice is left out: its
+  // parameters could not take two calls' layouts.
+  void find_window_calls(const Function& fn) {
+    std::vector<const CallNode*> calls;
+    std::unordered_map<const FunctionNode*, int> times_called;
+    post_order_visit(fn, [&](const Expr& e) {
+      // A let variable stands for its value, a let for its body.
+      if (const LetNode* let = as<LetNode>(e)) {
+        bound_[let->var.get()] = let->value.get();
+        bound_[let] = let->body.get();
+      }
+      const CallNode* call = as<CallNode>(e);
+      const FunctionNode* callee = call ? as<FunctionNode>(call->op) : nullptr;
+      if (!callee || !callee->is_primitive()) return;
+      ++times_called[callee];
+      calls.push_back(call);
+    });
+    kernel_results_ = calls;
+    for (const CallNode* call : calls) {
+      const FunctionNode* callee = as<FunctionNode>(call->op);
+      const VirtualDevice* device = call->virtual_device();
+      if (times_called[callee] > 1 || device->kind() != DeviceKind::kCPU || !device->target() ||
+          !is_float32_image(call->checked_type()))
+        continue;
+      std::vector<bool> constant;
+      bool tensors_only = true;
+      for (size_t i = 0; i < call->args.size() && i < callee->params.size(); ++i) {
+        tensors_only = tensors_only && as_tensor(callee->params[i]->checked_type());
+        constant.push_back(resolve(call->args[i])->kind() == ExprKind::kConstant);
+      }
+      // A tuple parameter would shift the kernel's flattened input indices.
+      if (!tensors_only || call->args.size() != callee->params.size()) continue;
+      if (std::optional<WindowPrimitive> window = primitives_.of(callee, device, constant))
+        window_of_.emplace(call, std::move(*window));
+      else if (std::optional<std::vector<int>> activations = elementwise_activations(*callee))
+        elementwise_of_.emplace(call, std::move(*activations));
+    }
+  }
+
+  // Whether a call reads argument `input` as an activation it may take in a
+  // layout: a window primitive's source or residual, or what an element-wise
+  // kernel (not demoted) reads element for element.
+  bool reads_as_activation(const CallNode* call, int input) const {
+    if (const WindowPrimitive* window = window_of(call)) return window->reads_as_activation(input);
+    auto it = elementwise_of_.find(call);
+    return it != elementwise_of_.end() && !demoted_.count(call) &&
+           std::find(it->second.begin(), it->second.end(), input) != it->second.end();
+  }
+
+  const WindowPrimitive* window_of(const ExprNode* node) const {
+    auto it = window_of_.find(node);
+    return it == window_of_.end() ? nullptr : &it->second;
+  }
+
+  // A window call's result is a candidate while every use reads it as a
+  // window primitive's source or residual: any other use (a loop kernel, a
+  // copy, a tuple, a branch, the function's result) keeps it dense.
+  // An element-wise kernel's result is one too while it reads only
+  // candidates element for element and its result stays one (it reads and
+  // writes one layout); one that reads or writes a dense value is demoted,
+  // and keeps what it reads dense.
+  void find_candidates(const Function& fn) {
+    candidate_.clear();
+    dense_because_.clear();
+    for (const auto& [call, window] : window_of_) candidate_[call] = true;
+    for (const auto& [call, activations] : elementwise_of_)
+      if (!demoted_.count(call)) candidate_[call] = true;
+    // The first reader that keeps a candidate dense is kept, for a refused rule.
+    auto keep_dense = [&](const Expr& e, const Expr& reader) {
+      auto it = candidate_.find(resolve(e));
+      if (it == candidate_.end() || !it->second) return;
+      it->second = false;
+      dense_because_[it->first] = "it is read by " + reader_name(reader);
+    };
+    post_order_visit(fn, [&](const Expr& e) {
+      if (const CallNode* call = as<CallNode>(e)) {
+        for (size_t i = 0; i < call->args.size(); ++i)
+          if (!reads_as_activation(call, int(i))) keep_dense(call->args[i], e);
+      } else if (e->kind() != ExprKind::kLet && e->kind() != ExprKind::kFunction) {
+        // Tuples, projections and branches: a let is its body, used where
+        // the let is; a fused function is closed, and this one's result
+        // is below.
+        for_each_child(e, [&](const Expr& child) { keep_dense(child, e); });
+      }
+    });
+    if (auto it = candidate_.find(resolve(fn->body)); it != candidate_.end() && it->second) {
+      it->second = false;
+      dense_because_[it->first] = "it is the function's result, which is dense row-major";
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& [node, activations] : elementwise_of_) {
+        const CallNode* call = static_cast<const CallNode*>(node);
+        if (demoted_.count(call)) continue;
+        bool dense = !candidate_.at(call);
+        for (int input : activations) {
+          auto it = candidate_.find(resolve(call->args.at(size_t(input))));
+          dense = dense || it == candidate_.end() || !it->second;
+        }
+        if (!dense) continue;
+        demoted_.insert(call);
+        changed = true;
+        if (candidate_.at(call)) {
+          candidate_.at(call) = false;
+          dense_because_[call] = "it is computed by " + reader_name(Expr(call)) + ", which reads a dense value";
+        }
+        for (int input : activations) keep_dense(call->args.at(size_t(input)), Expr(call));
+      }
+    }
+  }
+
+  // The sets of candidates that calls read and write together, as their roots.
+  std::unordered_map<const ExprNode*, const ExprNode*> candidate_sets() const {
+    std::unordered_map<const ExprNode*, const ExprNode*> root;
+    for (const auto& [node, is_candidate] : candidate_)
+      if (is_candidate) root[node] = node;
+    auto find = [&](const ExprNode* node) {
+      while (root[node] != node) node = root[node] = root[root[node]];
+      return node;
+    };
+    for (const auto& [call, window] : window_of_) {
+      std::vector<const ExprNode*> joined = candidate_activations(static_cast<const CallNode*>(call), window);
+      for (const ExprNode* node : joined) root[find(node)] = find(joined.front());
+    }
+    for (const auto& [node, activations] : elementwise_of_) {
+      const CallNode* call = static_cast<const CallNode*>(node);
+      if (demoted_.count(call)) continue;
+      for (int input : activations) root[find(resolve(call->args.at(size_t(input))))] = find(call);
+    }
+    for (auto& [node, parent] : root) parent = find(node);
+    return root;
+  }
+
+  // The format of each set of candidates, by its root: a pinning rule's,
+  // else channels last where a grouped convolution whose groups are not
+  // whole channel blocks touches the set (oneDNN has only its reference
+  // loops for those in blocks, some 100x slower, and jit ones in channels
+  // last), else channel blocks where a depthwise convolution touches it
+  // (oneDNN's depthwise kernels are written for blocks) or channels last is
+  // off, else channels last.
+  std::unordered_map<const ExprNode*, std::string> formats_of_sets(
+      const std::unordered_map<const ExprNode*, const ExprNode*>& set) const {
+    std::unordered_map<const ExprNode*, std::string> format;
+    for (const auto& [node, root] : set)
+      if (root == node) format[root] = channels_last_ ? "nhwc" : blocked_;
+    auto touched_by = [&](const std::function<bool(const WindowPrimitive&)>& which, const std::string& chosen) {
+      for (const auto& [call, window] : window_of_)
+        if (which(window))
+          for (const ExprNode* node : candidate_activations(static_cast<const CallNode*>(call), window))
+            format[set.at(node)] = chosen;
+    };
+    const int64_t block = Layout::of(blocked_).channel_block;
+    touched_by([](const WindowPrimitive& w) { return w.depthwise(); }, blocked_);
+    touched_by(
+        [&](const WindowPrimitive& w) {
+          return w.grouped() && !w.depthwise() && (w.group_inputs % block != 0 || w.group_outputs % block != 0);
+        },
+        "nhwc");
+    for (const LayoutRule& rule : rules_)
+      for (const CallNode* call : kernel_results_)
+        if (span_matches(call->span(), rule.pattern) && set.count(call)) format[set.at(call)] = rule.format;
+    return format;
+  }
+
+  // Element-wise loops run over channels last, or over channel blocks that
+  // divide the result's channels (padding would need to be kept zero): one
+  // in a set whose blocks do not divide its channels is demoted. Returns
+  // whether any was.
+  bool demote_elementwise_in_unfit_sets() {
+    std::unordered_map<const ExprNode*, const ExprNode*> set = candidate_sets();
+    std::unordered_map<const ExprNode*, std::string> format = formats_of_sets(set);
+    bool demoted = false;
+    for (const auto& [node, activations] : elementwise_of_) {
+      const CallNode* call = static_cast<const CallNode*>(node);
+      if (demoted_.count(call) || !set.count(call)) continue;
+      int64_t channels = as_tensor(call->checked_type())->shape[1];
+      int b = Layout::of(format.at(set.at(call))).channel_block;
+      if (b == 0 || channels % b == 0) continue;
+      demoted_.insert(call);
+      demoted_because_[call] = "it is computed by " + reader_name(Expr(call)) +
+                               ", an element-wise kernel, whose loops read and write channels last or channel "
+                               "blocks that divide its " + std::to_string(channels) +
+                               " channels, and its values must take blocks of " + std::to_string(b);
+      demoted = true;
+    }
+    return demoted;
+  }
+
+  // The rule pinning each kernel result that a rule matches (the last one
+  // that does); every such result must be a candidate.
+  void pin_matched_values() {
+    for (size_t r = 0; r < rules_.size(); ++r)
+      for (const CallNode* call : kernel_results_) {
+        if (!span_matches(call->span(), rules_[r].pattern)) continue;
+        ++(*matches_)[r];
+        if (auto it = candidate_.find(call); it == candidate_.end() || !it->second)
+          throw Error(ErrorKind::kPlacement,
+                      "layout rule '" + rules_[r].text + "' pins a value that cannot have a layout: " +
+                          (it != candidate_.end()        ? dense_because_.at(call)
+                           : demoted_because_.count(call) ? demoted_because_.at(call)
+                               : "it is not the 4-d float32 result of a oneDNN convolution or pool alone, or of "
+                                 "an element-wise kernel between them, on a CPU"),
+                      call->span());
+        pins_.emplace_back(call, &rules_[r]);
+      }
+  }
+
+  // The activations a window call reads and writes that are candidates and
+  // share its layout (a conversion's source has its own).
+  std::vector<const ExprNode*> candidate_activations(const CallNode* call, const WindowPrimitive& window) const {
+    std::vector<const ExprNode*> out;
+    auto add = [&](const ExprNode* node) {
+      if (auto it = candidate_.find(node); it != candidate_.end() && it->second) out.push_back(node);
+    };
+    if (!window.converts) add(resolve(call->args.at(size_t(window.src_input))));
+    add(call);
+    for (int input : window.sum_inputs) add(resolve(call->args.at(size_t(input))));
+    return out;
+  }
+
+  // One layout per set of candidates that window calls join.
+  std::unordered_map<const ExprNode*, std::string> layouts_of_candidates() {
+    std::unordered_map<const ExprNode*, const ExprNode*> set = candidate_sets();
+    // Two rules must agree on one set.
+    std::unordered_map<const ExprNode*, std::pair<const LayoutRule*, const CallNode*>> pinned;
+    for (const auto& [call, rule] : pins_) {
+      auto [it, first] = pinned.try_emplace(set.at(call), rule, call);
+      const auto& [other_rule, other_call] = it->second;
+      if (!first && other_rule->format != rule->format)
+        throw Error(ErrorKind::kPlacement,
+                    "layout rules '" + other_rule->text + "' and '" + rule->text +
+                        "' pin values that must share one layout, since oneDNN primitives read or write them "
+                        "together: the results of " + reader_name(Expr(other_call)) + " and of " +
+                        reader_name(Expr(call)),
+                    call->span());
+    }
+    std::unordered_map<const ExprNode*, std::string> format = formats_of_sets(set);
+    std::unordered_map<const ExprNode*, std::string> layouts;
+    for (const auto& [node, is_candidate] : candidate_)
+      if (is_candidate) layouts[node] = format.at(set.at(node));
+    // Let variables take their value's layout; fused functions their
+    // result's and their parameters' their arguments'.
+    for (const auto& [bound, value] : bound_)
+      if (auto it = layouts.find(resolve(bound)); it != layouts.end() && bound->kind() == ExprKind::kVar)
+        layouts[bound] = it->second;
+    auto lay_out_callee = [&](const CallNode* call) {
+      const FunctionNode* callee = as<FunctionNode>(call->op);
+      if (auto it = layouts.find(call); it != layouts.end()) layouts[callee] = it->second;
+      for (size_t i = 0; i < call->args.size(); ++i)
+        if (auto it = layouts.find(resolve(call->args[i])); it != layouts.end() && reads_as_activation(call, int(i)))
+          layouts[callee->params[i].get()] = it->second;
+    };
+    for (const auto& [node, window] : window_of_) lay_out_callee(static_cast<const CallNode*>(node));
+    for (const auto& [node, activations] : elementwise_of_)
+      if (!demoted_.count(static_cast<const CallNode*>(node))) lay_out_callee(static_cast<const CallNode*>(node));
+    return layouts;
+  }
+
+  std::string blocked_;
+  bool channels_last_;
+  const std::vector<LayoutRule>& rules_;
+  std::vector<int>* matches_;
+  WindowPrimitives primitives_;
+  std::vector<const CallNode*> kernel_results_;  // every call of a fused function
+  std::unordered_map<const ExprNode*, std::string> dense_because_;
+  std::vector<std::pair<const CallNode*, const LayoutRule*>> pins_;  // in rule order
+  std::unordered_map<const ExprNode*, const ExprNode*> bound_;  // let variable -> value, let -> body
+  std::unordered_map<const ExprNode*, WindowPrimitive> window_of_;
+  // Element-wise kernels, by the parameters they read element for element,
+  // and those demoted to dense.
+  std::unordered_map<const ExprNode*, std::vector<int>> elementwise_of_;
+  std::unordered_set<const ExprNode*> demoted_;
+  std::unordered_map<const ExprNode*, std::string> demoted_because_;  // for a refused pin, where not dense_because_
+  std::unordered_map<const ExprNode*, bool> candidate_;
+};
+
+}  // namespace
+
+LayoutRule parse_layout_rule(const std::string& text) {
+  const std::string expected = "node:GLOB=FORMAT";
+  auto bad = [&](const std::string& why) {
+    return Error(ErrorKind::kUsage, "malformed layout rule '" + text + "': " + why + " (expected " + expected + ")");
+  };
+  auto [kind, pattern, format] = split_rule(text, "layout rule", expected);
+  if (kind != "node") throw bad("unknown rule kind '" + kind + "'");
+  LayoutRule rule{pattern, format, text};
+  if (!Layout::parse(format) || format.empty())
+    throw bad("'" + format + "' is not a layout (" + kLayoutSpellings + ")");
+  try {
+    dnnl_tensor_bytes({{1, 16, 1, 1}, {}, rule.format});
+  } catch (const std::exception& e) {
+    throw bad(e.what());
+  }
+  return rule;
+}
+
+Pass PlanLayouts(int channel_block, bool channels_last, std::vector<LayoutRule> rules) {
+  return make_module_pass({"PlanLayouts", 0, {}}, [=](const IRModule& mod, const PassContext&) {
+    std::vector<int> matches(rules.size(), 0);
+    IRModule out = map_functions(mod, [&](const std::string&, const Function& fn) {
+      return LayoutPlanner(channel_block, channels_last, rules, &matches).plan(fn);
+    });
+    for (size_t r = 0; r < rules.size(); ++r)
+      if (matches[r] == 0)
+        throw Error(ErrorKind::kUsage, "layout rule '" + rules[r].text + "' matches no kernel's result");
+    return out;
+  });
+}
+
+Pass PlanLayouts(std::vector<LayoutRule> rules) {
+  return PlanLayouts(dnnl_channel_block(), dnnl_uses_avx512(), std::move(rules));
+}
+
+}  // namespace switchyard

@@ -1,0 +1,43 @@
+// The code generator of each device kind, one row per kind in
+// code_generators.cc: how a primitive function becomes a kernel for a
+// target of that kind, and how its code is built: C++ compiled with flags
+// into model.so (cpu), or a device image stored beside it (cuda: a cubin).
+// A kind without a row has devices the backend cannot compile.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.h"
+#include "ir/virtual_device.h"
+#include "runtime/manifest.h"
+#include "toolchain/toolchain.h"
+
+namespace switchyard {
+
+struct CodeGenerator {
+  DeviceKind kind;
+  KernelSource (*generate)(const Function& primitive, const std::string& name,
+                           const std::vector<bool>& constant_inputs);
+  // Prints kernel.kernel_ir under kernel.name into kernel.code (and, for
+  // a device image, its launches).
+  void (*render)(KernelSource& kernel);
+  // The C++ compiler's flags for code built into model.so; null for a kind
+  // whose kernels are device images.
+  std::vector<std::string> (*compile_flags)(const Target* target);
+  // Compiles kernel.code to its device image, through the kernel cache in
+  // `cache_dir`; `cached` says whether it came from there. Null for a kind
+  // whose kernels are built into model.so.
+  std::vector<uint8_t> (*compile_image)(const KernelSource& kernel, const Target* target,
+                                        const std::string& cache_dir, bool* cached);
+  const char* image_extension;  // the image files' ".cubin"
+  // Records in the manifest's device what running its kernels needs, which
+  // the runtime checks at load: the CPU features code for `target` may use
+  // (as `toolchain` reports them), or the compute capability of a GPU's cubins.
+  void (*record_requirements)(const Target* target, const Toolchain& toolchain, ManifestDevice& device);
+};
+
+// Null when the kind has no code generator.
+const CodeGenerator* code_generator_for(DeviceKind kind);
+
+}  // namespace switchyard

@@ -1,0 +1,27 @@
+// The CPU target's code generator (its row of targets/code_generators.cc):
+// kernels as C++ built into model.so, anchors through oneDNN.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.h"
+#include "targets/code_generators.h"
+
+namespace switchyard {
+
+// oneDNN as the library of a CPU kernel's anchor.
+const AnchorLibrary& onednn_library();
+
+// Generates the kernel of a primitive function for a CPU target (its options,
+// e.g. -mcpu, go to the compiler, not here). `constant_inputs[i]` says
+// flattened input i is a weight, unchanged between runs at one address
+// (oneDNN kernels keep a copy reordered into the primitive's preferred
+// layout); missing entries mean false. Throws Error(kBackend) naming the
+// operator and span when an operator has no CPU kernel.
+KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name,
+                                 const std::vector<bool>& constant_inputs = {});
+
+const CodeGenerator& cpu_code_generator();
+
+}  // namespace switchyard
