@@ -1,5 +1,7 @@
-// PlanLayouts: which values stay in a oneDNN layout between primitives, and
-// which layout each set of them gets.
+// PlanLayouts: which values stay in a library's blocked layout between
+// primitives, and which layout each set of them gets. What a primitive is
+// and which layouts it prefers, the pass asks the value's target
+// (targets/target_description.h).
 #include "layout/plan_layouts.h"
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "codegen/kernel.h"
 #include "ir/functor.h"
 #include "ir/layout.h"
 #include "ir/structural_equal.h"
@@ -18,8 +21,7 @@
 #include "op/registry.h"
 #include "placement/placement_rules.h"
 #include "support/error.h"
-#include "targets/code_generators.h"
-#include "targets/cpu/runtime/dnnl_primitive.h"
+#include "targets/target_description.h"
 
 namespace switchyard {
 
@@ -43,9 +45,9 @@ struct WindowPrimitive {
   }
 };
 
-// The window primitive of each fused function, asked of the CPU code
-// generator once per structure (spans and devices aside), target and
-// constant inputs, as kernel generation will ask it.
+// The window primitive of each fused function, asked of its device's target
+// once per structure (spans and devices aside), target and constant inputs,
+// as kernel generation will make it.
 class WindowPrimitives {
  public:
   std::optional<WindowPrimitive> of(const FunctionNode* fn, const VirtualDevice* device,
@@ -72,14 +74,10 @@ class WindowPrimitives {
 
   static std::optional<WindowPrimitive> generate(const Function& fn, const VirtualDevice* device,
                                                  const std::vector<bool>& constant) {
-    KernelSource source;
-    try {
-      source = code_generator_for(DeviceKind::kCPU)->generate(fn, "sy_kernel", constant);
-    } catch (const Error&) {
-      return std::nullopt;  // lowering reports what the kernel lacks, with its span
-    }
-    if (!source.library_only() || source.primitive->kind == PrimitiveKind::kMatmul) return std::nullopt;
-    const PrimitiveSpec& spec = *source.primitive;
+    const TargetDescription* target = target_description_for(device->kind());
+    std::optional<PrimitiveSpec> primitive = target ? target->library_primitive(fn, constant) : std::nullopt;
+    if (!primitive || primitive->kind == PrimitiveKind::kMatmul) return std::nullopt;
+    const PrimitiveSpec& spec = *primitive;
     WindowPrimitive window;
     window.converts = spec.kind == PrimitiveKind::kReorder;
     window.src_input = spec.src_input;
@@ -552,7 +550,7 @@ LayoutRule parse_layout_rule(const std::string& text) {
   if (!Layout::parse(format) || format.empty())
     throw bad("'" + format + "' is not a layout (" + kLayoutSpellings + ")");
   try {
-    dnnl_tensor_bytes({{1, 16, 1, 1}, {}, rule.format});
+    target_description_for(DeviceKind::kCPU)->check_layout(rule.format);
   } catch (const std::exception& e) {
     throw bad(e.what());
   }
@@ -573,7 +571,8 @@ Pass PlanLayouts(int channel_block, bool channels_last, std::vector<LayoutRule> 
 }
 
 Pass PlanLayouts(std::vector<LayoutRule> rules) {
-  return PlanLayouts(dnnl_channel_block(), dnnl_uses_avx512(), std::move(rules));
+  const TargetDescription* cpu = target_description_for(DeviceKind::kCPU);
+  return PlanLayouts(cpu->channel_block(), cpu->prefers_channels_last(), std::move(rules));
 }
 
 }  // namespace switchyard

@@ -53,7 +53,8 @@ LayoutRule parse_layout_rule(const std::string& text);
 // kernel's result.
 Pass PlanLayouts(int channel_block, bool channels_last, std::vector<LayoutRule> rules = {});
 
-// PlanLayouts for the oneDNN of this process: 16-channel blocks with
+// PlanLayouts for the CPU target of this process (its description,
+// targets/cpu/compiler/cpu_target.cc): oneDNN's 16-channel blocks with
 // AVX-512, 8 with AVX2, channels last where its AVX-512 kernels run.
 Pass PlanLayouts(std::vector<LayoutRule> rules = {});
 

@@ -1,0 +1,41 @@
+// The CPU target as passes see it: a fused function is a oneDNN primitive
+// alone when kernel generation makes it one, and the layouts oneDNN prefers
+// follow the instruction set it runs on here.
+#include "targets/cpu/compiler/cpu_target.h"
+
+#include "codegen/kernel.h"
+#include "support/error.h"
+#include "targets/cpu/compiler/codegen_cpu.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
+
+namespace switchyard {
+
+namespace {
+
+// Asks the kernel generation that will run (oneDNN as the anchors' library),
+// without rendering: a primitive alone has no code.
+std::optional<PrimitiveSpec> cpu_library_primitive(const Function& primitive,
+                                                   const std::vector<bool>& constant_inputs) {
+  KernelSource source;
+  try {
+    source = lower_kernel_source(primitive, "sy_kernel", constant_inputs, onednn_library());
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  // Kernel IR means loops run (around the primitive, if any): not a primitive alone.
+  if (source.kernel_ir || !source.primitive) return std::nullopt;
+  return source.primitive;
+}
+
+void check_onednn_layout(const std::string& format) { dnnl_tensor_bytes({{1, 16, 1, 1}, {}, format}); }
+
+}  // namespace
+
+const TargetDescription& cpu_target_description() {
+  static const TargetDescription description{
+      DeviceKind::kCPU, cpu_library_primitive, check_onednn_layout, dnnl_channel_block, dnnl_uses_avx512,
+  };
+  return description;
+}
+
+}  // namespace switchyard

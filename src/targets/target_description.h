@@ -1,0 +1,38 @@
+// What a pass asks a target before code generation, one row per device
+// kind in target_description.cc: whether a fused function becomes one of
+// its library's primitives there, which layouts its primitives prefer on
+// this machine, and whether its library knows a layout. Passes (PlanLayouts)
+// ask here instead of calling a code generator or the runtime themselves.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/device_kind.h"
+#include "ir/expr.h"
+#include "runtime/primitive_spec.h"
+
+namespace switchyard {
+
+struct TargetDescription {
+  DeviceKind kind;
+  // The library primitive that is the whole kernel of `primitive` on this
+  // target (nothing computed around it), as kernel generation will make it;
+  // nullopt when the kernel is loops, or when the target cannot lower the
+  // function (lowering then reports what it lacks, with its span).
+  std::optional<PrimitiveSpec> (*library_primitive)(const Function& primitive,
+                                                    const std::vector<bool>& constant_inputs);
+  // Throws std::exception saying why when the target's library does not
+  // know the layout `format` ("nChw16c").
+  void (*check_layout)(const std::string& format);
+  // The channels per block of the blocked layout its primitives prefer here.
+  int (*channel_block)();
+  // Whether its primitives prefer channels last ("nhwc") here.
+  bool (*prefers_channels_last)();
+};
+
+// Null when the kind has no description (its values keep plain layouts).
+const TargetDescription* target_description_for(DeviceKind kind);
+
+}  // namespace switchyard
