@@ -50,9 +50,6 @@ LAYERS = {
 ALLOWED = {
     ("src/ir/retype.cc", "op/registry.h"):
         "reads the OpDef an interned Op points at (a declaration; nothing of sy_op is linked)",
-    ("src/targets/cuda/compiler/cuda_render.cc", "targets/cpu/compiler/cpu_render.h"):
-        "CUDA C++ is C++: its expressions print through the C++ renderer's printer (render_kernel_expr), "
-        "which is still part of the CPU target's Renderer class",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

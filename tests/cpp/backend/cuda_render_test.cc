@@ -10,6 +10,7 @@
 #include <map>
 
 #include "aot_test_util.h"
+#include "codegen/expression_printer.h"
 #include "codegen/kernel.h"
 #include "ir/virtual_device.h"
 #include "op/registry.h"

@@ -18,10 +18,4 @@ std::string render_cpu_kernel(const kernel_ir::Kernel& kernel, const std::string
 // An index expression (no loads or operator calls) as C++.
 std::string render_cpu_index(const kernel_ir::Expr& index);
 
-// An expression of the kernel IR as C++ with `spelling`'s math functions,
-// recording the helpers it uses: CUDA C++ is C++, so the CUDA renderer
-// prints its expressions through this one printer.
-std::string render_kernel_expr(const kernel_ir::Expr& e, const ScalarSpelling& spelling,
-                               std::set<CpuHelper>& helpers);
-
 }  // namespace switchyard

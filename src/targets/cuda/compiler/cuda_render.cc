@@ -7,11 +7,11 @@
 
 #include <algorithm>
 
+#include "codegen/expression_printer.h"
 #include "codegen/kernel_code.h"
 #include "codegen/statement_printer.h"
 #include "support/error.h"
 #include "switchyard/model_abi.h"
-#include "targets/cpu/compiler/cpu_render.h"
 
 namespace switchyard {
 
