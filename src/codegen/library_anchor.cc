@@ -15,7 +15,6 @@
 #include "op/window_attrs.h"
 #include "runtime/primitive_json.h"
 #include "support/error.h"
-#include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
 

@@ -27,7 +27,6 @@
 #include "runtime/sha256.h"
 #include "support/error.h"
 #include "targets/code_generators.h"
-#include "targets/cpu/runtime/dnnl_primitive.h"
 #include "toolchain/toolchain.h"
 #include "transform/dead_code_elimination.h"
 #include "transform/eliminate_common_subexpr.h"
