@@ -29,6 +29,15 @@ ki::Expr constant_value(const ConstantNode& constant) {
 
 std::string at_span_of(const Span& span) { return span.defined() ? " at " + span.to_string() : ""; }
 
+// `index` less `shift`: the operand of `index` = x + shift, else a difference.
+ki::Expr unshift(const ki::Expr& index, const ki::Expr& shift) {
+  if (index->kind == ki::ExprKind::kBinary && index->binary == ki::BinaryOp::kAdd) {
+    if (ki::equal(index->operands[1], shift)) return index->operands[0];
+    if (ki::equal(index->operands[0], shift)) return index->operands[1];
+  }
+  return ki::binary(ki::BinaryOp::kSub, index, shift);
+}
+
 }  // namespace
 
 ElementLowering::ElementLowering(std::vector<ki::Stmt>& out, int& counter)
@@ -83,7 +92,7 @@ void ElementLowering::evaluate(const Expr& node, const IndexAt& index) {
   if (auto buffer = buffers_.find(node.get()); buffer != buffers_.end()) {
     DType dtype = dtype_of(node);
     const VarNode* var = as<VarNode>(node);
-    std::string name = fresh(var ? var->name_hint : "value");
+    std::string name = fresh(argument_buffers_.count(node.get()) ? buffer->second : var ? var->name_hint : "value");
     block().push_back(ki::let(name, dtype, ki::load(buffer->second, dtype, offset_of(index, shape_of(node)))));
     ki::Expr value = ki::var(name, dtype);
     remember(key, value);
@@ -147,7 +156,7 @@ void ElementLowering::evaluate_concatenate(const CallNode* call, const IndexAt& 
   const std::vector<int64_t>& out_shape = shape_of(Expr(call));
   int64_t axis = normalize_axis(call->attrs->get_int("axis"), int64_t(out_shape.size()), "concatenate");
   if (auto known = known_parts_.find(call); known != known_parts_.end())
-    return evaluate_concatenation_part(call, size_t(axis), known->second, index, key);
+    return evaluate_concatenation_part(call, size_t(axis), known->second.first, known->second.second, index, key);
   std::vector<ki::Expr> coords = coordinates_of(index, out_shape, &divided_);
   ki::Expr along = coords[size_t(axis)];
   struct Part {
@@ -255,7 +264,7 @@ void ElementLowering::evaluate_take(const CallNode* call, const IndexAt& index, 
 }
 
 void ElementLowering::evaluate_concatenation_part(const CallNode* call, size_t axis, size_t part,
-                                                  const IndexAt& index, const Key& key) {
+                                                  const PartStart& start, const IndexAt& index, const Key& key) {
   const TupleNode& tuple = *as<TupleNode>(call->args[0]);
   const std::vector<int64_t>& out_shape = shape_of(Expr(call));
   int64_t part_begin = 0;
@@ -269,13 +278,16 @@ void ElementLowering::evaluate_concatenation_part(const CallNode* call, size_t a
     if (d < axis) contiguous = contiguous && out_shape[d] == 1;
     if (d > axis) axis_stride *= out_shape[d];
   }
+  auto back = [](const ki::Expr& e, const ki::Expr& shift, int64_t constant) {
+    return shift ? unshift(e, shift) : ki::add(e, -constant);
+  };
   IndexAt at;
   if (contiguous && index.offset && !index.has_coords) {
-    at = IndexAt::at_offset(ki::add(index.offset, -part_begin * axis_stride));
+    at = IndexAt::at_offset(back(index.offset, start.base, part_begin * axis_stride));
   } else {
     std::vector<ki::Expr> coords = coordinates_of(index, out_shape, &divided_);
-    coords[axis] = ki::add(coords[axis], -part_begin);
-    at = contiguous && index.offset ? IndexAt::at(ki::add(index.offset, -part_begin * axis_stride), std::move(coords))
+    coords[axis] = back(coords[axis], start.begin, part_begin);
+    at = contiguous && index.offset ? IndexAt::at(back(index.offset, start.base, part_begin * axis_stride), std::move(coords))
                                     : IndexAt::at_coords(std::move(coords));
   }
   work_.push_back([this, key] {
