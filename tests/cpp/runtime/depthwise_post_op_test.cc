@@ -12,12 +12,9 @@
 #include "runtime/dnnl_primitive.h"
 #include "runtime/runtime_error.h"
 
-namespace switchyard {
+namespace switchyard::testing {
 namespace {
 
-using testing::dense;
-using testing::random_values;
-using testing::Workspace;
 using Dims = std::vector<int64_t>;
 
 struct FusedCase {
@@ -161,4 +158,4 @@ TEST(DepthwisePostOp, SpecsOneDnnCannotMakeAreNamed) {
 }
 
 }  // namespace
-}  // namespace switchyard
+}  // namespace switchyard::testing

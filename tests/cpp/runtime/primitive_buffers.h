@@ -1,11 +1,14 @@
-// The buffers the primitive tests hand a primitive: random values in
-// [-1, 1), dense row-major strides, and workspace memory aligned to 64
-// bytes as artifacts give it.
+// The buffers the primitive tests (and bench/) hand a primitive: random
+// values in [-1, 1), dense row-major strides, workspace memory aligned to
+// 64 bytes as artifacts give it; and the 3x3 convolution several run.
 #pragma once
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
+
+#include "runtime/primitive_spec.h"
 
 namespace switchyard::testing {
 
@@ -31,5 +34,25 @@ struct Workspace {
   }
   std::vector<unsigned char> storage;
 };
+
+// A 3x3 convolution of `activation` (N, C, H, W, with its strides and
+// format) into the same shape: stride 1, padded by 1 all round, reading
+// kernel inputs src (0), packed OIHW weights (1) and bias (2).
+inline PrimitiveSpec same_size_3x3_convolution(const std::string& algorithm, const PrimitiveTensor& activation) {
+  const int64_t channels = activation.dims[1];
+  PrimitiveSpec s;
+  s.kind = PrimitiveKind::kConvolution;
+  s.algorithm = algorithm;
+  s.src = s.dst = activation;
+  s.weights = {{channels, channels, 3, 3}, dense({channels, channels, 3, 3})};
+  s.bias = {{channels}, {1}};
+  s.src_input = 0;
+  s.weights_input = 1;
+  s.bias_input = 2;
+  s.strides = {1, 1};
+  s.dilation = {0, 0};
+  s.padding_l = s.padding_r = {1, 1};
+  return s;
+}
 
 }  // namespace switchyard::testing
