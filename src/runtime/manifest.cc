@@ -45,6 +45,12 @@ std::string read_hash(ObjectReader& r, const char* key, WeightsChecksum kind = {
   return hex;
 }
 
+// An index into another of the manifest's lists, or -1 where the field is absent.
+int optional_index(ObjectReader& r, const char* key) {
+  const json* value = r.optional(key);
+  return value ? int(r.read_integer(*value, r.path(key), 0, std::numeric_limits<int>::max())) : -1;
+}
+
 Manifest read_manifest_json(const json& root, const std::string& source) {
   ObjectReader r(root, "", source);
   Manifest m;
@@ -107,13 +113,9 @@ Manifest read_manifest_json(const json& root, const std::string& source) {
     kernel.span = k.string("span");
     kernel.kind = k.nonempty_string("kind");
     if (k.optional("operators")) kernel.operators = k.string("operators");
-    if (const json* primitive = k.optional("primitive"))
-      kernel.primitive = int(k.read_integer(*primitive, k.path("primitive"), 0, std::numeric_limits<int>::max()));
-    if (const json* weights = k.optional("weights"))
-      kernel.weights = int(k.read_integer(*weights, k.path("weights"), 0, std::numeric_limits<int>::max()));
-    if (const json* weights = k.optional("depthwise_weights"))
-      kernel.depthwise_weights =
-          int(k.read_integer(*weights, k.path("depthwise_weights"), 0, std::numeric_limits<int>::max()));
+    kernel.primitive = optional_index(k, "primitive");
+    kernel.weights = optional_index(k, "weights");
+    kernel.depthwise_weights = optional_index(k, "depthwise_weights");
     if (k.optional("image")) {
       kernel.image = k.nonempty_string("image");
       kernel.image_sha256 = read_hash(k, "image_sha256");
