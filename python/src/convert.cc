@@ -13,8 +13,6 @@ namespace switchyard::python {
 
 std::string type_name_of(py::handle value) { return py::str(py::type::handle_of(value).attr("__name__")); }
 
-namespace {
-
 bool is_sequence(py::handle value) {
   return (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value));
 }
@@ -22,29 +20,6 @@ bool is_sequence(py::handle value) {
 [[noreturn]] void wrong_type(const std::string& what, const std::string& expected, py::handle value) {
   throw py::type_error(what + " must be " + expected + ", got " + type_name_of(value));
 }
-
-// `value` as a non-null `Ref` to a `Node`, or a TypeError saying it must be `expected`.
-template <typename Ref, typename Node>
-Ref to_node(py::handle value, const std::string& what, const char* expected) {
-  if (!value.is_none() && py::isinstance<Node>(value)) {
-    Ref ref = value.cast<Ref>();
-    if (ref) return ref;
-  }
-  wrong_type(what, expected, value);
-}
-
-// A list or tuple, each item converted by `convert` (which names it what[i]).
-template <typename T>
-std::vector<T> to_list(py::handle value, const std::string& what, const char* expected,
-                       T (*convert)(py::handle, const std::string&)) {
-  if (!is_sequence(value)) wrong_type(what, expected, value);
-  std::vector<T> out;
-  size_t i = 0;
-  for (py::handle item : value) out.push_back(convert(item, what + "[" + std::to_string(i++) + "]"));
-  return out;
-}
-
-}  // namespace
 
 std::string to_str(py::handle value, const std::string& what) {
   if (!py::isinstance<py::str>(value)) wrong_type(what, "a str", value);
