@@ -1,6 +1,7 @@
 // The placement operators: on_device (a wish) and device_copy (a crossing).
 #include "op/placement_ops.h"
 
+#include "op/attr_read.h"
 #include "op/builtin_ops.h"
 #include "op/relation_helpers.h"
 #include "op/registry.h"
@@ -30,6 +31,15 @@ const CallNode* as_call_of(const Expr& e, const OpNode* op) {
 
 const CallNode* as_on_device(const Expr& e) { return as_call_of(e, on_device_op()); }
 const CallNode* as_device_copy(const Expr& e) { return as_call_of(e, device_copy_op()); }
+
+const VirtualDevice* on_device_wish(const CallNode& on_device) {
+  return VirtualDevice::parse(attr_read::required_string(*on_device.attrs, "device"));
+}
+
+DeviceCopyAttrs device_copy_attrs(const CallNode& device_copy) {
+  return {.src = VirtualDevice::parse(attr_read::required_string(*device_copy.attrs, "src")),
+          .dst = VirtualDevice::parse(attr_read::required_string(*device_copy.attrs, "dst"))};
+}
 
 void register_placement_ops() {
   // The result type is the argument's type, whatever it is (tensor or tuple).

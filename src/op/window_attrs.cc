@@ -13,9 +13,10 @@ const std::vector<int64_t>* ints(const AttrsNode& attrs, const char* name) {
 
 }  // namespace
 
-WindowAttrs window_attrs(const CallNode& call) {
+WindowAttrs window_attrs(const CallNode& call) { return window_attrs(*call.attrs); }
+
+WindowAttrs window_attrs(const AttrsNode& attrs) {
   WindowAttrs w;
-  const AttrsNode& attrs = *call.attrs;
   if (const std::vector<int64_t>* strides = ints(attrs, "strides")) std::tie(w.stride_h, w.stride_w) = expand_pair(*strides);
   if (const std::vector<int64_t>* dilation = ints(attrs, "dilation"))
     std::tie(w.dilation_h, w.dilation_w) = expand_pair(*dilation);
