@@ -255,22 +255,23 @@ const InterpKernelDef* Evaluator::kernel_for(const OpNode* op) {
   return kernels_[op] = find_interp_kernel(op->name);
 }
 
-// The virtual device named by a placement operator's attribute.
-const VirtualDevice* device_attr(const CallNode* call, const std::string& op_name, const std::string& attr) {
-  const AttrValue* v = call->attrs ? call->attrs->find(attr) : nullptr;
-  const std::string* text = v ? std::get_if<std::string>(v) : nullptr;
-  if (!text) throw Error(ErrorKind::kType, "'" + op_name + "' needs a device string attribute '" + attr + "'", call->span());
+Value Evaluator::apply_placement(const CallNode* call, const std::string& op_name, const Value& arg) const {
+  // The attributes a hand-built call may lack or misspell: an error naming the call, not a crash.
+  const bool wish = call->op.get() == on_device_op();
+  const VirtualDevice* device = nullptr;
+  DeviceCopyAttrs ends;
   try {
-    return VirtualDevice::parse(*text);
+    if (!call->attrs) throw Error(ErrorKind::kType, "its device attributes are missing");
+    if (wish)
+      device = on_device_wish(*call);
+    else
+      ends = device_copy_attrs(*call);
   } catch (const Error& e) {
     throw Error(ErrorKind::kType, "'" + op_name + "': " + e.message(), call->span());
   }
-}
-
-Value Evaluator::apply_placement(const CallNode* call, const std::string& op_name, const Value& arg) const {
-  if (call->op.get() == on_device_op()) return relabel_value(arg, device_attr(call, op_name, "device"));
-  const VirtualDevice* src = device_attr(call, op_name, "src");
-  const VirtualDevice* dst = device_attr(call, op_name, "dst");
+  if (wish) return relabel_value(arg, device);
+  const VirtualDevice* src = ends.src;
+  const VirtualDevice* dst = ends.dst;
   // A copy from where the value does not live means placement went wrong upstream.
   if (arg.is_tensor() || arg.is_tuple())
     for (const Value& t : flatten_tensors(arg))
