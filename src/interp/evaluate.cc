@@ -268,6 +268,8 @@ Value Evaluator::apply_placement(const CallNode* call, const std::string& op_nam
       ends = device_copy_attrs(*call);
   } catch (const Error& e) {
     throw Error(ErrorKind::kType, "'" + op_name + "': " + e.message(), call->span());
+  } catch (const std::logic_error& e) {
+    throw Error(ErrorKind::kType, "'" + op_name + "': " + e.what(), call->span());
   }
   if (wish) return relabel_value(arg, device);
   const VirtualDevice* src = ends.src;

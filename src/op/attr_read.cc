@@ -1,6 +1,8 @@
 // Typed reads of one attribute (see attr_read.h).
 #include "op/attr_read.h"
 
+#include <stdexcept>
+
 #include "runtime/clipped_text.h"
 #include "support/error.h"
 
@@ -13,17 +15,9 @@ namespace {
                                     clipped_text(attr_value_to_string(v)));
 }
 
-[[noreturn]] void missing(const char* name) {
-  throw Error(ErrorKind::kType, std::string("attribute '") + name + "' is missing");
-}
+bool is_none(const AttrValue& v) { return std::holds_alternative<std::monostate>(v); }
 
-// The value, or null when absent or None.
-const AttrValue* given(const AttrsNode& attrs, const char* name) {
-  const AttrValue* v = attrs.find(name);
-  return v && !std::holds_alternative<std::monostate>(*v) ? v : nullptr;
-}
-
-int64_t as_int(const char* name, const AttrValue& v) {
+int64_t as_integer(const char* name, const AttrValue& v) {
   if (auto* i = std::get_if<int64_t>(&v)) return *i;
   if (auto* list = std::get_if<std::vector<int64_t>>(&v); list && list->size() == 1) return (*list)[0];
   kind_fail(name, "an integer", v);
@@ -35,11 +29,10 @@ double as_number(const char* name, const AttrValue& v) {
   kind_fail(name, "a number", v);
 }
 
-std::vector<int64_t> as_ints(const char* name, const AttrValue& v) {
-  if (auto* list = std::get_if<std::vector<int64_t>>(&v)) return *list;
-  if (auto* i = std::get_if<int64_t>(&v)) return {*i};
-  if (auto* d = std::get_if<std::vector<double>>(&v); d && d->empty()) return {};
-  kind_fail(name, "a list of integers", v);
+bool as_boolean(const char* name, const AttrValue& v) {
+  if (auto* b = std::get_if<bool>(&v)) return *b;
+  if (auto* i = std::get_if<int64_t>(&v)) return *i != 0;
+  kind_fail(name, "a boolean", v);
 }
 
 std::string as_string(const char* name, const AttrValue& v) {
@@ -47,59 +40,66 @@ std::string as_string(const char* name, const AttrValue& v) {
   kind_fail(name, "a string", v);
 }
 
-}  // namespace
-
-int64_t int_or(const AttrsNode& attrs, const char* name, int64_t fallback) {
-  const AttrValue* v = given(attrs, name);
-  return v ? as_int(name, *v) : fallback;
+std::vector<int64_t> as_integers(const char* name, const AttrValue& v) {
+  if (auto* list = std::get_if<std::vector<int64_t>>(&v)) return *list;
+  if (auto* i = std::get_if<int64_t>(&v)) return {*i};
+  if (auto* d = std::get_if<std::vector<double>>(&v); d && d->empty()) return {};
+  kind_fail(name, "a list of integers", v);
 }
 
-std::optional<int64_t> optional_int(const AttrsNode& attrs, const char* name) {
-  const AttrValue* v = given(attrs, name);
-  return v ? std::optional<int64_t>(as_int(name, *v)) : std::nullopt;
+// Present and not None.
+const AttrValue& given(const AttrsNode& attrs, const char* name) {
+  const AttrValue& v = value(attrs, name);
+  if (is_none(v)) throw Error(ErrorKind::kType, std::string("attribute '") + name + "' must not be None");
+  return v;
+}
+
+}  // namespace
+
+const AttrValue& value(const AttrsNode& attrs, const char* name) {
+  const AttrValue* v = attrs.find(name);
+  if (!v) throw std::logic_error(std::string("attribute '") + name + "' is missing");
+  return *v;
+}
+
+int64_t integer(const AttrsNode& attrs, const char* name) { return as_integer(name, given(attrs, name)); }
+double number(const AttrsNode& attrs, const char* name) { return as_number(name, given(attrs, name)); }
+bool boolean(const AttrsNode& attrs, const char* name) { return as_boolean(name, given(attrs, name)); }
+std::string string(const AttrsNode& attrs, const char* name) { return as_string(name, given(attrs, name)); }
+std::vector<int64_t> integers(const AttrsNode& attrs, const char* name) { return as_integers(name, given(attrs, name)); }
+
+std::optional<int64_t> optional_integer(const AttrsNode& attrs, const char* name) {
+  const AttrValue& v = value(attrs, name);
+  return is_none(v) ? std::nullopt : std::optional<int64_t>(as_integer(name, v));
+}
+
+std::optional<std::vector<int64_t>> optional_integers(const AttrsNode& attrs, const char* name) {
+  const AttrValue& v = value(attrs, name);
+  return is_none(v) ? std::nullopt : std::optional<std::vector<int64_t>>(as_integers(name, v));
+}
+
+int64_t integer_or(const AttrsNode& attrs, const char* name, int64_t fallback) {
+  return attrs.find(name) ? integer(attrs, name) : fallback;
+}
+
+std::optional<int64_t> optional_integer_or_none(const AttrsNode& attrs, const char* name) {
+  return attrs.find(name) ? optional_integer(attrs, name) : std::nullopt;
 }
 
 double number_or(const AttrsNode& attrs, const char* name, double fallback) {
-  const AttrValue* v = given(attrs, name);
-  return v ? as_number(name, *v) : fallback;
+  return attrs.find(name) ? number(attrs, name) : fallback;
 }
 
-bool bool_or(const AttrsNode& attrs, const char* name, bool fallback) {
-  const AttrValue* v = given(attrs, name);
-  if (!v) return fallback;
-  if (auto* b = std::get_if<bool>(v)) return *b;
-  if (auto* i = std::get_if<int64_t>(v)) return *i != 0;
-  kind_fail(name, "a boolean", *v);
+bool boolean_or(const AttrsNode& attrs, const char* name, bool fallback) {
+  return attrs.find(name) ? boolean(attrs, name) : fallback;
 }
 
 std::string string_or(const AttrsNode& attrs, const char* name, const std::string& fallback) {
-  const AttrValue* v = given(attrs, name);
-  return v ? as_string(name, *v) : fallback;
+  return attrs.find(name) ? string(attrs, name) : fallback;
 }
 
-std::optional<std::vector<int64_t>> optional_ints(const AttrsNode& attrs, const char* name) {
-  const AttrValue* v = given(attrs, name);
-  return v ? std::optional<std::vector<int64_t>>(as_ints(name, *v)) : std::nullopt;
-}
-
-int64_t required_int(const AttrsNode& attrs, const char* name) { return as_int(name, required_value(attrs, name)); }
-
-double required_number(const AttrsNode& attrs, const char* name) {
-  return as_number(name, required_value(attrs, name));
-}
-
-std::string required_string(const AttrsNode& attrs, const char* name) {
-  return as_string(name, required_value(attrs, name));
-}
-
-std::vector<int64_t> required_ints(const AttrsNode& attrs, const char* name) {
-  return as_ints(name, required_value(attrs, name));
-}
-
-const AttrValue& required_value(const AttrsNode& attrs, const char* name) {
-  const AttrValue* v = given(attrs, name);
-  if (!v) missing(name);
-  return *v;
+std::optional<std::vector<int64_t>> optional_integers_or_none(const AttrsNode& attrs, const char* name) {
+  return attrs.find(name) ? optional_integers(attrs, name) : std::nullopt;
 }
 
 }  // namespace switchyard::attr_read

@@ -8,7 +8,7 @@
 namespace switchyard {
 
 ClipAttrs clip_attrs(const AttrsNode& attrs) {
-  return {.a_min = attr_read::required_number(attrs, "a_min"), .a_max = attr_read::required_number(attrs, "a_max")};
+  return {.a_min = attr_read::number(attrs, "a_min"), .a_max = attr_read::number(attrs, "a_max")};
 }
 
 void check_clip_attrs(const ClipAttrs& attrs) {
@@ -18,7 +18,7 @@ void check_clip_attrs(const ClipAttrs& attrs) {
 }
 
 CastAttrs cast_attrs(const AttrsNode& attrs) {
-  std::string name = attr_read::required_string(attrs, "dtype");
+  std::string name = attr_read::string(attrs, "dtype");
   std::optional<DType> dtype = parse_dtype(name);
   if (!dtype) type_fail("cast", "unknown dtype \"" + clipped_text(name) + "\"");
   return {*dtype};

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/attrs.h"
 
@@ -22,5 +24,7 @@ struct LinearAttrs {
 LinearAttrs linear_attrs(const AttrsNode& attrs);
 // units, when stated, must be positive.
 void check_linear_attrs(const std::string& op, const LinearAttrs& attrs);
+// The attributes of an nn.batch_matmul call with these values (for make_op_call).
+std::vector<std::pair<std::string, AttrValue>> attr_entries(const LinearAttrs& attrs);
 
 }  // namespace switchyard

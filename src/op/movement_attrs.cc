@@ -24,7 +24,7 @@ void check_distinct(const std::string& op, const char* attr, const std::vector<i
 
 }  // namespace
 
-ReshapeAttrs reshape_attrs(const AttrsNode& attrs) { return {attr_read::required_ints(attrs, "newshape")}; }
+ReshapeAttrs reshape_attrs(const AttrsNode& attrs) { return {attr_read::integers(attrs, "newshape")}; }
 
 void check_reshape_attrs(const ReshapeAttrs& attrs) {
   const std::vector<int64_t>& newshape = attrs.newshape;
@@ -36,7 +36,9 @@ void check_reshape_attrs(const ReshapeAttrs& attrs) {
                                "; entries are sizes, 0 (copy the input dimension) or -1 (infer)");
 }
 
-TransposeAttrs transpose_attrs(const AttrsNode& attrs) { return {attr_read::optional_ints(attrs, "axes")}; }
+std::vector<std::pair<std::string, AttrValue>> attr_entries(const ReshapeAttrs& attrs) { return {{"newshape", attrs.newshape}}; }
+
+TransposeAttrs transpose_attrs(const AttrsNode& attrs) { return {attr_read::optional_integers(attrs, "axes")}; }
 
 // n is the list's own length, so this needs no type.
 void check_transpose_attrs(const TransposeAttrs& attrs) {
@@ -52,8 +54,12 @@ void check_transpose_attrs(const TransposeAttrs& attrs) {
   }
 }
 
+std::vector<std::pair<std::string, AttrValue>> attr_entries(const TransposeAttrs& attrs) {
+  return {{"axes", attrs.axes ? AttrValue(*attrs.axes) : AttrValue()}};
+}
+
 ExpandDimsAttrs expand_dims_attrs(const AttrsNode& attrs) {
-  return {.axis = attr_read::required_int(attrs, "axis"), .num_newaxis = attr_read::int_or(attrs, "num_newaxis", 1)};
+  return {.axis = attr_read::integer(attrs, "axis"), .num_newaxis = attr_read::integer(attrs, "num_newaxis")};
 }
 
 void check_expand_dims_attrs(const ExpandDimsAttrs& attrs) {
@@ -61,21 +67,21 @@ void check_expand_dims_attrs(const ExpandDimsAttrs& attrs) {
     type_fail("expand_dims", "num_newaxis must not be negative, got " + std::to_string(attrs.num_newaxis));
 }
 
-SqueezeAttrs squeeze_attrs(const AttrsNode& attrs) { return {attr_read::optional_ints(attrs, "axis")}; }
+SqueezeAttrs squeeze_attrs(const AttrsNode& attrs) { return {attr_read::optional_integers(attrs, "axis")}; }
 
 void check_squeeze_attrs(const SqueezeAttrs& attrs) {
   if (attrs.axes) check_distinct("squeeze", "axis", *attrs.axes);
 }
 
-ConcatenateAttrs concatenate_attrs(const AttrsNode& attrs) { return {attr_read::int_or(attrs, "axis", 0)}; }
+ConcatenateAttrs concatenate_attrs(const AttrsNode& attrs) { return {attr_read::integer(attrs, "axis")}; }
 
 SplitAttrs split_attrs(const AttrsNode& attrs) {
-  SplitAttrs split{.axis = attr_read::int_or(attrs, "axis", 0)};
-  const AttrValue& sections = attr_read::required_value(attrs, "indices_or_sections");
+  SplitAttrs split{.axis = attr_read::integer(attrs, "axis")};
+  const AttrValue& sections = attr_read::value(attrs, "indices_or_sections");
   if (const int64_t* count = std::get_if<int64_t>(&sections))
     split.indices_or_sections = *count;
   else
-    split.indices_or_sections = attr_read::required_ints(attrs, "indices_or_sections");
+    split.indices_or_sections = attr_read::integers(attrs, "indices_or_sections");
   return split;
 }
 
@@ -99,12 +105,12 @@ AttrValue sections_value(const SplitAttrs& attrs) {
 }
 
 StridedSliceAttrs strided_slice_attrs(const AttrsNode& attrs) {
-  std::string mode = attr_read::string_or(attrs, "slice_mode", "end");
+  std::string mode = attr_read::string(attrs, "slice_mode");
   check_one_of("strided_slice", "slice_mode", mode, {"end", "size"});
-  return {.begin = attr_read::required_ints(attrs, "begin"),
-          .end = attr_read::required_ints(attrs, "end"),
-          .strides = attr_read::optional_ints(attrs, "strides"),
-          .axes = attr_read::optional_ints(attrs, "axes"),
+  return {.begin = attr_read::integers(attrs, "begin"),
+          .end = attr_read::integers(attrs, "end"),
+          .strides = attr_read::optional_integers(attrs, "strides"),
+          .axes = attr_read::optional_integers(attrs, "axes"),
           .slice_mode = mode == "size" ? SliceMode::kSize : SliceMode::kEnd};
 }
 
@@ -128,13 +134,13 @@ void check_strided_slice_attrs(const StridedSliceAttrs& attrs) {
 }
 
 TakeAttrs take_attrs(const AttrsNode& attrs) {
-  std::string mode = attr_read::string_or(attrs, "mode", "clip");
+  std::string mode = attr_read::string(attrs, "mode");
   check_one_of("take", "mode", mode, {"clip", "wrap", "fast"});
-  return {.axis = attr_read::optional_int(attrs, "axis"),
+  return {.axis = attr_read::optional_integer(attrs, "axis"),
           .mode = mode == "wrap" ? TakeMode::kWrap : mode == "fast" ? TakeMode::kFast : TakeMode::kClip};
 }
 
-BroadcastToAttrs broadcast_to_attrs(const AttrsNode& attrs) { return {attr_read::required_ints(attrs, "shape")}; }
+BroadcastToAttrs broadcast_to_attrs(const AttrsNode& attrs) { return {attr_read::integers(attrs, "shape")}; }
 
 void check_broadcast_to_attrs(const BroadcastToAttrs& attrs) {
   check_non_negative("broadcast_to", "shape", attrs.shape);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct ReshapeAttrs {
 };
 ReshapeAttrs reshape_attrs(const AttrsNode& attrs);
 void check_reshape_attrs(const ReshapeAttrs& attrs);
+// The attributes of a call with these values (for make_op_call).
+std::vector<std::pair<std::string, AttrValue>> attr_entries(const ReshapeAttrs& attrs);
 
 struct TransposeAttrs {
   std::optional<std::vector<int64_t>> axes;  // None reverses the dimensions
@@ -27,6 +30,7 @@ struct TransposeAttrs {
 TransposeAttrs transpose_attrs(const AttrsNode& attrs);
 // axes must be a permutation of 0..n-1 (negative entries count from the end).
 void check_transpose_attrs(const TransposeAttrs& attrs);
+std::vector<std::pair<std::string, AttrValue>> attr_entries(const TransposeAttrs& attrs);
 
 struct ExpandDimsAttrs {
   int64_t axis = 0;  // in [-rank - 1, rank]

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/attrs.h"
 
@@ -23,5 +25,8 @@ struct NormAttrs {
 NormAttrs norm_attrs(const AttrsNode& attrs);
 // epsilon must be a non-negative number (a NaN is refused too).
 void check_norm_attrs(const std::string& op, const NormAttrs& attrs);
+// The attributes of an nn.layer_norm or nn.batch_norm call with these values
+// (for make_op_call; softmax and bias_add take only an axis).
+std::vector<std::pair<std::string, AttrValue>> attr_entries(const NormAttrs& attrs);
 
 }  // namespace switchyard

@@ -33,12 +33,12 @@ const CallNode* as_on_device(const Expr& e) { return as_call_of(e, on_device_op(
 const CallNode* as_device_copy(const Expr& e) { return as_call_of(e, device_copy_op()); }
 
 const VirtualDevice* on_device_wish(const CallNode& on_device) {
-  return VirtualDevice::parse(attr_read::required_string(*on_device.attrs, "device"));
+  return VirtualDevice::parse(attr_read::string(*on_device.attrs, "device"));
 }
 
 DeviceCopyAttrs device_copy_attrs(const CallNode& device_copy) {
-  return {.src = VirtualDevice::parse(attr_read::required_string(*device_copy.attrs, "src")),
-          .dst = VirtualDevice::parse(attr_read::required_string(*device_copy.attrs, "dst"))};
+  return {.src = VirtualDevice::parse(attr_read::string(*device_copy.attrs, "src")),
+          .dst = VirtualDevice::parse(attr_read::string(*device_copy.attrs, "dst"))};
 }
 
 void register_placement_ops() {

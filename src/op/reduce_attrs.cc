@@ -9,9 +9,9 @@
 namespace switchyard {
 
 ReduceAttrs reduce_attrs(const AttrsNode& attrs) {
-  return {.axis = attr_read::optional_ints(attrs, "axis"),
-          .keepdims = attr_read::bool_or(attrs, "keepdims", false),
-          .exclude = attr_read::bool_or(attrs, "exclude", false)};
+  return {.axis = attr_read::optional_integers(attrs, "axis"),
+          .keepdims = attr_read::boolean(attrs, "keepdims"),
+          .exclude = attr_read::boolean(attrs, "exclude")};
 }
 
 void check_reduce_attrs(const std::string& op, const ReduceAttrs& attrs) {

@@ -7,15 +7,15 @@
 namespace switchyard {
 
 CumsumAttrs cumsum_attrs(const AttrsNode& attrs) {
-  return {.axis = attr_read::required_int(attrs, "axis"),
-          .exclusive = attr_read::bool_or(attrs, "exclusive", false),
-          .reverse = attr_read::bool_or(attrs, "reverse", false)};
+  return {.axis = attr_read::integer(attrs, "axis"),
+          .exclusive = attr_read::boolean(attrs, "exclusive"),
+          .reverse = attr_read::boolean(attrs, "reverse")};
 }
 
 TopkAttrs topk_attrs(const AttrsNode& attrs) {
-  return {.k = attr_read::required_int(attrs, "k"),
-          .axis = attr_read::int_or(attrs, "axis", -1),
-          .largest = attr_read::bool_or(attrs, "largest", true)};
+  return {.k = attr_read::integer(attrs, "k"),
+          .axis = attr_read::integer(attrs, "axis"),
+          .largest = attr_read::boolean(attrs, "largest")};
 }
 
 void check_topk_attrs(const std::string& op, const TopkAttrs& attrs) {
