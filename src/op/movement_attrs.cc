@@ -140,6 +140,15 @@ TakeAttrs take_attrs(const AttrsNode& attrs) {
           .mode = mode == "wrap" ? TakeMode::kWrap : mode == "fast" ? TakeMode::kFast : TakeMode::kClip};
 }
 
+const char* take_mode_name(TakeMode mode) {
+  switch (mode) {
+    case TakeMode::kClip: return "clip";
+    case TakeMode::kWrap: return "wrap";
+    case TakeMode::kFast: return "fast";
+  }
+  return "?";
+}
+
 BroadcastToAttrs broadcast_to_attrs(const AttrsNode& attrs) { return {attr_read::integers(attrs, "shape")}; }
 
 void check_broadcast_to_attrs(const BroadcastToAttrs& attrs) {

@@ -76,6 +76,7 @@ struct TakeAttrs {
   TakeMode mode = TakeMode::kClip;
 };
 TakeAttrs take_attrs(const AttrsNode& attrs);
+const char* take_mode_name(TakeMode mode);  // "clip", "wrap", "fast"
 
 struct BroadcastToAttrs {
   std::vector<int64_t> shape;

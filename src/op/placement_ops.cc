@@ -41,6 +41,11 @@ DeviceCopyAttrs device_copy_attrs(const CallNode& device_copy) {
           .dst = VirtualDevice::parse(attr_read::string(*device_copy.attrs, "dst"))};
 }
 
+Call make_device_copy(Expr value, const DeviceCopyAttrs& ends, NodeMeta meta) {
+  return make_op_call(device_copy_op(), {std::move(value)}, {{"src", ends.src->str()}, {"dst", ends.dst->str()}},
+                      std::move(meta));
+}
+
 void register_placement_ops() {
   // The result type is the argument's type, whatever it is (tensor or tuple).
   auto identity = [](const std::vector<Type>& args, const AttrsNode&) -> Type {

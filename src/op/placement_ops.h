@@ -25,5 +25,7 @@ struct DeviceCopyAttrs {
   const VirtualDevice* dst = nullptr;
 };
 DeviceCopyAttrs device_copy_attrs(const CallNode& device_copy);
+// A device_copy call of `value` (a pass's new node: its meta states where it runs).
+Call make_device_copy(Expr value, const DeviceCopyAttrs& ends, NodeMeta meta);
 
 }  // namespace switchyard

@@ -416,13 +416,14 @@ class GraphBuilder {
     if (const OpNode* op = as<OpNode>(c->op)) {
       const Domain& arg = g_.domains.at(c->args.at(0).get());
       if (op == on_device_op()) {
-        const VirtualDevice* wish = VirtualDevice::parse(c->attrs->get_string("device"));
+        const VirtualDevice* wish = on_device_wish(*c);
         g_.domains[c.get()] = wish_boundary(c, arg, type_of(c), wish, "on_device wishes the value");
         return;
       }
       if (op == device_copy_op()) {
-        const VirtualDevice* src = VirtualDevice::parse(c->attrs->get_string("src"));
-        const VirtualDevice* dst = VirtualDevice::parse(c->attrs->get_string("dst"));
+        const DeviceCopyAttrs ends = device_copy_attrs(*c);
+        const VirtualDevice* src = ends.src;
+        const VirtualDevice* dst = ends.dst;
         PlaceId source = g_.add_node("source of device_copy", c);
         fix(source, src, c->span(), "device_copy reads its input");
         std::vector<ValueId> leaves;
