@@ -39,6 +39,7 @@ class Evaluator {
   Value run(const Expr& root, Activation& activation);
 
  private:
+  Value leaf_value(const ExprNode* node, const Activation& activation);
   Value lookup_var(const VarNode* var, const Activation& activation) const;
   Value global_function(const GlobalVarNode* global) const;
   Value make_closure(const FunctionNode* fn, const Activation& activation);
@@ -112,6 +113,35 @@ Value Evaluator::make_closure(const FunctionNode* fn, const Activation& activati
   return Value::make_closure(Function(fn), std::move(captured));
 }
 
+// A node that evaluates without evaluating others first.
+Value Evaluator::leaf_value(const ExprNode* node, const Activation& activation) {
+  switch (node->kind()) {
+    case ExprKind::kVar: return lookup_var(static_cast<const VarNode*>(node), activation);
+    case ExprKind::kConstant:
+      return Value::make_tensor(static_cast<const ConstantNode*>(node)->data, node->virtual_device());
+    case ExprKind::kGlobalVar: return global_function(static_cast<const GlobalVarNode*>(node));
+    case ExprKind::kFunction: return make_closure(static_cast<const FunctionNode*>(node), activation);
+    default:
+      throw Error(ErrorKind::kUsage,
+                  "operator '" + static_cast<const OpNode*>(node)->name + "' is used as a value; it can only be called",
+                  node->span());
+  }
+}
+
+const Value& tuple_field(const TupleGetItemNode* item, const Value& tuple) {
+  if (!tuple.is_tuple() || item->index < 0 || size_t(item->index) >= tuple.fields.size())
+    throw Error(ErrorKind::kType, "cannot take field " + std::to_string(item->index) + " of " + value_summary(tuple),
+                item->span());
+  return tuple.fields[size_t(item->index)];
+}
+
+bool branch_taken(const IfNode* branch, const Value& cond) {
+  if (!cond.is_tensor() || cond.tensor.dtype() != DType::kBool || cond.tensor.numel() != 1)
+    throw Error(ErrorKind::kType, "the condition of 'if' must be a bool scalar, got " + value_summary(cond),
+                branch->cond->span().defined() ? branch->cond->span() : branch->span());
+  return cond.tensor.as<uint8_t>()[0] != 0;
+}
+
 Value Evaluator::run(const Expr& root, Activation& activation) {
   struct Task {
     const ExprNode* node;
@@ -133,23 +163,11 @@ Value Evaluator::run(const Expr& root, Activation& activation) {
     }
     switch (node->kind()) {
       case ExprKind::kVar:
-        values[node] = lookup_var(static_cast<const VarNode*>(node), activation);
-        stack.pop_back();
-        break;
       case ExprKind::kConstant:
-        values[node] = Value::make_tensor(static_cast<const ConstantNode*>(node)->data, node->virtual_device());
-        stack.pop_back();
-        break;
       case ExprKind::kGlobalVar:
-        values[node] = global_function(static_cast<const GlobalVarNode*>(node));
-        stack.pop_back();
-        break;
       case ExprKind::kOp:
-        throw Error(ErrorKind::kUsage,
-                    "operator '" + static_cast<const OpNode*>(node)->name + "' is used as a value; it can only be called",
-                    node->span());
       case ExprKind::kFunction:
-        values[node] = make_closure(static_cast<const FunctionNode*>(node), activation);
+        values[node] = leaf_value(node, activation);
         stack.pop_back();
         break;
       case ExprKind::kTuple: {
@@ -173,11 +191,7 @@ Value Evaluator::run(const Expr& root, Activation& activation) {
           push(item->tuple);
           break;
         }
-        const Value& tuple = value_of(item->tuple);
-        if (!tuple.is_tuple() || item->index < 0 || size_t(item->index) >= tuple.fields.size())
-          throw Error(ErrorKind::kType, "cannot take field " + std::to_string(item->index) + " of " +
-                                            value_summary(tuple), node->span());
-        values[node] = tuple.fields[size_t(item->index)];
+        values[node] = tuple_field(item, value_of(item->tuple));
         stack.pop_back();
         break;
       }
@@ -214,11 +228,7 @@ Value Evaluator::run(const Expr& root, Activation& activation) {
           stack[top].stage = 1;
           push(branch->cond);
         } else if (stage == 1) {
-          const Value& cond = value_of(branch->cond);
-          if (!cond.is_tensor() || cond.tensor.dtype() != DType::kBool || cond.tensor.numel() != 1)
-            throw Error(ErrorKind::kType, "the condition of 'if' must be a bool scalar, got " + value_summary(cond),
-                        branch->cond->span().defined() ? branch->cond->span() : node->span());
-          bool taken = cond.tensor.as<uint8_t>()[0] != 0;
+          bool taken = branch_taken(branch, value_of(branch->cond));
           stack[top].stage = taken ? 2 : 3;
           push(taken ? branch->then_branch : branch->else_branch);
         } else {
