@@ -431,7 +431,7 @@ class GraphBuilder {
         for (ValueId v : leaves)
           if (g_.values[v].producer >= 0)
             tie(g_.values[v].producer, source, "the input of device_copy" + span_text(c->span()) + " must be on its source");
-        PlaceId dest = g_.add_node("device_copy", c);
+        PlaceId dest = g_.add_node(device_copy_op()->name, c);
         fix(dest, dst, c->span(), "device_copy delivers its result");
         g_.place_of[c.get()] = dest;
         g_.domains[c.get()] = produce(type_of(c), dest, c);
