@@ -6,6 +6,7 @@
 
 #include "backend/cpu_code.h"
 #include "op/handles.h"
+#include "op/movement_attrs.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "support/error.h"
@@ -154,7 +155,7 @@ void ElementLowering::evaluate_concatenate(const CallNode* call, const IndexAt& 
   const TupleNode* tuple = as<TupleNode>(call->args[0]);
   if (!tuple) throw Error(ErrorKind::kBackend, "concatenate expects a tuple of tensors here", call->span());
   const std::vector<int64_t>& out_shape = shape_of(Expr(call));
-  int64_t axis = normalize_axis(call->attrs->get_int("axis"), int64_t(out_shape.size()), "concatenate");
+  int64_t axis = normalize_axis(concatenate_attrs(*call->attrs).axis, int64_t(out_shape.size()), ops::concatenate()->name);
   if (auto known = known_parts_.find(call); known != known_parts_.end())
     return evaluate_concatenation_part(call, size_t(axis), known->second.first, known->second.second, index, key);
   std::vector<ki::Expr> coords = coordinates_of(index, out_shape, &divided_);
@@ -172,7 +173,7 @@ void ElementLowering::evaluate_concatenate(const CallNode* call, const IndexAt& 
   }
   std::string name = fresh("concatenate");
   DType dtype = dtype_of(Expr(call));
-  block().push_back(ki::declare(name, dtype, "concatenate" + at_span_of(call->span())));
+  block().push_back(ki::declare(name, dtype, ops::concatenate()->name + at_span_of(call->span())));
   // Each part is computed only in its branch, where its reads are in bounds;
   // the branches' statements collect in `bodies` until the chain is built.
   auto bodies = std::make_shared<std::vector<std::vector<ki::Stmt>>>();
@@ -212,8 +213,9 @@ void ElementLowering::evaluate_take(const CallNode* call, const IndexAt& index, 
   const std::vector<int64_t>& data_shape = shape_of(data);
   const std::vector<int64_t>& out_shape = shape_of(Expr(call));
   size_t index_rank = shape_of(indices).size();
-  bool flattened = call->attrs->is_none("axis");
-  int64_t axis = flattened ? 0 : normalize_axis(call->attrs->get_int("axis"), int64_t(data_shape.size()), "take");
+  const TakeAttrs take = take_attrs(*call->attrs);
+  bool flattened = !take.axis;
+  int64_t axis = flattened ? 0 : normalize_axis(*take.axis, int64_t(data_shape.size()), ops::take()->name);
   int64_t extent = 1;
   if (flattened)
     for (int64_t d : data_shape) extent *= d;
@@ -227,16 +229,16 @@ void ElementLowering::evaluate_take(const CallNode* call, const IndexAt& index, 
     std::vector<ki::Expr> inner(coords.begin() + axis, coords.begin() + axis + int64_t(index_rank));
     indices_index = inner.empty() ? IndexAt::at_offset(ki::index(0)) : IndexAt::at_coords(inner);
   }
-  std::string mode = call->attrs->get_string("mode");
+  TakeMode mode = take.mode;
   work_.push_back([=, this] {
     ki::Expr raw = ki::cast(DType::kInt64, pop());
     std::string name = fresh("take_index");
     ki::Expr position_value;
-    if (mode == "wrap") {
+    if (mode == TakeMode::kWrap) {
       ki::Expr remainder = ki::binary(ki::BinaryOp::kMod, raw, ki::index(extent));
       position_value = ki::binary(ki::BinaryOp::kMod, ki::binary(ki::BinaryOp::kAdd, remainder, ki::index(extent)),
                                   ki::index(extent));
-    } else if (mode == "fast") {
+    } else if (mode == TakeMode::kFast) {
       position_value = ki::checked_index(raw, extent);  // out of range is an error, as in the interpreter
     } else {
       position_value = ki::select(ki::binary(ki::BinaryOp::kLess, raw, ki::index(0)), ki::index(0),
@@ -244,7 +246,7 @@ void ElementLowering::evaluate_take(const CallNode* call, const IndexAt& index, 
                                              ki::index(extent - 1), raw));
     }
     block().push_back(ki::let(name, DType::kInt64, position_value,
-                              "take (mode \"" + mode + "\")" + at_span_of(call->span())));
+                              ops::take()->name + " (mode \"" + take_mode_name(mode) + "\")" + at_span_of(call->span())));
     ki::Expr position = ki::var(name);
     IndexAt data_index = IndexAt::at_offset(position);
     if (!flattened) {

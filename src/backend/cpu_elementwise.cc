@@ -12,6 +12,7 @@
 #include "ir/layout.h"
 #include "ir/functor.h"
 #include "op/handles.h"
+#include "op/movement_attrs.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "op/shape_rules.h"
@@ -181,9 +182,10 @@ void lower_split(const CpuKernel& k, ElementLoopBuilder& builder) {
   const CallNode& split = *k.root;
   const Expr& input = split.args[0];
   const std::vector<int64_t>& in_shape = shape_of(input);
-  int64_t axis = normalize_axis(split.attrs->get_int("axis"), int64_t(in_shape.size()), "split");
-  std::vector<int64_t> sizes =
-      split_sizes(in_shape[size_t(axis)], *split.attrs->find("indices_or_sections"), "split");
+  const SplitAttrs attrs = split_attrs(*split.attrs);
+  const std::string& name = ops::split()->name;
+  int64_t axis = normalize_axis(attrs.axis, int64_t(in_shape.size()), name);
+  std::vector<int64_t> sizes = split_sizes(in_shape[size_t(axis)], sections_value(attrs), name);
   bool leading = true;  // every dimension before the axis has extent 1
   int64_t axis_stride = 1;
   for (int64_t d = 0; d < int64_t(in_shape.size()); ++d) {
@@ -232,7 +234,7 @@ const CallNode* concatenation_by_parts(const CpuKernel& k) {
   if (count != 1 || !as<TupleNode>(found->args[0])) return nullptr;
   const std::vector<int64_t>& shape = shape_of(Expr(found));
   if (shape != k.outputs[0]->shape || shape.empty()) return nullptr;
-  int64_t axis = normalize_axis(found->attrs->get_int("axis"), int64_t(shape.size()), "concatenate");
+  int64_t axis = normalize_axis(concatenate_attrs(*found->attrs).axis, int64_t(shape.size()), ops::concatenate()->name);
   for (int64_t d = 0; d < axis; ++d)
     if (shape[size_t(d)] != 1) return nullptr;
   // Every path from the root down to the concatenation keeps the element.
@@ -264,7 +266,7 @@ const CallNode* concatenation_by_parts(const CpuKernel& k) {
 // feature maps) share one function: generated code stays one part long.
 void lower_concatenation_by_parts(const CpuKernel& k, const CallNode& concat, ElementLoopBuilder& builder) {
   const std::vector<int64_t>& shape = shape_of(Expr(&concat));
-  size_t axis = size_t(normalize_axis(concat.attrs->get_int("axis"), int64_t(shape.size()), "concatenate"));
+  size_t axis = size_t(normalize_axis(concatenate_attrs(*concat.attrs).axis, int64_t(shape.size()), ops::concatenate()->name));
   int64_t axis_stride = 1;
   for (size_t d = axis + 1; d < shape.size(); ++d) axis_stride *= shape[d];
   const std::vector<Expr>& fields = as<TupleNode>(concat.args[0])->fields;
