@@ -14,6 +14,7 @@
 #include "pipeline/build.h"
 #include "pipeline/pass_table.h"
 #include "placement/plan_devices.h"
+#include "support/let_chain.h"
 #include "text/parser.h"
 #include "transform/infer_type.h"
 
@@ -59,55 +60,39 @@ IRModule wide(int64_t n, uint32_t seed) {
   return infer_type(mod);
 }
 
-void BM_PlanChain(benchmark::State& state) {
-  IRModule mod = chain(state.range(0), 7);
-  CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
-  for (auto _ : state) benchmark::DoNotOptimize(plan_devices(mod, config));
-  state.counters["ns_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+using testing::let_chain;
+
+// The time per node of the state's argument, `state.range(0)` nodes.
+benchmark::Counter per_node(const benchmark::State& state) {
+  return benchmark::Counter(double(state.range(0)),
+                            benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
-void BM_PlanWide(benchmark::State& state) {
-  IRModule mod = wide(state.range(0), 7);
+// Device planning of `mod` over two CPUs.
+void plan_devices_of(benchmark::State& state, const IRModule& mod) {
   CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
   for (auto _ : state) benchmark::DoNotOptimize(plan_devices(mod, config));
-  state.counters["ns_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_node"] = per_node(state);
 }
 
+// The default pipeline on `mod` over `devices`.
+void run_default_pipeline(benchmark::State& state, const IRModule& mod, const std::string& devices) {
+  Pass pipeline = default_pipeline({.config = CompilationConfig::parse(devices)});
+  PassContext ctx;
+  for (auto _ : state) benchmark::DoNotOptimize(pipeline(mod, ctx));
+  state.counters["ns_per_node"] = per_node(state);
+}
+
+void BM_PlanChain(benchmark::State& state) { plan_devices_of(state, chain(state.range(0), 7)); }
+void BM_PlanWide(benchmark::State& state) { plan_devices_of(state, wide(state.range(0), 7)); }
 void BM_DefaultPipelineChain(benchmark::State& state) {
-  IRModule mod = chain(state.range(0), 7);
-  Pass pipeline = default_pipeline({.config = CompilationConfig::parse("cpu:0,cpu:1")});
-  PassContext ctx;
-  for (auto _ : state) benchmark::DoNotOptimize(pipeline(mod, ctx));
-  state.counters["ns_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  run_default_pipeline(state, chain(state.range(0), 7), "cpu:0,cpu:1");
 }
-
 void BM_DefaultPipelineWide(benchmark::State& state) {
-  IRModule mod = wide(state.range(0), 7);
-  Pass pipeline = default_pipeline({.config = CompilationConfig::parse("cpu:0,cpu:1")});
-  PassContext ctx;
-  for (auto _ : state) benchmark::DoNotOptimize(pipeline(mod, ctx));
-  state.counters["ns_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  run_default_pipeline(state, wide(state.range(0), 7), "cpu:0,cpu:1");
 }
-
-// @main(%x: Tensor[(4), float32]): `n` lets, each `op` of the one before
-// (add: plus 1f).
-std::string let_chain(int64_t n, const std::string& op) {
-  std::string text = "def @main(%x: Tensor[(4), float32]) {\n";
-  std::string previous = "%x";
-  for (int64_t i = 0; i < n; ++i) {
-    std::string name = "%v" + std::to_string(i);
-    text += "  let " + name + " = " + op + "(" + previous + (op == "add" ? ", 1f" : "") + ");\n";
-    previous = name;
-  }
-  return text + "  " + previous + "\n}\n";
-}
-
 void BM_DefaultPipelineLetChain(benchmark::State& state) {
-  IRModule mod = parse_module(let_chain(state.range(0), "add"), "lets.sy");
-  Pass pipeline = default_pipeline({.config = CompilationConfig::parse("cpu:0")});
-  PassContext ctx;
-  for (auto _ : state) benchmark::DoNotOptimize(pipeline(mod, ctx));
-  state.counters["ns_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  run_default_pipeline(state, parse_module(let_chain(state.range(0), "add"), "lets.sy"), "cpu:0");
 }
 
 // The whole build, C++ compiles included: each iteration has a cache of its
@@ -127,7 +112,7 @@ void BM_BuildLetChain(benchmark::State& state) {
   state.counters["kernel_calls"] = report.kernel_calls;
   for (const BuildStage& stage : report.stages)
     if (stage.name == "passes" || stage.name == "compile") state.counters[stage.name + "_ms"] = stage.milliseconds;
-  state.counters["time_per_node"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["time_per_node"] = per_node(state);
 }
 
 BENCHMARK(BM_PlanChain)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(2);

@@ -5,40 +5,33 @@
 
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <vector>
 
+#include "cpp/runtime/primitive_buffers.h"  // shared with the primitive tests
 #include "runtime/thread_pool.h"
 #include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
 
-inline std::vector<float> random_values(size_t n, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> value(-1, 1);
-  std::vector<float> values(n);
-  for (float& v : values) v = value(generator);
-  return values;
-}
+using testing::random_values;
+using testing::same_size_3x3_convolution;
 
 // Inputs are (source, weights, bias).
 struct PrimitiveRun {
   PrimitiveRun(const PrimitiveSpec& spec, int threads, const std::vector<float>& x, const std::vector<float>& w,
                const std::vector<float>& b)
       : primitive(spec, threads), weights(primitive.prepare_weights(w.data())),
-        workspace(primitive.workspace_bytes() + 64), out(size_t(dnnl_tensor_bytes(spec.dst) / sizeof(float))),
+        workspace(primitive.workspace_bytes()), out(size_t(dnnl_tensor_bytes(spec.dst) / sizeof(float))),
         inputs{x.data(), w.data(), b.data()}, pool(threads) {}
   void operator()() {
-    auto base = reinterpret_cast<uintptr_t>(workspace.data());
-    void* aligned = reinterpret_cast<void*>((base + 63) / 64 * 64);
     void* outputs[] = {out.data()};
     // oneDNN's primitives run on its OpenMP threads, the runtime's own on the pool.
-    primitive.execute(inputs, outputs, weights.get(), nullptr, aligned,
+    primitive.execute(inputs, outputs, weights.get(), nullptr, workspace.get(),
                       [this](int64_t n, int64_t grain, const ParallelBody& body) { pool.parallel_for(n, grain, body); });
   }
   DnnlPrimitive primitive;
   std::shared_ptr<const PreparedWeights> weights;
-  std::vector<unsigned char> workspace;
+  testing::Workspace workspace;
   std::vector<float> out;
   const void* inputs[3];
   ThreadPool pool;

@@ -21,18 +21,7 @@ namespace {
 
 PrimitiveSpec layer(int64_t channels, int64_t size, const std::string& algorithm) {
   const std::string format = "nChw" + std::to_string(dnnl_channel_block()) + "c";
-  PrimitiveSpec s;
-  s.kind = PrimitiveKind::kConvolution;
-  s.algorithm = algorithm;
-  s.src = s.dst = {{1, channels, size, size}, {}, format};
-  s.weights = {{channels, channels, 3, 3}, {channels * 9, 9, 3, 1}};
-  s.bias = {{channels}, {1}};
-  s.src_input = 0;
-  s.weights_input = 1;
-  s.bias_input = 2;
-  s.strides = {1, 1};
-  s.dilation = {0, 0};
-  s.padding_l = s.padding_r = {1, 1};
+  PrimitiveSpec s = same_size_3x3_convolution(algorithm, {{1, channels, size, size}, {}, format});
   s.any_weights_layout = true;
   PrimitivePostOp relu;
   relu.algorithm = "eltwise_relu";

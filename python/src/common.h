@@ -32,6 +32,31 @@ namespace py = pybind11;
 
 // "int", "NoneType": the Python type name of a value, for messages.
 std::string type_name_of(py::handle value);
+// Whether `value` is a list or a tuple.
+bool is_sequence(py::handle value);
+// Raises TypeError "`what` must be `expected`, got <its type>".
+[[noreturn]] void wrong_type(const std::string& what, const std::string& expected, py::handle value);
+
+// `value` as a non-null `Ref` to a `Node`, or a TypeError saying it must be `expected`.
+template <typename Ref, typename Node>
+Ref to_node(py::handle value, const std::string& what, const char* expected) {
+  if (!value.is_none() && py::isinstance<Node>(value)) {
+    Ref ref = value.cast<Ref>();
+    if (ref) return ref;
+  }
+  wrong_type(what, expected, value);
+}
+
+// A list or tuple, each item converted by `convert` (which names it what[i]).
+template <typename T>
+std::vector<T> to_list(py::handle value, const std::string& what, const char* expected,
+                       T (*convert)(py::handle, const std::string&)) {
+  if (!is_sequence(value)) wrong_type(what, expected, value);
+  std::vector<T> out;
+  size_t i = 0;
+  for (py::handle item : value) out.push_back(convert(item, what + "[" + std::to_string(i++) + "]"));
+  return out;
+}
 
 // Plain values, as binding arguments taken as py::handle: a value of another
 // type is a sy.UsageError (also a TypeError) naming `what`, where pybind11's

@@ -13,8 +13,6 @@ namespace switchyard::python {
 
 std::string type_name_of(py::handle value) { return py::str(py::type::handle_of(value).attr("__name__")); }
 
-namespace {
-
 bool is_sequence(py::handle value) {
   return (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value));
 }
@@ -22,8 +20,6 @@ bool is_sequence(py::handle value) {
 [[noreturn]] void wrong_type(const std::string& what, const std::string& expected, py::handle value) {
   throw py::type_error(what + " must be " + expected + ", got " + type_name_of(value));
 }
-
-}  // namespace
 
 std::string to_str(py::handle value, const std::string& what) {
   if (!py::isinstance<py::str>(value)) wrong_type(what, "a str", value);
@@ -55,44 +51,20 @@ int to_int32(py::handle value, const std::string& what) {
   return int(v);
 }
 
-Expr to_expr(py::handle value, const std::string& what) {
-  if (!value.is_none() && py::isinstance<ExprNode>(value)) {
-    Expr e = value.cast<Expr>();
-    if (e) return e;
-  }
-  wrong_type(what, "an Expr", value);
-}
+Expr to_expr(py::handle value, const std::string& what) { return to_node<Expr, ExprNode>(value, what, "an Expr"); }
 
 std::vector<Expr> to_expr_list(py::handle value, const std::string& what) {
-  if (!is_sequence(value)) wrong_type(what, "a list of Expr", value);
-  std::vector<Expr> out;
-  size_t i = 0;
-  for (py::handle item : value) out.push_back(to_expr(item, what + "[" + std::to_string(i++) + "]"));
-  return out;
+  return to_list<Expr>(value, what, "a list of Expr", to_expr);
 }
 
-Var to_var(py::handle value, const std::string& what) {
-  if (!value.is_none() && py::isinstance<VarNode>(value)) {
-    Var v = value.cast<Var>();
-    if (v) return v;
-  }
-  wrong_type(what, "a Var", value);
-}
+Var to_var(py::handle value, const std::string& what) { return to_node<Var, VarNode>(value, what, "a Var"); }
 
 std::vector<Var> to_var_list(py::handle value, const std::string& what) {
-  if (!is_sequence(value)) wrong_type(what, "a list of Var", value);
-  std::vector<Var> out;
-  size_t i = 0;
-  for (py::handle item : value) out.push_back(to_var(item, what + "[" + std::to_string(i++) + "]"));
-  return out;
+  return to_list<Var>(value, what, "a list of Var", to_var);
 }
 
 Function to_function(py::handle value, const std::string& what) {
-  if (!value.is_none() && py::isinstance<FunctionNode>(value)) {
-    Function f = value.cast<Function>();
-    if (f) return f;
-  }
-  wrong_type(what, "a Function", value);
+  return to_node<Function, FunctionNode>(value, what, "a Function");
 }
 
 Type to_type_or_null(py::handle value, const std::string& what) {
@@ -101,17 +73,18 @@ Type to_type_or_null(py::handle value, const std::string& what) {
   wrong_type(what, "a type (TensorType, TupleType, FuncType) or None", value);
 }
 
+namespace {
+
+Type to_type(py::handle value, const std::string& what) {
+  Type t = to_type_or_null(value, what);
+  if (!t) wrong_type(what, "a type", value);
+  return t;
+}
+
+}  // namespace
+
 std::vector<Type> to_type_list(py::handle value, const std::string& what) {
-  if (!is_sequence(value)) wrong_type(what, "a list of types", value);
-  std::vector<Type> out;
-  size_t i = 0;
-  for (py::handle item : value) {
-    std::string item_what = what + "[" + std::to_string(i++) + "]";
-    Type t = to_type_or_null(item, item_what);
-    if (!t) wrong_type(item_what, "a type", item);
-    out.push_back(t);
-  }
-  return out;
+  return to_list<Type>(value, what, "a list of types", to_type);
 }
 
 const VirtualDevice* to_virtual_device(py::handle value, const std::string& what) {
@@ -246,24 +219,8 @@ std::optional<DType> dtype_of_numpy(py::handle numpy_dtype) {
 
 namespace {
 
-const char* numpy_name_of(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32: return "float32";
-    case DType::kFloat16: return "float16";
-    case DType::kBFloat16: return "float32";  // NumPy has no bfloat16: widened
-    case DType::kInt8: return "int8";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kUInt8: return "uint8";
-    case DType::kBool: return "bool";
-    case DType::kFloat64: return "float64";
-    case DType::kInt16: return "int16";
-    case DType::kUInt16: return "uint16";
-    case DType::kUInt32: return "uint32";
-    case DType::kUInt64: return "uint64";
-  }
-  return "float32";
-}
+// NumPy's names are ours, except that it has no bfloat16: widened to float32.
+const char* numpy_name_of(DType dtype) { return dtype == DType::kBFloat16 ? "float32" : dtype_name(dtype); }
 
 }  // namespace
 

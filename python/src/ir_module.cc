@@ -35,6 +35,13 @@ IRModule module_from(py::handle functions) {
   return mod;
 }
 
+// The module's function names, in its order.
+py::list function_names(const IRModule& m) {
+  py::list names;
+  for (const auto& [name, function] : m.functions()) names.append(name);
+  return names;
+}
+
 std::string function_name(py::handle key) {
   if (py::isinstance<GlobalVarNode>(key)) return key.cast<GlobalVar>()->name;
   if (!py::isinstance<py::str>(key)) throw py::type_error("function names are strings, got " + type_name_of(key));
@@ -88,18 +95,8 @@ void bind_ir_module(py::module_& ir) {
              return (py::isinstance<py::str>(key) || py::isinstance<GlobalVarNode>(key)) && m.contains(function_name(key));
            })
       .def("__len__", [](const IRModule& m) { return m.functions().size(); })
-      .def("__iter__",
-           [](const IRModule& m) {
-             py::list names;
-             for (const auto& [n, f] : m.functions()) names.append(n);
-             return py::iter(names);
-           })
-      .def("keys",
-           [](const IRModule& m) {
-             py::list names;
-             for (const auto& [n, f] : m.functions()) names.append(n);
-             return names;
-           })
+      .def("__iter__", [](const IRModule& m) { return py::iter(function_names(m)); })
+      .def("keys", &function_names)
       .def("items",
            [](const IRModule& m) {
              py::list out;

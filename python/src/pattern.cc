@@ -16,20 +16,11 @@ namespace switchyard::python {
 namespace {
 
 Pattern to_pattern(py::handle value, const std::string& what) {
-  if (!value.is_none() && py::isinstance<PatternNode>(value)) {
-    Pattern p = value.cast<Pattern>();
-    if (p) return p;
-  }
-  throw py::type_error(what + " must be a Pattern (wildcard(), is_op(...), ...), got " + type_name_of(value));
+  return to_node<Pattern, PatternNode>(value, what, "a Pattern (wildcard(), is_op(...), ...)");
 }
 
 std::vector<Pattern> to_pattern_list(py::handle values, const std::string& what) {
-  if (!py::isinstance<py::list>(values) && !py::isinstance<py::tuple>(values))
-    throw py::type_error(what + " must be a list of Pattern, got " + type_name_of(values));
-  std::vector<Pattern> out;
-  size_t i = 0;
-  for (py::handle v : values) out.push_back(to_pattern(v, what + "[" + std::to_string(i++) + "]"));
-  return out;
+  return to_list<Pattern>(values, what, "a list of Pattern", to_pattern);
 }
 
 // is_op with Python's close matches for a misspelled operator name.

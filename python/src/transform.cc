@@ -272,7 +272,8 @@ py::object instrument_object(const std::shared_ptr<PassInstrument>& inst, const 
   return py::cast(inst);
 }
 
-void bind_passes(py::module_& t) {
+// PassInfo, and Pass: callable on a module, its warnings raised as Python warnings.
+void bind_pass_types(py::module_& t) {
   py::class_<PassInfo>(t, "PassInfo", "A pass's name, opt level and required passes.")
       .def_readonly("name", &PassInfo::name)
       .def_readonly("opt_level", &PassInfo::opt_level)
@@ -308,7 +309,10 @@ void bind_passes(py::module_& t) {
       .def_property_readonly("required", [](const Pass& p) { return p.info().required; })
       .def_property_readonly("children", &Pass::children)
       .def("__repr__", [](const Pass& p) { return "Pass(" + p.name() + ")"; });
+}
 
+// Sequential, passes made of Python functions, and the built-in passes by name.
+void bind_pass_makers(py::module_& t) {
   t.def(
       "Sequential",
       [](py::handle passes, py::handle name) {
@@ -348,6 +352,10 @@ void bind_passes(py::module_& t) {
   t.def(
       "register_pass_name", [](py::handle name) { made_pass_names().insert(to_str(name, "name")); }, py::arg("name"),
       "Makes `name` known to PassContext's name check before a pass of that name is made.");
+}
+
+// The built-in passes that take devices or layouts, and the default pipeline.
+void bind_planning_passes(py::module_& t) {
   t.def(
       "PlanDevices",
       [](py::handle devices, py::handle default_device, py::handle host, py::handle place) {
@@ -422,78 +430,89 @@ void bind_instruments(py::module_& t) {
       .def("report", &TimingInstrument::report, "A table: one line per pass run, then the total.");
 }
 
+// Contexts entered with `with` and not yet left are kept alive here, since
+// the C++ context stack points at them.
+py::list& entered_contexts() {
+  static py::list* entered = new py::list();
+  return *entered;
+}
+
+// PassContext(...): each argument checked, the instruments kept as the
+// Python objects given, and an InvariantChecker added when asked.
+std::shared_ptr<PyPassContext> make_pass_context(py::handle opt_level, py::handle check_invariants_arg,
+                                                 py::handle instruments, py::handle disabled, py::handle enabled,
+                                                 py::handle config) {
+  auto c = std::make_shared<PyPassContext>();
+  c->ctx->opt_level = to_int32(opt_level, "opt_level");
+  bool check_invariants = to_bool(check_invariants_arg, "check_invariants");
+  c->ctx->disabled_passes = string_list(disabled, "disabled_passes");
+  c->ctx->enabled_passes = string_list(enabled, "enabled_passes");
+  check_pass_names(c->ctx->disabled_passes, "disabled_passes");
+  check_pass_names(c->ctx->enabled_passes, "enabled_passes");
+  for (auto& [k, v] : to_attr_entries(config, "config")) {
+    check_config_key(k, v);
+    c->ctx->config[k] = v;
+  }
+  bool has_checker = false;
+  if (!instruments.is_none()) {
+    if (!py::isinstance<py::list>(instruments) && !py::isinstance<py::tuple>(instruments))
+      throw py::type_error("instruments must be a list, got " + type_name_of(instruments));
+    for (py::handle inst : instruments) {
+      if (!py::isinstance<PassInstrument>(inst))
+        throw py::type_error("instruments must be PassInstrument objects, got " + type_name_of(inst));
+      auto p = inst.cast<std::shared_ptr<PassInstrument>>();
+      has_checker = has_checker || dynamic_cast<InvariantChecker*>(p.get()) != nullptr;
+      c->ctx->instruments.push_back(p);
+      c->python_instruments.append(inst);
+    }
+  }
+  if (check_invariants && !has_checker) c->ctx->instruments.push_back(std::make_shared<InvariantChecker>());
+  return c;
+}
+
+py::object enter_pass_context(py::object self) {
+  PyPassContext& c = self.cast<PyPassContext&>();
+  c.scopes.push_back(std::make_unique<PassContext::Scope>(*c.ctx));
+  c.scope_threads.push_back(std::this_thread::get_id());
+  entered_contexts().append(self);
+  if (pending_instrument_error()) {
+    c.scopes.pop_back();
+    c.scope_threads.pop_back();
+    entered_contexts().attr("pop")();
+    raise_pending_instrument_error();
+  }
+  return self;
+}
+
+bool exit_pass_context(py::object self, py::handle, py::handle, py::handle) {
+  PyPassContext& c = self.cast<PyPassContext&>();
+  if (c.scopes.empty()) throw py::value_error("PassContext.__exit__ without a matching __enter__");
+  if (c.scope_threads.back() != std::this_thread::get_id())
+    throw py::value_error("PassContext.__exit__ on another thread than its __enter__");
+  c.scopes.pop_back();
+  c.scope_threads.pop_back();
+  for (size_t i = py::len(entered_contexts()); i-- > 0;)
+    if (py::object(entered_contexts()[i]).is(self)) {
+      entered_contexts().attr("pop")(i);
+      break;
+    }
+  raise_pending_instrument_error();
+  return false;
+}
+
 void bind_context(py::module_& t) {
-  // Contexts entered with `with` and not yet left are kept alive here, since
-  // the C++ context stack points at them.
-  static py::list* active = new py::list();
   py::class_<PyPassContext, std::shared_ptr<PyPassContext>>(
       t, "PassContext",
       "Opt level, enabled/disabled passes, configuration and instruments for the passes run inside "
       "`with PassContext(...):`. check_invariants adds an InvariantChecker.")
-      .def(py::init([](py::handle opt_level, py::handle check_invariants_arg, py::handle instruments,
-                       py::handle disabled, py::handle enabled, py::handle config) {
-             auto c = std::make_shared<PyPassContext>();
-             c->ctx->opt_level = to_int32(opt_level, "opt_level");
-             bool check_invariants = to_bool(check_invariants_arg, "check_invariants");
-             c->ctx->disabled_passes = string_list(disabled, "disabled_passes");
-             c->ctx->enabled_passes = string_list(enabled, "enabled_passes");
-             check_pass_names(c->ctx->disabled_passes, "disabled_passes");
-             check_pass_names(c->ctx->enabled_passes, "enabled_passes");
-             for (auto& [k, v] : to_attr_entries(config, "config")) {
-               check_config_key(k, v);
-               c->ctx->config[k] = v;
-             }
-             bool has_checker = false;
-             if (!instruments.is_none()) {
-               if (!py::isinstance<py::list>(instruments) && !py::isinstance<py::tuple>(instruments))
-                 throw py::type_error("instruments must be a list, got " + type_name_of(instruments));
-               for (py::handle inst : instruments) {
-                 if (!py::isinstance<PassInstrument>(inst))
-                   throw py::type_error("instruments must be PassInstrument objects, got " + type_name_of(inst));
-                 auto p = inst.cast<std::shared_ptr<PassInstrument>>();
-                 has_checker = has_checker || dynamic_cast<InvariantChecker*>(p.get()) != nullptr;
-                 c->ctx->instruments.push_back(p);
-                 c->python_instruments.append(inst);
-               }
-             }
-             if (check_invariants && !has_checker) c->ctx->instruments.push_back(std::make_shared<InvariantChecker>());
-             return c;
-           }),
+      .def(py::init(&make_pass_context),
            py::arg("opt_level") = 2, py::arg("check_invariants") = true, py::arg("instruments") = py::none(),
            py::arg("disabled_passes") = py::none(), py::arg("enabled_passes") = py::none(),
            py::arg("config") = py::none())
       .def_static("current", []() { return context_view(PassContext::current()); },
                   "A snapshot of the innermost context entered (a default one outside any).")
-      .def("__enter__",
-           [](py::object self) {
-             PyPassContext& c = self.cast<PyPassContext&>();
-             c.scopes.push_back(std::make_unique<PassContext::Scope>(*c.ctx));
-             c.scope_threads.push_back(std::this_thread::get_id());
-             active->append(self);
-             if (pending_instrument_error()) {
-               c.scopes.pop_back();
-               c.scope_threads.pop_back();
-               active->attr("pop")();
-               raise_pending_instrument_error();
-             }
-             return self;
-           })
-      .def("__exit__",
-           [](py::object self, py::handle, py::handle, py::handle) {
-             PyPassContext& c = self.cast<PyPassContext&>();
-             if (c.scopes.empty()) throw py::value_error("PassContext.__exit__ without a matching __enter__");
-             if (c.scope_threads.back() != std::this_thread::get_id())
-               throw py::value_error("PassContext.__exit__ on another thread than its __enter__");
-             c.scopes.pop_back();
-             c.scope_threads.pop_back();
-             for (size_t i = py::len(*active); i-- > 0;)
-               if (py::object((*active)[i]).is(self)) {
-                 active->attr("pop")(i);
-                 break;
-               }
-             raise_pending_instrument_error();
-             return false;
-           })
+      .def("__enter__", &enter_pass_context)
+      .def("__exit__", &exit_pass_context)
       .def_property_readonly("opt_level", [](const PyPassContext& c) { return c.ctx->opt_level; })
       .def_property_readonly("disabled_passes", [](const PyPassContext& c) { return c.ctx->disabled_passes; })
       .def_property_readonly("enabled_passes", [](const PyPassContext& c) { return c.ctx->enabled_passes; })
@@ -527,7 +546,9 @@ void bind_context(py::module_& t) {
 }  // namespace
 
 void bind_transform(py::module_& transform) {
-  bind_passes(transform);
+  bind_pass_types(transform);
+  bind_pass_makers(transform);
+  bind_planning_passes(transform);
   bind_instruments(transform);
   bind_context(transform);
 }

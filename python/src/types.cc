@@ -79,7 +79,7 @@ void bind_span(py::module_& ir) {
       .def("__hash__", &Span::hash);
 }
 
-void bind_devices(py::module_& ir) {
+void bind_target(py::module_& ir) {
   py::class_<Target, TargetReference>(ir, "Target", "A compilation target such as \"cpu\" or \"cuda -arch=sm_90\".")
       .def(py::init([](py::handle text) { return const_cast<Target*>(Target::get(to_str(text, "text"))); }),
            py::arg("text"))
@@ -90,47 +90,51 @@ void bind_devices(py::module_& ir) {
       .def("__repr__", [](const Target& t) { return "Target(\"" + t.str() + "\")"; })
       .def("__eq__", [](const Target& a, py::handle b) { return py::isinstance<Target>(b) && &a == b.cast<const Target*>(); })
       .def("__hash__", [](const Target& t) { return std::hash<const void*>()(&t); });
+}
 
+// VirtualDevice(text) or VirtualDevice(kind=, device_id=, target=,
+// memory_scope=, layout=), each part checked for its type and value.
+VirtualDevice* make_virtual_device(py::handle text, py::handle kind, py::handle device_id, py::handle target,
+                                   py::handle memory_scope, py::handle layout) {
+  if (!text.is_none()) {
+    if (!kind.is_none() || !device_id.is_none() || !target.is_none() || !memory_scope.is_none() || !layout.is_none())
+      throw py::type_error("give either the device text or its parts, not both");
+    if (!py::isinstance<py::str>(text)) throw py::type_error("text must be a str, got " + type_name_of(text));
+    return const_cast<VirtualDevice*>(VirtualDevice::parse(text.cast<std::string>()));
+  }
+  DeviceKind k = DeviceKind::kUnconstrained;
+  if (!kind.is_none()) {
+    std::string name = py::str(kind);
+    const DeviceKindInfo* info = find_device_kind(name);
+    if (!info)
+      throw py::value_error("unknown device kind '" + clipped_text(name) + "' (" + device_kind_names(", ") + ")");
+    k = info->kind;
+  }
+  if (!device_id.is_none() && (!PyLong_Check(device_id.ptr()) || PyBool_Check(device_id.ptr())))
+    throw py::type_error("device_id must be an int, got " + type_name_of(device_id));
+  if (!memory_scope.is_none() && !py::isinstance<py::str>(memory_scope))
+    throw py::type_error("memory_scope must be a str, got " + type_name_of(memory_scope));
+  if (!layout.is_none() && !py::isinstance<py::str>(layout))
+    throw py::type_error("layout must be a str, got " + type_name_of(layout));
+  if (!layout.is_none() && !Layout::parse(layout.cast<std::string>()))
+    throw py::value_error("layout '" + clipped_text(layout.cast<std::string>()) + "' is not a layout (" +
+                          kLayoutSpellings + ")");
+  int id = device_id.is_none() ? VirtualDevice::kNoId : device_id.cast<int>();
+  const Target* t = nullptr;
+  if (py::isinstance<py::str>(target)) t = Target::get(target.cast<std::string>());
+  else if (py::isinstance<Target>(target)) t = target.cast<const Target*>();
+  else if (!target.is_none()) throw py::type_error("target must be a Target or str, got " + type_name_of(target));
+  std::string scope = memory_scope.is_none() ? std::string() : memory_scope.cast<std::string>();
+  std::string format = layout.is_none() ? std::string() : layout.cast<std::string>();
+  return const_cast<VirtualDevice*>(VirtualDevice::get(k, id, t, scope, format));
+}
+
+void bind_virtual_device(py::module_& ir) {
   py::class_<VirtualDevice, Reference>(
       ir, "VirtualDevice",
       "Where a value lives: device kind, id, target, memory scope and layout, each possibly unconstrained. "
       "VirtualDevice(\"cpu:0\"), VirtualDevice(\"cpu\"), or by parts.")
-      .def(py::init([](py::handle text, py::handle kind, py::handle device_id, py::handle target,
-                       py::handle memory_scope, py::handle layout) -> VirtualDevice* {
-             if (!text.is_none()) {
-               if (!kind.is_none() || !device_id.is_none() || !target.is_none() || !memory_scope.is_none() ||
-                   !layout.is_none())
-                 throw py::type_error("give either the device text or its parts, not both");
-               if (!py::isinstance<py::str>(text)) throw py::type_error("text must be a str, got " + type_name_of(text));
-               return const_cast<VirtualDevice*>(VirtualDevice::parse(text.cast<std::string>()));
-             }
-             DeviceKind k = DeviceKind::kUnconstrained;
-             if (!kind.is_none()) {
-               std::string name = py::str(kind);
-               const DeviceKindInfo* info = find_device_kind(name);
-               if (!info)
-                 throw py::value_error("unknown device kind '" + clipped_text(name) + "' (" + device_kind_names(", ") +
-                                       ")");
-               k = info->kind;
-             }
-             if (!device_id.is_none() && (!PyLong_Check(device_id.ptr()) || PyBool_Check(device_id.ptr())))
-               throw py::type_error("device_id must be an int, got " + type_name_of(device_id));
-             if (!memory_scope.is_none() && !py::isinstance<py::str>(memory_scope))
-               throw py::type_error("memory_scope must be a str, got " + type_name_of(memory_scope));
-             if (!layout.is_none() && !py::isinstance<py::str>(layout))
-               throw py::type_error("layout must be a str, got " + type_name_of(layout));
-             if (!layout.is_none() && !Layout::parse(layout.cast<std::string>()))
-               throw py::value_error("layout '" + clipped_text(layout.cast<std::string>()) + "' is not a layout (" +
-                                     kLayoutSpellings + ")");
-             int id = device_id.is_none() ? VirtualDevice::kNoId : device_id.cast<int>();
-             const Target* t = nullptr;
-             if (py::isinstance<py::str>(target)) t = Target::get(target.cast<std::string>());
-             else if (py::isinstance<Target>(target)) t = target.cast<const Target*>();
-             else if (!target.is_none()) throw py::type_error("target must be a Target or str, got " + type_name_of(target));
-             std::string scope = memory_scope.is_none() ? std::string() : memory_scope.cast<std::string>();
-             std::string format = layout.is_none() ? std::string() : layout.cast<std::string>();
-             return const_cast<VirtualDevice*>(VirtualDevice::get(k, id, t, scope, format));
-           }),
+      .def(py::init(&make_virtual_device),
            py::arg("text") = py::none(), py::kw_only(), py::arg("kind") = py::none(), py::arg("device_id") = py::none(),
            py::arg("target") = py::none(), py::arg("memory_scope") = py::none(), py::arg("layout") = py::none())
       .def_static("unconstrained", []() { return const_cast<VirtualDevice*>(VirtualDevice::unconstrained()); },
@@ -191,7 +195,9 @@ void bind_devices(py::module_& ir) {
         return py::isinstance<VirtualDevice>(b) && &a == b.cast<const VirtualDevice*>();
       })
       .def("__hash__", [](const VirtualDevice& d) { return std::hash<const void*>()(&d); });
+}
 
+void bind_compilation_config(py::module_& ir) {
   py::class_<CompilationConfig>(ir, "CompilationConfig", "The devices of one build, the default and the host device.")
       .def(py::init([](py::handle devices, py::handle default_device, py::handle host_device) {
              if (!py::isinstance<py::list>(devices) && !py::isinstance<py::tuple>(devices))
@@ -311,7 +317,9 @@ void bind_attrs(py::module_& ir) {
 
 void bind_types(py::module_& ir) {
   bind_span(ir);
-  bind_devices(ir);
+  bind_target(ir);
+  bind_virtual_device(ir);
+  bind_compilation_config(ir);
   bind_type_nodes(ir);
   bind_attrs(ir);
   ir.def("dtypes", []() {

@@ -96,8 +96,9 @@ class PlacementChecker : public ExprVisitor {
         return;
       }
       if (op == device_copy_op()) {
-        const VirtualDevice* src = VirtualDevice::parse(c->attrs->get_string("src"));
-        const VirtualDevice* dst = VirtualDevice::parse(c->attrs->get_string("dst"));
+        const DeviceCopyAttrs ends = device_copy_attrs(*c);
+        const VirtualDevice* src = ends.src;
+        const VirtualDevice* dst = ends.dst;
         if (!c->virtual_device()->same_device(dst))
           fail("device_copy to " + dst->device_name() + " is placed on " + dev(c->virtual_device()), c);
         std::vector<const VirtualDevice*> leaves;

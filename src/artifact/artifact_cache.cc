@@ -13,7 +13,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -52,47 +54,101 @@ std::string hex(const unsigned char* bytes, size_t n) {
 // happens to contain these bytes only costs the cache.)
 constexpr char kExternalDataKey[] = "\n\x08location";
 
-// XXH3-128 of the regular file's bytes; "" when it is unreadable or, for a
-// model `onnx` file, when it refers to external data. Read in chunks:
-// faulting in a mapping of ResNet-50's 100 MB took this VM 50-60 ms, reading
-// it from the page cache a fraction of that.
-std::string file_digest(const std::string& path, bool onnx) {
+// Reads the regular file at `path` in chunks, passing each to `consume`
+// (with the chunk before it kept in front, `carry` bytes of it, so a pattern
+// split between two chunks can be found); false when it is unreadable.
+// Chunks, not a mapping: faulting in a mapping of ResNet-50's 100 MB took
+// this VM 50-60 ms, reading it from the page cache a fraction of that.
+template <typename Consume>
+bool read_file_chunks(const std::string& path, size_t carry, Consume consume) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat info {};
+  bool ok = fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+  constexpr size_t kChunk = 1 << 20;
+  std::vector<char> buffer(ok ? carry + kChunk : 0);
+  size_t carried = 0;
+  while (ok) {
+    ssize_t got = ::read(fd, buffer.data() + carried, kChunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      ok = got == 0;
+      break;
+    }
+    consume(buffer.data(), carried, size_t(got));
+    size_t held = carried + size_t(got);
+    carried = std::min(carry, held);
+    std::memmove(buffer.data(), buffer.data() + held - carried, carried);
+  }
+  close(fd);
+  return ok;
+}
+
+// XXH3-128 of bytes [begin, end) of `fd`, read in chunks; nullopt when a
+// read fails or the file ends early.
+std::optional<XXH128_hash_t> range_digest(int fd, off_t begin, off_t end) {
+  constexpr size_t kChunk = 1 << 20;
+  std::vector<char> buffer(size_t(std::min<off_t>(end - begin, kChunk)));
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_128bits_reset(state);
+  bool ok = true;
+  for (off_t at = begin; ok && at < end;) {
+    ssize_t got = ::pread(fd, buffer.data(), size_t(std::min<off_t>(end - at, kChunk)), at);
+    if (got < 0 && errno == EINTR) continue;
+    ok = got > 0;
+    if (ok) XXH3_128bits_update(state, buffer.data(), size_t(got));
+    at += ok ? got : 0;
+  }
+  XXH128_hash_t digest = XXH3_128bits_digest(state);
+  XXH3_freeState(state);
+  return ok ? std::optional(digest) : std::nullopt;
+}
+
+// A digest of the regular file's bytes; "" when it is unreadable. A large
+// file's two halves are summed on two threads (reading it from the page
+// cache is most of a cached compile's time): the digest is then XXH3-128 of
+// the halves' digests, a function of the bytes all the same.
+std::string file_digest(const std::string& path) {
+  constexpr off_t kSplitAbove = off_t(64) << 20;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";
   struct stat info {};
-  std::string digest;
+  std::optional<XXH128_hash_t> digest;
   if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
-    constexpr size_t kChunk = 1 << 20;
-    // A chunk keeps the key's length less one byte of the previous one, so
-    // a key split between two chunks is found.
-    constexpr size_t kCarry = sizeof kExternalDataKey - 2;
-    std::vector<char> buffer(kCarry + kChunk);
-    XXH3_state_t* state = XXH3_createState();
-    XXH3_128bits_reset(state);
-    bool external = false, failed = false;
-    size_t carried = 0;
-    for (;;) {
-      ssize_t got = ::read(fd, buffer.data() + carried, kChunk);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        failed = got < 0;
-        break;
+    if (info.st_size <= kSplitAbove) {
+      digest = range_digest(fd, 0, info.st_size);
+    } else {
+      const off_t half = info.st_size / 2;
+      std::future<std::optional<XXH128_hash_t>> first =
+          std::async(std::launch::async, [fd, half] { return range_digest(fd, 0, half); });
+      std::optional<XXH128_hash_t> second = range_digest(fd, half, info.st_size);
+      std::optional<XXH128_hash_t> head = first.get();
+      if (head && second) {
+        XXH128_canonical_t halves[2];
+        XXH128_canonicalFromHash(&halves[0], *head);
+        XXH128_canonicalFromHash(&halves[1], *second);
+        digest = XXH3_128bits(halves, sizeof halves);
       }
-      XXH3_128bits_update(state, buffer.data() + carried, size_t(got));
-      size_t held = carried + size_t(got);
-      external = external || (onnx && memmem(buffer.data(), held, kExternalDataKey, sizeof kExternalDataKey - 1));
-      carried = std::min(kCarry, held);
-      std::memmove(buffer.data(), buffer.data() + held - carried, carried);
     }
-    if (!failed && !external) {
-      XXH128_canonical_t canonical;
-      XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(state));
-      digest = hex(canonical.digest, sizeof canonical.digest);
-    }
-    XXH3_freeState(state);
   }
   close(fd);
-  return digest;
+  if (!digest) return "";
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, *digest);
+  return hex(canonical.digest, sizeof canonical.digest);
+}
+
+// Whether the ONNX model at `path` may refer to external data (or cannot be
+// read): then it reads other files, which its digest does not cover, and its
+// artifact is not kept. Asked only when an artifact is to be kept, since a
+// cached entry exists only for bytes that had no such reference.
+bool may_refer_to_external_data(const std::string& path) {
+  bool found = false;
+  constexpr size_t kCarry = sizeof kExternalDataKey - 2;  // the key's length less one byte
+  bool read = read_file_chunks(path, kCarry, [&](const char* chunk, size_t carried, size_t bytes) {
+    found = found || memmem(chunk, carried + bytes, kExternalDataKey, sizeof kExternalDataKey - 1);
+  });
+  return found || !read;
 }
 
 // The GNU build ID of each loaded object, or its path, size and time when it
@@ -190,7 +246,7 @@ std::string hand_back(const fs::path& entry, const KeptFile& file, const fs::pat
     return std::string("cannot link ") + file.name + ": " + e.what();
   }
   // The bytes handed back, hashed: a link shares them with the entry.
-  if (file_digest((staging / file.name).string(), false) != file.digest)
+  if (file_digest((staging / file.name).string()) != file.digest)
     return file.name + "'s content does not match its recorded XXH3-128";
   return "";
 }
@@ -206,7 +262,7 @@ std::optional<std::string> link_file_list(const fs::path& staging, const fs::pat
     std::string name = from.filename().string(), digest;
     if (!fs::is_regular_file(fs::symlink_status(from)) || !plain_file_name(name)) return std::nullopt;
     link_or_copy(from, entry / name);
-    if ((digest = file_digest((entry / name).string(), false)).empty()) return std::nullopt;
+    if ((digest = file_digest((entry / name).string())).empty()) return std::nullopt;
     list += name + "\t" + std::to_string(fs::file_size(entry / name)) + "\t" + digest + "\n";
   }
   return list;
@@ -218,7 +274,7 @@ std::optional<ArtifactCache> ArtifactCache::open(const std::string& cache_dir, c
                                                  const std::string& flags) {
   std::string build;
   dl_iterate_phdr(add_object_identity, &build);
-  std::string digest = file_digest(model_path, fs::path(model_path).extension() == ".onnx");
+  std::string digest = file_digest(model_path);
   if (digest.empty() || build.find("unidentified") != std::string::npos) return std::nullopt;
   // oneDNN's instruction set (ONEDNN_MAX_CPU_ISA may lower it) decides the
   // planned layouts and the weights' prepared layouts.
@@ -263,7 +319,8 @@ std::optional<std::string> ArtifactCache::take(const std::string& output_dir, st
 
 void ArtifactCache::keep(const std::string& staging_dir, const std::string& summary) const {
   // The model file may have been rewritten while it compiled.
-  if (file_digest(model_path_, fs::path(model_path_).extension() == ".onnx") != model_digest_) return;
+  if (file_digest(model_path_) != model_digest_) return;
+  if (fs::path(model_path_).extension() == ".onnx" && may_refer_to_external_data(model_path_)) return;
   const std::string temporary = cache_temporary_name(directory_);
   std::error_code error;
   try {

@@ -12,6 +12,7 @@
 #include "codegen/accumulator.h"
 #include "codegen/group_kernel.h"
 #include "op/handles.h"
+#include "op/linear_attrs.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
 #include "op/window_attrs.h"
@@ -61,7 +62,8 @@ Product describe_product(const CallNode& call) {
     for (size_t d = 0; d < rank; ++d) p.out_batch.push_back(std::max(p.a_batch[d], p.b_batch[d]));
     p.a_row = p.k, p.a_column = 1, p.b_row = p.n, p.b_column = 1;
   } else {  // nn.batch_matmul
-    bool ta = call.attrs->get_bool("transpose_a"), tb = call.attrs->get_bool("transpose_b");
+    const LinearAttrs linear = linear_attrs(*call.attrs);
+    bool ta = linear.transpose_a, tb = linear.transpose_b;
     p.m = ta ? a[2] : a[1], p.k = ta ? a[1] : a[2], p.n = tb ? b[1] : b[2];
     p.a_batch = {a[0]}, p.b_batch = {b[0]}, p.out_batch = {std::max(a[0], b[0])};
     p.a_row = ta ? 1 : p.k, p.a_column = ta ? p.m : 1;
@@ -214,7 +216,7 @@ ki::Stmt convolution(const CpuKernel& k) {
       let_index("first_channel", ki::mul(divided(o, group_out), group_in)),
       over_outputs(w, std::move(output)),
   };
-  return parallel_over("convolution", "nn.conv2d" + at_span(call.span()) + ", one output plane at a time",
+  return parallel_over("convolution", ops::conv2d()->name + at_span(call.span()) + ", one output plane at a time",
                        w.batch * out_channels, 1, "plane", std::move(body));
 }
 
@@ -283,13 +285,14 @@ ki::Stmt direct_loop(const CpuKernel& k) {
   const OpNode* op = as<OpNode>(k.master->op);
   if (op == ops::dense() || op == ops::matmul() || op == ops::batch_matmul()) return product(k);
   if (op == ops::conv2d()) {
-    if (k.master->attrs->get_string("data_layout") != "NCHW" || k.master->attrs->get_string("kernel_layout") != "OIHW")
-      throw Error(ErrorKind::kBackend, "the CPU kernel of nn.conv2d takes NCHW data and OIHW weights",
+    const WindowAttrs w = window_attrs(*k.master);
+    if (w.data_layout != "NCHW" || w.kernel_layout != "OIHW")
+      throw Error(ErrorKind::kBackend, "the CPU kernel of " + op->name + " takes NCHW data and OIHW weights",
                   k.master->span());
     return convolution(k);
   }
   if (op == ops::max_pool2d() || op == ops::avg_pool2d() || op == ops::global_avg_pool2d()) {
-    if (k.master->attrs->get_string("layout") != "NCHW")
+    if (window_attrs(*k.master).data_layout != "NCHW")
       throw Error(ErrorKind::kBackend, "the CPU kernel of " + op->name + " takes NCHW data", k.master->span());
     return pool(k);
   }

@@ -7,6 +7,8 @@
 
 #include "kernel_ir/hash.h"
 #include "op/handles.h"
+#include "op/movement_attrs.h"
+#include "op/norm_attrs.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "op/shape_rules.h"
@@ -91,7 +93,7 @@ namespace {
 
 IndexAt transpose_index(const CallNode& call, const IndexAt& index, bool* divided) {
   const std::vector<int64_t>& in_shape = shape_of(call.args[0]);
-  std::vector<int64_t> perm = transpose_permutation(int64_t(in_shape.size()), *call.attrs, "transpose");
+  std::vector<int64_t> perm = transpose_permutation(int64_t(in_shape.size()), *call.attrs, ops::transpose()->name);
   std::vector<ki::Expr> out = coordinates_of(index, shape_of(Expr(&call)), divided);
   std::vector<ki::Expr> in(in_shape.size());
   for (size_t i = 0; i < perm.size(); ++i) in[size_t(perm[i])] = out[i];
@@ -100,7 +102,7 @@ IndexAt transpose_index(const CallNode& call, const IndexAt& index, bool* divide
 
 IndexAt strided_slice_index(const CallNode& call, const IndexAt& index, bool* divided) {
   const std::vector<int64_t>& in_shape = shape_of(call.args[0]);
-  std::vector<SliceAxis> axes = strided_slice_axes(in_shape, *call.attrs, "strided_slice");
+  std::vector<SliceAxis> axes = strided_slice_axes(in_shape, *call.attrs, ops::strided_slice()->name);
   bool identity = true;
   for (size_t d = 0; d < axes.size(); ++d) identity = identity && axes[d].begin == 0 && axes[d].stride == 1;
   const std::vector<int64_t>& out_shape = shape_of(Expr(&call));
@@ -150,8 +152,9 @@ IndexAt reshape_index(const CallNode& call, const IndexAt& index, bool* divided)
 IndexAt expand_dims_index(const CallNode& call, const IndexAt& index) {
   if (!index.has_coords) return index;
   const std::vector<int64_t>& out_shape = shape_of(Expr(&call));
-  int64_t axis = normalize_axis(call.attrs->get_int("axis"), int64_t(out_shape.size()), "expand_dims");
-  int64_t count = call.attrs->get_int("num_newaxis");
+  const ExpandDimsAttrs expand = expand_dims_attrs(*call.attrs);
+  int64_t axis = normalize_axis(expand.axis, int64_t(out_shape.size()), ops::expand_dims()->name);
+  int64_t count = expand.num_newaxis;
   std::vector<ki::Expr> in;
   for (int64_t d = 0; d < int64_t(index.coords.size()); ++d)
     if (d < axis || d >= axis + count) in.push_back(index.coords[size_t(d)]);
@@ -163,10 +166,11 @@ IndexAt squeeze_index(const CallNode& call, const IndexAt& index) {
   const std::vector<int64_t>& in_shape = shape_of(call.args[0]);
   int64_t rank = int64_t(in_shape.size());
   std::vector<bool> dropped(in_shape.size(), false);
-  if (call.attrs->is_none("axis")) {
+  const std::optional<std::vector<int64_t>> axes = squeeze_attrs(*call.attrs).axes;
+  if (!axes) {
     for (size_t d = 0; d < in_shape.size(); ++d) dropped[d] = in_shape[d] == 1;
   } else {
-    for (int64_t a : call.attrs->get_ints("axis")) dropped[size_t(normalize_axis(a, rank, "squeeze"))] = true;
+    for (int64_t a : *axes) dropped[size_t(normalize_axis(a, rank, ops::squeeze()->name))] = true;
   }
   std::vector<ki::Expr> in;
   size_t next = 0;
@@ -182,7 +186,7 @@ IndexAt argument_index(const CallNode& call, size_t arg, const IndexAt& index, b
   const std::vector<int64_t>& out_shape = shape_of(Expr(&call));
   if (op == ops::bias_add()) {
     if (arg == 0) return index;
-    int64_t axis = normalize_axis(call.attrs->get_int("axis"), int64_t(out_shape.size()), name);
+    int64_t axis = normalize_axis(norm_attrs(*call.attrs).axis, int64_t(out_shape.size()), name);
     return IndexAt::at_coords({coordinates_of(index, out_shape, divided)[size_t(axis)]});
   }
   switch (op->def->pattern) {

@@ -6,6 +6,7 @@
 
 #include "codegen/kernel_code.h"
 #include "op/handles.h"
+#include "op/movement_attrs.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "support/error.h"
@@ -28,6 +29,15 @@ ki::Expr constant_value(const ConstantNode& constant) {
 }
 
 std::string at_span_of(const Span& span) { return span.defined() ? " at " + span.to_string() : ""; }
+
+// `index` less `shift`: the operand of `index` = x + shift, else a difference.
+ki::Expr unshift(const ki::Expr& index, const ki::Expr& shift) {
+  if (index->kind == ki::ExprKind::kBinary && index->binary == ki::BinaryOp::kAdd) {
+    if (ki::equal(index->operands[1], shift)) return index->operands[0];
+    if (ki::equal(index->operands[0], shift)) return index->operands[1];
+  }
+  return ki::binary(ki::BinaryOp::kSub, index, shift);
+}
 
 }  // namespace
 
@@ -83,7 +93,7 @@ void ElementLowering::evaluate(const Expr& node, const IndexAt& index) {
   if (auto buffer = buffers_.find(node.get()); buffer != buffers_.end()) {
     DType dtype = dtype_of(node);
     const VarNode* var = as<VarNode>(node);
-    std::string name = fresh(var ? var->name_hint : "value");
+    std::string name = fresh(argument_buffers_.count(node.get()) ? buffer->second : var ? var->name_hint : "value");
     block().push_back(ki::let(name, dtype, ki::load(buffer->second, dtype, offset_of(index, shape_of(node)))));
     ki::Expr value = ki::var(name, dtype);
     remember(key, value);
@@ -145,9 +155,9 @@ void ElementLowering::evaluate_concatenate(const CallNode* call, const IndexAt& 
   const TupleNode* tuple = as<TupleNode>(call->args[0]);
   if (!tuple) throw Error(ErrorKind::kBackend, "concatenate expects a tuple of tensors here", call->span());
   const std::vector<int64_t>& out_shape = shape_of(Expr(call));
-  int64_t axis = normalize_axis(call->attrs->get_int("axis"), int64_t(out_shape.size()), "concatenate");
+  int64_t axis = normalize_axis(concatenate_attrs(*call->attrs).axis, int64_t(out_shape.size()), ops::concatenate()->name);
   if (auto known = known_parts_.find(call); known != known_parts_.end())
-    return evaluate_concatenation_part(call, size_t(axis), known->second, index, key);
+    return evaluate_concatenation_part(call, size_t(axis), known->second.first, known->second.second, index, key);
   std::vector<ki::Expr> coords = coordinates_of(index, out_shape, &divided_);
   ki::Expr along = coords[size_t(axis)];
   struct Part {
@@ -163,7 +173,7 @@ void ElementLowering::evaluate_concatenate(const CallNode* call, const IndexAt& 
   }
   std::string name = fresh("concatenate");
   DType dtype = dtype_of(Expr(call));
-  block().push_back(ki::declare(name, dtype, "concatenate" + at_span_of(call->span())));
+  block().push_back(ki::declare(name, dtype, ops::concatenate()->name + at_span_of(call->span())));
   // Each part is computed only in its branch, where its reads are in bounds;
   // the branches' statements collect in `bodies` until the chain is built.
   auto bodies = std::make_shared<std::vector<std::vector<ki::Stmt>>>();
@@ -203,8 +213,9 @@ void ElementLowering::evaluate_take(const CallNode* call, const IndexAt& index, 
   const std::vector<int64_t>& data_shape = shape_of(data);
   const std::vector<int64_t>& out_shape = shape_of(Expr(call));
   size_t index_rank = shape_of(indices).size();
-  bool flattened = call->attrs->is_none("axis");
-  int64_t axis = flattened ? 0 : normalize_axis(call->attrs->get_int("axis"), int64_t(data_shape.size()), "take");
+  const TakeAttrs take = take_attrs(*call->attrs);
+  bool flattened = !take.axis;
+  int64_t axis = flattened ? 0 : normalize_axis(*take.axis, int64_t(data_shape.size()), ops::take()->name);
   int64_t extent = 1;
   if (flattened)
     for (int64_t d : data_shape) extent *= d;
@@ -218,16 +229,16 @@ void ElementLowering::evaluate_take(const CallNode* call, const IndexAt& index, 
     std::vector<ki::Expr> inner(coords.begin() + axis, coords.begin() + axis + int64_t(index_rank));
     indices_index = inner.empty() ? IndexAt::at_offset(ki::index(0)) : IndexAt::at_coords(inner);
   }
-  std::string mode = call->attrs->get_string("mode");
+  TakeMode mode = take.mode;
   work_.push_back([=, this] {
     ki::Expr raw = ki::cast(DType::kInt64, pop());
     std::string name = fresh("take_index");
     ki::Expr position_value;
-    if (mode == "wrap") {
+    if (mode == TakeMode::kWrap) {
       ki::Expr remainder = ki::binary(ki::BinaryOp::kMod, raw, ki::index(extent));
       position_value = ki::binary(ki::BinaryOp::kMod, ki::binary(ki::BinaryOp::kAdd, remainder, ki::index(extent)),
                                   ki::index(extent));
-    } else if (mode == "fast") {
+    } else if (mode == TakeMode::kFast) {
       position_value = ki::checked_index(raw, extent);  // out of range is an error, as in the interpreter
     } else {
       position_value = ki::select(ki::binary(ki::BinaryOp::kLess, raw, ki::index(0)), ki::index(0),
@@ -235,7 +246,7 @@ void ElementLowering::evaluate_take(const CallNode* call, const IndexAt& index, 
                                              ki::index(extent - 1), raw));
     }
     block().push_back(ki::let(name, DType::kInt64, position_value,
-                              "take (mode \"" + mode + "\")" + at_span_of(call->span())));
+                              ops::take()->name + " (mode \"" + take_mode_name(mode) + "\")" + at_span_of(call->span())));
     ki::Expr position = ki::var(name);
     IndexAt data_index = IndexAt::at_offset(position);
     if (!flattened) {
@@ -255,7 +266,7 @@ void ElementLowering::evaluate_take(const CallNode* call, const IndexAt& index, 
 }
 
 void ElementLowering::evaluate_concatenation_part(const CallNode* call, size_t axis, size_t part,
-                                                  const IndexAt& index, const Key& key) {
+                                                  const PartStart& start, const IndexAt& index, const Key& key) {
   const TupleNode& tuple = *as<TupleNode>(call->args[0]);
   const std::vector<int64_t>& out_shape = shape_of(Expr(call));
   int64_t part_begin = 0;
@@ -269,13 +280,16 @@ void ElementLowering::evaluate_concatenation_part(const CallNode* call, size_t a
     if (d < axis) contiguous = contiguous && out_shape[d] == 1;
     if (d > axis) axis_stride *= out_shape[d];
   }
+  auto back = [](const ki::Expr& e, const ki::Expr& shift, int64_t constant) {
+    return shift ? unshift(e, shift) : ki::add(e, -constant);
+  };
   IndexAt at;
   if (contiguous && index.offset && !index.has_coords) {
-    at = IndexAt::at_offset(ki::add(index.offset, -part_begin * axis_stride));
+    at = IndexAt::at_offset(back(index.offset, start.base, part_begin * axis_stride));
   } else {
     std::vector<ki::Expr> coords = coordinates_of(index, out_shape, &divided_);
-    coords[axis] = ki::add(coords[axis], -part_begin);
-    at = contiguous && index.offset ? IndexAt::at(ki::add(index.offset, -part_begin * axis_stride), std::move(coords))
+    coords[axis] = back(coords[axis], start.begin, part_begin);
+    at = contiguous && index.offset ? IndexAt::at(back(index.offset, start.base, part_begin * axis_stride), std::move(coords))
                                     : IndexAt::at_coords(std::move(coords));
   }
   work_.push_back([this, key] {

@@ -22,14 +22,29 @@ class ElementLowering {
 
   // Elements of `node` are loaded from buffer `name` (of the node's dtype).
   void bind_buffer(const ExprNode* node, std::string name);
+  // The same for a buffer a parallel loop takes as an argument: its loads'
+  // locals are named after `name`, not the node, so loops reading different
+  // nodes this way can be equal.
+  void bind_argument_buffer(const ExprNode* node, std::string name) {
+    bind_buffer(node, std::move(name));
+    argument_buffers_.insert(node);
+  }
   // `node`'s value at `index` is `value` (a reduction's or anchor's result
   // in its epilogue); reading it at another index is an error.
   void bind_value(const ExprNode* node, const IndexAt& index, kernel_ir::Expr value);
 
+  // Where a concatenation's part starts: along its axis (`begin`) and, as
+  // the part is one contiguous run of the result, at which offset (`base`).
+  // Null: at the constant the operand shapes give.
+  struct PartStart {
+    kernel_ir::Expr begin, base;
+  };
   // Every element this lowering computes lies in part `part` of the
   // concatenation `concatenate` (which then reads that part alone, with no
-  // test of the coordinate along its axis).
-  void within_concatenation_part(const CallNode* concatenate, size_t part) { known_parts_[concatenate] = part; }
+  // test of the coordinate along its axis), starting at `start`.
+  void within_concatenation_part(const CallNode* concatenate, size_t part, PartStart start = {}) {
+    known_parts_[concatenate] = {part, std::move(start)};
+  }
 
   // Appends what computing `node` at `index` needs and returns its value (in
   // the node's compute type). Iterative: no native recursion on depth.
@@ -55,8 +70,8 @@ class ElementLowering {
   void evaluate(const Expr& node, const IndexAt& index);
   void evaluate_call(const CallNode* call, const IndexAt& index, const Key& key);
   void evaluate_concatenate(const CallNode* call, const IndexAt& index, const Key& key);
-  void evaluate_concatenation_part(const CallNode* call, size_t axis, size_t part, const IndexAt& index,
-                                   const Key& key);
+  void evaluate_concatenation_part(const CallNode* call, size_t axis, size_t part, const PartStart& start,
+                                   const IndexAt& index, const Key& key);
   void evaluate_take(const CallNode* call, const IndexAt& index, const Key& key);
   void combine(const CallNode* call, const Key& key, size_t arity);
   kernel_ir::Expr pop();
@@ -70,7 +85,8 @@ class ElementLowering {
   bool divided_ = false;
   std::unordered_map<const ExprNode*, std::string> buffers_;
   std::unordered_set<const ExprNode*> bound_;  // nodes with a value at one index only
-  std::unordered_map<const CallNode*, size_t> known_parts_;  // see within_concatenation_part
+  std::unordered_set<const ExprNode*> argument_buffers_;  // see bind_argument_buffer
+  std::unordered_map<const CallNode*, std::pair<size_t, PartStart>> known_parts_;  // see within_concatenation_part
   // Values computed so far, one map per open block (concatenate's branches).
   std::vector<std::unordered_map<Key, kernel_ir::Expr, KeyHash>> scopes_;
   // Statements of the concatenate branches open now, innermost last.

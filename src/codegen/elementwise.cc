@@ -12,6 +12,7 @@
 #include "ir/functor.h"
 #include "ir/layout.h"
 #include "op/handles.h"
+#include "op/movement_attrs.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "op/shape_rules.h"
@@ -49,12 +50,14 @@ struct ElementLoopBuilder {
 
   ElementLowering lowering(std::vector<ki::Stmt>& out, int& numbering) const { return k.lowering(out, numbering); }
 
-  // `output_base`: where in `output` the loop's first element goes.
+  // `output_base`: where in `output` the loop's first element goes;
+  // `arguments`: what the loop's body reads from its call (see
+  // kernel_ir::ParallelArguments).
   bool build(const std::string& loop_name, const std::string& comment, const std::vector<int64_t>& shape,
              const std::string& output, const LoweredValueAt& value, const std::string& layout = "",
-             int64_t output_base = 0) {
+             const ki::Expr& output_base = ki::index(0), ki::ParallelArguments arguments = {}) {
     if (!layout.empty()) {
-      if (output_base != 0) throw Error(ErrorKind::kBackend, "a laid-out loop writes its whole output", k.function->span());
+      if (!ki::is_index(output_base, 0) || !arguments.empty()) throw Error(ErrorKind::kBackend, "a laid-out loop writes its whole output", k.function->span());
       // A row holds all of a pixel's channels (nhwc) or one block of them.
       const Layout laid_out = Layout::of(layout);
       int64_t block = laid_out.channels_last() && shape.size() == 4 ? shape[1] : laid_out.channel_block;
@@ -92,11 +95,11 @@ struct ElementLoopBuilder {
     std::vector<ki::Stmt> body;
     if (iterations > 0)
       body = loop.flat ? flat_loop(output, value, output_base) : row_loop(shape, loop, output, value, output_base);
-    kernel.body.push_back(ki::parallel(loop_name, iterations, grain, std::move(body), comment));
+    kernel.body.push_back(ki::parallel(loop_name, iterations, grain, std::move(body), comment, std::move(arguments)));
     return loop.flat;
   }
 
-  std::vector<ki::Stmt> flat_loop(const std::string& output, const LoweredValueAt& value, int64_t output_base) {
+  std::vector<ki::Stmt> flat_loop(const std::string& output, const LoweredValueAt& value, const ki::Expr& output_base) {
     std::vector<ki::Stmt> inner;
     ElementLowering l = lowering(inner, counter);
     ki::Expr i = ki::var("i");
@@ -140,7 +143,7 @@ struct ElementLoopBuilder {
   }
 
   std::vector<ki::Stmt> row_loop(const std::vector<int64_t>& shape, const LoopShape& loop, const std::string& output,
-                                 const LoweredValueAt& value, int64_t output_base) {
+                                 const LoweredValueAt& value, const ki::Expr& output_base) {
     std::vector<int64_t> outer(shape.begin(), shape.begin() + int64_t(loop.inner_dim));
     ki::Expr row = ki::var("row");
     std::vector<ki::Expr> row_coords = coordinates_of(IndexAt::at_offset(row), outer, nullptr);
@@ -179,9 +182,10 @@ void lower_split(const CpuKernel& k, ElementLoopBuilder& builder) {
   const CallNode& split = *k.root;
   const Expr& input = split.args[0];
   const std::vector<int64_t>& in_shape = shape_of(input);
-  int64_t axis = normalize_axis(split.attrs->get_int("axis"), int64_t(in_shape.size()), "split");
-  std::vector<int64_t> sizes =
-      split_sizes(in_shape[size_t(axis)], *split.attrs->find("indices_or_sections"), "split");
+  const SplitAttrs attrs = split_attrs(*split.attrs);
+  const std::string& name = ops::split()->name;
+  int64_t axis = normalize_axis(attrs.axis, int64_t(in_shape.size()), name);
+  std::vector<int64_t> sizes = split_sizes(in_shape[size_t(axis)], sections_value(attrs), name);
   bool leading = true;  // every dimension before the axis has extent 1
   int64_t axis_stride = 1;
   for (int64_t d = 0; d < int64_t(in_shape.size()); ++d) {
@@ -230,7 +234,7 @@ const CallNode* concatenation_by_parts(const CpuKernel& k) {
   if (count != 1 || !as<TupleNode>(found->args[0])) return nullptr;
   const std::vector<int64_t>& shape = shape_of(Expr(found));
   if (shape != k.outputs[0]->shape || shape.empty()) return nullptr;
-  int64_t axis = normalize_axis(found->attrs->get_int("axis"), int64_t(shape.size()), "concatenate");
+  int64_t axis = normalize_axis(concatenate_attrs(*found->attrs).axis, int64_t(shape.size()), ops::concatenate()->name);
   for (int64_t d = 0; d < axis; ++d)
     if (shape[size_t(d)] != 1) return nullptr;
   // Every path from the root down to the concatenation keeps the element.
@@ -256,13 +260,17 @@ const CallNode* concatenation_by_parts(const CpuKernel& k) {
 }
 
 // Each part of the concatenation `concat` (see concatenation_by_parts)
-// writes its run of the result with a loop of its own.
+// writes its run of the result with a loop of its own. Where the part lies
+// and which input it reads are the loop's arguments, so the parts that read
+// an input alone (the common case: DenseNet's concatenations of up to 60
+// feature maps) share one function: generated code stays one part long.
 void lower_concatenation_by_parts(const CpuKernel& k, const CallNode& concat, ElementLoopBuilder& builder) {
   const std::vector<int64_t>& shape = shape_of(Expr(&concat));
-  size_t axis = size_t(normalize_axis(concat.attrs->get_int("axis"), int64_t(shape.size()), "concatenate"));
+  size_t axis = size_t(normalize_axis(concatenate_attrs(*concat.attrs).axis, int64_t(shape.size()), ops::concatenate()->name));
   int64_t axis_stride = 1;
   for (size_t d = axis + 1; d < shape.size(); ++d) axis_stride *= shape[d];
   const std::vector<Expr>& fields = as<TupleNode>(concat.args[0])->fields;
+  const ki::Expr part_begin = ki::var("part_begin"), part_base = ki::var("part_base");
   Expr root(k.root);
   int64_t begin = 0;
   for (size_t part = 0; part < fields.size(); ++part) {
@@ -270,19 +278,28 @@ void lower_concatenation_by_parts(const CpuKernel& k, const CallNode& concat, El
     part_shape[axis] = shape_of(fields[part])[axis];
     if (part_shape[axis] == 0) continue;
     int64_t base = begin * axis_stride;
-    LoweredValueAt value = [&, part, begin, base, part_shape](ElementLowering& lowering, const IndexAt& at) {
-      lowering.within_concatenation_part(&concat, part);
-      if (at.offset && !at.has_coords) return lowering.lower(root, IndexAt::at_offset(ki::add(at.offset, base)));
+    ki::ParallelArguments arguments{{{"part_begin", ki::index(begin)}, {"part_base", ki::index(base)}}, {}};
+    const ExprNode* input = nullptr;  // a parameter the part reads alone
+    for (size_t i = 0; i < k.function->params.size(); ++i)
+      if (k.function->params[i].get() == fields[part].get()) {
+        input = fields[part].get();
+        arguments.buffers.push_back({"part_input", k.input(i)});
+      }
+    LoweredValueAt value = [&, part, part_shape, input](ElementLowering& lowering, const IndexAt& at) {
+      lowering.within_concatenation_part(&concat, part, {part_begin, part_base});
+      if (input) lowering.bind_argument_buffer(input, "part_input");
+      if (at.offset && !at.has_coords) return lowering.lower(root, IndexAt::at_offset(ki::add(at.offset, part_base)));
       std::vector<ki::Expr> coords = coordinates_of(at, part_shape, lowering.division_tracker());
-      coords[axis] = ki::add(coords[axis], begin);
-      return lowering.lower(root, at.offset ? IndexAt::at(ki::add(at.offset, base), std::move(coords))
+      coords[axis] = ki::add(coords[axis], part_begin);
+      return lowering.lower(root, at.offset ? IndexAt::at(ki::add(at.offset, part_base), std::move(coords))
                                             : IndexAt::at_coords(std::move(coords)));
     };
+    builder.counter = 0;  // each part's function numbers its own locals, so equal parts print alike
     builder.build("concatenation_part_" + std::to_string(part),
                   "Part " + std::to_string(part) + " of the concatenation: elements " + std::to_string(begin) +
                       " to " + std::to_string(begin + part_shape[axis]) + " of axis " + std::to_string(axis) +
                       ", producers inlined",
-                  part_shape, k.output(0), value, "", base);
+                  part_shape, k.output(0), value, "", part_base, std::move(arguments));
     begin += part_shape[axis];
   }
 }

@@ -10,6 +10,7 @@
 
 #include "codegen/library_anchor.h"
 #include "op/handles.h"
+#include "op/linear_attrs.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
 #include "op/window_attrs.h"
@@ -82,7 +83,8 @@ DnnlAnchor product(const CpuKernel& k) {
       return side;
     };
   } else {  // nn.batch_matmul
-    bool ta = call.attrs->get_bool("transpose_a"), tb = call.attrs->get_bool("transpose_b");
+    const LinearAttrs linear = linear_attrs(*call.attrs);
+    bool ta = linear.transpose_a, tb = linear.transpose_b;
     int64_t m = ta ? a[2] : a[1], k_size = ta ? a[1] : a[2], n = tb ? b[1] : b[2];
     s.src = {{a[0], m, k_size}, ta ? Dims{m * k_size, 1, m} : Dims{m * k_size, k_size, 1}};
     s.weights = {{b[0], k_size, n}, tb ? Dims{k_size * n, 1, k_size} : Dims{k_size * n, n, 1}};

@@ -11,7 +11,9 @@
 #include <set>
 
 #include "codegen/library_anchor.h"
+#include "op/elementwise_attrs.h"
 #include "op/handles.h"
+#include "op/norm_attrs.h"
 #include "op/registry.h"
 #include "support/error.h"
 #include "targets/cpu/runtime/primitive_post_ops.h"
@@ -40,7 +42,10 @@ std::optional<PrimitivePostOp> eltwise(const OpNode* op, const CallNode& call) {
   if (op == ops::sqrt()) return append("eltwise_sqrt", 0, 0);
   if (op == ops::abs()) return append("eltwise_abs", 0, 0);
   if (op == ops::negative()) return append("eltwise_linear", -1, 0);
-  if (op == ops::clip()) return append("eltwise_clip", call.attrs->get_float("a_min"), call.attrs->get_float("a_max"));
+  if (op == ops::clip()) {
+    const ClipAttrs bounds = clip_attrs(*call.attrs);
+    return append("eltwise_clip", bounds.a_min, bounds.a_max);
+  }
   return std::nullopt;
 }
 
@@ -145,7 +150,7 @@ std::optional<Dims> operand_dims(const CallNode& call, const Expr& side, const D
   const Dims& out = shape_of(Expr(&call));
   Dims side_shape = shape_of(side);
   if (as<OpNode>(call.op) == ops::bias_add()) {
-    int64_t axis = call.attrs->get_int("axis");
+    int64_t axis = norm_attrs(*call.attrs).axis;
     if (axis < 0) axis += int64_t(out.size());
     side_shape.assign(out.size(), 1);
     side_shape[size_t(axis)] = out[size_t(axis)];

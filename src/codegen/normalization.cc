@@ -13,6 +13,7 @@
 #include "codegen/accumulator.h"
 #include "codegen/group_kernel.h"
 #include "op/handles.h"
+#include "op/norm_attrs.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "support/error.h"
@@ -136,7 +137,7 @@ ki::Stmt softmax(const CpuKernel& k, const AxisView& v, DType dtype) {
   k.lower_store_result(scaled, counter, f32_var("softmax", working), IndexAt::at_offset(along(v, a)));
   row.push_back(ki::for_loop("a", ki::index(0), ki::index(v.length), ki::LoopKind::kSimd, std::move(scaled)));
   return ki::parallel("softmax", v.outer * v.inner, row_grain(v.length), {over_rows(v, std::move(row))},
-                      "nn.softmax" + at_span(k.master->span()) + ", one row at a time");
+                      ops::softmax()->name + at_span(k.master->span()) + ", one row at a time");
 }
 
 // A float value held in double, and a double variable.
@@ -165,56 +166,56 @@ void double_sum(std::vector<ki::Stmt>& body, const std::string& target, int64_t 
 // values overflows (a float variance of +-3e38 is inf, which normalised
 // the row to 0).
 ki::Stmt layer_norm(const CpuKernel& k, const AxisView& v, DType dtype) {
-  const AttrsNode& attrs = *k.master->attrs;
+  const NormAttrs attrs = norm_attrs(*k.master->attrs);
   ki::Expr a = ki::var("a");
   ki::Expr x = in_double(ki::load(k.operand(0), dtype, along(v, a)));
   ki::Expr length = double_value(double(v.length));
   ki::Expr deviation = ki::binary(BinaryOp::kSub, x, double_var("mean"));
   ki::Expr value = ki::binary(BinaryOp::kMul, deviation, double_var("inv_std"));
-  if (attrs.get_bool("scale"))
+  if (attrs.scale)
     value = ki::binary(BinaryOp::kMul, value, in_double(ki::load(k.operand(1), dtype, a)));
-  if (attrs.get_bool("center"))
+  if (attrs.center)
     value = ki::binary(BinaryOp::kAdd, value, in_double(ki::load(k.operand(2), dtype, a)));
   std::vector<ki::Stmt> row;
   double_sum(row, "sum", v.length, x);
   row.push_back(ki::declare("mean", ki::binary(BinaryOp::kDiv, double_var("sum"), length)));
   double_sum(row, "squares", v.length, ki::binary(BinaryOp::kMul, deviation, deviation));
   ki::Expr variance = ki::binary(BinaryOp::kDiv, double_var("squares"), length);
-  row.push_back(ki::declare("inv_std", inverse_deviation(variance, attrs.get_float("epsilon"))));
+  row.push_back(ki::declare("inv_std", inverse_deviation(variance, attrs.epsilon)));
   DType working = working_dtype(dtype);
   std::vector<ki::Stmt> normalised = {ki::let("layer_norm", working, ki::cast(dtype, value))};
   int counter = 0;
   k.lower_store_result(normalised, counter, f32_var("layer_norm", working), IndexAt::at_offset(along(v, a)));
   row.push_back(ki::for_loop("a", ki::index(0), ki::index(v.length), ki::LoopKind::kSimd, std::move(normalised)));
   return ki::parallel("layer_norm", v.outer * v.inner, row_grain(v.length), {over_rows(v, std::move(row))},
-                      "nn.layer_norm" + at_span(k.master->span()) + ", one row at a time");
+                      ops::layer_norm()->name + at_span(k.master->span()) + ", one row at a time");
 }
 
 // Output 0 is normalized per channel, in double as the reference computes
 // it (x - mean of +-3e38 overflows a float); outputs 1 and 2 are copies of
 // the moving mean and variance (Relay's inference form).
 std::vector<ki::Stmt> batch_norm(const CpuKernel& k, const AxisView& v, DType dtype) {
-  const AttrsNode& attrs = *k.master->attrs;
+  const NormAttrs attrs = norm_attrs(*k.master->attrs);
   auto channel = [&](size_t input) { return in_double(ki::load(k.operand(input), dtype, ki::var("c"))); };
   ki::Expr plane = ki::var("plane"), i = ki::var("i");
   ki::Expr x = in_double(ki::load(k.operand(0), dtype, ki::add(ki::var("base"), i)));
   ki::Expr normalised =
       ki::binary(BinaryOp::kMul, ki::binary(BinaryOp::kSub, x, double_var("mean")), double_var("inv_std"));
-  if (attrs.get_bool("scale")) normalised = ki::binary(BinaryOp::kMul, normalised, double_var("gamma"));
-  if (attrs.get_bool("center")) normalised = ki::binary(BinaryOp::kAdd, normalised, double_var("beta"));
+  if (attrs.scale) normalised = ki::binary(BinaryOp::kMul, normalised, double_var("gamma"));
+  if (attrs.center) normalised = ki::binary(BinaryOp::kAdd, normalised, double_var("beta"));
   std::vector<ki::Stmt> body = {
       ki::let("c", DType::kInt64, ki::binary(BinaryOp::kMod, plane, ki::index(v.length))),
       ki::declare("mean", channel(3)),
-      ki::declare("inv_std", inverse_deviation(channel(4), attrs.get_float("epsilon"))),
+      ki::declare("inv_std", inverse_deviation(channel(4), attrs.epsilon)),
   };
-  if (attrs.get_bool("scale")) body.push_back(ki::declare("gamma", channel(1)));
-  if (attrs.get_bool("center")) body.push_back(ki::declare("beta", channel(2)));
+  if (attrs.scale) body.push_back(ki::declare("gamma", channel(1)));
+  if (attrs.center) body.push_back(ki::declare("beta", channel(2)));
   body.push_back(ki::let("base", DType::kInt64, ki::mul(plane, v.inner)));
   body.push_back(ki::for_loop("i", ki::index(0), ki::index(v.inner), ki::LoopKind::kSimd,
                               {ki::store(k.output(0), ki::add(ki::var("base"), i), ki::cast(dtype, normalised))}));
   ki::Stmt planes = ki::for_loop("plane", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(body));
   return {ki::parallel("batch_norm", v.outer * v.length, row_grain(v.inner), {std::move(planes)},
-                       "nn.batch_norm" + at_span(k.master->span()) + ", one channel plane at a time"),
+                       ops::batch_norm()->name + at_span(k.master->span()) + ", one channel plane at a time"),
           ki::copy(k.output(1), k.operand(3), v.length, "The moving statistics pass through unchanged."),
           ki::copy(k.output(2), k.operand(4), v.length)};
 }
@@ -231,7 +232,7 @@ ki::Kernel lower_normalization_kernel(const CpuKernel& k) {
     throw Error(ErrorKind::kBackend, "'" + op->name + "' needs a floating-point input, got " + dtype_name(dtype),
                 k.master->span());
   const std::vector<int64_t>& shape = shape_of(data);
-  AxisView v = axis_view(shape, normalize_axis(k.master->attrs->get_int("axis"), int64_t(shape.size()), op->name));
+  AxisView v = axis_view(shape, normalize_axis(norm_attrs(*k.master->attrs).axis, int64_t(shape.size()), op->name));
   if (op == ops::softmax()) kernel.body = {softmax(k, v, dtype)};
   else if (op == ops::layer_norm()) kernel.body = {layer_norm(k, v, dtype)};
   else kernel.body = batch_norm(k, v, dtype);

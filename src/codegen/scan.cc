@@ -9,6 +9,7 @@
 #include "op/handles.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
+#include "op/scan_attrs.h"
 
 namespace switchyard {
 
@@ -21,8 +22,8 @@ using ki::BinaryOp;
 ki::Expr along(const AxisView& v, const ki::Expr& base, const ki::Expr& a) { return ki::add(base, ki::mul(a, v.inner)); }
 
 ki::Stmt cumsum(const CpuKernel& k, const AxisView& v, DType dtype) {
-  const AttrsNode& attrs = *k.master->attrs;
-  bool exclusive = attrs.get_bool("exclusive"), reverse = attrs.get_bool("reverse");
+  const CumsumAttrs attrs = cumsum_attrs(*k.master->attrs);
+  bool exclusive = attrs.exclusive, reverse = attrs.reverse;
   ki::Expr step = ki::var("step");
   ki::Expr a = reverse ? ki::binary(BinaryOp::kSub, ki::index(v.length - 1), step) : step;
   ki::Expr at = along(v, ki::var("base"), ki::var("a"));
@@ -37,7 +38,7 @@ ki::Stmt cumsum(const CpuKernel& k, const AxisView& v, DType dtype) {
       ki::declare("sum", sum_start(dtype)),
       ki::for_loop("step", ki::index(0), ki::index(v.length), ki::LoopKind::kSerial, std::move(element))};
   return ki::parallel("cumsum", v.outer * v.inner, row_grain(v.length), {over_rows(v, std::move(row))},
-                      "cumsum" + at_span(k.master->span()) + ", one row at a time");
+                      ops::cumsum()->name + at_span(k.master->span()) + ", one row at a time");
 }
 
 // Whether value a ranks strictly before value b: larger (or smaller), a
@@ -61,9 +62,9 @@ ki::Expr ties(const ki::Expr& a, const ki::Expr& b) {
 }
 
 ki::Stmt topk_indices(const CpuKernel& k, const AxisView& v, DType dtype) {
-  const AttrsNode& attrs = *k.master->attrs;
-  bool largest = attrs.get_bool("largest");
-  int64_t count = attrs.get_int("k");
+  const TopkAttrs attrs = topk_attrs(*k.master->attrs);
+  bool largest = attrs.largest;
+  int64_t count = attrs.k;
   AxisView out{v.outer, count, v.inner};
   ki::Expr a = ki::var("a"), value = ki::var("value", dtype);
   ki::Expr previous = ki::var("previous", dtype), previous_at = ki::var("previous_at");
@@ -91,7 +92,7 @@ ki::Stmt topk_indices(const CpuKernel& k, const AxisView& v, DType dtype) {
       ki::declare("previous", ki::load(k.operand(0), dtype, ki::var("base"))), ki::declare("previous_at", ki::index(-1)),
       ki::for_loop("p", ki::index(0), ki::index(count), ki::LoopKind::kSerial, std::move(choose))};
   return ki::parallel("topk_indices", v.outer * v.inner, row_grain(v.length * count), {over_rows(v, std::move(row))},
-                      "topk_indices" + at_span(k.master->span()) + ", k passes over each row");
+                      ops::topk_indices()->name + at_span(k.master->span()) + ", k passes over each row");
 }
 
 }  // namespace
@@ -101,7 +102,8 @@ ki::Kernel lower_scan_kernel(const CpuKernel& k) {
   const OpNode* op = as<OpNode>(k.master->op);
   const Expr& data = k.master->args[0];
   const std::vector<int64_t>& shape = shape_of(data);
-  AxisView v = axis_view(shape, normalize_axis(k.master->attrs->get_int("axis"), int64_t(shape.size()), op->name));
+  int64_t axis = op == ops::cumsum() ? cumsum_attrs(*k.master->attrs).axis : topk_attrs(*k.master->attrs).axis;
+  AxisView v = axis_view(shape, normalize_axis(axis, int64_t(shape.size()), op->name));
   kernel.body = {op == ops::cumsum() ? cumsum(k, v, dtype_of(data)) : topk_indices(k, v, dtype_of(data))};
   return kernel;
 }

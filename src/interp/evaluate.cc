@@ -39,6 +39,7 @@ class Evaluator {
   Value run(const Expr& root, Activation& activation);
 
  private:
+  Value leaf_value(const ExprNode* node, const Activation& activation);
   Value lookup_var(const VarNode* var, const Activation& activation) const;
   Value global_function(const GlobalVarNode* global) const;
   Value make_closure(const FunctionNode* fn, const Activation& activation);
@@ -112,6 +113,35 @@ Value Evaluator::make_closure(const FunctionNode* fn, const Activation& activati
   return Value::make_closure(Function(fn), std::move(captured));
 }
 
+// A node that evaluates without evaluating others first.
+Value Evaluator::leaf_value(const ExprNode* node, const Activation& activation) {
+  switch (node->kind()) {
+    case ExprKind::kVar: return lookup_var(static_cast<const VarNode*>(node), activation);
+    case ExprKind::kConstant:
+      return Value::make_tensor(static_cast<const ConstantNode*>(node)->data, node->virtual_device());
+    case ExprKind::kGlobalVar: return global_function(static_cast<const GlobalVarNode*>(node));
+    case ExprKind::kFunction: return make_closure(static_cast<const FunctionNode*>(node), activation);
+    default:
+      throw Error(ErrorKind::kUsage,
+                  "operator '" + static_cast<const OpNode*>(node)->name + "' is used as a value; it can only be called",
+                  node->span());
+  }
+}
+
+const Value& tuple_field(const TupleGetItemNode* item, const Value& tuple) {
+  if (!tuple.is_tuple() || item->index < 0 || size_t(item->index) >= tuple.fields.size())
+    throw Error(ErrorKind::kType, "cannot take field " + std::to_string(item->index) + " of " + value_summary(tuple),
+                item->span());
+  return tuple.fields[size_t(item->index)];
+}
+
+bool branch_taken(const IfNode* branch, const Value& cond) {
+  if (!cond.is_tensor() || cond.tensor.dtype() != DType::kBool || cond.tensor.numel() != 1)
+    throw Error(ErrorKind::kType, "the condition of 'if' must be a bool scalar, got " + value_summary(cond),
+                branch->cond->span().defined() ? branch->cond->span() : branch->span());
+  return cond.tensor.as<uint8_t>()[0] != 0;
+}
+
 Value Evaluator::run(const Expr& root, Activation& activation) {
   struct Task {
     const ExprNode* node;
@@ -133,23 +163,11 @@ Value Evaluator::run(const Expr& root, Activation& activation) {
     }
     switch (node->kind()) {
       case ExprKind::kVar:
-        values[node] = lookup_var(static_cast<const VarNode*>(node), activation);
-        stack.pop_back();
-        break;
       case ExprKind::kConstant:
-        values[node] = Value::make_tensor(static_cast<const ConstantNode*>(node)->data, node->virtual_device());
-        stack.pop_back();
-        break;
       case ExprKind::kGlobalVar:
-        values[node] = global_function(static_cast<const GlobalVarNode*>(node));
-        stack.pop_back();
-        break;
       case ExprKind::kOp:
-        throw Error(ErrorKind::kUsage,
-                    "operator '" + static_cast<const OpNode*>(node)->name + "' is used as a value; it can only be called",
-                    node->span());
       case ExprKind::kFunction:
-        values[node] = make_closure(static_cast<const FunctionNode*>(node), activation);
+        values[node] = leaf_value(node, activation);
         stack.pop_back();
         break;
       case ExprKind::kTuple: {
@@ -173,11 +191,7 @@ Value Evaluator::run(const Expr& root, Activation& activation) {
           push(item->tuple);
           break;
         }
-        const Value& tuple = value_of(item->tuple);
-        if (!tuple.is_tuple() || item->index < 0 || size_t(item->index) >= tuple.fields.size())
-          throw Error(ErrorKind::kType, "cannot take field " + std::to_string(item->index) + " of " +
-                                            value_summary(tuple), node->span());
-        values[node] = tuple.fields[size_t(item->index)];
+        values[node] = tuple_field(item, value_of(item->tuple));
         stack.pop_back();
         break;
       }
@@ -214,11 +228,7 @@ Value Evaluator::run(const Expr& root, Activation& activation) {
           stack[top].stage = 1;
           push(branch->cond);
         } else if (stage == 1) {
-          const Value& cond = value_of(branch->cond);
-          if (!cond.is_tensor() || cond.tensor.dtype() != DType::kBool || cond.tensor.numel() != 1)
-            throw Error(ErrorKind::kType, "the condition of 'if' must be a bool scalar, got " + value_summary(cond),
-                        branch->cond->span().defined() ? branch->cond->span() : node->span());
-          bool taken = cond.tensor.as<uint8_t>()[0] != 0;
+          bool taken = branch_taken(branch, value_of(branch->cond));
           stack[top].stage = taken ? 2 : 3;
           push(taken ? branch->then_branch : branch->else_branch);
         } else {
@@ -255,22 +265,25 @@ const InterpKernelDef* Evaluator::kernel_for(const OpNode* op) {
   return kernels_[op] = find_interp_kernel(op->name);
 }
 
-// The virtual device named by a placement operator's attribute.
-const VirtualDevice* device_attr(const CallNode* call, const std::string& op_name, const std::string& attr) {
-  const AttrValue* v = call->attrs ? call->attrs->find(attr) : nullptr;
-  const std::string* text = v ? std::get_if<std::string>(v) : nullptr;
-  if (!text) throw Error(ErrorKind::kType, "'" + op_name + "' needs a device string attribute '" + attr + "'", call->span());
+Value Evaluator::apply_placement(const CallNode* call, const std::string& op_name, const Value& arg) const {
+  // The attributes a hand-built call may lack or misspell: an error naming the call, not a crash.
+  const bool wish = call->op.get() == on_device_op();
+  const VirtualDevice* device = nullptr;
+  DeviceCopyAttrs ends;
   try {
-    return VirtualDevice::parse(*text);
+    if (!call->attrs) throw Error(ErrorKind::kType, "its device attributes are missing");
+    if (wish)
+      device = on_device_wish(*call);
+    else
+      ends = device_copy_attrs(*call);
   } catch (const Error& e) {
     throw Error(ErrorKind::kType, "'" + op_name + "': " + e.message(), call->span());
+  } catch (const std::logic_error& e) {
+    throw Error(ErrorKind::kType, "'" + op_name + "': " + e.what(), call->span());
   }
-}
-
-Value Evaluator::apply_placement(const CallNode* call, const std::string& op_name, const Value& arg) const {
-  if (call->op.get() == on_device_op()) return relabel_value(arg, device_attr(call, op_name, "device"));
-  const VirtualDevice* src = device_attr(call, op_name, "src");
-  const VirtualDevice* dst = device_attr(call, op_name, "dst");
+  if (wish) return relabel_value(arg, device);
+  const VirtualDevice* src = ends.src;
+  const VirtualDevice* dst = ends.dst;
   // A copy from where the value does not live means placement went wrong upstream.
   if (arg.is_tensor() || arg.is_tuple())
     for (const Value& t : flatten_tensors(arg))

@@ -47,6 +47,8 @@ void register_interp_kernel(const std::string& op_name, InterpKernelDef def) {
   t.kernels.emplace(op_name, std::make_unique<InterpKernelDef>(std::move(def)));
 }
 
+void register_interp_kernel(const OpNode* op, InterpKernelDef def) { register_interp_kernel(op->name, std::move(def)); }
+
 const InterpKernelDef* find_interp_kernel(const std::string& op_name) {
   ensure_builtin_kernels();
   KernelTable& t = table();

@@ -12,6 +12,7 @@
 
 #include "interp/value.h"
 #include "ir/attrs.h"
+#include "ir/expr.h"
 
 namespace switchyard {
 
@@ -30,6 +31,8 @@ struct InterpKernelDef {
 
 // Adds a kernel; throws std::logic_error on a duplicate name.
 void register_interp_kernel(const std::string& op_name, InterpKernelDef def);
+// The same, keyed by the operator's handle (op/handles.h), as the built-in kernels are.
+void register_interp_kernel(const OpNode* op, InterpKernelDef def);
 // Null when the operator has no reference kernel.
 const InterpKernelDef* find_interp_kernel(const std::string& op_name);
 // Names of every operator with a kernel, sorted.

@@ -61,19 +61,6 @@ uint64_t double_to_uint64(double v) {
   return uint64_t(double_to_int64(v));  // a negative value wraps
 }
 
-int64_t int_attr(const AttrsNode& attrs, const std::string& name) {
-  const AttrValue& v = require_attr(attrs, name);
-  if (auto* i = std::get_if<int64_t>(&v)) return *i;
-  if (auto* list = std::get_if<std::vector<int64_t>>(&v); list && list->size() == 1) return (*list)[0];
-  attr_kind_fail(name, "an integer", v);
-}
-
-std::optional<int64_t> optional_int_attr(const AttrsNode& attrs, const std::string& name) {
-  const AttrValue* v = attrs.find(name);
-  if (!v || std::holds_alternative<std::monostate>(*v)) return std::nullopt;
-  return int_attr(attrs, name);
-}
-
 double float_attr(const AttrsNode& attrs, const std::string& name) {
   const AttrValue& v = require_attr(attrs, name);
   if (auto* d = std::get_if<double>(&v)) return *d;
@@ -81,32 +68,10 @@ double float_attr(const AttrsNode& attrs, const std::string& name) {
   attr_kind_fail(name, "a number", v);
 }
 
-bool bool_attr(const AttrsNode& attrs, const std::string& name) {
-  const AttrValue& v = require_attr(attrs, name);
-  if (auto* b = std::get_if<bool>(&v)) return *b;
-  if (auto* i = std::get_if<int64_t>(&v)) return *i != 0;
-  attr_kind_fail(name, "a boolean", v);
-}
-
 std::string string_attr(const AttrsNode& attrs, const std::string& name) {
   const AttrValue& v = require_attr(attrs, name);
   if (auto* s = std::get_if<std::string>(&v)) return *s;
   attr_kind_fail(name, "a string", v);
-}
-
-std::vector<int64_t> ints_attr(const AttrsNode& attrs, const std::string& name) {
-  std::optional<std::vector<int64_t>> v = optional_ints_attr(attrs, name);
-  if (!v) kernel_fail("attribute '" + name + "' must be a list of integers, got None");
-  return *v;
-}
-
-std::optional<std::vector<int64_t>> optional_ints_attr(const AttrsNode& attrs, const std::string& name) {
-  const AttrValue* v = attrs.find(name);
-  if (!v || std::holds_alternative<std::monostate>(*v)) return std::nullopt;
-  if (auto* list = std::get_if<std::vector<int64_t>>(v)) return *list;
-  if (auto* i = std::get_if<int64_t>(v)) return std::vector<int64_t>{*i};
-  if (auto* d = std::get_if<std::vector<double>>(v); d && d->empty()) return std::vector<int64_t>{};
-  attr_kind_fail(name, "a list of integers", *v);
 }
 
 float load_float(const NDArray& a, int64_t i) {

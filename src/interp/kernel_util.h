@@ -22,16 +22,12 @@ namespace switchyard {
 const NDArray& tensor_arg(const std::vector<Value>& args, size_t index);
 std::vector<NDArray> tuple_arg(const std::vector<Value>& args, size_t index);
 
-// Attribute access that accepts every spelling the registry may normalize
-// to (an int where a list is expected is a one-element list; an int where a
-// float is expected is converted). Missing attributes fail with kernel_fail.
-int64_t int_attr(const AttrsNode& attrs, const std::string& name);
-std::optional<int64_t> optional_int_attr(const AttrsNode& attrs, const std::string& name);  // None -> nullopt
+// An attribute an element-wise operator's scalar meaning names (clip's
+// a_min, cast's dtype): the kernels read other attributes through their
+// family's typed struct (op/*_attrs.h). An int where a float is expected is
+// converted; a missing attribute fails with kernel_fail.
 double float_attr(const AttrsNode& attrs, const std::string& name);
-bool bool_attr(const AttrsNode& attrs, const std::string& name);
 std::string string_attr(const AttrsNode& attrs, const std::string& name);
-std::vector<int64_t> ints_attr(const AttrsNode& attrs, const std::string& name);
-std::optional<std::vector<int64_t>> optional_ints_attr(const AttrsNode& attrs, const std::string& name);
 
 // Element i of a floating-point array, as float (float64 rounds: kernels
 // that must keep its precision use load_double).

@@ -13,37 +13,23 @@
 #include "interp/kernel_groups.h"
 #include "interp/kernel_registry.h"
 #include "interp/kernel_util.h"
+#include "op/handles.h"
+#include "op/window_attrs.h"
 
 namespace switchyard {
 
 namespace {
 
-struct Padding {
-  int64_t top, left, bottom, right;
-};
-
-Padding padding_attr(const AttrsNode& attrs) {
-  std::vector<int64_t> p = ints_attr(attrs, "padding");
-  for (int64_t v : p)
-    if (v < 0) kernel_fail("padding must not be negative");
-  if (p.size() == 1) return {p[0], p[0], p[0], p[0]};
-  if (p.size() == 2) return {p[0], p[1], p[0], p[1]};
-  if (p.size() == 4) return {p[0], p[1], p[2], p[3]};
-  kernel_fail("padding takes 1, 2 or 4 values, got " + std::to_string(p.size()));
-}
-
-// A (height, width) pair given as 1 or 2 positive ints.
-std::array<int64_t, 2> pair_attr(const AttrsNode& attrs, const std::string& name) {
-  std::vector<int64_t> v = ints_attr(attrs, name);
-  if (v.size() != 1 && v.size() != 2) kernel_fail("'" + name + "' takes 1 or 2 values, got " + std::to_string(v.size()));
-  std::array<int64_t, 2> pair{v[0], v.back()};
-  if (pair[0] <= 0 || pair[1] <= 0) kernel_fail("'" + name + "' values must be positive");
-  return pair;
-}
-
-void expect_layout(const AttrsNode& attrs, const std::string& name, const std::string& layout) {
-  std::string given = string_attr(attrs, name);
-  if (given != layout) kernel_fail("only " + name + "=\"" + layout + "\" is supported, got \"" + given + "\"");
+// The window attributes, read once (op/window_attrs.h); the registry
+// checked their lengths and signs when the call was built.
+WindowAttrs checked_window(const AttrsNode& attrs, const std::string& layout, const std::string& kernel_layout) {
+  WindowAttrs w = window_attrs(attrs);
+  if (w.data_layout != layout) kernel_fail("only the \"" + layout + "\" layout is supported, got \"" + w.data_layout + "\"");
+  if (w.kernel_layout != kernel_layout)
+    kernel_fail("only \"" + kernel_layout + "\" weights are supported, got \"" + w.kernel_layout + "\"");
+  if (w.stride_h <= 0 || w.stride_w <= 0 || w.dilation_h <= 0 || w.dilation_w <= 0)
+    kernel_fail("strides and dilation must be positive");
+  return w;
 }
 
 // Output extent of a window sweep: floor (or ceil) of the positions that fit.
@@ -64,14 +50,12 @@ std::vector<NDArray> conv2d_kernel(const std::vector<Value>& args, const AttrsNo
   const NDArray& weight = tensor_arg(args, 1);
   expect_numeric_dtype(data, "data");
   expect_equal_dtypes(data, weight, "data", "weight");
-  expect_layout(attrs, "data_layout", "NCHW");
-  expect_layout(attrs, "kernel_layout", "OIHW");
   expect_nchw(data);
   if (weight.ndim() != 4) kernel_fail("expects OIHW weight, got " + array_type_string(weight));
-  auto [stride_h, stride_w] = pair_attr(attrs, "strides");
-  auto [dilation_h, dilation_w] = pair_attr(attrs, "dilation");
-  Padding pad = padding_attr(attrs);
-  int64_t groups = int_attr(attrs, "groups");
+  const WindowAttrs w = checked_window(attrs, "NCHW", "OIHW");
+  auto [stride_h, stride_w, dilation_h, dilation_w] = std::array{w.stride_h, w.stride_w, w.dilation_h, w.dilation_w};
+  const Padding2D& pad = w.padding;
+  int64_t groups = w.groups;
   int64_t batch = data.shape()[0], channels = data.shape()[1], height = data.shape()[2], width = data.shape()[3];
   int64_t out_channels = weight.shape()[0], kernel_h = weight.shape()[2], kernel_w = weight.shape()[3];
   if (groups <= 0 || channels % groups != 0 || out_channels % groups != 0 || weight.shape()[1] * groups != channels)
@@ -120,14 +104,14 @@ enum class PoolKind { kMax, kAvg };
 std::vector<NDArray> pool2d_kernel(const std::vector<Value>& args, const AttrsNode& attrs, PoolKind kind) {
   const NDArray& data = tensor_arg(args, 0);
   expect_nchw(data);
-  expect_layout(attrs, "layout", "NCHW");
   if (kind == PoolKind::kAvg) expect_numeric_dtype(data, "data");
-  auto [pool_h, pool_w] = pair_attr(attrs, "pool_size");
-  auto [stride_h, stride_w] = pair_attr(attrs, "strides");
-  auto [dilation_h, dilation_w] = pair_attr(attrs, "dilation");
-  Padding pad = padding_attr(attrs);
-  bool ceil_mode = bool_attr(attrs, "ceil_mode");
-  bool count_include_pad = kind == PoolKind::kAvg && bool_attr(attrs, "count_include_pad");
+  const WindowAttrs w = checked_window(attrs, "NCHW", "");
+  if (w.pool_h <= 0 || w.pool_w <= 0) kernel_fail("pool_size must be positive");
+  auto [pool_h, pool_w, stride_h, stride_w] = std::array{w.pool_h, w.pool_w, w.stride_h, w.stride_w};
+  auto [dilation_h, dilation_w] = std::array{w.dilation_h, w.dilation_w};
+  const Padding2D& pad = w.padding;
+  bool ceil_mode = w.ceil_mode;
+  bool count_include_pad = kind == PoolKind::kAvg && w.count_include_pad;
   int64_t batch = data.shape()[0], channels = data.shape()[1], height = data.shape()[2], width = data.shape()[3];
   int64_t out_h = window_count(height, pad.top, pad.bottom, pool_h, dilation_h, stride_h, ceil_mode);
   int64_t out_w = window_count(width, pad.left, pad.right, pool_w, dilation_w, stride_w, ceil_mode);
@@ -169,7 +153,6 @@ std::vector<NDArray> global_avg_pool2d_kernel(const std::vector<Value>& args, co
   const NDArray& data = tensor_arg(args, 0);
   expect_nchw(data);
   expect_numeric_dtype(data, "data");
-  expect_layout(attrs, "layout", "NCHW");
   int64_t planes = data.shape()[0] * data.shape()[1], area = data.shape()[2] * data.shape()[3];
   NDArray out(data.dtype(), {data.shape()[0], data.shape()[1], 1, 1});
   for (int64_t p = 0; p < planes; ++p) {
@@ -183,14 +166,14 @@ std::vector<NDArray> global_avg_pool2d_kernel(const std::vector<Value>& args, co
 }  // namespace
 
 void register_conv_pool_kernels() {
-  register_interp_kernel("nn.conv2d", {conv2d_kernel});
-  register_interp_kernel("nn.max_pool2d", {[](const std::vector<Value>& args, const AttrsNode& attrs) {
+  register_interp_kernel(ops::conv2d(), {conv2d_kernel});
+  register_interp_kernel(ops::max_pool2d(), {[](const std::vector<Value>& args, const AttrsNode& attrs) {
                            return pool2d_kernel(args, attrs, PoolKind::kMax);
                          }});
-  register_interp_kernel("nn.avg_pool2d", {[](const std::vector<Value>& args, const AttrsNode& attrs) {
+  register_interp_kernel(ops::avg_pool2d(), {[](const std::vector<Value>& args, const AttrsNode& attrs) {
                            return pool2d_kernel(args, attrs, PoolKind::kAvg);
                          }});
-  register_interp_kernel("nn.global_avg_pool2d", {global_avg_pool2d_kernel});
+  register_interp_kernel(ops::global_avg_pool2d(), {global_avg_pool2d_kernel});
 }
 
 }  // namespace switchyard

@@ -5,6 +5,8 @@
 #include "interp/kernel_groups.h"
 #include "interp/kernel_registry.h"
 #include "interp/kernel_util.h"
+#include "op/handles.h"
+#include "op/linear_attrs.h"
 
 namespace switchyard {
 
@@ -44,7 +46,7 @@ std::vector<NDArray> dense_kernel(const std::vector<Value>& args, const AttrsNod
   int64_t k_size = data.shape().back(), n_size = weight.shape()[0];
   if (weight.shape()[1] != k_size)
     kernel_fail("data " + data.shape_string() + " and weight " + weight.shape_string() + " disagree on K");
-  if (std::optional<int64_t> units = optional_int_attr(attrs, "units"); units && *units != n_size)
+  if (std::optional<int64_t> units = linear_attrs(attrs).units; units && *units != n_size)
     kernel_fail("units=" + std::to_string(*units) + " but the weight has " + std::to_string(n_size) + " rows");
   std::vector<int64_t> shape = data.shape();
   shape.back() = n_size;
@@ -101,7 +103,8 @@ std::vector<NDArray> batch_matmul_kernel(const std::vector<Value>& args, const A
   expect_equal_dtypes(x, y, "x", "y");
   if (x.ndim() != 3 || y.ndim() != 3)
     kernel_fail("expects 3-D operands, got " + array_type_string(x) + " and " + array_type_string(y));
-  bool transpose_a = bool_attr(attrs, "transpose_a"), transpose_b = bool_attr(attrs, "transpose_b");
+  const LinearAttrs linear = linear_attrs(attrs);
+  bool transpose_a = linear.transpose_a, transpose_b = linear.transpose_b;
   const std::vector<int64_t>& xs = x.shape();
   const std::vector<int64_t>& ys = y.shape();
   int64_t m_size = transpose_a ? xs[2] : xs[1], k_size = transpose_a ? xs[1] : xs[2];
@@ -121,9 +124,9 @@ std::vector<NDArray> batch_matmul_kernel(const std::vector<Value>& args, const A
 }  // namespace
 
 void register_linear_kernels() {
-  register_interp_kernel("nn.dense", {dense_kernel});
-  register_interp_kernel("matmul", {matmul_kernel});
-  register_interp_kernel("nn.batch_matmul", {batch_matmul_kernel});
+  register_interp_kernel(ops::dense(), {dense_kernel});
+  register_interp_kernel(ops::matmul(), {matmul_kernel});
+  register_interp_kernel(ops::batch_matmul(), {batch_matmul_kernel});
 }
 
 }  // namespace switchyard

@@ -7,6 +7,8 @@
 #include "interp/kernel_groups.h"
 #include "interp/kernel_registry.h"
 #include "interp/kernel_util.h"
+#include "op/handles.h"
+#include "op/norm_attrs.h"
 
 namespace switchyard {
 
@@ -39,7 +41,7 @@ void expect_channel_vector(const NDArray& p, int64_t length, const std::string& 
 std::vector<NDArray> softmax_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& x = tensor_arg(args, 0);
   expect_float_dtype(x, "the input");
-  AxisView v = axis_view(x, int_attr(attrs, "axis"));
+  AxisView v = axis_view(x, norm_attrs(attrs).axis);
   NDArray out(x.dtype(), x.shape());
   for (int64_t o = 0; o < v.outer; ++o)
     for (int64_t i = 0; i < v.inner; ++i) {
@@ -73,8 +75,9 @@ struct Normalisation {
 Normalisation normalisation_args(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& data = tensor_arg(args, 0);
   expect_float_dtype(data, "data");
-  Normalisation n{data, tensor_arg(args, 1), tensor_arg(args, 2), axis_view(data, int_attr(attrs, "axis")),
-                  float_attr(attrs, "epsilon"), bool_attr(attrs, "center"), bool_attr(attrs, "scale")};
+  const NormAttrs norm = norm_attrs(attrs);
+  Normalisation n{data, tensor_arg(args, 1), tensor_arg(args, 2), axis_view(data, norm.axis), norm.epsilon, norm.center,
+                  norm.scale};
   if (n.scale) expect_channel_vector(n.gamma, n.v.length, "gamma");
   if (n.center) expect_channel_vector(n.beta, n.v.length, "beta");
   return n;
@@ -128,7 +131,7 @@ std::vector<NDArray> bias_add_kernel(const std::vector<Value>& args, const Attrs
   const NDArray& bias = tensor_arg(args, 1);
   expect_numeric_dtype(data, "data");
   expect_equal_dtypes(data, bias, "data", "bias");
-  AxisView v = axis_view(data, int_attr(attrs, "axis"));
+  AxisView v = axis_view(data, norm_attrs(attrs).axis);
   expect_channel_vector(bias, v.length, "bias");
   NDArray out(data.dtype(), data.shape());
   for (int64_t o = 0; o < v.outer; ++o)
@@ -145,10 +148,10 @@ std::vector<NDArray> bias_add_kernel(const std::vector<Value>& args, const Attrs
 }  // namespace
 
 void register_norm_kernels() {
-  register_interp_kernel("nn.softmax", {softmax_kernel});
-  register_interp_kernel("nn.layer_norm", {layer_norm_kernel});
-  register_interp_kernel("nn.batch_norm", {batch_norm_kernel, /*returns_tuple=*/true});
-  register_interp_kernel("nn.bias_add", {bias_add_kernel});
+  register_interp_kernel(ops::softmax(), {softmax_kernel});
+  register_interp_kernel(ops::layer_norm(), {layer_norm_kernel});
+  register_interp_kernel(ops::batch_norm(), {batch_norm_kernel, /*returns_tuple=*/true});
+  register_interp_kernel(ops::bias_add(), {bias_add_kernel});
 }
 
 }  // namespace switchyard

@@ -8,6 +8,8 @@
 #include "interp/kernel_groups.h"
 #include "interp/kernel_registry.h"
 #include "interp/kernel_util.h"
+#include "op/handles.h"
+#include "op/reduce_attrs.h"
 
 namespace switchyard {
 
@@ -23,19 +25,20 @@ struct Reduction {
 Reduction plan_reduction(const NDArray& x, const AttrsNode& attrs) {
   int64_t rank = x.ndim();
   std::vector<bool> reduced(size_t(rank), false);
-  if (std::optional<std::vector<int64_t>> axes = optional_ints_attr(attrs, "axis")) {
+  const ReduceAttrs reduce = reduce_attrs(attrs);
+  if (const std::optional<std::vector<int64_t>>& axes = reduce.axis) {
     for (int64_t axis : *axes) {
       int64_t a = normalize_axis_for(axis, rank);
       if (reduced[size_t(a)]) kernel_fail("axis " + std::to_string(axis) + " is listed twice");
       reduced[size_t(a)] = true;
     }
-    if (bool_attr(attrs, "exclude"))
+    if (reduce.exclude)
       for (size_t a = 0; a < reduced.size(); ++a) reduced[a] = !reduced[a];
   } else {
     reduced.assign(size_t(rank), true);
   }
   Reduction r;
-  bool keepdims = bool_attr(attrs, "keepdims");
+  bool keepdims = reduce.keepdims;
   r.count = 1;
   for (size_t d = 0; d < size_t(rank); ++d) {
     int64_t dim = x.shape()[d];
@@ -138,14 +141,14 @@ std::vector<NDArray> max_kernel(const std::vector<Value>& args, const AttrsNode&
 }  // namespace
 
 void register_reduce_kernels() {
-  register_interp_kernel("sum", {[](const std::vector<Value>& args, const AttrsNode& attrs) {
+  register_interp_kernel(ops::sum(), {[](const std::vector<Value>& args, const AttrsNode& attrs) {
                            return sum_or_mean(args, attrs, false);
                          }});
-  register_interp_kernel("mean", {[](const std::vector<Value>& args, const AttrsNode& attrs) {
+  register_interp_kernel(ops::mean(), {[](const std::vector<Value>& args, const AttrsNode& attrs) {
                            return sum_or_mean(args, attrs, true);
                          }});
-  register_interp_kernel("max", {max_kernel});
-  register_interp_kernel("prod", {prod_kernel});
+  register_interp_kernel(ops::max(), {max_kernel});
+  register_interp_kernel(ops::prod(), {prod_kernel});
 }
 
 }  // namespace switchyard

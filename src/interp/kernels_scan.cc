@@ -9,6 +9,8 @@
 #include "interp/kernel_groups.h"
 #include "interp/kernel_registry.h"
 #include "interp/kernel_util.h"
+#include "op/handles.h"
+#include "op/scan_attrs.h"
 
 namespace switchyard {
 
@@ -33,8 +35,9 @@ AxisView axis_view(const std::vector<int64_t>& shape, int64_t axis) {
 std::vector<NDArray> cumsum_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& x = tensor_arg(args, 0);
   expect_numeric_dtype(x, "the input");
-  AxisView v = axis_view(x.shape(), normalize_axis_for(int_attr(attrs, "axis"), x.ndim()));
-  bool exclusive = bool_attr(attrs, "exclusive"), reverse = bool_attr(attrs, "reverse");
+  const CumsumAttrs cumsum = cumsum_attrs(attrs);
+  AxisView v = axis_view(x.shape(), normalize_axis_for(cumsum.axis, x.ndim()));
+  bool exclusive = cumsum.exclusive, reverse = cumsum.reverse;
   bool floating = dtype_is_float(x.dtype());
   NDArray out(x.dtype(), x.shape());
   for (int64_t o = 0; o < v.outer; ++o)
@@ -55,12 +58,13 @@ std::vector<NDArray> cumsum_kernel(const std::vector<Value>& args, const AttrsNo
 std::vector<NDArray> topk_indices_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& x = tensor_arg(args, 0);
   expect_numeric_dtype(x, "the input");
-  int64_t axis = normalize_axis_for(int_attr(attrs, "axis"), x.ndim());
+  const TopkAttrs topk = topk_attrs(attrs);
+  int64_t axis = normalize_axis_for(topk.axis, x.ndim());
   AxisView v = axis_view(x.shape(), axis);
-  int64_t k = int_attr(attrs, "k");
+  int64_t k = topk.k;
   if (k < 1 || k > v.length)
     kernel_fail("k = " + std::to_string(k) + " is outside [1, " + std::to_string(v.length) + "]");
-  bool largest = bool_attr(attrs, "largest");
+  bool largest = topk.largest;
   std::vector<int64_t> shape = x.shape();
   shape[size_t(axis)] = k;
   NDArray out(DType::kInt64, shape);
@@ -86,8 +90,8 @@ std::vector<NDArray> topk_indices_kernel(const std::vector<Value>& args, const A
 }  // namespace
 
 void register_scan_kernels() {
-  register_interp_kernel("cumsum", {cumsum_kernel});
-  register_interp_kernel("topk_indices", {topk_indices_kernel});
+  register_interp_kernel(ops::cumsum(), {cumsum_kernel});
+  register_interp_kernel(ops::topk_indices(), {topk_indices_kernel});
 }
 
 }  // namespace switchyard

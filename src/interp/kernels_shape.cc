@@ -8,6 +8,8 @@
 #include "interp/kernel_groups.h"
 #include "interp/kernel_registry.h"
 #include "interp/kernel_util.h"
+#include "op/handles.h"
+#include "op/movement_attrs.h"
 
 namespace switchyard {
 
@@ -15,7 +17,7 @@ namespace {
 
 std::vector<NDArray> reshape_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& x = tensor_arg(args, 0);
-  std::vector<int64_t> newshape = ints_attr(attrs, "newshape");
+  const std::vector<int64_t> newshape = reshape_attrs(attrs).newshape;
   std::vector<int64_t> shape;
   int64_t inferred = -1;
   for (size_t i = 0; i < newshape.size(); ++i) {
@@ -49,7 +51,7 @@ std::vector<NDArray> transpose_kernel(const std::vector<Value>& args, const Attr
   const NDArray& x = tensor_arg(args, 0);
   int64_t rank = x.ndim();
   std::vector<int64_t> axes;
-  if (std::optional<std::vector<int64_t>> given = optional_ints_attr(attrs, "axes")) {
+  if (const std::optional<std::vector<int64_t>> given = transpose_attrs(attrs).axes) {
     if (int64_t(given->size()) != rank)
       kernel_fail("axes has " + std::to_string(given->size()) + " entries for rank " + std::to_string(rank));
     std::vector<bool> used(size_t(rank), false);
@@ -73,8 +75,9 @@ std::vector<NDArray> transpose_kernel(const std::vector<Value>& args, const Attr
 
 std::vector<NDArray> expand_dims_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& x = tensor_arg(args, 0);
-  int64_t axis = normalize_axis_for(int_attr(attrs, "axis"), x.ndim() + 1);
-  int64_t count = int_attr(attrs, "num_newaxis");
+  const ExpandDimsAttrs expand = expand_dims_attrs(attrs);
+  int64_t axis = normalize_axis_for(expand.axis, x.ndim() + 1);
+  int64_t count = expand.num_newaxis;
   if (count < 0) kernel_fail("num_newaxis must not be negative");
   std::vector<int64_t> shape = x.shape();
   shape.insert(shape.begin() + axis, size_t(count), 1);
@@ -84,7 +87,7 @@ std::vector<NDArray> expand_dims_kernel(const std::vector<Value>& args, const At
 std::vector<NDArray> squeeze_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& x = tensor_arg(args, 0);
   std::vector<bool> drop(size_t(x.ndim()), false);
-  if (std::optional<std::vector<int64_t>> axes = optional_ints_attr(attrs, "axis")) {
+  if (const std::optional<std::vector<int64_t>> axes = squeeze_attrs(attrs).axes) {
     for (int64_t a : *axes) {
       int64_t n = normalize_axis_for(a, x.ndim());
       if (x.shape()[size_t(n)] != 1)
@@ -113,7 +116,7 @@ std::vector<NDArray> concatenate_kernel(const std::vector<Value>& args, const At
   if (parts.empty()) kernel_fail("concatenate needs at least one tensor");
   const NDArray& first = parts[0];
   if (first.ndim() == 0) kernel_fail("cannot concatenate 0-d tensors");
-  int64_t axis = normalize_axis_for(int_attr(attrs, "axis"), first.ndim());
+  int64_t axis = normalize_axis_for(concatenate_attrs(attrs).axis, first.ndim());
   std::vector<int64_t> shape = first.shape();
   shape[size_t(axis)] = 0;
   for (const NDArray& p : parts) {
@@ -143,18 +146,18 @@ std::vector<NDArray> concatenate_kernel(const std::vector<Value>& args, const At
 
 std::vector<NDArray> split_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& x = tensor_arg(args, 0);
-  int64_t axis = normalize_axis_for(int_attr(attrs, "axis"), x.ndim());
+  const SplitAttrs split = split_attrs(attrs);
+  int64_t axis = normalize_axis_for(split.axis, x.ndim());
   int64_t dim = x.shape()[size_t(axis)];
-  const AttrValue* spec = attrs.find("indices_or_sections");
   std::vector<int64_t> bounds;  // the start of each part
-  if (const int64_t* sections = spec ? std::get_if<int64_t>(spec) : nullptr) {
+  if (const int64_t* sections = std::get_if<int64_t>(&split.indices_or_sections)) {
     if (*sections <= 0 || dim % *sections != 0)
       kernel_fail("cannot split a dimension of " + std::to_string(dim) + " into " + std::to_string(*sections) +
                   " equal sections");
     for (int64_t s = 0; s < *sections; ++s) bounds.push_back(s * (dim / *sections));
   } else {
     bounds.push_back(0);
-    for (int64_t index : ints_attr(attrs, "indices_or_sections")) {
+    for (int64_t index : std::get<std::vector<int64_t>>(split.indices_or_sections)) {
       if (index < 0) kernel_fail("split indices must not be negative");
       bounds.push_back(std::min(index, dim));
     }
@@ -179,12 +182,13 @@ int64_t canonical_index(int64_t index, int64_t extent, int64_t stride) {
 std::vector<NDArray> strided_slice_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& x = tensor_arg(args, 0);
   int64_t rank = x.ndim();
-  std::vector<int64_t> begin = ints_attr(attrs, "begin"), end = ints_attr(attrs, "end");
-  std::vector<int64_t> steps = optional_ints_attr(attrs, "strides").value_or(std::vector<int64_t>{});
-  std::string mode = string_attr(attrs, "slice_mode");
-  if (mode != "end" && mode != "size") kernel_fail("slice_mode must be \"end\" or \"size\", got \"" + mode + "\"");
+  const StridedSliceAttrs slice = strided_slice_attrs(attrs);
+  const std::vector<int64_t>& begin = slice.begin;
+  const std::vector<int64_t>& end = slice.end;
+  std::vector<int64_t> steps = slice.strides.value_or(std::vector<int64_t>{});
+  bool size_mode = slice.slice_mode == SliceMode::kSize;
   std::vector<int64_t> axes;
-  if (std::optional<std::vector<int64_t>> given = optional_ints_attr(attrs, "axes")) {
+  if (const std::optional<std::vector<int64_t>>& given = slice.axes) {
     for (int64_t a : *given) axes.push_back(normalize_axis_for(a, rank, "axes"));
     if (begin.size() != axes.size() || end.size() != axes.size())
       kernel_fail("begin and end must have one entry per axis in axes");
@@ -198,12 +202,12 @@ std::vector<NDArray> strided_slice_kernel(const std::vector<Value>& args, const 
   int64_t base = 0;
   for (size_t j = 0; j < axes.size(); ++j) {
     int64_t axis = axes[j], extent = x.shape()[size_t(axis)];
-    int64_t step = mode == "size" ? 1 : (j < steps.size() ? steps[j] : 1);
+    int64_t step = size_mode ? 1 : (j < steps.size() ? steps[j] : 1);
     if (step == 0) kernel_fail("strides must not be 0");
     // Missing begin/end (shorter lists) take the whole axis in the step's direction.
     int64_t first = canonical_index(j < begin.size() ? begin[j] : (step > 0 ? 0 : extent - 1), extent, step);
     int64_t last;
-    if (mode == "size") {
+    if (size_mode) {
       int64_t size = j < end.size() ? end[j] : -1;
       last = size < 0 ? extent : std::min(first + size, extent);
     } else {
@@ -222,11 +226,9 @@ std::vector<NDArray> take_kernel(const std::vector<Value>& args, const AttrsNode
   const NDArray& indices = tensor_arg(args, 1);
   if (!dtype_is_int(indices.dtype()))
     kernel_fail("indices must have an integer dtype, got " + std::string(dtype_name(indices.dtype())));
-  std::string mode = string_attr(attrs, "mode");
-  if (mode != "clip" && mode != "wrap" && mode != "fast")
-    kernel_fail("mode must be \"clip\", \"wrap\" or \"fast\", got \"" + mode + "\"");
+  const TakeAttrs take = take_attrs(attrs);
   int64_t axis = 0;
-  if (std::optional<int64_t> given = optional_int_attr(attrs, "axis")) {
+  if (const std::optional<int64_t>& given = take.axis) {
     axis = normalize_axis_for(*given, data.ndim());
   } else {
     data = data.reshaped({data.numel()});
@@ -245,9 +247,9 @@ std::vector<NDArray> take_kernel(const std::vector<Value>& args, const AttrsNode
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < indices.numel(); ++j) {
       int64_t index = load_int(indices, j);
-      if (mode == "clip") {
+      if (take.mode == TakeMode::kClip) {
         index = std::min(std::max<int64_t>(index, 0), extent - 1);
-      } else if (mode == "wrap") {
+      } else if (take.mode == TakeMode::kWrap) {
         index = (index % extent + extent) % extent;
       } else if (index < 0 || index >= extent) {
         throw Error(ErrorKind::kRuntime, "take index " + std::to_string(index) + " is out of range for an axis of " +
@@ -260,7 +262,7 @@ std::vector<NDArray> take_kernel(const std::vector<Value>& args, const AttrsNode
 
 std::vector<NDArray> broadcast_to_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& x = tensor_arg(args, 0);
-  std::vector<int64_t> shape = ints_attr(attrs, "shape");
+  const std::vector<int64_t> shape = broadcast_to_attrs(attrs).shape;
   for (int64_t d : shape)
     if (d < 0) kernel_fail("shape must not contain negative sizes");
   return {gather_elements(x, shape, broadcast_offsets(shape, x.shape()))};
@@ -269,15 +271,15 @@ std::vector<NDArray> broadcast_to_kernel(const std::vector<Value>& args, const A
 }  // namespace
 
 void register_shape_kernels() {
-  register_interp_kernel("reshape", {reshape_kernel});
-  register_interp_kernel("transpose", {transpose_kernel});
-  register_interp_kernel("expand_dims", {expand_dims_kernel});
-  register_interp_kernel("squeeze", {squeeze_kernel});
-  register_interp_kernel("concatenate", {concatenate_kernel});
-  register_interp_kernel("split", {split_kernel, /*returns_tuple=*/true});
-  register_interp_kernel("strided_slice", {strided_slice_kernel});
-  register_interp_kernel("take", {take_kernel});
-  register_interp_kernel("broadcast_to", {broadcast_to_kernel});
+  register_interp_kernel(ops::reshape(), {reshape_kernel});
+  register_interp_kernel(ops::transpose(), {transpose_kernel});
+  register_interp_kernel(ops::expand_dims(), {expand_dims_kernel});
+  register_interp_kernel(ops::squeeze(), {squeeze_kernel});
+  register_interp_kernel(ops::concatenate(), {concatenate_kernel});
+  register_interp_kernel(ops::split(), {split_kernel, /*returns_tuple=*/true});
+  register_interp_kernel(ops::strided_slice(), {strided_slice_kernel});
+  register_interp_kernel(ops::take(), {take_kernel});
+  register_interp_kernel(ops::broadcast_to(), {broadcast_to_kernel});
 }
 
 }  // namespace switchyard

@@ -60,13 +60,15 @@ void ExprVisitor::visit(const Expr& e) {
       });
 }
 
+// A case calling node kind `name`'s visit_`lower`, for the dispatches of
+// both the visitor and the mutator.
+#define SY_DISPATCH_CASE(name, lower) \
+  case ExprKind::k##name:             \
+    return visit_##lower(downcast<name##Node>(e));
+
 void ExprVisitor::dispatch(const Expr& e) {
   switch (e->kind()) {
-#define SY_CASE(name, lower) \
-  case ExprKind::k##name:    \
-    return visit_##lower(downcast<name##Node>(e));
-    SY_EXPR_KINDS(SY_CASE)
-#undef SY_CASE
+    SY_EXPR_KINDS(SY_DISPATCH_CASE)
   }
 }
 
@@ -101,14 +103,11 @@ IRModule ExprMutator::mutate_module(const IRModule& mod) {
 
 Expr ExprMutator::dispatch(const Expr& e) {
   switch (e->kind()) {
-#define SY_CASE(name, lower) \
-  case ExprKind::k##name:    \
-    return visit_##lower(downcast<name##Node>(e));
-    SY_EXPR_KINDS(SY_CASE)
-#undef SY_CASE
+    SY_EXPR_KINDS(SY_DISPATCH_CASE)
   }
   return e;
 }
+#undef SY_DISPATCH_CASE
 
 namespace {
 

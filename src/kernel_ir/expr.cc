@@ -37,6 +37,18 @@ Expr float_value(DType dtype, double value) {
 
 Expr var(std::string name, DType dtype) { return make({.kind = ExprKind::kVar, .dtype = dtype, .name = std::move(name)}); }
 
+Expr substitute(const Expr& e, const std::function<Expr(const Expr&)>& replace) {
+  if (Expr replaced = replace(e)) return replaced;
+  ExprNode node = *e;
+  bool changed = false;
+  for (Expr& operand : node.operands) {
+    Expr substituted = substitute(operand, replace);
+    changed = changed || substituted != operand;
+    operand = std::move(substituted);
+  }
+  return changed ? make(std::move(node)) : e;
+}
+
 bool is_comparison(BinaryOp op) { return op >= BinaryOp::kLess; }
 
 Expr binary(BinaryOp op, Expr a, Expr b) {

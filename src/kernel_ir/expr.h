@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -90,6 +91,10 @@ Expr add(const Expr& a, int64_t k);
 Expr add(const Expr& a, const Expr& b);
 Expr mul(const Expr& a, int64_t k);
 bool is_index(const Expr& e, int64_t value);
+
+// `e` with every subexpression for which `replace` gives a value replaced
+// by it (the replacement is not visited again).
+Expr substitute(const Expr& e, const std::function<Expr(const Expr&)>& replace);
 
 // Structural equality: spans (of operator calls) do not count.
 bool equal(const Expr& a, const Expr& b);

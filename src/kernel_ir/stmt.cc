@@ -21,11 +21,22 @@ Stmt make(StmtNode node) {
   h = hash_mix(h, std::hash<int64_t>()(node.grain));
   h = hash_mix(h, hash(node.body));
   h = hash_mix(h, hash(node.orelse));
+  for (const auto& [name, value] : node.arguments.values)
+    h = hash_mix(hash_mix(h, std::hash<std::string>()(name)), value->hash);
+  for (const auto& [name, buffer] : node.arguments.buffers)
+    h = hash_mix(hash_mix(h, std::hash<std::string>()(name)), std::hash<std::string>()(buffer));
   node.hash = h;
   return std::make_shared<const StmtNode>(std::move(node));
 }
 
 bool equal_or_null(const Expr& a, const Expr& b) { return a && b ? equal(a, b) : a == b; }
+
+bool equal(const ParallelArguments& a, const ParallelArguments& b) {
+  if (a.buffers != b.buffers || a.values.size() != b.values.size()) return false;
+  for (size_t i = 0; i < a.values.size(); ++i)
+    if (a.values[i].first != b.values[i].first || !equal(a.values[i].second, b.values[i].second)) return false;
+  return true;
+}
 
 }  // namespace
 
@@ -79,9 +90,38 @@ Stmt if_then_else(Expr condition, std::vector<Stmt> then_body, std::vector<Stmt>
                .orelse = std::move(else_body)});
 }
 
-Stmt parallel(std::string function, int64_t count, int64_t grain, std::vector<Stmt> body, std::string comment) {
+Stmt parallel(std::string function, int64_t count, int64_t grain, std::vector<Stmt> body, std::string comment,
+              ParallelArguments arguments) {
   return make({.kind = StmtKind::kParallel, .name = std::move(function), .count = count, .grain = grain,
-               .body = std::move(body), .comment = std::move(comment)});
+               .body = std::move(body), .arguments = std::move(arguments), .comment = std::move(comment)});
+}
+
+namespace {
+
+Stmt substitute_in(const Stmt& s, const std::function<Expr(const Expr&)>& replace) {
+  StmtNode node = *s;
+  for (Expr* e : {&node.value, &node.index, &node.end})
+    if (*e) *e = substitute(*e, replace);
+  for (std::vector<Stmt>* block : {&node.body, &node.orelse})
+    for (Stmt& nested : *block) nested = substitute_in(nested, replace);
+  return make(std::move(node));
+}
+
+}  // namespace
+
+Stmt bind_arguments(const Stmt& loop) {
+  if (loop->kind != StmtKind::kParallel || loop->arguments.empty()) return loop;
+  const ParallelArguments& arguments = loop->arguments;
+  std::function<Expr(const Expr&)> replace = [&](const Expr& e) -> Expr {
+    for (const auto& [name, value] : arguments.values)
+      if (e->kind == ExprKind::kVar && e->operands.empty() && e->name == name) return value;
+    for (const auto& [name, buffer] : arguments.buffers)
+      if (e->kind == ExprKind::kLoad && e->name == name) return load(buffer, e->dtype, substitute(e->operands[0], replace));
+    return nullptr;
+  };
+  StmtNode node = *substitute_in(loop, replace);
+  node.arguments = {};
+  return make(std::move(node));
 }
 
 Stmt copy(std::string buffer, std::string source, int64_t elements, std::string comment) {
@@ -101,7 +141,7 @@ bool equal(const Stmt& a, const Stmt& b) {
          equal_or_null(a->end, b->end) && a->loop == b->loop && a->vector_width == b->vector_width &&
          a->reduction == b->reduction && a->reduced == b->reduced && a->source == b->source && a->count == b->count &&
          a->grain == b->grain &&
-         equal(a->body, b->body) && equal(a->orelse, b->orelse);
+         equal(a->body, b->body) && equal(a->orelse, b->orelse) && equal(a->arguments, b->arguments);
 }
 
 bool equal(const std::vector<Stmt>& a, const std::vector<Stmt>& b) {

@@ -33,6 +33,16 @@ enum class Reduction : uint8_t { kNone, kSum, kMax };
 struct StmtNode;
 using Stmt = std::shared_ptr<const StmtNode>;
 
+// What a parallel loop's body reads from its call: int64 values it names as
+// variables, and kernel buffers it loads under a name of its own. Loops that
+// differ only in these can share one function (a renderer that gives every
+// loop its own substitutes them: bind_arguments).
+struct ParallelArguments {
+  std::vector<std::pair<std::string, Expr>> values;            // variable -> its value
+  std::vector<std::pair<std::string, std::string>> buffers;    // name in the body -> the kernel's buffer
+  bool empty() const { return values.empty() && buffers.empty(); }
+};
+
 struct StmtNode {
   StmtKind kind;
   std::string name;  // the variable, buffer, loop variable or parallel loop's function
@@ -50,6 +60,7 @@ struct StmtNode {
   int64_t grain = 1;     // parallel: the fewest iterations in one chunk
   std::vector<Stmt> body;
   std::vector<Stmt> orelse;
+  ParallelArguments arguments;  // parallel
   std::string comment;
   size_t hash = 0;
 };
@@ -68,7 +79,10 @@ Stmt simd_reduction(std::string var, Expr begin, Expr end, Reduction reduction, 
                     std::vector<Stmt> body);
 Stmt if_then_else(Expr condition, std::vector<Stmt> then_body, std::vector<Stmt> else_body = {});
 // The parallel loop's body sees the int64 variables `begin` and `end`.
-Stmt parallel(std::string function, int64_t count, int64_t grain, std::vector<Stmt> body, std::string comment);
+Stmt parallel(std::string function, int64_t count, int64_t grain, std::vector<Stmt> body, std::string comment,
+              ParallelArguments arguments = {});
+// The parallel loop `loop` with its arguments substituted into its body.
+Stmt bind_arguments(const Stmt& loop);
 
 Stmt copy(std::string buffer, std::string source, int64_t elements, std::string comment = "");
 // Runs the kernel's library primitive (described by `spec`, which is part of

@@ -7,6 +7,7 @@
 
 #include "ir/functor.h"
 #include "op/handles.h"
+#include "op/linear_attrs.h"
 #include "op/registry.h"
 #include "op/window_attrs.h"
 #include "support/error.h"
@@ -37,7 +38,7 @@ double reduction_length(const CallNode& call) {
     const TensorTypeNode* w = tensor_of(call.args.at(1));
     return w && w->ndim() == 4 ? double(w->shape[1] * w->shape[2] * w->shape[3]) : 0;
   }
-  if (op == ops::batch_matmul() && call.attrs->get_bool("transpose_a")) return a->ndim() == 3 ? double(a->shape[1]) : 0;
+  if (op == ops::batch_matmul() && linear_attrs(*call.attrs).transpose_a) return a->ndim() == 3 ? double(a->shape[1]) : 0;
   return double(a->shape.back());  // dense, matmul (1-D `a` included), batch_matmul
 }
 

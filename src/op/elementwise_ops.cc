@@ -3,6 +3,7 @@
 // fusion pattern. The interpreter's kernel and the generated C++ both come
 // from the meaning, so a row is the only place an operator's arithmetic lives.
 #include "op/builtin_ops.h"
+#include "op/elementwise_attrs.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 
@@ -41,15 +42,10 @@ Type where_relation(const std::vector<Type>& args, const AttrsNode&) {
 
 Type cast_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   const TensorTypeNode& x = expect_tensor(args, 0, "cast");
-  return tensor_type(x.shape, *parse_dtype(attrs.get_string("dtype")));
+  return tensor_type(x.shape, cast_attrs(attrs).dtype);
 }
 
-void check_clip_bounds(const AttrsNode& attrs) {
-  double low = attrs.get_float("a_min"), high = attrs.get_float("a_max");
-  if (!(low <= high))
-    type_fail("clip", "a_min (" + attr_value_to_string(low) + ") must not exceed a_max (" +
-                          attr_value_to_string(high) + ")");
-}
+void check_clip_bounds(const AttrsNode& attrs) { check_clip_attrs(clip_attrs(attrs)); }
 
 // left_shift and right_shift: unsigned integers only (uint8, the IR's one),
 // since a quotient is not an arithmetic shift of a negative number.

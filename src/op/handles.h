@@ -39,6 +39,8 @@ const OpNode* add();
 const OpNode* subtract();
 const OpNode* multiply();
 const OpNode* divide();
+const OpNode* power();
+const OpNode* cast();
 // Data movement.
 const OpNode* concatenate();
 const OpNode* split();
@@ -48,6 +50,7 @@ const OpNode* expand_dims();
 const OpNode* squeeze();
 const OpNode* transpose();
 const OpNode* strided_slice();
+const OpNode* broadcast_to();
 const OpNode* layout_convert();
 const OpNode* erf();
 

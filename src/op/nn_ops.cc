@@ -1,6 +1,8 @@
 // Neural-network anchor operators: matrix products, normalisations, softmax
 // and bias_add. (Convolution and pooling are in window_ops.cc.)
 #include "op/builtin_ops.h"
+#include "op/linear_attrs.h"
+#include "op/norm_attrs.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 
@@ -34,8 +36,8 @@ Type dense_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   if (weight.shape[1] != columns)
     type_fail(op, "data has " + std::to_string(columns) + " columns but weight " + shape_str(weight.shape) +
                       " expects " + std::to_string(weight.shape[1]) + " (weight is (units, in_features))");
-  if (!attrs.is_none("units") && attrs.get_int("units") != weight.shape[0])
-    type_fail(op, "units=" + std::to_string(attrs.get_int("units")) + " but weight " + shape_str(weight.shape) +
+  if (std::optional<int64_t> units = linear_attrs(attrs).units; units && *units != weight.shape[0])
+    type_fail(op, "units=" + std::to_string(*units) + " but weight " + shape_str(weight.shape) +
                       " has " + std::to_string(weight.shape[0]) + " rows (weight is (units, in_features))");
   expect_dtypes_match(data, "data", weight, "weight", op);
   std::vector<int64_t> shape = data.shape;
@@ -72,7 +74,8 @@ Type matmul_relation(const std::vector<Type>& args, const AttrsNode&) {
 
 Type batch_matmul_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   const std::string op = "nn.batch_matmul";
-  bool transpose_a = attrs.get_bool("transpose_a"), transpose_b = attrs.get_bool("transpose_b");
+  const LinearAttrs linear = linear_attrs(attrs);
+  bool transpose_a = linear.transpose_a, transpose_b = linear.transpose_b;
   const TensorTypeNode& x = expect_rank(args, 0, 3, op, "x", transpose_a ? "(B, K, M)" : "(B, M, K)");
   const TensorTypeNode& y = expect_rank(args, 1, 3, op, "y", transpose_b ? "(B, N, K)" : "(B, K, N)");
   expect_dtypes_match(x, "x", y, "y", op);
@@ -96,7 +99,7 @@ Type softmax_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   const std::string op = "nn.softmax";
   const TensorTypeNode& x = expect_min_rank(args, 0, 1, op, "x");
   expect_float(x, 0, op, "x");
-  normalize_axis(attrs.get_int("axis"), x.ndim(), op);
+  normalize_axis(norm_attrs(attrs).axis, x.ndim(), op);
   return args[0];
 }
 
@@ -104,7 +107,7 @@ Type layer_norm_relation(const std::vector<Type>& args, const AttrsNode& attrs) 
   const std::string op = "nn.layer_norm";
   const TensorTypeNode& data = expect_min_rank(args, 0, 1, op, "data");
   expect_float(data, 0, op, "data");
-  int64_t axis = normalize_axis(attrs.get_int("axis"), data.ndim(), op);
+  int64_t axis = normalize_axis(norm_attrs(attrs).axis, data.ndim(), op);
   int64_t channels = data.shape[size_t(axis)];
   expect_channel_vector(args, 1, "gamma", channels, axis, data, op);
   expect_channel_vector(args, 2, "beta", channels, axis, data, op);
@@ -116,7 +119,7 @@ Type batch_norm_relation(const std::vector<Type>& args, const AttrsNode& attrs) 
   const std::string op = "nn.batch_norm";
   const TensorTypeNode& data = expect_min_rank(args, 0, 1, op, "data");
   expect_float(data, 0, op, "data");
-  int64_t axis = normalize_axis(attrs.get_int("axis"), data.ndim(), op);
+  int64_t axis = normalize_axis(norm_attrs(attrs).axis, data.ndim(), op);
   int64_t channels = data.shape[size_t(axis)];
   const char* roles[] = {"gamma", "beta", "moving_mean", "moving_var"};
   for (size_t i = 0; i < 4; ++i) expect_channel_vector(args, i + 1, roles[i], channels, axis, data, op);
@@ -126,17 +129,13 @@ Type batch_norm_relation(const std::vector<Type>& args, const AttrsNode& attrs) 
 Type bias_add_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   const std::string op = "nn.bias_add";
   const TensorTypeNode& data = expect_min_rank(args, 0, 1, op, "data");
-  int64_t axis = normalize_axis(attrs.get_int("axis"), data.ndim(), op);
+  int64_t axis = normalize_axis(norm_attrs(attrs).axis, data.ndim(), op);
   expect_channel_vector(args, 1, "bias", data.shape[size_t(axis)], axis, data, op);
   return args[0];
 }
 
-// epsilon must be a non-negative number (a NaN is refused too).
 AttrsCheck epsilon_check(const std::string& op) {
-  return [op](const AttrsNode& attrs) {
-    double epsilon = attrs.get_float("epsilon");
-    if (!(epsilon >= 0)) type_fail(op, "epsilon must not be negative, got " + attr_value_to_string(epsilon));
-  };
+  return [op](const AttrsNode& attrs) { check_norm_attrs(op, norm_attrs(attrs)); };
 }
 
 std::vector<AttrSpec> normalization_attrs(int64_t axis) {
@@ -154,11 +153,7 @@ void register_nn_ops() {
                .attrs = {{"units", AttrKind::kInt, AttrValue(), true}},
                .type_relation = dense_relation,
                .pattern = OpPattern::kAnchor,
-               .check_attrs =
-                   [](const AttrsNode& attrs) {
-                     if (!attrs.is_none("units") && attrs.get_int("units") <= 0)
-                       type_fail("nn.dense", "units must be positive, got " + std::to_string(attrs.get_int("units")));
-                   },
+               .check_attrs = [](const AttrsNode& attrs) { check_linear_attrs("nn.dense", linear_attrs(attrs)); },
                .doc = "data (..., K) times weight (N, K) transposed: (..., N)"});
   register_op({.name = "matmul",
                .num_inputs = 2,

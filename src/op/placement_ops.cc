@@ -1,6 +1,7 @@
 // The placement operators: on_device (a wish) and device_copy (a crossing).
 #include "op/placement_ops.h"
 
+#include "op/attr_read.h"
 #include "op/builtin_ops.h"
 #include "op/relation_helpers.h"
 #include "op/registry.h"
@@ -30,6 +31,20 @@ const CallNode* as_call_of(const Expr& e, const OpNode* op) {
 
 const CallNode* as_on_device(const Expr& e) { return as_call_of(e, on_device_op()); }
 const CallNode* as_device_copy(const Expr& e) { return as_call_of(e, device_copy_op()); }
+
+const VirtualDevice* on_device_wish(const CallNode& on_device) {
+  return VirtualDevice::parse(attr_read::string(*on_device.attrs, "device"));
+}
+
+DeviceCopyAttrs device_copy_attrs(const CallNode& device_copy) {
+  return {.src = VirtualDevice::parse(attr_read::string(*device_copy.attrs, "src")),
+          .dst = VirtualDevice::parse(attr_read::string(*device_copy.attrs, "dst"))};
+}
+
+Call make_device_copy(Expr value, const DeviceCopyAttrs& ends, NodeMeta meta) {
+  return make_op_call(device_copy_op(), {std::move(value)}, {{"src", ends.src->str()}, {"dst", ends.dst->str()}},
+                      std::move(meta));
+}
 
 void register_placement_ops() {
   // The result type is the argument's type, whatever it is (tensor or tuple).

@@ -1,5 +1,6 @@
 // Reductions: sum, mean, max, prod over a list of axes (Relay's axis/keepdims/exclude).
 #include "op/builtin_ops.h"
+#include "op/reduce_attrs.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "op/shape_rules.h"
@@ -17,10 +18,12 @@ void register_reduction(const std::string& op, const std::string& doc) {
                .type_relation =
                    [op](const std::vector<Type>& args, const AttrsNode& attrs) -> Type {
                      const TensorTypeNode& x = expect_tensor(args, 0, op);
-                     std::vector<int64_t> axes = reduce_axes(x.ndim(), attrs, op);
-                     return tensor_type(reduced_shape(x.shape, axes, attrs.get_bool("keepdims")), x.dtype);
+                     ReduceAttrs reduce = reduce_attrs(attrs);
+                     std::vector<int64_t> axes = reduced_axes(x.ndim(), reduce, op);
+                     return tensor_type(reduced_shape(x.shape, axes, reduce.keepdims), x.dtype);
                    },
                .pattern = OpPattern::kReduction,
+               .check_attrs = [op](const AttrsNode& attrs) { check_reduce_attrs(op, reduce_attrs(attrs)); },
                .doc = doc});
 }
 

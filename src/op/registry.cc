@@ -193,6 +193,11 @@ Call make_op_call(const std::string& op_name, std::vector<Expr> args,
   return make_call(op, std::move(args), normalize_attrs(*op->def, std::move(attrs)), std::move(meta));
 }
 
+Call make_op_call(const OpNode* op, std::vector<Expr> args, std::vector<std::pair<std::string, AttrValue>> attrs,
+                  NodeMeta meta) {
+  return make_call(Op(op), std::move(args), normalize_attrs(*op->def, std::move(attrs)), std::move(meta));
+}
+
 const CallNode* as_op_call(const Expr& e, const char* op_name) {
   const CallNode* c = as<CallNode>(e);
   if (!c) return nullptr;

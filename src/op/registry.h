@@ -101,6 +101,10 @@ Attrs normalize_attrs(const OpDef& def, std::vector<std::pair<std::string, AttrV
 Call make_op_call(const std::string& op_name, std::vector<Expr> args,
                   std::vector<std::pair<std::string, AttrValue>> attrs = {}, NodeMeta meta = {});
 
+// The same for an operator's handle (op/handles.h), as passes build calls.
+Call make_op_call(const OpNode* op, std::vector<Expr> args, std::vector<std::pair<std::string, AttrValue>> attrs = {},
+                  NodeMeta meta = {});
+
 // Whether `e` is a call of the named operator; returns the call or null.
 const CallNode* as_op_call(const Expr& e, const char* op_name);
 

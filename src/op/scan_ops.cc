@@ -2,6 +2,7 @@
 // running sum) and topk_indices (the positions of the k largest or
 // smallest elements, in order).
 #include "op/builtin_ops.h"
+#include "op/scan_attrs.h"
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 
@@ -18,15 +19,16 @@ const TensorTypeNode& numeric_input(const std::vector<Type>& args, const std::st
 
 Type cumsum_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   const TensorTypeNode& x = numeric_input(args, "cumsum");
-  normalize_axis(attrs.get_int("axis"), x.ndim(), "cumsum");
+  normalize_axis(cumsum_attrs(attrs).axis, x.ndim(), "cumsum");
   return args[0];
 }
 
 Type topk_indices_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   const std::string op = "topk_indices";
   const TensorTypeNode& x = numeric_input(args, op);
-  int64_t axis = normalize_axis(attrs.get_int("axis"), x.ndim(), op);
-  int64_t k = attrs.get_int("k"), extent = x.shape[size_t(axis)];
+  TopkAttrs topk = topk_attrs(attrs);
+  int64_t axis = normalize_axis(topk.axis, x.ndim(), op);
+  int64_t k = topk.k, extent = x.shape[size_t(axis)];
   if (k < 1 || k > extent)
     type_fail(op, "k = " + std::to_string(k) + " must be in [1, " + std::to_string(extent) + "], the extent of axis " +
                       std::to_string(axis) + " of x " + shape_str(x.shape));
@@ -53,6 +55,7 @@ void register_scan_ops() {
                          {"largest", AttrKind::kBool, AttrValue(true)}},
                .type_relation = topk_indices_relation,
                .pattern = OpPattern::kAnchor,
+               .check_attrs = [](const AttrsNode& attrs) { check_topk_attrs("topk_indices", topk_attrs(attrs)); },
                .doc = "int64 positions along axis of the k largest (or smallest) elements, best first, ties by "
                       "position"});
 }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "op/movement_attrs.h"
+#include "op/reduce_attrs.h"
 #include "op/relation_helpers.h"
 
 namespace switchyard {
@@ -41,21 +43,7 @@ int64_t window_output_extent(int64_t input, int64_t pad_before, int64_t pad_afte
 }
 
 std::vector<int64_t> reduce_axes(int64_t rank, const AttrsNode& attrs, const std::string& op) {
-  std::vector<int64_t> axes;
-  if (attrs.is_none("axis")) {
-    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
-    return axes;
-  }
-  std::vector<bool> named(size_t(rank), false);
-  for (int64_t a : attrs.get_ints("axis")) {
-    int64_t n = normalize_axis(a, rank, op, "axis");
-    if (named[size_t(n)]) type_fail(op, "axis " + ints_str(attrs.get_ints("axis")) + " names dimension " + std::to_string(n) + " twice");
-    named[size_t(n)] = true;
-  }
-  bool exclude = attrs.get_bool("exclude");
-  for (int64_t i = 0; i < rank; ++i)
-    if (named[size_t(i)] != exclude) axes.push_back(i);
-  return axes;
+  return reduced_axes(rank, reduce_attrs(attrs), op);
 }
 
 std::vector<int64_t> reduced_shape(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, bool keepdims) {
@@ -112,11 +100,12 @@ std::vector<int64_t> reshape_target(const std::vector<int64_t>& shape, const std
 
 std::vector<int64_t> transpose_permutation(int64_t rank, const AttrsNode& attrs, const std::string& op) {
   std::vector<int64_t> perm;
-  if (attrs.is_none("axes")) {
+  const std::optional<std::vector<int64_t>> given = transpose_attrs(attrs).axes;
+  if (!given) {
     for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
     return perm;
   }
-  const std::vector<int64_t>& axes = attrs.get_ints("axes");
+  const std::vector<int64_t>& axes = *given;
   if (int64_t(axes.size()) != rank)
     type_fail(op, "axes " + ints_str(axes) + " has " + std::to_string(axes.size()) + " entries but x has rank " +
                       std::to_string(rank));
@@ -132,12 +121,13 @@ std::vector<int64_t> transpose_permutation(int64_t rank, const AttrsNode& attrs,
 
 std::vector<int64_t> squeeze_shape(const std::vector<int64_t>& shape, const AttrsNode& attrs, const std::string& op) {
   std::vector<int64_t> out;
-  if (attrs.is_none("axis")) {
+  const std::optional<std::vector<int64_t>> given = squeeze_attrs(attrs).axes;
+  if (!given) {
     for (int64_t d : shape)
       if (d != 1) out.push_back(d);
     return out;
   }
-  const std::vector<int64_t>& axes = attrs.get_ints("axis");
+  const std::vector<int64_t>& axes = *given;
   std::vector<bool> drop(shape.size(), false);
   for (int64_t a : axes) {
     int64_t n = normalize_axis(a, int64_t(shape.size()), op, "axis");
@@ -167,26 +157,27 @@ int64_t canonical_index(int64_t index, int64_t extent, int64_t stride) {
 
 std::vector<SliceAxis> strided_slice_axes(const std::vector<int64_t>& shape, const AttrsNode& attrs,
                                           const std::string& op) {
-  const std::vector<int64_t>& begin = attrs.get_ints("begin");
-  const std::vector<int64_t>& end = attrs.get_ints("end");
-  std::vector<int64_t> strides = attrs.is_none("strides") ? std::vector<int64_t>{} : attrs.get_ints("strides");
-  bool size_mode = attrs.get_string("slice_mode") == "size";
+  const StridedSliceAttrs slice = strided_slice_attrs(attrs);
+  const std::vector<int64_t>& begin = slice.begin;
+  const std::vector<int64_t>& end = slice.end;
+  std::vector<int64_t> strides = slice.strides.value_or(std::vector<int64_t>{});
+  bool size_mode = slice.slice_mode == SliceMode::kSize;
   int64_t rank = int64_t(shape.size());
 
   std::vector<SliceAxis> out(shape.size());
   for (size_t i = 0; i < shape.size(); ++i) out[i] = {0, 1, shape[i]};
 
   std::vector<int64_t> axes;
-  if (attrs.is_none("axes")) {
+  if (!slice.axes) {
     if (int64_t(begin.size()) > rank)
       type_fail(op, "begin " + ints_str(begin) + " has " + std::to_string(begin.size()) + " entries but x " +
                         shape_str(shape) + " has rank " + std::to_string(rank));
     for (size_t i = 0; i < begin.size(); ++i) axes.push_back(int64_t(i));
   } else {
     std::vector<bool> named(shape.size(), false);
-    for (int64_t a : attrs.get_ints("axes")) {
+    for (int64_t a : *slice.axes) {
       int64_t n = normalize_axis(a, rank, op, "axes entry");
-      if (named[size_t(n)]) type_fail(op, "axes " + ints_str(attrs.get_ints("axes")) + " names dimension " + std::to_string(n) + " twice");
+      if (named[size_t(n)]) type_fail(op, "axes " + ints_str(*slice.axes) + " names dimension " + std::to_string(n) + " twice");
       named[size_t(n)] = true;
       axes.push_back(n);
     }

@@ -1,32 +1,25 @@
 // Reads a window call's attributes once (see window_attrs.h).
 #include "op/window_attrs.h"
 
+#include "op/attr_read.h"
+
 namespace switchyard {
 
-namespace {
+WindowAttrs window_attrs(const CallNode& call) { return window_attrs(*call.attrs); }
 
-const std::vector<int64_t>* ints(const AttrsNode& attrs, const char* name) {
-  const AttrValue* value = attrs.find(name);
-  return value && std::holds_alternative<std::vector<int64_t>>(*value) ? &std::get<std::vector<int64_t>>(*value)
-                                                                       : nullptr;
-}
-
-}  // namespace
-
-WindowAttrs window_attrs(const CallNode& call) {
+WindowAttrs window_attrs(const AttrsNode& attrs) {
+  using attr_read::optional_integers_or_none;
   WindowAttrs w;
-  const AttrsNode& attrs = *call.attrs;
-  if (const std::vector<int64_t>* strides = ints(attrs, "strides")) std::tie(w.stride_h, w.stride_w) = expand_pair(*strides);
-  if (const std::vector<int64_t>* dilation = ints(attrs, "dilation"))
-    std::tie(w.dilation_h, w.dilation_w) = expand_pair(*dilation);
-  if (const std::vector<int64_t>* padding = ints(attrs, "padding")) w.padding = expand_padding(*padding);
-  if (const std::vector<int64_t>* pool = ints(attrs, "pool_size")) std::tie(w.pool_h, w.pool_w) = expand_pair(*pool);
-  if (attrs.find("groups")) w.groups = attrs.get_int("groups");
-  if (attrs.find("ceil_mode")) w.ceil_mode = attrs.get_bool("ceil_mode");
-  if (attrs.find("count_include_pad")) w.count_include_pad = attrs.get_bool("count_include_pad");
-  if (attrs.find("layout")) w.data_layout = attrs.get_string("layout");
-  if (attrs.find("data_layout")) w.data_layout = attrs.get_string("data_layout");
-  if (attrs.find("kernel_layout")) w.kernel_layout = attrs.get_string("kernel_layout");
+  if (auto strides = optional_integers_or_none(attrs, "strides")) std::tie(w.stride_h, w.stride_w) = expand_pair(*strides);
+  if (auto dilation = optional_integers_or_none(attrs, "dilation")) std::tie(w.dilation_h, w.dilation_w) = expand_pair(*dilation);
+  if (auto padding = optional_integers_or_none(attrs, "padding")) w.padding = expand_padding(*padding);
+  if (auto pool = optional_integers_or_none(attrs, "pool_size")) std::tie(w.pool_h, w.pool_w) = expand_pair(*pool);
+  w.groups = attr_read::integer_or(attrs, "groups", w.groups);
+  w.ceil_mode = attr_read::boolean_or(attrs, "ceil_mode", w.ceil_mode);
+  w.count_include_pad = attr_read::boolean_or(attrs, "count_include_pad", w.count_include_pad);
+  w.data_layout = attr_read::string_or(attrs, "layout", w.data_layout);
+  w.data_layout = attr_read::string_or(attrs, "data_layout", w.data_layout);
+  w.kernel_layout = attr_read::string_or(attrs, "kernel_layout", w.kernel_layout);
   return w;
 }
 

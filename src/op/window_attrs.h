@@ -2,6 +2,8 @@
 // pool's strides, dilation, padding, window, groups and modes, read from the
 // call's attributes in one place (their names and defaults are the
 // registry's, op/window_ops.cc), so back ends never spell an attribute name.
+// The registry checks the lists' lengths and signs when the call is built
+// (op/window_ops.cc), so reading them here needs no check.
 #pragma once
 
 #include <cstdint>
@@ -28,5 +30,6 @@ struct WindowAttrs {
 // or nn.global_avg_pool2d (the last: a whole-plane window, no attributes but
 // its layout); what the call lacks keeps the defaults above.
 WindowAttrs window_attrs(const CallNode& call);
+WindowAttrs window_attrs(const AttrsNode& attrs);
 
 }  // namespace switchyard

@@ -228,6 +228,63 @@ PassContext pass_context(const BuildOptions& options, std::shared_ptr<TimingInst
   return context;
 }
 
+// The checks before any work: the devices, the output folder and the
+// stages to print.
+void check_build_options(const BuildOptions& options, const std::string& output_dir) {
+  if (options.config.devices.empty()) throw Error(ErrorKind::kUsage, "a build needs at least one device");
+  check_replaceable(output_dir);
+  if (!options.print_after.empty()) check_print_after(options.print_after);
+}
+
+// Optimise and place: the default pipeline, InferType and PlanDevices (with
+// the rules) through FuseOps, then PlanLayouts (with the pins), which keeps
+// values between oneDNN convolutions and pools in oneDNN's layouts. Each
+// pass is timed into `timings`; the checker blames the pass that breaks a rule.
+IRModule run_passes(const IRModule& mod, const BuildOptions& options, std::shared_ptr<InvariantChecker> checker,
+                    std::ostream& print_to, std::vector<TimingInstrument::Entry>& timings) {
+  auto timing = std::make_shared<TimingInstrument>();
+  PassContext context = pass_context(options, timing, std::move(checker), print_to);
+  IRModule planned;
+  {
+    PassContext::Scope scope(context);
+    planned = default_pipeline({options.config, options.rules})(mod, context);
+    planned = PlanLayouts(options.layout_rules)(planned, context);
+  }
+  timings = timing->entries();
+  return planned;
+}
+
+// Warns, naming the node, about each convolution, pool or product no
+// library took that carries much of the work.
+void warn_about_costly_loops(const LoweredProgram& program, DiagnosticSink& diagnostics) {
+  for (std::string& warning : costly_loop_warnings(program)) diagnostics.report({kCostlyLoopCheck, std::move(warning)});
+}
+
+// Writes and hashes weights.bin into `dir` on a thread of its own: the
+// kernels and the entry do not need it (only model.so's description holds
+// its checksum). The caller changes neither `program` nor `manifest` until
+// the result is taken.
+std::future<std::string> start_writing_weights(const LoweredProgram& program, const Manifest& manifest,
+                                               const WeightPreparers& preparers, const std::string& dir) {
+  return std::async(std::launch::async, [&program, &manifest, &preparers, path = dir + "/weights.bin"] {
+    return write_weights_file(program, manifest, preparers, path);
+  });
+}
+
+// Compiles model.so's description on a thread of its own once weights.bin
+// is summed (its checksum is part of it), beside the kernels and the entry:
+// a batch of compiles ends with one compiler idle. Until the object is
+// taken only that thread touches `manifest`.
+std::future<std::string> start_compiling_description(const Toolchain& toolchain, Manifest& manifest,
+                                                     std::future<std::string>& weights_hash,
+                                                     const CompilationConfig& config, const std::string& source_dir,
+                                                     ToolchainStats* stats) {
+  return std::async(std::launch::async, [&toolchain, &manifest, &weights_hash, &config, source_dir, stats] {
+    manifest.hashes.weights_bin = weights_hash.get();
+    return toolchain.compile({description_unit(manifest, config)}, source_dir, stats).front();
+  });
+}
+
 constexpr const char* kPlanLayoutsStage = "PlanLayouts";
 constexpr const char* kLoweringStages[] = {"lower", "generate-kernels", "layouts", "pinned-buffers", "memory-plan"};
 
@@ -265,27 +322,14 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
 
   // Fail before any work when the devices, the output, the stages to print
   // or the compiler are unusable.
-  if (options.config.devices.empty()) throw Error(ErrorKind::kUsage, "a build needs at least one device");
-  check_replaceable(output_dir);
-  if (!options.print_after.empty()) check_print_after(options.print_after);
+  check_build_options(options, output_dir);
   Toolchain toolchain =
       options.toolchain.valid() ? options.toolchain.get() : Toolchain::find(options.cxx, options.cache_dir);
   stages.done("find-compiler");
 
-  // Optimise and place: the default pipeline, InferType and PlanDevices
-  // (with the rules) through FuseOps, then PlanLayouts (with the pins), which
-  // keeps values between oneDNN convolutions and pools in oneDNN's layouts.
-  // Each pass is timed; the checker blames the pass that breaks a rule.
+  // Optimise and place: the IR passes, each timed, then PlanLayouts.
   auto checker = std::make_shared<InvariantChecker>();
-  auto timing = std::make_shared<TimingInstrument>();
-  PassContext context = pass_context(options, timing, checker, stages.output());
-  IRModule planned;
-  {
-    PassContext::Scope scope(context);
-    planned = default_pipeline({options.config, options.rules})(mod, context);
-    planned = PlanLayouts(options.layout_rules)(planned, context);
-  }
-  report.passes = timing->entries();
+  IRModule planned = run_passes(mod, options, checker, stages.output(), report.passes);
   stages.done("passes");
 
   // Check that everything the entry reaches is placed and compilable.
@@ -300,9 +344,8 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   generate_kernels(program, options.config);
   stages.lowered("generate-kernels", program);
 
-  // Warn, naming the node, about each convolution, pool or product no library took that carries much of the work.
-  for (std::string& warning : costly_loop_warnings(program))
-    options.diagnostics->report({kCostlyLoopCheck, std::move(warning)});
+  // Warn about the heavy loops no library took.
+  warn_about_costly_loops(program, *options.diagnostics);
 
   // Compile the kernels of devices that run device images (cuda: cubins, cached).
   ToolchainStats stats;
@@ -332,32 +375,22 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   add_device_requirements(manifest, options.config, toolchain);
   stages.done("manifest");
 
-  // weights.bin is written and hashed on a thread of its own while the
-  // kernels and the entry compile: they do not need it (only model.so's
-  // description holds its checksum). Nothing below changes `program` or
-  // `manifest` until it ends; declared after `staging`, it ends before the
-  // staging directory goes.
+  // weights.bin, written and hashed while the kernels and the entry compile
+  // (declared after `staging`, it ends before the staging directory goes).
   StagingDirectory staging(output_dir);
-  std::future<std::string> weights_hash = std::async(std::launch::async, [&] {
-    return write_weights_file(program, manifest, preparers, staging.path() + "/weights.bin");
-  });
+  std::future<std::string> weights_hash = start_writing_weights(program, manifest, preparers, staging.path());
 
   // Generate the entry function that runs the steps in order.
   std::string entry_source = generate_entry_source(program, memory, tensor_of_buffer, manifest);
   stages.done("aot-entry");
 
-  // Compile (two at a time, cached by content) and link model.so. model.so's
-  // description holds weights.bin's checksum, so it compiles on a thread of
-  // its own once weights.bin is summed, beside the kernels and the entry
-  // (a batch of compiles ends with one compiler idle); until then only that
-  // thread touches `manifest`.
+  // Compile (two at a time, cached by content) and link model.so; its
+  // description, which holds weights.bin's checksum, beside the rest.
   const std::string source_dir = staging.path() + "/src";
   std::filesystem::create_directory(source_dir);
   ToolchainStats description_stats;
-  std::future<std::string> description_object = std::async(std::launch::async, [&] {
-    manifest.hashes.weights_bin = weights_hash.get();
-    return toolchain.compile({description_unit(manifest, options.config)}, source_dir, &description_stats).front();
-  });
+  std::future<std::string> description_object = start_compiling_description(
+      toolchain, manifest, weights_hash, options.config, source_dir, &description_stats);
   std::vector<std::string> objects =
       toolchain.compile(translation_units(program, entry_source, options.config), source_dir, &stats);
   stages.done("compile");

@@ -416,13 +416,14 @@ class GraphBuilder {
     if (const OpNode* op = as<OpNode>(c->op)) {
       const Domain& arg = g_.domains.at(c->args.at(0).get());
       if (op == on_device_op()) {
-        const VirtualDevice* wish = VirtualDevice::parse(c->attrs->get_string("device"));
+        const VirtualDevice* wish = on_device_wish(*c);
         g_.domains[c.get()] = wish_boundary(c, arg, type_of(c), wish, "on_device wishes the value");
         return;
       }
       if (op == device_copy_op()) {
-        const VirtualDevice* src = VirtualDevice::parse(c->attrs->get_string("src"));
-        const VirtualDevice* dst = VirtualDevice::parse(c->attrs->get_string("dst"));
+        const DeviceCopyAttrs ends = device_copy_attrs(*c);
+        const VirtualDevice* src = ends.src;
+        const VirtualDevice* dst = ends.dst;
         PlaceId source = g_.add_node("source of device_copy", c);
         fix(source, src, c->span(), "device_copy reads its input");
         std::vector<ValueId> leaves;
@@ -430,7 +431,7 @@ class GraphBuilder {
         for (ValueId v : leaves)
           if (g_.values[v].producer >= 0)
             tie(g_.values[v].producer, source, "the input of device_copy" + span_text(c->span()) + " must be on its source");
-        PlaceId dest = g_.add_node("device_copy", c);
+        PlaceId dest = g_.add_node(device_copy_op()->name, c);
         fix(dest, dst, c->span(), "device_copy delivers its result");
         g_.place_of[c.get()] = dest;
         g_.domains[c.get()] = produce(type_of(c), dest, c);

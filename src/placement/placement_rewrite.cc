@@ -41,7 +41,7 @@ class PlacementRewriter : public ExprMutator {
       const Expr& arg = c->args.at(0);
       if (op == on_device_op()) return copy_to(mutate(arg), domain(arg), place_device(c));
       if (op == device_copy_op()) {
-        const VirtualDevice* src = config_.resolve(VirtualDevice::parse(c->attrs->get_string("src")));
+        const VirtualDevice* src = config_.resolve(device_copy_attrs(*c).src);
         return with_fields(c, {.args = std::vector<Expr>{copy_to(mutate(arg), domain(arg), src)},
                                .virtual_device = place_device(c)});
       }
@@ -207,8 +207,8 @@ class PlacementRewriter : public ExprMutator {
       auto it = copies_.find(key);
       if (it != copies_.end()) return it->second;
       const VirtualDevice* from = value_device(d.value);
-      Expr copy = make_op_call("device_copy", {e}, {{"src", from->str()}, {"dst", to->str()}},
-                               {.virtual_device = to, .span = pv.expr->span(), .checked_type = e->checked_type()});
+      Expr copy = make_device_copy(e, {.src = from, .dst = to},
+                                   {.virtual_device = to, .span = pv.expr->span(), .checked_type = e->checked_type()});
       copies_.emplace(key, copy);
       produced_.insert(copy.get());
       return copy;

@@ -275,24 +275,11 @@ void Artifact::load_device_images(Artifact& artifact, const std::string& manifes
   }
 }
 
-std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptions& options) {
-  std::shared_ptr<Artifact> artifact(new Artifact());
-  artifact->directory_ = dir;
-  artifact->impl_ = std::make_unique<Impl>();
-  Impl& impl = *artifact->impl_;
-  const std::string manifest_path = dir + "/manifest.json";
-  const std::string model_path = dir + "/model.so";
-  const std::string weights_path = dir + "/weights.bin";
-  namespace fs = std::filesystem;
-  // The error_code overloads: a permission problem reads as "not found" rather than escaping as another type.
-  std::error_code ignored;
-  if (!fs::is_directory(dir, ignored)) throw RuntimeError("artifact directory " + dir + " not found");
-  artifact->manifest_ = read_manifest_file(manifest_path);
-  const Manifest& manifest = artifact->manifest_;
-  if (manifest.abi_version != SY_MODEL_ABI_VERSION)
-    throw RuntimeError(manifest_path + ": abi_version " + std::to_string(manifest.abi_version) +
-                       " does not match this runtime's model ABI version " + std::to_string(SY_MODEL_ABI_VERSION));
-
+// Makes the manifest's devices in order, each checked against this machine
+// (device kind, CPU features, compute capability). CPU devices without
+// threads of their own share one pool of `threads`.
+void Artifact::make_devices(Artifact& artifact, const std::string& manifest_path, int threads) {
+  const Manifest& manifest = artifact.manifest_;
   std::shared_ptr<ThreadPool> shared_pool;
   for (size_t i = 0; i < manifest.devices.size(); ++i) {
     const ManifestDevice& d = manifest.devices[i];
@@ -311,36 +298,25 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
     if (d.threads > 0) {
       pool = std::make_shared<ThreadPool>(d.threads);
     } else {
-      if (!shared_pool) shared_pool = std::make_shared<ThreadPool>(options.threads);
+      if (!shared_pool) shared_pool = std::make_shared<ThreadPool>(threads);
       pool = shared_pool;
     }
     std::string where = manifest_path + ": devices[" + std::to_string(i) + "] (" + d.name + ")";
     try {
-      artifact->devices_.push_back(factory->make(d.id, std::move(pool)));
+      artifact.devices_.push_back(factory->make(d.id, std::move(pool)));
     } catch (const RuntimeError& e) {
       throw RuntimeError(where + ": " + e.what());
     }
-    if (std::string why = artifact->devices_.back()->cannot_run_compute_capability(d.compute_capability);
+    if (std::string why = artifact.devices_.back()->cannot_run_compute_capability(d.compute_capability);
         !why.empty())
       throw RuntimeError(where + " (target '" + d.target + "'): " + why);
   }
+}
 
-  make_pinned_memories(*artifact);
-
-  // Both files' sizes before either is hashed or mapped: a truncated file
-  // deserves a clearer message than a hash mismatch, and a sparse one seconds
-  // of hashing and gigabytes of page cache.
-  RegularFile model_file(model_path);
-  model_file.check_size_at_most(options.max_model_bytes, "the limit on model.so (LoadOptions::max_model_bytes, "
-                                                         "switchyard run --max-model-bytes)");
-  RegularFile weights_bin(weights_path);
-  check_weights_size(manifest, weights_bin);
-  // model.so before it is opened (by its path: the dynamic loader needs
-  // one); weights.bin as it is read, below.
-  if (std::string actual = sha256_file_hex(model_file); actual != manifest.hashes.model_so)
-    throw RuntimeError(model_path + ": sha256 " + actual + " does not match the manifest (" +
-                       manifest.hashes.model_so + ")");
-
+// Opens model.so (already hash-checked), finds its entry points and checks
+// that the manifest describes the model it was built for.
+void Artifact::open_model_library(Impl& impl, const Manifest& manifest, const std::string& manifest_path,
+                                  const std::string& model_path) {
   impl.library = dlopen(model_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!impl.library) {
     const char* reason = dlerror();
@@ -363,6 +339,66 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
     throw RuntimeError(model_path + ": its description is longer than " + std::to_string(kMaxModelDescriptionBytes) +
                        " bytes");
   check_manifest_matches_model(manifest, {description, description_bytes}, manifest_path, model_path);
+}
+
+// Gives each device its block of the mapped weights: CPU devices read them
+// in place, the others get a copy in their own memory.
+void Artifact::place_weight_blocks(Artifact& artifact) {
+  Impl& impl = *artifact.impl_;
+  const MappedFile& weights_file = *impl.weights_file;
+  std::vector<WeightBlock> blocks = weight_blocks(artifact.manifest_);
+  impl.weight_blocks.resize(blocks.size());
+  impl.weight_pointers.assign(blocks.size(), nullptr);
+  for (size_t d = 0; d < blocks.size(); ++d) {
+    if (blocks[d].empty()) continue;
+    const unsigned char* block = weights_file.data() + blocks[d].begin;
+    Device& device = *artifact.devices_[d];
+    if (device.host_accessible()) {
+      impl.weight_pointers[d] = block;
+      continue;
+    }
+    DeviceBuffer buffer(device, size_t(blocks[d].end - blocks[d].begin));
+    device.copy_from_host(buffer.data(), block, buffer.bytes());
+    impl.weight_pointers[d] = buffer.data();
+    impl.weight_blocks[d] = std::move(buffer);
+  }
+}
+
+std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptions& options) {
+  std::shared_ptr<Artifact> artifact(new Artifact());
+  artifact->directory_ = dir;
+  artifact->impl_ = std::make_unique<Impl>();
+  Impl& impl = *artifact->impl_;
+  const std::string manifest_path = dir + "/manifest.json";
+  const std::string model_path = dir + "/model.so";
+  const std::string weights_path = dir + "/weights.bin";
+  namespace fs = std::filesystem;
+  // The error_code overloads: a permission problem reads as "not found" rather than escaping as another type.
+  std::error_code ignored;
+  if (!fs::is_directory(dir, ignored)) throw RuntimeError("artifact directory " + dir + " not found");
+  artifact->manifest_ = read_manifest_file(manifest_path);
+  const Manifest& manifest = artifact->manifest_;
+  if (manifest.abi_version != SY_MODEL_ABI_VERSION)
+    throw RuntimeError(manifest_path + ": abi_version " + std::to_string(manifest.abi_version) +
+                       " does not match this runtime's model ABI version " + std::to_string(SY_MODEL_ABI_VERSION));
+
+  make_devices(*artifact, manifest_path, options.threads);
+  make_pinned_memories(*artifact);
+
+  // Both files' sizes before either is hashed or mapped: a truncated file
+  // deserves a clearer message than a hash mismatch, and a sparse one seconds
+  // of hashing and gigabytes of page cache.
+  RegularFile model_file(model_path);
+  model_file.check_size_at_most(options.max_model_bytes, "the limit on model.so (LoadOptions::max_model_bytes, "
+                                                         "switchyard run --max-model-bytes)");
+  RegularFile weights_bin(weights_path);
+  check_weights_size(manifest, weights_bin);
+  // model.so before it is opened (by its path: the dynamic loader needs
+  // one); weights.bin as it is read, below.
+  if (std::string actual = sha256_file_hex(model_file); actual != manifest.hashes.model_so)
+    throw RuntimeError(model_path + ": sha256 " + actual + " does not match the manifest (" +
+                       manifest.hashes.model_so + ")");
+  open_model_library(impl, manifest, manifest_path, model_path);
 
   // Summed where it is mapped, on a thread of its own while the primitives
   // are made from it; a mismatch discards them.
@@ -373,22 +409,7 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
   std::future<std::string> weights_hash = std::async(std::launch::async, [&weights_file, format_version] {
     return weights_checksum_hex(format_version, weights_file.data(), size_t(weights_file.size()));
   });
-  std::vector<WeightBlock> blocks = weight_blocks(manifest);
-  impl.weight_blocks.resize(blocks.size());
-  impl.weight_pointers.assign(blocks.size(), nullptr);
-  for (size_t d = 0; d < blocks.size(); ++d) {
-    if (blocks[d].empty()) continue;
-    const unsigned char* block = weights_file.data() + blocks[d].begin;
-    Device& device = *artifact->devices_[d];
-    if (device.host_accessible()) {
-      impl.weight_pointers[d] = block;
-      continue;
-    }
-    DeviceBuffer buffer(device, size_t(blocks[d].end - blocks[d].begin));
-    device.copy_from_host(buffer.data(), block, buffer.bytes());
-    impl.weight_pointers[d] = buffer.data();
-    impl.weight_blocks[d] = std::move(buffer);
-  }
+  place_weight_blocks(*artifact);
   load_device_images(*artifact, manifest_path, options.max_model_bytes);
   make_primitives(*artifact, manifest_path);
   if (std::string actual = weights_hash.get(); actual != manifest.hashes.weights_bin)

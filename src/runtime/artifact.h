@@ -105,6 +105,10 @@ class Artifact {
  private:
   class Impl;  // the loaded library, weights and workspace pool
   Artifact() = default;
+  static void make_devices(Artifact& artifact, const std::string& manifest_path, int threads);
+  static void open_model_library(Impl& impl, const Manifest& manifest, const std::string& manifest_path,
+                                 const std::string& model_path);
+  static void place_weight_blocks(Artifact& artifact);
   static void make_pinned_memories(Artifact& artifact);
   static void make_primitives(Artifact& artifact, const std::string& manifest_path);
   static void load_device_images(Artifact& artifact, const std::string& manifest_path, uint64_t max_image_bytes);

@@ -45,6 +45,12 @@ std::string read_hash(ObjectReader& r, const char* key, WeightsChecksum kind = {
   return hex;
 }
 
+// An index into another of the manifest's lists, or -1 where the field is absent.
+int optional_index(ObjectReader& r, const char* key) {
+  const json* value = r.optional(key);
+  return value ? int(r.read_integer(*value, r.path(key), 0, std::numeric_limits<int>::max())) : -1;
+}
+
 Manifest read_manifest_json(const json& root, const std::string& source) {
   ObjectReader r(root, "", source);
   Manifest m;
@@ -107,13 +113,9 @@ Manifest read_manifest_json(const json& root, const std::string& source) {
     kernel.span = k.string("span");
     kernel.kind = k.nonempty_string("kind");
     if (k.optional("operators")) kernel.operators = k.string("operators");
-    if (const json* primitive = k.optional("primitive"))
-      kernel.primitive = int(k.read_integer(*primitive, k.path("primitive"), 0, std::numeric_limits<int>::max()));
-    if (const json* weights = k.optional("weights"))
-      kernel.weights = int(k.read_integer(*weights, k.path("weights"), 0, std::numeric_limits<int>::max()));
-    if (const json* weights = k.optional("depthwise_weights"))
-      kernel.depthwise_weights =
-          int(k.read_integer(*weights, k.path("depthwise_weights"), 0, std::numeric_limits<int>::max()));
+    kernel.primitive = optional_index(k, "primitive");
+    kernel.weights = optional_index(k, "weights");
+    kernel.depthwise_weights = optional_index(k, "depthwise_weights");
     if (k.optional("image")) {
       kernel.image = k.nonempty_string("image");
       kernel.image_sha256 = read_hash(k, "image_sha256");
@@ -332,7 +334,10 @@ uint64_t tensor_nbytes(DType dtype, const std::vector<int64_t>& shape) {
   return bytes;
 }
 
-void validate_manifest(const Manifest& m, const std::string& source) {
+namespace {
+
+// The format and ABI versions, the entry, and the bounds on each list's length.
+void check_versions_and_counts(const Manifest& m, const std::string& source) {
   if (m.format_version < 1) fail(source, "format_version", "must be at least 1");
   if (m.format_version > kArtifactFormatVersion)
     fail(source, "",
@@ -353,6 +358,9 @@ void validate_manifest(const Manifest& m, const std::string& source) {
       fail(source, list,
            std::to_string(count) + " entries, more than an artifact may have (" +
                std::to_string(kMaxManifestEntries) + ")");
+}
+
+void check_devices(const Manifest& m, const std::string& source) {
   // Each device with its own threads starts a pool, so the bound is on their sum.
   int own_threads = 0;
   std::set<std::string> device_names;
@@ -378,9 +386,9 @@ void validate_manifest(const Manifest& m, const std::string& source) {
     if (!device_names.insert(d.name).second)
       fail(source, member_path(path, "name"), "duplicate device '" + d.name + "'");
   }
-  check_tensors(m, m.inputs, "inputs", source);
-  check_tensors(m, m.outputs, "outputs", source);
-  check_weights(m, source);
+}
+
+void check_arenas(const Manifest& m, const std::string& source) {
   for (size_t i = 0; i < m.arenas.size(); ++i) {
     const ManifestArena& a = m.arenas[i];
     std::string path = element_path("arenas", i);
@@ -390,43 +398,46 @@ void validate_manifest(const Manifest& m, const std::string& source) {
       fail(source, member_path(path, "lower_bound_bytes"),
            std::to_string(a.lower_bound_bytes) + " exceeds bytes (" + std::to_string(a.bytes) + ")");
   }
-  for (size_t i = 0; i < m.kernels.size(); ++i) {
-    const ManifestKernel& k = m.kernels[i];
-    std::string path = element_path("kernels", i);
-    if (k.name.empty()) fail(source, member_path(path, "name"), "must not be empty");
-    if (k.kind.empty()) fail(source, member_path(path, "kind"), "must not be empty");
-    check_device_index(m, k.device, source, member_path(path, "device"));
-    if (!k.image.empty()) {
-      // A path inside the artifact: relative, without "..".
-      bool inside = k.image[0] != '/' && k.image.find("..") == std::string::npos;
-      if (!inside)
-        fail(source, member_path(path, "image"), "must be a path inside the artifact, got '" + clipped_text(k.image) + "'");
-      if (m.devices[size_t(k.device)].compute_capability == 0)
-        fail(source, member_path(path, "image"),
-             "a device image runs on a cuda device, but " + m.devices[size_t(k.device)].name +
-                 " records no compute_capability");
-    }
-    if (k.primitive >= int(m.primitives.size()))
-      fail(source, member_path(path, "primitive"),
-           std::to_string(k.primitive) + " out of range (" + std::to_string(m.primitives.size()) + " primitives)");
-    if (k.weights >= int(m.weights.size()))
-      fail(source, member_path(path, "weights"),
-           std::to_string(k.weights) + " out of range (" + std::to_string(m.weights.size()) + " weights)");
-    if (k.weights >= 0) {
-      if (k.primitive < 0) fail(source, member_path(path, "weights"), "names weights but the kernel runs no primitive");
-      const ManifestWeight& w = m.weights[size_t(k.weights)];
-      const PrimitiveTensor& expected = m.primitives[size_t(k.primitive)].weights;
-      int64_t numel = 1;
-      for (int64_t d : expected.dims) numel *= d;
-      if (expected.empty() || w.dtype != DType::kFloat32 || w.device != k.device ||
-          (w.prepared.empty() && w.nbytes != uint64_t(numel) * sizeof(float)))
-        fail(source, member_path(path, "weights"),
-             "weight '" + w.name + "' (" + dtype_name(w.dtype) + " " + shape_to_string(w.shape) + " on " +
-                 m.devices[size_t(w.device)].name + ") is not the float32 weights of primitive " +
-                 std::to_string(k.primitive) + " on this kernel's device");
-    }
-    if (k.depthwise_weights >= 0) check_depthwise_weights(m, k, source, member_path(path, "depthwise_weights"));
+}
+
+// One kernel: its device, its device image, and the primitive and weights it names.
+void check_kernel(const Manifest& m, const ManifestKernel& k, const std::string& path, const std::string& source) {
+  if (k.name.empty()) fail(source, member_path(path, "name"), "must not be empty");
+  if (k.kind.empty()) fail(source, member_path(path, "kind"), "must not be empty");
+  check_device_index(m, k.device, source, member_path(path, "device"));
+  if (!k.image.empty()) {
+    // A path inside the artifact: relative, without "..".
+    bool inside = k.image[0] != '/' && k.image.find("..") == std::string::npos;
+    if (!inside)
+      fail(source, member_path(path, "image"), "must be a path inside the artifact, got '" + clipped_text(k.image) + "'");
+    if (m.devices[size_t(k.device)].compute_capability == 0)
+      fail(source, member_path(path, "image"),
+           "a device image runs on a cuda device, but " + m.devices[size_t(k.device)].name +
+               " records no compute_capability");
   }
+  if (k.primitive >= int(m.primitives.size()))
+    fail(source, member_path(path, "primitive"),
+         std::to_string(k.primitive) + " out of range (" + std::to_string(m.primitives.size()) + " primitives)");
+  if (k.weights >= int(m.weights.size()))
+    fail(source, member_path(path, "weights"),
+         std::to_string(k.weights) + " out of range (" + std::to_string(m.weights.size()) + " weights)");
+  if (k.weights >= 0) {
+    if (k.primitive < 0) fail(source, member_path(path, "weights"), "names weights but the kernel runs no primitive");
+    const ManifestWeight& w = m.weights[size_t(k.weights)];
+    const PrimitiveTensor& expected = m.primitives[size_t(k.primitive)].weights;
+    int64_t numel = 1;
+    for (int64_t d : expected.dims) numel *= d;
+    if (expected.empty() || w.dtype != DType::kFloat32 || w.device != k.device ||
+        (w.prepared.empty() && w.nbytes != uint64_t(numel) * sizeof(float)))
+      fail(source, member_path(path, "weights"),
+           "weight '" + w.name + "' (" + dtype_name(w.dtype) + " " + shape_to_string(w.shape) + " on " +
+               m.devices[size_t(w.device)].name + ") is not the float32 weights of primitive " +
+               std::to_string(k.primitive) + " on this kernel's device");
+  }
+  if (k.depthwise_weights >= 0) check_depthwise_weights(m, k, source, member_path(path, "depthwise_weights"));
+}
+
+void check_copies(const Manifest& m, const std::string& source) {
   for (size_t i = 0; i < m.copies.size(); ++i) {
     const ManifestCopy& c = m.copies[i];
     std::string path = element_path("copies", i);
@@ -435,6 +446,19 @@ void validate_manifest(const Manifest& m, const std::string& source) {
     if (c.src_device == c.dst_device)
       fail(source, path, "copies from " + m.devices[size_t(c.src_device)].name + " to itself");
   }
+}
+
+}  // namespace
+
+void validate_manifest(const Manifest& m, const std::string& source) {
+  check_versions_and_counts(m, source);
+  check_devices(m, source);
+  check_tensors(m, m.inputs, "inputs", source);
+  check_tensors(m, m.outputs, "outputs", source);
+  check_weights(m, source);
+  check_arenas(m, source);
+  for (size_t i = 0; i < m.kernels.size(); ++i) check_kernel(m, m.kernels[i], element_path("kernels", i), source);
+  check_copies(m, source);
 }
 
 Manifest parse_manifest(std::string_view json_text, const std::string& source) {

@@ -77,6 +77,67 @@ size_t Lexer::scan_quoted(size_t start, uint32_t line, uint32_t column) {
   return pos_;
 }
 
+void Lexer::take_while(bool (*predicate)(char)) {
+  while (pos_ < text_.size() && predicate(text_[pos_])) ++pos_, ++column_;
+}
+
+// At the '@' at `start`: a global "@name" or "@\"quoted name\"", or a device "@{...}" or "@cpu:0".
+Token Lexer::lex_at_sign(size_t start, uint32_t line, uint32_t column) {
+  advance();
+  if (peek_char() == '{') {
+    advance();
+    while (pos_ < text_.size() && text_[pos_] != '}') {
+      if (text_[pos_] == '"') scan_quoted(pos_, line_, column_);
+      else advance();
+    }
+    if (pos_ >= text_.size()) throw Error(ErrorKind::kParse, "unterminated device '@{'", span_at(line, column));
+    advance();
+    Token t = make(TokenKind::kDevice, start, line, column);
+    t.text = t.text.substr(2, t.text.size() - 3);
+    return t;
+  }
+  if (peek_char() == '"') {
+    scan_quoted(pos_, line, column);
+    Token t = make(TokenKind::kGlobal, start, line, column);
+    t.text.remove_prefix(1);
+    return t;
+  }
+  take_while(is_name_char);
+  if (pos_ == start + 1)
+    throw Error(ErrorKind::kParse, "expected a name or a device after '@'", span_at(line, column));
+  TokenKind kind = TokenKind::kGlobal;
+  if (peek_char() == ':') {  // a short-form device: @cpu:0
+    advance();
+    take_while([](char ch) { return is_name_char(ch) || ch == '?'; });
+    kind = TokenKind::kDevice;
+  }
+  Token t = make(kind, start, line, column);
+  t.text.remove_prefix(1);
+  return t;
+}
+
+// A number at `start`: an optional '-', digits, a fraction, an exponent and
+// a dtype suffix ("2.5e-3f16"), or -inf / -nan with a suffix.
+Token Lexer::lex_number(size_t start, uint32_t line, uint32_t column) {
+  if (peek_char() == '-') advance();
+  if (is_letter(peek_char())) {  // -inf, -nan with a suffix
+    take_while(is_name_char);
+    return make(TokenKind::kNumber, start, line, column);
+  }
+  take_while(is_digit);
+  if (peek_char() == '.' && is_digit(peek_char(1))) {
+    advance();
+    take_while(is_digit);
+  }
+  if ((peek_char() == 'e' || peek_char() == 'E') &&
+      (is_digit(peek_char(1)) || ((peek_char(1) == '-' || peek_char(1) == '+') && is_digit(peek_char(2))))) {
+    advance(2);
+    take_while(is_digit);
+  }
+  take_while(is_name_char);  // a dtype suffix: f, f16, i64, ...
+  return make(TokenKind::kNumber, start, line, column);
+}
+
 Token Lexer::next() {
   skip_space_and_comments();
   size_t start = pos_;
@@ -85,9 +146,6 @@ Token Lexer::next() {
   after_dot_ = false;
   if (pos_ >= text_.size()) return Token{TokenKind::kEnd, {}, line, column};
   char c = text_[pos_];
-  auto take_while = [&](auto predicate) {
-    while (pos_ < text_.size() && predicate(text_[pos_])) ++pos_, ++column_;
-  };
   if (after_dot && is_digit(c)) {
     take_while(is_digit);
     return make(TokenKind::kNumber, start, line, column);
@@ -100,62 +158,13 @@ Token Lexer::next() {
     t.text.remove_prefix(1);
     return t;
   }
-  if (c == '@') {
-    advance();
-    if (peek_char() == '{') {
-      advance();
-      while (pos_ < text_.size() && text_[pos_] != '}') {
-        if (text_[pos_] == '"') scan_quoted(pos_, line_, column_);
-        else advance();
-      }
-      if (pos_ >= text_.size()) throw Error(ErrorKind::kParse, "unterminated device '@{'", span_at(line, column));
-      advance();
-      Token t = make(TokenKind::kDevice, start, line, column);
-      t.text = t.text.substr(2, t.text.size() - 3);
-      return t;
-    }
-    if (peek_char() == '"') {
-      scan_quoted(pos_, line, column);
-      Token t = make(TokenKind::kGlobal, start, line, column);
-      t.text.remove_prefix(1);
-      return t;
-    }
-    take_while(is_name_char);
-    if (pos_ == start + 1)
-      throw Error(ErrorKind::kParse, "expected a name or a device after '@'", span_at(line, column));
-    TokenKind kind = TokenKind::kGlobal;
-    if (peek_char() == ':') {  // a short-form device: @cpu:0
-      advance();
-      take_while([](char ch) { return is_name_char(ch) || ch == '?'; });
-      kind = TokenKind::kDevice;
-    }
-    Token t = make(kind, start, line, column);
-    t.text.remove_prefix(1);
-    return t;
-  }
+  if (c == '@') return lex_at_sign(start, line, column);
   if (c == '-' && peek_char(1) == '>') {
     advance(2);
     return make(TokenKind::kArrow, start, line, column);
   }
-  if (is_digit(c) || (c == '-' && (is_digit(peek_char(1)) || peek_char(1) == 'i' || peek_char(1) == 'n'))) {
-    if (c == '-') advance();
-    if (is_letter(peek_char())) {  // -inf, -nan with a suffix
-      take_while(is_name_char);
-      return make(TokenKind::kNumber, start, line, column);
-    }
-    take_while(is_digit);
-    if (peek_char() == '.' && is_digit(peek_char(1))) {
-      advance();
-      take_while(is_digit);
-    }
-    if ((peek_char() == 'e' || peek_char() == 'E') &&
-        (is_digit(peek_char(1)) || ((peek_char(1) == '-' || peek_char(1) == '+') && is_digit(peek_char(2))))) {
-      advance(2);
-      take_while(is_digit);
-    }
-    take_while(is_name_char);  // a dtype suffix: f, f16, i64, ...
-    return make(TokenKind::kNumber, start, line, column);
-  }
+  if (is_digit(c) || (c == '-' && (is_digit(peek_char(1)) || peek_char(1) == 'i' || peek_char(1) == 'n')))
+    return lex_number(start, line, column);
   if (is_letter(c)) {
     take_while([](char ch) { return is_name_char(ch) || ch == '.'; });
     return make(TokenKind::kIdent, start, line, column);

@@ -54,6 +54,9 @@ class Lexer {
   void advance(size_t count = 1);
   void skip_space_and_comments();
   Token make(TokenKind kind, size_t start, uint32_t line, uint32_t column) const;
+  void take_while(bool (*predicate)(char));  // advances over the characters it holds for
+  Token lex_at_sign(size_t start, uint32_t line, uint32_t column);
+  Token lex_number(size_t start, uint32_t line, uint32_t column);
   size_t scan_quoted(size_t start, uint32_t line, uint32_t column);  // returns the index after the closing quote
 
   std::string_view text_;

@@ -4,11 +4,10 @@
 #include "text/parser.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <limits>
 #include <optional>
 #include <sstream>
 #include <unordered_map>
@@ -17,15 +16,14 @@
 #include "op/registry.h"
 #include "runtime/clipped_text.h"
 #include "support/error.h"
-#include "support/stack_budget.h"
 #include "text/lexer.h"
 #include "text/literals.h"
+#include "text/token_cursor.h"
+#include "text/value_parser.h"
 
 namespace switchyard {
 
 namespace {
-
-constexpr int kMaxNesting = 1000;
 
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
@@ -58,9 +56,11 @@ std::string operator_suggestion(std::string_view name) {
   return best.empty() ? "" : " (did you mean '" + best + "'?)";
 }
 
-class Parser {
+// The module, its functions, blocks and expressions; tokens come through
+// the cursor and values (types, literals, attributes) from value_parser.h.
+class Parser : private TokenCursor {
  public:
-  Parser(const std::string& text, const std::string& source_name) : lexer_(text, source_name) {}
+  Parser(const std::string& text, const std::string& source_name) : TokenCursor(text, source_name) {}
 
   IRModule parse() {
     IRModule module;
@@ -87,63 +87,9 @@ class Parser {
     Span span;
   };
 
-  // Nesting guard for the recursive parts of the grammar.
-  class Nesting {
-   public:
-    Nesting(Parser& parser) : parser_(parser) {
-      if (++parser_.depth_ > kMaxNesting || parser_.stack_.exhausted())
-        parser_.fail(parser_.peek(), "nesting too deep inside one expression (at most " + std::to_string(kMaxNesting) +
-                                         " levels, and fewer in sanitizer builds; bind parts with %name = ...;)");
-    }
-    ~Nesting() { --parser_.depth_; }
-
-   private:
-    Parser& parser_;
-  };
-
-  // --- tokens ---
-  const Token& peek(size_t ahead = 0) {
-    while (buffered_ <= ahead) lookahead_[buffered_++] = lexer_.next();
-    return lookahead_[ahead];
-  }
-  Token take() {
-    peek();
-    Token t = lookahead_[0];
-    for (size_t i = 1; i < buffered_; ++i) lookahead_[i - 1] = lookahead_[i];
-    --buffered_;
-    return t;
-  }
-  bool accept(TokenKind kind) {
-    if (peek().kind != kind) return false;
-    take();
-    return true;
-  }
-  Token expect(TokenKind kind) {
-    if (peek().kind != kind)
-      fail(peek(), std::string("expected ") + token_kind_name(kind) + ", found " + describe(peek()));
-    return take();
-  }
-  static bool is_word(const Token& t, std::string_view word) { return t.kind == TokenKind::kIdent && t.text == word; }
-  void expect_word(std::string_view word) {
-    if (!is_word(peek(), word)) fail(peek(), "expected '" + std::string(word) + "', found " + describe(peek()));
-    take();
-  }
-  static std::string describe(const Token& t) {
-    switch (t.kind) {
-      case TokenKind::kEnd: return "end of input";
-      case TokenKind::kLocal: return "'%" + clipped_text(t.text) + "'";
-      case TokenKind::kGlobal: return "'@" + clipped_text(t.text) + "'";
-      case TokenKind::kDevice: return "a device";
-      default: return "'" + clipped_text(t.text) + "'";
-    }
-  }
-  Span span_of(const Token& t) const { return lexer_.span_at(t.line, t.column); }
-  [[noreturn]] void fail(const Token& at, const std::string& message) const {
-    throw Error(ErrorKind::kParse, message, span_of(at));
-  }
-  static std::string global_name(const Token& t) {
-    return !t.text.empty() && t.text[0] == '"' ? unquote(t.text) : std::string(t.text);
-  }
+  Type parse_type() { return switchyard::parse_type(*this); }
+  AttrValue parse_attr_value() { return switchyard::parse_attr_value(*this); }
+  Expr parse_tensor_literal() { return switchyard::parse_tensor_literal(*this); }
 
   // --- names ---
   void bind(const Token& name, Expr node) {
@@ -444,194 +390,6 @@ class Parser {
     return make_call(std::move(callee), std::move(args), std::move(attrs), {.span = span_of(callee_token)});
   }
 
-  // "Tensor[(2), float32]{1, 2}", "Tensor[(64), float32]{b64"..."}", "float32{b64"..."}".
-  // The data is read and checked before the array is allocated, so the
-  // allocation is bounded by the text that fills it: a short file cannot
-  // declare a huge constant and make the parser zero gigabytes first.
-  Expr parse_tensor_literal() {
-    Token first = peek();
-    Type type = parse_type();
-    const TensorTypeNode* tensor = as_tensor(type);
-    int64_t count = tensor->numel();
-    int64_t nbytes = tensor->nbytes();
-    expect(TokenKind::kLBrace);
-    std::string bytes;
-    if (is_word(peek(), "b64") && peek(1).kind == TokenKind::kString) {
-      take();
-      Token encoded = take();
-      std::optional<std::string> decoded = base64_decode(encoded.text.substr(1, encoded.text.size() - 2));
-      if (!decoded) fail(encoded, "malformed base64 data");
-      if (int64_t(decoded->size()) != nbytes)
-        fail(encoded, "base64 data has " + std::to_string(decoded->size()) + " bytes; " + type_to_string(type) +
-                          " needs " + std::to_string(nbytes));
-      bytes = std::move(*decoded);
-    } else {
-      // Each element goes through a scalar of the dtype into `bytes`.
-      NDArray element_value(tensor->dtype, {});
-      int64_t index = 0;
-      while (peek().kind != TokenKind::kRBrace) {
-        const Token& element = peek();
-        if (element.kind != TokenKind::kNumber && element.kind != TokenKind::kIdent)
-          fail(element, "expected a tensor element, found " + describe(element));
-        if (index >= count)
-          fail(element, "too many elements: " + type_to_string(type) + " has " + std::to_string(count));
-        std::string error = set_element_from_text(element_value, 0, element.text);
-        if (!error.empty()) fail(element, error);
-        bytes.append(static_cast<const char*>(element_value.data()), size_t(dtype_bytes(tensor->dtype)));
-        ++index;
-        take();
-        if (!accept(TokenKind::kComma)) break;
-      }
-      if (index != count)
-        fail(peek(), type_to_string(type) + " needs " + std::to_string(count) + " elements, found " +
-                         std::to_string(index));
-    }
-    expect(TokenKind::kRBrace);
-    NDArray data;
-    try {
-      data = NDArray(tensor->dtype, tensor->shape);
-    } catch (const std::exception& e) {
-      fail(first, e.what());
-    }
-    if (!bytes.empty()) std::memcpy(data.data(), bytes.data(), bytes.size());
-    return make_constant(std::move(data), {.span = span_of(first)});
-  }
-
-  // --- types ---
-  Type parse_type() {
-    Nesting nesting(*this);
-    Token t = take();
-    if (is_word(t, "Tensor")) {
-      expect(TokenKind::kLBracket);
-      expect(TokenKind::kLParen);
-      std::vector<int64_t> shape;
-      while (peek().kind != TokenKind::kRParen) {
-        Token dim = expect(TokenKind::kNumber);
-        int64_t value = -1;
-        auto result = std::from_chars(dim.text.data(), dim.text.data() + dim.text.size(), value);
-        if (result.ec != std::errc() || result.ptr != dim.text.data() + dim.text.size() || value < 0)
-          fail(dim, "expected a dimension (a non-negative integer), found " + describe(dim));
-        shape.push_back(value);
-        if (!accept(TokenKind::kComma)) break;
-      }
-      expect(TokenKind::kRParen);
-      expect(TokenKind::kComma);
-      DType dtype = parse_dtype_token(expect(TokenKind::kIdent));
-      expect(TokenKind::kRBracket);
-      try {
-        return tensor_type(std::move(shape), dtype);
-      } catch (const Error& e) {
-        fail(t, e.message());
-      }
-    }
-    if (is_word(t, "fn")) {
-      expect(TokenKind::kLParen);
-      std::vector<Type> params = parse_type_list();
-      expect(TokenKind::kArrow);
-      return func_type(std::move(params), parse_type());
-    }
-    if (t.kind == TokenKind::kIdent) return scalar_type(parse_dtype_token(t));
-    if (t.kind == TokenKind::kLParen) return tuple_type(parse_type_list());
-    fail(t, "expected a type, found " + describe(t));
-  }
-
-  // After '(': "T, U, ...)".
-  std::vector<Type> parse_type_list() {
-    std::vector<Type> types;
-    while (peek().kind != TokenKind::kRParen) {
-      types.push_back(parse_type());
-      if (!accept(TokenKind::kComma)) break;
-    }
-    expect(TokenKind::kRParen);
-    return types;
-  }
-
-  DType parse_dtype_token(const Token& t) {
-    std::optional<DType> dtype = parse_dtype(t.text);
-    if (!dtype) fail(t, "unknown type '" + clipped_text(t.text) + "'");
-    return *dtype;
-  }
-
-  // --- attribute values ---
-  AttrValue parse_attr_value() {
-    Token t = take();
-    switch (t.kind) {
-      case TokenKind::kNumber: return parse_attr_number(t);
-      case TokenKind::kString: return unquote(t.text);
-      case TokenKind::kIdent:
-        if (t.text == "True") return true;
-        if (t.text == "False") return false;
-        if (t.text == "None") return std::monostate();
-        if (t.text == "nan" || t.text == "inf") return parse_attr_number(t);
-        break;
-      case TokenKind::kLBracket: {
-        if (peek().kind == TokenKind::kString) return parse_string_list();
-        std::vector<AttrValue> items;
-        while (peek().kind != TokenKind::kRBracket) {
-          Token item = take();
-          if (item.kind != TokenKind::kNumber && !is_word(item, "nan") && !is_word(item, "inf"))
-            fail(item, "expected a number in the list, found " + describe(item));
-          items.push_back(parse_attr_number(item));
-          if (!accept(TokenKind::kComma)) break;
-        }
-        expect(TokenKind::kRBracket);
-        bool all_ints = std::all_of(items.begin(), items.end(),
-                                    [](const AttrValue& v) { return std::holds_alternative<int64_t>(v); });
-        if (all_ints) {
-          std::vector<int64_t> ints;
-          for (const AttrValue& v : items) ints.push_back(std::get<int64_t>(v));
-          return ints;
-        }
-        std::vector<double> doubles;
-        for (const AttrValue& v : items)
-          doubles.push_back(std::holds_alternative<int64_t>(v) ? double(std::get<int64_t>(v)) : std::get<double>(v));
-        return doubles;
-      }
-      default: break;
-    }
-    fail(t, "expected an attribute value (a number, a string, True, False, None or a list), found " + describe(t));
-  }
-
-  // The rest of "[" "a", "b" "]" (a function's output names).
-  AttrValue parse_string_list() {
-    std::vector<std::string> items;
-    while (peek().kind != TokenKind::kRBracket) {
-      Token item = take();
-      if (item.kind != TokenKind::kString) fail(item, "expected a string in the list, found " + describe(item));
-      items.push_back(unquote(item.text));
-      if (!accept(TokenKind::kComma)) break;
-    }
-    expect(TokenKind::kRBracket);
-    return items;
-  }
-
-  AttrValue parse_attr_number(const Token& t) {
-    std::string_view text = t.text;
-    if (is_integer_text(text)) {
-      int64_t value = 0;
-      auto result = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (result.ec != std::errc()) fail(t, "integer '" + clipped_text(text) + "' is out of range");
-      return value;
-    }
-    bool negative = !text.empty() && text[0] == '-';
-    std::string_view body = negative ? text.substr(1) : text;
-    if (body == "nan" || body == "inf") {
-      double value = body == "nan" ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-      return negative ? -value : value;
-    }
-    if (!text.empty() && text.back() == 'f') text.remove_suffix(1);  // "2f" as in constants
-    double value = 0;
-    auto result = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (result.ec != std::errc() || result.ptr != text.data() + text.size())
-      fail(t, "malformed number '" + clipped_text(t.text) + "'");
-    return value;
-  }
-
-  Lexer lexer_;
-  Token lookahead_[3];
-  size_t buffered_ = 0;
-  int depth_ = 0;
-  StackBudget stack_;
   std::unordered_map<std::string_view, Binding> names_;
   std::vector<std::string_view> bound_;
   std::vector<std::pair<std::string, Span>> global_references_;

@@ -1,21 +1,26 @@
 #include "transform/layer_norm_rule.h"
 
+#include "op/handles.h"
+#include "op/norm_attrs.h"
+#include "op/reduce_attrs.h"
 #include "op/registry.h"
 
 namespace switchyard {
 
 namespace {
 
-Pattern op(const char* name, std::vector<Pattern> args) { return is_call(is_op(name), std::move(args)); }
+Pattern op(const OpNode* op, std::vector<Pattern> args) { return is_call(is_op(op), std::move(args)); }
 
 // mean(arg, axis=[last], keepdims=True).
 Pattern mean_over_last_axis(Pattern arg) {
-  Pattern mean = has_attrs(op("mean", {std::move(arg)}), {{"keepdims", true}, {"exclude", false}});
-  return satisfies(mean, "over the last axis", [](const Expr& e) {
+  return satisfies(op(ops::mean(), {std::move(arg)}), "over the last axis, keeping it", [](const Expr& e) {
     const CallNode* call = as<CallNode>(e);
     const TensorTypeNode* in = as_tensor(call->args[0]->checked_type());
-    const std::vector<int64_t>& axes = call->attrs->get_ints("axis");
-    return in && in->ndim() > 0 && axes.size() == 1 && (axes[0] == -1 || axes[0] == in->ndim() - 1);
+    const ReduceAttrs reduce = reduce_attrs(*call->attrs);
+    if (!in || in->ndim() == 0 || !reduce.keepdims || reduce.exclude || !reduce.axis || reduce.axis->size() != 1)
+      return false;
+    int64_t axis = reduce.axis->front();
+    return axis == -1 || axis == in->ndim() - 1;
   });
 }
 
@@ -36,17 +41,17 @@ Constant channel_constant(int64_t channels, float value, const Call& call) {
 }
 
 Expr layer_norm(const Call& call, const Expr& x, const Expr& gamma, const Expr& beta, double epsilon) {
-  return make_op_call("nn.layer_norm", {x, gamma, beta}, {{"axis", int64_t(-1)}, {"epsilon", epsilon}},
+  return make_op_call(ops::layer_norm(), {x, gamma, beta}, attr_entries(NormAttrs{.axis = -1, .epsilon = epsilon}),
                       {.virtual_device = call->virtual_device(), .span = call->span(),
                        .checked_type = call->checked_type()});
 }
 
 RewriteRule normalisation() {
   Pattern x = wildcard(), epsilon = is_scalar_constant();
-  Pattern centred = op("subtract", {x, mean_over_last_axis(x)});
-  Pattern variance = mean_over_last_axis(op("power", {centred, is_scalar_constant(2)}));
-  Pattern root = op("sqrt", {either(op("add", {variance, epsilon}), op("add", {epsilon, variance}))});
-  return rebuild("layer_norm", op("divide", {centred, root}), [x, epsilon](const Call& call, const MatchMap& m) {
+  Pattern centred = op(ops::subtract(), {x, mean_over_last_axis(x)});
+  Pattern variance = mean_over_last_axis(op(ops::power(), {centred, is_scalar_constant(2)}));
+  Pattern root = op(ops::sqrt(), {either(op(ops::add(), {variance, epsilon}), op(ops::add(), {epsilon, variance}))});
+  return rebuild("layer_norm", op(ops::divide(), {centred, root}), [x, epsilon](const Call& call, const MatchMap& m) {
     const Expr& input = m.at(x.get());
     const TensorTypeNode* type = as_tensor(input->checked_type());
     double eps = scalar_value(m.at(epsilon.get()));
@@ -62,9 +67,11 @@ RewriteRule normalisation() {
 RewriteRule affine(bool scale) {
   Pattern x = wildcard(), vector = float_constant(), beta = float_constant(is_constant_all(0));
   Pattern gamma = scale ? float_constant(is_constant_all(1)) : wildcard();
-  Pattern norm = has_attrs(op("nn.layer_norm", {x, gamma, beta}), {{"axis", int64_t(-1)}});
-  const char* name = scale ? "multiply" : "add";
-  Pattern pattern = either(op(name, {norm, vector}), op(name, {vector, norm}));
+  Pattern norm = satisfies(op(ops::layer_norm(), {x, gamma, beta}), "along axis -1", [](const Expr& e) {
+    return norm_attrs(*as<CallNode>(e)->attrs).axis == -1;
+  });
+  const OpNode* outer = scale ? ops::multiply() : ops::add();
+  Pattern pattern = either(op(outer, {norm, vector}), op(outer, {vector, norm}));
   return rebuild(scale ? "layer_norm_scale" : "layer_norm_shift", pattern, [=](const Call& call, const MatchMap& m) {
     const Expr& normalised = m.at(norm.get());
     const TensorTypeNode* type = as_tensor(normalised->checked_type());
@@ -75,7 +82,7 @@ RewriteRule affine(bool scale) {
     if (!is_channel_vector(m.at(vector.get()), channels) || !is_channel_vector(m.at(beta.get()), channels) ||
         (scale && !is_channel_vector(m.at(gamma.get()), channels)))
       return Expr();
-    double eps = as<CallNode>(normalised)->attrs->get_float("epsilon");
+    double eps = norm_attrs(*as<CallNode>(normalised)->attrs).epsilon;
     return scale ? layer_norm(call, m.at(x.get()), m.at(vector.get()), m.at(beta.get()), eps)
                  : layer_norm(call, m.at(x.get()), m.at(gamma.get()), m.at(vector.get()), eps);
   });

@@ -44,6 +44,8 @@ Pattern is_op(const std::string& op_name) {
   return make_pattern(PatternKind::kOp, {}, [&](PatternNode& n) { n.name = op_name; });
 }
 
+Pattern is_op(const OpNode* op) { return is_op(op->name); }
+
 Pattern is_call(Pattern callee, std::vector<Pattern> args) {
   args.insert(args.begin(), std::move(callee));
   return make_pattern(PatternKind::kCall, std::move(args));

@@ -59,6 +59,7 @@ class PatternNode : public Object {
 // since the pattern could then never match.
 Pattern wildcard();
 Pattern is_op(const std::string& op_name);
+Pattern is_op(const OpNode* op);  // by handle (op/handles.h), as the built-in rules match
 Pattern is_call(Pattern callee, std::vector<Pattern> args);
 Pattern is_constant();
 // A Constant whose every element equals `value`, of any shape ({1, 1, 1} is

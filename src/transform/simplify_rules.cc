@@ -3,6 +3,9 @@
 #include "transform/simplify_rules.h"
 
 #include "ir/functor.h"
+#include "op/handles.h"
+#include "op/linear_attrs.h"
+#include "op/movement_attrs.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
 #include "transform/layer_norm_rule.h"
@@ -11,7 +14,7 @@ namespace switchyard {
 
 namespace {
 
-Pattern op(const char* name, std::vector<Pattern> args) { return is_call(is_op(name), std::move(args)); }
+Pattern op(const OpNode* op, std::vector<Pattern> args) { return is_call(is_op(op), std::move(args)); }
 
 // A view (reshape, squeeze, expand_dims): an operator that only relabels
 // the shape of a row-major buffer.
@@ -33,14 +36,14 @@ std::optional<std::vector<int64_t>> axes_of(const Expr& transpose) {
   const CallNode* call = as<CallNode>(transpose);
   const TensorTypeNode* result = as_tensor(call->checked_type());
   if (!result) return std::nullopt;
-  return transpose_permutation(result->ndim(), *call->attrs, "transpose");
+  return transpose_permutation(result->ndim(), *call->attrs, ops::transpose()->name);
 }
 
 // view(view(source)) as reshape(source) to the outer view's shape.
 Expr merged_view(const Call& call, const Expr& source) {
   const TensorTypeNode* result = as_tensor(call->checked_type());
   if (!result || source->virtual_device() != call->virtual_device()) return Expr();
-  return make_op_call("reshape", {source}, {{"newshape", result->shape}},
+  return make_op_call(ops::reshape(), {source}, attr_entries(ReshapeAttrs{result->shape}),
                       {.virtual_device = call->virtual_device(), .span = call->span(),
                        .checked_type = call->checked_type()});
 }
@@ -54,7 +57,8 @@ Expr composed_transpose(const Call& call, const Expr& source) {
   for (size_t i = 0; i < composed.size(); ++i) composed[i] = (*inner)[size_t((*outer)[i])];
   if (is_identity(composed)) return as_replacement(call, source);
   if (source->virtual_device() != call->virtual_device()) return Expr();
-  return with_fields(call, {.args = std::vector<Expr>{source}, .attrs = attrs_with(call->attrs, "axes", composed)});
+  Attrs axes = normalize_attrs(*ops::transpose()->def, attr_entries(TransposeAttrs{composed}));
+  return with_fields(call, {.args = std::vector<Expr>{source}, .attrs = axes});
 }
 
 // matmul(a, transpose(source, p)) of rank-3 operands as
@@ -76,14 +80,14 @@ Expr product_of_transposed(const Call& call, const Expr& source) {
   Expr right = source;
   if (!is_identity(q)) {
     std::vector<int64_t> shape{from->shape[size_t(q[0])], from->shape[size_t(q[1])], from->shape[size_t(q[2])]};
-    right = make_op_call("transpose", {source}, {{"axes", q}},
+    right = make_op_call(ops::transpose(), {source}, attr_entries(TransposeAttrs{q}),
                          {.virtual_device = call->args[1]->virtual_device(), .span = call->args[1]->span(),
                           .checked_type = tensor_type(shape, from->dtype)});
   }
   // The batch sizes must be equal or one of them 1, as nn.batch_matmul takes them.
   int64_t batch_a = left->shape[0], batch_b = as_tensor(right->checked_type())->shape[0];
   if (batch_a != batch_b && batch_a != 1 && batch_b != 1) return Expr();
-  return make_op_call("nn.batch_matmul", {a, right}, {{"transpose_a", false}, {"transpose_b", true}},
+  return make_op_call(ops::batch_matmul(), {a, right}, attr_entries(LinearAttrs{.transpose_a = false, .transpose_b = true}),
                       {.virtual_device = call->virtual_device(), .span = call->span(),
                        .checked_type = call->checked_type()});
 }
@@ -93,13 +97,13 @@ RuleSet make_simplify_rules() {
   auto at_x = [x](Expr (*make)(const Call&, const Expr&)) {
     return [x, make](const Call& call, const MatchMap& m) { return make(call, m.at(x.get())); };
   };
-  Pattern identity_transpose = satisfies(op("transpose", {x}), "identity permutation", [](const Expr& e) {
+  Pattern identity_transpose = satisfies(op(ops::transpose(), {x}), "identity permutation", [](const Expr& e) {
     std::optional<std::vector<int64_t>> axes = axes_of(e);
     return axes && is_identity(*axes);
   });
   // A transpose that only moves dimensions of extent 1 keeps the row-major
   // order of the elements: a reshape, which a build makes no copy for.
-  Pattern unit_transpose = satisfies(op("transpose", {x}), "moves only unit dimensions", [](const Expr& e) {
+  Pattern unit_transpose = satisfies(op(ops::transpose(), {x}), "moves only unit dimensions", [](const Expr& e) {
     std::optional<std::vector<int64_t>> axes = axes_of(e);
     const TensorTypeNode* in = as_tensor(as<CallNode>(e)->args[0]->checked_type());
     if (!axes || !in) return false;
@@ -113,22 +117,22 @@ RuleSet make_simplify_rules() {
   });
   std::vector<RewriteRule> rules = layer_norm_rules();
   for (RewriteRule& rule : std::vector<RewriteRule>{
-           replace_by("add_zero", op("add", {x, is_constant_all(0)}), x),
-           replace_by("zero_add", op("add", {is_constant_all(0), x}), x),
-           replace_by("multiply_one", op("multiply", {x, is_constant_all(1)}), x),
-           replace_by("one_multiply", op("multiply", {is_constant_all(1), x}), x),
-           replace_by("subtract_zero", op("subtract", {x, is_constant_all(0)}), x),
-           replace_by("divide_one", op("divide", {x, is_constant_all(1)}), x),
-           replace_by("double_negative", op("negative", {op("negative", {x})}), x),
-           replace_by("cast_to_same_type", op("cast", {x}), x),
-           replace_by("broadcast_to_same_shape", op("broadcast_to", {x}), x),
+           replace_by("add_zero", op(ops::add(), {x, is_constant_all(0)}), x),
+           replace_by("zero_add", op(ops::add(), {is_constant_all(0), x}), x),
+           replace_by("multiply_one", op(ops::multiply(), {x, is_constant_all(1)}), x),
+           replace_by("one_multiply", op(ops::multiply(), {is_constant_all(1), x}), x),
+           replace_by("subtract_zero", op(ops::subtract(), {x, is_constant_all(0)}), x),
+           replace_by("divide_one", op(ops::divide(), {x, is_constant_all(1)}), x),
+           replace_by("double_negative", op(ops::negative(), {op(ops::negative(), {x})}), x),
+           replace_by("cast_to_same_type", op(ops::cast(), {x}), x),
+           replace_by("broadcast_to_same_shape", op(ops::broadcast_to(), {x}), x),
            replace_by("view_to_same_shape", shape_view(x), x),
            replace_by("views_to_source_shape", shape_view(shape_view(x)), x),
            rebuild("view_of_view", shape_view(shape_view(x)), at_x(merged_view)),
-           rebuild("transpose_of_transpose", op("transpose", {op("transpose", {x})}), at_x(composed_transpose)),
+           rebuild("transpose_of_transpose", op(ops::transpose(), {op(ops::transpose(), {x})}), at_x(composed_transpose)),
            replace_by("identity_transpose", identity_transpose, x),
            rebuild("unit_transpose", unit_transpose, at_x(merged_view)),
-           rebuild("product_of_transposed", op("matmul", {wildcard(), op("transpose", {x})}),
+           rebuild("product_of_transposed", op(ops::matmul(), {wildcard(), op(ops::transpose(), {x})}),
                    at_x(product_of_transposed)),
        })
     rules.push_back(std::move(rule));

@@ -52,9 +52,11 @@ def _randomise_batch_norm(model, generator):
             m.bias.data.copy_(torch.randn(n, generator=generator) * 0.1)
 
 
-def build_model(name):
-    """The suite model `name` in eval mode, identical on every call."""
-    builder, _ = MODELS[name]
+def build_from_table(models, name):
+    """Model `name` of the table `models` (name -> (builder, input shape)) in
+    eval mode, identical on every call: built after seed 0, its BatchNorm
+    statistics randomised from seed 1."""
+    builder, _ = models[name]
     torch.manual_seed(0)
     model = builder()
     with torch.no_grad():
@@ -62,7 +64,18 @@ def build_model(name):
     return model.eval()
 
 
+def input_from_table(models, name):
+    """The float32 input for model `name` of the table `models` (standard
+    normal, seed 0)."""
+    _, shape = models[name]
+    return np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+
+
+def build_model(name):
+    """The suite model `name` in eval mode, identical on every call."""
+    return build_from_table(MODELS, name)
+
+
 def make_input(name):
     """The suite's float32 input for `name` (standard normal, seed 0)."""
-    _, shape = MODELS[name]
-    return np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    return input_from_table(MODELS, name)

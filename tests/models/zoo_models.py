@@ -8,11 +8,10 @@ the suite (model_zoo.py), so no layer is an identity. The same interface as
 model_zoo.py (MODELS, build_model, make_input), so that export_models.py and
 bench/peers/torch_bench.py serve both.
 """
-import numpy as np
 import torch
 import torch.nn as nn
 
-from model_zoo import _randomise_batch_norm
+from model_zoo import build_from_table, input_from_table
 
 
 class SegmentationLogits(nn.Module):
@@ -128,15 +127,9 @@ OPSETS = {}
 
 def build_model(name):
     """The zoo model `name` in eval mode, identical on every call."""
-    builder, _ = MODELS[name]
-    torch.manual_seed(0)
-    model = builder()
-    with torch.no_grad():
-        _randomise_batch_norm(model, torch.Generator().manual_seed(1))
-    return model.eval()
+    return build_from_table(MODELS, name)
 
 
 def make_input(name):
     """The zoo's float32 input for `name` (standard normal, seed 0)."""
-    _, shape = MODELS[name]
-    return np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    return input_from_table(MODELS, name)

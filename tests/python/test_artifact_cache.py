@@ -92,6 +92,39 @@ def test_an_onnx_model_with_external_data_is_compiled_every_time(tmp_path):
     assert CACHED in compile_model(cache, tmp_path / "inline.onnx", tmp_path / "d")
 
 
+def test_a_large_model_changed_in_either_half_is_compiled_again(tmp_path):
+    # Above 64 MiB the cache sums a file's two halves on two threads: a
+    # change in either half must still be another model.
+    rows, columns = 4096, 4200  # 68.8 MB of float32 weights
+    weights = np.random.default_rng(0).standard_normal((rows, columns)).astype(np.float32)
+    x = np.random.default_rng(1).standard_normal((1, rows)).astype(np.float32)
+    cache = tmp_path / "cache"
+
+    def compile_and_run(w, name):
+        graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, rows])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, columns])],
+                                  [numpy_helper.from_array(w, "w")])
+        model = tmp_path / "large.onnx"
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(model))
+        assert model.stat().st_size > 64 << 20
+        summary = compile_model(cache, model, tmp_path / name)
+        np.save(tmp_path / "x.npy", x)
+        out = tmp_path / f"out_{name}"
+        result = subprocess.run([str(SWITCHYARD), "run", str(tmp_path / name), "--input", f"x={tmp_path / 'x.npy'}",
+                                 "--output-dir", str(out)], capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        np.testing.assert_allclose(np.load(next(out.glob("*.npy"))), x @ w, rtol=1e-4, atol=1e-3)
+        return summary
+
+    assert CACHED not in compile_and_run(weights, "a")
+    assert CACHED in compile_and_run(weights, "b")
+    for row in (0, rows - 1):  # the first and the last bytes of the weights
+        changed = weights.copy()
+        changed[row, row % columns] += 1
+        assert CACHED not in compile_and_run(changed, f"row{row}")
+
+
 def test_a_kept_artifact_a_killed_compile_left_half_written_is_removed(tmp_path):
     # A folder named as keep() names its temporary, by a process that has
     # exited, and older than the ten minutes that spare a writer on another

@@ -270,3 +270,24 @@ def test_windows_of_the_wrong_rank_are_refused(tmp_path, op, x_shape, w_shape, m
     path = save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "w.onnx")
     with pytest.raises(sy.ParseError, match=message):
         sy.frontend.from_onnx(path)
+
+
+@pytest.mark.parametrize("node,opset,message", [
+    # The wrong kind, the wrong length, an axis out of range, an axis twice.
+    (helper.make_node("Softmax", ["x"], ["y"], name="bad", axis=1.5), 13,
+     r"node 'bad' \(Softmax\): attribute 'axis' must be of type int, got float"),
+    (helper.make_node("MaxPool", ["x"], ["y"], name="bad", kernel_shape=[2, 2], strides=[1, 1, 1]), 13,
+     r"node 'bad' \(MaxPool\): strides, dilations and pads must have one entry \(pads two\) per spatial axis"),
+    (helper.make_node("Softmax", ["x"], ["y"], name="bad", axis=5), 13,
+     r"node 'bad' \(Softmax\): axis 5 is out of range for rank 4"),
+    (helper.make_node("ReduceSum", ["x"], ["y"], name="bad", axes=[1, 1]), 11,
+     r"node 'bad' \(ReduceSum\): 'sum': axis \[1, 1\] names 1 twice"),
+    (helper.make_node("Transpose", ["x"], ["y"], name="bad", perm=[0, 0, 1, 2]), 13,
+     r"node 'bad' \(Transpose\): 'transpose': axes \[0, 0, 1, 2\] is not a permutation of 0..3"),
+])
+def test_a_bad_attribute_is_refused_naming_the_node(tmp_path, node, opset, message):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])
+    graph = helper.make_graph([node], "g", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), tmp_path / "bad.onnx")
+    with pytest.raises(sy.ParseError, match=message):
+        sy.frontend.from_onnx(path)

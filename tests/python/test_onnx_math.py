@@ -155,3 +155,19 @@ def test_bit_shift_refusals_name_the_node(tmp_path):
     path = one_node_model(tmp_path / "old.onnx", "BitShift", 10, x, [("by", np.ones(6, np.uint8))], direction="LEFT")
     with pytest.raises(sy.ParseError, match=r"node 'node' \(BitShift\): BitShift is not in opset 10"):
         sy.frontend.from_onnx(path)
+
+
+@pytest.mark.parametrize("base_dtype", [np.int32, np.int64, np.uint8])
+@pytest.mark.parametrize("exponent_dtype", [np.float32, np.float64, np.int64, np.int32])
+def test_pow_of_an_integer_base_with_an_exponent_of_another_type_matches_numpy(tmp_path, base_dtype, exponent_dtype):
+    # Pow-12 lets the exponent's type differ: NumPy raises in the wider type
+    # and the result keeps the base's, truncated (2 ** 0.5 is 1).
+    x = np.array([[1, 2, 3, 7], [0, 5, 2, 9]], base_dtype)
+    e = np.array([4, 0.5, 2.5, 3], exponent_dtype) if np.dtype(exponent_dtype).kind == "f" else \
+        np.array([4, 0, 2, 3], exponent_dtype)
+    want = np.power(x, e).astype(base_dtype)
+    path = one_node_model(tmp_path / "pow.onnx", "Pow", 15, x, [("e", e)])
+    interpreted, compiled = interpreted_and_compiled(tmp_path, path, x=x)
+    for got in (interpreted, compiled):
+        assert got.dtype == base_dtype
+        np.testing.assert_array_equal(got, want)

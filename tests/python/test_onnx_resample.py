@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from onnx import TensorProto, helper, numpy_helper
-from onnx.backend.test.case.node.resize import interpolate_nd, linear_coeffs, nearest_coeffs
+from onnx.backend.test.case.node.resize import cubic_coeffs, interpolate_nd, linear_coeffs, nearest_coeffs
 
 import switchyard as sy
 
@@ -163,7 +163,30 @@ def test_resize_modes_match_onnx_reference(tmp_path, coordinates, mode, target):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("size, align", [((9, 7), False), ((3, 2), False), ((8, 8), True), ((2, 7), True)])
+def test_resize_cubic_matches_torch_bicubic(tmp_path, size, align):
+    # torch's bicubic: a = -0.75, edge-clamped taps; what it exports as cubic.
+    x = random(2, 3, 5, 4)
+    mode = "align_corners" if align else "half_pixel"
+    got = run_resize(tmp_path, x, sizes=[2, 3, *size], mode="cubic", coordinate_transformation_mode=mode)
+    want = F.interpolate(torch.from_numpy(x), size=size, mode="bicubic", align_corners=align).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("coordinates", ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"])
+@pytest.mark.parametrize("a, exclude", [(-0.75, 0), (-0.5, 0), (-0.5, 1)])
+@pytest.mark.parametrize("target", [{"scales": [1, 1, 1.5, 0.6]}, {"sizes": [1, 2, 7, 2]}, {"sizes": [1, 2, 3, 9]}])
+def test_resize_cubic_matches_onnx_reference(tmp_path, coordinates, a, exclude, target):
+    x = random(1, 2, 4, 5)
+    got = run_resize(tmp_path, x, **target, mode="cubic", coordinate_transformation_mode=coordinates,
+                     cubic_coeff_a=a, exclude_outside=exclude)
+    scales = np.array(target["scales"], np.float32) if "scales" in target else None
+    want = interpolate_nd(x, lambda r: cubic_coeffs(r, A=a), output_size=target.get("sizes"), scale_factors=scales,
+                          coordinate_transformation_mode=coordinates, exclude_outside=bool(exclude)).astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
 def test_resize_any_axis_and_scales_that_keep_the_length(tmp_path, mode):
     # Every axis is resampled the same way, the batch and channels included;
     # a scale of 1.2 on 4 elements keeps 4 but still moves the samples.
@@ -171,7 +194,7 @@ def test_resize_any_axis_and_scales_that_keep_the_length(tmp_path, mode):
     for target in ({"sizes": [3, 2, 4, 5]}, {"scales": [1, 1, 1.2, 1]}):
         got = run_resize(tmp_path, x, **target, mode=mode)
         scales = np.array(target["scales"], np.float32) if "scales" in target else None
-        want = interpolate_nd(x, nearest_coeffs if mode == "nearest" else linear_coeffs,
+        want = interpolate_nd(x, {"nearest": nearest_coeffs, "linear": linear_coeffs, "cubic": cubic_coeffs}[mode],
                               output_size=target.get("sizes"), scale_factors=scales).astype(np.float32)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     assert not np.array_equal(got, x)
@@ -287,7 +310,9 @@ def test_refusals_name_the_node_and_the_reason(tmp_path):
         (dict(op="Tile", inits=[("r", i64([1, 2]))]), "repeats has 2 entries for a rank-4 input"),
         (dict(op="Tile", inits=[("r", i64([1, 1, 2, 2]))], extra_inputs=[("r", i64([1, 1, 2, 2]))]),
          "the repeats) must be known at import"),
-        (dict(op="Resize", **resize_inputs(scales=[1, 1, 2, 2]), mode="cubic"), "mode 'cubic' is not supported"),
+        (dict(op="Resize", inits=[("scales", np.array([1, 1, 2, 2], np.float32))], inputs=["x", "scales"],
+              mode="cubic", opset=10),
+         "mode 'cubic' is not one of nearest, linear"),
         (dict(op="Resize", **resize_inputs(sizes=[1, 1, 8, 8]), mode="linear",
               coordinate_transformation_mode="tf_crop_and_resize"), "'tf_crop_and_resize' is not supported"),
         (dict(op="Resize", **resize_inputs(sizes=[1, 1, 8, 8]), coordinate_transformation_mode="tf_half_pixel_for_nn"),
@@ -315,6 +340,8 @@ def test_refusals_name_the_node_and_the_reason(tmp_path):
     assert "only 1-D and 2-D transposed convolutions are supported" in text
     text = refusal(tmp_path, "Resize", np.ones((1, 1, 2, 2), np.int32), **resize_inputs(sizes=[1, 1, 4, 4]), mode="linear")
     assert "linear mode needs a floating-point input" in text
+    text = refusal(tmp_path, "Resize", np.ones((1, 1, 2, 2), np.int32), **resize_inputs(sizes=[1, 1, 4, 4]), mode="cubic")
+    assert "cubic mode needs a floating-point input" in text
 
 
 # ---- ONNX backend node cases ------------------------------------------------
@@ -362,7 +389,7 @@ def test_onnx_backend_cases(tmp_path, case, variant):
     onnx.save(model, str(tmp_path / "model.onnx"))
     status = import_and_compare(tmp_path / "model.onnx", feeds, outputs)
     supported = (variant == "constants_frozen" or case.startswith("test_convtranspose")) and not any(
-        s in case for s in ("cubic", "tf_crop_and_resize", "convtranspose_3d"))
+        s in case for s in ("tf_crop_and_resize", "convtranspose_3d"))
     assert status == ("pass" if supported else "refused"), status
 
 

@@ -288,16 +288,20 @@ void register_elementwise_converters() {
                        set_single_output(c, c.call("equal", {less, c.scalar(0, DType::kBool)}));
                      }}});
   // Pow-1 broadcasts by attribute; Pow-7 takes one type for both; from 12
-  // the exponent may differ, and is cast.
+  // the exponent may differ: cast to a floating-point base's type or
+  // another integer's; an integer base with a floating-point exponent is
+  // raised in float64 and truncated to the base's type, as NumPy's power
+  // and astype (the reference) do.
   add_onnx_converter("Pow", {1, 7, 12, 13, 15}, {{1, [](NodeContext& c) { convert_legacy_binary(c, "power"); }},
                                                  {7, [](NodeContext& c) {
-                       Expr exponent = c.input(1);
-                       if (c.input_dtype(1) != c.input_dtype(0)) {
-                         if (!dtype_is_float(c.input_dtype(0)))
-                           c.fail("an integer base with an exponent of another type is not supported");
-                         exponent = cast_to(c, exponent, c.input_dtype(0));
+                       DType base = c.input_dtype(0), exponent = c.input_dtype(1);
+                       if (dtype_is_float(base) || !dtype_is_float(exponent)) {
+                         Expr cast = cast_to(c, c.input(1), base);
+                         return set_single_output(c, c.call("power", {c.input(0), cast}));
                        }
-                       set_single_output(c, c.call("power", {c.input(0), exponent}));
+                       Expr wide = c.call("power", {cast_to(c, c.input(0), DType::kFloat64),
+                                                    cast_to(c, c.input(1), DType::kFloat64)});
+                       set_single_output(c, cast_to(c, wide, base));
                      }}});
   variadic("Max", "maximum", false);
   variadic("Min", "minimum", false);

@@ -5,8 +5,10 @@
 // IR's concatenate, broadcast_to, reshape, strided_slice and nn.conv2d, so
 // every backend that runs those runs these.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "frontend/onnx/converters.h"
 #include "frontend/onnx/window_attrs.h"
@@ -175,6 +177,8 @@ void convert_center_crop_pad(NodeContext& c) {
 
 struct ResizeAttrs {
   std::string mode, coordinates, nearest;
+  double cubic_a = -0.75;        // cubic_coeff_a
+  bool exclude_outside = false;  // cubic: taps outside the input weigh 0, the others renormalised
 };
 
 // The source coordinate of output position `x` along an axis of `in`
@@ -194,8 +198,58 @@ double source_coordinate(const std::string& mode, int64_t x, int64_t in, int64_t
   return half_pixel;
 }
 
+// The cubic convolution kernel's weights of the four taps before and after
+// a source coordinate `ratio` past the second tap (ratio in (0, 1]), with
+// coefficient `a` (ONNX's cubic_coeff_a; Keys's kernel at a = -0.5).
+std::array<double, 4> cubic_weights(double ratio, double a) {
+  auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };         // |d| <= 1
+  auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1 < |d| < 2
+  return {far(ratio + 1), near(ratio), near(1 - ratio), far(2 - ratio)};
+}
+
+// Cubic resampling of axis `axis` to `out` elements: four taps around each
+// source coordinate, read edge-clamped, the taps at base - 1 .. base + 2
+// where base is the coordinate's floor (one less at an exact sample, whose
+// weights are then 0, 0, 1, 0), as the ONNX reference picks them.
+Expr resize_axis_cubic(NodeContext& c, const Expr& x, int64_t axis, int64_t out, double scale, const ResizeAttrs& r) {
+  const TensorTypeNode& t = tensor_type_of(x);
+  int64_t in = t.shape[size_t(axis)];
+  std::vector<int64_t> weight_shape(size_t(t.ndim() - axis), 1);
+  weight_shape[0] = out;
+  std::vector<std::vector<int64_t>> taps(4, std::vector<int64_t>(size_t(out)));
+  std::vector<NDArray> weights;  // each its own storage: a copied NDArray shares its data
+  for (size_t k = 0; k < 4; ++k) weights.emplace_back(t.dtype, weight_shape);
+  std::vector<bool> used(4, false);
+  for (int64_t j = 0; j < out; ++j) {
+    double source = source_coordinate(r.coordinates, j, in, out, scale);
+    double base = std::floor(source);
+    if (base == source) base -= 1;
+    std::array<double, 4> w = cubic_weights(source - base, r.cubic_a);
+    double total = 0;
+    for (size_t k = 0; k < 4; ++k) {
+      int64_t index = int64_t(base) - 1 + int64_t(k);
+      if (r.exclude_outside && (index < 0 || index >= in)) w[k] = 0;
+      taps[k][size_t(j)] = std::min(std::max(index, int64_t(0)), in - 1);
+      total += w[k];
+    }
+    for (size_t k = 0; k < 4; ++k) {
+      double weight = r.exclude_outside ? w[k] / total : w[k];
+      weights[k].set_from_double(j, weight);
+      used[k] = used[k] || weight != 0;
+    }
+  }
+  std::optional<Expr> sum;
+  for (size_t k = 0; k < 4; ++k) {
+    if (!used[k]) continue;
+    Expr term = c.call("multiply", {take_along(c, x, axis, taps[k]), c.constant(std::move(weights[k]))});
+    sum = sum ? c.call("add", {*sum, term}) : term;
+  }
+  return *sum;
+}
+
 // Resamples axis `axis` of x to `out` elements.
 Expr resize_axis(NodeContext& c, const Expr& x, int64_t axis, int64_t out, double scale, const ResizeAttrs& r) {
+  if (r.mode == "cubic") return resize_axis_cubic(c, x, axis, out, scale, r);
   const TensorTypeNode& t = tensor_type_of(x);
   int64_t in = t.shape[size_t(axis)];
   auto clamp = [in](int64_t i) { return std::min(std::max(i, int64_t(0)), in - 1); };
@@ -250,14 +304,14 @@ struct ResizeVersion {
 // Reads and checks the modes a version has.
 ResizeAttrs resize_attrs(NodeContext& c, ResizeVersion v) {
   ResizeAttrs r{c.attr_string("mode", "nearest"), "asymmetric", "floor"};
-  if (r.mode == "cubic") c.fail("mode 'cubic' is not supported (only nearest and linear)");
-  if (r.mode != "nearest" && r.mode != "linear")
+  if (r.mode != "nearest" && r.mode != "linear" && (v.legacy || r.mode != "cubic"))
     c.fail("mode '" + r.mode + "' is not one of nearest, linear" + (v.legacy ? "" : ", cubic"));
-  if (r.mode == "linear" && !dtype_is_float(c.input_dtype(0))) c.fail("linear mode needs a floating-point input");
+  if (r.mode != "nearest" && !dtype_is_float(c.input_dtype(0)))
+    c.fail(r.mode + " mode needs a floating-point input");
   if (v.legacy) return r;
   r.coordinates = c.attr_string("coordinate_transformation_mode", "half_pixel");
   r.nearest = c.attr_string("nearest_mode", "round_prefer_floor");
-  c.attr_float("cubic_coeff_a", -0.75f);      // cubic only, which is refused
+  r.cubic_a = c.attr_float("cubic_coeff_a", -0.75f);
   c.attr_float("extrapolation_value", 0.0f);  // tf_crop_and_resize only, refused below
   std::vector<std::string> modes{"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"};
   if (v.tf_half_pixel_for_nn) modes.push_back("tf_half_pixel_for_nn");
@@ -274,8 +328,8 @@ ResizeAttrs resize_attrs(NodeContext& c, ResizeVersion v) {
   // exclude_outside reweights samples outside the input: with edge-clamped
   // linear neighbours that changes nothing, but a nearest pick outside
   // would get weight 0 (an undefined result), so refuse it there.
-  if (c.attr_int("exclude_outside", 0) != 0 && r.mode == "nearest")
-    c.fail("exclude_outside=1 is not supported with mode 'nearest'");
+  r.exclude_outside = c.attr_int("exclude_outside", 0) != 0;
+  if (r.exclude_outside && r.mode == "nearest") c.fail("exclude_outside=1 is not supported with mode 'nearest'");
   return r;
 }
 

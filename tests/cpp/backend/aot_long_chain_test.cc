@@ -11,22 +11,11 @@
 
 #include "aot_test_util.h"
 #include "runtime/artifact.h"
+#include "support/let_chain.h"
 #include "text/parser.h"
 
 namespace switchyard::testing {
 namespace {
-
-// @main(%x: Tensor[(4), float32]): `length` lets, each `op` of the one before.
-std::string let_chain(int length, const std::string& op) {
-  std::string text = "def @main(%x: Tensor[(4), float32]) {\n";
-  std::string previous = "%x";
-  for (int i = 0; i < length; ++i) {
-    std::string name = "%v" + std::to_string(i);
-    text += "  let " + name + " = " + op + "(" + previous + (op == "add" ? ", 1f" : "") + ");\n";
-    previous = name;
-  }
-  return text + "  " + previous + "\n}\n";
-}
 
 std::map<std::string, NDArray> counting_input() {
   NDArray x(DType::kFloat32, {4});

@@ -129,6 +129,10 @@ std::vector<KernelCase> cases() {
       {"concatenate_by_parts_last_axis",
        main_of("%a: Tensor[(1, 1, 3), float32], %b: Tensor[(1, 1, 4), float32]",
                "  %0 = (%b, %a, %b);\n  %1 = concatenate(%0, axis=2);\n  sigmoid(%1)")},
+      {"concatenate_by_parts_mixed",
+       main_of("%a: Tensor[(1, 3, 2, 5), float32], %b: Tensor[(1, 5, 2, 5), float32], %c: Tensor[(1, 2, 2, 5), "
+               "float32]",
+               "  %0 = (exp(%a), %b, %c);\n  %1 = concatenate(%0, axis=1);\n  nn.relu(%1)")},
       {"concatenate_read_elsewhere",
        main_of("%a: Tensor[(1, 3, 4), float32], %b: Tensor[(1, 3, 4), float32]",
                "  %0 = (%a, %b);\n  %1 = concatenate(%0, axis=1);\n  %2 = transpose(%1, axes=[0, 2, 1]);\n"
@@ -352,12 +356,30 @@ TEST(CpuElementwiseKernels, AConcatenationReadElementForElementAtBatchOneIsALoop
   // Each part reads its own input, with no test of which part an element
   // is in; a concatenation read at other elements, or one whose parts are
   // not contiguous runs of the result, keeps the one loop with its tests.
-  for (const char* name : {"concatenate_by_parts", "concatenate_by_parts_negative_axis", "concatenate_by_parts_last_axis"}) {
+  for (const char* name : {"concatenate_by_parts", "concatenate_by_parts_negative_axis", "concatenate_by_parts_last_axis",
+                           "concatenate_by_parts_mixed"}) {
     SCOPED_TRACE(name);
     const std::string& code = find_case(name).source.code;
     EXPECT_NE(code.find("Part 1 of the concatenation"), std::string::npos) << code;
     EXPECT_EQ(code.find(" if ("), std::string::npos) << code;
   }
+  // The parts that read an input alone share one function, called with
+  // where the part lies and which input it reads; a part computing its
+  // elements (exp), or one of extent 1 along the axis (whose coordinate is
+  // constant), has its own.
+  auto functions = [](const std::string& code) {
+    size_t count = 0;
+    for (size_t at = code.find("\nvoid concatenation_part_"); at != std::string::npos;
+         at = code.find("\nvoid concatenation_part_", at + 1))
+      ++count;
+    return count;
+  };
+  EXPECT_EQ(functions(find_case("concatenate_by_parts").source.code), 2u) << find_case("concatenate_by_parts").source.code;
+  EXPECT_EQ(functions(find_case("concatenate_by_parts_last_axis").source.code), 1u);
+  const std::string& mixed = find_case("concatenate_by_parts_mixed").source.code;
+  EXPECT_EQ(functions(mixed), 2u) << mixed;
+  EXPECT_NE(mixed.find("concatenation_part_1_arguments concatenation_part_2_call{&buffers, buffers.in2_c, 8, 80};"),
+            std::string::npos) << mixed;
   for (const char* name : {"concatenate_read_elsewhere", "concatenate_broadcast", "concatenate", "concatenate_chain"}) {
     SCOPED_TRACE(name);
     EXPECT_EQ(find_case(name).source.code.find("of the concatenation"), std::string::npos)

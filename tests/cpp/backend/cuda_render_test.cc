@@ -206,6 +206,21 @@ TEST(CudaRender, AnAnchorTheLibrariesRunIsTheirPrimitiveThenTheEpilogueLoops) {
   EXPECT_NO_THROW(render_cuda_kernel(*cast.kernel_ir, "k"));
 }
 
+// A concatenation's parts share one C++ function through their arguments;
+// on CUDA each part is a launch of its own, its arguments substituted.
+TEST(CudaRender, EachPartOfAConcatenationIsALaunchOfItsOwn) {
+  ki::Kernel k = first_group_ir(
+      "def @main(%a: Tensor[(1, 3, 40), float32], %b: Tensor[(1, 5, 40), float32]) {\n"
+      "  %0 = (%a, %b);\n  %1 = concatenate(%0, axis=1);\n  nn.relu(%1)\n}\n");
+  ASSERT_EQ(k.body.size(), 2u);
+  EXPECT_FALSE(k.body[1]->arguments.empty());
+  CudaKernel cuda = render_cuda_kernel(k, "parts");
+  ASSERT_EQ(cuda.launches.size(), 2u);
+  expect_code_holds(cuda.code, {"in0_a[", "in1_b[", " + 120] = "});
+  for (const char* argument : {"part_input[", "part_base", "part_begin"})
+    EXPECT_EQ(cuda.code.find(argument), std::string::npos) << argument << "\n" << cuda.code;
+}
+
 TEST(CudaRender, WhatItCannotPrintIsAClearError) {
   ki::Kernel blocked = first_group_ir(kBroadcastAddRelu);
   blocked.buffers[0].layout = "nChw8c";

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "codegen/kernel.h"
 #include "ir/compilation_config.h"
@@ -138,6 +139,48 @@ TEST(KernelIr, IndexArithmeticIsParenthesizedOnlyWherePrecedenceNeedsIt) {
   EXPECT_NE(code.find("out0[j - (row + 1)] = ((row * 4 + j) / 3) % 5 < 0 ? 0 : (row > 7 ? 7 : ((row * 4 + j) / 3) % 5);"),
             std::string::npos)
       << code;
+}
+
+// out0[base + i] = in[i] + 1 for i in [0, 2), `in` and `base` the loop's arguments.
+ki::Stmt add_one_at(const std::string& name, const std::string& input, int64_t base) {
+  ki::Expr i = ki::var("i");
+  ki::Expr value = ki::call(scalar("add", 2), {ki::load("part_input", DType::kFloat32, i),
+                                               ki::float_value(DType::kFloat32, 1.0)});
+  return ki::parallel(name, 2, 1,
+                      {ki::for_loop("i", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial,
+                                    {ki::store("out0", ki::add(i, ki::var("base")), value)})},
+                      name, {{{"base", ki::index(base)}}, {{"part_input", input}}});
+}
+
+TEST(KernelIr, LoopsThatDifferInTheirArgumentsAloneShareAFunction) {
+  ki::Kernel k;
+  k.buffers = {{"in0_a", DType::kFloat32, ki::BufferRole::kInput, 0, true, {2}, "", ""},
+               {"in1_b", DType::kFloat32, ki::BufferRole::kInput, 1, true, {2}, "", ""},
+               {"out0", DType::kFloat32, ki::BufferRole::kOutput, 0, false, {4}, "", ""}};
+  k.body = {add_one_at("first", "in0_a", 0), add_one_at("second", "in1_b", 2)};
+  // The arguments are part of a loop's identity.
+  EXPECT_FALSE(ki::equal(k.body[0], add_one_at("first", "in0_a", 1)));
+  EXPECT_FALSE(ki::equal(k.body[0], add_one_at("first", "in1_b", 0)));
+  EXPECT_NE(k.body[0]->hash, add_one_at("first", "in0_a", 1)->hash);
+  std::string code = render_cpu_kernel(k, "k");
+  EXPECT_EQ(code.find("void second("), std::string::npos) << code;
+  for (const char* line : {"void first(void* closure, int64_t begin, int64_t end)",
+                           "first_arguments first_call{&buffers, buffers.in0_a, 0};",
+                           "first_arguments second_call{&buffers, buffers.in1_b, 2};",
+                           "services->parallel_for(services->ctx, device_index, 2, 1, first, &second_call);"})
+    EXPECT_NE(code.find(line), std::string::npos) << line << "\n" << code;
+  // Bound, the arguments are substituted: what a renderer giving each loop
+  // its own function prints.
+  ki::Stmt bound = ki::bind_arguments(k.body[1]);
+  EXPECT_TRUE(bound->arguments.empty());
+  std::set<std::string> loads, names;
+  ki::visit_exprs(bound->body, [&](const ki::Expr& e) {
+    if (e->kind == ki::ExprKind::kLoad) loads.insert(e->name);
+    if (e->kind == ki::ExprKind::kVar) names.insert(e->name);
+  });
+  EXPECT_EQ(loads, std::set<std::string>{"in1_b"});
+  EXPECT_EQ(names.count("base"), 0u);
+  EXPECT_TRUE(ki::equal(bound->body[0]->body[0]->index, ki::add(ki::var("i"), ki::index(2))));
 }
 
 TEST(KernelIr, AnEmptyKernelSaysSo) {

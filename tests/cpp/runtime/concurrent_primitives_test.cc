@@ -15,12 +15,9 @@
 #include "targets/cpu/runtime/packed_matmul.h"
 #include "targets/cpu/runtime/winograd_convolution.h"
 
-namespace switchyard {
+namespace switchyard::testing {
 namespace {
 
-using testing::dense;
-using testing::random_values;
-using testing::Workspace;
 using Dims = std::vector<int64_t>;
 using Floats = std::vector<float>;
 
@@ -44,21 +41,10 @@ PrimitivePostOp sum_of(int input, const PrimitiveTensor& operand) {
 // concurrent calls overlap in its work): src (0), weights (1), bias (2),
 // then relu(conv + bias + residual (3)), activations `format`.
 PrimitiveSpec convolution_with_residual(const std::string& algorithm, const std::string& format) {
-  constexpr int64_t channels = 64, side = 28;
-  const Dims activation = {1, channels, side, side};
-  PrimitiveSpec s;
-  s.kind = PrimitiveKind::kConvolution;
-  s.algorithm = algorithm;
-  s.src = format.empty() ? PrimitiveTensor{activation, dense(activation)} : PrimitiveTensor{activation, dense(activation), format};
-  s.weights = {{channels, channels, 3, 3}, dense({channels, channels, 3, 3})};
-  s.bias = {{channels}, {1}};
-  s.dst = s.src;
-  s.src_input = 0;
-  s.weights_input = 1;
-  s.bias_input = 2;
-  s.strides = {1, 1};
-  s.dilation = {0, 0};
-  s.padding_l = s.padding_r = {1, 1};
+  const Dims activation = {1, 64, 28, 28};
+  PrimitiveSpec s = same_size_3x3_convolution(
+      algorithm, format.empty() ? PrimitiveTensor{activation, dense(activation)}
+                                : PrimitiveTensor{activation, dense(activation), format});
   s.any_weights_layout = s.any_activation_layout = true;
   s.post_ops = {sum_of(3, s.dst), eltwise("eltwise_relu")};
   return s;
@@ -207,4 +193,4 @@ TEST(ConcurrentPrimitives, EachKindRunFromEightThreadsMatchesItsSequentialResult
 }
 
 }  // namespace
-}  // namespace switchyard
+}  // namespace switchyard::testing

@@ -33,18 +33,8 @@ const std::vector<int64_t> kWeights = {kChannels, kChannels, 3, 3};
 // A 3x3 Winograd convolution of channels-last activations reading kernel
 // inputs src (0), weights (1), bias (2), with `post_ops`.
 PrimitiveSpec winograd_convolution(std::vector<PrimitivePostOp> post_ops) {
-  PrimitiveSpec s;
-  s.kind = PrimitiveKind::kConvolution;
-  s.algorithm = kWinogradAlgorithm;
-  s.src = s.dst = {kActivation, testing::dense(kActivation), "nhwc"};
-  s.weights = {kWeights, testing::dense(kWeights)};
-  s.bias = {{kChannels}, {1}};
-  s.src_input = 0;
-  s.weights_input = 1;
-  s.bias_input = 2;
-  s.strides = {1, 1};
-  s.dilation = {0, 0};
-  s.padding_l = s.padding_r = {1, 1};
+  PrimitiveSpec s =
+      testing::same_size_3x3_convolution(kWinogradAlgorithm, {kActivation, testing::dense(kActivation), "nhwc"});
   s.post_ops = std::move(post_ops);
   return s;
 }

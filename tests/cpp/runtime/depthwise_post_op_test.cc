@@ -12,12 +12,9 @@
 #include "runtime/runtime_error.h"
 #include "targets/cpu/runtime/dnnl_primitive.h"
 
-namespace switchyard {
+namespace switchyard::testing {
 namespace {
 
-using testing::dense;
-using testing::random_values;
-using testing::Workspace;
 using Dims = std::vector<int64_t>;
 
 struct FusedCase {
@@ -43,19 +40,11 @@ struct Fused {
     b1 = random_values(size_t(c.channels), 3);
     wd = random_values(size_t(c.channels * 9), 4);
     bd = random_values(size_t(c.channels), 5);
+    spec = convolution_spec("convolution_direct",
+                            {{1, c.in, c.height, c.width}, dense({1, c.in, c.height, c.width})},
+                            {{c.channels, c.in, 1, 1}, dense({c.channels, c.in, 1, 1})},
+                            {{1, c.channels, out_h, out_w}, {}, "nChw" + std::to_string(block) + "c"});
     PrimitiveSpec& s = spec;
-    s.kind = PrimitiveKind::kConvolution;
-    s.algorithm = "convolution_direct";
-    s.src = {{1, c.in, c.height, c.width}, dense({1, c.in, c.height, c.width})};
-    s.weights = {{c.channels, c.in, 1, 1}, dense({c.channels, c.in, 1, 1})};
-    s.bias = {{c.channels}, {1}};
-    s.dst = {{1, c.channels, out_h, out_w}, {}, "nChw" + std::to_string(block) + "c"};
-    s.src_input = 0;
-    s.weights_input = 1;
-    s.bias_input = 2;
-    s.strides = {1, 1};
-    s.dilation = {0, 0};
-    s.padding_l = s.padding_r = {0, 0};
     s.any_weights_layout = s.any_activation_layout = true;
     PrimitivePostOp clip{PrimitivePostOp::Kind::kEltwise, "eltwise_clip", 0, 6};
     PrimitivePostOp depthwise;
@@ -161,4 +150,4 @@ TEST(DepthwisePostOp, SpecsOneDnnCannotMakeAreNamed) {
 }
 
 }  // namespace
-}  // namespace switchyard
+}  // namespace switchyard::testing

@@ -11,12 +11,9 @@
 
 #include "primitive_buffers.h"
 
-namespace switchyard {
+namespace switchyard::testing {
 namespace {
 
-using testing::dense;
-using testing::random_values;
-using testing::Workspace;
 using Dims = std::vector<int64_t>;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -157,4 +154,4 @@ TEST(DnnlPoolingRepair, ANaNWinsItsMaxPoolWindowsInEveryLayout) {
 }
 
 }  // namespace
-}  // namespace switchyard
+}  // namespace switchyard::testing

@@ -170,6 +170,25 @@ TEST(ParserErrors, BadAttribute) {
                "attribute 'dtype': unknown dtype \"float99\"");
 }
 
+// An attribute value is checked where the call is built, so the parser
+// refuses it at the call: a wrong kind at the attribute, a wrong length or a
+// value no input could take (a dimension named twice, k of 0) at the
+// operator. Whether an axis is in range needs the input's rank, which the
+// type relation checks at the same span (transform/infer_type_test.cc).
+TEST(ParserErrors, AttributeValuesAreCheckedWhereTheCallIsBuilt) {
+  expect_error("def @main(%x: float32) {\n  nn.softmax(%x, axis=1.5)\n}\n", "2:18",
+               "attribute 'axis' of 'nn.softmax' must be an integer, got 1.5");
+  expect_error("def @main(%x: float32) {\n  nn.max_pool2d(%x, pool_size=[2, 2, 2])\n}\n", "2:3",
+               "'nn.max_pool2d': pool_size must have 1 or 2 values, got [2, 2, 2]");
+  expect_error("def @main(%x: float32) {\n  transpose(%x, axes=[0, 2])\n}\n", "2:3",
+               "'transpose': axes [0, 2] is not a permutation of 0..1");
+  expect_error("def @main(%x: float32) {\n  sum(%x, axis=[0, 0])\n}\n", "2:3", "'sum': axis [0, 0] names 0 twice");
+  expect_error("def @main(%x: float32) {\n  squeeze(%x, axis=[1, 1])\n}\n", "2:3",
+               "'squeeze': axis [1, 1] names 1 twice");
+  expect_error("def @main(%x: float32) {\n  topk_indices(%x, k=0)\n}\n", "2:3",
+               "'topk_indices': k must be at least 1, got 0");
+}
+
 TEST(ParserErrors, UndefinedVariable) {
   expect_error("def @main(%x: float32) {\n  %0 = negative(%x);\n  add(%0, %z)\n}\n", "3:11", "undefined variable %z");
   // A name bound in one branch is not visible in the other.

@@ -5,6 +5,7 @@
 #include "ir/functor.h"
 #include "op/registry.h"
 #include "support/error.h"
+#include "text/parser.h"
 #include "transform/infer_type.h"
 
 namespace switchyard {
@@ -289,6 +290,20 @@ TEST(InferType, OperatorErrorsCarryTheCallSpan) {
   Error dense = expr_error(make_op_call("nn.dense", {make_var("d", f32({1, 784})), make_var("w", f32({512, 783}))}));
   EXPECT_EQ(dense.message(),
             "'nn.dense': data has 784 columns but weight (512, 783) expects 783 (weight is (units, in_features))");
+}
+
+// An axis out of range for the input's rank is refused at the call that
+// names it: the parser checked what needs no type (text/parser_test.cc),
+// the type relation checks the rank.
+TEST(InferType, AnAxisOutOfRangeNamesTheCallOfTheTextThatGaveIt) {
+  for (const char* call : {"nn.softmax(%x, axis=2)", "sum(%x, axis=[-3])", "take(%x, %i, axis=5)",
+                           "transpose(%x, axes=[0, 1, 2])"}) {
+    std::string text =
+        std::string("def @main(%x: Tensor[(2, 3), float32], %i: Tensor[(1), int64]) {\n  ") + call + "\n}\n";
+    Error e = module_error(parse_module(text, "axis.sy"));
+    EXPECT_EQ(e.span().to_string(), "axis.sy:2:3") << call;
+    EXPECT_NE(e.message().find("rank 2"), std::string::npos) << e.message();
+  }
 }
 
 TEST(InferType, ArityAndAttributesOfHandBuiltCalls) {

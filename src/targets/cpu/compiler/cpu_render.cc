@@ -73,20 +73,83 @@ class Renderer final : public StatementPrinter {
 
   void parallel(const StmtNode& s) {
     if (s.count <= 0) return unit_.entry.line("// " + s.comment + ": no elements");
+    if (!s.arguments.empty()) return parallel_with_arguments(s);
     CodeWriter& out = unit_.definitions;
     out.line("// " + s.comment);
     out.open("void " + s.name + "(void* closure, int64_t begin, int64_t end)");
     out.line("const Buffers& buffers = *static_cast<const Buffers*>(closure);");
-    std::string restrict = kernel_.outputs_may_alias_inputs ? "" : " __restrict";
-    for (const Buffer* b : buffers_used(kernel_, s.body))
-      out.line((b->is_const ? "const " : "") + storage_type(b->dtype) + "*" + restrict + " " + b->name + " = buffers." +
-               b->name + ";");
+    declare_buffers(out, s.body);
     block(out, s.body);
     out.close();
     out.line();
     unit_.entry.line("// " + s.comment);
-    unit_.entry.line("services->parallel_for(services->ctx, device_index, " + std::to_string(s.count) + ", " +
-                     std::to_string(std::max<int64_t>(s.grain, 1)) + ", " + s.name + ", &buffers);");
+    unit_.entry.line(parallel_for(s, s.name, "&buffers"));
+  }
+
+  // A loop with arguments runs a function that every loop with the same
+  // body and argument names shares (the parts of a concatenation: one
+  // function, however many parts), its arguments in a struct of the call's.
+  void parallel_with_arguments(const StmtNode& s) {
+    std::vector<std::string> buffer_types;
+    for (const auto& [name, actual] : s.arguments.buffers)
+      buffer_types.push_back((buffer(actual).is_const ? "const " : "") + storage_type(buffer(actual).dtype) + "*");
+    const Outlined* shared = nullptr;
+    for (const Outlined& o : outlined_)
+      if (equal(o.loop->body, s.body) && o.buffer_types == buffer_types && same_names(o.loop->arguments, s.arguments))
+        shared = &o;
+    if (!shared) {
+      outlined_.push_back({&s, buffer_types});
+      shared = &outlined_.back();
+      CodeWriter& out = unit_.definitions;
+      out.open("struct " + s.name + "_arguments");
+      out.line("const Buffers* buffers;");
+      for (size_t b = 0; b < buffer_types.size(); ++b) out.line(buffer_types[b] + " " + s.arguments.buffers[b].first + ";");
+      for (const auto& [name, value] : s.arguments.values) out.line("int64_t " + name + ";");
+      out.close(";");
+      out.line("// " + s.comment + " (and every loop like it, with other arguments)");
+      out.open("void " + s.name + "(void* closure, int64_t begin, int64_t end)");
+      out.line("const " + s.name + "_arguments& arguments = *static_cast<const " + s.name + "_arguments*>(closure);");
+      out.line("const Buffers& buffers = *arguments.buffers;");
+      std::string restrict = kernel_.outputs_may_alias_inputs ? "" : " __restrict";
+      for (size_t b = 0; b < buffer_types.size(); ++b)
+        out.line(buffer_types[b] + restrict + " " + s.arguments.buffers[b].first + " = arguments." +
+                 s.arguments.buffers[b].first + ";");
+      for (const auto& [name, value] : s.arguments.values)
+        out.line("const int64_t " + name + " = arguments." + name + ";");
+      declare_buffers(out, s.body);
+      block(out, s.body);
+      out.close();
+      out.line();
+    }
+    const std::string& function = shared->loop->name;
+    std::string initializer = "&buffers";
+    for (const auto& [name, actual] : s.arguments.buffers) initializer += ", buffers." + actual;
+    for (const auto& [name, value] : s.arguments.values) initializer += ", " + expr(value);
+    unit_.entry.line("// " + s.comment);
+    unit_.entry.line(function + "_arguments " + s.name + "_call{" + initializer + "};");
+    unit_.entry.line(parallel_for(s, function, "&" + s.name + "_call"));
+  }
+
+  static bool same_names(const ParallelArguments& a, const ParallelArguments& b) {
+    if (a.values.size() != b.values.size() || a.buffers.size() != b.buffers.size()) return false;
+    for (size_t i = 0; i < a.values.size(); ++i)
+      if (a.values[i].first != b.values[i].first) return false;
+    for (size_t i = 0; i < a.buffers.size(); ++i)
+      if (a.buffers[i].first != b.buffers[i].first) return false;
+    return true;
+  }
+
+  // Locals for the kernel's buffers that `body` reads or writes.
+  void declare_buffers(CodeWriter& out, const std::vector<Stmt>& body) {
+    std::string restrict = kernel_.outputs_may_alias_inputs ? "" : " __restrict";
+    for (const Buffer* b : buffers_used(kernel_, body))
+      out.line((b->is_const ? "const " : "") + storage_type(b->dtype) + "*" + restrict + " " + b->name + " = buffers." +
+               b->name + ";");
+  }
+
+  static std::string parallel_for(const StmtNode& s, const std::string& function, const std::string& closure) {
+    return "services->parallel_for(services->ctx, device_index, " + std::to_string(s.count) + ", " +
+           std::to_string(std::max<int64_t>(s.grain, 1)) + ", " + function + ", " + closure + ");";
   }
 
   const Buffer& buffer(const std::string& name) const {
@@ -95,9 +158,15 @@ class Renderer final : public StatementPrinter {
     throw std::logic_error("kernel IR writes to unknown buffer " + name);
   }
 
+  struct Outlined {
+    const StmtNode* loop;                   // the first loop to run the function, which names it
+    std::vector<std::string> buffer_types;  // of its buffer arguments
+  };
+
   const Kernel& kernel_;
   CpuUnit& unit_;
   ExpressionPrinter printer_;
+  std::vector<Outlined> outlined_;
 };
 
 }  // namespace

@@ -117,7 +117,7 @@ class Renderer final : public StatementPrinter {
       if (s->kind != StmtKind::kParallel)
         throw Error(ErrorKind::kBackend, "the CUDA renderer prints parallel loops only, not a statement outside one" +
                                              (s->comment.empty() ? "" : " (" + s->comment + ")"), kernel_.span);
-      parallel(functions, *s);
+      parallel(functions, *bind_arguments(s));  // each loop its own __global__ function
     }
     CudaKernel out;
     out.may_fault = helpers_may_fault(helpers_);

@@ -198,6 +198,122 @@ std::optional<CudaMatmulPlan> plan_cuda_matmul(const PrimitiveSpec& spec, std::s
   return plan;
 }
 
+namespace {
+
+// A convolution's filter (OIHW, or GOIHW grouped, packed), its groups, its
+// bias and its post-ops; sets `window` to the filter's height and width.
+bool plan_convolution_filter(const PrimitiveSpec& spec, CudaWindowPlan& plan, Dims& window, std::string& why) {
+  const PrimitiveTensor &src = spec.src, &dst = spec.dst, &w = spec.weights;
+  bool grouped = w.dims.size() == 5;
+  if (w.dims.size() != 4 && !grouped) {
+    why = "convolution weights " + text(w.dims) + ": cuDNN takes OIHW, or GOIHW grouped";
+    return false;
+  }
+  if (w.strides != dense_strides(w.dims)) {
+    why = "convolution weights " + text(w.dims) + " with strides " + text(w.strides) +
+          ": cuDNN reads packed filters only";
+    return false;
+  }
+  int64_t groups = grouped ? w.dims[0] : 1, per_group = w.dims[w.dims.size() - 3];
+  int64_t outputs = grouped ? w.dims[0] * w.dims[1] : w.dims[0];
+  if (src.dims[1] != groups * per_group || dst.dims[1] != outputs || dst.dims[0] != src.dims[0]) {
+    why = "a convolution of " + text(src.dims) + " by weights " + text(w.dims) + " into " + text(dst.dims);
+    return false;
+  }
+  window = {w.dims[w.dims.size() - 2], w.dims.back()};
+  if (!fits_int(outputs) || !fits_int(per_group)) {
+    why = "convolution weights " + text(w.dims) + ": cuDNN's descriptors take 32-bit sizes";
+    return false;
+  }
+  plan.groups = int(groups);
+  plan.filter_dims = {int(outputs), int(per_group), int(window[0]), int(window[1])};
+  if (!spec.bias.empty()) {
+    const PrimitiveTensor& bias = spec.bias;
+    int64_t count = 1;
+    for (int64_t e : bias.dims) count *= e;
+    if (count != outputs || bias.strides != dense_strides(bias.dims)) {
+      why = "the convolution's bias " + text(bias.dims) + ": cuDNN adds one packed vector of the " +
+            std::to_string(outputs) + " output channels";
+      return false;
+    }
+    plan.bias = true;
+  }
+  return read_post_ops(spec, true, true, plan.relu, plan.sum_input, why);
+}
+
+// A pool reads its source alone, channel by channel.
+bool check_pool_operands(const PrimitiveSpec& spec, std::string& why) {
+  if (!spec.weights.empty() || !spec.bias.empty() || !spec.post_ops.empty()) {
+    why = "cuDNN's pools take no weights, bias or post-ops";
+    return false;
+  }
+  if (spec.src.dims[0] != spec.dst.dims[0] || spec.src.dims[1] != spec.dst.dims[1]) {
+    why = "a pool of " + text(spec.src.dims) + " into " + text(spec.dst.dims);
+    return false;
+  }
+  return true;
+}
+
+// The window's padding, stride and dilation along spatial dimension d, as
+// cuDNN's descriptors express them.
+bool plan_window_dimension(const PrimitiveSpec& spec, const Dims& window, size_t d, CudaWindowPlan& plan,
+                           std::string& why) {
+  const PrimitiveTensor &src = spec.src, &dst = spec.dst;
+  bool convolution = spec.kind == PrimitiveKind::kConvolution;
+  int64_t in = src.dims[d + 2], out = dst.dims[d + 2], stride = spec.strides[d], dilation = spec.dilation[d] + 1;
+  int64_t left = spec.padding_l[d], right = spec.padding_r[d], extent = (window[d] - 1) * dilation + 1;
+  if (!fits_int(left) || !fits_int(stride) || !fits_int(window[d]) || !fits_int(dilation)) {
+    why = std::string("a ") + primitive_kind_name(spec.kind) + " window " + text(window) +
+          ": cuDNN's descriptors take 32-bit sizes";
+    return false;
+  }
+  if (!convolution && dilation != 1) {
+    why = "a pool dilated by " + text(spec.dilation) + ": cuDNN's pools have no dilation";
+    return false;
+  }
+  if (stride < 1 || left < 0 || right < 0 || in + left + right < extent ||
+      (in + left + right - extent) / stride + 1 != out) {
+    why = std::string("a ") + primitive_kind_name(spec.kind) + " window " + text(window) + " strides " +
+          text(spec.strides) + " padding " + text(spec.padding_l) + text(spec.padding_r) + " does not map " +
+          text(src.dims) + " onto " + text(dst.dims);
+    return false;
+  }
+  // cuDNN pads both sides by the left padding: the windows are the same
+  // when the extent it gives is the spec's (zeros, or padding a max or an
+  // average without padding ignores, are read either way), except for an
+  // average that counts the padding.
+  bool counts_padding = spec.algorithm == "pooling_avg_include_padding";
+  if ((in + 2 * left < extent || (in + 2 * left - extent) / stride + 1 != out) || (counts_padding && left != right)) {
+    why = std::string("padding ") + text(spec.padding_l) + " before and " + text(spec.padding_r) +
+          " after: cuDNN pads both sides alike";
+    return false;
+  }
+  plan.padding[d] = int(left);
+  plan.strides[d] = int(stride);
+  plan.dilation[d] = int(dilation);
+  plan.window[d] = int(window[d]);
+  return true;
+}
+
+// The source's and destination's NCHW dims and strides, in 32 bits.
+bool plan_tensor_dims(const PrimitiveSpec& spec, CudaWindowPlan& plan, std::string& why) {
+  const PrimitiveTensor &src = spec.src, &dst = spec.dst;
+  for (size_t d = 0; d < 4; ++d) {
+    if (!fits_int(src.dims[d]) || !fits_int(src.strides[d]) || !fits_int(dst.dims[d]) || !fits_int(dst.strides[d])) {
+      why = std::string("a ") + primitive_kind_name(spec.kind) + " of " + text(src.dims) +
+            ": cuDNN's descriptors take 32-bit dims and strides";
+      return false;
+    }
+    plan.src_dims[d] = int(src.dims[d]);
+    plan.src_strides[d] = int(src.strides[d]);
+    plan.dst_dims[d] = int(dst.dims[d]);
+    plan.dst_strides[d] = int(dst.strides[d]);
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<CudaWindowPlan> plan_cuda_window(const PrimitiveSpec& spec, std::string& why) {
   if (!plain_layouts(spec, why)) return std::nullopt;
   bool convolution = spec.kind == PrimitiveKind::kConvolution;
@@ -219,98 +335,11 @@ std::optional<CudaWindowPlan> plan_cuda_window(const PrimitiveSpec& spec, std::s
   }
   CudaWindowPlan plan;
   Dims window = spec.kernel;
-  if (convolution) {
-    const PrimitiveTensor& w = spec.weights;
-    bool grouped = w.dims.size() == 5;
-    if (w.dims.size() != 4 && !grouped) {
-      why = "convolution weights " + text(w.dims) + ": cuDNN takes OIHW, or GOIHW grouped";
-      return std::nullopt;
-    }
-    if (w.strides != dense_strides(w.dims)) {
-      why = "convolution weights " + text(w.dims) + " with strides " + text(w.strides) +
-            ": cuDNN reads packed filters only";
-      return std::nullopt;
-    }
-    int64_t groups = grouped ? w.dims[0] : 1, per_group = w.dims[w.dims.size() - 3];
-    int64_t outputs = grouped ? w.dims[0] * w.dims[1] : w.dims[0];
-    if (src.dims[1] != groups * per_group || dst.dims[1] != outputs || dst.dims[0] != src.dims[0]) {
-      why = "a convolution of " + text(src.dims) + " by weights " + text(w.dims) + " into " + text(dst.dims);
-      return std::nullopt;
-    }
-    window = {w.dims[w.dims.size() - 2], w.dims.back()};
-    if (!fits_int(outputs) || !fits_int(per_group)) {
-      why = "convolution weights " + text(w.dims) + ": cuDNN's descriptors take 32-bit sizes";
-      return std::nullopt;
-    }
-    plan.groups = int(groups);
-    plan.filter_dims = {int(outputs), int(per_group), int(window[0]), int(window[1])};
-    if (!spec.bias.empty()) {
-      const PrimitiveTensor& bias = spec.bias;
-      int64_t count = 1;
-      for (int64_t e : bias.dims) count *= e;
-      if (count != outputs || bias.strides != dense_strides(bias.dims)) {
-        why = "the convolution's bias " + text(bias.dims) + ": cuDNN adds one packed vector of the " +
-              std::to_string(outputs) + " output channels";
-        return std::nullopt;
-      }
-      plan.bias = true;
-    }
-    if (!read_post_ops(spec, true, true, plan.relu, plan.sum_input, why)) return std::nullopt;
-  } else {
-    if (!spec.weights.empty() || !spec.bias.empty() || !spec.post_ops.empty()) {
-      why = "cuDNN's pools take no weights, bias or post-ops";
-      return std::nullopt;
-    }
-    if (src.dims[0] != dst.dims[0] || src.dims[1] != dst.dims[1]) {
-      why = "a pool of " + text(src.dims) + " into " + text(dst.dims);
-      return std::nullopt;
-    }
-  }
-  for (size_t d = 0; d < 2; ++d) {
-    int64_t in = src.dims[d + 2], out = dst.dims[d + 2], stride = spec.strides[d], dilation = spec.dilation[d] + 1;
-    int64_t left = spec.padding_l[d], right = spec.padding_r[d], extent = (window[d] - 1) * dilation + 1;
-    if (!fits_int(left) || !fits_int(stride) || !fits_int(window[d]) || !fits_int(dilation)) {
-      why = std::string("a ") + primitive_kind_name(spec.kind) + " window " + text(window) +
-            ": cuDNN's descriptors take 32-bit sizes";
-      return std::nullopt;
-    }
-    if (!convolution && dilation != 1) {
-      why = "a pool dilated by " + text(spec.dilation) + ": cuDNN's pools have no dilation";
-      return std::nullopt;
-    }
-    if (stride < 1 || left < 0 || right < 0 || in + left + right < extent ||
-        (in + left + right - extent) / stride + 1 != out) {
-      why = std::string("a ") + primitive_kind_name(spec.kind) + " window " + text(window) + " strides " +
-            text(spec.strides) + " padding " + text(spec.padding_l) + text(spec.padding_r) + " does not map " +
-            text(src.dims) + " onto " + text(dst.dims);
-      return std::nullopt;
-    }
-    // cuDNN pads both sides by the left padding: the windows are the same
-    // when the extent it gives is the spec's (zeros, or padding a max or an
-    // average without padding ignores, are read either way), except for an
-    // average that counts the padding.
-    bool counts_padding = spec.algorithm == "pooling_avg_include_padding";
-    if ((in + 2 * left < extent || (in + 2 * left - extent) / stride + 1 != out) || (counts_padding && left != right)) {
-      why = std::string("padding ") + text(spec.padding_l) + " before and " + text(spec.padding_r) +
-            " after: cuDNN pads both sides alike";
-      return std::nullopt;
-    }
-    plan.padding[d] = int(left);
-    plan.strides[d] = int(stride);
-    plan.dilation[d] = int(dilation);
-    plan.window[d] = int(window[d]);
-  }
-  for (size_t d = 0; d < 4; ++d) {
-    if (!fits_int(src.dims[d]) || !fits_int(src.strides[d]) || !fits_int(dst.dims[d]) || !fits_int(dst.strides[d])) {
-      why = std::string("a ") + primitive_kind_name(spec.kind) + " of " + text(src.dims) +
-            ": cuDNN's descriptors take 32-bit dims and strides";
-      return std::nullopt;
-    }
-    plan.src_dims[d] = int(src.dims[d]);
-    plan.src_strides[d] = int(src.strides[d]);
-    plan.dst_dims[d] = int(dst.dims[d]);
-    plan.dst_strides[d] = int(dst.strides[d]);
-  }
+  if (convolution ? !plan_convolution_filter(spec, plan, window, why) : !check_pool_operands(spec, why))
+    return std::nullopt;
+  for (size_t d = 0; d < 2; ++d)
+    if (!plan_window_dimension(spec, window, d, plan, why)) return std::nullopt;
+  if (!plan_tensor_dims(spec, plan, why)) return std::nullopt;
   return plan;
 }
 
