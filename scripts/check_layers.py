@@ -79,8 +79,6 @@ TARGET_LEAKS = {
         "names the oneDNN implementation of a primitive",
     ("src/codegen/library_epilogue.cc", "targets/cpu/runtime/primitive_post_ops.h"):
         "asks whether oneDNN repeats an eltwise post-op",
-    ("src/artifact/artifact_cache.cc", "targets/cpu/runtime/dnnl_primitive.h"):
-        "puts oneDNN's effective ISA in the cache key",
     ("src/artifact/artifact_writer.h", "targets/cpu/compiler/prepared_weights.h"):
         "writes the weights the CPU compiler prepared",
     ("src/toolchain/toolchain.cc", "targets/cpu/runtime/cpu_features.h"):
