@@ -75,8 +75,6 @@ TARGET_LEAKS = {
         "reads the Winograd convolution's fields of a primitive spec",
     ("src/runtime/manifest.cc", "targets/cpu/runtime/cpu_features.h"):
         "validates a manifest device's cpu_features names",
-    ("src/driver/kernel_report.cc", "targets/cpu/runtime/dnnl_primitive.h"):
-        "names the oneDNN implementation of a primitive",
     ("src/codegen/library_epilogue.cc", "targets/cpu/runtime/primitive_post_ops.h"):
         "asks whether oneDNN repeats an eltwise post-op",
     ("src/artifact/artifact_writer.h", "targets/cpu/compiler/prepared_weights.h"):

@@ -34,6 +34,9 @@ struct TargetDescription {
   // (its library's instruction set deciding planned layouts), as lines
   // ending in "\n": the artifact cache keys on them.
   std::string (*artifact_facts)();
+  // The name of the implementation its library runs `spec` with on this
+  // machine ("brg:avx512_core"); empty when it makes none.
+  std::string (*library_implementation)(const PrimitiveSpec& spec);
 };
 
 // Null when the kind has no description (its values keep plain layouts).
