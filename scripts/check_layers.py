@@ -65,22 +65,16 @@ TARGET_REGISTRIES = {
 TARGET_LEAKS = {
     ("src/runtime/run_context.h", "targets/cpu/runtime/dnnl_primitive.h"):
         "a kernel's context carries the CPU's oneDNN primitive",
-    ("src/runtime/artifact.cc", "targets/cpu/runtime/cpu_features.h"):
-        "checks the CPU features a manifest device requires",
     ("src/runtime/artifact.cc", "targets/cpu/runtime/dnnl_primitive.h"):
         "makes the manifest's oneDNN primitives at load time",
     ("src/runtime/primitive_json.cc", "targets/cpu/runtime/packed_matmul.h"):
         "reads the packed matmul's fields of a primitive spec",
     ("src/runtime/primitive_json.cc", "targets/cpu/runtime/winograd_convolution.h"):
         "reads the Winograd convolution's fields of a primitive spec",
-    ("src/runtime/manifest.cc", "targets/cpu/runtime/cpu_features.h"):
-        "validates a manifest device's cpu_features names",
     ("src/codegen/library_epilogue.cc", "targets/cpu/runtime/primitive_post_ops.h"):
         "asks whether oneDNN repeats an eltwise post-op",
     ("src/artifact/artifact_writer.h", "targets/cpu/compiler/prepared_weights.h"):
         "writes the weights the CPU compiler prepared",
-    ("src/toolchain/toolchain.cc", "targets/cpu/runtime/cpu_features.h"):
-        "names the CPU features an -mcpu implies",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
