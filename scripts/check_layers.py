@@ -67,10 +67,6 @@ TARGET_LEAKS = {
         "a kernel's context carries the CPU's oneDNN primitive",
     ("src/runtime/artifact.cc", "targets/cpu/runtime/dnnl_primitive.h"):
         "makes the manifest's oneDNN primitives at load time",
-    ("src/runtime/primitive_json.cc", "targets/cpu/runtime/packed_matmul.h"):
-        "reads the packed matmul's fields of a primitive spec",
-    ("src/runtime/primitive_json.cc", "targets/cpu/runtime/winograd_convolution.h"):
-        "reads the Winograd convolution's fields of a primitive spec",
     ("src/codegen/library_epilogue.cc", "targets/cpu/runtime/primitive_post_ops.h"):
         "asks whether oneDNN repeats an eltwise post-op",
 }
