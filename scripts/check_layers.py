@@ -64,11 +64,17 @@ TARGET_REGISTRIES = {
 # each with its reason; the goal is none.
 TARGET_LEAKS = {
     ("src/runtime/run_context.h", "targets/cpu/runtime/dnnl_primitive.h"):
-        "a kernel's context carries the CPU's oneDNN primitive",
+        "a kernel's PlannedPrimitive holds the host's DnnlPrimitive beside a device's own "
+        "DeviceLibraryPrimitive; removing it means the CPU device making its primitives through "
+        "Device::make_library_primitive, with prepared weights, depthwise weights and the load's "
+        "weight adoption behind that interface",
     ("src/runtime/artifact.cc", "targets/cpu/runtime/dnnl_primitive.h"):
-        "makes the manifest's oneDNN primitives at load time",
+        "makes the manifest's oneDNN primitives and prepares or adopts their weights at load; the "
+        "same change as run_context.h's",
     ("src/codegen/library_epilogue.cc", "targets/cpu/runtime/primitive_post_ops.h"):
-        "asks whether oneDNN repeats an eltwise post-op",
+        "PostOpChain refuses oneDNN's repeated eltwise parameters for every anchor library, CUDA's "
+        "included; an AnchorLibrary question would need CUDA's row to keep the same rule (or CUDA's "
+        "fused epilogues may change), and a target may not include another's",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
