@@ -25,7 +25,7 @@
 #include "runtime/clipped_text.h"
 #include "runtime/file_write.h"
 #include "runtime/sha256.h"
-#include "targets/cpu/runtime/dnnl_primitive.h"
+#include "targets/target_description.h"
 #include "toolchain/compiler_probe.h"
 #include "toolchain/toolchain.h"
 #include "toolchain/verified_cache.h"
@@ -276,11 +276,11 @@ std::optional<ArtifactCache> ArtifactCache::open(const std::string& cache_dir, c
   dl_iterate_phdr(add_object_identity, &build);
   std::string digest = file_digest(model_path);
   if (digest.empty() || build.find("unidentified") != std::string::npos) return std::nullopt;
-  // oneDNN's instruction set (ONEDNN_MAX_CPU_ISA may lower it) decides the
-  // planned layouts and the weights' prepared layouts.
   std::string key = "switchyard artifact 2\n" + build + "model " + fs::path(model_path).extension().string() + " " +
                     digest + "\nflags " + flags + "\ncompiler " + compiler_identity(Toolchain::compiler_name("")) +
-                    "\nonednn isa " + std::to_string(dnnl_effective_isa()) + "\n";
+                    "\n";
+  // What each target's artifact depends on of this machine (the CPU's: oneDNN's instruction set).
+  for (const TargetDescription* target : target_descriptions()) key += target->artifact_facts();
   ArtifactCache cache;
   std::string root = cache_dir.empty() ? Toolchain::default_cache_directory() : cache_dir;
   // What a compile killed while it kept its artifact left.

@@ -200,6 +200,16 @@ Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, co
   return m;
 }
 
+WeightPreparers mark_prepared_weights(const LoweredProgram& program, Manifest& manifest,
+                                      const CompilationConfig& config) {
+  WeightPreparers preparers(manifest.weights.size());
+  for (const DeviceKindInfo& kind : device_kinds())
+    if (const CodeGenerator* generator = code_generator_for(kind.kind); generator && generator->mark_prepared_weights)
+      generator->mark_prepared_weights(program, manifest, config, preparers);
+  layout_weights(manifest.weights, int(manifest.devices.size()));
+  return preparers;
+}
+
 std::string write_weights_file(const LoweredProgram& program, const Manifest& manifest,
                                const WeightPreparers& preparers, const std::string& path) {
   // Weights are grouped by device in the file, not in program order.
@@ -239,7 +249,7 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
       if (preparers[i]) {
         if (reinterpret_cast<uintptr_t>(bytes) % kAlignment != 0)
           bytes = std::memcpy(aligned.get(), bytes, program.weights[i].data.nbytes());
-        preparers[i]->prepare_weights_into(bytes, prepared.get());
+        preparers[i](bytes, prepared.get());
         bytes = prepared.get();
       }
       out.write(bytes, w.nbytes);

@@ -10,7 +10,7 @@
 #include "lower/lower.h"
 #include "lower/memory_plan.h"
 #include "runtime/manifest.h"
-#include "targets/cpu/compiler/prepared_weights.h"
+#include "targets/code_generators.h"
 
 namespace switchyard {
 
@@ -21,6 +21,12 @@ constexpr const char* kSwitchyardVersion = "0.1.0";
 // outputs, weights (laid out by layout_weights), arenas (in plan order),
 // kernels (one per call, in program order) and copies.
 Manifest make_manifest(const LoweredProgram& program, const MemoryPlan& plan, const CompilationConfig& config);
+
+// Marks the weights of `manifest` (make_manifest's) that each device kind's
+// code generator stores prepared, lays the weights out again and returns
+// who prepares each.
+WeightPreparers mark_prepared_weights(const LoweredProgram& program, Manifest& manifest,
+                                      const CompilationConfig& config);
 
 // Writes weights.bin as `manifest` lays it out (weights in program order),
 // each weight with a preparer in its primitive's layout; returns its

@@ -3,7 +3,8 @@
 #include <map>
 
 #include "lower/costly_loops.h"
-#include "targets/cpu/runtime/dnnl_primitive.h"
+#include "ir/device_kind.h"
+#include "targets/target_description.h"
 
 namespace switchyard {
 
@@ -111,15 +112,30 @@ bool is_reference_implementation(const std::string& implementation) {
          implementation.find(":ref") != std::string::npos;
 }
 
+namespace {
+
+// The description of the target a manifest kernel's device was compiled
+// for, or null.
+const TargetDescription* kernel_target(const Manifest& manifest, const ManifestKernel& kernel) {
+  if (kernel.device < 0 || size_t(kernel.device) >= manifest.devices.size()) return nullptr;
+  const DeviceKindInfo* kind = find_device_kind(manifest.devices[size_t(kernel.device)].kind);
+  return kind ? target_description_for(kind->kind) : nullptr;
+}
+
+}  // namespace
+
 void add_onednn_implementations(const Manifest& manifest, std::vector<KernelExecution>& executions) {
   std::map<int, std::string> by_primitive;
   for (size_t i = 0; i < manifest.kernels.size() && i < executions.size(); ++i) {
     const ManifestKernel& kernel = manifest.kernels[i];
     if (kernel.kind != "dnnl" || kernel.primitive < 0 || size_t(kernel.primitive) >= manifest.primitives.size())
       continue;
+    const TargetDescription* target = kernel_target(manifest, kernel);
+    if (!target) continue;
     auto known = by_primitive.find(kernel.primitive);
     if (known == by_primitive.end())
-      known = by_primitive.emplace(kernel.primitive, dnnl_implementation(manifest.primitives[size_t(kernel.primitive)]))
+      known = by_primitive
+                  .emplace(kernel.primitive, target->library_implementation(manifest.primitives[size_t(kernel.primitive)]))
                   .first;
     executions[i].implementation = known->second;
   }

@@ -21,7 +21,6 @@
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "switchyard/model_abi.h"
-#include "targets/cpu/runtime/cpu_features.h"
 #include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
@@ -287,13 +286,6 @@ void Artifact::make_devices(Artifact& artifact, const std::string& manifest_path
     if (!factory)
       throw RuntimeError(manifest_path + ": devices[" + std::to_string(i) + "]: device kind '" + d.kind +
                          "' is not supported by this runtime");
-    if (std::vector<std::string> missing = missing_cpu_features(d.cpu_features); !missing.empty()) {
-      std::string names;
-      for (const std::string& f : missing) names += (names.empty() ? "" : ", ") + f;
-      throw RuntimeError(manifest_path + ": devices[" + std::to_string(i) + "] (" + d.name +
-                         "): model.so was compiled for CPU features this machine lacks: " + names +
-                         "; compile the model on (or for) this machine");
-    }
     std::shared_ptr<ThreadPool> pool;
     if (d.threads > 0) {
       pool = std::make_shared<ThreadPool>(d.threads);
@@ -307,6 +299,8 @@ void Artifact::make_devices(Artifact& artifact, const std::string& manifest_path
     } catch (const RuntimeError& e) {
       throw RuntimeError(where + ": " + e.what());
     }
+    if (std::string why = artifact.devices_.back()->cannot_run_cpu_features(d.cpu_features); !why.empty())
+      throw RuntimeError(where + ": " + why);
     if (std::string why = artifact.devices_.back()->cannot_run_compute_capability(d.compute_capability);
         !why.empty())
       throw RuntimeError(where + " (target '" + d.target + "'): " + why);

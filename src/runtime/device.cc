@@ -41,6 +41,11 @@ std::string Device::cannot_run_compute_capability(int compute_capability) const 
   return "its kernels were compiled for a GPU's compute capability, but " + name() + " is not a GPU";
 }
 
+std::string Device::cannot_run_cpu_features(const std::vector<std::string>& cpu_features) const {
+  if (cpu_features.empty()) return "";
+  return "its code was compiled for CPU features, but " + name() + " is not a CPU";
+}
+
 DeviceMemoryStats Device::memory_stats() const {
   std::lock_guard<std::mutex> lock(stats_mutex_);
   return stats_;

@@ -95,6 +95,9 @@ class Device {
   // Why code compiled for `compute_capability` (major * 10 + minor; 0: none
   // asked) cannot run here, or "" when it can.
   virtual std::string cannot_run_compute_capability(int compute_capability) const;
+  // Why code compiled for the CPU features `cpu_features` (manifest names,
+  // runtime/cpu_feature_names.h) cannot run here, or "" when it can.
+  virtual std::string cannot_run_cpu_features(const std::vector<std::string>& cpu_features) const;
 
   DeviceMemoryStats memory_stats() const;
   // Counts a device-to-device copy that arrived here (see copy_between_devices).

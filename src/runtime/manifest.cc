@@ -18,7 +18,7 @@
 #include "runtime/sha256.h"
 #include "runtime/thread_pool.h"
 #include "runtime/xxh128.h"
-#include "targets/cpu/runtime/cpu_features.h"
+#include "runtime/cpu_feature_names.h"
 
 namespace switchyard {
 namespace {

@@ -37,7 +37,7 @@ struct ManifestDevice {
   std::string target;  // the compilation target, e.g. "cpu"
   int threads = 0;     // this device's own share of cores; 0 (omitted) shares the runtime's pool
   // The instruction-set extensions its generated code was compiled for
-  // (targets/cpu/runtime/cpu_features.h); the runtime refuses a CPU that lacks one.
+  // (runtime/cpu_feature_names.h); the runtime refuses a CPU that lacks one.
   std::vector<std::string> cpu_features;
   // A cuda device's: the compute capability (major * 10 + minor) its
   // kernels' cubins were compiled for; the runtime refuses a GPU below it.

@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <array>
 
-#include "targets/cpu/runtime/packed_matmul.h"
-#include "targets/cpu/runtime/winograd_convolution.h"
-
 namespace switchyard {
 
 using namespace json_fields;

@@ -56,12 +56,18 @@ struct PrimitivePostOp {
   bool operator==(const PrimitivePostOp&) const = default;
 };
 
+// The algorithm names of the CPU runtime's own primitives, which a manifest's
+// primitive spec may carry (the manifest's vocabulary, read by
+// primitive_json.cc).
+constexpr const char* kWinogradAlgorithm = "convolution_winograd";
+constexpr const char* kPackedMatmulAlgorithm = "matmul_packed";
+
 struct PrimitiveSpec {
   PrimitiveKind kind = PrimitiveKind::kMatmul;
   // oneDNN's name: "convolution_direct", "pooling_max",
   // "pooling_avg_include_padding", "pooling_avg_exclude_padding"; empty for
-  // matmul. "convolution_winograd" and "matmul_packed" are the runtime's own
-  // (winograd_convolution.h, packed_matmul.h).
+  // matmul. kWinogradAlgorithm and kPackedMatmulAlgorithm are the CPU
+  // runtime's own (targets/cpu/runtime/winograd_convolution.h, packed_matmul.h).
   std::string algorithm;
   PrimitiveTensor src, weights, bias, dst;  // weights and bias are empty when absent
   // The kernel inputs they are read from; dst is the kernel's output 0.

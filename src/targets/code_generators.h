@@ -5,6 +5,7 @@
 // A kind without a row has devices the backend cannot compile.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,14 @@
 #include "toolchain/toolchain.h"
 
 namespace switchyard {
+
+struct CompilationConfig;
+struct LoweredProgram;
+
+// By manifest weight: what writes its plain bytes (aligned to their element)
+// in the layout its kernels read, to a buffer of its manifest nbytes, or
+// empty for a weight stored as it is.
+using WeightPreparers = std::vector<std::function<void(const void* weights, void* prepared)>>;
 
 struct CodeGenerator {
   DeviceKind kind;
@@ -35,6 +44,12 @@ struct CodeGenerator {
   // the runtime checks at load: the CPU features code for `target` may use
   // (as `toolchain` reports them), or the compute capability of a GPU's cubins.
   void (*record_requirements)(const Target* target, const Toolchain& toolchain, ManifestDevice& device);
+  // Marks the weights of `manifest` that its kernels read stored prepared
+  // (setting their `prepared` and `nbytes`) and sets their `preparers`;
+  // the caller lays the weights out again. Null for a kind whose weights
+  // are stored as they are.
+  void (*mark_prepared_weights)(const LoweredProgram& program, Manifest& manifest, const CompilationConfig& config,
+                                WeightPreparers& preparers);
 };
 
 // Null when the kind has no code generator.

@@ -6,11 +6,15 @@
 
 namespace switchyard {
 
-const TargetDescription* target_description_for(DeviceKind kind) {
+const std::vector<const TargetDescription*>& target_descriptions() {
   static const std::vector<const TargetDescription*> descriptions = {
       &cpu_target_description(),
   };
-  for (const TargetDescription* d : descriptions)
+  return descriptions;
+}
+
+const TargetDescription* target_description_for(DeviceKind kind) {
+  for (const TargetDescription* d : target_descriptions())
     if (d->kind == kind) return d;
   return nullptr;
 }

@@ -30,9 +30,18 @@ struct TargetDescription {
   int (*channel_block)();
   // Whether its primitives prefer channels last ("nhwc") here.
   bool (*prefers_channels_last)();
+  // The facts of this machine that change the artifact this target makes
+  // (its library's instruction set deciding planned layouts), as lines
+  // ending in "\n": the artifact cache keys on them.
+  std::string (*artifact_facts)();
+  // The name of the implementation its library runs `spec` with on this
+  // machine ("brg:avx512_core"); empty when it makes none.
+  std::string (*library_implementation)(const PrimitiveSpec& spec);
 };
 
 // Null when the kind has no description (its values keep plain layouts).
 const TargetDescription* target_description_for(DeviceKind kind);
+// The descriptions of every kind that has one, in registry order.
+const std::vector<const TargetDescription*>& target_descriptions();
 
 }  // namespace switchyard

@@ -16,7 +16,7 @@
 #include "runtime/runtime_error.h"
 #include "runtime/sha256.h"
 #include "support/error.h"
-#include "targets/cpu/runtime/cpu_features.h"
+#include "runtime/cpu_feature_names.h"
 #include "toolchain/compiler_probe.h"
 #include "toolchain/model_abi_text.h"
 #include "toolchain/process.h"

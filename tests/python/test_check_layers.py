@@ -63,3 +63,19 @@ def test_a_target_may_not_include_another_target(tmp_path):
             "target 'gpu' may not include target 'cpu'" in result.stdout)
     assert "registry.cc" not in result.stdout  # the registry names every target, in the back end's layer
     assert "1 upward include," in result.stdout
+
+
+def test_only_a_registry_outside_targets_may_include_a_target(tmp_path):
+    cpu = tmp_path / "src" / "targets" / "cpu" / "runtime"
+    cpu.mkdir(parents=True)
+    (tmp_path / "src" / "runtime").mkdir()
+    (tmp_path / "src" / "runtime" / "artifact.cc").write_text('#include "targets/cpu/runtime/cpu_device.h"\n')
+    (tmp_path / "src" / "runtime" / "device_registry.cc").write_text('#include "targets/cpu/runtime/cpu_device.h"\n')
+    (cpu / "cpu_device.cc").write_text('#include "targets/cpu/runtime/cpu_device.h"\n')
+    result = check(tmp_path)
+    assert result.returncode == 1
+    assert ("src/runtime/artifact.cc:1: includes \"targets/cpu/runtime/cpu_device.h\": only a registry outside "
+            "src/targets/ may name target 'cpu'" in result.stdout)
+    assert "device_registry.cc" not in result.stdout  # the runtime's registry row
+    assert "cpu_device.cc" not in result.stdout  # a target names its own files
+    assert "1 upward include," in result.stdout

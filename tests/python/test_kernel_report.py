@@ -79,6 +79,8 @@ def test_inspect_and_profile_say_what_runs_each_kernel(tmp_path):
     inspected = switchyard("inspect", tmp_path / "single", "--implementations", cache=tmp_path / "cache").stdout
     assert "; 0 run by a oneDNN reference implementation" in inspected, inspected
     (line,) = kernel_lines(inspected)
+    assert re.search(r"library: oneDNN convolution 3x3 .*\[[a-z_0-9:]+\]", line), inspected
+    (line,) = kernel_lines(inspected)
     assert re.match(r"0    cpu:0   library: oneDNN convolution 3x3[^\[]*\[[a-z_0-9]+:[a-z_0-9]+\]: nn.conv2d", line), line
 
     rng = np.random.default_rng(0)

@@ -399,6 +399,12 @@ TEST_F(ArtifactTest, CpuFeaturesTheMachineLacksAreNamed) {
       << error;
 }
 
+// The manifest's vocabulary (runtime/) and the CPU device's probes
+// (targets/cpu/) are two lists: a name without a probe would count as lacking.
+TEST(CpuFeatures, EveryNameAManifestMayHoldIsProbed) {
+  EXPECT_EQ(probed_cpu_features(), known_cpu_features());
+}
+
 TEST_F(ArtifactTest, KernelRunningOffItsPlannedDeviceFailsTheRun) {
   std::string dir = write("misplaced", {}, "-DHAND_MODEL_MULTIPLY_DEVICE=0");
   auto artifact = Artifact::load(dir);

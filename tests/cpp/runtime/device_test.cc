@@ -51,6 +51,16 @@ TEST(CpuDevice, AllocationsAreAlignedAndTracked) {
   EXPECT_EQ(device.memory_stats().peak_bytes, 256u);
 }
 
+// The CPU device answers for the features a manifest device requires (the
+// artifact prefixes where): those it lacks are named, unknown ones too.
+TEST(CpuDevice, NamesTheCpuFeaturesItLacks) {
+  CpuDevice device(0, std::make_shared<ThreadPool>(1));
+  EXPECT_EQ(device.cannot_run_cpu_features({}), "");
+  EXPECT_EQ(device.cannot_run_cpu_features({"warp_drive", "time_travel"}),
+            "model.so was compiled for CPU features this machine lacks: warp_drive, time_travel; compile the model "
+            "on (or for) this machine");
+}
+
 TEST(CpuDevice, ImpossibleAllocationIsAnError) {
   CpuDevice device(0, std::make_shared<ThreadPool>(1));
   try {

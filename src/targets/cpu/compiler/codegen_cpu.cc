@@ -8,6 +8,7 @@
 
 #include "runtime/primitive_json.h"
 #include "targets/cpu/compiler/cpu_render.h"
+#include "targets/cpu/compiler/prepared_weights.h"
 #include "targets/cpu/runtime/dnnl_primitive.h"
 #include "toolchain/toolchain.h"
 
@@ -68,6 +69,7 @@ void cpu_record_requirements(const Target* target, const Toolchain& toolchain, M
 const CodeGenerator& cpu_code_generator() {
   static const CodeGenerator generator{
       DeviceKind::kCPU, generate_cpu_kernel, render_cpu, cpu_compile_flags, nullptr, "", cpu_record_requirements,
+      mark_cpu_prepared_weights,
   };
   return generator;
 }

@@ -29,11 +29,16 @@ std::optional<PrimitiveSpec> cpu_library_primitive(const Function& primitive,
 
 void check_onednn_layout(const std::string& format) { dnnl_tensor_bytes({{1, 16, 1, 1}, {}, format}); }
 
+// oneDNN's instruction set (ONEDNN_MAX_CPU_ISA may lower it) decides the
+// planned layouts and the weights' prepared layouts.
+std::string onednn_artifact_facts() { return "onednn isa " + std::to_string(dnnl_effective_isa()) + "\n"; }
+
 }  // namespace
 
 const TargetDescription& cpu_target_description() {
   static const TargetDescription description{
       DeviceKind::kCPU, cpu_library_primitive, check_onednn_layout, dnnl_channel_block, dnnl_uses_avx512,
+      onednn_artifact_facts, dnnl_implementation,
   };
   return description;
 }

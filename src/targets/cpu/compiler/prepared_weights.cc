@@ -5,6 +5,7 @@
 #include "runtime/runtime_error.h"
 #include "runtime/thread_pool.h"
 #include "support/error.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
 
@@ -41,9 +42,8 @@ bool read_otherwise(const LoweredProgram& program, const CompilationConfig& conf
 
 }  // namespace
 
-WeightPreparers mark_prepared_weights(const LoweredProgram& program, Manifest& manifest,
-                                      const CompilationConfig& config) {
-  WeightPreparers preparers(manifest.weights.size());
+void mark_cpu_prepared_weights(const LoweredProgram& program, Manifest& manifest, const CompilationConfig& config,
+                               WeightPreparers& preparers) {
   std::vector<int> buffer_of_weight(manifest.weights.size(), -1);
   for (size_t b = 0; b < program.buffers.size(); ++b)
     if (program.buffers[b].kind == LoweredBuffer::Kind::kWeight)
@@ -76,15 +76,13 @@ WeightPreparers mark_prepared_weights(const LoweredProgram& program, Manifest& m
     }
     weight.prepared = layout;
     weight.nbytes = primitive->prepared_weights_bytes();
-    preparers[w] = primitive;
+    preparers[w] = [primitive](const void* plain, void* prepared) { primitive->prepare_weights_into(plain, prepared); };
   }
   for (size_t w = 0; w < manifest.weights.size(); ++w)
     if (refused[w] && preparers[w]) {
       manifest.weights[w].prepared.clear();
       preparers[w] = nullptr;
     }
-  layout_weights(manifest.weights, int(manifest.devices.size()));
-  return preparers;
 }
 
 }  // namespace switchyard

@@ -12,22 +12,18 @@
 #include "ir/compilation_config.h"
 #include "lower/lower.h"
 #include "runtime/manifest.h"
-#include "targets/cpu/runtime/dnnl_primitive.h"
+#include "targets/code_generators.h"
 
 namespace switchyard {
 
-// By manifest weight: the primitive that prepares it, or null for a weight
-// stored as it is.
-using WeightPreparers = std::vector<std::shared_ptr<const DnnlPrimitive>>;
-
-// Marks the weights of `manifest` (kernels made, not yet laid out) that are
-// stored prepared: those read only as the weights of primitive-only kernels
-// on CPU devices whose primitives all take one layout. Sets their
-// `prepared` and `nbytes`, lays the weights out again (layout_weights) and
-// returns who prepares them. Primitives are made
+// The CPU's CodeGenerator::mark_prepared_weights: marks the weights of
+// `manifest` (kernels made) that are stored prepared: those read only as
+// the weights of primitive-only kernels on CPU devices whose primitives all
+// take one layout. Sets their `prepared` and `nbytes`, and in `preparers`
+// (one per weight) the primitive that prepares each. Primitives are made
 // for the device's thread count at load by default; a load with another
 // count whose oneDNN layout differs reorders from the stored one.
-WeightPreparers mark_prepared_weights(const LoweredProgram& program, Manifest& manifest,
-                                      const CompilationConfig& config);
+void mark_cpu_prepared_weights(const LoweredProgram& program, Manifest& manifest, const CompilationConfig& config,
+                               WeightPreparers& preparers);
 
 }  // namespace switchyard

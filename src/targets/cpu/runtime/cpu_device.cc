@@ -8,6 +8,7 @@
 #include "runtime/huge_pages.h"
 #include "runtime/runtime_error.h"
 #include "runtime/tensor_size.h"
+#include "targets/cpu/runtime/cpu_features.h"
 
 namespace switchyard {
 
@@ -54,6 +55,14 @@ void CpuDevice::copy_within(void* destination, const void* source, size_t bytes)
 
 void CpuDevice::parallel_for(int64_t n, int64_t grain, const ParallelBody& body) {
   pool_->parallel_for(n, grain, body);
+}
+
+std::string CpuDevice::cannot_run_cpu_features(const std::vector<std::string>& cpu_features) const {
+  std::string names;
+  for (const std::string& feature : missing_cpu_features(cpu_features)) names += (names.empty() ? "" : ", ") + feature;
+  if (names.empty()) return "";
+  return "model.so was compiled for CPU features this machine lacks: " + names +
+         "; compile the model on (or for) this machine";
 }
 
 }  // namespace switchyard

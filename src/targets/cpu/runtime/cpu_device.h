@@ -25,6 +25,7 @@ class CpuDevice final : public Device {
   void synchronize() override {}
   void parallel_for(int64_t n, int64_t grain, const ParallelBody& body) override;
   int num_threads() const override { return pool_->num_threads(); }
+  std::string cannot_run_cpu_features(const std::vector<std::string>& cpu_features) const override;
 
  private:
   std::shared_ptr<ThreadPool> pool_;

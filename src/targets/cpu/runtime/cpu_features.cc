@@ -8,7 +8,8 @@ namespace {
 
 using Probe = bool (*)();
 
-// __builtin_cpu_supports takes only a string literal: one probe per feature.
+// __builtin_cpu_supports takes only a string literal: one probe per feature,
+// one for each of runtime/cpu_feature_names.cc's names.
 const std::vector<std::pair<std::string, Probe>>& probes() {
 #if defined(__x86_64__) || defined(__i386__)
 #define SY_FEATURE(name) {name, [] { return __builtin_cpu_supports(name) != 0; }}
@@ -27,18 +28,10 @@ const std::vector<std::pair<std::string, Probe>>& probes() {
 
 }  // namespace
 
-const std::vector<std::string>& known_cpu_features() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const auto& [name, probe] : probes()) out.push_back(name);
-    return out;
-  }();
+std::vector<std::string> probed_cpu_features() {
+  std::vector<std::string> names;
+  for (const auto& [name, probe] : probes()) names.push_back(name);
   return names;
-}
-
-bool is_known_cpu_feature(const std::string& feature) {
-  const std::vector<std::string>& known = known_cpu_features();
-  return std::find(known.begin(), known.end(), feature) != known.end();
 }
 
 std::vector<std::string> missing_cpu_features(const std::vector<std::string>& features) {

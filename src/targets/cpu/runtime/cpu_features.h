@@ -1,17 +1,18 @@
-// The x86 instruction-set extensions generated code may be compiled for,
-// and whether this CPU has them: an artifact built with -march=native on
-// one machine must not die of an illegal instruction on another.
+// Whether this CPU has the x86 instruction-set extensions generated code
+// may be compiled for (runtime/cpu_feature_names.h names them): an artifact
+// built with -march=native on one machine must not die of an illegal
+// instruction on another.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "runtime/cpu_feature_names.h"
+
 namespace switchyard {
 
-// The features the manifest may name, as GCC and Clang spell them after -m
-// ("avx2", "avx512f", ...).
-const std::vector<std::string>& known_cpu_features();
-bool is_known_cpu_feature(const std::string& feature);
+// The features this file can probe, in runtime/cpu_feature_names.h's order.
+std::vector<std::string> probed_cpu_features();
 // Those of `features` this CPU lacks (unknown names count as lacking).
 std::vector<std::string> missing_cpu_features(const std::vector<std::string>& features);
 // Whether this CPU runs AVX2 with FMA: the runtime's own kernels (Winograd,

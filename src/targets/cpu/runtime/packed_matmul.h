@@ -23,9 +23,6 @@
 
 namespace switchyard {
 
-// The algorithm name a PrimitiveSpec carries to ask for it.
-constexpr const char* kPackedMatmulAlgorithm = "matmul_packed";
-
 // Why PackedMatmul cannot compute `spec`, or empty when it can.
 std::string packed_matmul_refusal(const PrimitiveSpec& spec);
 

@@ -22,9 +22,6 @@
 
 namespace switchyard {
 
-// The algorithm name a PrimitiveSpec carries to ask for it.
-constexpr const char* kWinogradAlgorithm = "convolution_winograd";
-
 // Why WinogradConvolution cannot compute `spec` (given with the direct
 // algorithm's geometry), or empty when it can.
 std::string winograd_refusal(const PrimitiveSpec& spec);

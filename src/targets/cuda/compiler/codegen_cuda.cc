@@ -46,7 +46,7 @@ KernelSource generate_cuda_kernel(const Function& primitive, const std::string& 
 const CodeGenerator& cuda_code_generator() {
   static const CodeGenerator generator{
       DeviceKind::kCUDA, generate_cuda_kernel, render_cuda, nullptr, cuda_compile_image, ".cubin",
-      cuda_record_requirements,
+      cuda_record_requirements, nullptr,
   };
   return generator;
 }
