@@ -82,6 +82,10 @@ struct AnchorLibrary {
   // kernel, as it writes each result tile (oneDNN's brgemm), rather than in
   // a pass over the whole result after it, which a generated loop beats.
   bool (*post_ops_in_kernel)(const PrimitiveSpec& spec);
+  // Whether it runs `spec` only with its slow reference loops (oneDNN's
+  // `ref:` implementations, 10-100x its jit kernels): a post-op that would
+  // send a primitive there runs as a loop after it instead.
+  bool (*runs_reference)(const PrimitiveSpec& spec);
 };
 // Each target names its own: onednn_library() (targets/cpu/compiler),
 // cuda_libraries() (targets/cuda/compiler).

@@ -297,11 +297,15 @@ std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
     }
   }
   // The epilogue is fused only where this oneDNN makes the primitive with
-  // it; otherwise it runs as a loop after the primitive.
+  // it, and with jit kernels where it has them without it (a broadcast
+  // operand of a binary post-op can send a batched matmul to reference
+  // loops, 40x slower); otherwise it runs as a loop after the primitive.
   bool fused = false;
   if (epilogue.post_ops && !epilogue.post_ops->empty()) {
-    fused = k.library->makes(with_epilogue(spec, epilogue));
-    if (fused) spec = with_epilogue(spec, epilogue);
+    PrimitiveSpec with_post_ops = with_epilogue(spec, epilogue);
+    fused = k.library->makes(with_post_ops) &&
+            (!k.library->runs_reference(with_post_ops) || k.library->runs_reference(with_bias(spec, epilogue)));
+    if (fused) spec = with_post_ops;
   }
   spec = with_bias(spec, epilogue);
   if (!fused && !k.library->makes(spec)) return std::nullopt;

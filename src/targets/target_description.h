@@ -37,6 +37,8 @@ struct TargetDescription {
   // The name of the implementation its library runs `spec` with on this
   // machine ("brg:avx512_core"); empty when it makes none.
   std::string (*library_implementation)(const PrimitiveSpec& spec);
+  // Whether its library runs `spec` only with slow reference loops here.
+  bool (*runs_reference)(const PrimitiveSpec& spec);
 };
 
 // Null when the kind has no description (its values keep plain layouts).

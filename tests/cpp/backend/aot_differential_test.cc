@@ -5,6 +5,8 @@
 
 #include "aot_test_util.h"
 #include "runtime/artifact.h"
+#include "runtime/primitive_json.h"
+#include "targets/cpu/runtime/dnnl_primitive.h"
 #include "support/random_module.h"
 #include "text/parser.h"
 
@@ -88,6 +90,24 @@ TEST(AotDifferential, IfOnAHostBoolTakesEachBranch) {
   }
   ASSERT_EQ(seeds.size(), 4u);
   expect_matches_interpreter(mod, "cpu:0", "if", seeds);
+}
+
+// GPT-2's attention scores: a batched product with the key transposed, plus
+// a causal mask broadcast over the heads. As a binary post-op the mask sent
+// oneDNN's matmul to its reference loops (40x its brgemm kernel); it is
+// added by a loop after the primitive instead, and every primitive of the
+// artifact runs jit kernels.
+TEST(AotDifferential, AMaskThatWouldSendAProductToReferenceLoopsIsAddedAfterIt) {
+  IRModule mod = parse_module(
+      "def @main(%q: Tensor[(12, 64, 32), float32], %k: Tensor[(12, 64, 32), float32],\n"
+      "          %mask: Tensor[(1, 64, 64), float32]) {\n"
+      "  add(matmul(%q, transpose(%k, axes=[0, 2, 1])), %mask)\n"
+      "}\n",
+      "scores.sy");
+  Manifest manifest = expect_matches_interpreter(mod, "cpu:0", "masked_scores");
+  ASSERT_FALSE(manifest.primitives.empty());
+  for (const PrimitiveSpec& spec : manifest.primitives)
+    EXPECT_FALSE(dnnl_is_reference_implementation(dnnl_implementation(spec))) << primitive_spec_text(spec);
 }
 
 }  // namespace

@@ -40,8 +40,12 @@ bool dnnl_post_ops_in_kernel(const PrimitiveSpec& spec) { return dnnl_implementa
 
 }  // namespace
 
+bool dnnl_runs_reference_once(const PrimitiveSpec& spec) {
+  return dnnl_is_reference_implementation(dnnl_implementation_once(spec));
+}
+
 const AnchorLibrary& onednn_library() {
-  static const AnchorLibrary library{dnnl_makes_once, true, dnnl_post_ops_in_kernel};
+  static const AnchorLibrary library{dnnl_makes_once, true, dnnl_post_ops_in_kernel, dnnl_runs_reference_once};
   return library;
 }
 

@@ -13,6 +13,10 @@ namespace switchyard {
 // oneDNN as the library of a CPU kernel's anchor.
 const AnchorLibrary& onednn_library();
 
+// Whether this machine's oneDNN runs `spec` only with its reference loops
+// (asked once per spec and process, as kernel generation asks).
+bool dnnl_runs_reference_once(const PrimitiveSpec& spec);
+
 // Generates the kernel of a primitive function for a CPU target (its options,
 // e.g. -mcpu, go to the compiler, not here). `constant_inputs[i]` says
 // flattened input i is a weight, unchanged between runs at one address

@@ -38,7 +38,7 @@ std::string onednn_artifact_facts() { return "onednn isa " + std::to_string(dnnl
 const TargetDescription& cpu_target_description() {
   static const TargetDescription description{
       DeviceKind::kCPU, cpu_library_primitive, check_onednn_layout, dnnl_channel_block, dnnl_uses_avx512,
-      onednn_artifact_facts, dnnl_implementation,
+      onednn_artifact_facts, dnnl_implementation, dnnl_runs_reference_once,
   };
   return description;
 }

@@ -100,5 +100,8 @@ bool dnnl_makes(const PrimitiveSpec& spec);
 // oneDNN's name for the implementation it would run the primitive with
 // ("brg:avx512_core", "gemm:jit"); empty when it makes none.
 std::string dnnl_implementation(const PrimitiveSpec& spec);
+// Whether an implementation's name is one of oneDNN's slow reference ones
+// ("ref:any", "simple:any", "gemm:ref"): plain loops, 10-100x its jit kernels.
+bool dnnl_is_reference_implementation(const std::string& implementation);
 
 }  // namespace switchyard

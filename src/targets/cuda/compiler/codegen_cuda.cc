@@ -10,7 +10,8 @@
 namespace switchyard {
 
 const AnchorLibrary& cuda_libraries() {
-  static const AnchorLibrary library{cuda_library_makes, false, [](const PrimitiveSpec&) { return false; }};
+  static const AnchorLibrary library{cuda_library_makes, false, [](const PrimitiveSpec&) { return false; },
+                                     [](const PrimitiveSpec&) { return false; }};
   return library;
 }
 
