@@ -110,6 +110,7 @@ struct Readers {
     size_t position = 0;
   };
   std::map<const CallNode*, Use> of;
+  std::map<const CallNode*, std::vector<const CallNode*>> readers_of;  // each reading call once
 
   explicit Readers(const CpuKernel& k) {
     std::vector<const CallNode*> work{k.root};
@@ -120,6 +121,8 @@ struct Readers {
       if (call == k.master) continue;
       for (size_t i = 0; i < call->args.size(); ++i)
         if (const CallNode* c = as<CallNode>(call->args[i])) {
+          std::vector<const CallNode*>& calls = readers_of[c];
+          if (std::find(calls.begin(), calls.end(), call) == calls.end()) calls.push_back(call);
           Use& use = of[c];
           ++use.count;
           use.reader = call;
@@ -143,6 +146,51 @@ struct Readers {
     return {reader, it->second.position};
   }
 };
+
+// Whether `value` is read once in the kernel, by `reader`.
+bool read_only_by(const Readers& readers, const CallNode* value, const CallNode* reader) {
+  auto it = readers.of.find(value);
+  return it != readers.of.end() && it->second.count == 1 && it->second.reader == reader;
+}
+
+// Whether `gate` is HardSigmoid's clip(x * (1/6) + 0.5, 0, 1) of `x`, each
+// step read only by the next, up to `product`.
+bool is_hard_sigmoid_of(const Readers& readers, const CallNode* gate, const CallNode* x, const CallNode* product) {
+  if (as<OpNode>(gate->op) != ops::clip() || gate->args.size() != 1) return false;
+  const ClipAttrs bounds = clip_attrs(*gate->attrs);
+  if (bounds.a_min != 0 || bounds.a_max != 1) return false;
+  const CallNode* shifted = as<CallNode>(gate->args[0]);
+  auto [half, scaled] = either_order(call_of(gate->args[0], ops::add()), [](const Expr& a) { return is_scalar(a, 0.5); });
+  if (!half) return false;
+  auto [sixth, input] =
+      either_order(call_of(*scaled, ops::multiply()), [](const Expr& a) { return is_scalar(a, 1.0 / 6.0); });
+  return sixth && input->get() == x && read_only_by(readers, gate, product) &&
+         read_only_by(readers, shifted, gate) && read_only_by(readers, as<CallNode>(*scaled), shifted);
+}
+
+// The step after `x` when x gates itself, as the SiLU of EfficientNet
+// (x * sigmoid(x): oneDNN's swish) and MobileNetV3's hardswish (x *
+// HardSigmoid(x)) do: the product and its post-op. Without it the
+// activation ran as a loop after the primitive, and the loop kept the
+// primitive's result out of the layouts PlanLayouts plans (a reorder into
+// and out of each convolution). oneDNN's sigmoid departs from the
+// interpreter's on NaN and denormals (above); the product with x gives NaN
+// for NaN either way, and the denormals it would scale stay below 1e-38.
+std::optional<std::pair<const CallNode*, PrimitivePostOp>> self_gated_step(const Readers& readers, const CallNode* x) {
+  auto it = readers.readers_of.find(x);
+  if (it == readers.readers_of.end() || it->second.size() != 2 || readers.of.at(x).count != 2) return std::nullopt;
+  for (const CallNode* product : it->second) {
+    auto [value, gate_expr] = either_order(call_of(Expr(product), ops::multiply()),
+                                           [&](const Expr& a) { return a.get() == x; });
+    const CallNode* gate = gate_expr ? as<CallNode>(*gate_expr) : nullptr;
+    if (!gate || dtype_of(Expr(product)) != DType::kFloat32) continue;
+    if (as<OpNode>(gate->op) == ops::sigmoid() && gate->args.size() == 1 && gate->args[0].get() == x &&
+        read_only_by(readers, gate, product))
+      return std::make_pair(product, append("eltwise_swish", 1, 0));
+    if (is_hard_sigmoid_of(readers, gate, x, product)) return std::make_pair(product, append("eltwise_hardswish", 0, 0));
+  }
+  return std::nullopt;
+}
 
 // The dims, in the destination's view, of the other operand of a binary
 // step of the chain: nullopt when it does not broadcast onto the destination.
@@ -309,6 +357,11 @@ DnnlEpilogue map_dnnl_epilogue(const CpuKernel& k, const DnnlAnchor& operation, 
   // loop after the primitive computes the rest of the epilogue from there.
   PostOpChain chain;
   while (at != k.root && at != gelu) {
+    if (auto gated = self_gated_step(readers, at)) {
+      if (!chain.add(gated->second)) break;
+      at = gated->first;
+      continue;
+    }
     auto [step, position] = readers.next_step(at);
     if (!step) break;
     std::optional<PrimitivePostOp> post = post_op_of(k, *step, position, operation, chain.summed());

@@ -34,6 +34,7 @@ const OpNode* sqrt();
 const OpNode* abs();
 const OpNode* negative();
 const OpNode* clip();
+const OpNode* sigmoid();
 const OpNode* bias_add();
 const OpNode* add();
 const OpNode* subtract();

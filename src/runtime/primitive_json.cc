@@ -112,7 +112,7 @@ PrimitivePostOp read_post_op(ObjectReader& r) {
     post.algorithm = one_of(r, "algorithm",
                             std::array{"eltwise_relu", "eltwise_tanh", "eltwise_logistic", "eltwise_exp", "eltwise_log",
                                        "eltwise_sqrt", "eltwise_abs", "eltwise_linear", "eltwise_pow", "eltwise_clip",
-                                       "eltwise_hardswish", "eltwise_gelu_erf"});
+                                       "eltwise_hardswish", "eltwise_swish", "eltwise_gelu_erf"});
     for (const char* key : {"alpha", "beta"}) {
       const json& v = r.required(key);
       if (!v.is_number()) fail(r.source(), r.path(key), "expected a number, got " + describe(v));

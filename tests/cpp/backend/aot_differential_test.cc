@@ -110,5 +110,31 @@ TEST(AotDifferential, AMaskThatWouldSendAProductToReferenceLoopsIsAddedAfterIt) 
     EXPECT_FALSE(dnnl_is_reference_implementation(dnnl_implementation(spec))) << primitive_spec_text(spec);
 }
 
+// EfficientNet's SiLU (x * sigmoid(x)) and MobileNetV3's hardswish (x *
+// HardSigmoid(x)) after a convolution are oneDNN post-ops (swish and
+// hardswish), so the convolution is a primitive alone and its result may
+// keep a layout; as loops after the primitive they kept every such
+// convolution's result dense, with a reorder into and out of each. Inputs
+// scaled so that the gates saturate at both ends.
+TEST(AotDifferential, SelfGatedActivationsAfterAConvolutionArePostOps) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"multiply(%0, sigmoid(%0))", "eltwise_swish"},
+      {"multiply(clip(add(multiply(%0, 0.16666667f), 0.5f), a_min=0.0, a_max=1.0), %0)", "eltwise_hardswish"}};
+  for (const auto& [activation, algorithm] : cases) {
+    SCOPED_TRACE(activation);
+    IRModule mod = parse_module(
+        "def @main(%x: Tensor[(1, 5, 9, 7), float32], %w: Tensor[(16, 5, 3, 3), float32], %b: Tensor[(16), float32]) {\n"
+        "  %0 = nn.bias_add(nn.conv2d(multiply(%x, 30f), %w, padding=[1, 1, 1, 1]), %b);\n"
+        "  " + activation + "\n}\n",
+        "gated.sy");
+    Manifest manifest = expect_matches_interpreter(mod, "cpu:0", "gated_" + algorithm, {1, 2});
+    bool fused = false;
+    for (const PrimitiveSpec& spec : manifest.primitives)
+      for (const PrimitivePostOp& post : spec.post_ops) fused = fused || post.algorithm == algorithm;
+    EXPECT_TRUE(fused) << "oneDNN computes the " << algorithm;
+    EXPECT_EQ(manifest.kernels.size(), 2u) << "the scaling, then the convolution with its activation";
+  }
+}
+
 }  // namespace
 }  // namespace switchyard::testing

@@ -520,5 +520,32 @@ TEST(AotEdgeCases, ReluAndClipPostOpsAgreeWithTheInterpreterOnNaN) {
   }
 }
 
+// The swish and hardswish post-ops (a convolution's self-gated activation)
+// give what the interpreter gives where its result is NaN or infinite: NaN
+// stays NaN, +inf stays +inf, and -inf times its zero gate is NaN.
+TEST(AotEdgeCases, SwishAndHardswishPostOpsAgreeWithTheInterpreterOnNaNAndInfinities) {
+  const std::vector<double> x = {kNaN, kInf, -kInf, -0.0, 2.5, -2.5, 0.25, 7};
+  const std::vector<double> w = {1};  // a 1x1 convolution of one channel: the identity
+  for (const std::string activation :
+       {"multiply(%0, sigmoid(%0))", "multiply(%0, clip(add(multiply(%0, 0.16666667f), 0.5f), a_min=0.0, a_max=1.0))"}) {
+    SCOPED_TRACE(activation);
+    IRModule mod = parse_module(
+        "def @main(%x: Tensor[(8), float32], %w: Tensor[(1), float32]) {\n"
+        "  %0 = nn.conv2d(reshape(%x, newshape=[1, 1, 2, 4]), reshape(%w, newshape=[1, 1, 1, 1]));\n  " +
+            activation + "\n}\n",
+        "gated.sy");
+    std::map<std::string, NDArray> inputs = inputs_of(mod, {x, w});
+    std::vector<NDArray> expected = interpret(mod, inputs);
+    std::string dir = built(mod, "gated_" + std::to_string(activation.size()));
+    const std::vector<PrimitiveSpec> primitives = Artifact::load(dir)->manifest().primitives;
+    ASSERT_EQ(primitives.size(), 1u);
+    ASSERT_EQ(primitives[0].post_ops.size(), 1u) << "the activation is the convolution's post-op";
+    NDArray actual = run_artifact(dir, inputs).at(0);
+    EXPECT_EQ(compare_arrays(actual, expected.at(0), 1e-6, 1e-7), "");
+    EXPECT_TRUE(std::isnan(actual.get_as_double(0)) && std::isnan(actual.get_as_double(2)));
+    EXPECT_EQ(actual.get_as_double(1), kInf);
+  }
+}
+
 }  // namespace
 }  // namespace switchyard::testing

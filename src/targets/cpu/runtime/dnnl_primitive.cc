@@ -44,6 +44,7 @@ dnnl::algorithm algorithm_named(const std::string& name) {
       {"eltwise_pow", dnnl::algorithm::eltwise_pow},
       {"eltwise_clip", dnnl::algorithm::eltwise_clip},
       {"eltwise_hardswish", dnnl::algorithm::eltwise_hardswish},
+      {"eltwise_swish", dnnl::algorithm::eltwise_swish},
       {"eltwise_gelu_erf", dnnl::algorithm::eltwise_gelu_erf},
       {"binary_add", dnnl::algorithm::binary_add},
       {"binary_mul", dnnl::algorithm::binary_mul},
