@@ -1,19 +1,16 @@
 #include "artifact/artifact_cache.h"
 
-#define XXH_INLINE_ALL
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <iterator>
 #include <optional>
 #include <set>
@@ -21,6 +18,7 @@
 #include <vector>
 
 #include "artifact/artifact_writer.h"
+#include "artifact/file_digest.h"
 #include "artifact/lock_file.h"
 #include "runtime/clipped_text.h"
 #include "runtime/file_write.h"
@@ -41,115 +39,11 @@ constexpr const char* kSummaryFile = ".summary";  // the compile's summary, and 
 constexpr const char* kListHeader = "switchyard artifact entry 2";
 constexpr const char* kLockSuffix = ".lock";      // KEY.lock, beside the entry
 
-std::string hex(const unsigned char* bytes, size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string text;
-  for (size_t i = 0; i < n; ++i) text += {digits[bytes[i] >> 4], digits[bytes[i] & 15]};
-  return text;
-}
-
 // Bytes of an ONNX tensor's external-data entry: the key "location" of a
 // StringStringEntryProto (field 1, 8 bytes). A model holding them reads
 // other files, which the key does not cover: it is not cached. (A name that
 // happens to contain these bytes only costs the cache.)
 constexpr char kExternalDataKey[] = "\n\x08location";
-
-// Reads the regular file at `path` in chunks, passing each to `consume`
-// (with the chunk before it kept in front, `carry` bytes of it, so a pattern
-// split between two chunks can be found); false when it is unreadable.
-// Chunks, not a mapping: faulting in a mapping of ResNet-50's 100 MB took
-// this VM 50-60 ms, reading it from the page cache a fraction of that.
-template <typename Consume>
-bool read_file_chunks(const std::string& path, size_t carry, Consume consume) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  struct stat info {};
-  bool ok = fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
-  constexpr size_t kChunk = 1 << 20;
-  std::vector<char> buffer(ok ? carry + kChunk : 0);
-  size_t carried = 0;
-  while (ok) {
-    ssize_t got = ::read(fd, buffer.data() + carried, kChunk);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      ok = got == 0;
-      break;
-    }
-    consume(buffer.data(), carried, size_t(got));
-    size_t held = carried + size_t(got);
-    carried = std::min(carry, held);
-    std::memmove(buffer.data(), buffer.data() + held - carried, carried);
-  }
-  close(fd);
-  return ok;
-}
-
-// XXH3-128 of bytes [begin, end) of `fd`, read in chunks; nullopt when a
-// read fails or the file ends early.
-std::optional<XXH128_hash_t> range_digest(int fd, off_t begin, off_t end) {
-  constexpr size_t kChunk = 1 << 20;
-  std::vector<char> buffer(size_t(std::min<off_t>(end - begin, kChunk)));
-  XXH3_state_t* state = XXH3_createState();
-  XXH3_128bits_reset(state);
-  bool ok = true;
-  for (off_t at = begin; ok && at < end;) {
-    ssize_t got = ::pread(fd, buffer.data(), size_t(std::min<off_t>(end - at, kChunk)), at);
-    if (got < 0 && errno == EINTR) continue;
-    ok = got > 0;
-    if (ok) XXH3_128bits_update(state, buffer.data(), size_t(got));
-    at += ok ? got : 0;
-  }
-  XXH128_hash_t digest = XXH3_128bits_digest(state);
-  XXH3_freeState(state);
-  return ok ? std::optional(digest) : std::nullopt;
-}
-
-// A digest of the regular file's bytes; "" when it is unreadable. A large
-// file's two halves are summed on two threads (reading it from the page
-// cache is most of a cached compile's time): the digest is then XXH3-128 of
-// the halves' digests, a function of the bytes all the same.
-std::string file_digest(const std::string& path) {
-  constexpr off_t kSplitAbove = off_t(64) << 20;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  struct stat info {};
-  std::optional<XXH128_hash_t> digest;
-  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
-    if (info.st_size <= kSplitAbove) {
-      digest = range_digest(fd, 0, info.st_size);
-    } else {
-      const off_t half = info.st_size / 2;
-      std::future<std::optional<XXH128_hash_t>> first =
-          std::async(std::launch::async, [fd, half] { return range_digest(fd, 0, half); });
-      std::optional<XXH128_hash_t> second = range_digest(fd, half, info.st_size);
-      std::optional<XXH128_hash_t> head = first.get();
-      if (head && second) {
-        XXH128_canonical_t halves[2];
-        XXH128_canonicalFromHash(&halves[0], *head);
-        XXH128_canonicalFromHash(&halves[1], *second);
-        digest = XXH3_128bits(halves, sizeof halves);
-      }
-    }
-  }
-  close(fd);
-  if (!digest) return "";
-  XXH128_canonical_t canonical;
-  XXH128_canonicalFromHash(&canonical, *digest);
-  return hex(canonical.digest, sizeof canonical.digest);
-}
-
-// Whether the ONNX model at `path` may refer to external data (or cannot be
-// read): then it reads other files, which its digest does not cover, and its
-// artifact is not kept. Asked only when an artifact is to be kept, since a
-// cached entry exists only for bytes that had no such reference.
-bool may_refer_to_external_data(const std::string& path) {
-  bool found = false;
-  constexpr size_t kCarry = sizeof kExternalDataKey - 2;  // the key's length less one byte
-  bool read = read_file_chunks(path, kCarry, [&](const char* chunk, size_t carried, size_t bytes) {
-    found = found || memmem(chunk, carried + bytes, kExternalDataKey, sizeof kExternalDataKey - 1);
-  });
-  return found || !read;
-}
 
 // The GNU build ID of each loaded object, or its path, size and time when it
 // has none: any rebuilt or upgraded part of the compiler changes the key.
@@ -165,7 +59,7 @@ int add_object_identity(dl_phdr_info* info, size_t, void* out) {
       const char* name = note + sizeof(ElfW(Nhdr));
       const char* desc = name + ((n->n_namesz + 3) & ~3u);
       if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
-        identity += hex(reinterpret_cast<const unsigned char*>(desc), n->n_descsz) + "\n";
+        identity += hex_digits(reinterpret_cast<const unsigned char*>(desc), n->n_descsz) + "\n";
         return 0;
       }
       note = desc + ((n->n_descsz + 3) & ~3u);
@@ -318,9 +212,15 @@ std::optional<std::string> ArtifactCache::take(const std::string& output_dir, st
 }
 
 void ArtifactCache::keep(const std::string& staging_dir, const std::string& summary) const {
-  // The model file may have been rewritten while it compiled.
-  if (file_digest(model_path_) != model_digest_) return;
-  if (fs::path(model_path_).extension() == ".onnx" && may_refer_to_external_data(model_path_)) return;
+  // The model file may have been rewritten while it compiled. An ONNX model
+  // that may refer to external data reads other files, which its digest
+  // does not cover: its artifact is not kept. (Looked for only here: an
+  // entry exists only for bytes that had no such reference.)
+  const bool onnx = fs::path(model_path_).extension() == ".onnx";
+  bool external_data = false;
+  const std::string_view key(kExternalDataKey, sizeof kExternalDataKey - 1);
+  if (file_digest(model_path_, onnx ? key : std::string_view(), &external_data) != model_digest_ || external_data)
+    return;
   const std::string temporary = cache_temporary_name(directory_);
   std::error_code error;
   try {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -43,6 +44,26 @@ Buffer allocate_buffer(uint64_t bytes, const char* what) {
   Buffer buffer(bytes ? allocate_maybe_on_huge_pages(bytes) : nullptr, &std::free);
   if (bytes && !buffer) throw RuntimeError("out of memory for " + std::to_string(bytes) + " bytes of " + what);
   return buffer;
+}
+
+// The weight `plain` as `prepare` lays it out, `nbytes`, in a buffer of its
+// own. A plain weight that lies unaligned (in the mapped ONNX file, where
+// protobuf puts it at any byte) is copied aligned first, since preparing
+// reads it as floats. Each buffer lives only while it is used: this VM
+// backs memory no process has touched yet slowly, and the pages freed
+// here (the copy before the caller writes, the prepared bytes before the
+// next weight) are the ones the page cache then takes for the file.
+Buffer prepare_weight(const NDArray& plain, const std::function<void(const void*, void*)>& prepare,
+                      uint64_t nbytes) {
+  const void* bytes = plain.bytes();
+  Buffer aligned(nullptr, &std::free);
+  if (reinterpret_cast<uintptr_t>(bytes) % kAlignment != 0) {
+    aligned = allocate_buffer(plain.nbytes(), "unaligned weights");
+    bytes = std::memcpy(aligned.get(), bytes, plain.nbytes());
+  }
+  Buffer prepared = allocate_buffer(nbytes, "prepared weights");
+  prepare(bytes, prepared.get());
+  return prepared;
 }
 
 ManifestTensor manifest_tensor(std::string name, const LoweredBuffer& buffer) {
@@ -223,18 +244,6 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
     // the checksum of the format written: XXH3-128 (manifest.h).
     static_assert(kArtifactFormatVersion == 6, "weights.bin's checksum changes with the format");
     Xxh128 digest;
-    // One buffer for every prepared weight, as large as the largest; and one
-    // for plain weights that lie unaligned (in the mapped ONNX file, where
-    // protobuf puts them at any byte), since preparing reads them as floats.
-    uint64_t largest = 0, largest_unaligned = 0;
-    for (size_t i = 0; i < preparers.size(); ++i)
-      if (preparers[i]) {
-        largest = std::max(largest, manifest.weights[i].nbytes);
-        if (reinterpret_cast<uintptr_t>(program.weights[i].data.bytes()) % kAlignment != 0)
-          largest_unaligned = std::max<uint64_t>(largest_unaligned, program.weights[i].data.nbytes());
-      }
-    Buffer prepared = allocate_buffer(largest, "prepared weights");
-    Buffer aligned = allocate_buffer(largest_unaligned, "unaligned weights");
     static const char kZeros[4096] = {};
     uint64_t position = 0;
     for (size_t i : order) {
@@ -245,13 +254,9 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
         digest.update(kZeros, piece);
         gap -= piece;
       }
-      const void* bytes = program.weights[i].data.bytes();
-      if (preparers[i]) {
-        if (reinterpret_cast<uintptr_t>(bytes) % kAlignment != 0)
-          bytes = std::memcpy(aligned.get(), bytes, program.weights[i].data.nbytes());
-        preparers[i](bytes, prepared.get());
-        bytes = prepared.get();
-      }
+      Buffer prepared = preparers[i] ? prepare_weight(program.weights[i].data, preparers[i], w.nbytes)
+                                     : Buffer(nullptr, &std::free);
+      const void* bytes = prepared ? prepared.get() : program.weights[i].data.bytes();
       out.write(bytes, w.nbytes);
       digest.update(bytes, w.nbytes);
       position = w.offset + w.nbytes;

@@ -138,7 +138,8 @@ void write_device_images(const LoweredProgram& program, const Manifest& manifest
 // Every kernel with code in its own translation unit, compiled for its
 // device's target, and the entry function for the host's. (A kernel that is
 // a oneDNN primitive alone has no code: the runtime runs it; a device
-// image is not C++ for model.so.)
+// image is not C++ for model.so.) Kernels' units may be joined: the
+// toolchain compiles them several to a compiler process.
 std::vector<TranslationUnit> translation_units(const LoweredProgram& program, const std::string& entry_source,
                                                const CompilationConfig& config) {
   std::vector<TranslationUnit> units;
@@ -147,7 +148,7 @@ std::vector<TranslationUnit> translation_units(const LoweredProgram& program, co
     const KernelSource& kernel = program.kernel_sources[size_t(call.source)];
     if (added[size_t(call.source)] || kernel.library_only() || !kernel.image.empty()) continue;
     added[size_t(call.source)] = true;
-    units.push_back({kernel.name, kernel.code, target_flags(config.devices[size_t(call.device)])});
+    units.push_back({kernel.name, kernel.code, target_flags(config.devices[size_t(call.device)]), true});
   }
   const VirtualDevice* host = config.host_device ? config.host_device : config.devices.at(0);
   // The entry is straight-line calls with no loop to optimise: at -O1 the

@@ -32,7 +32,9 @@ struct CodeGenerator {
   // a device image, its launches).
   void (*render)(KernelSource& kernel);
   // The C++ compiler's flags for code built into model.so; null for a kind
-  // whose kernels are device images.
+  // whose kernels are device images. Such kernels' code is compiled several
+  // kernels to a file (TranslationUnit::joinable): it keeps its names in
+  // its own namespace and guards what it shares (cpu_unit.cc).
   std::vector<std::string> (*compile_flags)(const Target* target);
   // Compiles kernel.code to its device image, through the kernel cache in
   // `cache_dir`; `cached` says whether it came from there. Null for a kind

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "toolchain/compiler_probe.h"
 #include "toolchain/model_abi_text.h"
 #include "toolchain/process.h"
+#include "toolchain/unit_batches.h"
 #include "toolchain/verified_cache.h"
 
 namespace switchyard {
@@ -181,36 +183,34 @@ std::vector<std::string> Toolchain::cpu_features(const std::string& mcpu) const 
   return features;
 }
 
+// One compiler process: a unit alone, or a batch of joinable ones.
+struct Toolchain::CompileJob {
+  std::vector<std::string> command;
+  std::string source_path, object_path;
+  std::string what;  // for messages: "NAME.cc", or the members' files
+  size_t units = 1;
+  size_t source_bytes = 0;
+};
+
 std::vector<std::string> Toolchain::compile(const std::vector<TranslationUnit>& units, const std::string& source_dir,
                                             ToolchainStats* stats) const {
-  struct Job {
-    std::vector<std::string> command;
-    std::string source_path, object_path, name;
-  };
+  for (const TranslationUnit& unit : units) write_source_file(source_dir + "/" + unit.name + ".cc", unit.code);
   std::vector<std::string> objects;
-  std::vector<Job> jobs;
-  for (const TranslationUnit& unit : units) {
-    std::string source_path = source_dir + "/" + unit.name + ".cc";
-    write_source_file(source_path, unit.code);
-    std::vector<std::string> options{"-std=c++20"};
-    options.insert(options.end(), unit.flags.begin(), unit.flags.end());
-    // The include directory is named by the header's hash, which the key holds.
-    std::string key_text = unit.code + "\n--\n" + command_line(options) + "\n--\n" + version_ + "\n--\n" +
-                           "model_abi.h " + abi_header_hash_ + "\n--\n" + native_cpu_;
-    options.insert(options.end(), {"-I", include_dir_});
-    std::string object_path = cache_dir_ + "/objects/" + hash_text(key_text) + ".o";
-    objects.push_back(object_path);
+  std::vector<CompileJob> jobs;
+  for (const std::vector<size_t>& batch : plan_unit_batches(units, kParallelCompiles)) {
+    CompileJob job = compile_job(units, batch, source_dir);
+    objects.push_back(job.object_path);
     std::string problem;
-    if (verified_cache_entry(object_path, &problem)) {
-      ++stats->objects_cached;
+    if (verified_cache_entry(job.object_path, &problem)) {
+      stats->objects_cached += int(job.units);
       continue;
     }
-    if (!problem.empty()) stats->notes.push_back("rebuilt the cached object " + object_path + ": " + problem);
-    std::vector<std::string> command{cxx_};
-    command.insert(command.end(), options.begin(), options.end());
-    command.insert(command.end(), {"-c", source_path, "-o", object_path});
-    jobs.push_back({command, source_path, object_path, unit.name});
+    if (!problem.empty()) stats->notes.push_back("rebuilt the cached object " + job.object_path + ": " + problem);
+    jobs.push_back(std::move(job));
   }
+  // The longest sources first, so the compilers end about together.
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const CompileJob& a, const CompileJob& b) { return a.source_bytes > b.source_bytes; });
 
   // Compile two at a time; after the first failure no new compile starts.
   std::atomic<size_t> next{0};
@@ -222,38 +222,73 @@ std::vector<std::string> Toolchain::compile(const std::vector<TranslationUnit>& 
         std::lock_guard<std::mutex> lock(failure_mutex);
         if (!failure.empty()) return;
       }
-      Job& job = jobs[i];
-      std::string temporary = cache_temporary_name(job.object_path);
-      std::vector<std::string> command = job.command;
-      command.back() = temporary;
-      ProcessResult result = run_process(command);
-      if (result.started && result.exit_code == 0) {
-        try {
-          store_cache_entry(temporary, job.object_path);
-          continue;
-        } catch (const Error& e) {
-          result.output += "\n" + e.message();
-        }
-      }
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      std::string kept = cache_dir_ + "/failed/" + job.name + ".cc";
-      fs::copy_file(job.source_path, kept, fs::copy_options::overwrite_existing, ignored);
+      std::string message = run_compile_job(jobs[i]);
+      if (message.empty()) continue;
       std::lock_guard<std::mutex> lock(failure_mutex);
-      if (failure.empty())
-        failure = "compiling the generated " + job.name + ".cc failed (" +
-                  (result.started ? "exit " + std::to_string(result.exit_code) : "not started: " + result.output) +
-                  "):\n" + trimmed(result.output) + "\ncommand: " + command_line(command) +
-                  "\nthe source is kept at " + kept;
+      if (failure.empty()) failure = message;
     }
   };
   std::vector<std::thread> threads;
   for (int t = 0; t < kParallelCompiles && size_t(t) < jobs.size(); ++t) threads.emplace_back(worker);
   for (std::thread& t : threads) t.join();
-  stats->objects_compiled += int(jobs.size());
+  for (const CompileJob& job : jobs) stats->objects_compiled += int(job.units);
   stats->compiler_invocations += int(jobs.size());
   if (!failure.empty()) throw Error(ErrorKind::kBackend, failure);
   return objects;
+}
+
+Toolchain::CompileJob Toolchain::compile_job(const std::vector<TranslationUnit>& units,
+                                             const std::vector<size_t>& batch, const std::string& source_dir) const {
+  const TranslationUnit& first = units[batch.front()];
+  CompileJob job;
+  job.units = batch.size();
+  std::string code;
+  if (batch.size() == 1) {
+    code = first.code;
+    job.source_path = source_dir + "/" + first.name + ".cc";
+    job.what = first.name + ".cc";
+  } else {
+    code = batch_source(units, batch);
+    make_directory(source_dir + "/batches");
+    job.source_path = source_dir + "/batches/sy_batch_" + hash_text(code).substr(0, 16) + ".cc";
+    write_source_file(job.source_path, code);
+    for (size_t u : batch) job.what += (job.what.empty() ? "" : ", ") + units[u].name + ".cc";
+    job.what += " (compiled as one)";
+  }
+  job.source_bytes = code.size();
+  std::vector<std::string> options{"-std=c++20"};
+  options.insert(options.end(), first.flags.begin(), first.flags.end());
+  // The include directory is named by the header's hash, which the key holds.
+  std::string key_text = code + "\n--\n" + command_line(options) + "\n--\n" + version_ + "\n--\n" + "model_abi.h " +
+                         abi_header_hash_ + "\n--\n" + native_cpu_;
+  options.insert(options.end(), {"-I", include_dir_});
+  job.object_path = cache_dir_ + "/objects/" + hash_text(key_text) + ".o";
+  job.command = {cxx_};
+  job.command.insert(job.command.end(), options.begin(), options.end());
+  job.command.insert(job.command.end(), {"-c", job.source_path, "-o", job.object_path});
+  return job;
+}
+
+std::string Toolchain::run_compile_job(const CompileJob& job) const {
+  std::string temporary = cache_temporary_name(job.object_path);
+  std::vector<std::string> command = job.command;
+  command.back() = temporary;
+  ProcessResult result = run_process(command);
+  if (result.started && result.exit_code == 0) {
+    try {
+      store_cache_entry(temporary, job.object_path);
+      return "";
+    } catch (const Error& e) {
+      result.output += "\n" + e.message();
+    }
+  }
+  std::error_code ignored;
+  fs::remove(temporary, ignored);
+  std::string kept = cache_dir_ + "/failed/" + fs::path(job.source_path).filename().string();
+  fs::copy_file(job.source_path, kept, fs::copy_options::overwrite_existing, ignored);
+  return "compiling the generated " + job.what + " failed (" +
+         (result.started ? "exit " + std::to_string(result.exit_code) : "not started: " + result.output) + "):\n" +
+         trimmed(result.output) + "\ncommand: " + command_line(command) + "\nthe source is kept at " + kept;
 }
 
 void Toolchain::link(const std::vector<std::string>& objects, const std::string& output, ToolchainStats* stats) const {

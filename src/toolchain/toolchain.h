@@ -4,6 +4,7 @@
 // twice and an unchanged model is never linked twice.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,11 @@ struct TranslationUnit {
   std::string name;                // file stem, e.g. "nn_dense_4f1c..." -> NAME.cc
   std::string code;                // the complete source
   std::vector<std::string> flags;  // code-generation flags, e.g. {"-O3", "-march=native"}
+  // Whether the code still compiles after other joinable units' code in one
+  // file: its names at namespace scope are its own, or guarded where shared
+  // (a kernel's, cpu_unit.cc). Such units with equal flags share compiler
+  // processes (unit_batches.h).
+  bool joinable = false;
 };
 
 struct ToolchainStats {
@@ -52,15 +58,17 @@ class Toolchain {
   // (GCC does; for a compiler that does not, none).
   std::vector<std::string> cpu_features(const std::string& mcpu) const;
 
-  // Writes each unit to source_dir/NAME.cc and compiles it (two at a time)
-  // unless the cache holds its object, keyed by the SHA-256 of the source,
-  // the command line, the compiler's version, the model ABI header's hash and
+  // Writes each unit to source_dir/NAME.cc and compiles it (two at a time),
+  // joinable units in batches (unit_batches.h: source_dir/batches/*.cc),
+  // unless the cache holds the object of the unit or batch, keyed by the
+  // SHA-256 of its source (a batch's holds every member's code), the command
+  // line, the compiler's version, the model ABI header's hash and
   // what -march=native resolves to here, and
   // verified by the SHA-256 of its content (verified_cache.h): a corrupt
-  // entry is rebuilt, with a line in stats->notes.
-  // Returns the object paths in unit order. A failed compile is
-  // Error(kBackend) with the compiler's message and the path of a kept copy
-  // of the source.
+  // entry is rebuilt, with a line in stats->notes. Stats count units.
+  // Returns the objects to link, one per unit or batch, in the order of
+  // their first units. A failed compile is Error(kBackend) with the
+  // compiler's message and the path of a kept copy of the source.
   std::vector<std::string> compile(const std::vector<TranslationUnit>& units, const std::string& source_dir,
                                    ToolchainStats* stats) const;
 
@@ -86,6 +94,12 @@ class Toolchain {
   // Its -Q --help=target for the CPU model `mcpu` ("": native), empty when
   // it has none (not GCC), and the command that asks it.
   std::string target_help(const std::string& mcpu) const;
+  // Compiling one unit, or a batch of units, through the object cache.
+  struct CompileJob;
+  CompileJob compile_job(const std::vector<TranslationUnit>& units, const std::vector<size_t>& batch,
+                         const std::string& source_dir) const;
+  // "" when it compiled, else the message of its failure.
+  std::string run_compile_job(const CompileJob& job) const;
   std::vector<std::string> target_help_command(const std::string& mcpu) const;
 };
 
