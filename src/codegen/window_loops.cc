@@ -9,6 +9,7 @@
 // (input channel, kh, kw), accumulating as direct_anchor.cc's loops did
 // (accumulator.h): the sums are the interpreter's.
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -82,6 +83,7 @@ ki::Stmt loop(std::string var, int64_t extent, std::vector<ki::Stmt> body) {
 // shift, lies at or after input column `limit`: ceil((limit - shift) /
 // stride), never below 0.
 ki::Expr first_column_at(const ki::Expr& shift, int64_t limit, int64_t stride) {
+  if (shift->kind == ki::ExprKind::kIndex) return ki::index((std::max<int64_t>(limit - shift->int_value, 0) + stride - 1) / stride);
   ki::Expr distance = larger(minus(ki::index(limit), shift), ki::index(0));
   return quotient(ki::add(distance, stride - 1), stride);
 }
@@ -110,27 +112,72 @@ std::vector<ki::Stmt> row_coordinates(const Window& w, const ki::Expr& item) {
   return body;
 }
 
-// The loops over the window's rows inside the image (ih) and its columns
-// (kw), each running `tap` in a simd loop over the tile's columns ow whose
-// input column ow * stride_w + shift lies in the image.
-ki::Stmt over_taps(const Window& w, std::vector<ki::Stmt> tap) {
-  ki::Expr shift = ki::add(ki::mul(ki::var("kw"), w.dilation_w), -w.pad.left);
-  ki::Expr first = ki::var("first"), last = ki::add(first, ki::var("columns"));
-  std::vector<ki::Stmt> columns = {
-      let_index("shift", shift),
-      let_index("column_begin", larger(first, first_column_at(ki::var("shift"), 0, w.stride_w))),
-      let_index("column_end", smaller(last, first_column_at(ki::var("shift"), w.width, w.stride_w))),
-      loop("ow", ki::var("column_begin"), ki::var("column_end"), std::move(tap), ki::LoopKind::kSimd),
-  };
-  return loop("kh", w.kernel_h,
-              {let_input_row(w), ki::if_then_else(row_inside(w), {loop("kw", w.kernel_w, std::move(columns))})});
-}
-
 // The input element a tap reads in plane `plane`'s row ih at output column
 // ow, its column shifted by `shift`.
 ki::Expr tap_offset(const Window& w, const ki::Expr& plane, const ki::Expr& shift) {
   ki::Expr row = ki::add(ki::mul(plane, w.height), ki::var("ih"));
   return ki::add(ki::add(ki::mul(row, w.width), ki::mul(ki::var("ow"), w.stride_w)), shift);
+}
+
+// The columns of [from, to) where tap column kw reads the image.
+std::pair<ki::Expr, ki::Expr> tap_columns(const Window& w, const ki::Expr& kw, const ki::Expr& from, const ki::Expr& to) {
+  ki::Expr shift = ki::add(ki::mul(kw, w.dilation_w), -w.pad.left);
+  return {larger(from, first_column_at(shift, 0, w.stride_w)), smaller(to, first_column_at(shift, w.width, w.stride_w))};
+}
+
+// Lets of the columns of the tile whose every kw tap lies in the image:
+// [middle_begin, middle_end), empty where there are none.
+std::vector<ki::Stmt> middle_columns(const Window& w) {
+  ki::Expr first = ki::var("first"), last = ki::add(first, ki::var("columns"));
+  ki::Expr inner_begin = first_column_at(ki::index(-w.pad.left), 0, w.stride_w);
+  ki::Expr inner_end = first_column_at(ki::index((w.kernel_w - 1) * w.dilation_w - w.pad.left), w.width, w.stride_w);
+  return {let_index("middle_begin", smaller(larger(first, inner_begin), last)),
+          let_index("middle_end", larger(ki::var("middle_begin"), smaller(last, inner_end)))};
+}
+
+// Taps one statement takes in at most: a window wider than this goes tap by tap.
+constexpr int64_t kWidestCombined = 16;
+
+// How a pool takes in a column's input values, in tap order: the
+// statements updating its accumulators at column ow.
+using TakeIn = std::function<std::vector<ki::Stmt>(const std::vector<ki::Expr>& values)>;
+
+// A pool's taps of plane `plane`: per window row inside the image, the
+// columns left and right of the middle tap by tap, the middle ones (at
+// stride 1) every kw tap in one statement (columns are independent: each
+// takes its taps in order).
+ki::Stmt pool_taps(const Window& w, const ki::Expr& plane, DType dtype, const std::string& input, const TakeIn& take_in) {
+  auto columns = [&](const std::vector<ki::Expr>& kws, const ki::Expr& begin, const ki::Expr& end) {
+    std::vector<ki::Stmt> column;
+    std::vector<ki::Expr> values;
+    for (size_t i = 0; i < kws.size(); ++i) {
+      ki::Expr shift = ki::add(ki::mul(kws[i], w.dilation_w), -w.pad.left);
+      std::string name = "value" + std::to_string(i);
+      column.push_back(ki::let(name, dtype, ki::load(input, dtype, tap_offset(w, plane, shift))));
+      values.push_back(ki::var(name, dtype));
+    }
+    for (ki::Stmt& s : take_in(values)) column.push_back(std::move(s));
+    return loop("ow", begin, end, std::move(column), ki::LoopKind::kSimd);
+  };
+  auto tap_by_tap = [&](const ki::Expr& from, const ki::Expr& to) {
+    auto [begin, end] = tap_columns(w, ki::var("kw"), from, to);
+    return loop("kw", w.kernel_w, {let_index("column_begin", begin), let_index("column_end", end),
+                                   columns({ki::var("kw")}, ki::var("column_begin"), ki::var("column_end"))});
+  };
+  ki::Expr first = ki::var("first"), last = ki::add(first, ki::var("columns"));
+  std::vector<ki::Stmt> row;
+  // Strided, the taps' loads overlap between columns, which GCC 12 does not
+  // vectorise in one loop: tap by tap it does.
+  if (w.kernel_w > kWidestCombined || w.stride_w != 1) {
+    row.push_back(tap_by_tap(first, last));
+  } else {
+    row.push_back(tap_by_tap(first, ki::var("middle_begin")));
+    row.push_back(tap_by_tap(ki::var("middle_end"), last));
+    std::vector<ki::Expr> kws;
+    for (int64_t kw = 0; kw < w.kernel_w; ++kw) kws.push_back(ki::index(kw));
+    row.push_back(columns(kws, ki::var("middle_begin"), ki::var("middle_end")));
+  }
+  return loop("kh", w.kernel_h, {let_input_row(w), ki::if_then_else(row_inside(w), std::move(row))});
 }
 
 // Output element (plane, oh, ow).
@@ -217,12 +264,6 @@ std::vector<ki::Stmt> add_taps(const Convolution& v, const std::vector<Tap>& tap
   }
   out.push_back(loop("ow", begin, end, std::move(column), ki::LoopKind::kSimd));
   return out;
-}
-
-// The columns of [from, to) where tap column kw reads the image.
-std::pair<ki::Expr, ki::Expr> tap_columns(const Window& w, const ki::Expr& kw, const ki::Expr& from, const ki::Expr& to) {
-  ki::Expr shift = ki::add(ki::mul(kw, w.dilation_w), -w.pad.left);
-  return {larger(from, first_column_at(shift, 0, w.stride_w)), smaller(to, first_column_at(shift, w.width, w.stride_w))};
 }
 
 // The taps of window row kh (ih inside the image) one tap at a time, for
@@ -338,12 +379,7 @@ ki::Stmt convolution_loops(const CpuKernel& k) {
   if (w.kernel_h == 1 && w.kernel_w == 1) {
     body.push_back(pointwise_taps(v));
   } else {
-    // The columns whose every kw tap lies in the image: [middle_begin, middle_end).
-    ki::Expr first = ki::var("first"), last = ki::add(first, ki::var("columns"));
-    ki::Expr inner_begin = first_column_at(ki::index(-w.pad.left), 0, w.stride_w);
-    ki::Expr inner_end = first_column_at(ki::index((w.kernel_w - 1) * w.dilation_w - w.pad.left), w.width, w.stride_w);
-    body.push_back(let_index("middle_begin", smaller(larger(first, inner_begin), last)));
-    body.push_back(let_index("middle_end", larger(ki::var("middle_begin"), smaller(last, inner_end))));
+    for (ki::Stmt& s : middle_columns(w)) body.push_back(std::move(s));
     body.push_back(loop("c", v.group_in, {row_taps(v)}));
   }
   // Each result through the epilogue.
@@ -368,27 +404,42 @@ ki::Stmt pool_loops(const CpuKernel& k) {
   if (global) return global_pool_loops(k, w);
   bool include_pad = op == ops::avg_pool2d() && window_attrs(call).count_include_pad;
   std::vector<ki::Stmt> body = row_coordinates(w, ki::var("item"));
+  for (ki::Stmt& s : middle_columns(w)) body.push_back(std::move(s));
   ki::Expr plane = ki::var("outer");
-  ki::Expr value = ki::load(k.operand(0), dtype, tap_offset(w, plane, ki::var("shift")));
-  std::vector<ki::Stmt> clear, tap, finish;
+  std::vector<ki::Stmt> clear, finish;
+  TakeIn take_in;
   ki::Expr result;
   if (is_max) {
     body.push_back(ki::declare_array("best", dtype, ki::Precision::kCompute, w.tile));
     clear.push_back(set_column("best", w, lowest_value(dtype)));
-    tap.push_back(ki::let("value", dtype, value));
-    // NaN wins, as in max.
-    tap.push_back(set_column("best", w, max_step(column_element("best", dtype, w), ki::var("value", dtype))));
+    take_in = [&w, dtype](const std::vector<ki::Expr>& values) {
+      // Each step named: max_step reads `best` thrice.
+      std::vector<ki::Stmt> steps;
+      ki::Expr best = column_element("best", dtype, w);
+      for (size_t i = 0; i < values.size(); ++i) {
+        std::string name = "best" + std::to_string(i);
+        steps.push_back(ki::let(name, dtype, max_step(best, values[i])));  // NaN wins, as in max
+        best = ki::var(name, dtype);
+      }
+      steps.push_back(set_column("best", w, best));
+      return steps;
+    };
     result = column_element("best", dtype, w);
   } else {
     body.push_back(ki::declare_array("sum", DType::kFloat32, ki::Precision::kAccumulator, w.tile));
     body.push_back(ki::declare_array("count", DType::kInt64, ki::Precision::kCompute, w.tile));
     clear.push_back(set_column("sum", w, sum_start(DType::kFloat32)));
     clear.push_back(set_column("count", w, ki::index(0)));
-    ki::Expr sum = ki::in_accumulator(column_element("sum", DType::kFloat32, w));
-    tap.push_back(set_column("sum", w, ki::binary(BinaryOp::kAdd, sum, widened(DType::kFloat32, value))));
     ki::Expr count = column_element("count", DType::kInt64, w);
-    if (!include_pad) tap.push_back(set_column("count", w, ki::add(count, 1)));
+    take_in = [&w, include_pad, count](const std::vector<ki::Expr>& values) {
+      ki::Expr sum = ki::in_accumulator(column_element("sum", DType::kFloat32, w));
+      for (const ki::Expr& value : values) sum = ki::binary(BinaryOp::kAdd, sum, widened(DType::kFloat32, value));
+      std::vector<ki::Stmt> update = {set_column("sum", w, sum)};
+      if (!include_pad) update.push_back(set_column("count", w, ki::add(count, int64_t(values.size()))));
+      return update;
+    };
     // An empty window (all padding, under ceil_mode) is 0.
+    ki::Expr sum = ki::in_accumulator(column_element("sum", DType::kFloat32, w));
     ki::Expr mean = ki::select(ki::binary(BinaryOp::kNotEqual, count, ki::index(0)),
                                ki::binary(BinaryOp::kDiv, sum, ki::in_accumulator(ki::cast(DType::kFloat32, count))),
                                ki::in_accumulator(ki::float_value(DType::kFloat32, 0.0)));
@@ -396,7 +447,7 @@ ki::Stmt pool_loops(const CpuKernel& k) {
     result = ki::var("result", dtype);
   }
   body.push_back(over_columns(std::move(clear)));
-  body.push_back(over_taps(w, std::move(tap)));
+  body.push_back(pool_taps(w, plane, dtype, k.operand(0), take_in));
   if (include_pad) body.push_back(padded_counts(w));
   int counter = 0;
   k.lower_store_result(finish, counter, result, output_at(w, plane));
