@@ -224,46 +224,106 @@ struct Convolution {
 };
 
 // One tap: input channel `channel` (of the block's group) at window row kh
-// and column `kw` (an index expression).
+// and column `kw` (index expressions); its weight for the block's channel b
+// is the let `weights`_b.
 struct Tap {
   ki::Expr channel, kw;
+  std::string weights;
 };
 
-// The lets of the taps' weights for each channel of the block, then a simd
-// loop over columns [begin, end) that adds the taps, in order, to each
-// accumulator in one statement: the sums round as one tap at a time would,
-// but each accumulator is read and written once per run of taps.
-std::vector<ki::Stmt> add_taps(const Convolution& v, const std::vector<Tap>& taps, const ki::Expr& begin,
-                               const ki::Expr& end) {
+// The lets of a tap's weight for each channel of the block.
+std::vector<ki::Stmt> weight_lets(const Convolution& v, const Tap& tap) {
   const Window& w = v.w;
-  std::vector<ki::Stmt> out, column;
+  std::vector<ki::Stmt> lets;
+  for (int64_t b = 0; b < v.block; ++b) {
+    ki::Expr channel = ki::add(ki::mul(ki::add(ki::var("o"), b), v.group_in), tap.channel);
+    ki::Expr filter = ki::add(ki::mul(ki::add(ki::mul(channel, w.kernel_h), ki::var("kh")), w.kernel_w), tap.kw);
+    lets.push_back(ki::let(tap.weights + "_" + std::to_string(b), v.dtype, ki::load(v.k.operand(1), v.dtype, filter)));
+  }
+  return lets;
+}
+
+// At column ow: each tap's input value, then one statement per channel of
+// the block adding the taps in order to its accumulator. The sums round as
+// one tap at a time would, but each accumulator is read and written once
+// per run of taps.
+std::vector<ki::Stmt> column_update(const Convolution& v, const std::vector<Tap>& taps) {
+  const Window& w = v.w;
+  std::vector<ki::Stmt> column;
   for (size_t i = 0; i < taps.size(); ++i) {
-    std::string x = "x" + std::to_string(i);
     ki::Expr plane = ki::add(ki::add(ki::mul(ki::var("n"), w.channels), ki::var("first_channel")), taps[i].channel);
     ki::Expr shift = ki::add(ki::mul(taps[i].kw, w.dilation_w), -w.pad.left);
-    column.push_back(ki::let(x, v.dtype, ki::load(v.k.operand(0), v.dtype, tap_offset(w, plane, shift))));
-    for (int64_t b = 0; b < v.block; ++b) {
-      ki::Expr filter = ki::add(ki::mul(ki::add(ki::mul(ki::add(ki::mul(ki::add(ki::var("o"), b), v.group_in),
-                                                                taps[i].channel),
-                                                        w.kernel_h),
-                                                ki::var("kh")),
-                                        w.kernel_w),
-                                taps[i].kw);
-      out.push_back(ki::let(x + "_w" + std::to_string(b), v.dtype, ki::load(v.k.operand(1), v.dtype, filter)));
-    }
+    column.push_back(ki::let("x" + std::to_string(i), v.dtype, ki::load(v.k.operand(0), v.dtype, tap_offset(w, plane, shift))));
   }
   for (int64_t b = 0; b < v.block; ++b) {
     ki::Expr sum = ki::in_accumulator(column_element("acc", v.dtype, w, b));
     for (size_t i = 0; i < taps.size(); ++i) {
-      std::string x = "x" + std::to_string(i);
-      ki::Expr product = ki::binary(BinaryOp::kMul, widened(v.dtype, ki::var(x, v.dtype)),
-                                    widened(v.dtype, ki::var(x + "_w" + std::to_string(b), v.dtype)));
-      sum = ki::binary(BinaryOp::kAdd, sum, product);
+      ki::Expr x = ki::var("x" + std::to_string(i), v.dtype);
+      ki::Expr weight = ki::var(taps[i].weights + "_" + std::to_string(b), v.dtype);
+      sum = ki::binary(BinaryOp::kAdd, sum, ki::binary(BinaryOp::kMul, widened(v.dtype, x), widened(v.dtype, weight)));
     }
     column.push_back(set_column("acc", w, sum, b));
   }
-  out.push_back(loop("ow", begin, end, std::move(column), ki::LoopKind::kSimd));
+  return column;
+}
+
+// The taps' weight lets, then a simd loop over columns [begin, end) adding them.
+std::vector<ki::Stmt> add_taps(const Convolution& v, const std::vector<Tap>& taps, const ki::Expr& begin,
+                               const ki::Expr& end) {
+  std::vector<ki::Stmt> out;
+  for (const Tap& tap : taps)
+    for (ki::Stmt& s : weight_lets(v, tap)) out.push_back(std::move(s));
+  out.push_back(loop("ow", begin, end, column_update(v, taps), ki::LoopKind::kSimd));
   return out;
+}
+
+// Whether input column ow * stride_w + kw * dilation_w - pad.left lies in the image.
+bool column_inside(const Window& w, int64_t ow, int64_t kw) {
+  int64_t iw = ow * w.stride_w + kw * w.dilation_w - w.pad.left;
+  return 0 <= iw && iw < w.width;
+}
+
+// The output columns where some kw tap reads padding: those before
+// `middle.first` and from `middle.second` on.
+std::pair<int64_t, int64_t> constant_middle(const Window& w) {
+  auto first_at = [&](int64_t shift, int64_t limit) { return (std::max<int64_t>(limit - shift, 0) + w.stride_w - 1) / w.stride_w; };
+  int64_t begin = std::min(w.out_w, first_at(-w.pad.left, 0));
+  int64_t end = std::max(begin, std::min(w.out_w, first_at((w.kernel_w - 1) * w.dilation_w - w.pad.left, w.width)));
+  return {begin, end};
+}
+
+// The most edge columns constant_row_taps writes out one by one.
+constexpr int64_t kMostEdgeColumns = 8;
+
+// Whether a row of taps can be written for constant columns: one column
+// tile, few edge columns, few weights live.
+bool has_constant_row(const Convolution& v) {
+  auto [begin, end] = constant_middle(v.w);
+  return v.w.tiles == 1 && begin + (v.w.out_w - end) <= kMostEdgeColumns && v.w.kernel_w * v.block <= 32;
+}
+
+// Window row kh of input channel c over a whole output row: the weights of
+// every kw tap once, each edge column's taps inside the image in one
+// statement, and the middle columns every tap in one statement.
+std::vector<ki::Stmt> constant_row_taps(const Convolution& v) {
+  const Window& w = v.w;
+  std::vector<ki::Stmt> row;
+  std::vector<Tap> all;
+  for (int64_t kw = 0; kw < w.kernel_w; ++kw) {
+    all.push_back({ki::var("c"), ki::index(kw), "w" + std::to_string(kw)});
+    for (ki::Stmt& s : weight_lets(v, all.back())) row.push_back(std::move(s));
+  }
+  auto [begin, end] = constant_middle(w);
+  for (int64_t ow = 0; ow < w.out_w; ++ow) {
+    if (ow == begin) ow = end;
+    if (ow >= w.out_w) break;
+    std::vector<Tap> inside;
+    for (int64_t kw = 0; kw < w.kernel_w; ++kw)
+      if (column_inside(w, ow, kw)) inside.push_back(all[size_t(kw)]);
+    if (!inside.empty()) row.push_back(loop("ow", ki::index(ow), ki::index(ow + 1), column_update(v, inside)));
+  }
+  row.push_back(loop("ow", ki::index(begin), ki::index(end), column_update(v, all), ki::LoopKind::kSimd));
+  return row;
 }
 
 // The taps of window row kh (ih inside the image) one tap at a time, for
@@ -271,26 +331,29 @@ std::vector<ki::Stmt> add_taps(const Convolution& v, const std::vector<Tap>& tap
 ki::Stmt single_taps(const Convolution& v, const ki::Expr& from, const ki::Expr& to) {
   auto [begin, end] = tap_columns(v.w, ki::var("kw"), from, to);
   std::vector<ki::Stmt> body = {let_index("column_begin", begin), let_index("column_end", end)};
-  for (ki::Stmt& s : add_taps(v, {{ki::var("c"), ki::var("kw")}}, ki::var("column_begin"), ki::var("column_end")))
+  for (ki::Stmt& s : add_taps(v, {{ki::var("c"), ki::var("kw"), "w"}}, ki::var("column_begin"), ki::var("column_end")))
     body.push_back(std::move(s));
   return loop("kw", v.w.kernel_w, std::move(body));
 }
 
-// Input channel c's taps: per window row inside the image, the columns
-// left and right of the middle tap by tap, the middle ones all kw taps in
-// one statement (when that keeps few enough weights live). Columns are
-// independent, so each still takes its taps in order.
+// Input channel c's taps: per window row inside the image, over a whole
+// row of constant columns where it can (constant_row_taps); otherwise the
+// columns left and right of the middle tap by tap, the middle ones all kw
+// taps in one statement when that keeps few enough weights live. Columns
+// are independent, so each still takes its taps in order.
 ki::Stmt row_taps(const Convolution& v) {
   const Window& w = v.w;
   ki::Expr first = ki::var("first"), last = ki::add(first, ki::var("columns"));
   std::vector<ki::Stmt> row;
-  if (w.kernel_w * v.block > 32) {
+  if (has_constant_row(v)) {
+    row = constant_row_taps(v);
+  } else if (w.kernel_w * v.block > 32) {
     row.push_back(single_taps(v, first, last));
   } else {
     row.push_back(single_taps(v, first, ki::var("middle_begin")));
     row.push_back(single_taps(v, ki::var("middle_end"), last));
     std::vector<Tap> taps;
-    for (int64_t kw = 0; kw < w.kernel_w; ++kw) taps.push_back({ki::var("c"), ki::index(kw)});
+    for (int64_t kw = 0; kw < w.kernel_w; ++kw) taps.push_back({ki::var("c"), ki::index(kw), "w" + std::to_string(kw)});
     for (ki::Stmt& s : add_taps(v, taps, ki::var("middle_begin"), ki::var("middle_end"))) row.push_back(std::move(s));
   }
   return loop("kh", w.kernel_h, {let_input_row(w), ki::if_then_else(row_inside(w), std::move(row))});
@@ -307,12 +370,13 @@ ki::Stmt pointwise_taps(const Convolution& v) {
   std::vector<ki::Stmt> row = {let_index("column_begin", begin), let_index("column_end", end)};
   if (runs > 0) {
     std::vector<Tap> taps;
-    for (int64_t i = 0; i < kChannels; ++i) taps.push_back({ki::add(ki::mul(ki::var("run"), kChannels), i), ki::index(0)});
+    for (int64_t i = 0; i < kChannels; ++i)
+      taps.push_back({ki::add(ki::mul(ki::var("run"), kChannels), i), ki::index(0), "w" + std::to_string(i)});
     row.push_back(loop("run", runs, add_taps(v, taps, ki::var("column_begin"), ki::var("column_end"))));
   }
   if (runs * kChannels < v.group_in)
     row.push_back(loop("c", ki::index(runs * kChannels), ki::index(v.group_in),
-                       add_taps(v, {{ki::var("c"), ki::index(0)}}, ki::var("column_begin"), ki::var("column_end"))));
+                       add_taps(v, {{ki::var("c"), ki::index(0), "w"}}, ki::var("column_begin"), ki::var("column_end"))));
   return loop("kh", 1, {let_input_row(w), ki::if_then_else(row_inside(w), std::move(row))});
 }
 
@@ -379,7 +443,8 @@ ki::Stmt convolution_loops(const CpuKernel& k) {
   if (w.kernel_h == 1 && w.kernel_w == 1) {
     body.push_back(pointwise_taps(v));
   } else {
-    for (ki::Stmt& s : middle_columns(w)) body.push_back(std::move(s));
+    if (!has_constant_row(v))
+      for (ki::Stmt& s : middle_columns(w)) body.push_back(std::move(s));
     body.push_back(loop("c", v.group_in, {row_taps(v)}));
   }
   // Each result through the epilogue.
