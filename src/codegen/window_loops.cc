@@ -79,6 +79,12 @@ ki::Stmt loop(std::string var, int64_t extent, std::vector<ki::Stmt> body) {
   return loop(std::move(var), ki::index(0), ki::index(extent), std::move(body));
 }
 
+// Where tap column kw reads, relative to ow * stride_w: folded when kw is a constant.
+ki::Expr column_shift(const Window& w, const ki::Expr& kw) {
+  if (kw->kind == ki::ExprKind::kIndex) return ki::index(kw->int_value * w.dilation_w - w.pad.left);
+  return ki::add(ki::mul(kw, w.dilation_w), -w.pad.left);
+}
+
 // The first output column ow whose tap, at input column ow * stride +
 // shift, lies at or after input column `limit`: ceil((limit - shift) /
 // stride), never below 0.
@@ -121,7 +127,7 @@ ki::Expr tap_offset(const Window& w, const ki::Expr& plane, const ki::Expr& shif
 
 // The columns of [from, to) where tap column kw reads the image.
 std::pair<ki::Expr, ki::Expr> tap_columns(const Window& w, const ki::Expr& kw, const ki::Expr& from, const ki::Expr& to) {
-  ki::Expr shift = ki::add(ki::mul(kw, w.dilation_w), -w.pad.left);
+  ki::Expr shift = column_shift(w, kw);
   return {larger(from, first_column_at(shift, 0, w.stride_w)), smaller(to, first_column_at(shift, w.width, w.stride_w))};
 }
 
@@ -151,7 +157,7 @@ ki::Stmt pool_taps(const Window& w, const ki::Expr& plane, DType dtype, const st
     std::vector<ki::Stmt> column;
     std::vector<ki::Expr> values;
     for (size_t i = 0; i < kws.size(); ++i) {
-      ki::Expr shift = ki::add(ki::mul(kws[i], w.dilation_w), -w.pad.left);
+      ki::Expr shift = column_shift(w, kws[i]);
       std::string name = "value" + std::to_string(i);
       column.push_back(ki::let(name, dtype, ki::load(input, dtype, tap_offset(w, plane, shift))));
       values.push_back(ki::var(name, dtype));
@@ -252,7 +258,7 @@ std::vector<ki::Stmt> column_update(const Convolution& v, const std::vector<Tap>
   std::vector<ki::Stmt> column;
   for (size_t i = 0; i < taps.size(); ++i) {
     ki::Expr plane = ki::add(ki::add(ki::mul(ki::var("n"), w.channels), ki::var("first_channel")), taps[i].channel);
-    ki::Expr shift = ki::add(ki::mul(taps[i].kw, w.dilation_w), -w.pad.left);
+    ki::Expr shift = column_shift(w, taps[i].kw);
     column.push_back(ki::let("x" + std::to_string(i), v.dtype, ki::load(v.k.operand(0), v.dtype, tap_offset(w, plane, shift))));
   }
   for (int64_t b = 0; b < v.block; ++b) {
@@ -383,7 +389,7 @@ ki::Stmt pointwise_taps(const Convolution& v) {
 // count_include_pad's divisor: each column counts the taps inside the padded
 // image (a ceil_mode window reaches past it), the image's own included.
 ki::Stmt padded_counts(const Window& w) {
-  ki::Expr shift = ki::add(ki::mul(ki::var("kw"), w.dilation_w), -w.pad.left);
+  ki::Expr shift = column_shift(w, ki::var("kw"));
   ki::Expr last = ki::add(ki::var("first"), ki::var("columns"));
   std::vector<ki::Stmt> columns = {
       let_index("shift", shift),
