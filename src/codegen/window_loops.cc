@@ -89,7 +89,8 @@ ki::Expr column_shift(const Window& w, const ki::Expr& kw) {
 // shift, lies at or after input column `limit`: ceil((limit - shift) /
 // stride), never below 0.
 ki::Expr first_column_at(const ki::Expr& shift, int64_t limit, int64_t stride) {
-  if (shift->kind == ki::ExprKind::kIndex) return ki::index((std::max<int64_t>(limit - shift->int_value, 0) + stride - 1) / stride);
+  if (shift->kind == ki::ExprKind::kIndex)
+    return ki::index((std::max<int64_t>(limit - shift->int_value, 0) + stride - 1) / stride);
   ki::Expr distance = larger(minus(ki::index(limit), shift), ki::index(0));
   return quotient(ki::add(distance, stride - 1), stride);
 }
@@ -113,8 +114,8 @@ std::vector<ki::Stmt> row_coordinates(const Window& w, const ki::Expr& item) {
   std::vector<ki::Stmt> body = {let_index("outer", quotient(row, w.out_h)), let_index("oh", remainder(row, w.out_h))};
   ki::Expr first = w.tiles == 1 ? ki::index(0) : ki::mul(remainder(item, w.tiles), w.tile);
   body.push_back(let_index("first", first));
-  body.push_back(let_index("columns", w.out_w % w.tile == 0 ? ki::index(w.tile)
-                                                            : smaller(ki::index(w.tile), minus(ki::index(w.out_w), ki::var("first")))));
+  ki::Expr rest = minus(ki::index(w.out_w), ki::var("first"));
+  body.push_back(let_index("columns", w.out_w % w.tile == 0 ? ki::index(w.tile) : smaller(ki::index(w.tile), rest)));
   return body;
 }
 
@@ -220,6 +221,10 @@ int64_t channel_block(int64_t group_out) {
   return 1;
 }
 
+// The most weights one combined statement reads (one register each, with
+// AVX-512's 32).
+constexpr int64_t kMostLiveWeights = 32;
+
 // A convolution being lowered: its kernel, geometry, dtype, input channels
 // per group and output channels per iteration.
 struct Convolution {
@@ -259,7 +264,8 @@ std::vector<ki::Stmt> column_update(const Convolution& v, const std::vector<Tap>
   for (size_t i = 0; i < taps.size(); ++i) {
     ki::Expr plane = ki::add(ki::add(ki::mul(ki::var("n"), w.channels), ki::var("first_channel")), taps[i].channel);
     ki::Expr shift = column_shift(w, taps[i].kw);
-    column.push_back(ki::let("x" + std::to_string(i), v.dtype, ki::load(v.k.operand(0), v.dtype, tap_offset(w, plane, shift))));
+    ki::Expr value = ki::load(v.k.operand(0), v.dtype, tap_offset(w, plane, shift));
+    column.push_back(ki::let("x" + std::to_string(i), v.dtype, value));
   }
   for (int64_t b = 0; b < v.block; ++b) {
     ki::Expr sum = ki::in_accumulator(column_element("acc", v.dtype, w, b));
@@ -292,7 +298,9 @@ bool column_inside(const Window& w, int64_t ow, int64_t kw) {
 // The output columns where some kw tap reads padding: those before
 // `middle.first` and from `middle.second` on.
 std::pair<int64_t, int64_t> constant_middle(const Window& w) {
-  auto first_at = [&](int64_t shift, int64_t limit) { return (std::max<int64_t>(limit - shift, 0) + w.stride_w - 1) / w.stride_w; };
+  auto first_at = [&](int64_t shift, int64_t limit) {
+    return (std::max<int64_t>(limit - shift, 0) + w.stride_w - 1) / w.stride_w;
+  };
   int64_t begin = std::min(w.out_w, first_at(-w.pad.left, 0));
   int64_t end = std::max(begin, std::min(w.out_w, first_at((w.kernel_w - 1) * w.dilation_w - w.pad.left, w.width)));
   return {begin, end};
@@ -305,7 +313,8 @@ constexpr int64_t kMostEdgeColumns = 8;
 // tile, few edge columns, few weights live.
 bool has_constant_row(const Convolution& v) {
   auto [begin, end] = constant_middle(v.w);
-  return v.w.tiles == 1 && begin + (v.w.out_w - end) <= kMostEdgeColumns && v.w.kernel_w * v.block <= 32;
+  return v.w.tiles == 1 && begin + (v.w.out_w - end) <= kMostEdgeColumns &&
+         v.w.kernel_w * v.block <= kMostLiveWeights;
 }
 
 // Window row kh of input channel c over a whole output row: the weights of
@@ -353,7 +362,7 @@ ki::Stmt row_taps(const Convolution& v) {
   std::vector<ki::Stmt> row;
   if (has_constant_row(v)) {
     row = constant_row_taps(v);
-  } else if (w.kernel_w * v.block > 32) {
+  } else if (w.kernel_w * v.block > kMostLiveWeights) {
     row.push_back(single_taps(v, first, last));
   } else {
     row.push_back(single_taps(v, first, ki::var("middle_begin")));
@@ -370,7 +379,7 @@ ki::Stmt row_taps(const Convolution& v) {
 ki::Stmt pointwise_taps(const Convolution& v) {
   const Window& w = v.w;
   constexpr int64_t kChannels = 4;
-  int64_t runs = v.block * kChannels <= 32 ? v.group_in / kChannels : 0;
+  int64_t runs = v.block * kChannels <= kMostLiveWeights ? v.group_in / kChannels : 0;
   ki::Expr first = ki::var("first"), last = ki::add(first, ki::var("columns"));
   auto [begin, end] = tap_columns(w, ki::index(0), first, last);
   std::vector<ki::Stmt> row = {let_index("column_begin", begin), let_index("column_end", end)};
@@ -415,8 +424,9 @@ ki::Stmt global_pool_loops(const CpuKernel& k, const Window& w) {
                                                    {ki::assign("sum", ki::binary(BinaryOp::kAdd, sum,
                                                                                  widened(DType::kFloat32, value)))})};
   // An empty plane's mean is NaN.
+  ki::Expr divisor = ki::in_accumulator(ki::float_value(DType::kFloat32, double(elements)));
   ki::Expr mean = elements == 0 ? ki::float_value(DType::kFloat32, std::numeric_limits<double>::quiet_NaN())
-                                : ki::binary(BinaryOp::kDiv, sum, ki::in_accumulator(ki::float_value(DType::kFloat32, double(elements))));
+                                : ki::binary(BinaryOp::kDiv, sum, divisor);
   body.push_back(ki::let("result", dtype, ki::cast(dtype, ki::in_accumulator(mean))));
   int counter = 0;
   k.lower_store_result(body, counter, ki::var("result", dtype), IndexAt::at_offset(plane));
@@ -454,7 +464,8 @@ ki::Stmt convolution_loops(const CpuKernel& k) {
     body.push_back(loop("c", v.group_in, {row_taps(v)}));
   }
   // Each result through the epilogue.
-  ki::Expr acc = ki::element("acc", v.dtype, ki::add(minus(ki::var("ow"), ki::var("first")), ki::mul(ki::var("b"), w.tile)));
+  ki::Expr column = ki::add(minus(ki::var("ow"), ki::var("first")), ki::mul(ki::var("b"), w.tile));
+  ki::Expr acc = ki::element("acc", v.dtype, column);
   std::vector<ki::Stmt> store = {ki::let("result", v.dtype, finished_sum(v.dtype, ki::in_accumulator(acc)))};
   int counter = 0;
   k.lower_store_result(store, counter, ki::var("result", v.dtype),
