@@ -61,7 +61,8 @@ PreparedCase prepare_case(const KernelCase& spec, int seed) {
     constant_inputs.push_back(is<ConstantNode>(arg) || (v && std::find(spec.weights.begin(), spec.weights.end(),
                                                                         v->name_hint) != spec.weights.end()));
   }
-  p.source = generate_cpu_kernel(p.primitive, "kernel_" + identifier(spec.name), constant_inputs);
+  const AnchorLibrary& library = spec.generated_loops ? no_anchor_library() : onednn_library();
+  p.source = generate_cpu_kernel_with(library, p.primitive, "kernel_" + identifier(spec.name), constant_inputs);
   return p;
 }
 

@@ -24,6 +24,8 @@ struct KernelCase {
   // @main parameters the kernel is told are weights (constant between runs
   // at one address), as the AOT build tells it for weights.bin's constants.
   std::vector<std::string> weights = {};
+  // Anchors as generated loops even where oneDNN takes them (float32).
+  bool generated_loops = false;
 };
 
 struct PreparedCase {

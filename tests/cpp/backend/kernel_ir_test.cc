@@ -492,7 +492,7 @@ TEST(KernelIr, ACallInDoubleIsMarkedInTheIr) {
 
 // The plain-loop anchors (dtypes oneDNN lacks) are kernel IR: two at
 // different places are one kernel; a product or window sums in the wide
-// accumulator type; a window's padding is a bounds test around its tap.
+// accumulator type; a window's padding narrows each tap's range of columns.
 TEST(KernelIr, PlainLoopAnchorsAreBuiltAsKernelIr) {
   KernelSource conv = same_kernel_ir_at_two_places(
       "def @main(%x: Tensor[(1, 4, 6, 6), int32], %w: Tensor[(2, 2, 3, 3), int32]) {\n"
@@ -505,18 +505,22 @@ TEST(KernelIr, PlainLoopAnchorsAreBuiltAsKernelIr) {
   std::vector<const ki::StmtNode*> declares = find_stmts(conv.kernel_ir->body, ki::StmtKind::kDeclare);
   ASSERT_EQ(declares.size(), 1u);
   EXPECT_EQ(declares[0]->precision, ki::Precision::kAccumulator);
-  expect_code_holds(conv.code, {"uint64_t acc = uint64_t(0);", "if (0 <= ih && ih < 6 && 0 <= iw && iw < 6) {",
-                                "acc += uint64_t(in0_x[((n * 4 + first_channel + c) * 6 + ih) * 6 + iw]) * "
-                                "uint64_t(in1_w[((o * 2 + c) * 3 + kh) * 3 + kw]);",
-                                "const int32_t result = int32_t(int64_t(acc));"});
+  // A row of accumulators; the padding cuts each tap's column range, and
+  // the middle columns add a window row's taps in order in one statement.
+  expect_code_holds(conv.code, {"uint64_t acc[6];", "if (0 <= ih && ih < 6) {", "#pragma omp simd",
+                                "for (int64_t ow = 1; ow < 5; ++ow) {",
+                                "acc[ow - first] = acc[ow - first] + uint64_t(x0) * uint64_t(w0_0) + uint64_t(x1) * "
+                                "uint64_t(w1_0) + uint64_t(x2) * uint64_t(w2_0);",
+                                "const int32_t result = int32_t(int64_t(acc[ow - first + b * 6]));"});
   KernelSource dense = same_kernel_ir_at_two_places(
       "def @main(%x: Tensor[(3, 8), float16], %w: Tensor[(4, 8), float16]) {\n  nn.dense(%x, %w)\n}\n");
   expect_code_holds(dense.code, {"double acc = 0.0;", "acc += double(sy_half_to_float(in0_x[a_base + kk])) * "});
   KernelSource pool = same_kernel_ir_at_two_places(
       "def @main(%x: Tensor[(1, 2, 5, 5), int32]) {\n"
       "  nn.avg_pool2d(%x, pool_size=[3, 3], padding=[1, 1], count_include_pad=True)\n}\n");
-  expect_code_holds(pool.code, {"if (ih < 6 && iw < 6) {", "padded += 1;",
-                                "int32_t(sy_float_to_int64(padded != 0 ? (sum / double(padded)) : 0.0))"});
+  expect_code_holds(pool.code, {"if (ih < 6) {", "count[ow - first] += 1;",
+                                "int32_t(sy_float_to_int64(count[ow - first] != 0 ? (sum[ow - first] / "
+                                "double(count[ow - first])) : 0.0))"});
 }
 
 // A concatenate of three parts is a declared local and an if / else if /

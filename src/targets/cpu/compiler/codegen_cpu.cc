@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "runtime/primitive_json.h"
+#include "support/error.h"
 #include "targets/cpu/compiler/cpu_render.h"
 #include "targets/cpu/compiler/prepared_weights.h"
 #include "targets/cpu/runtime/dnnl_primitive.h"
@@ -49,9 +50,29 @@ const AnchorLibrary& onednn_library() {
   return library;
 }
 
+const AnchorLibrary& no_anchor_library() {
+  static const AnchorLibrary library{[](const PrimitiveSpec&) { return false; }, false,
+                                     [](const PrimitiveSpec&) { return false; }};
+  return library;
+}
+
+const AnchorLibrary& cpu_anchor_library(const Target* target) {
+  std::string libraries = target ? target->option("-libs") : "";
+  if (libraries.empty() || libraries == "onednn") return onednn_library();
+  if (libraries == "none") return no_anchor_library();
+  throw Error(ErrorKind::kUsage, "target '" + target->str() + "': -libs takes 'onednn' or 'none', got '" +
+                                     libraries + "'");
+}
+
 KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name,
                                  const std::vector<bool>& constant_inputs) {
-  KernelSource source = lower_kernel_source(primitive, name, constant_inputs, onednn_library());
+  const AnchorLibrary& library = cpu_anchor_library(primitive->virtual_device()->target());
+  return generate_cpu_kernel_with(library, primitive, name, constant_inputs);
+}
+
+KernelSource generate_cpu_kernel_with(const AnchorLibrary& library, const Function& primitive, const std::string& name,
+                                      const std::vector<bool>& constant_inputs) {
+  KernelSource source = lower_kernel_source(primitive, name, constant_inputs, library);
   if (source.kernel_ir) source.code = render_cpu_kernel(*source.kernel_ir, source.name);
   return source;
 }

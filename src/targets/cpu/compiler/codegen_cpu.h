@@ -12,6 +12,15 @@ namespace switchyard {
 
 // oneDNN as the library of a CPU kernel's anchor.
 const AnchorLibrary& onednn_library();
+// No library: every anchor becomes generated loops.
+const AnchorLibrary& no_anchor_library();
+// The anchors' library a CPU target names with its -libs option: oneDNN
+// (absent, or -libs=onednn), or none (-libs=none), which runs every anchor
+// as generated loops, to compare them with oneDNN on one program
+// (bench/fallback_window_bench.cc) or to step around the library. A null
+// target (a function not yet placed) is oneDNN's. Throws Error(kUsage)
+// naming the target for another -libs value.
+const AnchorLibrary& cpu_anchor_library(const Target* target);
 
 // Whether this machine's oneDNN runs `spec` only with its reference loops
 // (asked once per spec and process, as kernel generation asks).
@@ -25,6 +34,10 @@ bool dnnl_runs_reference_once(const PrimitiveSpec& spec);
 // operator and span when an operator has no CPU kernel.
 KernelSource generate_cpu_kernel(const Function& primitive, const std::string& name,
                                  const std::vector<bool>& constant_inputs = {});
+// The same with the anchors calling `library`, whatever the target names
+// (tests compare each kind of kernel with the interpreter this way).
+KernelSource generate_cpu_kernel_with(const AnchorLibrary& library, const Function& primitive, const std::string& name,
+                                      const std::vector<bool>& constant_inputs = {});
 
 const CodeGenerator& cpu_code_generator();
 

@@ -12,13 +12,14 @@ namespace switchyard {
 
 namespace {
 
-// Asks the kernel generation that will run (oneDNN as the anchors' library),
-// without rendering: a primitive alone has no code.
+// Asks the kernel generation that will run (the anchors' library the
+// target names), without rendering: a primitive alone has no code.
 std::optional<PrimitiveSpec> cpu_library_primitive(const Function& primitive,
                                                    const std::vector<bool>& constant_inputs) {
   KernelSource source;
   try {
-    source = lower_kernel_source(primitive, "sy_kernel", constant_inputs, onednn_library());
+    const AnchorLibrary& library = cpu_anchor_library(primitive->virtual_device()->target());
+    source = lower_kernel_source(primitive, "sy_kernel", constant_inputs, library);
   } catch (const Error&) {
     return std::nullopt;
   }
