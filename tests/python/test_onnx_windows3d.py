@@ -4,7 +4,10 @@
 # exported to ONNX, run by the interpreter and compiled, against PyTorch;
 # ONNX's backend node cases of 3-D windows; and torchvision's video
 # ResNets (r3d_18, mc3_18, r2plus1d_18) compiled end to end.
+import os
 import pathlib
+import re
+import subprocess
 
 import numpy as np
 import onnx
@@ -16,6 +19,8 @@ import switchyard as sy
 
 RNG = np.random.default_rng(36)
 NODE_DATA = pathlib.Path("/usr/share/libonnx-testdata/data/node")
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SWITCHYARD = pathlib.Path(os.environ.get("SY_BUILD_DIR", REPO / "build")) / "bin" / "switchyard"
 
 
 def random(*shape):
@@ -169,3 +174,14 @@ def test_torchvision_video_model_compiles_and_matches_pytorch(tmp_path, name):
     sy.build(mod, ["cpu:0"], tmp_path / "artifact")
     got = np.asarray(sy.runtime.load(tmp_path / "artifact").run(x=x))
     np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-3, atol=1e-3)
+    # Every convolution is a oneDNN primitive, none a generated loop.
+    convolutions = sum(node.op_type == "Conv" for node in onnx.load(str(tmp_path / "m.onnx")).graph.node)
+    report = inspect(tmp_path / "artifact")
+    assert "(0 of them a convolution, pool or product no library took)" in report, report
+    assert len(re.findall(r"library: oneDNN convolution.*: nn\.conv2d", report)) == convolutions, report
+
+
+def inspect(artifact):
+    result = subprocess.run([str(SWITCHYARD), "inspect", str(artifact)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
