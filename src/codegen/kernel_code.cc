@@ -172,6 +172,8 @@ inline float sy_nearbyint(float x) { return __builtin_nearbyintf(x); }
 inline float sy_pow(float x, float y) { return __builtin_powf(x, y); }
 inline double sy_pow(double x, double y) { return __builtin_pow(x, y); }
 inline float sy_fabs(float x) { return __builtin_fabsf(x); }
+inline float sy_fmod(float x, float y) { return __builtin_fmodf(x, y); }
+inline double sy_fmod(double x, double y) { return __builtin_fmod(x, y); }
 inline float sy_sin(float x) { return __builtin_sinf(x); }
 inline float sy_cos(float x) { return __builtin_cosf(x); }
 inline float sy_tan(float x) { return __builtin_tanf(x); }

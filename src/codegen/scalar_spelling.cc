@@ -116,6 +116,19 @@ class Renderer {
       case ScalarOp::kFloor: return function(spelling_.floor);
       case ScalarOp::kCeil: return function(spelling_.ceil);
       case ScalarOp::kRound: return function(spelling_.round_half_even);
+      case ScalarOp::kFmod: {
+        std::string name = std::string(spelling_.library_prefix) + "fmod" + spelling_.library_suffix;
+        return {name + "(" + arg(0).text + ", " + arg(1).text + ")", type};
+      }
+      case ScalarOp::kShiftLeft:
+      case ScalarOp::kShiftRight: {
+        // Unsigned operands: a shift by the width or more (undefined in C++) gives 0.
+        Rendered a = arg(0), b = arg(1);
+        std::string shifted = wide(a) + (e.op == ScalarOp::kShiftLeft ? " << " : " >> ") + wide(b);
+        return {wide(b) + " < " + std::to_string(dtype_bytes(dtype) * 8) + "u ? " + wrap(shifted).text + " : " + type +
+                    "(0)",
+                type, kConditional};
+      }
       case ScalarOp::kSelect: {
         Rendered c = arg(0), a = arg(1), b = arg(2);
         return {operand(c, kConditional, true) + " ? " + operand(a, kConditional, true) + " : " +

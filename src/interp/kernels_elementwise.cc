@@ -117,6 +117,7 @@ class Lowering {
       case ScalarOp::kCeil: return unary([](F a) { return F(std::ceil(a)); });
       // The default rounding mode rounds halves to even, without raising inexact.
       case ScalarOp::kRound: return unary([](F a) { return F(std::nearbyint(a)); });
+      case ScalarOp::kFmod: return binary([](F a, F b) { return F(std::fmod(a, b)); });
       case ScalarOp::kSelect: {
         IntFn c = truth(e.args[0]);
         FloatFn a = as_float(e.args[1]), b = as_float(e.args[2]);
@@ -159,6 +160,17 @@ class Lowering {
       case ScalarOp::kMultiply: return binary(wrap_mul);
       case ScalarOp::kDivide: return binary(is_uint64(e) ? unsigned_divide : int_divide);
       case ScalarOp::kPower: return binary(int_power);
+      case ScalarOp::kShiftLeft:
+      case ScalarOp::kShiftRight: {
+        // The operands are unsigned, held as their bits; the shift by the
+        // width or more, which C leaves undefined, gives 0.
+        uint64_t width = uint64_t(dtype_bytes(scalar_dtype(e, dtypes_, result_))) * 8;
+        bool left = e.op == ScalarOp::kShiftLeft;
+        return binary([width, left](int64_t a, int64_t b) {
+          if (uint64_t(b) >= width) return uint64_t(0);
+          return left ? uint64_t(a) << uint64_t(b) : uint64_t(a) >> uint64_t(b);
+        });
+      }
       case ScalarOp::kMaximum: return ordered([](auto a, auto b) { return std::max(a, b); });
       case ScalarOp::kMinimum: return ordered([](auto a, auto b) { return std::min(a, b); });
       case ScalarOp::kEqual: return compare([](auto a, auto b) { return a == b; });

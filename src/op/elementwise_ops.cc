@@ -47,12 +47,14 @@ Type cast_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
 
 void check_clip_bounds(const AttrsNode& attrs) { check_clip_attrs(clip_attrs(attrs)); }
 
-// left_shift and right_shift: unsigned integers only (uint8, the IR's one),
-// since a quotient is not an arithmetic shift of a negative number.
+// left_shift and right_shift: unsigned integers only (ONNX's BitShift
+// types), which leaves the meaning of shifting a negative number out.
 Type unsigned_shift(const std::vector<Type>& args, const std::string& op) {
   Type result = binary_broadcast(args, op, std::nullopt);
   DType dtype = expect_tensor(args, 0, op).dtype;
-  if (dtype != DType::kUInt8) type_fail(op, "needs uint8 operands, got " + std::string(dtype_name(dtype)));
+  if (!dtype_is_unsigned(dtype))
+    type_fail(op, "needs unsigned integer operands (uint8, uint16, uint32, uint64), got " +
+                      std::string(dtype_name(dtype)));
   return result;
 }
 
@@ -98,21 +100,18 @@ void register_elementwise_ops() {
   row({.name = "multiply", .doc = "a * b with broadcasting"}, {x * y, kNumeric});
   row({.name = "divide", .doc = "a / b with broadcasting"}, {x / y, kNumeric});
   row({.name = "power", .doc = "a ** b with broadcasting"}, {g(kPower), kNumeric});
-  // Shifts as products and quotients of powers of two. Generated code
-  // computes in the dtype itself, so 2^y must fit it: the exponent is capped
-  // at 7 and a shift by the width (8, uint8 being the only dtype the
-  // relation admits) or more gives 0, as NumPy's and C++'s on a promoted
-  // uint8 do.
-  ScalarExpr power_of_two = call(kPower, {constant(2), call(kMinimum, {y, constant(7)})});
-  ScalarExpr in_width = call(kLess, {y, constant(8)});
+  // A shift by the dtype's width or more gives 0, as NumPy's does (C++
+  // leaves it undefined).
   row({.name = "left_shift", .type_relation = [](const std::vector<Type>& a, const AttrsNode&) {
          return unsigned_shift(a, "left_shift");
-       }, .doc = "a << b with broadcasting (uint8; by 8 or more: 0)"},
-      {select(in_width, x * power_of_two, zero), kNumeric});
+       }, .doc = "a << b with broadcasting (unsigned integers; by the width or more: 0)"},
+      {g(kShiftLeft), kNumeric});
   row({.name = "right_shift", .type_relation = [](const std::vector<Type>& a, const AttrsNode&) {
          return unsigned_shift(a, "right_shift");
-       }, .doc = "a >> b with broadcasting (uint8; by 8 or more: 0)"},
-      {select(in_width, x / power_of_two, zero), kNumeric});
+       }, .doc = "a >> b with broadcasting (unsigned integers; by the width or more: 0)"},
+      {g(kShiftRight), kNumeric});
+  row({.name = "fmod", .doc = "C's fmod(a, b) with broadcasting: the exact remainder of a / b truncated, a's sign"},
+      {g(kFmod), kFloat});
   row({.name = "maximum", .doc = "max(a, b) with broadcasting"}, {g(kMaximum)});
   row({.name = "minimum", .doc = "min(a, b) with broadcasting"}, {g(kMinimum)});
   row({.name = "equal", .doc = "a == b with broadcasting"}, {g(kEqual)});

@@ -55,6 +55,9 @@ enum class ScalarOp : uint8_t {
   kFloor,
   kCeil,
   kRound,   // half to even
+  kFmod,    // C's fmod(a, b): a - trunc(a / b) * b, exact, with a's sign (floating point only)
+  kShiftLeft,   // a << b, b at least the dtype's width: 0 (unsigned integers only)
+  kShiftRight,  // a >> b, logical, likewise
   kSelect,  // args[0] ? args[1] : args[2]
   kCast,    // to the dtype the string attribute `attr` names: the result dtype (only at the root)
 };

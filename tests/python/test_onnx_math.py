@@ -143,10 +143,25 @@ def test_bit_shift_of_uint8_matches_numpy_including_shifts_of_8_or_more(tmp_path
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64])
+@pytest.mark.parametrize("direction, reference", [("LEFT", np.left_shift), ("RIGHT", np.right_shift)])
+def test_bit_shift_of_wider_unsigned_types_uses_their_width(tmp_path, dtype, direction, reference):
+    bits = np.iinfo(dtype).bits
+    x = RNG.integers(0, np.iinfo(dtype).max, size=(3, 6), dtype=dtype, endpoint=True)
+    x[0, :] = np.iinfo(dtype).max  # the top bit set: a right shift must be logical
+    amount = np.array([0, 1, 7, bits - 1, bits, bits + 5], dtype)
+    path = one_node_model(tmp_path / "shift.onnx", "BitShift", 11, x, [("by", amount)], direction=direction)
+    want = np.where(amount >= bits, dtype(0), reference(x, np.minimum(amount, bits - 1))).astype(dtype)
+    for got in interpreted_and_compiled(tmp_path, path, x=x):
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, want)
+
+
 def test_bit_shift_refusals_name_the_node(tmp_path):
     x = np.arange(6, dtype=np.int32).reshape(2, 3)
     path = one_node_model(tmp_path / "signed.onnx", "BitShift", 11, x, [("by", np.ones(3, np.int32))], direction="LEFT")
-    with pytest.raises(sy.ParseError, match=r"node 'node' \(BitShift\): BitShift of int32 is not supported \(uint8 only\)"):
+    with pytest.raises(sy.ParseError,
+                       match=r"node 'node' \(BitShift\): BitShift of int32 is not supported \(unsigned integers only\)"):
         sy.frontend.from_onnx(path)
     x = np.arange(6, dtype=np.uint8)
     path = one_node_model(tmp_path / "up.onnx", "BitShift", 11, x, [("by", np.ones(6, np.uint8))], direction="UP")
@@ -171,3 +186,17 @@ def test_pow_of_an_integer_base_with_an_exponent_of_another_type_matches_numpy(t
     for got in (interpreted, compiled):
         assert got.dtype == base_dtype
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("fmod, reference", [(1, np.fmod), (0, np.mod)])
+def test_mod_of_floats_is_c_fmod_or_python_mod(tmp_path, dtype, fmod, reference):
+    # Both signs of each operand, remainders of zero, and a quotient too
+    # large for a - trunc(a / b) * b to be exact (fmod is).
+    x = np.array([[-4.3, 7.2, 5.0, 4.3, -7.2, 8.0], [6.0, -6.0, 3e4 + 0.5, -3.5, 0.25, 9.75]], dtype)
+    divisor = np.array([2.1, -3.4, 8.0, -2.1, 3.4, 0.3], dtype)
+    path = one_node_model(tmp_path / "mod.onnx", "Mod", 13, x, [("b", divisor)], fmod=fmod)
+    want = reference(x, divisor)
+    for got in interpreted_and_compiled(tmp_path, path, x=x):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=1e-3 if dtype == np.float16 else 1e-6, atol=1e-6)

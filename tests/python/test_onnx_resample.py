@@ -336,8 +336,8 @@ def test_refusals_name_the_node_and_the_reason(tmp_path):
         op = spec.pop("op")
         text = refusal(tmp_path, op, x, spec.pop("inits", ()), spec.pop("extra_inputs", ()), **spec)
         assert f"node 'node' ({op})" in text and message in text, (i, text)
-    text = refusal(tmp_path, "ConvTranspose", random(1, 1, 2, 2, 2), [("w", random(1, 1, 2, 2, 2))])
-    assert "only 1-D and 2-D transposed convolutions are supported" in text
+    text = refusal(tmp_path, "ConvTranspose", random(1, 1, 2, 2, 2, 2), [("w", random(1, 1, 2, 2, 2, 2))])
+    assert "only 1-D, 2-D and 3-D transposed convolutions (N, C, spatial...) are supported" in text
     text = refusal(tmp_path, "Resize", np.ones((1, 1, 2, 2), np.int32), **resize_inputs(sizes=[1, 1, 4, 4]), mode="linear")
     assert "linear mode needs a floating-point input" in text
     text = refusal(tmp_path, "Resize", np.ones((1, 1, 2, 2), np.int32), **resize_inputs(sizes=[1, 1, 4, 4]), mode="cubic")
@@ -389,7 +389,7 @@ def test_onnx_backend_cases(tmp_path, case, variant):
     onnx.save(model, str(tmp_path / "model.onnx"))
     status = import_and_compare(tmp_path / "model.onnx", feeds, outputs)
     supported = (variant == "constants_frozen" or case.startswith("test_convtranspose")) and not any(
-        s in case for s in ("tf_crop_and_resize", "convtranspose_3d"))
+        s in case for s in ("tf_crop_and_resize",))
     assert status == ("pass" if supported else "refused"), status
 
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 
 namespace switchyard {
@@ -148,6 +149,27 @@ int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to; ++i) p *= dims[i];
   return p;
+}
+
+Expr take_along(NodeContext& c, const Expr& x, int64_t axis, const std::vector<int64_t>& indices) {
+  std::vector<int64_t> identity(size_t(tensor_type_of(x).shape[size_t(axis)]));
+  std::iota(identity.begin(), identity.end(), 0);
+  if (indices == identity) return x;
+  return c.call("take", {x, c.constant(int64_vector(indices))}, {{"axis", axis}});
+}
+
+Expr pad_axis(NodeContext& c, const Expr& x, int64_t axis, int64_t before, int64_t after, const Expr& fill) {
+  if (before == 0 && after == 0) return x;
+  auto block = [&](int64_t extent) {
+    std::vector<int64_t> shape = tensor_type_of(x).shape;
+    shape[size_t(axis)] = extent;
+    return c.call("broadcast_to", {fill}, {{"shape", std::move(shape)}});
+  };
+  std::vector<Expr> parts;
+  if (before > 0) parts.push_back(block(before));
+  parts.push_back(x);
+  if (after > 0) parts.push_back(block(after));
+  return c.call("concatenate", {c.tuple(parts)}, {{"axis", axis}});
 }
 
 }  // namespace switchyard

@@ -99,6 +99,10 @@ Expr cast_to(NodeContext& ctx, const Expr& x, DType dtype);
 void require_float(NodeContext& ctx, size_t i);
 // The product of dims[from, to).
 int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to);
+// x gathered along `axis` at constant indices (x itself for an identity gather).
+Expr take_along(NodeContext& ctx, const Expr& x, int64_t axis, const std::vector<int64_t>& indices);
+// x with `before` and `after` blocks of `fill` (0-d) concatenated along `axis`.
+Expr pad_axis(NodeContext& ctx, const Expr& x, int64_t axis, int64_t before, int64_t after, const Expr& fill);
 
 // ONNX Conv's convolution of x by w, 1-D or 2-D, with the node's window
 // attributes and `group`, plus `bias` (C,) when it is given (converters_nn.cc).

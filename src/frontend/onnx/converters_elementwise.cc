@@ -54,16 +54,19 @@ void variadic(const std::string& onnx, const std::string& op, bool mean) {
 }
 
 
-// Integer Mod from the IR's truncating division: a - trunc(a / b) * b has
-// the dividend's sign (fmod=1); fmod=0 moves a remainder whose sign differs
-// from the divisor's by one divisor. A floating-point Mod would need a
-// truncation the IR does not have.
+// Mod: the remainder with the dividend's sign (fmod=1, C's fmod): for
+// integers a - trunc(a / b) * b from the IR's truncating division, for
+// floating point the IR's fmod, which is exact. fmod=0 (Python's %, ONNX's
+// default, which ONNX defines for integers and NumPy's mod gives for
+// floats) moves a remainder whose sign differs from the divisor's by one
+// divisor.
 void convert_mod(NodeContext& c) {
   bool fmod = c.attr_int("fmod", 0) != 0;
   DType t = c.input_dtype(0);
-  if (!dtype_is_int(t)) c.fail(std::string("Mod of ") + dtype_name(t) + " is not supported (integers only)");
+  if (!dtype_is_int(t) && !dtype_is_float(t)) c.fail(std::string("Mod of ") + dtype_name(t) + " is not supported");
   Expr a = c.input(0), b = c.input(1);
-  Expr r = c.call("subtract", {a, c.call("multiply", {c.call("divide", {a, b}), b})});
+  Expr r = dtype_is_float(t) ? c.call("fmod", {a, b})
+                             : c.call("subtract", {a, c.call("multiply", {c.call("divide", {a, b}), b})});
   if (!fmod && !dtype_is_unsigned(t)) {
     Expr zero = c.scalar(0, t);
     Expr same_sign = c.call("equal", {c.call("less", {r, zero}), c.call("less", {b, zero})});
@@ -351,13 +354,14 @@ void register_elementwise_converters() {
                      }}});
   add_onnx_converter("IsInf", {10, 20}, {{10, convert_is_inf}});
   add_onnx_converter("Mod", {10, 13}, {{10, convert_mod}});
-  // ONNX shifts the unsigned integer types; uint8 is the one the IR has.
+  // ONNX shifts the unsigned integer types.
   add_onnx_converter("BitShift", {11}, {{11, [](NodeContext& c) {
                        std::string direction = c.attr_string("direction");
                        if (direction != "LEFT" && direction != "RIGHT")
                          c.fail("direction='" + direction + "' is not one of 'LEFT', 'RIGHT'");
-                       if (c.input_dtype(0) != DType::kUInt8)
-                         c.fail(std::string("BitShift of ") + dtype_name(c.input_dtype(0)) + " is not supported (uint8 only)");
+                       if (!dtype_is_unsigned(c.input_dtype(0)))
+                         c.fail(std::string("BitShift of ") + dtype_name(c.input_dtype(0)) +
+                                " is not supported (unsigned integers only)");
                        const char* op = direction == "LEFT" ? "left_shift" : "right_shift";
                        set_single_output(c, c.call(op, {c.input(0), c.input(1)}));
                      }}});

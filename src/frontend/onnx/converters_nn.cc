@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "frontend/onnx/converters.h"
-#include "frontend/onnx/window_attrs.h"
+#include "frontend/onnx/spatial_windows.h"
 
 namespace switchyard {
 
@@ -45,19 +45,18 @@ struct PoolVersion {
 };
 
 void convert_pool(NodeContext& c, const std::string& op, PoolVersion v) {
-  int rank = c.input_type(0).ndim();
-  Window2d w = read_window(c, spatial_dims(c, c.input_shape(0), "the input"), {}, false, v.dilations);
-  AttrList attrs{{"pool_size", w.kernel}, {"strides", w.strides}, {"padding", w.padding},
-                 {"ceil_mode", v.ceil_mode && c.attr_int("ceil_mode", 0) != 0}};
+  WindowAxes w = read_window(c, spatial_dims(c, c.input_shape(0), "the input"), {}, false, v.dilations);
+  bool ceil_mode = v.ceil_mode && c.attr_int("ceil_mode", 0) != 0;
+  bool count_include_pad = false;
   if (op == "nn.max_pool2d") {
-    attrs.push_back({"dilation", w.dilations});
     if (v.storage_order && c.attr_int("storage_order", 0) != 0) c.fail("storage_order=1 is not supported");
     if (v.storage_order && c.output_used(1)) c.fail("the Indices output is not supported");
   } else {
-    if (w.dilations != std::vector<int64_t>{1, 1}) c.fail("dilated average pooling is not supported");
-    attrs.push_back({"count_include_pad", v.count_include_pad && c.attr_int("count_include_pad", 0) != 0});
+    for (int64_t d : w.dilations)
+      if (d != 1) c.fail("dilated average pooling is not supported");
+    count_include_pad = v.count_include_pad && c.attr_int("count_include_pad", 0) != 0;
   }
-  set_single_output(c, from_nchw(c, c.call(op, {as_nchw(c, c.input(0))}, attrs), rank));
+  set_single_output(c, window_pool(c, op, c.input(0), w, ceil_mode, count_include_pad));
 }
 
 void convert_global_pool(NodeContext& c, const std::string& reduce) {
@@ -387,18 +386,14 @@ Expr onnx_convolution(NodeContext& c, const Expr& x, const Expr& w, const Expr& 
   const std::vector<int64_t>& x_shape = tensor_type_of(x).shape;
   const std::vector<int64_t>& w_shape = tensor_type_of(w).shape;
   int rank = int(x_shape.size());
-  if (rank != 3 && rank != 4) c.fail("only 1-D and 2-D convolutions are supported");
+  if (rank < 3 || rank > 5)
+    c.fail("the input has shape " + shape_to_string(x_shape) + "; only 1-D, 2-D and 3-D convolutions (N, C, spatial...) are supported");
   if (int(w_shape.size()) != rank)
     c.fail("the weight's rank " + std::to_string(w_shape.size()) + " is not the input's " + std::to_string(rank));
-  Window2d window = read_window(c, spatial_dims(c, x_shape, "the input"), spatial_dims(c, w_shape, "the weight"));
-  int64_t groups = c.attr_int("group", 1);
-  Expr y = c.call("nn.conv2d", {as_nchw(c, x), as_nchw(c, w)},
-                  {{"strides", window.strides},
-                   {"padding", window.padding},
-                   {"dilation", window.dilations},
-                   {"groups", groups}});
+  WindowAxes window = read_window(c, spatial_dims(c, x_shape, "the input"), spatial_dims(c, w_shape, "the weight"));
+  Expr y = window_convolution(c, x, w, window, c.attr_int("group", 1));
   if (bias) y = c.call("nn.bias_add", {y, bias}, {{"axis", int64_t(1)}});
-  return from_nchw(c, y, rank);
+  return y;
 }
 
 void register_nn_converters() {

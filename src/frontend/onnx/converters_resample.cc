@@ -11,41 +11,13 @@
 #include <optional>
 
 #include "frontend/onnx/converters.h"
-#include "frontend/onnx/window_attrs.h"
+#include "frontend/onnx/spatial_windows.h"
 
 namespace switchyard {
 
 namespace {
 
 using AttrList = std::vector<std::pair<std::string, AttrValue>>;
-
-// x gathered along `axis` at constant indices (an identity gather is skipped).
-Expr take_along(NodeContext& c, const Expr& x, int64_t axis, const std::vector<int64_t>& indices) {
-  std::vector<int64_t> identity(size_t(tensor_type_of(x).shape[size_t(axis)]));
-  std::iota(identity.begin(), identity.end(), 0);
-  if (indices == identity) return x;
-  return c.call("take", {x, c.constant(int64_vector(indices))}, {{"axis", axis}});
-}
-
-// `fill` (0-d) broadcast to `shape`: a block of padding.
-Expr filled(NodeContext& c, const Expr& fill, std::vector<int64_t> shape) {
-  return c.call("broadcast_to", {fill}, {{"shape", std::move(shape)}});
-}
-
-// x with `before` and `after` fill blocks concatenated along `axis`.
-Expr pad_axis(NodeContext& c, const Expr& x, int64_t axis, int64_t before, int64_t after, const Expr& fill) {
-  if (before == 0 && after == 0) return x;
-  auto block = [&](int64_t extent) {
-    std::vector<int64_t> shape = tensor_type_of(x).shape;
-    shape[size_t(axis)] = extent;
-    return filled(c, fill, shape);
-  };
-  std::vector<Expr> parts;
-  if (before > 0) parts.push_back(block(before));
-  parts.push_back(x);
-  if (after > 0) parts.push_back(block(after));
-  return c.call("concatenate", {c.tuple(parts)}, {{"axis", axis}});
-}
 
 // ---- Pad -------------------------------------------------------------------
 
@@ -440,38 +412,48 @@ void convert_tile(NodeContext& c) {
 
 // ---- ConvTranspose ---------------------------------------------------------
 
-// x (N, C, H, W) with stride-1 zeros between neighbouring pixels:
-// (N, C, (H-1)*sh+1, (W-1)*sw+1). Each strided axis gets a new axis of 1
-// after it, zeros concatenated there to the stride, the pair merged, and
-// the trailing zeros cut.
+// x (N, C, spatial...) with stride-1 zeros between neighbours along each
+// spatial axis: (N, C, (D1-1)*s1+1, ...). Each strided axis gets a new axis
+// of 1 after it, zeros concatenated there to the stride, the pair merged,
+// and the trailing zeros cut.
 Expr insert_zeros(NodeContext& c, const Expr& x, const std::vector<int64_t>& strides) {
-  std::vector<int64_t> shape = tensor_type_of(x).shape;
-  int64_t n = shape[0], ch = shape[1], h = shape[2], w = shape[3], sh = strides[0], sw = strides[1];
-  if (sh == 1 && sw == 1) return x;
+  if (std::all_of(strides.begin(), strides.end(), [](int64_t s) { return s == 1; })) return x;
+  const std::vector<int64_t> shape = tensor_type_of(x).shape;
+  std::vector<int64_t> spread{shape[0], shape[1]}, widened{shape[0], shape[1]}, begin, end, axes;
+  for (size_t i = 0; i < strides.size(); ++i) {
+    int64_t extent = shape[2 + i];
+    spread.insert(spread.end(), {extent, 1});
+    widened.push_back(extent * strides[i]);
+    begin.push_back(0);
+    end.push_back((extent - 1) * strides[i] + 1);
+    axes.push_back(int64_t(2 + i));
+  }
   Expr zero = c.scalar(0, tensor_type_of(x).dtype);
-  Expr y = reshape_to(c, x, {n, ch, h, 1, w, 1});
-  y = pad_axis(c, y, 3, 0, sh - 1, zero);
-  y = pad_axis(c, y, 5, 0, sw - 1, zero);
-  y = reshape_to(c, y, {n, ch, h * sh, w * sw});
-  return c.call("strided_slice", {y},
-                {{"begin", std::vector<int64_t>{0, 0}},
-                 {"end", std::vector<int64_t>{(h - 1) * sh + 1, (w - 1) * sw + 1}},
-                 {"axes", std::vector<int64_t>{2, 3}}});
+  Expr y = reshape_to(c, x, spread);
+  for (size_t i = 0; i < strides.size(); ++i) y = pad_axis(c, y, int64_t(3 + 2 * i), 0, strides[i] - 1, zero);
+  y = reshape_to(c, y, widened);
+  return c.call("strided_slice", {y}, {{"begin", begin}, {"end", end}, {"axes", axes}});
 }
 
-// The ConvTranspose weight (C, M/g, KH, KW) as the equivalent convolution's
-// (M, C/g, KH, KW): in and out channels swapped within each group, and the
-// kernel flipped in both spatial axes.
+// The ConvTranspose weight (C, M/g, k...) as the equivalent convolution's
+// (M, C/g, k...): in and out channels swapped within each group, and the
+// kernel flipped along every spatial axis.
 Expr conv_weight(NodeContext& c, const Expr& weight, int64_t groups) {
   std::vector<int64_t> s = tensor_type_of(weight).shape;
-  int64_t ci = s[0], co = s[1], kh = s[2], kw = s[3];
-  Expr w = reshape_to(c, weight, {groups, ci / groups, co, kh, kw});
-  w = c.call("transpose", {w}, {{"axes", std::vector<int64_t>{0, 2, 1, 3, 4}}});
-  w = reshape_to(c, w, {groups * co, ci / groups, kh, kw});
-  for (int64_t axis : {2, 3}) {
-    std::vector<int64_t> reversed(static_cast<size_t>(s[size_t(axis)]));  // not a declaration: clang parses size_t(s[...]) as one
+  int64_t ci = s[0], co = s[1];
+  std::vector<int64_t> grouped{groups, ci / groups, co}, axes{0, 2, 1}, swapped{groups * co, ci / groups};
+  for (size_t i = 2; i < s.size(); ++i) {
+    grouped.push_back(s[i]);
+    axes.push_back(int64_t(i + 1));
+    swapped.push_back(s[i]);
+  }
+  Expr w = reshape_to(c, weight, grouped);
+  w = c.call("transpose", {w}, {{"axes", axes}});
+  w = reshape_to(c, w, swapped);
+  for (size_t axis = 2; axis < s.size(); ++axis) {
+    std::vector<int64_t> reversed(static_cast<size_t>(s[axis]));  // not a declaration: clang parses size_t(s[...]) as one
     std::iota(reversed.rbegin(), reversed.rend(), 0);
-    w = take_along(c, w, axis, reversed);
+    w = take_along(c, w, int64_t(axis), reversed);
   }
   return w;
 }
@@ -483,12 +465,14 @@ Expr conv_weight(NodeContext& c, const Expr& weight, int64_t groups) {
 // a crop of the result.
 void convert_conv_transpose(NodeContext& c) {
   int rank = c.input_type(0).ndim();
-  if (rank != 3 && rank != 4) c.fail("only 1-D and 2-D transposed convolutions are supported");
+  if (rank < 3 || rank > 5)
+    c.fail("the input has shape " + shape_to_string(c.input_shape(0)) +
+           "; only 1-D, 2-D and 3-D transposed convolutions (N, C, spatial...) are supported");
   if (c.input_type(1).ndim() != rank) c.fail("the weight must have the input's rank");
   std::vector<int64_t> spatial(c.input_shape(0).begin() + 2, c.input_shape(0).end());
   std::vector<int64_t> kernel(c.input_shape(1).begin() + 2, c.input_shape(1).end());
   size_t n = spatial.size();
-  Window2d w = read_window(c, spatial, kernel, /*transposed=*/true);
+  WindowAxes w = read_window(c, spatial, kernel, /*transposed=*/true);
   int64_t groups = c.attr_int("group", 1);
   std::vector<int64_t> output_padding = c.attr_ints("output_padding", std::vector<int64_t>(n, 0));
   std::vector<int64_t> output_shape = c.attr_ints("output_shape", std::vector<int64_t>{});
@@ -502,48 +486,46 @@ void convert_conv_transpose(NodeContext& c) {
   if (c.input_shape(1)[0] != channels)
     c.fail("the weight has " + std::to_string(c.input_shape(1)[0]) + " input channels, the input " +
            std::to_string(channels));
-  // As 2-D: index 0 is the height (1 for a 1-D input), 1 the width.
-  std::vector<int64_t> extents = n == 1 ? std::vector<int64_t>{1, spatial[0]} : spatial;
-  std::vector<int64_t> extra = n == 1 ? std::vector<int64_t>{0, output_padding[0]} : output_padding;
-  std::vector<int64_t> head{w.padding[0], w.padding[1]}, tail{w.padding[2], w.padding[3]};
+  std::vector<int64_t> head = w.pads_begin, tail = w.pads_end;
   if (!output_shape.empty()) {
     // The output shape fixes the total padding; the pads attribute is ignored.
     if (output_shape.size() == n + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
     if (output_shape.size() != n) c.fail("output_shape must have one entry per spatial axis");
-    std::vector<int64_t> wanted = n == 1 ? std::vector<int64_t>{extents[0], output_shape[0]} : output_shape;
-    for (size_t i = 0; i < 2; ++i) {
-      int64_t total = w.strides[i] * (extents[i] - 1) + extra[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 - wanted[i];
+    for (size_t i = 0; i < n; ++i) {
+      int64_t total = w.strides[i] * (spatial[i] - 1) + output_padding[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 -
+                      output_shape[i];
       // A negative total lengthens the output at the end, as output_padding does.
       int64_t small = std::max<int64_t>(total, 0) / 2, large = total - small;
       head[i] = auto_pad == "SAME_UPPER" ? small : (total < 0 ? 0 : large);
       tail[i] = total - head[i];
     }
   }
-  Expr x = insert_zeros(c, as_nchw(c, c.input(0)), w.strides);
-  Expr weight = conv_weight(c, rank == 3 ? as_nchw(c, c.input(1)) : c.input(1), groups);
-  std::vector<int64_t> before(2), after(2);
-  for (size_t i = 0; i < 2; ++i) {
+  auto positive = [](int64_t v) { return std::max<int64_t>(v, 0); };
+  // The equivalent convolution: stride 1, the padding's positive parts.
+  WindowAxes convolution{w.kernel, std::vector<int64_t>(n, 1), w.dilations, {}, {}};
+  std::vector<int64_t> before(n), after(n);
+  for (size_t i = 0; i < n; ++i) {
     int64_t reach = w.dilations[i] * (w.kernel[i] - 1);
     before[i] = reach - head[i];
-    after[i] = reach - tail[i] + extra[i];
+    after[i] = reach - tail[i] + output_padding[i];
+    convolution.pads_begin.push_back(positive(before[i]));
+    convolution.pads_end.push_back(positive(after[i]));
   }
-  auto positive = [](int64_t v) { return std::max<int64_t>(v, 0); };
-  Expr y = c.call("nn.conv2d", {x, weight},
-                  {{"padding", std::vector<int64_t>{positive(before[0]), positive(before[1]), positive(after[0]),
-                                                    positive(after[1])}},
-                   {"dilation", w.dilations},
-                   {"groups", groups}});
-  const std::vector<int64_t>& full = tensor_type_of(y).shape;
-  std::vector<int64_t> begin, end;
-  for (size_t i = 0; i < 2; ++i) {
+  Expr x = insert_zeros(c, c.input(0), w.strides);
+  Expr y = window_convolution(c, x, conv_weight(c, c.input(1), groups), convolution, groups);
+  const std::vector<int64_t> full = tensor_type_of(y).shape;
+  std::vector<int64_t> begin, end, axes;
+  bool cropped = false;
+  for (size_t i = 0; i < n; ++i) {
     begin.push_back(positive(-before[i]));
     end.push_back(full[2 + i] - positive(-after[i]));
+    axes.push_back(int64_t(2 + i));
     if (end.back() <= begin.back()) c.fail("the pads leave an empty output (empty tensors are not supported)");
+    cropped = cropped || begin.back() != 0 || end.back() != full[2 + i];
   }
-  if (begin != std::vector<int64_t>{0, 0} || end != std::vector<int64_t>{full[2], full[3]})
-    y = c.call("strided_slice", {y}, {{"begin", begin}, {"end", end}, {"axes", std::vector<int64_t>{2, 3}}});
+  if (cropped) y = c.call("strided_slice", {y}, {{"begin", begin}, {"end", end}, {"axes", axes}});
   if (c.has_input(2)) y = c.call("nn.bias_add", {y, c.input(2)}, {{"axis", int64_t(1)}});
-  set_single_output(c, from_nchw(c, y, rank));
+  set_single_output(c, y);
 }
 
 }  // namespace

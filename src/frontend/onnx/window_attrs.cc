@@ -3,22 +3,19 @@
 
 namespace switchyard {
 
-namespace {
-
-// A 1-D attribute list becomes 2-D with the height's entry `height_value`.
-std::vector<int64_t> widen(const std::vector<int64_t>& v, int64_t height_value) {
-  return v.size() == 1 ? std::vector<int64_t>{height_value, v[0]} : v;
-}
-
-}  // namespace
-
-Window2d read_window(NodeContext& c, const std::vector<int64_t>& spatial, std::vector<int64_t> kernel,
-                     bool transposed, bool dilated) {
+WindowAxes read_window(NodeContext& c, const std::vector<int64_t>& spatial, std::vector<int64_t> kernel,
+                       bool transposed, bool dilated) {
   size_t n = spatial.size();
-  if (n != 1 && n != 2) c.fail(std::to_string(n) + "-D windows are not supported (only 1-D and 2-D)");
+  if (n < 1 || n > 3) c.fail(std::to_string(n) + "-D windows are not supported (only 1-D, 2-D and 3-D)");
   std::vector<int64_t> kernel_attr = c.attr_ints("kernel_shape", kernel);
-  if (kernel_attr.size() != n) c.fail("kernel_shape must have " + std::to_string(n) + " entries");
-  if (!kernel.empty() && kernel_attr != kernel) c.fail("kernel_shape does not match the weight");
+  if (kernel_attr.size() != n)
+    c.fail("kernel_shape " + shape_to_string(kernel_attr) + " has " + std::to_string(kernel_attr.size()) +
+           " entries, but the input has " + std::to_string(n) + " spatial axes");
+  for (int64_t v : kernel_attr)
+    if (v <= 0) c.fail("kernel_shape " + shape_to_string(kernel_attr) + " must be positive");
+  if (!kernel.empty() && kernel_attr != kernel)
+    c.fail("kernel_shape " + shape_to_string(kernel_attr) + " does not match the weight's kernel " +
+           shape_to_string(kernel));
   std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
   std::vector<int64_t> dilations = dilated ? c.attr_ints("dilations", std::vector<int64_t>(n, 1)) : std::vector<int64_t>(n, 1);
   std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
@@ -64,24 +61,13 @@ Window2d read_window(NodeContext& c, const std::vector<int64_t>& spatial, std::v
   } else if (auto_pad != "NOTSET") {
     c.fail("auto_pad '" + auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
   }
-  Window2d w;
-  w.kernel = widen(kernel_attr, 1);
-  w.strides = widen(strides, 1);
-  w.dilations = widen(dilations, 1);
-  w.padding = n == 1 ? std::vector<int64_t>{0, pads[0], 0, pads[1]} : pads;
+  WindowAxes w;
+  w.kernel = kernel_attr;
+  w.strides = strides;
+  w.dilations = dilations;
+  w.pads_begin.assign(pads.begin(), pads.begin() + long(n));
+  w.pads_end.assign(pads.begin() + long(n), pads.end());
   return w;
-}
-
-Expr as_nchw(NodeContext& c, const Expr& x) {
-  const TensorTypeNode& t = tensor_type_of(x);
-  if (t.ndim() == 4) return x;
-  if (t.ndim() != 3) c.fail("expects a 3-D or 4-D input, got " + type_to_string(x->checked_type()));
-  return c.call("expand_dims", {x}, {{"axis", int64_t(2)}});
-}
-
-Expr from_nchw(NodeContext& c, const Expr& y, int original_rank) {
-  if (original_rank == 4) return y;
-  return c.call("squeeze", {y}, {{"axis", std::vector<int64_t>{2}}});
 }
 
 }  // namespace switchyard

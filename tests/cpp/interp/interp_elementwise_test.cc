@@ -40,6 +40,35 @@ TEST(InterpElementwise, ShiftsOfUint8DropBitsAndGiveZeroByEightOrMore) {
   expect_array(run_op("right_shift", {x, array(DType::kUInt8, {1}, {2})}), DType::kUInt8, {6}, {0, 63, 50, 1, 63, 32});
 }
 
+// Each width shifts its own bits out, and a shift by the width or more
+// (undefined in C++) gives 0; uint64 values beyond int64's range shift
+// logically.
+TEST(InterpElementwise, ShiftsOfWideUnsignedTypesUseTheirWidth) {
+  NDArray x16 = array(DType::kUInt16, {4}, {1, 65535, 40000, 3});
+  NDArray by16 = array(DType::kUInt16, {4}, {15, 1, 16, 300});
+  expect_array(run_op("left_shift", {x16, by16}), DType::kUInt16, {4}, {32768, 65534, 0, 0});
+  expect_array(run_op("right_shift", {x16, by16}), DType::kUInt16, {4}, {0, 32767, 0, 0});
+  NDArray x32 = array(DType::kUInt32, {3}, {1, 4294967295.0, 7});
+  NDArray by32 = array(DType::kUInt32, {3}, {31, 4, 32});
+  expect_array(run_op("left_shift", {x32, by32}), DType::kUInt32, {3}, {2147483648.0, 4294967280.0, 0});
+  expect_array(run_op("right_shift", {x32, by32}), DType::kUInt32, {3}, {0, 268435455, 0});
+  NDArray x64 = array(DType::kUInt64, {3}, {1, 9223372036854775808.0, 5});
+  NDArray by64 = array(DType::kUInt64, {3}, {63, 63, 64});
+  expect_array(run_op("left_shift", {x64, by64}), DType::kUInt64, {3}, {9223372036854775808.0, 0, 0});
+  expect_array(run_op("right_shift", {x64, by64}), DType::kUInt64, {3}, {0, 1, 0});
+}
+
+// fmod is C's: the dividend's sign, exact; by zero NaN.
+TEST(InterpElementwise, FmodIsTheCLibrarys) {
+  NDArray a = array(DType::kFloat32, {5}, {-4.25, 7.5, 5, 1e10, 3});
+  NDArray b = array(DType::kFloat32, {5}, {2, -2, 8, 3, 0});
+  NDArray got = run_op("fmod", {a, b});
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(got.as<float>()[i], std::fmod(a.as<float>()[i], b.as<float>()[i])) << i;
+  EXPECT_TRUE(std::isnan(got.as<float>()[4]));
+  EXPECT_EQ(got.as<float>()[0], -0.25f);
+}
+
 TEST(InterpElementwise, IntegerDivisionByZeroIsAnError) {
   Error e = op_error("divide", {array(DType::kInt32, {2}, {1, 2}), array(DType::kInt32, {2}, {1, 0})});
   EXPECT_EQ(e.kind(), ErrorKind::kRuntime);

@@ -18,11 +18,14 @@ TEST(ElementwiseOps, BinaryArithmeticBroadcasts) {
   }
 }
 
-TEST(ElementwiseOps, ShiftsTakeUint8Only) {
+TEST(ElementwiseOps, ShiftsTakeUnsignedIntegersOnly) {
   for (const char* op : {"left_shift", "right_shift"}) {
     SCOPED_TRACE(op);
-    EXPECT_EQ(relate(op, {of(DType::kUInt8, {2, 3}), of(DType::kUInt8, {3})}), of(DType::kUInt8, {2, 3}));
-    EXPECT_CONTAINS(relate_error(op, {of(DType::kInt32, {2}), of(DType::kInt32, {2})}), "needs uint8 operands, got int32");
+    for (DType t : {DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64})
+      EXPECT_EQ(relate(op, {of(t, {2, 3}), of(t, {3})}), of(t, {2, 3}));
+    EXPECT_CONTAINS(relate_error(op, {of(DType::kInt32, {2}), of(DType::kInt32, {2})}),
+                    "needs unsigned integer operands (uint8, uint16, uint32, uint64), got int32");
+    EXPECT_CONTAINS(relate_error(op, {of(DType::kBool, {2}), of(DType::kBool, {2})}), "got bool");
     EXPECT_CONTAINS(relate_error(op, {of(DType::kUInt8, {2}), of(DType::kUInt8, {3})}), "cannot broadcast shapes");
   }
 }
