@@ -132,11 +132,7 @@ DimExpr parse_dim(TokenCursor& in) {
                           in.describe(factor));
     std::optional<int64_t> bound;
     if (in.accept(TokenKind::kLessEqual)) bound = parse_dim_number(in, in.expect(TokenKind::kNumber), "a bound");
-    try {
-      product = product * DimExpr(dim_var(std::string(factor.text), bound));
-    } catch (const Error& e) {
-      in.fail(factor, e.message());
-    }
+    product = product * DimExpr(in.dimension_variable(factor, bound));
   } while (in.accept(TokenKind::kStar));
   return product;
 }
