@@ -62,6 +62,9 @@ Pattern tensor_type_pattern(const Pattern& inner, py::handle type) {
   if (!py::isinstance<TensorTypeNode>(type))
     throw py::type_error("has_type() takes a TensorType, got " + type_name_of(type));
   TensorType t = type.cast<TensorType>();
+  // A pattern's shape is static: a symbolic one would read as a scalar's.
+  if (!t->is_static())
+    throw Error(ErrorKind::kUsage, "has_type() takes a static TensorType yet, got " + type_to_string(t));
   return has_type(inner, t->dtype, t->shape);
 }
 

@@ -1,5 +1,7 @@
 // Bindings of the value-like IR pieces: Span, Target, VirtualDevice,
 // CompilationConfig, types (TensorType, TupleType, FuncType) and Attrs.
+#include <charconv>
+
 #include "common.h"
 #include "ir/compilation_config.h"
 #include "ir/layout.h"
@@ -34,9 +36,43 @@ std::vector<int64_t> shape_arg(py::handle value) {
   return shape;
 }
 
-py::tuple shape_tuple(const std::vector<int64_t>& shape) {
-  py::tuple out(shape.size());
-  for (size_t i = 0; i < shape.size(); ++i) out[i] = py::int_(shape[i]);
+// A TensorType's dimensions: ints, or strings naming a dimension variable
+// with an optional bound ("n", "n<=64").
+std::vector<DimExpr> dims_arg(py::handle value) {
+  if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value))
+    throw py::type_error("shape must be a list or tuple of ints and variable names, got " + type_name_of(value));
+  std::vector<DimExpr> dims;
+  for (py::handle d : value) {
+    if (!py::isinstance<py::str>(d)) {
+      dims.push_back(shape_arg(py::make_tuple(d))[0]);
+      continue;
+    }
+    std::string text = d.cast<std::string>();
+    size_t at = text.find("<=");
+    std::optional<int64_t> bound;
+    if (at != std::string::npos) {
+      std::string digits = text.substr(at + 2);
+      int64_t v = -1;
+      auto result = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+      if (digits.empty() || result.ec != std::errc() || result.ptr != digits.data() + digits.size() || v < 0)
+        throw py::value_error("a dimension's bound must be a non-negative integer, got '" + text + "'");
+      bound = v;
+    }
+    dims.push_back(DimExpr(dim_var(text.substr(0, at), bound)));
+  }
+  return dims;
+}
+
+// Ints for constant dimensions, text ("n", "196*n") for symbolic ones.
+py::tuple dims_tuple(const std::vector<DimExpr>& dims) {
+  py::tuple out(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (std::optional<int64_t> value = dims[i].constant()) {
+      out[i] = py::int_(*value);
+    } else {
+      out[i] = py::str(dim_to_string(dims[i]));
+    }
+  }
   return out;
 }
 
@@ -229,10 +265,17 @@ void bind_type_nodes(py::module_& ir) {
       .def("__repr__", [](const Type& t) { return type_to_string(t); })
       .def_property_readonly("nbytes", [](const Type& t) { return type_nbytes(t); });
 
-  py::class_<TensorTypeNode, TypeNode, TensorType>(ir, "TensorType", "A statically shaped tensor type.")
-      .def(py::init([](py::handle shape, py::handle dtype) { return tensor_type(shape_arg(shape), dtype_arg(dtype)); }),
+  py::class_<TensorTypeNode, TypeNode, TensorType>(
+      ir, "TensorType",
+      "A tensor type. A dimension is an int or a variable named by a string with an optional bound, "
+      "TensorType(('n<=64', 3), 'float32').")
+      .def(py::init([](py::handle shape, py::handle dtype) {
+             return tensor_type_of_dims(dims_arg(shape), dtype_arg(dtype));
+           }),
            py::arg("shape"), py::arg("dtype") = "float32")
-      .def_property_readonly("shape", [](const TensorTypeNode& t) { return shape_tuple(t.shape); })
+      .def_property_readonly("shape", [](const TensorTypeNode& t) { return dims_tuple(t.dims); },
+                             "ints, and strings for symbolic dimensions ('n', '196*n')")
+      .def_property_readonly("is_static", &TensorTypeNode::is_static)
       .def_property_readonly("dtype", [](const TensorTypeNode& t) { return dtype_name(t.dtype); })
       .def_property_readonly("ndim", &TensorTypeNode::ndim)
       .def_property_readonly("numel", &TensorTypeNode::numel);

@@ -353,6 +353,10 @@ std::vector<Value> validated_inputs(const Function& fn, const std::string& entry
     if (type && !tensor)
       throw Error(ErrorKind::kUsage, "parameter '" + p->name_hint + "' of @" + entry + " has type " + expected +
                                          ", which cannot be given as an input array", p->span());
+    // Kernels and this check read static shapes: running symbolic types is a later step.
+    if (tensor && !tensor->is_static())
+      throw Error(ErrorKind::kUsage, "parameter '" + p->name_hint + "' of @" + entry + " has the symbolic type " +
+                                         expected + "; the interpreter runs static shapes only yet", p->span());
     auto it = inputs.find(p->name_hint);
     if (it == inputs.end())
       throw Error(ErrorKind::kUsage, "missing input '" + p->name_hint + "' (expected " + expected + ")", p->span());

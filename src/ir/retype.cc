@@ -37,7 +37,7 @@ Type operator_call_type(const OpNode& op, const std::vector<Type>& arg_types, co
   // Attributes not completed for this operator are InferType's to normalize.
   if (!attrs || attrs->entries().size() != def->attrs.size()) return Type();
   try {
-    return def->type_relation(arg_types, *attrs);
+    return call_type_relation(*def, arg_types, *attrs);
   } catch (const std::exception&) {
     return Type();  // the children do not fit: InferType reports it with its span
   }

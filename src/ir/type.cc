@@ -1,6 +1,7 @@
 // Type construction, interning, equality and printing.
 #include "ir/type.h"
 
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -13,6 +14,9 @@
 namespace switchyard {
 
 int64_t TensorTypeNode::numel() const {
+  if (!is_static())
+    throw Error(ErrorKind::kType, "the size of " + clipped_text(type_to_string(TensorType(this))) +
+                                      " depends on its symbolic dimensions");
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
@@ -51,7 +55,37 @@ TensorType tensor_type(std::vector<int64_t> shape, DType dtype) {
   auto key = std::make_pair(shape, dtype);
   auto it = table->find(key);
   if (it != table->end()) return it->second;
-  TensorType t = make_ref<TensorTypeNode>(std::move(shape), dtype);
+  std::vector<DimExpr> dims = constant_dims(shape);
+  TensorType t = make_ref<TensorTypeNode>(std::move(shape), std::move(dims), dtype);
+  table->emplace(std::move(key), t);
+  return t;
+}
+
+TensorType tensor_type_of_dims(std::vector<DimExpr> dims, DType dtype) {
+  std::vector<int64_t> shape;
+  for (const DimExpr& d : dims)
+    if (std::optional<int64_t> value = d.constant()) shape.push_back(*value);
+  if (shape.size() == dims.size()) return tensor_type(std::move(shape), dtype);
+  std::string text = dims_to_string(dims);
+  std::string type = "Tensor[" + clipped_text(text) + ", " + dtype_name(dtype) + "]";
+  if (dims.size() > kMaxTensorRank)
+    throw Error(ErrorKind::kType, "the tensor type " + type + " has " + std::to_string(dims.size()) +
+                                      " dimensions; at most " + std::to_string(kMaxTensorRank) + " are supported");
+  // At the bounds, where every variable has one, the size must fit as a static one's does.
+  std::vector<int64_t> most;
+  for (const DimExpr& d : dims)
+    if (std::optional<int64_t> bound = d.upper_bound()) most.push_back(*bound);
+  if (most.size() == dims.size() && !checked_nbytes(most, dtype))
+    throw Error(ErrorKind::kType,
+                "the tensor type " + type + " is too large at its bounds: its size in bytes overflows int64");
+  // The text names every variable with its bound, so it identifies the type.
+  static auto* table = new std::map<std::pair<std::string, DType>, TensorType>();
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(std::move(text), dtype);
+  auto it = table->find(key);
+  if (it != table->end()) return it->second;
+  TensorType t = make_ref<TensorTypeNode>(std::vector<int64_t>{}, std::move(dims), dtype);
   table->emplace(std::move(key), t);
   return t;
 }
@@ -107,6 +141,35 @@ struct TypeFrame {
 
 }  // namespace
 
+std::optional<SymbolicDim> find_symbolic_dim(const Type& t) {
+  std::vector<const TypeNode*> pending{t.get()};
+  while (!pending.empty()) {
+    const TypeNode* x = pending.back();
+    pending.pop_back();
+    if (!x) continue;
+    if (x->type_kind() == TypeKind::kTensor) {
+      auto* tt = static_cast<const TensorTypeNode*>(x);
+      for (size_t i = 0; !tt->is_static() && i < tt->dims.size(); ++i)
+        if (!tt->dims[i].is_constant()) return SymbolicDim{tt, i};
+      continue;
+    }
+    // Pushed last child first, so the first in order is found first.
+    for (size_t i = type_child_count(x); i > 0; --i) pending.push_back(type_child(x, i - 1));
+  }
+  return std::nullopt;
+}
+
+void refuse_symbolic_arguments(const std::string& op, const std::vector<Type>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::optional<SymbolicDim> found = find_symbolic_dim(args[i]);
+    if (!found) continue;
+    throw Error(ErrorKind::kType, "'" + op + "' does not take symbolic dimensions yet: argument " + std::to_string(i) +
+                                      " is " + clipped_text(type_to_string(args[i])) + " (dimension " +
+                                      std::to_string(found->index) + " is " +
+                                      dim_to_string(found->tensor->dims[found->index]) + ")");
+  }
+}
+
 bool type_equal(const Type& a, const Type& b) {
   std::vector<std::pair<const TypeNode*, const TypeNode*>> pending{{a.get(), b.get()}};
   while (!pending.empty()) {
@@ -117,7 +180,8 @@ bool type_equal(const Type& a, const Type& b) {
     if (x->type_kind() == TypeKind::kTensor) {
       auto* tx = static_cast<const TensorTypeNode*>(x);
       auto* ty = static_cast<const TensorTypeNode*>(y);
-      if (tx->dtype != ty->dtype || tx->shape != ty->shape) return false;
+      if (tx->dtype != ty->dtype || tx->is_static() != ty->is_static()) return false;
+      if (tx->is_static() ? tx->shape != ty->shape : tx->dims != ty->dims) return false;
       continue;
     }
     size_t count = type_child_count(x);
@@ -137,7 +201,11 @@ size_t type_hash(const Type& t) {
     if (n->type_kind() == TypeKind::kTensor) {
       auto* tt = static_cast<const TensorTypeNode*>(n);
       size_t h = size_t(tt->dtype) * 1000003u;
-      for (int64_t d : tt->shape) h = h * 31 + size_t(d);
+      if (tt->is_static()) {
+        for (int64_t d : tt->shape) h = h * 31 + size_t(d);
+      } else {
+        h = h * 43 + std::hash<std::string>()(dims_to_string(tt->dims));
+      }
       return Frame{{n}, h};
     }
     return Frame{{n}, n->type_kind() == TypeKind::kTuple ? size_t(7) : size_t(11)};
@@ -166,12 +234,10 @@ std::string type_to_string(const Type& t) {
     const TypeNode* n = top.type;
     if (n->type_kind() == TypeKind::kTensor) {
       auto* tt = static_cast<const TensorTypeNode*>(n);
-      if (tt->shape.empty()) {
+      if (tt->dims.empty()) {
         s += dtype_name(tt->dtype);
       } else {
-        s += "Tensor[(";
-        for (size_t i = 0; i < tt->shape.size(); ++i) s += (i ? ", " : "") + std::to_string(tt->shape[i]);
-        s += std::string("), ") + dtype_name(tt->dtype) + "]";
+        s += "Tensor[" + dims_to_string(tt->dims) + ", " + dtype_name(tt->dtype) + "]";
       }
       stack.pop_back();
       continue;

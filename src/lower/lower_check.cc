@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "analysis/describe.h"
+#include "analysis/symbolic_use.h"
 #include "ir/functor.h"
 #include "op/placement_ops.h"
 #include "op/registry.h"
@@ -173,6 +174,7 @@ class LowerableChecker {
 
 void check_lowerable(const IRModule& mod, const std::string& entry, const InvariantChecker* checker) {
   if (!mod.find(entry)) throw Error(ErrorKind::kBackend, "the module has no function @" + entry + " to compile");
+  refuse_symbolic_use(mod, ErrorKind::kBackend, "cannot lower", kStaticShapeRemedy);
   LowerableChecker lowerable(mod, checker);
   std::vector<std::string> functions = lowerable.reachable_functions(entry);
   lowerable.check_no_recursion(entry);

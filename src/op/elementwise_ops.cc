@@ -22,7 +22,7 @@ Type binary_broadcast(const std::vector<Type>& args, const std::string& op, std:
   expect_same_dtype(args, op);
   const TensorTypeNode& a = expect_tensor(args, 0, op);
   const TensorTypeNode& b = expect_tensor(args, 1, op);
-  return tensor_type(broadcast_shapes(a.shape, b.shape, op), out_dtype.value_or(a.dtype));
+  return tensor_type_of_dims(broadcast_dims(a.dims, b.dims, op), out_dtype.value_or(a.dtype));
 }
 
 // where(cond, x, y): cond must be bool; the result broadcasts all three.
@@ -36,13 +36,13 @@ Type where_relation(const std::vector<Type>& args, const AttrsNode&) {
   if (x.dtype != y.dtype)
     type_fail(op, "x is " + std::string(dtype_name(x.dtype)) + " but y is " + dtype_name(y.dtype) +
                       "; the two branches must have equal dtypes");
-  std::vector<int64_t> shape = broadcast_shapes(broadcast_shapes(cond.shape, x.shape, op), y.shape, op);
-  return tensor_type(std::move(shape), x.dtype);
+  std::vector<DimExpr> dims = broadcast_dims(broadcast_dims(cond.dims, x.dims, op), y.dims, op);
+  return tensor_type_of_dims(std::move(dims), x.dtype);
 }
 
 Type cast_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   const TensorTypeNode& x = expect_tensor(args, 0, "cast");
-  return tensor_type(x.shape, cast_attrs(attrs).dtype);
+  return tensor_type_of_dims(x.dims, cast_attrs(attrs).dtype);
 }
 
 void check_clip_bounds(const AttrsNode& attrs) { check_clip_attrs(clip_attrs(attrs)); }
@@ -81,6 +81,8 @@ void row(OpDef def, ScalarMeaning meaning) {
     }
   }
   def.num_inputs = arity;
+  // Every relation here reads dims: element-wise types follow their operands'.
+  def.symbolic_shapes = true;
   def.pattern = arity == 1 ? OpPattern::kElementwise : OpPattern::kBroadcast;
   def.scalar = std::move(meaning);
   register_op(std::move(def));

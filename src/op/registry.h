@@ -75,7 +75,19 @@ struct OpDef {
   // as bias_add's along an axis) and generated code renders it.
   std::optional<ScalarMeaning> scalar;
   DataMovement movement = DataMovement::kNone;
+  // Its relation reads `dims` and handles symbolic dimensions (ir/dim.h).
+  // Every other relation reads `shape`, so it is never called with a
+  // symbolic argument: call_type_relation refuses first.
+  bool symbolic_shapes = false;
 };
+
+// The result type of a call: def's relation on the argument types, after
+// refusing symbolic arguments (refuse_symbolic_arguments, Error(kType)) when
+// the relation is not symbolic-aware. The one way relations are called.
+inline Type call_type_relation(const OpDef& def, const std::vector<Type>& args, const AttrsNode& attrs) {
+  if (!def.symbolic_shapes) refuse_symbolic_arguments(def.name, args);
+  return def.type_relation(args, attrs);
+}
 
 // The data movement of the operator `call` calls; kNone for a call of a function.
 DataMovement data_movement(const CallNode& call);

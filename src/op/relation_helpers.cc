@@ -80,6 +80,70 @@ std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::
   return out;
 }
 
+std::vector<DimExpr> broadcast_dims(const std::vector<DimExpr>& a, const std::vector<DimExpr>& b,
+                                    const std::string& op) {
+  size_t n = std::max(a.size(), b.size());
+  std::vector<DimExpr> out(n);
+  const DimExpr one(int64_t(1));
+  for (size_t i = 0; i < n; ++i) {
+    DimExpr da = i < n - a.size() ? one : a[i - (n - a.size())];
+    DimExpr db = i < n - b.size() ? one : b[i - (n - b.size())];
+    if (da == db || db == one) {
+      out[i] = da;
+    } else if (da == one) {
+      out[i] = db;
+    } else {
+      std::string which = "(dimension " + std::to_string(i) + ": " + dim_to_string(da) + " vs " + dim_to_string(db);
+      std::string shapes = clipped_text(dims_to_string(a)) + " and " + clipped_text(dims_to_string(b));
+      if (da.is_constant() && db.is_constant())
+        throw Error(ErrorKind::kType, "'" + op + "' cannot broadcast shapes " + shapes + " " + which + ")");
+      throw Error(ErrorKind::kType, "'" + op + "' cannot broadcast shapes " + shapes + " " + which +
+                                        "): whether they are equal is known only at run time, and checking it "
+                                        "there is not implemented yet");
+    }
+  }
+  return out;
+}
+
+void expect_static_dim(const TensorTypeNode& t, int64_t dim, const std::string& op, const std::string& role) {
+  const DimExpr& d = t.dims[size_t(dim)];
+  if (!d.is_constant())
+    type_fail(op, role + " must be static, got " + clipped_text(type_to_string(TensorType(&t))) + " (dimension " +
+                      std::to_string(dim) + " is " + dim_to_string(d) + ")");
+}
+
+Type with_symbolic_batch(const std::vector<Type>& args, size_t data, const std::string& op,
+                         const std::function<Type(const std::vector<Type>&)>& relation) {
+  std::vector<Type> static_args = args;
+  DimExpr batch;
+  bool symbolic_batch = false;
+  if (data < args.size()) {
+    const TensorTypeNode* t = as_tensor(args[data]);
+    if (t && !t->is_static() && t->ndim() > 0 && !t->dims[0].is_constant()) {
+      batch = t->dims[0];
+      symbolic_batch = true;
+      std::vector<DimExpr> dims = t->dims;
+      dims[0] = int64_t(1);
+      // Still symbolic when another dimension is: refused just below.
+      static_args[data] = tensor_type_of_dims(std::move(dims), t->dtype);
+    }
+  }
+  for (size_t i = 0; i < static_args.size(); ++i) {
+    std::optional<SymbolicDim> found = find_symbolic_dim(static_args[i]);
+    if (!found) continue;
+    type_fail(op, "only the batch (dimension 0 of argument " + std::to_string(data) +
+                      ") may be symbolic yet, but argument " + std::to_string(i) + " is " +
+                      clipped_text(type_to_string(args[i])) + " (dimension " + std::to_string(found->index) + " is " +
+                      dim_to_string(found->tensor->dims[found->index]) + ")");
+  }
+  Type result = relation(static_args);
+  if (!symbolic_batch) return result;
+  const TensorTypeNode* out = as_tensor(result);
+  std::vector<DimExpr> dims = out->dims;
+  dims[0] = batch;
+  return tensor_type_of_dims(std::move(dims), out->dtype);
+}
+
 int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& op, const std::string& attr) {
   int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank)

@@ -2,6 +2,7 @@
 // failure is an Error(kType) whose message starts with the operator's name.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -28,6 +29,21 @@ void expect_float(const TensorTypeNode& t, size_t index, const std::string& op, 
 // NumPy broadcasting of two shapes; Error(kType) naming both shapes on mismatch.
 std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                                       const std::string& op);
+// The same for dimension expressions: equal dimensions, and any against a
+// constant 1, broadcast. A symbolic dimension against a different one may
+// or may not be equal at run time; a checked assertion is not implemented
+// yet, so it is an Error(kType) naming both.
+std::vector<DimExpr> broadcast_dims(const std::vector<DimExpr>& a, const std::vector<DimExpr>& b,
+                                    const std::string& op);
+// Error(kType) "'op': <role> must be static here, got T (dimension D is n)"
+// when dimension `dim` of `t` is symbolic: the relation needs its value.
+void expect_static_dim(const TensorTypeNode& t, int64_t dim, const std::string& op, const std::string& role);
+// A relation, written for static shapes, whose result's dimension 0 is
+// argument `data`'s dimension 0 and depends on nothing else of it (conv2d
+// and the pools: the batch): with a symbolic batch it sees batch 1, and the
+// result gets the batch back. Error(kType) for any other symbolic dimension.
+Type with_symbolic_batch(const std::vector<Type>& args, size_t data, const std::string& op,
+                         const std::function<Type(const std::vector<Type>&)>& relation);
 // Normalizes a possibly negative axis for a rank; Error(kType) when out of range.
 int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& op, const std::string& attr = "axis");
 // Error(kType) unless all given dtypes are equal.

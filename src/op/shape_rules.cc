@@ -7,6 +7,7 @@
 #include "op/movement_attrs.h"
 #include "op/reduce_attrs.h"
 #include "op/relation_helpers.h"
+#include "runtime/clipped_text.h"
 
 namespace switchyard {
 
@@ -94,6 +95,47 @@ std::vector<int64_t> reshape_target(const std::vector<int64_t>& shape, const std
   } else if (known != total) {
     type_fail(op, "cannot reshape x " + shape_str(shape) + " (" + std::to_string(total) + " elements) to " +
                       shape_str(out) + " (" + std::to_string(known) + " elements)");
+  }
+  return out;
+}
+
+std::vector<DimExpr> reshape_target(const std::vector<DimExpr>& dims, const std::vector<int64_t>& newshape,
+                                    const std::string& op) {
+  std::vector<int64_t> shape;
+  for (const DimExpr& d : dims)
+    if (d.is_constant()) shape.push_back(d.coefficient());
+  if (shape.size() == dims.size()) return constant_dims(reshape_target(shape, newshape, op));
+  std::string x = "cannot reshape x " + clipped_text(dims_to_string(dims));
+  DimExpr total = dim_product(dims), known(int64_t(1));
+  std::vector<DimExpr> out(newshape.size());
+  int inferred = -1;
+  for (size_t i = 0; i < newshape.size(); ++i) {
+    int64_t d = newshape[i];
+    if (d == 0) {
+      if (i >= dims.size())
+        type_fail(op, "newshape " + ints_str(newshape) + " copies dimension " + std::to_string(i) + " (0) but x " +
+                          clipped_text(dims_to_string(dims)) + " has rank " + std::to_string(dims.size()));
+      out[i] = dims[i];
+    } else if (d == -1) {
+      inferred = int(i);
+      continue;
+    } else if (d < -1) {
+      type_fail(op, "newshape " + ints_str(newshape) + " has " + std::to_string(d) +
+                        "; only 0 (copy) and -1 (infer) may be non-positive");
+    } else {
+      out[i] = d;
+    }
+    known = known * out[i];
+  }
+  if (inferred >= 0) {
+    std::optional<DimExpr> quotient = exact_quotient(total, known);
+    if (!quotient)
+      type_fail(op, x + " (" + dim_to_string(total) + " elements) to newshape " + ints_str(newshape) + ": " +
+                        dim_to_string(total) + " is not known to be a multiple of " + dim_to_string(known));
+    out[size_t(inferred)] = *quotient;
+  } else if (known != total) {
+    type_fail(op, x + " (" + dim_to_string(total) + " elements) to " + clipped_text(dims_to_string(out)) + " (" +
+                      dim_to_string(known) + " elements): the counts are not known to be equal");
   }
   return out;
 }

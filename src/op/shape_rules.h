@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/attrs.h"
+#include "ir/dim.h"
 
 namespace switchyard {
 
@@ -39,6 +40,13 @@ std::vector<int64_t> reduced_shape(const std::vector<int64_t>& shape, const std:
 // reshape's target: newshape with 0 (copy the input dimension at that
 // position) and one -1 (inferred) resolved.
 std::vector<int64_t> reshape_target(const std::vector<int64_t>& shape, const std::vector<int64_t>& newshape,
+                                    const std::string& op);
+
+// The same for dimension expressions: 0 copies a (possibly symbolic)
+// dimension, and -1 is the exact quotient of the element counts, which must
+// be provably exact ((n, 196, 768) to [-1, 12, 64] gives 196*n); without a -1
+// the counts must be equal expressions.
+std::vector<DimExpr> reshape_target(const std::vector<DimExpr>& dims, const std::vector<int64_t>& newshape,
                                     const std::string& op);
 
 // transpose's permutation (output dimension i reads input dimension perm[i]):

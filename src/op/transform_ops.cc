@@ -8,6 +8,7 @@
 #include "op/registry.h"
 #include "op/relation_helpers.h"
 #include "op/shape_rules.h"
+#include "runtime/clipped_text.h"
 
 namespace switchyard {
 
@@ -15,14 +16,14 @@ namespace {
 
 Type reshape_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   const TensorTypeNode& x = expect_tensor(args, 0, "reshape");
-  return tensor_type(reshape_target(x.shape, reshape_attrs(attrs).newshape, "reshape"), x.dtype);
+  return tensor_type_of_dims(reshape_target(x.dims, reshape_attrs(attrs).newshape, "reshape"), x.dtype);
 }
 
 Type transpose_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   const TensorTypeNode& x = expect_tensor(args, 0, "transpose");
-  std::vector<int64_t> shape;
-  for (int64_t d : transpose_permutation(x.ndim(), attrs, "transpose")) shape.push_back(x.shape[size_t(d)]);
-  return tensor_type(std::move(shape), x.dtype);
+  std::vector<DimExpr> dims;
+  for (int64_t d : transpose_permutation(x.ndim(), attrs, "transpose")) dims.push_back(x.dims[size_t(d)]);
+  return tensor_type_of_dims(std::move(dims), x.dtype);
 }
 
 Type expand_dims_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
@@ -31,16 +32,18 @@ Type expand_dims_relation(const std::vector<Type>& args, const AttrsNode& attrs)
   const ExpandDimsAttrs expand = expand_dims_attrs(attrs);
   int64_t axis = expand.axis, rank = x.ndim();
   if (axis < -rank - 1 || axis > rank)
-    type_fail(op, "axis " + std::to_string(axis) + " is out of range for x " + shape_str(x.shape) + " (allowed " +
+    type_fail(op, "axis " + std::to_string(axis) + " is out of range for x " + clipped_text(dims_to_string(x.dims)) +
+                      " (allowed " +
                       std::to_string(-rank - 1) + ".." + std::to_string(rank) + ")");
   if (axis < 0) axis += rank + 1;
   // Checked before the shape is built: num_newaxis alone could ask for gigabytes of dimensions.
   if (expand.num_newaxis > int64_t(kMaxTensorRank) - rank)
     type_fail(op, "num_newaxis " + std::to_string(expand.num_newaxis) + " would give x " +
-                      shape_str(x.shape) + " more than " + std::to_string(kMaxTensorRank) + " dimensions");
-  std::vector<int64_t> shape = x.shape;
-  shape.insert(shape.begin() + axis, size_t(expand.num_newaxis), 1);
-  return tensor_type(std::move(shape), x.dtype);
+                      clipped_text(dims_to_string(x.dims)) + " more than " + std::to_string(kMaxTensorRank) +
+                      " dimensions");
+  std::vector<DimExpr> dims = x.dims;
+  dims.insert(dims.begin() + axis, size_t(expand.num_newaxis), DimExpr(int64_t(1)));
+  return tensor_type_of_dims(std::move(dims), x.dtype);
 }
 
 Type squeeze_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
@@ -64,25 +67,35 @@ Type concatenate_relation(const std::vector<Type>& args, const AttrsNode& attrs)
   const TensorTypeNode& first = *fields[0];
   if (first.ndim() == 0) type_fail(op, "cannot concatenate scalars (field 0 has rank 0)");
   int64_t axis = normalize_axis(concatenate_attrs(attrs).axis, first.ndim(), op);
-  std::vector<int64_t> shape = first.shape;
-  for (size_t i = 1; i < fields.size(); ++i) {
+  auto shape_of = [](const TensorTypeNode& t) { return clipped_text(dims_to_string(t.dims)); };
+  std::vector<DimExpr> dims = first.dims;
+  for (size_t i = 0; i < fields.size(); ++i) {
     const TensorTypeNode& t = *fields[i];
     if (t.dtype != first.dtype)
       type_fail(op, "field " + std::to_string(i) + " is " + dtype_name(t.dtype) + " but field 0 is " +
                         dtype_name(first.dtype) + "; dtypes must match");
     if (t.ndim() != first.ndim())
-      type_fail(op, "field " + std::to_string(i) + " " + shape_str(t.shape) + " has rank " + std::to_string(t.ndim()) +
-                        " but field 0 " + shape_str(first.shape) + " has rank " + std::to_string(first.ndim()));
+      type_fail(op, "field " + std::to_string(i) + " " + shape_of(t) + " has rank " + std::to_string(t.ndim()) +
+                        " but field 0 " + shape_of(first) + " has rank " + std::to_string(first.ndim()));
+    // Symbolic dimensions off the axis must be the same expression: a check
+    // of n against m at run time is not implemented yet.
     for (int d = 0; d < t.ndim(); ++d)
-      if (d != axis && t.shape[size_t(d)] != first.shape[size_t(d)])
-        type_fail(op, "field " + std::to_string(i) + " " + shape_str(t.shape) + " differs from field 0 " +
-                          shape_str(first.shape) + " in dimension " + std::to_string(d) + " (only axis " +
-                          std::to_string(axis) + " may differ)");
-    if (__builtin_add_overflow(shape[size_t(axis)], t.shape[size_t(axis)], &shape[size_t(axis)]))
+      if (d != axis && t.dims[size_t(d)] != first.dims[size_t(d)])
+        type_fail(op, "field " + std::to_string(i) + " " + shape_of(t) + " differs from field 0 " + shape_of(first) +
+                          " in dimension " + std::to_string(d) + " (only axis " + std::to_string(axis) +
+                          " may differ)");
+    // The result's extent along the axis is a sum, which a dimension expression cannot hold yet.
+    if (!t.dims[size_t(axis)].is_constant())
+      type_fail(op, "field " + std::to_string(i) + " " + shape_of(t) + " is symbolic along the concatenated axis " +
+                        std::to_string(axis) + "; a sum of dimensions is not supported yet");
+    if (i == 0) continue;
+    int64_t extent = dims[size_t(axis)].coefficient();
+    if (__builtin_add_overflow(extent, t.dims[size_t(axis)].coefficient(), &extent))
       type_fail(op, "the concatenated dimension " + std::to_string(axis) + " overflows int64 at field " +
                         std::to_string(i));
+    dims[size_t(axis)] = extent;
   }
-  return tensor_type(std::move(shape), first.dtype);
+  return tensor_type_of_dims(std::move(dims), first.dtype);
 }
 
 Type split_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
@@ -154,7 +167,8 @@ void register_transform_ops() {
                .pattern = OpPattern::kInjective,
                .check_attrs = [](const AttrsNode& attrs) { check_reshape_attrs(reshape_attrs(attrs)); },
                .doc = "x with a new shape of the same size (0 copies a dimension, -1 infers one)",
-               .movement = DataMovement::kView});
+               .movement = DataMovement::kView,
+               .symbolic_shapes = true});
   register_op({.name = "transpose",
                .num_inputs = 1,
                .attrs = {{"axes", AttrKind::kInts, AttrValue(), true}},
@@ -162,7 +176,8 @@ void register_transform_ops() {
                .pattern = OpPattern::kInjective,
                .check_attrs = [](const AttrsNode& attrs) { check_transpose_attrs(transpose_attrs(attrs)); },
                .doc = "permutes dimensions (default: reverses them)",
-               .movement = DataMovement::kIndexed});
+               .movement = DataMovement::kIndexed,
+               .symbolic_shapes = true});
   register_op({.name = "expand_dims",
                .num_inputs = 1,
                .attrs = {{"axis", AttrKind::kInt, AttrValue()}, {"num_newaxis", AttrKind::kInt, AttrValue(int64_t(1))}},
@@ -170,7 +185,8 @@ void register_transform_ops() {
                .pattern = OpPattern::kInjective,
                .check_attrs = [](const AttrsNode& attrs) { check_expand_dims_attrs(expand_dims_attrs(attrs)); },
                .doc = "inserts num_newaxis dimensions of size 1 at axis",
-               .movement = DataMovement::kView});
+               .movement = DataMovement::kView,
+               .symbolic_shapes = true});
   register_op({.name = "squeeze",
                .num_inputs = 1,
                .attrs = {{"axis", AttrKind::kInts, AttrValue(), true}},
@@ -184,7 +200,8 @@ void register_transform_ops() {
                .attrs = {{"axis", AttrKind::kInt, AttrValue(int64_t(0))}},
                .type_relation = concatenate_relation,
                .pattern = OpPattern::kInjective,
-               .doc = "joins a tuple of tensors along axis"});
+               .doc = "joins a tuple of tensors along axis",
+               .symbolic_shapes = true});
   register_op({.name = "split",
                .num_inputs = 1,
                .attrs = {{"indices_or_sections", AttrKind::kIntOrInts, AttrValue()},

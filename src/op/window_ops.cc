@@ -85,8 +85,11 @@ void register_pool(const std::string& op, bool average, const std::string& doc) 
   register_op({.name = op,
                .num_inputs = 1,
                .attrs = pool_attrs(average),
-               .type_relation = [op](const std::vector<Type>& a,
-                                     const AttrsNode& attrs) { return pool2d_relation(op, a, attrs); },
+               .type_relation =
+                   [op](const std::vector<Type>& args, const AttrsNode& attrs) {
+                     return with_symbolic_batch(
+                         args, 0, op, [&](const std::vector<Type>& a) { return pool2d_relation(op, a, attrs); });
+                   },
                .pattern = OpPattern::kAnchor,
                .check_attrs =
                    [op](const AttrsNode& attrs) {
@@ -95,7 +98,8 @@ void register_pool(const std::string& op, bool average, const std::string& doc) 
                      check_window_attrs(op, attrs);
                      check_one_of(op, "layout", attrs.get_string("layout"), {"NCHW"});
                    },
-               .doc = doc});
+               .doc = doc,
+               .symbolic_shapes = true});
 }
 
 }  // namespace
@@ -111,7 +115,11 @@ void register_window_ops() {
                          {"kernel_size", AttrKind::kInts, AttrValue(), true},
                          {"data_layout", AttrKind::kString, AttrValue(std::string("NCHW"))},
                          {"kernel_layout", AttrKind::kString, AttrValue(std::string("OIHW"))}},
-               .type_relation = conv2d_relation,
+               .type_relation =
+                   [](const std::vector<Type>& args, const AttrsNode& attrs) {
+                     return with_symbolic_batch(args, 0, "nn.conv2d",
+                                                [&](const std::vector<Type>& a) { return conv2d_relation(a, attrs); });
+                   },
                .pattern = OpPattern::kAnchor,
                .check_attrs =
                    [](const AttrsNode& attrs) {
@@ -128,7 +136,8 @@ void register_window_ops() {
                      check_one_of(op, "data_layout", attrs.get_string("data_layout"), {"NCHW"});
                      check_one_of(op, "kernel_layout", attrs.get_string("kernel_layout"), {"OIHW"});
                    },
-               .doc = "2-D convolution, NCHW data and OIHW weight"});
+               .doc = "2-D convolution, NCHW data and OIHW weight",
+               .symbolic_shapes = true});
   register_pool("nn.max_pool2d", false, "2-D max pooling, NCHW");
   register_pool("nn.avg_pool2d", true, "2-D average pooling, NCHW");
   register_op({.name = "nn.global_avg_pool2d",
@@ -136,15 +145,19 @@ void register_window_ops() {
                .attrs = {{"layout", AttrKind::kString, AttrValue(std::string("NCHW"))}},
                .type_relation =
                    [](const std::vector<Type>& args, const AttrsNode&) -> Type {
-                     const TensorTypeNode& data = expect_rank(args, 0, 4, "nn.global_avg_pool2d", "data", "(N, C, H, W)");
-                     return tensor_type({data.shape[0], data.shape[1], 1, 1}, data.dtype);
+                     const std::string op = "nn.global_avg_pool2d";
+                     return with_symbolic_batch(args, 0, op, [&](const std::vector<Type>& a) {
+                       const TensorTypeNode& data = expect_rank(a, 0, 4, op, "data", "(N, C, H, W)");
+                       return Type(tensor_type({data.shape[0], data.shape[1], 1, 1}, data.dtype));
+                     });
                    },
                .pattern = OpPattern::kAnchor,
                .check_attrs =
                    [](const AttrsNode& attrs) {
                      check_one_of("nn.global_avg_pool2d", "layout", attrs.get_string("layout"), {"NCHW"});
                    },
-               .doc = "mean over H and W: (N, C, 1, 1)"});
+               .doc = "mean over H and W: (N, C, 1, 1)",
+               .symbolic_shapes = true});
 }
 
 }  // namespace switchyard

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <map>
 
+#include "analysis/symbolic_use.h"
 #include "artifact/artifact_writer.h"
 #include "layout/plan_layouts.h"
 #include "lower/aot_codegen.h"
@@ -322,8 +323,10 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   Stages stages(&report, options);
 
   // Fail before any work when the devices, the output, the stages to print
-  // or the compiler are unusable.
+  // or the compiler are unusable, or a shape is symbolic (nothing after
+  // InferType takes one yet).
   check_build_options(options, output_dir);
+  refuse_symbolic_use(mod, ErrorKind::kBackend, "cannot compile", kStaticShapeRemedy);
   Toolchain toolchain =
       options.toolchain.valid() ? options.toolchain.get() : Toolchain::find(options.cxx, options.cache_dir);
   stages.done("find-compiler");

@@ -33,6 +33,8 @@ const char* token_kind_name(TokenKind kind) {
     case TokenKind::kColon: return "':'";
     case TokenKind::kDot: return "'.'";
     case TokenKind::kArrow: return "'->'";
+    case TokenKind::kStar: return "'*'";
+    case TokenKind::kLessEqual: return "'<='";
   }
   return "?";
 }
@@ -163,6 +165,10 @@ Token Lexer::next() {
     advance(2);
     return make(TokenKind::kArrow, start, line, column);
   }
+  if (c == '<' && peek_char(1) == '=') {
+    advance(2);
+    return make(TokenKind::kLessEqual, start, line, column);
+  }
   if (is_digit(c) || (c == '-' && (is_digit(peek_char(1)) || peek_char(1) == 'i' || peek_char(1) == 'n')))
     return lex_number(start, line, column);
   if (is_letter(c)) {
@@ -182,6 +188,7 @@ Token Lexer::next() {
     case '{': kind = TokenKind::kLBrace; break;
     case '}': kind = TokenKind::kRBrace; break;
     case ',': kind = TokenKind::kComma; break;
+    case '*': kind = TokenKind::kStar; break;
     case ';': kind = TokenKind::kSemicolon; break;
     case '=': kind = TokenKind::kEquals; break;
     case ':': kind = TokenKind::kColon; break;

@@ -30,6 +30,8 @@ enum class TokenKind : uint8_t {
   kColon,
   kDot,
   kArrow,
+  kStar,       // '*' in a dimension product (196*n)
+  kLessEqual,  // '<=' bounding a dimension variable (n<=64)
 };
 
 const char* token_kind_name(TokenKind kind);

@@ -59,4 +59,21 @@ void TokenCursor::fail(const Token& at, const std::string& message) const {
   throw Error(ErrorKind::kParse, message, span_of(at));
 }
 
+const DimVar* TokenCursor::dimension_variable(const Token& name_token, std::optional<int64_t> bound) {
+  const DimVar* var = nullptr;
+  try {
+    var = dim_var(std::string(name_token.text), bound);
+  } catch (const Error& e) {
+    fail(name_token, e.message());
+  }
+  auto [it, first] = dimension_variables_.try_emplace(var->name, var, span_of(name_token));
+  const DimVar* earlier = it->second.first;
+  if (!first && earlier != var) {
+    auto written = [](const DimVar* v) { return v->bound ? v->name + "<=" + std::to_string(*v->bound) : v->name; };
+    fail(name_token, "dimension variable " + written(var) + " was written " + written(earlier) + " at " +
+                         it->second.second.to_string() + "; a variable has one bound, written at every use");
+  }
+  return var;
+}
+
 }  // namespace switchyard

@@ -4,9 +4,13 @@
 // tokens through it.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
+#include "ir/dim.h"
 #include "ir/span.h"
 #include "support/stack_budget.h"
 #include "text/lexer.h"
@@ -46,7 +50,14 @@ class TokenCursor {
   // Error(kParse) at the token.
   [[noreturn]] void fail(const Token& at, const std::string& message) const;
 
+  // The dimension variable named at `name_token` with `bound`. One name is
+  // one variable in a text: Error(kParse) at the token when it was named
+  // earlier with another bound (or without one), naming where.
+  const DimVar* dimension_variable(const Token& name_token, std::optional<int64_t> bound);
+
  private:
+  // Each dimension variable named so far, and the token that first named it.
+  std::map<std::string, std::pair<const DimVar*, Span>, std::less<>> dimension_variables_;
   Lexer lexer_;
   Token lookahead_[3];
   size_t buffered_ = 0;

@@ -60,6 +60,8 @@ Expr parse_tensor_literal(TokenCursor& in) {
   Token first = in.peek();
   Type type = parse_type(in);
   const TensorTypeNode* tensor = as_tensor(type);
+  if (!tensor->is_static())
+    in.fail(first, "a tensor literal needs a static shape, got " + clipped_text(type_to_string(type)));
   int64_t count = tensor->numel();
   int64_t nbytes = tensor->nbytes();
   in.expect(TokenKind::kLBrace);
@@ -105,20 +107,45 @@ Expr parse_tensor_literal(TokenCursor& in) {
   return make_constant(std::move(data), {.span = in.span_of(first)});
 }
 
+namespace {
+
+int64_t parse_dim_number(TokenCursor& in, const Token& number, const char* what) {
+  int64_t value = -1;
+  auto result = std::from_chars(number.text.data(), number.text.data() + number.text.size(), value);
+  if (result.ec != std::errc() || result.ptr != number.text.data() + number.text.size() || value < 0)
+    in.fail(number, std::string("expected ") + what + " (a non-negative integer), found " + in.describe(number));
+  return value;
+}
+
+}  // namespace
+
+DimExpr parse_dim(TokenCursor& in) {
+  DimExpr product(int64_t(1));
+  do {
+    Token factor = in.take();
+    if (factor.kind == TokenKind::kNumber) {
+      product = product * DimExpr(parse_dim_number(in, factor, "a dimension"));
+      continue;
+    }
+    if (factor.kind != TokenKind::kIdent)
+      in.fail(factor, "expected a dimension (a non-negative integer or a variable such as n), found " +
+                          in.describe(factor));
+    std::optional<int64_t> bound;
+    if (in.accept(TokenKind::kLessEqual)) bound = parse_dim_number(in, in.expect(TokenKind::kNumber), "a bound");
+    product = product * DimExpr(in.dimension_variable(factor, bound));
+  } while (in.accept(TokenKind::kStar));
+  return product;
+}
+
 Type parse_type(TokenCursor& in) {
   TokenCursor::Nesting nesting(in);
   Token t = in.take();
   if (in.is_word(t, "Tensor")) {
     in.expect(TokenKind::kLBracket);
     in.expect(TokenKind::kLParen);
-    std::vector<int64_t> shape;
+    std::vector<DimExpr> dims;
     while (in.peek().kind != TokenKind::kRParen) {
-      Token dim = in.expect(TokenKind::kNumber);
-      int64_t value = -1;
-      auto result = std::from_chars(dim.text.data(), dim.text.data() + dim.text.size(), value);
-      if (result.ec != std::errc() || result.ptr != dim.text.data() + dim.text.size() || value < 0)
-        in.fail(dim, "expected a dimension (a non-negative integer), found " + in.describe(dim));
-      shape.push_back(value);
+      dims.push_back(parse_dim(in));
       if (!in.accept(TokenKind::kComma)) break;
     }
     in.expect(TokenKind::kRParen);
@@ -126,7 +153,7 @@ Type parse_type(TokenCursor& in) {
     DType dtype = parse_dtype_token(in, in.expect(TokenKind::kIdent));
     in.expect(TokenKind::kRBracket);
     try {
-      return tensor_type(std::move(shape), dtype);
+      return tensor_type_of_dims(std::move(dims), dtype);
     } catch (const Error& e) {
       in.fail(t, e.message());
     }

@@ -14,6 +14,9 @@
 namespace switchyard {
 
 Type parse_type(TokenCursor& in);
+// One dimension of a tensor type: a product of non-negative integers and
+// variables, each variable with an optional bound ("n", "n<=64", "196*n").
+DimExpr parse_dim(TokenCursor& in);
 // After '(': "T, U, ...)".
 std::vector<Type> parse_type_list(TokenCursor& in);
 DType parse_dtype_token(TokenCursor& in, const Token& t);

@@ -275,7 +275,7 @@ class TypeInferrer {
     if (!def.type_relation) fail(c, "operator '" + op.name + "' has no type relation");
     Type type;
     try {
-      type = def.type_relation(arg_types, *attrs);
+      type = call_type_relation(def, arg_types, *attrs);
     } catch (const Error& e) {
       fail(c, e.message());
     } catch (const std::exception& e) {

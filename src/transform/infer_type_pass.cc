@@ -6,7 +6,8 @@
 namespace switchyard {
 
 Pass InferType() {
-  return make_module_pass({"InferType", 0, {}}, [](const IRModule& mod, const PassContext&) { return infer_type(mod); });
+  return make_module_pass({.name = "InferType", .symbolic_shapes = true},
+                          [](const IRModule& mod, const PassContext&) { return infer_type(mod); });
 }
 
 }  // namespace switchyard

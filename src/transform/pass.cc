@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "analysis/symbolic_use.h"
 #include "ir/functor.h"
 #include "support/error.h"
 #include "transform/pass_registry.h"
@@ -66,6 +67,8 @@ IRModule Pass::operator()(const IRModule& mod, const PassContext& ctx) const {
   for (const auto& inst : ctx.instruments)
     if (!inst->should_run(mod, pi)) return mod;
   IRModule in = satisfy_checkable_requirements(pi, mod, ctx);
+  if (!pi.symbolic_shapes)
+    refuse_symbolic_use(in, ErrorKind::kPass, "pass '" + pi.name + "' does not take symbolic dimensions yet", "");
   for (const auto& inst : ctx.instruments) inst->run_before_pass(in, pi);
   IRModule out = place_new_nodes(pi, impl_->fn(in, ctx), ctx);
   for (const auto& inst : ctx.instruments) inst->run_after_pass(out, pi);

@@ -26,6 +26,10 @@ struct PassInfo {
   // it leaves. Passes written in Python leave new nodes untyped, for the
   // InferType that runs before the next pass requiring it.
   bool preserves_types = true;
+  // It handles symbolic dimensions (ir/dim.h). Any other pass reads static
+  // shapes, so it refuses a module that has one (Error(kPass) naming the
+  // pass, the dimension and the node) instead of reading an empty shape.
+  bool symbolic_shapes = false;
 };
 
 class PassContext;

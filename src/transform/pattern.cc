@@ -217,7 +217,9 @@ class Matcher {
       }
       case PatternKind::kType: {
         TensorType t = known_tensor_type(e);
-        if (!t || (p->dtype && t->dtype != *p->dtype) || (p->shape && t->shape != *p->shape)) return false;
+        // A symbolic type has no static shape to match (its `shape` is empty, a scalar's).
+        bool shape_differs = t && p->shape && (!t->is_static() || t->shape != *p->shape);
+        if (!t || (p->dtype && t->dtype != *p->dtype) || shape_differs) return false;
         return match(p->operands[0], e);
       }
       // The inner pattern first, so the condition sees the shape it describes.

@@ -225,7 +225,7 @@ Expr NodeContext::call(const std::string& op, std::vector<Expr> args,
     normalized = normalize_attrs(*def, std::move(attrs));
     std::vector<Type> arg_types;
     for (const Expr& a : args) arg_types.push_back(a->checked_type());
-    type = def->type_relation(arg_types, *normalized);
+    type = call_type_relation(*def, arg_types, *normalized);
   } catch (const Error& e) {
     fail(e.message());
   }

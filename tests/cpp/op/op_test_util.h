@@ -34,7 +34,7 @@ inline Type relate(const std::string& op, const std::vector<Type>& args, AttrLis
   if (def->num_inputs >= 0 && args.size() != size_t(def->num_inputs))
     throw Error(ErrorKind::kType, "'" + op + "' arity");
   Attrs normalized = normalize_attrs(*def, std::move(attrs));
-  return def->type_relation(args, *normalized);
+  return call_type_relation(*def, args, *normalized);
 }
 
 // The message of the Error(kType) that relate() throws; fails the test when

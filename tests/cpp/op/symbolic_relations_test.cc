@@ -1,0 +1,110 @@
+// The type relations marked symbolic-aware carry symbolic dimensions
+// through; every other relation is refused a symbolic argument before it
+// runs (it reads static shapes).
+#include "cpp/op/op_test_util.h"
+
+namespace switchyard {
+namespace {
+
+using namespace switchyard::testing;
+
+DimExpr n() { return DimExpr(dim_var("n")); }
+DimExpr m() { return DimExpr(dim_var("m")); }
+Type sym(std::vector<DimExpr> dims, DType dtype = DType::kFloat32) { return tensor_type_of_dims(std::move(dims), dtype); }
+
+TEST(SymbolicRelations, ElementwiseKeepsAndBroadcastsSymbolicDimensions) {
+  EXPECT_EQ(relate("nn.relu", {sym({n(), 8})}), sym({n(), 8}));
+  EXPECT_EQ(relate("cast", {sym({n(), 8})}, {{"dtype", text("float16")}}), sym({n(), 8}, DType::kFloat16));
+  EXPECT_EQ(relate("add", {sym({n(), 8}), sym({n(), 8})}), sym({n(), 8}));
+  EXPECT_EQ(relate("add", {sym({n(), 8}), f32({8})}), sym({n(), 8}));
+  EXPECT_EQ(relate("add", {sym({n(), 1}), f32({1, 8})}), sym({n(), 8}));
+  EXPECT_EQ(relate("multiply", {f32({1, 8}), sym({n(), 1})}), sym({n(), 8}));
+  EXPECT_EQ(relate("less", {sym({n()}), sym({n()})}), sym({n()}, DType::kBool));
+  EXPECT_EQ(relate("where", {sym({n(), 1}, DType::kBool), f32({8}), f32({1})}), sym({n(), 8}));
+  EXPECT_EQ(relate_error("add", {sym({n(), 8}), sym({m(), 8})}),
+            "'add' cannot broadcast shapes (n, 8) and (m, 8) (dimension 0: n vs m): whether they are equal is known "
+            "only at run time, and checking it there is not implemented yet");
+  EXPECT_CONTAINS(relate_error("add", {sym({n(), 8}), f32({3, 8})}), "(dimension 0: n vs 3): whether they are equal");
+}
+
+TEST(SymbolicRelations, ProductsCarryBatchDimensions) {
+  EXPECT_EQ(relate("nn.dense", {sym({n(), 196, 768}), f32({3072, 768})}), sym({n(), 196, 3072}));
+  EXPECT_EQ(relate_error("nn.dense", {sym({n(), m()}), f32({4, 8})}),
+            "'nn.dense': the last dimension of data must be static, got Tensor[(n, m), float32] (dimension 1 is m)");
+  EXPECT_EQ(relate("matmul", {sym({n(), 12, 196, 64}), sym({n(), 12, 64, 196})}), sym({n(), 12, 196, 196}));
+  EXPECT_EQ(relate("matmul", {sym({n(), 4, 8}), f32({8, 2})}), sym({n(), 4, 2}));
+  EXPECT_EQ(relate("matmul", {sym({4, n()}), sym({n(), 2})}), f32({4, 2}));  // K symbolic on both sides
+  EXPECT_EQ(relate_error("matmul", {sym({4, n()}), sym({m(), 2})}),
+            "'matmul': a (4, n) has n columns but b (m, 2) has m rows");
+  EXPECT_CONTAINS(relate_error("matmul", {sym({n(), 4, 8}), sym({m(), 8, 2})}),
+                  "batch dimensions (n) of a (n, 4, 8) and (m) of b (m, 8, 2) do not broadcast (symbolic dimensions");
+  EXPECT_EQ(relate("nn.batch_matmul", {sym({n(), 4, 8}), sym({n(), 2, 8})}), sym({n(), 4, 2}));
+  EXPECT_EQ(relate("nn.batch_matmul", {sym({n(), 4, 8}), f32({1, 2, 8})}), sym({n(), 4, 2}));
+  EXPECT_CONTAINS(relate_error("nn.batch_matmul", {sym({n(), 4, 8}), sym({m(), 2, 8})}),
+                  "batch sizes differ: x (n, 4, 8) has n, y (m, 2, 8) has m");
+}
+
+TEST(SymbolicRelations, NormalisationsOverAStaticAxis) {
+  EXPECT_EQ(relate("nn.softmax", {sym({n(), 12, 196, 196})}), sym({n(), 12, 196, 196}));
+  EXPECT_EQ(relate("nn.layer_norm", {sym({n(), 196, 768}), f32({768}), f32({768})}), sym({n(), 196, 768}));
+  EXPECT_EQ(relate("nn.bias_add", {sym({n(), 16, 4, 4}), f32({16})}), sym({n(), 16, 4, 4}));
+  EXPECT_EQ(relate_error("nn.layer_norm", {sym({8, n()}), f32({8}), f32({8})}),
+            "'nn.layer_norm': the channel dimension of data must be static, got Tensor[(8, n), float32] (dimension 1 "
+            "is n)");
+}
+
+TEST(SymbolicRelations, ReshapeMatchesProductsAndDividesExactly) {
+  Type x = sym({n(), 196, 768});
+  EXPECT_EQ(relate("reshape", {x}, {{"newshape", ints({0, 196, 12, 64})}}), sym({n(), 196, 12, 64}));
+  EXPECT_EQ(relate("reshape", {x}, {{"newshape", ints({-1, 196, 12, 64})}}), sym({n(), 196, 12, 64}));
+  EXPECT_EQ(relate("reshape", {x}, {{"newshape", ints({-1, 768})}}), sym({DimExpr(196) * n(), 768}));
+  EXPECT_EQ(relate("reshape", {sym({DimExpr(196) * n(), 768})}, {{"newshape", ints({-1, 196, 768})}}), x);
+  EXPECT_EQ(relate("reshape", {x}, {{"newshape", ints({0, -1})}}), sym({n(), 150528}));
+  EXPECT_EQ(relate_error("reshape", {sym({n(), 3})}, {{"newshape", ints({-1, 2})}}),
+            "'reshape': cannot reshape x (n, 3) (3*n elements) to newshape [-1, 2]: 3*n is not known to be a multiple "
+            "of 2");
+  EXPECT_EQ(relate_error("reshape", {sym({n(), 3})}, {{"newshape", ints({6})}}),
+            "'reshape': cannot reshape x (n, 3) (3*n elements) to (6) (6 elements): the counts are not known to be "
+            "equal");
+}
+
+TEST(SymbolicRelations, MovementAndConcatenation) {
+  EXPECT_EQ(relate("transpose", {sym({n(), 196, 12, 64})}, {{"axes", ints({0, 2, 1, 3})}}),
+            sym({n(), 12, 196, 64}));
+  EXPECT_EQ(relate("expand_dims", {sym({n(), 3})}, {{"axis", integer(1)}}), sym({n(), 1, 3}));
+  Type pair = tuple_type({sym({n(), 2}), sym({n(), 5})});
+  EXPECT_EQ(relate("concatenate", {pair}, {{"axis", integer(1)}}), sym({n(), 7}));
+  EXPECT_EQ(relate_error("concatenate", {tuple_type({sym({n(), 2}), sym({m(), 2})})}, {{"axis", integer(1)}}),
+            "'concatenate': field 1 (m, 2) differs from field 0 (n, 2) in dimension 0 (only axis 1 may differ)");
+  EXPECT_EQ(relate_error("concatenate", {pair}, {{"axis", integer(0)}}),
+            "'concatenate': field 0 (n, 2) is symbolic along the concatenated axis 0; a sum of dimensions is not "
+            "supported yet");
+}
+
+TEST(SymbolicRelations, WindowsTakeASymbolicBatch) {
+  Type data = sym({n(), 3, 224, 224});
+  EXPECT_EQ(relate("nn.conv2d", {data, f32({64, 3, 7, 7})}, {{"strides", ints({2, 2})}, {"padding", ints({3})}}),
+            sym({n(), 64, 112, 112}));
+  EXPECT_EQ(relate("nn.max_pool2d", {sym({n(), 64, 112, 112})},
+                   {{"pool_size", ints({3, 3})}, {"strides", ints({2, 2})}, {"padding", ints({1})}}),
+            sym({n(), 64, 56, 56}));
+  EXPECT_EQ(relate("nn.avg_pool2d", {sym({n(), 8, 4, 4})}, {{"pool_size", ints({2})}}), sym({n(), 8, 3, 3}));
+  EXPECT_EQ(relate("nn.global_avg_pool2d", {sym({n(), 512, 7, 7})}), sym({n(), 512, 1, 1}));
+  EXPECT_EQ(relate_error("nn.conv2d", {sym({n(), 3, m(), 224}), f32({64, 3, 7, 7})}),
+            "'nn.conv2d': only the batch (dimension 0 of argument 0) may be symbolic yet, but argument 0 is "
+            "Tensor[(n, 3, m, 224), float32] (dimension 2 is m)");
+}
+
+TEST(SymbolicRelations, OtherOperatorsRefuseSymbolicArguments) {
+  EXPECT_EQ(relate_error("sum", {sym({n(), 3})}, {{"axis", ints({1})}}),
+            "'sum' does not take symbolic dimensions yet: argument 0 is Tensor[(n, 3), float32] (dimension 0 is n)");
+  EXPECT_EQ(relate_error("split", {sym({4, n()})}, {{"indices_or_sections", integer(2)}}),
+            "'split' does not take symbolic dimensions yet: argument 0 is Tensor[(4, n), float32] (dimension 1 is n)");
+  EXPECT_CONTAINS(relate_error("squeeze", {sym({n(), 1})}), "'squeeze' does not take symbolic dimensions yet");
+  // Whether each built-in says so is a property of its registration.
+  for (const char* name : {"strided_slice", "take", "broadcast_to", "cumsum", "device_copy"})
+    EXPECT_FALSE(find_op_def(name)->symbolic_shapes) << name;
+}
+
+}  // namespace
+}  // namespace switchyard
