@@ -226,13 +226,16 @@ class EntryWriter {
           const LoweredBuffer& to = program_.buffers[size_t(step.outputs[0])];
           // Only a kind that can be the host has memory the host addresses.
           const DeviceKindInfo* kind = find_device_kind(manifest_.devices.at(size_t(to.device)).kind);
+          std::string from = "b" + std::to_string(step.inputs[0]);
+          if (step.offset != 0)
+            from = "static_cast<const unsigned char*>(" + from + ") + " + std::to_string(step.offset);
           if (!kind || !kind->can_be_host) {
             out_ << indent() << "services->device_move(services->ctx, " << to.device << ", b" << step.outputs[0]
-                 << ", b" << step.inputs[0] << ", " << to.bytes() << ");  // on " << device_name(to.device)
+                 << ", " << from << ", " << to.bytes() << ");  // on " << device_name(to.device)
                  << span_note(step.span) << "\n";
             break;
           }
-          out_ << indent() << "std::memcpy(b" << step.outputs[0] << ", b" << step.inputs[0] << ", " << to.bytes()
+          out_ << indent() << "std::memcpy(b" << step.outputs[0] << ", " << from << ", " << to.bytes()
                << ");  // on " << device_name(to.device) << span_note(step.span) << "\n";
           break;
         }

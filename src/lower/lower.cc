@@ -10,6 +10,7 @@
 
 #include "analysis/describe.h"
 #include "ir/functor.h"
+#include "lower/contiguous_slice.h"
 #include "ir/output_names.h"
 #include "op/placement_ops.h"
 #include "op/registry.h"
@@ -366,17 +367,28 @@ class Lowerer {
     return fn;
   }
 
-  // Whether the call only renames its one argument's dense bytes (a
-  // reshape, squeeze or expand_dims, alone or fused alone) on a CPU device,
-  // so a memcpy in the entry does what a compiled kernel would.
-  bool is_host_reshape(const Expr& e, const Function& primitive, const std::vector<int>& inputs) {
-    const CallNode* op_call = primitive ? as<CallNode>(primitive->body) : as<CallNode>(e);
-    if (!op_call || data_movement(*op_call) != DataMovement::kView || inputs.size() != 1) return false;
-    if (primitive && (primitive->params.size() != 1 || op_call->args[0].get() != primitive->params[0].get()))
-      return false;
+  // Where the call's result starts in its one argument's dense bytes, when it
+  // only renames them (a reshape, squeeze or expand_dims) or takes one
+  // contiguous range of them (a strided slice of whole rows), alone or fused
+  // alone, on a CPU device, so that a memcpy in the entry does what a
+  // compiled kernel would; nullopt otherwise.
+  std::optional<uint64_t> host_move_offset(const Expr& e, const Function& primitive, const std::vector<int>& inputs) {
+    if (inputs.size() != 1 || (primitive && primitive->params.size() != 1)) return std::nullopt;
     const TensorTypeNode* out = as_tensor(e->checked_type());
-    return out && config_.devices[size_t(device_index(e))]->kind() == DeviceKind::kCPU &&
-           buffers()[size_t(inputs[0])].type->dtype == out->dtype;
+    const LoweredBuffer& from = buffers()[size_t(inputs[0])];
+    if (!out || config_.devices[size_t(device_index(e))]->kind() != DeviceKind::kCPU || from.type->dtype != out->dtype)
+      return std::nullopt;
+    const CallNode* op_call = primitive ? as<CallNode>(primitive->body) : as<CallNode>(e);
+    // A lone view moves the whole buffer, whatever its layout (apply_layouts checks it).
+    if (op_call && data_movement(*op_call) == DataMovement::kView &&
+        op_call->args[0].get() == (primitive ? primitive->params[0].get() : op_call->args[0].get()))
+      return 0;
+    // A slice reads dense bytes only, and skips zero-sized results (no storage to point into).
+    if (!from.layout.empty() || !e->virtual_device()->layout().empty() || out->nbytes() == 0) return std::nullopt;
+    std::optional<int64_t> offset = primitive ? contiguous_range_offset(primitive->body, primitive->params[0])
+                                              : contiguous_range_offset(e, as<CallNode>(e)->args.at(0));
+    if (!offset) return std::nullopt;
+    return uint64_t(*offset) * uint64_t(dtype_bytes(out->dtype));
   }
 
   // A call of a primitive function, or (`primitive` null) of an operator.
@@ -385,10 +397,12 @@ class Lowerer {
     std::vector<int> inputs;
     for (const Expr& a : call->args)
       for (int b : leaves(location_of(a))) inputs.push_back(b);
-    if (is_host_reshape(e, primitive, inputs)) {
+    if (std::optional<uint64_t> offset = host_move_offset(e, primitive, inputs)) {
+      const std::string what = primitive ? base_name(primitive) : as<OpNode>(call->op)->name;
       int out = add_buffer(LoweredBuffer::Kind::kIntermediate, e, tensor_leaves(e->checked_type()).at(0),
-                           "reshape of " + buffers()[size_t(inputs[0])].label);
+                           what + " of " + buffers()[size_t(inputs[0])].label);
       add_step(LoweredStep::Kind::kMove, -1, inputs, {out}, e->span());
+      program_.steps.back().offset = *offset;
       bind(e.get(), shape_like(e->checked_type(), {out}));
       return;
     }

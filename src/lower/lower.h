@@ -41,7 +41,7 @@ struct LoweredStep {
   enum class Kind : uint8_t {
     kKernel,   // runs kernel call `index` (LoweredProgram::kernel_calls)
     kCopy,     // copies inputs[0] to outputs[0] across devices: copy `index`
-    kMove,     // copies inputs[0] to outputs[0] on one device (if results, repeated outputs)
+    kMove,     // copies inputs[0] (from byte `offset`) to outputs[0] on one device (if results, repeated outputs, slices)
     kIfBegin,  // branches on the bool in inputs[0]; the then-steps follow
     kElse,     // the else-steps follow
     kIfEnd,
@@ -54,6 +54,9 @@ struct LoweredStep {
   // kernels only; the memory planner decides).
   std::vector<int> in_place_candidates;
   Span span;
+  // For moves: where in inputs[0] the bytes copied to outputs[0] start (a
+  // contiguous slice; 0 for a whole buffer).
+  uint64_t offset = 0;
 };
 
 // One call site of a kernel, in manifest "kernels" order.

@@ -84,7 +84,10 @@ void print_step(std::ostringstream& out, const LoweredProgram& program, const Co
       }
       break;
     }
-    case LoweredStep::Kind::kMove: out << "move"; break;
+    case LoweredStep::Kind::kMove:
+      out << "move";
+      if (step.offset != 0) out << " from byte " << step.offset;
+      break;
     case LoweredStep::Kind::kIfBegin: out << "if"; break;
     case LoweredStep::Kind::kElse: out << "else"; break;
     case LoweredStep::Kind::kIfEnd: out << "end if"; break;

@@ -129,6 +129,12 @@ class LoweredVerifier {
     if (step.kind == LoweredStep::Kind::kMove) {
       if (from != to) fail(name + " is a move between devices " + std::to_string(from) + " and " +
                                std::to_string(to) + " (a copy is needed)", step.span);
+      // Laid-out buffers have their padded sizes only after apply_layouts, which checks their moves.
+      const LoweredBuffer &source = buffer(s, step.inputs[0]), &target = buffer(s, step.outputs[0]);
+      uint64_t read = source.bytes(), written = target.bytes();
+      if (source.layout.empty() && target.layout.empty() && (step.offset > read || written > read - step.offset))
+        fail(name + " moves " + std::to_string(written) + " bytes from byte " + std::to_string(step.offset) + " of b" +
+                 std::to_string(step.inputs[0]) + ", which holds " + std::to_string(read), step.span);
       return;
     }
     if (step.index < 0 || size_t(step.index) >= program_.copies.size())

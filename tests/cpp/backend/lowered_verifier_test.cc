@@ -31,6 +31,19 @@ Lowered two_device_mlp() {
   return lowered;
 }
 
+// A one-device module lowered: two contiguous rows of %x, a move at an offset.
+Lowered row_slice() {
+  Lowered lowered;
+  lowered.config = CompilationConfig::parse("cpu:0");
+  PipelineOptions options;
+  options.config = lowered.config;
+  IRModule planned = default_pipeline(options)(parse_module(
+      "def @main(%x: Tensor[(4, 3), float32]) {\n  strided_slice(%x, begin=[1], end=[3])\n}\n", "rows.sy"));
+  check_lowerable(planned, "main");
+  lowered.program = lower_entry(planned, "main", lowered.config);
+  return lowered;
+}
+
 int first_step(const LoweredProgram& program, LoweredStep::Kind kind) {
   for (size_t s = 0; s < program.steps.size(); ++s)
     if (program.steps[s].kind == kind) return int(s);
@@ -104,6 +117,23 @@ TEST(LoweredVerifier, AKernelWhoseArityDiffersFromItsStepIsNamed) {
   p.kernel_sources[size_t(p.kernel_calls[0].source)].inputs.pop_back();
   std::string message = violation(lowered);
   EXPECT_NE(message.find("takes 2 inputs and 1 outputs, the step passes 3 and 1"), std::string::npos) << message;
+}
+
+TEST(LoweredVerifier, AMoveReadingPastItsSourceIsNamed) {
+  Lowered lowered = row_slice();
+  LoweredProgram& p = lowered.program;
+  ASSERT_NO_THROW(verify_lowered_program(p, lowered.config, "lower"));
+  LoweredStep& move = p.steps[size_t(first_step(p, LoweredStep::Kind::kMove))];
+  EXPECT_EQ(move.offset, 12u);  // row 1 of 3 floats
+  move.offset = 28;             // 24 bytes from byte 28 of 48
+  std::string message = violation(lowered);
+  EXPECT_NE(message.find("moves 24 bytes from byte 28 of b0, which holds 48"), std::string::npos) << message;
+}
+
+TEST(LoweredPrinter, ShowsAMoveAtAnOffset) {
+  Lowered lowered = row_slice();
+  std::string text = print_lowered_program(lowered.program, lowered.config);
+  EXPECT_NE(text.find("move from byte 12 (b0) -> (b"), std::string::npos) << text;
 }
 
 TEST(LoweredPrinter, ShowsBuffersStepsAndTheCopy) {
