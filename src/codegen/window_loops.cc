@@ -40,6 +40,10 @@ struct Window {
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   Padding2D pad;
   int64_t tile = 1, tiles = 1;  // columns per tile, tiles per output row
+  // Between a block's accumulator rows: the tile rounded up to 8 columns,
+  // so every row's vectors share the first's alignment (a 28-column stride
+  // left every other row's 8-float vectors split across lines).
+  int64_t row_stride = 1;
 };
 
 Window describe_window(const CallNode& call) {
@@ -63,6 +67,7 @@ Window describe_window(const CallNode& call) {
   }
   w.tile = std::clamp<int64_t>(w.out_w, 1, kColumnTile);
   w.tiles = (w.out_w + w.tile - 1) / w.tile;
+  w.row_stride = (w.tile + 7) / 8 * 8;
   return w;
 }
 
@@ -196,11 +201,11 @@ IndexAt output_at(const Window& w, const ki::Expr& plane) {
 
 // The tile's column j of array `name` (row `block` of it, for channel blocks).
 ki::Expr column_element(const std::string& name, DType dtype, const Window& w, int64_t block = 0) {
-  return ki::element(name, dtype, ki::add(minus(ki::var("ow"), ki::var("first")), block * w.tile));
+  return ki::element(name, dtype, ki::add(minus(ki::var("ow"), ki::var("first")), block * w.row_stride));
 }
 
 ki::Stmt set_column(const std::string& name, const Window& w, const ki::Expr& value, int64_t block = 0) {
-  return ki::assign_element(name, ki::add(minus(ki::var("ow"), ki::var("first")), block * w.tile), value);
+  return ki::assign_element(name, ki::add(minus(ki::var("ow"), ki::var("first")), block * w.row_stride), value);
 }
 
 // The loop over the tile's columns.
@@ -476,7 +481,7 @@ ki::Stmt convolution_loops(const CpuKernel& k) {
   body.push_back(let_index("n", quotient(ki::var("outer"), blocks)));
   body.push_back(let_index("o", ki::mul(remainder(ki::var("outer"), blocks), v.block)));  // the block's first
   body.push_back(let_index("first_channel", ki::mul(quotient(o, group_out), v.group_in)));
-  body.push_back(ki::declare_array("acc", v.dtype, accumulator_precision(v.dtype), v.block * w.tile));
+  body.push_back(ki::declare_array("acc", v.dtype, accumulator_precision(v.dtype), v.block * w.row_stride));
   std::vector<ki::Stmt> clear;
   ki::Expr zero = sums_in_float(v.dtype) ? ki::float_value(v.dtype, 0.0) : sum_start(v.dtype);
   for (int64_t b = 0; b < v.block; ++b) clear.push_back(set_column("acc", w, zero, b));
@@ -489,7 +494,7 @@ ki::Stmt convolution_loops(const CpuKernel& k) {
     body.push_back(loop("c", v.group_in, {row_taps(v)}));
   }
   // Each result through the epilogue.
-  ki::Expr column = ki::add(minus(ki::var("ow"), ki::var("first")), ki::mul(ki::var("b"), w.tile));
+  ki::Expr column = ki::add(minus(ki::var("ow"), ki::var("first")), ki::mul(ki::var("b"), w.row_stride));
   ki::Expr acc = ki::element("acc", v.dtype, column);
   ki::Expr result = sums_in_float(v.dtype) ? acc : finished_sum(v.dtype, ki::in_accumulator(acc));
   std::vector<ki::Stmt> store = {ki::let("result", v.dtype, result)};
