@@ -101,10 +101,11 @@ std::string ExpressionPrinter::expr(const Expr& e) {
       helpers_.insert(CpuHelper::kCheckedIndex);
       return "sy_checked_index(" + expr(e->operands[0]) + ", " + std::to_string(e->int_value) + ", " +
              kFaultsArgument + ")";
-    // The float overload: one rounding, vfmadd where the target has FMA
-    // (-ffp-contract=off fuses nothing else).
+    // One rounding on every target; on the CPU vfmadd where it has FMA
+    // (-ffp-contract=off fuses nothing else), a library call where not.
     case ExprKind::kFusedMultiplyAdd:
-      return "__builtin_fmaf(" + expr(e->operands[0]) + ", " + expr(e->operands[1]) + ", " + expr(e->operands[2]) + ")";
+      return std::string(spelling_.fused_multiply_add) + "(" + expr(e->operands[0]) + ", " + expr(e->operands[1]) +
+             ", " + expr(e->operands[2]) + ")";
   }
   throw std::logic_error("unknown kernel IR expression");
 }
