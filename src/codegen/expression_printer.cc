@@ -22,7 +22,8 @@ bool is_atom(const Expr& e) {
     case ExprKind::kIndex: return e->int_value >= 0;
     case ExprKind::kInt: return true;  // a name or a function-style cast
     case ExprKind::kFloat: return !std::signbit(e->float_value);
-    case ExprKind::kVar: case ExprKind::kLoad: case ExprKind::kCast: case ExprKind::kCheckedIndex: return true;
+    case ExprKind::kVar: case ExprKind::kLoad: case ExprKind::kCast: case ExprKind::kCheckedIndex:
+    case ExprKind::kFusedMultiplyAdd: return true;
     case ExprKind::kBinary: return e->binary == BinaryOp::kMin;
     default: return false;
   }
@@ -100,6 +101,11 @@ std::string ExpressionPrinter::expr(const Expr& e) {
       helpers_.insert(CpuHelper::kCheckedIndex);
       return "sy_checked_index(" + expr(e->operands[0]) + ", " + std::to_string(e->int_value) + ", " +
              kFaultsArgument + ")";
+    // One rounding on every target; on the CPU vfmadd where it has FMA
+    // (-ffp-contract=off fuses nothing else), a library call where not.
+    case ExprKind::kFusedMultiplyAdd:
+      return std::string(spelling_.fused_multiply_add) + "(" + expr(e->operands[0]) + ", " + expr(e->operands[1]) +
+             ", " + expr(e->operands[2]) + ")";
   }
   throw std::logic_error("unknown kernel IR expression");
 }

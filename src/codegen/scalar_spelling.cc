@@ -195,7 +195,7 @@ class Renderer {
 // std::nearbyint and rintf round halves to even in the default rounding mode.
 const ScalarSpelling kCpuScalarSpelling = {"CPU",     "sy_exp",   "sy_log",  "sy_tanh",      "sy_erf", true,
                                            "sy_sqrt", "sy_floor", "sy_ceil", "sy_nearbyint", "sy_pow", "sy_fabs",
-                                           "sy_",     ""};
+                                           "sy_",     "",         nullptr,   "__builtin_fmaf"};
 namespace {
 const ScalarSpelling kCudaDoubleSpelling = {"CUDA", "exp",   "log",  "tanh", "erf", false,
                                             "sqrt", "floor", "ceil", "rint", "pow", "fabs", "", ""};

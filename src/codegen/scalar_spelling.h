@@ -36,6 +36,8 @@ struct ScalarSpelling {
   // The spelling of calls computed in double (Precision::kAccumulator);
   // null where the same names overload on double, as C++'s do.
   const ScalarSpelling* in_double = nullptr;
+  // a * b + c on floats with one rounding (ki::fused_multiply_add).
+  const char* fused_multiply_add = "fmaf";
 };
 
 // The CPU's: vectorisable sy_ helpers and <cmath>.

@@ -5,9 +5,11 @@
 // columns, and each tap adds the input row it reads to them in a simd loop
 // over the columns whose input lies inside the image (contiguous at stride
 // 1), so padding narrows the loop's range instead of testing each element.
-// Each output element still takes its taps in the reference's order
-// (input channel, kh, kw), accumulating as direct_anchor.cc's loops did
-// (accumulator.h): the sums are the interpreter's.
+// Each output element takes its taps in the reference's order (input
+// channel, kh, kw). Pools and non-float32 convolutions accumulate as
+// direct_anchor.cc's loops do (accumulator.h): their sums are the
+// interpreter's. float32 convolutions sum in float with fused
+// multiply-adds, as oneDNN does (docs/operators.md, "Edge cases").
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -38,6 +40,10 @@ struct Window {
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   Padding2D pad;
   int64_t tile = 1, tiles = 1;  // columns per tile, tiles per output row
+  // Between a block's accumulator rows: the tile rounded up to 8 columns,
+  // so every row's vectors share the first's alignment (a 28-column stride
+  // left every other row's 8-float vectors split across lines).
+  int64_t row_stride = 1;
 };
 
 Window describe_window(const CallNode& call) {
@@ -61,6 +67,7 @@ Window describe_window(const CallNode& call) {
   }
   w.tile = std::clamp<int64_t>(w.out_w, 1, kColumnTile);
   w.tiles = (w.out_w + w.tile - 1) / w.tile;
+  w.row_stride = (w.tile + 7) / 8 * 8;
   return w;
 }
 
@@ -194,11 +201,11 @@ IndexAt output_at(const Window& w, const ki::Expr& plane) {
 
 // The tile's column j of array `name` (row `block` of it, for channel blocks).
 ki::Expr column_element(const std::string& name, DType dtype, const Window& w, int64_t block = 0) {
-  return ki::element(name, dtype, ki::add(minus(ki::var("ow"), ki::var("first")), block * w.tile));
+  return ki::element(name, dtype, ki::add(minus(ki::var("ow"), ki::var("first")), block * w.row_stride));
 }
 
 ki::Stmt set_column(const std::string& name, const Window& w, const ki::Expr& value, int64_t block = 0) {
-  return ki::assign_element(name, ki::add(minus(ki::var("ow"), ki::var("first")), block * w.tile), value);
+  return ki::assign_element(name, ki::add(minus(ki::var("ow"), ki::var("first")), block * w.row_stride), value);
 }
 
 // The loop over the tile's columns.
@@ -254,6 +261,28 @@ std::vector<ki::Stmt> weight_lets(const Convolution& v, const Tap& tap) {
   return lets;
 }
 
+// float32 convolutions sum in float with fused multiply-adds, as oneDNN
+// does (docs/operators.md, "Edge cases": sums inside convolutions round
+// their own way); other dtypes sum as the reference does (accumulator.h).
+bool sums_in_float(DType dtype) { return dtype == DType::kFloat32; }
+
+// The precision a convolution's accumulator array is declared in.
+ki::Precision accumulator_precision(DType dtype) {
+  return sums_in_float(dtype) ? ki::Precision::kCompute : ki::Precision::kAccumulator;
+}
+
+// `value` (an accumulator's element, or its start) held as the sum is.
+ki::Expr accumulator(DType dtype, const ki::Expr& value) {
+  return sums_in_float(dtype) ? value : ki::in_accumulator(value);
+}
+
+// sum + x * weight: one rounding in float32, or the reference's widened
+// multiply and add.
+ki::Expr multiply_add(DType dtype, const ki::Expr& x, const ki::Expr& weight, const ki::Expr& sum) {
+  if (sums_in_float(dtype)) return ki::fused_multiply_add(x, weight, sum);
+  return ki::binary(BinaryOp::kAdd, sum, ki::binary(BinaryOp::kMul, widened(dtype, x), widened(dtype, weight)));
+}
+
 // At column ow: each tap's input value, then one statement per channel of
 // the block adding the taps in order to its accumulator. The sums round as
 // one tap at a time would, but each accumulator is read and written once
@@ -268,11 +297,11 @@ std::vector<ki::Stmt> column_update(const Convolution& v, const std::vector<Tap>
     column.push_back(ki::let("x" + std::to_string(i), v.dtype, value));
   }
   for (int64_t b = 0; b < v.block; ++b) {
-    ki::Expr sum = ki::in_accumulator(column_element("acc", v.dtype, w, b));
+    ki::Expr sum = accumulator(v.dtype, column_element("acc", v.dtype, w, b));
     for (size_t i = 0; i < taps.size(); ++i) {
       ki::Expr x = ki::var("x" + std::to_string(i), v.dtype);
       ki::Expr weight = ki::var(taps[i].weights + "_" + std::to_string(b), v.dtype);
-      sum = ki::binary(BinaryOp::kAdd, sum, ki::binary(BinaryOp::kMul, widened(v.dtype, x), widened(v.dtype, weight)));
+      sum = multiply_add(v.dtype, x, weight, sum);
     }
     column.push_back(set_column("acc", w, sum, b));
   }
@@ -452,9 +481,10 @@ ki::Stmt convolution_loops(const CpuKernel& k) {
   body.push_back(let_index("n", quotient(ki::var("outer"), blocks)));
   body.push_back(let_index("o", ki::mul(remainder(ki::var("outer"), blocks), v.block)));  // the block's first
   body.push_back(let_index("first_channel", ki::mul(quotient(o, group_out), v.group_in)));
-  body.push_back(ki::declare_array("acc", v.dtype, ki::Precision::kAccumulator, v.block * w.tile));
+  body.push_back(ki::declare_array("acc", v.dtype, accumulator_precision(v.dtype), v.block * w.row_stride));
   std::vector<ki::Stmt> clear;
-  for (int64_t b = 0; b < v.block; ++b) clear.push_back(set_column("acc", w, sum_start(v.dtype), b));
+  ki::Expr zero = sums_in_float(v.dtype) ? ki::float_value(v.dtype, 0.0) : sum_start(v.dtype);
+  for (int64_t b = 0; b < v.block; ++b) clear.push_back(set_column("acc", w, zero, b));
   body.push_back(over_columns(std::move(clear)));
   if (w.kernel_h == 1 && w.kernel_w == 1) {
     body.push_back(pointwise_taps(v));
@@ -464,9 +494,10 @@ ki::Stmt convolution_loops(const CpuKernel& k) {
     body.push_back(loop("c", v.group_in, {row_taps(v)}));
   }
   // Each result through the epilogue.
-  ki::Expr column = ki::add(minus(ki::var("ow"), ki::var("first")), ki::mul(ki::var("b"), w.tile));
+  ki::Expr column = ki::add(minus(ki::var("ow"), ki::var("first")), ki::mul(ki::var("b"), w.row_stride));
   ki::Expr acc = ki::element("acc", v.dtype, column);
-  std::vector<ki::Stmt> store = {ki::let("result", v.dtype, finished_sum(v.dtype, ki::in_accumulator(acc)))};
+  ki::Expr result = sums_in_float(v.dtype) ? acc : finished_sum(v.dtype, ki::in_accumulator(acc));
+  std::vector<ki::Stmt> store = {ki::let("result", v.dtype, result)};
   int counter = 0;
   k.lower_store_result(store, counter, ki::var("result", v.dtype),
                        output_at(w, ki::add(ki::mul(n, out_channels), ki::add(o, ki::var("b")))));

@@ -97,6 +97,14 @@ Expr checked_index(Expr index, int64_t extent) {
       {.kind = ExprKind::kCheckedIndex, .dtype = DType::kInt64, .int_value = extent, .operands = {std::move(index)}});
 }
 
+Expr fused_multiply_add(Expr a, Expr b, Expr c) {
+  for (const Expr* e : {&a, &b, &c})
+    if ((*e)->dtype != DType::kFloat32 || (*e)->precision != Precision::kCompute)
+      throw std::logic_error("a fused multiply-add takes float32 operands in the compute type");
+  return make({.kind = ExprKind::kFusedMultiplyAdd, .dtype = DType::kFloat32,
+               .operands = {std::move(a), std::move(b), std::move(c)}});
+}
+
 Expr in_accumulator(const Expr& e) {
   if (e->kind == ExprKind::kCall) throw std::logic_error("a call's precision is stated when it is built");
   ExprNode node = *e;

@@ -31,6 +31,7 @@ enum class ExprKind : uint8_t {
             // operator's rule)
   kCall,    // the element-wise operator `call` applied to the operands
   kCheckedIndex,  // index operands[0] into an axis of `int_value`: outside it, a fault and 0
+  kFusedMultiplyAdd,  // operands a * b + c rounded once, in the compute type
 };
 
 // Index or accumulator arithmetic (kMin: the smaller), comparisons and the
@@ -81,6 +82,10 @@ Expr call(ScalarCall op, std::vector<Expr> args, Precision precision = Precision
 // `index` when it lies in [0, extent); otherwise the kernel reports an
 // index fault to the runtime (the run fails) and the index reads as 0.
 Expr checked_index(Expr index, int64_t extent);
+// a * b + c with one rounding, on float32 compute-typed operands: a
+// generated convolution's float sums (docs/operators.md, "Edge cases").
+// Correct on every CPU; vectorised where the target has FMA instructions.
+Expr fused_multiply_add(Expr a, Expr b, Expr c);
 // `e` held in its dtype's accumulator type: a variable or array element
 // declared so, an immediate or cast of that type, arithmetic on them. Not a
 // call, whose precision is checked when it is built.

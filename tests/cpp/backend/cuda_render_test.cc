@@ -172,6 +172,18 @@ TEST(CudaRender, ACallInDoubleIsSpelledInDouble) {
             "sqrtf(v)");
 }
 
+// A generated float32 convolution's fused multiply-add is CUDA's fmaf (one
+// rounding), the CPU's __builtin_fmaf; a float16 or double operand is refused.
+TEST(CudaRender, AFusedMultiplyAddIsSpelledForEachTarget) {
+  ki::Expr x = ki::var("x", DType::kFloat32), w = ki::var("w", DType::kFloat32), acc = ki::var("acc", DType::kFloat32);
+  std::set<CpuHelper> helpers;
+  EXPECT_EQ(render_kernel_expr(ki::fused_multiply_add(x, w, acc), kCudaScalarSpelling, helpers), "fmaf(x, w, acc)");
+  EXPECT_EQ(render_kernel_expr(ki::fused_multiply_add(x, w, acc), kCpuScalarSpelling, helpers),
+            "__builtin_fmaf(x, w, acc)");
+  EXPECT_THROW(ki::fused_multiply_add(ki::var("h", DType::kFloat16), w, acc), std::logic_error);
+  EXPECT_THROW(ki::fused_multiply_add(x, w, ki::in_accumulator(acc)), std::logic_error);
+}
+
 // An anchor cuBLASLt runs is its primitive (the bias fused), and the
 // epilogue it does not fuse (tanh) is loops after it; the entry queues the
 // primitive first.

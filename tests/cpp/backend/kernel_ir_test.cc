@@ -505,13 +505,13 @@ TEST(KernelIr, PlainLoopAnchorsAreBuiltAsKernelIr) {
   std::vector<const ki::StmtNode*> declares = find_stmts(conv.kernel_ir->body, ki::StmtKind::kDeclare);
   ASSERT_EQ(declares.size(), 1u);
   EXPECT_EQ(declares[0]->precision, ki::Precision::kAccumulator);
-  // A row of accumulators; the padding cuts each tap's column range, and
+  // A row of accumulators (6 columns, rows 8 apart); the padding cuts each tap's column range, and
   // the middle columns add a window row's taps in order in one statement.
-  expect_code_holds(conv.code, {"uint64_t acc[6];", "if (0 <= ih && ih < 6) {", "#pragma omp simd",
+  expect_code_holds(conv.code, {"uint64_t acc[8];", "if (0 <= ih && ih < 6) {", "#pragma omp simd",
                                 "for (int64_t ow = 1; ow < 5; ++ow) {",
                                 "acc[ow - first] = acc[ow - first] + uint64_t(x0) * uint64_t(w0_0) + uint64_t(x1) * "
                                 "uint64_t(w1_0) + uint64_t(x2) * uint64_t(w2_0);",
-                                "const int32_t result = int32_t(int64_t(acc[ow - first + b * 6]));"});
+                                "const int32_t result = int32_t(int64_t(acc[ow - first + b * 8]));"});
   KernelSource dense = same_kernel_ir_at_two_places(
       "def @main(%x: Tensor[(3, 8), float16], %w: Tensor[(4, 8), float16]) {\n  nn.dense(%x, %w)\n}\n");
   expect_code_holds(dense.code, {"double acc = 0.0;", "acc += double(sy_half_to_float(in0_x[a_base + kk])) * "});

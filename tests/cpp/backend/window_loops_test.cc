@@ -4,9 +4,10 @@
 // neither 8 nor 16 included), strides, dilations, asymmetric padding, odd
 // sizes, rows wider than one column tile, windows wider than the image, and
 // the pools with and without ceil_mode and padding counted, each compiled
-// and compared with the interpreter: equal to the last bit, since each
-// output takes its taps in the reference's order and precision (a global
-// pool's simd lanes reassociate its double sum: within 1e-7). They take
+// and compared with the interpreter. Pools are equal to the last bit, since
+// each output takes its taps in the reference's order and precision (a
+// global pool's simd lanes reassociate its double sum: within 1e-7);
+// convolutions sum in float32 with fused multiply-adds (within 1e-4). They take
 // NCHW data and OIHW weights only: PlanLayouts plans other layouts only for
 // library primitives (target_libraries_test.cc builds whole programs on
 // "cpu -libs=none").
@@ -23,6 +24,18 @@ KernelCase loops(std::string name, std::string params, std::string body, double 
   return {std::move(name), "def @main(" + params + ") {\n" + body + "\n}\n", -2, 2, -3, 5, tolerance, {}, true};
 }
 
+// float32 convolutions sum in float with fused multiply-adds, in their own
+// order, as oneDNN does (docs/operators.md, "Edge cases"): their sums of up
+// to 45 terms of magnitude up to 4 round differently from the
+// interpreter's double sums, by a few float32 ulps of the terms, far
+// inside 1e-4 relative plus absolute. A wrong tap or weight is off by a
+// whole term.
+constexpr double kFloatSums = 1e-4;
+
+KernelCase convolution(std::string name, std::string params, std::string body) {
+  return loops(std::move(name), std::move(params), std::move(body), kFloatSums);
+}
+
 std::string image(int64_t batch, int64_t channels, int64_t height, int64_t width) {
   return "%x: Tensor[(" + std::to_string(batch) + ", " + std::to_string(channels) + ", " + std::to_string(height) +
          ", " + std::to_string(width) + "), float32]";
@@ -36,48 +49,48 @@ std::string weight(int64_t out, int64_t in, int64_t kh, int64_t kw) {
 std::vector<KernelCase> convolution_cases() {
   return {
       // Blocks of 8 output channels; odd height and width.
-      loops("dense_3x3_block8", image(1, 5, 9, 11) + ", " + weight(16, 5, 3, 3), "  nn.conv2d(%x, %w, padding=[1, 1])"),
+      convolution("dense_3x3_block8", image(1, 5, 9, 11) + ", " + weight(16, 5, 3, 3), "  nn.conv2d(%x, %w, padding=[1, 1])"),
       // Blocks of 4, 2 and 1 (12, 6 and 5 output channels).
-      loops("pointwise_block4", image(2, 7, 5, 3) + ", " + weight(12, 7, 1, 1), "  nn.conv2d(%x, %w)"),
-      loops("block2_strided", image(1, 3, 10, 7) + ", " + weight(6, 3, 3, 3),
+      convolution("pointwise_block4", image(2, 7, 5, 3) + ", " + weight(12, 7, 1, 1), "  nn.conv2d(%x, %w)"),
+      convolution("block2_strided", image(1, 3, 10, 7) + ", " + weight(6, 3, 3, 3),
             "  nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1])"),
-      loops("block1_asymmetric", image(1, 3, 8, 9) + ", " + weight(5, 3, 3, 2),
+      convolution("block1_asymmetric", image(1, 3, 8, 9) + ", " + weight(5, 3, 3, 2),
             "  nn.conv2d(%x, %w, padding=[2, 0, 1, 3])"),
       // Depthwise (one channel a group, 7 and 9 groups), stride 1 and 2.
-      loops("depthwise_7", image(1, 7, 11, 9) + ", " + weight(7, 1, 3, 3),
+      convolution("depthwise_7", image(1, 7, 11, 9) + ", " + weight(7, 1, 3, 3),
             "  nn.conv2d(%x, %w, padding=[1, 1], groups=7)"),
-      loops("depthwise_9_stride2", image(2, 9, 12, 13) + ", " + weight(9, 1, 3, 3),
+      convolution("depthwise_9_stride2", image(2, 9, 12, 13) + ", " + weight(9, 1, 3, 3),
             "  nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], groups=9)"),
       // Depthwise with a channel multiplier of 3 and 2.
-      loops("depthwise_multiplier3", image(1, 5, 7, 7) + ", " + weight(15, 1, 3, 3),
+      convolution("depthwise_multiplier3", image(1, 5, 7, 7) + ", " + weight(15, 1, 3, 3),
             "  nn.conv2d(%x, %w, padding=[1, 1], groups=5)"),
-      loops("depthwise_multiplier2", image(1, 3, 6, 5) + ", " + weight(6, 1, 5, 5),
+      convolution("depthwise_multiplier2", image(1, 3, 6, 5) + ", " + weight(6, 1, 5, 5),
             "  nn.conv2d(%x, %w, padding=[2, 2], groups=3)"),
       // Groups that divide neither 8 nor 16: 3 groups of 4 -> 4, 5 groups of 2 -> 3, 6 groups of 3 -> 2.
-      loops("grouped_3", image(1, 12, 7, 9) + ", " + weight(12, 4, 3, 3),
+      convolution("grouped_3", image(1, 12, 7, 9) + ", " + weight(12, 4, 3, 3),
             "  nn.conv2d(%x, %w, padding=[1, 1], groups=3)"),
-      loops("grouped_5", image(1, 10, 9, 5) + ", " + weight(15, 2, 3, 3),
+      convolution("grouped_5", image(1, 10, 9, 5) + ", " + weight(15, 2, 3, 3),
             "  nn.conv2d(%x, %w, padding=[1, 1], groups=5)"),
-      loops("grouped_6_block2", image(2, 18, 5, 5) + ", " + weight(12, 3, 3, 3),
+      convolution("grouped_6_block2", image(2, 18, 5, 5) + ", " + weight(12, 3, 3, 3),
             "  nn.conv2d(%x, %w, strides=[2, 1], padding=[0, 1], groups=6)"),
       // Dilation, alone and with stride 2.
-      loops("dilated_2", image(1, 4, 13, 11) + ", " + weight(8, 4, 3, 3),
+      convolution("dilated_2", image(1, 4, 13, 11) + ", " + weight(8, 4, 3, 3),
             "  nn.conv2d(%x, %w, padding=[2, 2], dilation=[2, 2])"),
-      loops("dilated_strided", image(1, 3, 15, 14) + ", " + weight(4, 3, 3, 3),
+      convolution("dilated_strided", image(1, 3, 15, 14) + ", " + weight(4, 3, 3, 3),
             "  nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 2], dilation=[3, 2])"),
       // A window wider than the image: every tap of some columns is padding.
-      loops("window_wider_than_image", image(1, 2, 3, 2) + ", " + weight(3, 2, 5, 5),
+      convolution("window_wider_than_image", image(1, 2, 3, 2) + ", " + weight(3, 2, 5, 5),
             "  nn.conv2d(%x, %w, padding=[2, 2])"),
       // Rows of 261 columns: three column tiles, the last of 5.
-      loops("wide_rows_tiled", image(1, 3, 2, 263) + ", " + weight(8, 3, 1, 3), "  nn.conv2d(%x, %w)"),
-      loops("wide_rows_strided", image(1, 2, 3, 530) + ", " + weight(2, 2, 3, 3),
+      convolution("wide_rows_tiled", image(1, 3, 2, 263) + ", " + weight(8, 3, 1, 3), "  nn.conv2d(%x, %w)"),
+      convolution("wide_rows_strided", image(1, 2, 3, 530) + ", " + weight(2, 2, 3, 3),
             "  nn.conv2d(%x, %w, strides=[1, 2], padding=[1, 1])"),
       // An epilogue stored with each result.
-      loops("bias_relu_epilogue",
+      convolution("bias_relu_epilogue",
             image(1, 6, 7, 7) + ", " + weight(6, 3, 3, 3) + ", %b: Tensor[(6), float32]",
             "  %0 = nn.conv2d(%x, %w, padding=[1, 1], groups=2);\n  %1 = nn.bias_add(%0, %b);\n  nn.relu(%1)"),
       // ConvTranspose's form: zeros between the pixels (a kernel before), a 4x4 window.
-      loops("transposed_form", image(1, 4, 9, 9) + ", " + weight(3, 4, 4, 4), "  nn.conv2d(%x, %w, padding=[2, 2])"),
+      convolution("transposed_form", image(1, 4, 9, 9) + ", " + weight(3, 4, 4, 4), "  nn.conv2d(%x, %w, padding=[2, 2])"),
   };
 }
 
@@ -118,6 +131,21 @@ TEST(WindowLoops, PoolsMatchTheInterpreter) {
     EXPECT_FALSE(p.source.primitive) << p.spec.name << " runs a library primitive";
     expect_matches_interpreter(batch, p, two);
   }
+}
+
+// A float32 convolution's accumulators are floats stepped by fused
+// multiply-adds (one rounding each, vfmadd where the CPU has it); a float16
+// one still sums in double, as the reference does.
+TEST(WindowLoops, Float32ConvolutionsSumInFloatWithFusedMultiplyAdds) {
+  const std::string body = "  nn.conv2d(%x, %w, padding=[1, 1])";
+  PreparedCase f32 = prepare_case(convolution("float32_sums", image(1, 3, 5, 6) + ", " + weight(4, 3, 3, 3), body));
+  EXPECT_NE(f32.source.code.find("float acc[32];"), std::string::npos) << f32.source.code;
+  EXPECT_NE(f32.source.code.find("__builtin_fmaf(x0, w0_0, acc[ow - first])"), std::string::npos) << f32.source.code;
+  EXPECT_EQ(f32.source.code.find("double(x0)"), std::string::npos) << f32.source.code;
+  const std::string half_params = "%x: Tensor[(1, 3, 5, 6), float16], %w: Tensor[(4, 3, 3, 3), float16]";
+  PreparedCase f16 = prepare_case(loops("float16_sums", half_params, body));
+  EXPECT_NE(f16.source.code.find("double acc[32];"), std::string::npos) << f16.source.code;
+  EXPECT_EQ(f16.source.code.find("fma"), std::string::npos) << f16.source.code;
 }
 
 // A max pool's NaN wins wherever it lies in a window, as in max.
