@@ -214,18 +214,26 @@ struct DnnlPrimitive::Impl {
     make_operation(src_layout, dst_layout);
     // oneDNN's jit pools and grouped convolutions read and write one layout:
     // given a dense source and a laid-out destination it runs them with its
-    // reference loops (a max pool of SqueezeNet 48 ms against 0.3). Such a
-    // primitive reads the destination's layout, its source reordered to it,
-    // or else writes a dense result then reordered to the destination.
-    if (dnnl_is_reference_implementation(implementation) && spec.kind != PrimitiveKind::kMatmul &&
-        depthwise < 0 && spec.src.format.empty()) {
+    // reference loops (a max pool of SqueezeNet 48 ms against 0.3), and in
+    // channel blocks it has no jit convolution dilated past the image (the
+    // ASPP of DeepLabV3: 2 s against 2 ms in channels last). Such a
+    // primitive reads the destination's layout (its source reordered to it),
+    // or computes in channels last between reorders, or writes a dense
+    // result then reordered to the destination: the first that oneDNN has
+    // jit loops for.
+    if (dnnl_is_reference_implementation(implementation) && spec.kind != PrimitiveKind::kMatmul && depthwise < 0) {
       std::vector<std::pair<memory::desc, memory::desc>> alternatives;
-      if (!spec.dst.format.empty())
+      if (spec.src.format.empty() && !spec.dst.format.empty())
         alternatives.emplace_back(memory::desc(spec.src.dims, kF32, format_named(spec.dst.format)), dst_layout);
-      // A dense 1x1 image is channels last too, which oneDNN may take it
-      // for (a global pool's result): then the source goes channels last.
-      if (spec.src.dims.size() == 4) alternatives.emplace_back(memory::desc(spec.src.dims, kF32, Tag::nhwc), dst_layout);
-      alternatives.emplace_back(src, memory::desc(spec.dst.dims, kF32, dense_strides(spec.dst.dims)));
+      if (spec.src.dims.size() == 4) {
+        // A dense 1x1 image is channels last too, which oneDNN may take it
+        // for (a global pool's result).
+        alternatives.emplace_back(memory::desc(spec.src.dims, kF32, Tag::nhwc), dst_layout);
+        alternatives.emplace_back(memory::desc(spec.src.dims, kF32, Tag::nhwc),
+                                  memory::desc(spec.dst.dims, kF32, Tag::nhwc));
+      }
+      if (spec.src.format.empty())
+        alternatives.emplace_back(src, memory::desc(spec.dst.dims, kF32, dense_strides(spec.dst.dims)));
       bool found = false;
       for (const auto& [source, destination] : alternatives) {
         make_operation(source, destination);
