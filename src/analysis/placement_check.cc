@@ -1,6 +1,7 @@
 // Placement invariant checking over a planned module.
 #include "analysis/placement_check.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -83,6 +84,16 @@ class PlacementChecker : public ExprVisitor {
     }
   }
 
+  // Whether `arg` is a fused kernel's parameter, or a tuple of them (a
+  // channel concatenation's parts, read in the kernel's layout).
+  bool reads_kernel_parameters(const Expr& arg) const {
+    if (kernel_parameters_.count(arg.get())) return true;
+    const TupleNode* tuple = as<TupleNode>(arg);
+    return tuple && !tuple->fields.empty() &&
+           std::all_of(tuple->fields.begin(), tuple->fields.end(),
+                       [&](const Expr& field) { return kernel_parameters_.count(field.get()) > 0; });
+  }
+
   void visit_var(const Var& v) override {
     check_fully_placed(v);
   }
@@ -110,7 +121,7 @@ class PlacementChecker : public ExprVisitor {
       }
       for (size_t i = 0; i < c->args.size(); ++i)
         expect_on(c->args[i], c->virtual_device(), c, "argument " + std::to_string(i) + " of '" + op->name + "'",
-                  kernel_parameters_.count(c->args[i].get()) ? Layouts::kIgnored : Layouts::kCompared);
+                  reads_kernel_parameters(c->args[i]) ? Layouts::kIgnored : Layouts::kCompared);
       return;
     }
     // A call of a function value: arguments where its parameters live.

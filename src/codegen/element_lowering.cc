@@ -284,7 +284,11 @@ void ElementLowering::evaluate_concatenation_part(const CallNode* call, size_t a
     return shift ? unshift(e, shift) : ki::add(e, -constant);
   };
   IndexAt at;
-  if (contiguous && index.offset && !index.has_coords) {
+  if (start.offset) {
+    std::vector<ki::Expr> coords = coordinates_of(index, out_shape, &divided_);
+    coords[axis] = back(coords[axis], start.begin, part_begin);
+    at = IndexAt::at(start.offset, std::move(coords));
+  } else if (contiguous && index.offset && !index.has_coords) {
     at = IndexAt::at_offset(back(index.offset, start.base, part_begin * axis_stride));
   } else {
     std::vector<ki::Expr> coords = coordinates_of(index, out_shape, &divided_);

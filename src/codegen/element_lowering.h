@@ -36,8 +36,10 @@ class ElementLowering {
   // Where a concatenation's part starts: along its axis (`begin`) and, as
   // the part is one contiguous run of the result, at which offset (`base`).
   // Null: at the constant the operand shapes give.
+  // `offset`, when set, is the part's own element (its layout may differ
+  // from the result's) and overrides `base`.
   struct PartStart {
-    kernel_ir::Expr begin, base;
+    kernel_ir::Expr begin, base, offset;
   };
   // Every element this lowering computes lies in part `part` of the
   // concatenation `concatenate` (which then reads that part alone, with no

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "codegen/channel_concatenation.h"
 #include "codegen/element_lowering.h"
 #include "codegen/group_kernel.h"
 #include "ir/functor.h"
@@ -337,6 +338,11 @@ ki::Kernel lower_elementwise_kernel(const CpuKernel& k) {
     lower_split(k, builder);
     return kernel;
   }
+  if (!k.layout.empty())
+    if (std::optional<ChannelConcatenation> concatenation = channel_concatenation(*k.function.get())) {
+      lower_channel_concatenation(k, *concatenation, kernel);
+      return kernel;
+    }
   if (const CallNode* concat = concatenation_by_parts(k)) {
     lower_concatenation_by_parts(k, *concat, builder);
     return kernel;

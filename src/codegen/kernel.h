@@ -43,6 +43,9 @@ struct KernelSource {
   // The layout its loops read and write the tensors of its result's shape
   // in ("nhwc"; "" is dense row-major), for an element-wise kernel.
   std::string layout;
+  // The inputs of other shapes it reads in that layout: a channel
+  // concatenation's parts (codegen/channel_concatenation.h).
+  std::vector<int> laid_out_parts;
   Span span;                        // the fused span of the function's nodes
   std::string target;               // the target it was generated for ("cpu", ...)
   // The oneDNN primitive the kernel runs through services->run_primitive.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "codegen/channel_concatenation.h"
 #include "codegen/group_kernel.h"
 #include "codegen/kernel.h"
 #include "ir/functor.h"
@@ -224,6 +225,9 @@ KernelSource lower_kernel_source(const Function& primitive, const std::string& n
   std::optional<kernel_ir::Kernel> lowered = lower_to_kernel_ir(k);
   source.primitive = k.primitive;
   source.layout = k.layout;
+  if (!k.layout.empty())
+    if (std::optional<ChannelConcatenation> concatenation = channel_concatenation(*k.function.get()))
+      source.laid_out_parts = concatenation->part_params;
   if (!lowered) return source;  // no code: the entry function runs the primitive
   kernel_ir::Kernel kernel = std::move(*lowered);
   kernel.comment = operator_chain(k.function);

@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "codegen/channel_concatenation.h"
 #include "codegen/kernel.h"
 #include "ir/functor.h"
 #include "ir/layout.h"
@@ -297,6 +298,8 @@ class LayoutPlanner {
         window_of_.emplace(call, std::move(*window));
       else if (std::optional<std::vector<int>> activations = elementwise_activations(*callee))
         elementwise_of_.emplace(call, std::move(*activations));
+      else if (std::optional<ChannelConcatenation> concatenation = channel_concatenation(*callee))
+        elementwise_of_.emplace(call, std::move(concatenation->part_params));
     }
   }
 
@@ -436,9 +439,13 @@ class LayoutPlanner {
     for (const auto& [node, activations] : elementwise_of_) {
       const CallNode* call = static_cast<const CallNode*>(node);
       if (demoted_.count(call) || !set.count(call)) continue;
+      // A channel concatenation's parts too: each writes whole blocks of the result.
       int64_t channels = as_tensor(call->checked_type())->shape[1];
       int b = Layout::of(format.at(set.at(call))).channel_block;
-      if (b == 0 || channels % b == 0) continue;
+      bool whole_blocks = b == 0 || channels % b == 0;
+      for (int input : activations)
+        whole_blocks = whole_blocks && (b == 0 || as_tensor(call->args.at(size_t(input))->checked_type())->shape[1] % b == 0);
+      if (whole_blocks) continue;
       demoted_.insert(call);
       demoted_because_[call] = "it is computed by " + reader_name(Expr(call)) +
                                ", an element-wise kernel, whose loops read and write channels last or channel "
@@ -529,8 +536,8 @@ class LayoutPlanner {
   std::vector<std::pair<const CallNode*, const LayoutRule*>> pins_;  // in rule order
   std::unordered_map<const ExprNode*, const ExprNode*> bound_;  // let variable -> value, let -> body
   std::unordered_map<const ExprNode*, WindowPrimitive> window_of_;
-  // Element-wise kernels, by the parameters they read element for element,
-  // and those demoted to dense.
+  // Element-wise kernels, by the parameters they read element for element
+  // (a channel concatenation: its parts), and those demoted to dense.
   std::unordered_map<const ExprNode*, std::vector<int>> elementwise_of_;
   std::unordered_set<const ExprNode*> demoted_;
   std::unordered_map<const ExprNode*, std::string> demoted_because_;  // for a refused pin, where not dense_because_

@@ -359,6 +359,31 @@ class Graph:
                       dilation=[dilation, dilation], padding=pads, groups=groups)
         return y, 1
 
+    def same_size_conv(self, x, out, k):
+        """A k x k convolution to `out` channels keeping x's image size."""
+        n, c, h, w = x.shape
+        weights = self.constant((out, c, k, k), 0.3)
+        y = self.call(sy.op.nn.conv2d, [x, weights], shape=(n, out, h, w), exact=False,
+                      scale=x.scale * weights.scale * c * k * k, amplify=weights.scale * c * k * k, sums=True,
+                      padding=[k // 2] * 4)
+        return self.call(sy.op.nn.relu, [y]) if self.chance(0.7) else y
+
+    def branches(self, x):
+        """Two to four convolutions of x joined along the channels, sometimes
+        with DenseNet's per-channel scale and ReLU after: the parts' layout
+        decides the joined value's."""
+        parts = [x] if self.chance(0.3) else []
+        for _ in range(self.rng.randint(2, 5) - len(parts)):
+            parts.append(self.same_size_conv(x, self.pick([8, 13, 16, 32]), self.pick([1, 3])))
+        shape = (x.shape[0], sum(p.shape[1] for p in parts)) + x.shape[2:]
+        expr = sy.op.concatenate(sy.ir.Tuple([p.expr for p in parts]), axis=1)
+        y = Value(expr, shape, exact=all(p.exact for p in parts), special=any(p.special for p in parts),
+                  scale=max(p.scale for p in parts), floor=max(p.floor for p in parts))
+        if self.chance(0.5):
+            scale = self.constant((shape[1], 1, 1), 1.0)
+            y = self.call(sy.op.nn.relu, [self.call(sy.op.multiply, [y, scale], amplify=1.0)])
+        return y
+
     def product(self, x_shape_hint):
         o = sy.op
         kind = self.pick(["dense", "matmul", "matmul3", "batch_matmul"])
@@ -466,8 +491,11 @@ class Graph:
             y, channel_axis = getattr(self, {"conv": "conv", "pool": "pool", "normalisation": "normalisation"}[family])(x)
         y, channel_axis = self.epilogue(y, channel_axis, self.rng.randint(1, 6))
         # A second convolution reading the first one's epilogue, sometimes with
-        # a residual: the ResNet block's pair of primitives.
+        # a residual: the ResNet block's pair of primitives; or two branches
+        # joined along the channels before it (Inception's, DenseNet's).
         if family == "conv" and len(y.shape) == 4 and not y.special and y.scale < BIG and self.chance(0.3):
+            if channel_axis == 1 and self.chance(0.5):
+                y = self.branches(y)
             y, channel_axis = self.conv(y)
             y, channel_axis = self.epilogue(y, channel_axis, self.rng.randint(1, 4))
         self.outputs.append(y)

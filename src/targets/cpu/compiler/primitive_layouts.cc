@@ -1,5 +1,6 @@
 // apply_layouts: the layouts PlanLayouts gave IR values, onto the buffers
 // and window primitives of the lowered program, checked.
+#include <algorithm>
 #include <exception>
 #include <string>
 
@@ -70,6 +71,14 @@ const std::string& loop_layout(const LoweredProgram& program, const LoweredStep&
   return program.kernel_sources[size_t(program.kernel_calls[size_t(step.index)].source)].layout;
 }
 
+// The inputs of other shapes than its result's that a laid-out kernel reads
+// in its layout (a channel concatenation's parts).
+const std::vector<int>& laid_out_parts(const LoweredProgram& program, const LoweredStep& step) {
+  static const std::vector<int> none;
+  if (step.kind != LoweredStep::Kind::kKernel) return none;
+  return program.kernel_sources[size_t(program.kernel_calls[size_t(step.index)].source)].laid_out_parts;
+}
+
 // Every laid-out buffer is an intermediate 4-d float32 tensor written once,
 // by a window primitive or an element-wise kernel generated for its layout,
 // and read as a window primitive's source or residual or by such element-wise
@@ -82,18 +91,22 @@ void check_layouts(const LoweredProgram& program) {
     const std::string& layout = loop_layout(program, step);
     const TensorTypeNode* result =
         step.outputs.empty() ? nullptr : program.buffers[size_t(step.outputs[0])].type.get();
-    // Whether the laid-out kernel reads or writes `buffer` element for element.
-    auto in_layout = [&](const LoweredBuffer& buffer) {
-      return !layout.empty() && result && buffer.type->shape == result->shape;
+    const std::vector<int>& parts = laid_out_parts(program, step);
+    // Whether the laid-out kernel reads or writes `buffer` (its input
+    // `input`, or an output: -1) in its layout.
+    auto in_layout = [&](const LoweredBuffer& buffer, int input = -1) {
+      return !layout.empty() && result &&
+             (buffer.type->shape == result->shape || std::find(parts.begin(), parts.end(), input) != parts.end());
     };
-    for (int b : step.inputs) {
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      int b = step.inputs[i];
       const LoweredBuffer& buffer = program.buffers[size_t(b)];
-      if (in_layout(buffer) && buffer.layout != layout)
+      if (in_layout(buffer, int(i)) && buffer.layout != layout)
         throw Error(ErrorKind::kBackend,
                     "value " + buffer.label + " is laid out as " + (buffer.layout.empty() ? "dense row-major" : buffer.layout) +
                         ", but " + step_name(program, step) + " reads it as " + layout,
                     buffer.span);
-      if (!buffer.layout.empty() && !in_layout(buffer) && (!spec || !reads_only_as_activation(step, *spec, b)))
+      if (!buffer.layout.empty() && !in_layout(buffer, int(i)) && (!spec || !reads_only_as_activation(step, *spec, b)))
         refuse(buffer, step_name(program, step) + " reads it as dense row-major");
     }
     for (size_t o = 0; o < step.outputs.size(); ++o) {

@@ -1,0 +1,129 @@
+// A concatenation of images along their channels between oneDNN primitives
+// (SqueezeNet's Fire, GoogLeNet's Inception, DenseNet's dense layers) keeps
+// the primitives' layout: its parts and result stay channels last or in
+// channel blocks, each part copied into its channels, so no conversion to
+// dense and back surrounds it; and it computes what the interpreter does.
+#include <gtest/gtest.h>
+
+#include "aot_test_util.h"
+#include "ir/functor.h"
+#include "layout/plan_layouts.h"
+#include "lower/lower.h"
+#include "pipeline/pass_table.h"
+#include "text/parser.h"
+#include "text/printer.h"
+#include "transform/instruments.h"
+
+namespace switchyard::testing {
+namespace {
+
+// conv0 (16 channels) -> two branches of `a` and `b` channels -> their
+// concatenation (with DenseNet's per-channel scale and ReLU when `scaled`,
+// or an input of the result's shape added when `residual`) -> conv3 ->
+// softmax (a loop). A batch of two images.
+std::string branches(int a, int b, bool scaled = false, bool residual = false) {
+  std::string A = std::to_string(a), B = std::to_string(b), C = std::to_string(a + b);
+  std::string joined = "concatenate((%1, %2), axis=1)";
+  if (scaled) joined = "nn.relu(multiply(" + joined + ", %s))";
+  if (residual) joined = "add(" + joined + ", %r)";
+  return "def @main(%x: Tensor[(2, 3, 8, 8), float32], %w0: Tensor[(16, 3, 3, 3), float32],\n"
+         "          %wa: Tensor[(" + A + ", 16, 1, 1), float32], %wb: Tensor[(" + B + ", 16, 3, 3), float32],\n"
+         "          %r: Tensor[(2, " + C + ", 8, 8), float32], %s: Tensor[(" + C + ", 1, 1), float32],\n"
+         "          %w3: Tensor[(16, " + C + ", 3, 3), float32]) -> Tensor[(2, 16, 8, 8), float32] {\n"
+         "  %0 = nn.relu(nn.conv2d(%x, %w0, padding=[1, 1]));\n"
+         "  %1 = nn.relu(nn.conv2d(%0, %wa));\n"
+         "  %2 = nn.relu(nn.conv2d(%0, %wb, padding=[1, 1]));\n"
+         "  %3 = " + joined + ";\n"
+         "  nn.softmax(nn.conv2d(%3, %w3, padding=[1, 1]), axis=1)\n"
+         "}\n";
+}
+
+std::vector<LayoutRule> rules_of(const std::vector<std::string>& pins) {
+  std::vector<LayoutRule> rules;
+  for (const std::string& pin : pins) rules.push_back(parse_layout_rule(pin));
+  return rules;
+}
+
+// The default pipeline and PlanLayouts (channels last preferred), checked
+// after every pass, lowered with the layouts applied.
+LoweredProgram planned_program(const std::string& text, const std::vector<std::string>& pins = {}) {
+  IRModule mod = parse_module(text, "branches.sy");
+  PassContext context;
+  context.instruments.push_back(std::make_shared<InvariantChecker>());
+  PassContext::Scope scope(context);
+  IRModule planned = default_pipeline({CompilationConfig::parse("cpu:0"), {}})(mod, context);
+  planned = PlanLayouts(16, true, rules_of(pins))(planned, context);
+  LoweredProgram program = lower_entry(planned, "main", CompilationConfig::parse("cpu:0"));
+  generate_kernels(program, CompilationConfig::parse("cpu:0"));
+  apply_layouts(program);
+  return program;
+}
+
+// The layout of the kernel that concatenates (its generated loops'), and
+// whether its code copies parts in that layout.
+struct Concatenation {
+  std::string layout;
+  bool by_laid_out_parts = false;
+};
+
+Concatenation concatenation_of(const LoweredProgram& program) {
+  for (const KernelSource& source : program.kernel_sources)
+    if (source.kernel_ir && source.kernel_ir->comment.find("concatenate") != std::string::npos)
+      return {source.layout, source.code.find("of the channel concatenation") != std::string::npos};
+  ADD_FAILURE() << "no kernel concatenates";
+  return {};
+}
+
+// Builds `text` with `pins`, runs it on random inputs and expects the
+// interpreter's result.
+void expect_artifact_matches_interpreter(const std::string& text, const std::string& name,
+                                         const std::vector<std::string>& pins = {}) {
+  IRModule mod = parse_module(text, "branches.sy");
+  BuildOptions options = aot_options("cpu:0");
+  options.layout_rules = rules_of(pins);
+  std::string dir = aot_scratch_dir(name) + "/artifact";
+  build_artifact(mod, options, dir);
+  std::map<std::string, NDArray> inputs = random_inputs(mod, 11);
+  std::vector<NDArray> actual = run_artifact(dir, inputs), expected = interpret(mod, inputs);
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) EXPECT_EQ(compare_arrays(actual[i], expected[i], 1e-4, 1e-4), "");
+}
+
+TEST(ChannelConcatenation, KeepsChannelsLastBetweenPrimitives) {
+  for (bool scaled : {false, true}) {
+    SCOPED_TRACE(scaled ? "scaled and rectified" : "alone");
+    // 13 + 21 channels: channels last takes any count.
+    Concatenation c = concatenation_of(planned_program(branches(13, 21, scaled)));
+    EXPECT_EQ(c.layout, "nhwc");
+    EXPECT_TRUE(c.by_laid_out_parts);
+    expect_artifact_matches_interpreter(branches(13, 21, scaled), scaled ? "concat_nhwc_scaled" : "concat_nhwc");
+  }
+}
+
+TEST(ChannelConcatenation, InChannelBlocksWhenEveryPartIsWholeBlocks) {
+  // Pinned on conv0 (line 5), whose set the branches and the concatenation join.
+  const std::vector<std::string> pins{"node:branches.sy:5:*=nChw16c"};
+  for (bool scaled : {false, true}) {
+    SCOPED_TRACE(scaled ? "scaled and rectified" : "alone");
+    Concatenation c = concatenation_of(planned_program(branches(16, 32, scaled), pins));
+    EXPECT_EQ(c.layout, "nChw16c");
+    EXPECT_TRUE(c.by_laid_out_parts);
+    expect_artifact_matches_interpreter(branches(16, 32, scaled), scaled ? "concat_blocks_scaled" : "concat_blocks",
+                                        pins);
+  }
+}
+
+TEST(ChannelConcatenation, StaysDenseWhereAPartIsNotWholeBlocksOrAValueOfItsShapeIsRead) {
+  // 8 + 40 channels in 16-channel blocks: the first part would split a block.
+  Concatenation split = concatenation_of(planned_program(branches(8, 40), {"node:branches.sy:5:*=nChw16c"}));
+  EXPECT_EQ(split.layout, "");
+  expect_artifact_matches_interpreter(branches(8, 40), "concat_split_block", {"node:branches.sy:5:*=nChw16c"});
+  // An input of the result's shape added after the concatenation would be
+  // read at the result's element: the kernel stays a dense loop.
+  Concatenation residual = concatenation_of(planned_program(branches(13, 21, false, true)));
+  EXPECT_FALSE(residual.by_laid_out_parts);
+  expect_artifact_matches_interpreter(branches(13, 21, false, true), "concat_residual");
+}
+
+}  // namespace
+}  // namespace switchyard::testing
