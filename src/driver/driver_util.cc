@@ -45,7 +45,8 @@ void write_text_file_atomically(const std::string& path, const std::string& text
 void add_model_flags(CLI::App* cmd, ModelFlags* flags) {
   cmd->add_option("file", flags->file, "model: a text-IR file (.sy) or an ONNX file (.onnx)")->required();
   cmd->add_option("--input-shape", flags->input_shapes,
-                  "fix an ONNX input's shape as NAME=1x3x224x224 (repeatable; needed for symbolic dimensions)");
+                  "an ONNX input's shape as NAME=1x3x224x224 (repeatable): a number fixes a dimension, ? keeps it "
+                  "symbolic, a name (n) names it, n<=32 bounds it; NAME=n,3,224,224 when a name holds an x");
 }
 
 IRModule load_model(const ModelFlags& flags) {
