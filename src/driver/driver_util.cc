@@ -53,7 +53,10 @@ IRModule load_model(const ModelFlags& flags) {
   OnnxImportOptions options;
   options.weights_in_place = true;  // each command is one short process
   for (const std::string& spec : flags.input_shapes) {
+    // The last '=' that is not a bound's "<=": names may hold '=', shapes "n<=32".
     size_t eq = spec.rfind('=');
+    while (eq != std::string::npos && eq > 0 && spec[eq - 1] == '<')
+      eq = eq < 2 ? std::string::npos : spec.rfind('=', eq - 2);
     if (eq == std::string::npos || eq == 0)
       throw Error(ErrorKind::kUsage, "--input-shape '" + spec + "' is not NAME=DIMS (e.g. input=1x3x224x224)");
     std::string name = spec.substr(0, eq);
