@@ -1,6 +1,8 @@
 // Converting ONNX nodes over symbolic dimensions (see symbolic_shapes.h).
 #include "frontend/onnx/symbolic_shapes.h"
 
+#include <algorithm>
+
 #include "frontend/onnx/converters.h"
 #include "runtime/clipped_text.h"
 
@@ -123,8 +125,13 @@ std::vector<int64_t> static_dims(NodeContext& c, const Expr& x, size_t first, co
 Expr reshape_to_dims(NodeContext& c, const Expr& x, const std::vector<DimExpr>& target) {
   const TensorTypeNode& t = tensor_type_of(x);
   if (t.dims == target) return x;
+  auto fail = [&](const std::string& why) {
+    c.fail("cannot reshape " + clipped_text(dims_to_string(t.dims)) + " to " + clipped_text(dims_to_string(target)) +
+           why);
+  };
+  // Numbers pass as they are: 0 and -1 mean what they mean in ONNX's Reshape and the IR's.
+  bool inferred = std::count(target.begin(), target.end(), DimExpr(-1)) > 0;
   std::vector<int64_t> newshape;
-  bool inferred = false;
   for (size_t i = 0; i < target.size(); ++i) {
     if (std::optional<int64_t> n = target[i].constant()) {
       newshape.push_back(*n);
@@ -134,14 +141,14 @@ Expr reshape_to_dims(NodeContext& c, const Expr& x, const std::vector<DimExpr>& 
       newshape.push_back(-1);
       inferred = true;
     } else {
-      c.fail("cannot reshape " + clipped_text(dims_to_string(t.dims)) + " to " + clipped_text(dims_to_string(target)) +
-             ": more than one symbolic dimension moves (fix them with --input-shape)");
+      fail(": more than one dimension is inferred or moves (fix the symbolic ones with --input-shape)");
     }
   }
   Expr y = c.call("reshape", {x}, {{"newshape", newshape}});
-  if (tensor_type_of(y).dims != target)
-    c.fail("cannot reshape " + clipped_text(dims_to_string(t.dims)) + " to " + clipped_text(dims_to_string(target)) +
-           " (it gives " + clipped_text(dims_to_string(tensor_type_of(y).dims)) + ")");
+  const std::vector<DimExpr>& got = tensor_type_of(y).dims;
+  for (size_t i = 0; i < target.size(); ++i)
+    if (target[i].constant().value_or(1) > 0 && got[i] != target[i])
+      fail(" (it gives " + clipped_text(dims_to_string(got)) + ")");
   return y;
 }
 
