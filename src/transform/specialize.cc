@@ -3,6 +3,7 @@
 
 #include "ir/functor.h"
 #include "ir/with_fields.h"
+#include "op/registry.h"
 #include "runtime/clipped_text.h"
 #include "support/error.h"
 #include "transform/infer_type.h"
@@ -21,6 +22,19 @@ class Specializer : public ExprMutator {
     Type type = specialize_type(v->type_annotation, values_);
     if (type.get() == v->type_annotation.get()) return v;
     return with_fields(v, {.type_annotation = type, .checked_type = type});
+  }
+
+  // A reshape of a symbolic shape copies (0) or infers (-1) its symbolic
+  // dimensions; specialised, it states its shape, as a static import's does.
+  Expr visit_call(const Call& call) override {
+    Expr rebuilt = ExprMutator::visit_call(call);
+    const OpNode* op = as<OpNode>(call->op);
+    const TensorTypeNode* was = as_tensor(call->checked_type());
+    if (!op || op->name != "reshape" || !was || was->is_static()) return rebuilt;
+    const TensorTypeNode* now = as_tensor(specialize_type(call->checked_type(), values_));
+    if (!now->is_static()) return rebuilt;
+    Attrs attrs = normalize_attrs(*find_op_def("reshape"), {{"newshape", now->shape}});
+    return with_fields(Call(as<CallNode>(rebuilt)), {.attrs = attrs});
   }
 
   Expr visit_function(const Function& f) override {
