@@ -131,17 +131,26 @@ def test_inputs_sharing_a_dimension_must_agree(tmp_path):
         sy.evaluate(mod, a=a, b=b)
 
 
-def test_a_node_that_cannot_take_the_symbolic_dimension_is_named(tmp_path):
-    # The encoder's attention slices its packed projections (Slice), which
-    # does not take a symbolic dimension yet; fixing the shape imports it.
-    layer = torch.nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, batch_first=True)
-    path = export(layer, torch.randn(2, 5, 16), tmp_path / "encoder.onnx", {0: "batch", 1: "seq"})
-    with pytest.raises(sy.ParseError, match=r"node '/self_attn/\w+' \(\w+\): input 0 has symbolic dimension "
-                                            r"'(batch|seq)'; \w+ with symbolic shapes is not supported yet"):
-        sy.frontend.from_onnx(path)
-    mod = sy.frontend.from_onnx(path, shapes={"input": (2, 5, 16)})
+def test_an_encoder_layer_runs_at_every_batch_and_refuses_a_symbolic_sequence_by_node(tmp_path):
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, batch_first=True).eval()
+    path = export(layer, torch.randn(2, 5, 16), tmp_path / "encoder.onnx", {0: "batch"})
+    mod = sy.frontend.from_onnx(path)
+    assert str(mod["main"].ret_type) == "Tensor[(batch, 5, 16), float32]"
+    for batch in (1, 3):
+        x = np.random.default_rng(batch).standard_normal((batch, 5, 16)).astype(np.float32)
+        np.testing.assert_allclose(sy.evaluate(mod, input=x), layer(torch.from_numpy(x)).detach().numpy(),
+                                   rtol=1e-4, atol=1e-5)
+    # With the sequence symbolic too, attention's heads are reshaped from
+    # (batch*seq, 16) to (seq, batch, 16): two symbolic dimensions move,
+    # which a reshape of 0s and -1s cannot say.
+    both = export(layer, torch.randn(2, 5, 16), tmp_path / "encoder_seq.onnx", {0: "batch", 1: "seq"})
+    with pytest.raises(sy.ParseError, match=r"node '/self_attn/Reshape_\d+' \(Reshape\): cannot reshape "
+                                            r"\(batch\*seq, 16\) to \(seq, batch, 16\): more than one dimension"):
+        sy.frontend.from_onnx(both)
+    fixed = sy.frontend.from_onnx(both, shapes={"input": (2, 5, 16)})
     x = np.random.default_rng(0).standard_normal((2, 5, 16)).astype(np.float32)
-    np.testing.assert_allclose(sy.evaluate(mod, input=x), layer.eval()(torch.from_numpy(x)).detach().numpy(),
+    np.testing.assert_allclose(sy.evaluate(fixed, input=x), layer(torch.from_numpy(x)).detach().numpy(),
                                rtol=1e-4, atol=1e-5)
 
 

@@ -156,7 +156,7 @@ void convert_split(NodeContext& c, SplitSizes from) {
 // Before version 10 starts, ends and axes are attributes and steps are 1;
 // from 10 they are inputs (`inputs`).
 void convert_slice(NodeContext& c, bool inputs) {
-  const std::vector<int64_t>& in = c.input_shape(0);
+  const std::vector<DimExpr>& in = c.input_dims(0);
   int64_t rank = int64_t(in.size());
   std::vector<int64_t> starts = inputs ? c.constant_ints(1, "starts") : c.attr_ints("starts");
   std::vector<int64_t> ends = inputs ? c.constant_ints(2, "ends") : c.attr_ints("ends");
@@ -172,7 +172,10 @@ void convert_slice(NodeContext& c, bool inputs) {
   std::vector<int64_t> begin, end, strides, slice_axes;
   for (size_t i = 0; i < starts.size(); ++i) {
     int64_t axis = normalize_axis(c, axes[i], rank);
-    int64_t dim = in[size_t(axis)], step = steps[i];
+    if (!in[size_t(axis)].is_constant())
+      c.fail("slices symbolic dimension '" + dim_to_string(in[size_t(axis)]) + "' (axis " + std::to_string(axis) +
+             "); Slice along a symbolic axis is not supported yet (fix it with --input-shape)");
+    int64_t dim = *in[size_t(axis)].constant(), step = steps[i];
     if (step == 0) c.fail("a step of 0");
     auto clamp = [](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
     int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
@@ -186,7 +189,7 @@ void convert_slice(NodeContext& c, bool inputs) {
       // axis 0): an empty constant, which Concat drops.
       if (!c.constant_input(0))
         c.fail("the slice of axis " + std::to_string(axis) + " is empty (empty tensors are not supported)");
-      std::vector<int64_t> shape = in;
+      std::vector<int64_t> shape = c.input_shape(0);
       shape[size_t(axis)] = 0;
       return set_single_output(c, c.constant(NDArray(c.input_dtype(0), shape)));
     }
