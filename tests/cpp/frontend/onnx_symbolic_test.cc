@@ -170,11 +170,27 @@ TEST(OnnxSymbolic, ANodeThatCannotTakeASymbolicDimensionRefusesByName) {
   sy_onnx::ModelProto model = model_of({"y"});
   auto* g = model.mutable_graph();
   add_input(g, "x", {"batch", 4});
-  add_int64s(g, "starts", {0}), add_int64s(g, "ends", {2}), add_int64s(g, "axes", {1});
-  add_node(g, "Slice", "cut", {"x", "starts", "ends", "axes"}, "y");
+  add_node(g, "EyeLike", "eye", {"x"}, "y");
   EXPECT_EQ(error_of([&] { import(model); }),
-            "node 'cut' (Slice): input 0 has symbolic dimension 'batch'; Slice with symbolic shapes is not supported "
-            "yet (fix the dimension with --input-shape)");
+            "node 'eye' (EyeLike): input 0 has symbolic dimension 'batch'; EyeLike with symbolic shapes is not "
+            "supported yet (fix the dimension with --input-shape)");
+}
+
+TEST(OnnxSymbolic, ASliceCutsStaticAxesOnly) {
+  for (int64_t axis : {1, 0}) {
+    sy_onnx::ModelProto model = model_of({"y"});
+    auto* g = model.mutable_graph();
+    add_input(g, "x", {"batch", 4});
+    add_int64s(g, "starts", {0}), add_int64s(g, "ends", {2}), add_int64s(g, "axes", {axis});
+    add_node(g, "Slice", "cut", {"x", "starts", "ends", "axes"}, "y");
+    if (axis == 1) {
+      EXPECT_EQ(signature(import(model)), "x: Tensor[(batch, 4), float32]; -> Tensor[(batch, 2), float32]");
+      continue;
+    }
+    EXPECT_EQ(error_of([&] { import(model); }),
+              "node 'cut' (Slice): slices symbolic dimension 'batch' (axis 0); Slice along a symbolic axis is not "
+              "supported yet (fix it with --input-shape)");
+  }
 }
 
 TEST(OnnxSymbolic, AShapeUsedAsDataIsRefusedNamingItsDimensions) {
