@@ -154,8 +154,8 @@ def test_an_encoder_layer_runs_at_every_batch_and_refuses_a_symbolic_sequence_by
                                rtol=1e-4, atol=1e-5)
 
 
-def test_cli_check_shows_the_signature_and_compile_names_the_fix(small_net, tmp_path):
-    _, path = small_net
+def test_cli_check_shows_the_signature_run_ir_binds_it_and_compile_names_the_fix(small_net, tmp_path):
+    net, path = small_net
     checked = run_cli("check", path)
     assert checked.returncode == 0, checked.stderr
     assert checked.stdout.splitlines() == [
@@ -169,3 +169,13 @@ def test_cli_check_shows_the_signature_and_compile_names_the_fix(small_net, tmp_
             in refused.stderr), refused.stderr
     assert "--input-shape input=1x3x16x16" in refused.stderr
     assert not (tmp_path / "never").exists()
+    x = np.random.default_rng(7).standard_normal((3, 3, 16, 16)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    ran = run_cli("run-ir", path, "--input", f"input={tmp_path / 'x.npy'}", "--output-dir", tmp_path / "out")
+    assert ran.returncode == 0, ran.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "output.npy"), net(torch.from_numpy(x)).detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
+    bounded = run_cli("run-ir", path, "--input-shape", "input=n<=2x3x16x16", "--input", f"input={tmp_path / 'x.npy'}",
+                      "--output-dir", tmp_path / "out")
+    assert bounded.returncode == 1
+    assert "input 'input' dimension 0 (n<=2) is 3, above the bound n <= 2" in bounded.stderr
