@@ -7,7 +7,7 @@
 // subgraphs, constant expressions) is folded. A dimension the model leaves
 // symbolic (a dim_param, or unknown) and no input shape fixes stays
 // symbolic (input_shapes.h); shape subgraphs over it fold to symbolic
-// shapes (shape_values.h), and a converter that cannot take it refuses by
+// shapes (symbolic_shapes.h), and a converter that cannot take it refuses by
 // node. Every node made from an ONNX node has that node's name as its span
 // (its op type when it has no name), so placement rules, `explain` and
 // errors speak the model's own names.
