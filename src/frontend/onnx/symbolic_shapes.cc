@@ -115,8 +115,8 @@ std::vector<int64_t> static_dims(NodeContext& c, const Expr& x, size_t first, co
   for (size_t i = first; i < t.dims.size(); ++i) {
     if (!t.dims[i].is_constant())
       c.fail(what + " " + clipped_text(dims_to_string(t.dims)) + " has symbolic dimension '" + dim_to_string(t.dims[i]) +
-             "' at " + std::to_string(i) + "; " + clipped_text(c.node().op_type()) +
-             " with symbolic shapes is supported only in the batch (fix it with --input-shape)");
+             "' (dimension " + std::to_string(i) + "), which " + clipped_text(c.node().op_type()) +
+             " cannot take yet (fix it with --input-shape)");
     dims.push_back(*t.dims[i].constant());
   }
   return dims;

@@ -176,6 +176,27 @@ TEST(OnnxSymbolic, ANodeThatCannotTakeASymbolicDimensionRefusesByName) {
             "supported yet (fix the dimension with --input-shape)");
 }
 
+TEST(OnnxSymbolic, AConvolutionTakesASymbolicBatchButNotASymbolicHeight) {
+  for (const char* height : {"", "h"}) {
+    sy_onnx::ModelProto model = model_of({"y"});
+    auto* g = model.mutable_graph();
+    if (*height) add_input(g, "x", {"batch", 1, height, 4});
+    else add_input(g, "x", {"batch", 1, 4, 4});
+    TensorProto* w = g->add_initializer();
+    w->set_name("w"), w->set_data_type(TensorProto::FLOAT);
+    for (int64_t d : {2, 1, 3, 3}) w->add_dims(d);
+    for (int i = 0; i < 18; ++i) w->add_float_data(1.0f);
+    add_node(g, "Conv", "conv", {"x", "w"}, "y");
+    if (!*height) {
+      EXPECT_EQ(signature(import(model)), "x: Tensor[(batch, 1, 4, 4), float32]; -> Tensor[(batch, 2, 2, 2), float32]");
+      continue;
+    }
+    EXPECT_EQ(error_of([&] { import(model); }),
+              "node 'conv' (Conv): the input (batch, 1, h, 4) has symbolic dimension 'h' (dimension 2), which Conv "
+              "cannot take yet (fix it with --input-shape)");
+  }
+}
+
 TEST(OnnxSymbolic, ASliceCutsStaticAxesOnly) {
   for (int64_t axis : {1, 0}) {
     sy_onnx::ModelProto model = model_of({"y"});
