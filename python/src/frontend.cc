@@ -13,13 +13,15 @@ namespace py = pybind11;
 void bind_frontend(py::module_& frontend) {
   frontend.def(
       "from_onnx",
-      [](const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes) {
+      [](const std::string& path, const std::map<std::string, std::string>& shapes) {
         OnnxImportOptions options;
-        options.input_shapes = shapes;
+        // Python's () is a scalar's shape; the command line has no empty form.
+        for (const auto& [name, text] : shapes)
+          options.input_shapes[name] = text.empty() ? std::vector<InputDim>{} : parse_shape_text(text);
         py::gil_scoped_release release;
         return import_onnx_file(path, options);
       },
-      py::arg("path"), py::arg("shapes") = std::map<std::string, std::vector<int64_t>>{},
+      py::arg("path"), py::arg("shapes") = std::map<std::string, std::string>{},
       "Imports an ONNX model file into an IRModule.");
   frontend.def(
       "onnx_operators",

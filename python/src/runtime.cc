@@ -12,6 +12,7 @@
 #include "runtime/manifest.h"
 #include "runtime/thread_pool.h"
 #include "support/error.h"
+#include "transform/specialize.h"
 
 namespace switchyard::python {
 
@@ -234,6 +235,8 @@ void bind_runtime(py::module_& m, py::module_& rt) {
         Value result;
         {
           py::gil_scoped_release release;
+          // A symbolic module runs at the inputs' shapes.
+          own = specialize_for_inputs(own, arrays, entry);
           result = evaluate(own, arrays, entry);
         }
         return value_to_python(result);

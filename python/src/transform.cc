@@ -18,6 +18,7 @@
 #include "support/error.h"
 #include "transform/instruments.h"
 #include "transform/pass.h"
+#include "transform/specialize.h"
 
 namespace switchyard::python {
 
@@ -349,6 +350,14 @@ void bind_pass_makers(py::module_& t) {
       py::arg("name"), py::kw_only(), py::arg("devices") = py::none(), py::arg("default") = py::none(),
       py::arg("host") = py::none(), py::arg("place") = py::none(), "A built-in pass by name.");
   t.def("pass_names", &pass_names, "The names pass_by_name knows.");
+  t.def(
+      "specialize",
+      [](const IRModule& mod, const std::map<std::string, int64_t>& values) {
+        py::gil_scoped_release release;
+        return specialize(mod, values);
+      },
+      py::arg("mod"), py::arg("values"),
+      "The module with dimension variables replaced by values ({'n': 4}) and every type re-derived.");
   t.def(
       "register_pass_name", [](py::handle name) { made_pass_names().insert(to_str(name, "name")); }, py::arg("name"),
       "Makes `name` known to PassContext's name check before a pass of that name is made.");

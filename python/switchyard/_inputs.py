@@ -30,7 +30,8 @@ def tensor_text(shape, dtype):
     """A tensor type as the text format writes it: ``Tensor[(2, 2), float32]``, or ``float32`` when 0-d."""
     if len(shape) == 0:
         return str(dtype)
-    return "Tensor[(" + ", ".join(str(int(d)) for d in shape) + f"), {dtype}]"
+    # A symbolic dimension is its text ("n", "196*n").
+    return "Tensor[(" + ", ".join(d if isinstance(d, str) else str(int(d)) for d in shape) + f"), {dtype}]"
 
 
 def _clipped(value, limit=40):

@@ -18,7 +18,12 @@ from ._errors import error as _error
 def from_onnx(path, shapes=None):
     """Imports the ONNX model at ``path`` (opsets 7-21; external data beside it).
 
-    ``shapes`` maps input names to tuples of ints, fixing symbolic dimensions.
+    ``shapes`` maps input names to tuples whose items are ints (fixing a
+    dimension) or strings: ``"?"`` keeps the model's symbolic dimension,
+    ``"n"`` names it, ``"n<=32"`` (or ``"?<=32"``) bounds it. A dimension the
+    model leaves symbolic and ``shapes`` does not fix stays symbolic: a
+    ``dim_param`` ``batch`` becomes the variable ``batch`` (one variable in
+    every input naming it), an unnamed one ``<input>_d<index>``.
     Raises ``sy.ParseError`` for a malformed model, unsupported operators
     (all listed with their node names) or an operator version that is not
     converted (naming the node, the version and why), and ``sy.UsageError`` for a shape that
@@ -28,16 +33,19 @@ def from_onnx(path, shapes=None):
     if not isinstance(path, (str, _os.PathLike)):
         raise _error("UsageError", f"from_onnx() takes a path, got {type(path).__name__}", TypeError)
     if shapes is not None and not isinstance(shapes, dict):
-        raise _error("UsageError", f"shapes must be a dict of input name -> tuple of ints, got {type(shapes).__name__}",
+        raise _error("UsageError", f"shapes must be a dict of input name -> tuple of dimensions, got {type(shapes).__name__}",
                      TypeError)
     fixed = {}
     for name, dims in (shapes or {}).items():
         if not isinstance(name, str):
             raise _error("UsageError", f"shape names must be str, got {type(name).__name__}", TypeError)
         if not isinstance(dims, (list, tuple)) or not all(
-                isinstance(d, (int, _np.integer)) and not isinstance(d, bool) for d in dims):
-            raise _error("UsageError", f"the shape of {name!r} must be a tuple of ints, got {dims!r}", TypeError)
-        fixed[name] = [int(d) for d in dims]
+                (isinstance(d, (int, _np.integer)) and not isinstance(d, bool)) or isinstance(d, str) for d in dims):
+            raise _error("UsageError", f"the shape of {name!r} must be a tuple of ints and strings ('?', 'n', "
+                         f"'n<=32'), got {dims!r}", TypeError)
+        if any(isinstance(d, str) and "," in d for d in dims):
+            raise _error("UsageError", f"the shape of {name!r} has a dimension with a comma: {dims!r}")
+        fixed[name] = ",".join(str(d) if isinstance(d, str) else str(int(d)) for d in dims)
     _check_file("UsageError", path)
     return _native.frontend.from_onnx(_os.fspath(path), fixed)
 

@@ -24,6 +24,18 @@ pass_by_name = _t.pass_by_name
 pass_names = _t.pass_names
 
 
+def specialize(mod, values):
+    """``mod`` with symbolic dimensions given values, ``{"batch": 4}``, and
+    every type re-derived: a symbolic ONNX import specialised to the shapes a
+    static import (``shapes={...}``) would give. Raises ``sy.UsageError`` for
+    a value above a dimension's bound, ``sy.TypeError`` when the values do
+    not fit the program."""
+    if not isinstance(values, dict) or not all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in values.items()):
+        raise _error("UsageError", f"specialize takes a dict of dimension name -> int, got {values!r}", TypeError)
+    return _t.specialize(mod, values)
+
+
 def _builtin(name, doc):
     def factory():
         return _t.pass_by_name(name)
@@ -95,5 +107,5 @@ __all__ = [
     "Pass", "PassInfo", "PassContext", "PassInstrument", "InvariantChecker", "Timing", "Sequential",
     "PlanDevices", "PlanLayouts", "InferType", "SimplifyExpr", "FoldConstant", "EliminateCommonSubexpr",
     "DeadCodeElimination", "FuseOps", "ToANormalForm", "ToGraphNormalForm", "Inline",
-    "function_pass", "module_pass", "default_pipeline", "pass_by_name", "pass_names",
+    "function_pass", "module_pass", "default_pipeline", "pass_by_name", "pass_names", "specialize",
 ]

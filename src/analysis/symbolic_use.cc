@@ -84,6 +84,21 @@ std::optional<SymbolicUse> find_symbolic_use(const IRModule& mod) {
   return std::nullopt;
 }
 
+std::string static_shape_remedy(const IRModule& mod) {
+  const Function* main = mod.find("main");
+  std::string flags;
+  for (size_t i = 0; main && i < (*main)->params.size(); ++i) {
+    const Var& p = (*main)->params[i];
+    const TensorTypeNode* t = as_tensor(p->type_annotation ? p->type_annotation : p->checked_type());
+    if (!t || t->is_static()) continue;
+    std::string dims;
+    for (const DimExpr& d : t->dims) dims += (dims.empty() ? "" : "x") + std::to_string(d.constant().value_or(1));
+    flags += " --input-shape " + clipped_text(p->name_hint) + "=" + (dims.empty() ? "1" : dims);
+  }
+  if (flags.empty()) return kStaticShapeRemedy;
+  return std::string(kStaticShapeRemedy) + "; for example" + flags;
+}
+
 void refuse_symbolic_use(const IRModule& mod, ErrorKind kind, const std::string& who, const std::string& remedy) {
   std::optional<SymbolicUse> use = find_symbolic_use(mod);
   if (!use) return;

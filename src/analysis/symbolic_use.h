@@ -30,5 +30,9 @@ void refuse_symbolic_use(const IRModule& mod, ErrorKind kind, const std::string&
 
 // The remedy compilation names: "compile needs a static shape ...".
 extern const char* const kStaticShapeRemedy;
+// kStaticShapeRemedy with, when @main has symbolic parameters, the flags
+// that fix them at size 1 for an ONNX model: "...; for example
+// --input-shape input=1x3x224x224".
+std::string static_shape_remedy(const IRModule& mod);
 
 }  // namespace switchyard

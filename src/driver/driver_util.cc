@@ -45,14 +45,18 @@ void write_text_file_atomically(const std::string& path, const std::string& text
 void add_model_flags(CLI::App* cmd, ModelFlags* flags) {
   cmd->add_option("file", flags->file, "model: a text-IR file (.sy) or an ONNX file (.onnx)")->required();
   cmd->add_option("--input-shape", flags->input_shapes,
-                  "fix an ONNX input's shape as NAME=1x3x224x224 (repeatable; needed for symbolic dimensions)");
+                  "an ONNX input's shape as NAME=1x3x224x224 (repeatable): a number fixes a dimension, ? keeps it "
+                  "symbolic, a name (n) names it, n<=32 bounds it; NAME=n,3,224,224 when a name holds an x");
 }
 
 IRModule load_model(const ModelFlags& flags) {
   OnnxImportOptions options;
   options.weights_in_place = true;  // each command is one short process
   for (const std::string& spec : flags.input_shapes) {
+    // The last '=' that is not a bound's "<=": names may hold '=', shapes "n<=32".
     size_t eq = spec.rfind('=');
+    while (eq != std::string::npos && eq > 0 && spec[eq - 1] == '<')
+      eq = eq < 2 ? std::string::npos : spec.rfind('=', eq - 2);
     if (eq == std::string::npos || eq == 0)
       throw Error(ErrorKind::kUsage, "--input-shape '" + spec + "' is not NAME=DIMS (e.g. input=1x3x224x224)");
     std::string name = spec.substr(0, eq);

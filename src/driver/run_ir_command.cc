@@ -12,6 +12,7 @@
 #include "runtime/npy.h"
 #include "support/error.h"
 #include "transform/infer_type.h"
+#include "transform/specialize.h"
 
 namespace switchyard {
 
@@ -32,6 +33,8 @@ void run_ir(const RunIrFlags& flags) {
     if (const TensorTypeNode* type = as_tensor(param->checked_type())) expected[param->name_hint] = type->dtype;
   adopt_bfloat16_bits(inputs, expected);
   // Everything is evaluated before anything is written: a bad input leaves no output.
+  // A symbolic model runs at the inputs' shapes.
+  mod = specialize_for_inputs(mod, inputs, flags.entry);
   std::vector<Value> outputs = flatten_tensors(evaluate(mod, inputs, flags.entry));
   std::filesystem::path dir(flags.output_dir);
   std::error_code ec;

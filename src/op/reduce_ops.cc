@@ -1,4 +1,6 @@
 // Reductions: sum, mean, max, prod over a list of axes (Relay's axis/keepdims/exclude).
+#include <algorithm>
+
 #include "op/builtin_ops.h"
 #include "op/reduce_attrs.h"
 #include "op/registry.h"
@@ -20,11 +22,20 @@ void register_reduction(const std::string& op, const std::string& doc) {
                      const TensorTypeNode& x = expect_tensor(args, 0, op);
                      ReduceAttrs reduce = reduce_attrs(attrs);
                      std::vector<int64_t> axes = reduced_axes(x.ndim(), reduce, op);
-                     return tensor_type(reduced_shape(x.shape, axes, reduce.keepdims), x.dtype);
+                     if (x.is_static()) return tensor_type(reduced_shape(x.shape, axes, reduce.keepdims), x.dtype);
+                     // A reduced symbolic axis leaves 1 or nothing; the others stay.
+                     std::vector<DimExpr> dims;
+                     for (size_t i = 0; i < x.dims.size(); ++i) {
+                       bool reduced = std::find(axes.begin(), axes.end(), int64_t(i)) != axes.end();
+                       if (!reduced) dims.push_back(x.dims[i]);
+                       else if (reduce.keepdims) dims.emplace_back(int64_t(1));
+                     }
+                     return tensor_type_of_dims(std::move(dims), x.dtype);
                    },
                .pattern = OpPattern::kReduction,
                .check_attrs = [op](const AttrsNode& attrs) { check_reduce_attrs(op, reduce_attrs(attrs)); },
-               .doc = doc});
+               .doc = doc,
+               .symbolic_shapes = true});
 }
 
 }  // namespace

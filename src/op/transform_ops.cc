@@ -118,11 +118,36 @@ Type split_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   return tuple_type(std::move(fields));
 }
 
+// Symbolic dimensions are allowed where the slice does not cut them (a
+// symbolic batch beside a sliced feature axis): the static rule runs with 1
+// in their place, and they are put back.
 Type strided_slice_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
-  const TensorTypeNode& x = expect_tensor(args, 0, "strided_slice");
-  std::vector<int64_t> shape;
-  for (const SliceAxis& axis : strided_slice_axes(x.shape, attrs, "strided_slice")) shape.push_back(axis.length);
-  return tensor_type(std::move(shape), x.dtype);
+  const std::string op = "strided_slice";
+  const TensorTypeNode& x = expect_tensor(args, 0, op);
+  std::vector<int64_t> stand_in;
+  for (const DimExpr& d : x.dims) stand_in.push_back(d.constant().value_or(1));
+  std::vector<SliceAxis> axes = strided_slice_axes(stand_in, attrs, op);
+  if (x.is_static()) {
+    std::vector<int64_t> shape;
+    for (const SliceAxis& axis : axes) shape.push_back(axis.length);
+    return tensor_type(std::move(shape), x.dtype);
+  }
+  const StridedSliceAttrs slice = strided_slice_attrs(attrs);
+  std::vector<bool> cut(x.dims.size(), false);
+  for (size_t k = 0; k < slice.begin.size(); ++k)
+    cut[size_t(slice.axes ? normalize_axis((*slice.axes)[k], x.ndim(), op, "axes entry") : int64_t(k))] = true;
+  std::vector<DimExpr> dims;
+  for (size_t i = 0; i < x.dims.size(); ++i) {
+    if (x.dims[i].is_constant()) {
+      dims.emplace_back(axes[i].length);
+      continue;
+    }
+    if (cut[i])
+      type_fail(op, "slices symbolic dimension " + dim_to_string(x.dims[i]) + " (dimension " + std::to_string(i) +
+                        " of " + clipped_text(dims_to_string(x.dims)) + "); only static dimensions may be sliced yet");
+    dims.push_back(x.dims[i]);
+  }
+  return tensor_type_of_dims(std::move(dims), x.dtype);
 }
 
 Type take_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
@@ -221,7 +246,8 @@ void register_transform_ops() {
                .pattern = OpPattern::kInjective,
                .check_attrs = [](const AttrsNode& attrs) { check_strided_slice_attrs(strided_slice_attrs(attrs)); },
                .doc = "x[begin:end:strides] on the given axes",
-               .movement = DataMovement::kIndexed});
+               .movement = DataMovement::kIndexed,
+               .symbolic_shapes = true});
   register_op({.name = "take",
                .num_inputs = 2,
                .attrs = {{"axis", AttrKind::kInt, AttrValue(), true},

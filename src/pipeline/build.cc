@@ -326,7 +326,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   // or the compiler are unusable, or a shape is symbolic (nothing after
   // InferType takes one yet).
   check_build_options(options, output_dir);
-  refuse_symbolic_use(mod, ErrorKind::kBackend, "cannot compile", kStaticShapeRemedy);
+  refuse_symbolic_use(mod, ErrorKind::kBackend, "cannot compile", static_shape_remedy(mod));
   Toolchain toolchain =
       options.toolchain.valid() ? options.toolchain.get() : Toolchain::find(options.cxx, options.cache_dir);
   stages.done("find-compiler");

@@ -5,6 +5,7 @@
 
 #include "frontend/onnx/converters.h"
 #include "frontend/onnx/spatial_windows.h"
+#include "frontend/onnx/symbolic_shapes.h"
 
 namespace switchyard {
 
@@ -45,7 +46,10 @@ struct PoolVersion {
 };
 
 void convert_pool(NodeContext& c, const std::string& op, PoolVersion v) {
-  WindowAxes w = read_window(c, spatial_dims(c, c.input_shape(0), "the input"), {}, false, v.dilations);
+  if (c.input_type(0).ndim() < 3)
+    c.fail("the input has shape " + dims_to_string(c.input_dims(0)) + ", not (N, C, spatial...)");
+  if (c.input_type(0).ndim() > 4) c.input_shape(0);  // 3-D windows reshape the batch: static only
+  WindowAxes w = read_window(c, static_dims(c, c.input(0), 2, "the input"), {}, false, v.dilations);
   bool ceil_mode = v.ceil_mode && c.attr_int("ceil_mode", 0) != 0;
   bool count_include_pad = false;
   if (op == "nn.max_pool2d") {
@@ -117,7 +121,7 @@ void convert_batch_norm(NodeContext& c, BatchNormVersion v) {
   if (rank < 2) c.fail("expects an (N, C, ...) input");
   DType t = c.input_dtype(0);
   double epsilon = c.attr_float("epsilon", 1e-5f);
-  std::vector<int64_t> per_element(c.input_shape(0).begin() + 1, c.input_shape(0).end());
+  std::vector<int64_t> per_element = spatial ? std::vector<int64_t>{} : static_dims(c, c.input(0), 1, "the input");
   for (size_t i = 1; i <= 4; ++i)
     if (!spatial && c.input_shape(i) != per_element)
       c.fail("with spatial=0, input " + std::to_string(i) + " must have shape " + shape_to_string(per_element) +
@@ -166,8 +170,8 @@ void convert_layer_norm(NodeContext& c) {
   if (c.attr_int("stash_type", 1) != 1) c.fail("only stash_type=1 (statistics in float32) is supported");
   bool statistics = c.output_used(1) || c.output_used(2);
   DType t = c.input_dtype(0);
-  const std::vector<int64_t>& shape = c.input_shape(0);
-  int64_t width = shape.back();
+  if (rank == 0) c.fail("needs an input of rank 1 or more");
+  int64_t width = static_dims(c, c.input(0), size_t(rank - 1), "the input").back();
   bool per_last_axis = axis == rank - 1 && c.input_type(1).numel() == width &&
                        (!c.has_input(2) || c.input_type(2).numel() == width);
   if (per_last_axis && !statistics) {
@@ -383,14 +387,17 @@ void convert_coerced_to_2d(NodeContext& c, AlongAxis op) {
 }  // namespace
 
 Expr onnx_convolution(NodeContext& c, const Expr& x, const Expr& w, const Expr& bias) {
-  const std::vector<int64_t>& x_shape = tensor_type_of(x).shape;
-  const std::vector<int64_t>& w_shape = tensor_type_of(w).shape;
-  int rank = int(x_shape.size());
+  const std::vector<DimExpr>& x_dims = tensor_type_of(x).dims;
+  const std::vector<int64_t> w_shape = static_dims(c, w, 0, "the weight");
+  int rank = int(x_dims.size());
   if (rank < 3 || rank > 5)
-    c.fail("the input has shape " + shape_to_string(x_shape) + "; only 1-D, 2-D and 3-D convolutions (N, C, spatial...) are supported");
+    c.fail("the input has shape " + dims_to_string(x_dims) + "; only 1-D, 2-D and 3-D convolutions (N, C, spatial...) are supported");
   if (int(w_shape.size()) != rank)
     c.fail("the weight's rank " + std::to_string(w_shape.size()) + " is not the input's " + std::to_string(rank));
-  WindowAxes window = read_window(c, spatial_dims(c, x_shape, "the input"), spatial_dims(c, w_shape, "the weight"));
+  // A 3-D convolution folds the batch into its planes: static only.
+  std::vector<int64_t> x_spatial = static_dims(c, x, rank == 5 ? 0 : 2, "the input");
+  if (rank == 5) x_spatial.erase(x_spatial.begin(), x_spatial.begin() + 2);
+  WindowAxes window = read_window(c, x_spatial, spatial_dims(c, w_shape, "the weight"));
   Expr y = window_convolution(c, x, w, window, c.attr_int("group", 1));
   if (bias) y = c.call("nn.bias_add", {y, bias}, {{"axis", int64_t(1)}});
   return y;

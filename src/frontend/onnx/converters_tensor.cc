@@ -1,13 +1,15 @@
 // Converters of ONNX's tensor-manipulation operators: shapes, reshapes,
 // slicing, gathering, concatenation, constants and reductions. Shapes are
-// resolved at import (every value has a static shape), so Shape, Size,
-// Range and ConstantOfShape become constants and Reshape, Squeeze and
-// Unsqueeze become reshapes to explicit dimensions.
+// resolved at import, so Shape, Size, Range and ConstantOfShape become
+// constants and Reshape, Squeeze and Unsqueeze become reshapes to explicit
+// dimensions; over symbolic dimensions Shape gives a shape value and those
+// reshapes copy or infer the symbolic ones (symbolic_shapes.h).
 #include <cmath>
 #include <numeric>
 
 #include "frontend/onnx/converters.h"
 #include "frontend/onnx/onnx_tensor.h"
+#include "frontend/onnx/symbolic_shapes.h"
 
 namespace switchyard {
 
@@ -15,8 +17,24 @@ namespace {
 
 using AttrList = std::vector<std::pair<std::string, AttrValue>>;
 
+// Reshape over symbolic dimensions: to a shape value computed from them
+// (Shape -> ... -> Concat), or to known numbers with 0 and -1, which the IR's
+// reshape reads as ONNX does.
+void convert_symbolic_reshape(NodeContext& c, bool allow_zero) {
+  std::optional<std::vector<DimExpr>> target = c.shape_value_input(1);
+  if (!target) c.require_constant(1, "shape");
+  if (allow_zero) c.fail("allowzero=1 with symbolic shapes is not supported yet (fix the dimensions with --input-shape)");
+  bool numbers = std::all_of(target->begin(), target->end(), [](const DimExpr& d) { return d.is_constant(); });
+  if (!numbers) return set_single_output(c, reshape_to_dims(c, c.input(0), *target));
+  std::vector<int64_t> spec;
+  for (const DimExpr& d : *target) spec.push_back(*d.constant());
+  set_single_output(c, c.call("reshape", {c.input(0)}, {{"newshape", spec}}));
+}
+
 // Reshape; allowzero came with version 14.
 void convert_reshape(NodeContext& c, bool has_allow_zero) {
+  if (!c.input_type(0).is_static() || c.is_shape_value(1))
+    return convert_symbolic_reshape(c, has_allow_zero && c.attr_int("allowzero", 0) != 0);
   std::vector<int64_t> in = c.input_shape(0);
   std::vector<int64_t> spec = c.constant_ints(1, "shape");
   bool allow_zero = has_allow_zero && c.attr_int("allowzero", 0) != 0;
@@ -49,23 +67,24 @@ void convert_reshape(NodeContext& c, bool has_allow_zero) {
 }
 
 void convert_flatten(NodeContext& c) {
-  const std::vector<int64_t>& in = c.input_shape(0);
+  const std::vector<DimExpr>& in = c.input_dims(0);
   int64_t rank = int64_t(in.size());
   int64_t axis = c.attr_int("axis", 1);
   if (axis < -rank || axis > rank) c.fail("axis " + std::to_string(axis) + " is out of range");
   if (axis < 0) axis += rank;
-  set_single_output(c, reshape_to(c, c.input(0), {product(in, 0, size_t(axis)), product(in, size_t(axis), in.size())}));
+  std::vector<DimExpr> before(in.begin(), in.begin() + axis), after(in.begin() + axis, in.end());
+  set_single_output(c, reshape_to_dims(c, c.input(0), {dim_product(before), dim_product(after)}));
 }
 
 // Squeeze and Unsqueeze: the axes are an attribute before version 13
 // (Unsqueeze's required), the second input from 13 (Squeeze's optional:
 // without axes, every axis of 1 goes).
 void convert_squeeze(NodeContext& c, bool unsqueeze, bool axes_input) {
-  const std::vector<int64_t>& in = c.input_shape(0);
+  const std::vector<DimExpr>& in = c.input_dims(0);
   std::vector<int64_t> axes;
   if (axes_input && (unsqueeze || c.has_input(1))) axes = c.constant_ints(1, "axes");
   if (!axes_input) axes = unsqueeze ? c.attr_ints("axes") : c.attr_ints("axes", std::vector<int64_t>{});
-  std::vector<int64_t> out;
+  std::vector<DimExpr> out;
   if (unsqueeze) {
     int64_t rank = int64_t(in.size() + axes.size());
     std::vector<bool> inserted(size_t(rank), false);
@@ -75,18 +94,19 @@ void convert_squeeze(NodeContext& c, bool unsqueeze, bool axes_input) {
       inserted[size_t(n)] = true;
     }
     size_t next = 0;
-    for (int64_t i = 0; i < rank; ++i) out.push_back(inserted[size_t(i)] ? 1 : in[next++]);
+    for (int64_t i = 0; i < rank; ++i) out.push_back(inserted[size_t(i)] ? DimExpr(1) : in[next++]);
   } else {
     std::vector<bool> removed(in.size(), axes.empty());
     for (int64_t a : axes) {
       int64_t n = normalize_axis(c, a, int64_t(in.size()));
-      if (in[size_t(n)] != 1) c.fail("cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(in[size_t(n)]));
+      if (in[size_t(n)] != DimExpr(1))
+        c.fail("cannot squeeze axis " + std::to_string(a) + " of size " + dim_to_string(in[size_t(n)]));
       removed[size_t(n)] = true;
     }
     for (size_t i = 0; i < in.size(); ++i)
-      if (!(removed[i] && in[i] == 1)) out.push_back(in[i]);
+      if (!(removed[i] && in[i] == DimExpr(1))) out.push_back(in[i]);
   }
-  set_single_output(c, reshape_to(c, c.input(0), out));
+  set_single_output(c, reshape_to_dims(c, c.input(0), out));
 }
 
 // Where Split's sizes come from in each version.
@@ -136,7 +156,7 @@ void convert_split(NodeContext& c, SplitSizes from) {
 // Before version 10 starts, ends and axes are attributes and steps are 1;
 // from 10 they are inputs (`inputs`).
 void convert_slice(NodeContext& c, bool inputs) {
-  const std::vector<int64_t>& in = c.input_shape(0);
+  const std::vector<DimExpr>& in = c.input_dims(0);
   int64_t rank = int64_t(in.size());
   std::vector<int64_t> starts = inputs ? c.constant_ints(1, "starts") : c.attr_ints("starts");
   std::vector<int64_t> ends = inputs ? c.constant_ints(2, "ends") : c.attr_ints("ends");
@@ -152,7 +172,10 @@ void convert_slice(NodeContext& c, bool inputs) {
   std::vector<int64_t> begin, end, strides, slice_axes;
   for (size_t i = 0; i < starts.size(); ++i) {
     int64_t axis = normalize_axis(c, axes[i], rank);
-    int64_t dim = in[size_t(axis)], step = steps[i];
+    if (!in[size_t(axis)].is_constant())
+      c.fail("slices symbolic dimension '" + dim_to_string(in[size_t(axis)]) + "' (axis " + std::to_string(axis) +
+             "); Slice along a symbolic axis is not supported yet (fix it with --input-shape)");
+    int64_t dim = *in[size_t(axis)].constant(), step = steps[i];
     if (step == 0) c.fail("a step of 0");
     auto clamp = [](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
     int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
@@ -166,7 +189,7 @@ void convert_slice(NodeContext& c, bool inputs) {
       // axis 0): an empty constant, which Concat drops.
       if (!c.constant_input(0))
         c.fail("the slice of axis " + std::to_string(axis) + " is empty (empty tensors are not supported)");
-      std::vector<int64_t> shape = in;
+      std::vector<int64_t> shape = c.input_shape(0);
       shape[size_t(axis)] = 0;
       return set_single_output(c, c.constant(NDArray(c.input_dtype(0), shape)));
     }
@@ -184,9 +207,12 @@ void convert_slice(NodeContext& c, bool inputs) {
 }
 
 void convert_gather(NodeContext& c) {
-  const std::vector<int64_t>& in = c.input_shape(0);
-  int64_t axis = normalize_axis(c, c.attr_int("axis", 0), int64_t(in.size()));
-  int64_t dim = in[size_t(axis)];
+  int64_t axis = normalize_axis(c, c.attr_int("axis", 0), c.input_type(0).ndim());
+  const DimExpr& extent = c.input_dims(0)[size_t(axis)];
+  if (!extent.is_constant())
+    c.fail("gathers along symbolic dimension '" + dim_to_string(extent) + "' (axis " + std::to_string(axis) +
+           "); Gather along a symbolic axis is not supported yet (fix it with --input-shape)");
+  int64_t dim = *extent.constant();
   if (!dtype_is_int(c.input_dtype(1))) c.fail("indices must be integers");
   Expr indices = c.input(1);
   // Indices known only at run time: negative ones count from the end, and
@@ -512,11 +538,12 @@ void register_tensor_converters() {
   // Shape-15 may take a [start, end) range of the dimensions.
   auto shape = [](bool range) {
     return [range](NodeContext& c) {
-      std::vector<int64_t> dims = c.input_shape(0);
+      const std::vector<DimExpr>& dims = c.input_dims(0);
       int64_t rank = int64_t(dims.size());
       auto bound = [rank](int64_t v) { return std::min(std::max(v < 0 ? v + rank : v, int64_t(0)), rank); };
       int64_t start = range ? bound(c.attr_int("start", 0)) : 0, end = range ? bound(c.attr_int("end", rank)) : rank;
-      set_single_output(c, c.constant(int64_vector({dims.begin() + start, dims.begin() + std::max(start, end)})));
+      std::vector<DimExpr> picked(dims.begin() + start, dims.begin() + std::max(start, end));
+      set_single_output(c, c.shape_value(picked, {int64_t(picked.size())}));
     };
   };
   add_onnx_converter("Shape", {1, 13, 15, 19, 21}, {{1, shape(false)}, {15, shape(true)}});

@@ -104,13 +104,69 @@ void NodeContext::fail(const std::string& message) const {
 
 const Expr& NodeContext::input(size_t i) const {
   if (!has_input(i)) fail("input " + std::to_string(i) + " is required");
+  if (is_shape_value(i)) {
+    const std::vector<DimExpr>& elements = shape_values_->values.at(inputs_[i].get()).second;
+    fail("input " + std::to_string(i) + " (" + quoted_name(node_.input(int(i))) + ") is a shape computed from symbolic " +
+         "dimensions " + clipped_text(dims_to_string(elements)) + ", known only at run time; " +
+         clipped_text(node_.op_type()) + " with symbolic shapes is not supported yet (fix the dimensions with "
+         "--input-shape)");
+  }
   return inputs_[i];
+}
+
+bool NodeContext::is_shape_value(size_t i) const {
+  return i < inputs_.size() && inputs_[i] && shape_values_ && shape_values_->values.count(inputs_[i].get());
+}
+
+std::vector<int64_t> NodeContext::value_shape(size_t i) const {
+  if (!has_input(i)) fail("input " + std::to_string(i) + " is required");
+  const TensorTypeNode* t = as_tensor(inputs_[i]->checked_type());
+  if (!t) fail("input " + std::to_string(i) + " is not a tensor");
+  return t->is_static() ? t->shape : std::vector<int64_t>(size_t(t->ndim()), -1);
+}
+
+std::optional<std::vector<DimExpr>> NodeContext::shape_value_input(size_t i) const {
+  if (!has_input(i)) return std::nullopt;
+  if (is_shape_value(i)) return shape_values_->values.at(inputs_[i].get()).second;
+  const NDArray* known = constant_input(i);
+  if (!known || !dtype_is_int(known->dtype()) || known->shape().size() > 1) return std::nullopt;
+  std::vector<DimExpr> elements;
+  for (int64_t v : constant_ints(i, "shape")) elements.emplace_back(v);
+  return elements;
+}
+
+Expr NodeContext::shape_value(const std::vector<DimExpr>& elements, const std::vector<int64_t>& shape) {
+  bool known = std::all_of(elements.begin(), elements.end(), [](const DimExpr& d) { return d.is_constant(); });
+  if (known || !shape_values_) {
+    NDArray value(DType::kInt64, shape);
+    for (size_t k = 0; k < elements.size(); ++k) {
+      if (!elements[k].is_constant())
+        fail("the shape " + clipped_text(dims_to_string(elements)) + " is symbolic, and this importer keeps no shape values");
+      value.as<int64_t>()[k] = *elements[k].constant();
+    }
+    return constant(std::move(value));
+  }
+  Type type = tensor_type(shape, DType::kInt64);
+  Expr placeholder = make_var("shape_value", type, {.span = span_, .checked_type = type});
+  shape_values_->values[placeholder.get()] = {placeholder, elements};
+  return placeholder;
 }
 
 const TensorTypeNode& NodeContext::input_type(size_t i) const {
   const TensorTypeNode* t = as_tensor(input(i)->checked_type());
   if (!t) fail("input " + std::to_string(i) + " is not a tensor");
   return *t;
+}
+
+const std::vector<int64_t>& NodeContext::input_shape(size_t i) const {
+  const TensorTypeNode& t = input_type(i);
+  if (!t.is_static())
+    for (const DimExpr& d : t.dims)
+      if (!d.is_constant())
+        fail("input " + std::to_string(i) + " has symbolic dimension '" + dim_to_string(d) + "'; " +
+             clipped_text(node_.op_type()) +
+             " with symbolic shapes is not supported yet (fix the dimension with --input-shape)");
+  return t.shape;
 }
 
 const NDArray* NodeContext::constant_input(size_t i) const {
@@ -121,6 +177,7 @@ const NDArray* NodeContext::constant_input(size_t i) const {
 
 const NDArray& NodeContext::require_constant(size_t i, const std::string& role) const {
   if (!has_input(i)) fail("input " + std::to_string(i) + " (the " + role + ") is required");
+  if (is_shape_value(i)) input(i);  // refused, naming its symbolic dimensions
   const NDArray* value = constant_input(i);
   if (!value)
     fail("input " + std::to_string(i) + " ('" + node_.input(int(i)) + "', the " + role +

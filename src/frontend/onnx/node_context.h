@@ -6,6 +6,7 @@
 // static shapes.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,6 +17,16 @@
 #include "ir/expr.h"
 
 namespace switchyard {
+
+// Shape values over symbolic dimensions: an int64 value of 0 or 1
+// dimensions computed from a symbolic shape (Shape of a (batch, 512)
+// tensor, then Gather, Unsqueeze, Concat...), known at import as dimension
+// expressions but not as numbers. Each is a placeholder expression, never
+// part of the IR: a converter reads it by shape_value_input (Reshape's
+// shape becomes a symbolic reshape); any other use of it is refused.
+struct ShapeValueTable {
+  std::map<const ExprNode*, std::pair<Expr, std::vector<DimExpr>>> values;
+};
 
 class NodeContext {
  public:
@@ -38,7 +49,12 @@ class NodeContext {
   bool has_input(size_t i) const;
   const Expr& input(size_t i) const;                 // Error when absent
   const TensorTypeNode& input_type(size_t i) const;  // of a present input
-  const std::vector<int64_t>& input_shape(size_t i) const { return input_type(i).shape; }
+  // The static shape; for a symbolic input, Error naming the node, the
+  // input and its dimension ("<Op> with symbolic shapes is not supported
+  // yet"), so a converter that reads numbers never guesses.
+  const std::vector<int64_t>& input_shape(size_t i) const;
+  // Every input's dimensions as expressions: what a symbolic-aware converter reads.
+  const std::vector<DimExpr>& input_dims(size_t i) const { return input_type(i).dims; }
   DType input_dtype(size_t i) const { return input_type(i).dtype; }
   // The input's value when it is known at import (an initializer, a
   // Constant, or folded), else null.
@@ -62,6 +78,19 @@ class NodeContext {
   std::vector<std::string> unread_attrs() const;
   // Inputs present on the node that no accessor asked for.
   std::vector<size_t> unread_inputs() const;
+
+  // Shape values (ShapeValueTable). Input i's elements as dimension
+  // expressions when it is a shape value or a known integer tensor of 0 or
+  // 1 dimensions; nullopt otherwise.
+  std::optional<std::vector<DimExpr>> shape_value_input(size_t i) const;
+  bool is_shape_value(size_t i) const;
+  // The dimensions of the value input i holds (a shape value's or a
+  // tensor's), without refusing a shape value as input_type does.
+  std::vector<int64_t> value_shape(size_t i) const;
+  // An int64 value of `shape` ({} or {n}) holding `elements`: a constant
+  // when every one is a number, else a shape value.
+  Expr shape_value(const std::vector<DimExpr>& elements, const std::vector<int64_t>& shape);
+  void set_shape_values(ShapeValueTable* table) { shape_values_ = table; }
 
   // Building. Each call is typed by its operator's relation (a type error
   // becomes an import error naming the node) and folded to a constant when
@@ -94,6 +123,7 @@ class NodeContext {
   std::vector<Expr> outputs_;
   mutable std::set<std::string> read_attrs_;
   mutable std::vector<bool> read_inputs_;
+  ShapeValueTable* shape_values_ = nullptr;
 };
 
 // The tensor type an imported expression was built with.

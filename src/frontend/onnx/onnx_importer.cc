@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include "frontend/onnx/converters.h"
 #include "frontend/onnx/model_reader.h"
 #include "frontend/onnx/onnx_tensor.h"
+#include "frontend/onnx/symbolic_shapes.h"
 #include "ir/output_names.h"
 #include "runtime/clipped_text.h"
 #include "support/error.h"
@@ -82,50 +82,19 @@ std::string used_by(const sy_onnx::GraphProto& graph, const std::string& name) {
   return "";
 }
 
-// The parameter of a graph input: its declared element type and shape,
-// symbolic dimensions fixed by `fixed` (which may give the whole shape).
+// The parameter of a graph input: its declared element type and `dims`.
 // `user` follows a message about the element type (used_by below).
-Var make_input(const sy_onnx::ValueInfoProto& info, const std::vector<int64_t>* fixed, const std::string& source,
+Var make_input(const sy_onnx::ValueInfoProto& info, std::vector<DimExpr> dims, const std::string& source,
                const std::string& user) {
   const std::string& name = info.name();
   const std::string input = "input " + quoted_name(name);
-  if (!info.type().has_tensor_type()) model_fail(source, input + " is not a tensor");
-  const auto& tt = info.type().tensor_type();
-  std::optional<DType> dtype = dtype_from_onnx(tt.elem_type());
+  std::optional<DType> dtype = dtype_from_onnx(info.type().tensor_type().elem_type());
   if (!dtype)
-    model_fail(source, input + " has element type " + onnx_type_name(tt.elem_type()) +
+    model_fail(source, input + " has element type " + onnx_type_name(info.type().tensor_type().elem_type()) +
                            ", which Switchyard does not support" + user);
-  std::vector<int64_t> shape;
-  if (fixed) {
-    if (tt.has_shape() && tt.shape().dim_size() != int(fixed->size()))
-      throw Error(ErrorKind::kUsage, "--input-shape " + clipped_text(name) + " gives " + std::to_string(fixed->size()) +
-                                         " dimensions, but the model declares " +
-                                         std::to_string(tt.shape().dim_size()));
-    for (size_t i = 0; i < fixed->size(); ++i) {
-      int64_t d = (*fixed)[i];
-      if (tt.has_shape() && tt.shape().dim(int(i)).has_dim_value() && tt.shape().dim(int(i)).dim_value() != d)
-        throw Error(ErrorKind::kUsage, "--input-shape " + clipped_text(name) + ": dimension " + std::to_string(i) + " is " +
-                                           std::to_string(tt.shape().dim(int(i)).dim_value()) +
-                                           " in the model, not " + std::to_string(d));
-    }
-    shape = *fixed;
-  } else {
-    if (!tt.has_shape())
-      model_fail(source, input + " has no declared shape; give one with --input-shape " + clipped_text(name) + "=...");
-    for (int i = 0; i < tt.shape().dim_size(); ++i) {
-      const auto& dim = tt.shape().dim(i);
-      if (!dim.has_dim_value() || dim.dim_value() < 0) {
-        std::string what = dim.has_dim_param() ? quoted_name(dim.dim_param()) : "unknown";
-        model_fail(source, input + " dimension " + std::to_string(i) + " is symbolic (" + what +
-                               "); fix it with --input-shape " + clipped_text(name) + "=DxDx... (shapes={" +
-                               quoted_name(name) + ": (...)} in Python)");
-      }
-      shape.push_back(dim.dim_value());
-    }
-  }
   Type type;
   try {
-    type = tensor_type(shape, *dtype);
+    type = tensor_type_of_dims(std::move(dims), *dtype);
   } catch (const Error& e) {
     model_fail(source, input + ": " + e.message());
   }
@@ -181,12 +150,17 @@ class GraphImporter {
       if (!names.count(name))
         throw Error(ErrorKind::kUsage, "--input-shape names " + quoted_name(name) + ", which is not an input of " + source_ +
                                            " (its inputs: " + (list.empty() ? "none" : list) + ")");
-    std::vector<Var> params;
+    std::vector<const std::vector<InputDim>*> given;
     for (const sy_onnx::ValueInfoProto* info : inputs) {
+      if (!info->type().has_tensor_type()) model_fail(source_, "input " + quoted_name(info->name()) + " is not a tensor");
       auto fixed = options_.input_shapes.find(info->name());
-      Var v = make_input(*info, fixed == options_.input_shapes.end() ? nullptr : &fixed->second, source_,
-                         used_by(graph, info->name()));
-      values_[info->name()] = v;
+      given.push_back(fixed == options_.input_shapes.end() ? nullptr : &fixed->second);
+    }
+    std::vector<std::vector<DimExpr>> dims = resolve_input_dims(inputs, given, source_);
+    std::vector<Var> params;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Var v = make_input(*inputs[i], std::move(dims[i]), source_, used_by(graph, inputs[i]->name()));
+      values_[inputs[i]->name()] = v;
       params.push_back(v);
     }
     return params;
@@ -209,7 +183,14 @@ class GraphImporter {
     }
     OnnxOperatorVersion op = *find_onnx_converter(node.op_type(), opset);
     NodeContext ctx(node, span, std::move(inputs), opset, op.version, model_dir_);
-    (*op.convert)(ctx);
+    ctx.set_shape_values(&shape_values_);
+    try {
+      if (!convert_shape_value_node(ctx)) (*op.convert)(ctx);
+    } catch (const Error& e) {
+      // A relation's or type's error (a symbolic size asked for) names no node yet.
+      if (e.kind() != ErrorKind::kType) throw;
+      ctx.fail(e.message());
+    }
     std::vector<std::string> unread = ctx.unread_attrs();
     if (!unread.empty())
       ctx.fail("attribute " + quoted_name(unread.front()) + " is not supported (" + op.name + ")");
@@ -228,6 +209,10 @@ class GraphImporter {
     for (const auto& info : graph.output()) {
       auto it = values_.find(info.name());
       if (it == values_.end()) model_fail(source_, "graph output " + quoted_name(info.name()) + " is never computed");
+      if (shape_values_.values.count(it->second.get()))
+        model_fail(source_, "graph output " + quoted_name(info.name()) + " is a shape computed from symbolic dimensions " +
+                                clipped_text(dims_to_string(shape_values_.values.at(it->second.get()).second)) +
+                                "; outputs that are shapes are not supported yet (fix the dimensions with --input-shape)");
       outputs.push_back(it->second);
     }
     if (outputs.empty()) model_fail(source_, "the graph has no outputs");
@@ -243,6 +228,7 @@ class GraphImporter {
   std::string model_dir_;
   const OnnxImportOptions& options_;
   std::unordered_map<std::string, Expr> values_;
+  ShapeValueTable shape_values_;
 };
 
 IRModule import_model(const OnnxModelFile& file, const std::string& source, const std::string& model_dir,
@@ -264,26 +250,6 @@ IRModule import_onnx_file(const std::string& path, const OnnxImportOptions& opti
   if (!std::filesystem::is_regular_file(path, ec)) throw Error(ErrorKind::kUsage, "cannot read " + path + ": no such file");
   std::string dir = std::filesystem::path(path).parent_path().string();
   return import_model(read_onnx_file(path), path, dir.empty() ? "." : dir, options);
-}
-
-std::vector<int64_t> parse_shape_text(const std::string& text) {
-  std::vector<int64_t> dims;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, 'x')) {
-    size_t used = 0;
-    int64_t d = -1;
-    try {
-      d = std::stoll(part, &used);
-    } catch (const std::exception&) {
-    }
-    if (part.empty() || used != part.size() || d < 0)
-      throw Error(ErrorKind::kUsage, "malformed shape '" + text + "' (expected dimensions like 1x3x224x224)");
-    dims.push_back(d);
-  }
-  if (text.empty() || text.back() == 'x')
-    throw Error(ErrorKind::kUsage, "malformed shape '" + text + "' (expected dimensions like 1x3x224x224)");
-  return dims;
 }
 
 }  // namespace switchyard

@@ -128,9 +128,14 @@ TEST(OnnxImporter, TruncatedBytesAreAParseError) {
 }
 
 TEST(OnnxImporter, ShapeTextParses) {
-  EXPECT_EQ(parse_shape_text("1x3x224x224"), (std::vector<int64_t>{1, 3, 224, 224}));
-  EXPECT_EQ(parse_shape_text("7"), (std::vector<int64_t>{7}));
-  for (const char* bad : {"", "1x", "x2", "1x-3", "2xfour", "1xx2"}) {
+  auto fixed = [](std::vector<int64_t> dims) {
+    std::vector<InputDim> out;
+    for (int64_t d : dims) out.push_back({.value = d});
+    return out;
+  };
+  EXPECT_EQ(parse_shape_text("1x3x224x224"), fixed({1, 3, 224, 224}));
+  EXPECT_EQ(parse_shape_text("7"), fixed({7}));
+  for (const char* bad : {"", "1x", "x2", "1x-3", "2x4four", "1xx2", "n<=x2", "n<=-1x2", "?<x2", "1,,2", "n-1,2"}) {
     EXPECT_THROW(parse_shape_text(bad), Error) << bad;
   }
 }

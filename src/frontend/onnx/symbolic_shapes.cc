@@ -1,0 +1,177 @@
+// Converting ONNX nodes over symbolic dimensions (see symbolic_shapes.h).
+#include "frontend/onnx/symbolic_shapes.h"
+
+#include <algorithm>
+
+#include "frontend/onnx/converters.h"
+#include "runtime/clipped_text.h"
+
+namespace switchyard {
+
+namespace {
+
+constexpr int64_t kOnnxInt32 = 6, kOnnxInt64 = 7;
+
+// A shape value's elements and its shape ({} or {n}); nullopt when input i is not one.
+struct ShapeOperand {
+  std::vector<DimExpr> elements;
+  std::vector<int64_t> shape;
+};
+
+std::optional<ShapeOperand> shape_operand(NodeContext& c, size_t i) {
+  std::optional<std::vector<DimExpr>> elements = c.shape_value_input(i);
+  if (!elements) return std::nullopt;
+  return ShapeOperand{*elements, c.value_shape(i)};
+}
+
+// Gather along axis 0 of a 1-D shape value at known indices.
+bool gather(NodeContext& c, const ShapeOperand& data) {
+  if (c.attr_int("axis", 0) != 0 || data.shape.size() != 1) return false;
+  const NDArray* indices = c.constant_input(1);
+  if (!indices || indices->shape().size() > 1) return false;
+  std::vector<DimExpr> picked;
+  int64_t n = int64_t(data.elements.size());
+  for (int64_t index : c.constant_ints(1, "indices")) {
+    if (index < -n || index >= n)
+      c.fail("index " + std::to_string(index) + " is out of range for a shape of " + std::to_string(n) + " dimensions");
+    picked.push_back(data.elements[size_t(index < 0 ? index + n : index)]);
+  }
+  set_single_output(c, c.shape_value(picked, indices->shape()));
+  return true;
+}
+
+// Unsqueeze of a 0-d value at axis 0, or Squeeze of a 1-element one.
+bool squeeze(NodeContext& c, const ShapeOperand& data, bool unsqueeze) {
+  std::vector<int64_t> axes;
+  if (c.op_version() >= 13 && c.has_input(1)) axes = c.constant_ints(1, "axes");
+  if (c.op_version() < 13) axes = unsqueeze ? c.attr_ints("axes") : c.attr_ints("axes", std::vector<int64_t>{});
+  bool zero_axis = axes.empty() || (axes.size() == 1 && (axes[0] == 0 || axes[0] == -1));
+  if (unsqueeze ? !(data.shape.empty() && zero_axis) : !(data.shape == std::vector<int64_t>{1} && zero_axis))
+    return false;
+  set_single_output(c, c.shape_value(data.elements, unsqueeze ? std::vector<int64_t>{1} : std::vector<int64_t>{}));
+  return true;
+}
+
+bool concat(NodeContext& c) {
+  if (c.attr_int("axis") != 0 && c.attr_int("axis") != -1) return false;
+  std::vector<DimExpr> joined;
+  for (size_t i = 0; i < c.input_count(); ++i) {
+    std::optional<ShapeOperand> part = shape_operand(c, i);
+    if (!part || part->shape.size() != 1) return false;
+    joined.insert(joined.end(), part->elements.begin(), part->elements.end());
+  }
+  set_single_output(c, c.shape_value(joined, {int64_t(joined.size())}));
+  return true;
+}
+
+// Slice-10 and later of a 1-D value along axis 0.
+bool slice(NodeContext& c, const ShapeOperand& data) {
+  if (c.op_version() < 10 || data.shape.size() != 1) return false;
+  int64_t n = int64_t(data.elements.size());
+  std::vector<int64_t> starts = c.constant_ints(1, "starts"), ends = c.constant_ints(2, "ends");
+  std::vector<int64_t> axes = c.has_input(3) ? c.constant_ints(3, "axes") : std::vector<int64_t>{0};
+  std::vector<int64_t> steps = c.has_input(4) ? c.constant_ints(4, "steps") : std::vector<int64_t>{1};
+  if (starts.size() != 1 || ends.size() != 1 || axes.size() != 1 || steps.size() != 1 || (axes[0] != 0 && axes[0] != -1))
+    return false;
+  if (steps[0] <= 0) return false;
+  auto clamp = [n](int64_t v) { return std::min(std::max(v < 0 ? v + n : v, int64_t(0)), n); };
+  std::vector<DimExpr> picked;
+  for (int64_t k = clamp(starts[0]); k < clamp(ends[0]); k += steps[0]) picked.push_back(data.elements[size_t(k)]);
+  if (picked.empty()) c.fail("the slice of a shape is empty (empty tensors are not supported)");
+  set_single_output(c, c.shape_value(picked, {int64_t(picked.size())}));
+  return true;
+}
+
+// Mul or Div of two values of at most one dimension, broadcasting one element.
+bool arithmetic(NodeContext& c, bool divide) {
+  std::optional<ShapeOperand> a = shape_operand(c, 0), b = shape_operand(c, 1);
+  if (!a || !b) return false;
+  size_t n = std::max(a->elements.size(), b->elements.size());
+  if ((a->elements.size() != n && a->elements.size() != 1) || (b->elements.size() != n && b->elements.size() != 1))
+    return false;
+  std::vector<DimExpr> out;
+  for (size_t k = 0; k < n; ++k) {
+    const DimExpr& x = a->elements[a->elements.size() == 1 ? 0 : k];
+    const DimExpr& y = b->elements[b->elements.size() == 1 ? 0 : k];
+    if (!divide) {
+      out.push_back(x * y);
+      continue;
+    }
+    std::optional<DimExpr> q = exact_quotient(x, y);
+    if (!q)
+      c.fail("the shape computation divides " + dim_to_string(x) + " by " + dim_to_string(y) +
+             ", which is not exact for every value of the symbolic dimension (fix it with --input-shape)");
+    out.push_back(*q);
+  }
+  set_single_output(c, c.shape_value(out, a->shape.size() >= b->shape.size() ? a->shape : b->shape));
+  return true;
+}
+
+}  // namespace
+
+std::vector<int64_t> static_dims(NodeContext& c, const Expr& x, size_t first, const std::string& what) {
+  const TensorTypeNode& t = tensor_type_of(x);
+  std::vector<int64_t> dims;
+  for (size_t i = first; i < t.dims.size(); ++i) {
+    if (!t.dims[i].is_constant())
+      c.fail(what + " " + clipped_text(dims_to_string(t.dims)) + " has symbolic dimension '" + dim_to_string(t.dims[i]) +
+             "' (dimension " + std::to_string(i) + "), which " + clipped_text(c.node().op_type()) +
+             " cannot take yet (fix it with --input-shape)");
+    dims.push_back(*t.dims[i].constant());
+  }
+  return dims;
+}
+
+Expr reshape_to_dims(NodeContext& c, const Expr& x, const std::vector<DimExpr>& target) {
+  const TensorTypeNode& t = tensor_type_of(x);
+  if (t.dims == target) return x;
+  auto fail = [&](const std::string& why) {
+    c.fail("cannot reshape " + clipped_text(dims_to_string(t.dims)) + " to " + clipped_text(dims_to_string(target)) +
+           why);
+  };
+  // Numbers pass as they are: 0 and -1 mean what they mean in ONNX's Reshape and the IR's.
+  bool inferred = std::count(target.begin(), target.end(), DimExpr(-1)) > 0;
+  std::vector<int64_t> newshape;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (std::optional<int64_t> n = target[i].constant()) {
+      newshape.push_back(*n);
+    } else if (i < t.dims.size() && t.dims[i] == target[i]) {
+      newshape.push_back(0);
+    } else if (!inferred) {
+      newshape.push_back(-1);
+      inferred = true;
+    } else {
+      fail(": more than one dimension is inferred or moves (fix the symbolic ones with --input-shape)");
+    }
+  }
+  Expr y = c.call("reshape", {x}, {{"newshape", newshape}});
+  const std::vector<DimExpr>& got = tensor_type_of(y).dims;
+  for (size_t i = 0; i < target.size(); ++i)
+    if (target[i].constant().value_or(1) > 0 && got[i] != target[i])
+      fail(" (it gives " + clipped_text(dims_to_string(got)) + ")");
+  return y;
+}
+
+bool convert_shape_value_node(NodeContext& c) {
+  bool any = false;
+  for (size_t i = 0; i < c.input_count(); ++i) any |= c.is_shape_value(i);
+  if (!any) return false;
+  const std::string& op = c.node().op_type();
+  std::optional<ShapeOperand> first = shape_operand(c, 0);
+  if (!first && op != "Concat") return false;
+  if (op == "Identity") return set_single_output(c, c.shape_value(first->elements, first->shape)), true;
+  if (op == "Cast") {
+    int64_t to = c.attr_int("to");
+    if (to != kOnnxInt64 && to != kOnnxInt32) return false;
+    if (c.op_version() >= 19) c.attr_int("saturate", 1);
+    return set_single_output(c, c.shape_value(first->elements, first->shape)), true;
+  }
+  if (op == "Gather") return gather(c, *first);
+  if (op == "Unsqueeze" || op == "Squeeze") return squeeze(c, *first, op == "Unsqueeze");
+  if (op == "Concat") return concat(c);
+  if (op == "Slice") return slice(c, *first);
+  if (op == "Mul" || op == "Div") return arithmetic(c, op == "Div");
+  return false;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,84 @@
+// specialize: a module's dimension variables replaced by values and every
+// type re-derived; bind_input_dims: the values read from inputs' shapes,
+// with inputs that contradict the declared constraints refused by name.
+#include <gtest/gtest.h>
+
+#include "interp/evaluate.h"
+#include "ir/structural_equal.h"
+#include "support/error.h"
+#include "text/parser.h"
+#include "transform/infer_type.h"
+#include "transform/specialize.h"
+
+namespace switchyard {
+namespace {
+
+constexpr const char* kSymbolic = R"(def @main(%x: Tensor[(n<=8, 3, 4), float32], %y: Tensor[(n<=8, 12), float32]) {
+  %0 = reshape(%x, newshape=[0, -1]);
+  let %s: Tensor[(n<=8, 12), float32] = add(%0, %y);
+  reshape(%s, newshape=[-1])
+}
+)";
+
+// What specialising kSymbolic at n = 2 gives: reshapes of symbolic shapes state theirs.
+constexpr const char* kStatic = R"(def @main(%x: Tensor[(2, 3, 4), float32], %y: Tensor[(2, 12), float32]) {
+  %0 = reshape(%x, newshape=[2, 12]);
+  let %s: Tensor[(2, 12), float32] = add(%0, %y);
+  reshape(%s, newshape=[24])
+}
+)";
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage) << e.message();
+    return e.message();
+  }
+  return "(no error)";
+}
+
+NDArray zeros(std::vector<int64_t> shape) { return NDArray(DType::kFloat32, shape); }
+
+TEST(Specialize, SubstitutesEveryAnnotationAndRetypes) {
+  IRModule symbolic = infer_type(parse_module(kSymbolic, "s.sy"));
+  IRModule specialized = specialize(symbolic, {{"n", 2}});
+  EXPECT_TRUE(structural_equal(specialized, infer_type(parse_module(kStatic, "t.sy"))));
+  EXPECT_EQ(type_to_string(specialized.lookup("main")->ret_type), "Tensor[(24), float32]");
+  EXPECT_EQ(type_to_string(symbolic.lookup("main")->ret_type), "Tensor[(12*n<=8), float32]") << "unchanged";
+}
+
+TEST(Specialize, AValueAboveTheBoundIsRefused) {
+  IRModule symbolic = infer_type(parse_module(kSymbolic, "s.sy"));
+  EXPECT_EQ(error_of([&] { specialize(symbolic, {{"n", 9}}); }), "dimension n<=8 cannot be 9 (its bound is 8)");
+}
+
+TEST(Specialize, InputsBindTheDimensionsAndTheInterpreterRunsThem) {
+  IRModule symbolic = infer_type(parse_module(kSymbolic, "s.sy"));
+  NDArray x = zeros({3, 3, 4}), y = zeros({3, 12});
+  for (int64_t i = 0; i < 36; ++i) x.as<float>()[i] = float(i), y.as<float>()[i] = 100;
+  EXPECT_EQ(bind_input_dims(symbolic, {{"x", x}, {"y", y}}), (DimBindings{{"n", 3}}));
+  IRModule specialized = specialize_for_inputs(symbolic, {{"x", x}, {"y", y}});
+  Value out = evaluate(specialized, {{"x", x}, {"y", y}});
+  ASSERT_EQ(out.tensor.shape(), (std::vector<int64_t>{36}));
+  EXPECT_EQ(out.tensor.as<float>()[35], 135.0f);
+}
+
+TEST(Specialize, InputsThatContradictTheConstraintsAreRefusedByName) {
+  IRModule symbolic = infer_type(parse_module(kSymbolic, "s.sy"));
+  EXPECT_EQ(error_of([&] { bind_input_dims(symbolic, {{"x", zeros({2, 3, 4})}, {"y", zeros({3, 12})}}); }),
+            "input 'y' dimension 0 (n<=8) is 3, but input 'x' dimension 0 (n<=8) is 2: both are 'n'");
+  EXPECT_EQ(error_of([&] { bind_input_dims(symbolic, {{"x", zeros({9, 3, 4})}}); }),
+            "input 'x' dimension 0 (n<=8) is 9, above the bound n <= 8");
+  EXPECT_EQ(error_of([&] { bind_input_dims(symbolic, {{"x", zeros({2, 12})}}); }),
+            "input 'x' has 2 dimensions, but the model takes Tensor[(n<=8, 3, 4), float32]");
+}
+
+TEST(Specialize, AStaticModuleIsReturnedAsItIs) {
+  IRModule fixed = infer_type(parse_module(kStatic, "t.sy"));
+  IRModule same = specialize_for_inputs(fixed, {{"x", zeros({2, 3, 4})}, {"y", zeros({2, 12})}});
+  EXPECT_EQ(same.lookup("main").get(), fixed.lookup("main").get());
+}
+
+}  // namespace
+}  // namespace switchyard

@@ -1,0 +1,181 @@
+"""Symbolic dimensions from ONNX (issue 37, step 2), on real torch exports.
+
+A model exported with ``dynamic_axes`` imports with its batch symbolic, its
+shape subgraphs (``x.view(x.size(0), -1)``) folded to symbolic reshapes; the
+interpreter binds the batch from the inputs, so one import runs at any batch
+size; specialising the import gives what a static import gives; inputs that
+contradict the declared dimensions, and nodes that cannot take a symbolic
+one yet, are refused by name.
+"""
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+import torch
+
+import switchyard as sy
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SWITCHYARD = pathlib.Path(os.environ.get("SY_BUILD_DIR", REPO / "build")) / "bin" / "switchyard"
+
+
+class SmallNet(torch.nn.Module):
+    """Conv, batch norm, ReLU, max and global pools, then x.view(x.size(0), -1) and a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+            torch.nn.Conv2d(8, 6, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d((2, 2)))
+        self.head = torch.nn.Linear(24, 5)
+
+    def forward(self, x):
+        y = self.features(x)
+        return torch.softmax(self.head(y.view(y.size(0), -1)), dim=-1)
+
+
+def export(module, example, path, dynamic):
+    torch.manual_seed(0)
+    module.eval()
+    torch.onnx.export(module, example, str(path), input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": dynamic, "output": {0: dynamic[0]}}, opset_version=13)
+    return path
+
+
+@pytest.fixture(scope="module")
+def small_net(tmp_path_factory):
+    torch.manual_seed(0)
+    net = SmallNet().eval()
+    with torch.no_grad():  # batch norm statistics that are not the identity
+        net.features[1].running_mean.uniform_(-1, 1)
+        net.features[1].running_var.uniform_(0.5, 2)
+    path = export(net, torch.randn(1, 3, 16, 16), tmp_path_factory.mktemp("small") / "small.onnx", {0: "batch"})
+    return net, path
+
+
+def run_cli(*args):
+    return subprocess.run([str(SWITCHYARD), *map(str, args)], capture_output=True, text=True)
+
+
+def test_the_export_computes_its_view_from_the_shape(small_net):
+    _, path = small_net
+    ops = [n.op_type for n in onnx.load(str(path)).graph.node]
+    assert "Shape" in ops and "Reshape" in ops, "the view is exported as a shape subgraph, which the import folds"
+
+
+def test_one_symbolic_import_runs_at_every_batch_size(small_net):
+    net, path = small_net
+    mod = sy.frontend.from_onnx(path)
+    main = mod["main"]
+    assert str(main.params[0].checked_type) == "Tensor[(batch, 3, 16, 16), float32]"
+    assert str(main.ret_type) == "Tensor[(batch, 5), float32]"
+    for batch in (1, 2, 4):
+        x = np.random.default_rng(batch).standard_normal((batch, 3, 16, 16)).astype(np.float32)
+        expected = net(torch.from_numpy(x)).detach().numpy()
+        np.testing.assert_allclose(sy.evaluate(mod, input=x), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_specialising_the_import_gives_the_static_import(small_net):
+    _, path = small_net
+    symbolic = sy.frontend.from_onnx(path)
+    fixed = sy.frontend.from_onnx(path, shapes={"input": (2, 3, 16, 16)})
+    specialized = sy.transform.specialize(symbolic, {"batch": 2})
+    assert str(specialized["main"].ret_type) == "Tensor[(2, 5), float32]"
+    assert sy.ir.structural_equal(specialized, fixed)
+    assert not sy.ir.structural_equal(symbolic, fixed)
+
+
+def test_resnet18_imports_symbolic_and_specialises_to_its_static_import(tmp_path):
+    torchvision = pytest.importorskip("torchvision", reason="torchvision exports the ResNet-18 under test")
+    torch.manual_seed(0)
+    path = export(torchvision.models.resnet18(), torch.randn(1, 3, 224, 224), tmp_path / "resnet18.onnx",
+                  {0: "batch"})
+    symbolic = sy.frontend.from_onnx(path)
+    assert str(symbolic["main"].ret_type) == "Tensor[(batch, 1000), float32]"
+    fixed = sy.frontend.from_onnx(path, shapes={"input": (4, 3, 224, 224)})
+    assert sy.ir.structural_equal(sy.transform.specialize(symbolic, {"batch": 4}), fixed)
+
+
+def test_shapes_name_bound_or_keep_dimensions(small_net):
+    net, path = small_net
+    named = sy.frontend.from_onnx(path, shapes={"input": ("n<=3", 3, 16, 16)})
+    assert str(named["main"].params[0].checked_type) == "Tensor[(n<=3, 3, 16, 16), float32]"
+    kept = sy.frontend.from_onnx(path, shapes={"input": ("?", 3, 16, 16)})
+    assert str(kept["main"].params[0].checked_type) == "Tensor[(batch, 3, 16, 16), float32]"
+    x = np.ones((4, 3, 16, 16), np.float32)
+    with pytest.raises(sy.UsageError, match=r"input 'input' dimension 0 \(n<=3\) is 4, above the bound n <= 3"):
+        sy.evaluate(named, input=x)
+    with pytest.raises(sy.UsageError, match=r"dimension 1 is 3 in the model, not 4"):
+        sy.frontend.from_onnx(path, shapes={"input": ("?", 4, 16, 16)})
+    with pytest.raises(sy.UsageError, match=r"malformed shape"):
+        sy.frontend.from_onnx(path, shapes={"input": ("n<=", 3, 16, 16)})
+    with pytest.raises(sy.UsageError, match=r"bound of 'n'|cannot be 9"):
+        sy.transform.specialize(named, {"n": 9})
+
+
+def test_inputs_sharing_a_dimension_must_agree(tmp_path):
+    x = onnx.helper.make_tensor_value_info("a", onnx.TensorProto.FLOAT, ["batch", 4])
+    y = onnx.helper.make_tensor_value_info("b", onnx.TensorProto.FLOAT, ["batch", 4])
+    out = onnx.helper.make_tensor_value_info("sum", onnx.TensorProto.FLOAT, ["batch", 4])
+    graph = onnx.helper.make_graph([onnx.helper.make_node("Add", ["a", "b"], ["sum"], name="add")], "g", [x, y], [out])
+    path = tmp_path / "two.onnx"
+    onnx.save(onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)]), str(path))
+    mod = sy.frontend.from_onnx(path)
+    a, b = np.ones((2, 4), np.float32), np.ones((3, 4), np.float32)
+    np.testing.assert_array_equal(sy.evaluate(mod, a=b, b=b), 2 * b)
+    with pytest.raises(sy.UsageError, match=r"input 'b' dimension 0 \(batch\) is 3, but input 'a' dimension 0 "
+                                            r"\(batch\) is 2: both are 'batch'"):
+        sy.evaluate(mod, a=a, b=b)
+
+
+def test_an_encoder_layer_runs_at_every_batch_and_refuses_a_symbolic_sequence_by_node(tmp_path):
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, batch_first=True).eval()
+    path = export(layer, torch.randn(2, 5, 16), tmp_path / "encoder.onnx", {0: "batch"})
+    mod = sy.frontend.from_onnx(path)
+    assert str(mod["main"].ret_type) == "Tensor[(batch, 5, 16), float32]"
+    for batch in (1, 3):
+        x = np.random.default_rng(batch).standard_normal((batch, 5, 16)).astype(np.float32)
+        np.testing.assert_allclose(sy.evaluate(mod, input=x), layer(torch.from_numpy(x)).detach().numpy(),
+                                   rtol=1e-4, atol=1e-5)
+    # With the sequence symbolic too, attention's heads are reshaped from
+    # (batch*seq, 16) to (seq, batch, 16): two symbolic dimensions move,
+    # which a reshape of 0s and -1s cannot say.
+    both = export(layer, torch.randn(2, 5, 16), tmp_path / "encoder_seq.onnx", {0: "batch", 1: "seq"})
+    with pytest.raises(sy.ParseError, match=r"node '/self_attn/Reshape_\d+' \(Reshape\): cannot reshape "
+                                            r"\(batch\*seq, 16\) to \(seq, batch, 16\): more than one dimension"):
+        sy.frontend.from_onnx(both)
+    fixed = sy.frontend.from_onnx(both, shapes={"input": (2, 5, 16)})
+    x = np.random.default_rng(0).standard_normal((2, 5, 16)).astype(np.float32)
+    np.testing.assert_allclose(sy.evaluate(fixed, input=x), layer(torch.from_numpy(x)).detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_cli_check_shows_the_signature_run_ir_binds_it_and_compile_names_the_fix(small_net, tmp_path):
+    net, path = small_net
+    checked = run_cli("check", path)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.splitlines() == [
+        "ok", "symbolic dimensions (compile needs them fixed with --input-shape):",
+        "  %input: Tensor[(batch, 3, 16, 16), float32]", "  result: Tensor[(batch, 5), float32]"]
+    bounded = run_cli("check", path, "--input-shape", "input=n<=8x3x16x16")
+    assert "  %input: Tensor[(n<=8, 3, 16, 16), float32]" in bounded.stdout.splitlines(), bounded.stderr
+    refused = run_cli("compile", path, "-o", tmp_path / "never")
+    assert refused.returncode == 1
+    assert ("cannot compile: dimension batch of %input is symbolic (Tensor[(batch, 3, 16, 16), float32])"
+            in refused.stderr), refused.stderr
+    assert "--input-shape input=1x3x16x16" in refused.stderr
+    assert not (tmp_path / "never").exists()
+    x = np.random.default_rng(7).standard_normal((3, 3, 16, 16)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    ran = run_cli("run-ir", path, "--input", f"input={tmp_path / 'x.npy'}", "--output-dir", tmp_path / "out")
+    assert ran.returncode == 0, ran.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "output.npy"), net(torch.from_numpy(x)).detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
+    bounded = run_cli("run-ir", path, "--input-shape", "input=n<=2x3x16x16", "--input", f"input={tmp_path / 'x.npy'}",
+                      "--output-dir", tmp_path / "out")
+    assert bounded.returncode == 1
+    assert "input 'input' dimension 0 (n<=2) is 3, above the bound n <= 2" in bounded.stderr
