@@ -99,17 +99,18 @@ def main():
         compile_artifact(switchyard, path, artifact)
 
     quantum = last_quantum(qdq)
-    differences, same_class = [], 0
+    differences, same_class, magnitude = [], 0, 0.0
     for i, x in enumerate(qdq_model.calibration_inputs(model, args.inputs, seed=1)):
         input_path = work / f"input{i}.npy"
         np.save(input_path, x)
         _, ours = switchyard_run(switchyard, work / "qdq", input_path, 0, args.threads, work / f"out{i}")
         _, theirs = ort_run(node_modules, qdq_path, input_path, 1, args.threads, work / f"ort{i}.f32")
         differences.append(float(np.abs(ours.ravel() - theirs).max()))
+        magnitude = max(magnitude, float(np.abs(theirs).max()))
         same_class += int(ours.ravel().argmax() == theirs.argmax())
     print(f"agreement with ONNX Runtime on {args.inputs} inputs: top-1 {same_class}/{args.inputs}, "
           f"largest output difference {max(differences):.4g} = {max(differences) / quantum:.2f} x the last "
-          f"activation quantum {quantum:.4g}")
+          f"activation quantum {quantum:.4g} ({max(differences) / magnitude:.2%} of the largest output)")
 
     times = {"switchyard_qdq": [], "switchyard_float": [], "ort_qdq": [], "ort_float": []}
     input_path = work / "input0.npy"
