@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <random>
 
 #include "hand_model.h"
@@ -98,15 +99,18 @@ std::vector<uint8_t> reference(const Int8Case& c, const Int8Operands& o, const D
   return out;
 }
 
-std::vector<uint8_t> run(const PrimitiveSpec& spec, const Int8Operands& o) {
+// `prepared`: the weights reordered once, as an artifact's load does with
+// constant weights, rather than at each call.
+std::vector<uint8_t> run(const PrimitiveSpec& spec, const Int8Operands& o, bool prepared = false) {
   DnnlPrimitive primitive(spec, 1);
+  std::shared_ptr<const PreparedWeights> weights = prepared ? primitive.prepare_weights(o.weights.data()) : nullptr;
   int64_t dst_size = 1;
   for (int64_t d : spec.dst.dims) dst_size *= d;
   std::vector<uint8_t> out(static_cast<size_t>(dst_size));
   Workspace workspace(primitive.workspace_bytes());
   const void* inputs[] = {o.src.data(), o.weights.data(), o.bias.data()};
   void* outputs[] = {out.data()};
-  primitive.execute(inputs, outputs, nullptr, nullptr, workspace.get());
+  primitive.execute(inputs, outputs, weights.get(), nullptr, workspace.get());
   return out;
 }
 
@@ -126,6 +130,7 @@ TEST(DnnlInt8Primitive, ConvolutionIsExactlyOnnxsFormula) {
       spec.any_activation_layout = spec.any_weights_layout = any_layout;
       std::vector<uint8_t> want = reference(c, o, spec.dst.dims);
       EXPECT_EQ(run(spec, o), want);
+      EXPECT_EQ(run(spec, o, true), want);
       // Saturated and interior values both occur.
       EXPECT_TRUE(std::any_of(want.begin(), want.end(), [&](uint8_t v) { return v != want[0]; }));
     }
