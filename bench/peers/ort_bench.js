@@ -3,7 +3,8 @@
 // its output against PyTorch's, and prints one JSON object.
 //
 //   NODE_PATH=DIR/node_modules node bench/peers/ort_bench.js --model M.onnx --input M.input.npy
-//       [--expected M.expected.npy] [--threads 1] [--warmup 5] [--runs 50]
+//       [--expected M.expected.npy] [--threads 1] [--warmup 5] [--runs 50] [--output OUT.f32]
+// (--output: the first output's float32 values, raw, little-endian)
 'use strict';
 const fs = require('fs');
 const ort = require('onnxruntime-node');
@@ -12,7 +13,7 @@ function parseArgs(argv) {
   const args = { threads: 1, warmup: 5, runs: 50 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
-    if (!['model', 'input', 'expected', 'threads', 'warmup', 'runs'].includes(key) || i + 1 >= argv.length)
+    if (!['model', 'input', 'expected', 'threads', 'warmup', 'runs', 'output'].includes(key) || i + 1 >= argv.length)
       throw new Error(`unknown or incomplete option ${argv[i]}`);
     args[key] = ['threads', 'warmup', 'runs'].includes(key) ? Number(argv[i + 1]) : argv[i + 1];
   }
@@ -91,6 +92,10 @@ async function main() {
     latency_ms: summarise(times),
     peak_rss_mib: process.resourceUsage().maxRSS / 1024,  // maxRSS is in KiB
   };
+  if (args.output) {
+    const data = outputs[session.outputNames[0]].data;
+    fs.writeFileSync(args.output, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+  }
   if (args.expected) {
     const expected = readNpy(args.expected);
     Object.assign(result, maxAbsError(outputs[session.outputNames[0]].data, expected.data));

@@ -424,14 +424,17 @@ void check_kernel(const Manifest& m, const ManifestKernel& k, const std::string&
   if (k.weights >= 0) {
     if (k.primitive < 0) fail(source, member_path(path, "weights"), "names weights but the kernel runs no primitive");
     const ManifestWeight& w = m.weights[size_t(k.weights)];
-    const PrimitiveTensor& expected = m.primitives[size_t(k.primitive)].weights;
+    const PrimitiveSpec& primitive = m.primitives[size_t(k.primitive)];
+    const PrimitiveTensor& expected = primitive.weights;
+    // An int8 primitive's weights are int8 (s8, the only type it takes).
+    DType type = primitive.quantization.empty() ? DType::kFloat32 : DType::kInt8;
     int64_t numel = 1;
     for (int64_t d : expected.dims) numel *= d;
-    if (expected.empty() || w.dtype != DType::kFloat32 || w.device != k.device ||
-        (w.prepared.empty() && w.nbytes != uint64_t(numel) * sizeof(float)))
+    if (expected.empty() || w.dtype != type || w.device != k.device ||
+        (w.prepared.empty() && w.nbytes != uint64_t(numel) * uint64_t(dtype_bytes(type))))
       fail(source, member_path(path, "weights"),
            "weight '" + w.name + "' (" + dtype_name(w.dtype) + " " + shape_to_string(w.shape) + " on " +
-               m.devices[size_t(w.device)].name + ") is not the float32 weights of primitive " +
+               m.devices[size_t(w.device)].name + ") is not the " + dtype_name(type) + " weights of primitive " +
                std::to_string(k.primitive) + " on this kernel's device");
   }
   if (k.depthwise_weights >= 0) check_depthwise_weights(m, k, source, member_path(path, "depthwise_weights"));

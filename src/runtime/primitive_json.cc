@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace switchyard {
 
@@ -143,6 +144,43 @@ PrimitivePostOp read_post_op(ObjectReader& r) {
   return post;
 }
 
+// An int8 primitive's types, output scales (positive and finite: one, or
+// one per output channel) and zero points (within the type's range).
+PrimitiveQuantization read_quantization(ObjectReader& parent, const PrimitiveSpec& s) {
+  ObjectReader r(parent.required("quantization"), parent.path("quantization"), parent.source());
+  if (s.kind != PrimitiveKind::kConvolution && s.kind != PrimitiveKind::kMatmul)
+    fail(r.source(), parent.path("quantization"), "only a convolution or a matmul is quantized");
+  PrimitiveQuantization q;
+  q.src_type = one_of(r, "src_type", std::array{"u8", "s8"});
+  q.weights_type = one_of(r, "weights_type", std::array{"s8"});
+  q.dst_type = one_of(r, "dst_type", std::array{"u8", "s8"});
+  const json& scales = r.array("output_scales");
+  int64_t channels = s.dst.dims.size() < 2 ? 1 : s.kind == PrimitiveKind::kConvolution ? s.dst.dims[1] : s.dst.dims.back();
+  if (scales.size() != 1 && int64_t(scales.size()) != channels)
+    fail(r.source(), r.path("output_scales"),
+         "expected 1 or " + std::to_string(channels) + " (one per output channel) values, got " +
+             std::to_string(scales.size()));
+  for (size_t i = 0; i < scales.size(); ++i) {
+    if (!scales[i].is_number() || !(scales[i].get<double>() > 0) || !std::isfinite(scales[i].get<float>()))
+      fail(r.source(), element_path(r.path("output_scales"), i), "expected a positive finite number, got " +
+                                                                     describe(scales[i]));
+    q.output_scales.push_back(scales[i].get<float>());
+  }
+  auto zero_point = [&](const char* key, const std::string& type) {
+    return int32_t(type == "u8" ? r.integer(key, 0, 255) : r.integer(key, -128, 127));
+  };
+  q.src_zero_point = zero_point("src_zero_point", q.src_type);
+  q.dst_zero_point = zero_point("dst_zero_point", q.dst_type);
+  r.finish();
+  return q;
+}
+
+ordered_json quantization_json(const PrimitiveQuantization& q) {
+  return ordered_json{{"src_type", q.src_type},           {"weights_type", q.weights_type},
+                      {"dst_type", q.dst_type},           {"output_scales", q.output_scales},
+                      {"src_zero_point", q.src_zero_point}, {"dst_zero_point", q.dst_zero_point}};
+}
+
 }  // namespace
 
 PrimitiveSpec read_primitive_spec(ObjectReader& r) {
@@ -181,6 +219,7 @@ PrimitiveSpec read_primitive_spec(ObjectReader& r) {
   if (r.array("post_ops").size() > kMaxPostOps)
     fail(r.source(), r.path("post_ops"), "more than " + std::to_string(kMaxPostOps) + " post-ops");
   s.post_ops = read_list<PrimitivePostOp>(r, "post_ops", read_post_op);
+  if (r.optional("quantization")) s.quantization = read_quantization(r, s);
   return s;
 }
 
@@ -221,6 +260,7 @@ ordered_json primitive_spec_json(const PrimitiveSpec& s) {
     }
     j["post_ops"].push_back(post);
   }
+  if (!s.quantization.empty()) j["quantization"] = quantization_json(s.quantization);
   return j;
 }
 

@@ -19,7 +19,8 @@ class PreparedWeights {
   virtual ~PreparedWeights() = default;
 };
 
-// A float32 tensor as oneDNN sees it: dims and element strides, or a
+// A float32 tensor (or of an int8 primitive's type, PrimitiveQuantization)
+// as oneDNN sees it: dims and element strides, or a
 // layout of oneDNN's (`format`: "nChw8c", channels in blocks of 8
 // innermost, padded; or "nhwc", channels last) that only primitives read
 // and write.
@@ -62,6 +63,22 @@ struct PrimitivePostOp {
 constexpr const char* kWinogradAlgorithm = "convolution_winograd";
 constexpr const char* kPackedMatmulAlgorithm = "matmul_packed";
 
+// An int8 convolution or matmul (a quantized model's): oneDNN's element
+// types of src, weights and dst ("u8" or "s8"; the weights "s8", their zero
+// point 0), the output scales that take the int32 accumulator plus the
+// float32 bias to dst's scale (one, or one per output channel), and the
+// zero points of src and dst. oneDNN computes
+// saturate(round_half_to_even((accumulator + bias) * scale [post-ops] +
+// dst_zero_point)), the accumulator over src - src_zero_point padded with
+// zeros (docs/operators.md, "int8"). No types: float32 throughout.
+struct PrimitiveQuantization {
+  std::string src_type, weights_type, dst_type;
+  std::vector<float> output_scales;
+  int32_t src_zero_point = 0, dst_zero_point = 0;
+  bool empty() const { return src_type.empty(); }
+  bool operator==(const PrimitiveQuantization&) const = default;
+};
+
 struct PrimitiveSpec {
   PrimitiveKind kind = PrimitiveKind::kMatmul;
   // oneDNN's name: "convolution_direct", "pooling_max",
@@ -79,6 +96,7 @@ struct PrimitiveSpec {
   // (which are then reordered from and to the plain layouts around it).
   bool any_weights_layout = false, any_activation_layout = false;
   std::vector<PrimitivePostOp> post_ops;
+  PrimitiveQuantization quantization;  // empty for float32
   bool operator==(const PrimitiveSpec&) const = default;
 };
 

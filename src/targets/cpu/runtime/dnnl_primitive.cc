@@ -15,6 +15,7 @@
 #include "runtime/runtime_error.h"
 #include "targets/cpu/runtime/dnnl_layout_text.h"
 #include "targets/cpu/runtime/dnnl_pooling_repair.h"
+#include "targets/cpu/runtime/dnnl_quantization.h"
 #include "targets/cpu/runtime/dnnl_reorder.h"
 #include "targets/cpu/runtime/primitive_post_ops.h"
 #include "targets/cpu/runtime/winograd_convolution.h"
@@ -65,11 +66,11 @@ Tag format_named(const std::string& name) {
   throw RuntimeError("unknown oneDNN format '" + name + "'");
 }
 
-// The layout of a kernel's buffer.
-memory::desc plain(const PrimitiveTensor& t) {
-  return t.format.empty() ? memory::desc(t.dims, kF32, t.strides) : memory::desc(t.dims, kF32, format_named(t.format));
+// The layout of a kernel's buffer (float32, or an int8 primitive's type).
+memory::desc plain(const PrimitiveTensor& t, memory::data_type type = kF32) {
+  return t.format.empty() ? memory::desc(t.dims, type, t.strides) : memory::desc(t.dims, type, format_named(t.format));
 }
-memory::desc any_layout(const PrimitiveTensor& t) { return memory::desc(t.dims, kF32, Tag::any); }
+memory::desc any_layout(const PrimitiveTensor& t, memory::data_type type) { return memory::desc(t.dims, type, Tag::any); }
 memory::dims dense_strides(const memory::dims& dims) {
   memory::dims strides(dims.size(), 1);
   for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
@@ -112,6 +113,7 @@ struct DnnlPrimitive::Impl {
   std::unique_ptr<PackedMatmul> packed;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   memory::desc src, weights, bias, dst;  // the layouts of the kernel's buffers
+  DnnlElementTypes types{kF32, kF32, kF32};  // of src, weights and dst
   std::vector<memory::desc> operands;    // of binary and sum post-ops, by post-op index
   std::vector<DnnlReorder> to_residual;  // a sum's residual into the chosen dst layout, where they differ
   // A fused depthwise convolution's post-op (an index into spec.post_ops,
@@ -161,6 +163,7 @@ struct DnnlPrimitive::Impl {
       }
     }
     attr.set_post_ops(posts);
+    set_quantization_attributes(spec, attr);
     return attr;
   }
 
@@ -196,15 +199,17 @@ struct DnnlPrimitive::Impl {
   void make_primitive() {
     if (spec.kind == PrimitiveKind::kReorder) return make_reorder();
     // A blocked buffer is read and written as it is; oneDNN chooses for plain ones.
-    memory::desc src_layout = spec.any_activation_layout && spec.src.format.empty() ? any_layout(spec.src) : src;
-    memory::desc dst_layout = spec.any_activation_layout && spec.dst.format.empty() ? any_layout(spec.dst) : dst;
+    memory::desc src_layout =
+        spec.any_activation_layout && spec.src.format.empty() ? any_layout(spec.src, types.src) : src;
+    memory::desc dst_layout =
+        spec.any_activation_layout && spec.dst.format.empty() ? any_layout(spec.dst, types.dst) : dst;
     // A convolution reading a laid-out source writes that layout (then
     // reordered to the dense destination): left to choose, oneDNN gave a
     // depthwise one reading nChw16c an nhwc destination, which only its
     // reference kernel runs (48 ms against 0.3 for 64 channels at 56x56).
     if (spec.kind == PrimitiveKind::kConvolution && spec.any_activation_layout && !spec.src.format.empty() &&
         spec.dst.format.empty())
-      dst_layout = memory::desc(spec.dst.dims, kF32, format_named(spec.src.format));
+      dst_layout = memory::desc(spec.dst.dims, types.dst, format_named(spec.src.format));
     // With a fused depthwise convolution the descriptor's destination is
     // the convolution's own result, which only oneDNN sees.
     if (depthwise >= 0) dst_layout = convolution_result();
@@ -224,16 +229,16 @@ struct DnnlPrimitive::Impl {
     if (dnnl_is_reference_implementation(implementation) && spec.kind != PrimitiveKind::kMatmul && depthwise < 0) {
       std::vector<std::pair<memory::desc, memory::desc>> alternatives;
       if (spec.src.format.empty() && !spec.dst.format.empty())
-        alternatives.emplace_back(memory::desc(spec.src.dims, kF32, format_named(spec.dst.format)), dst_layout);
+        alternatives.emplace_back(memory::desc(spec.src.dims, types.src, format_named(spec.dst.format)), dst_layout);
       if (spec.src.dims.size() == 4) {
         // A dense 1x1 image is channels last too, which oneDNN may take it
         // for (a global pool's result).
-        alternatives.emplace_back(memory::desc(spec.src.dims, kF32, Tag::nhwc), dst_layout);
-        alternatives.emplace_back(memory::desc(spec.src.dims, kF32, Tag::nhwc),
-                                  memory::desc(spec.dst.dims, kF32, Tag::nhwc));
+        alternatives.emplace_back(memory::desc(spec.src.dims, types.src, Tag::nhwc), dst_layout);
+        alternatives.emplace_back(memory::desc(spec.src.dims, types.src, Tag::nhwc),
+                                  memory::desc(spec.dst.dims, types.dst, Tag::nhwc));
       }
       if (spec.src.format.empty())
-        alternatives.emplace_back(src, memory::desc(spec.dst.dims, kF32, dense_strides(spec.dst.dims)));
+        alternatives.emplace_back(src, memory::desc(spec.dst.dims, types.dst, dense_strides(spec.dst.dims)));
       bool found = false;
       for (const auto& [source, destination] : alternatives) {
         make_operation(source, destination);
@@ -246,7 +251,7 @@ struct DnnlPrimitive::Impl {
 
   // Describes and makes the primitive of `spec` reading and writing these layouts.
   void make_operation(const memory::desc& src_layout, const memory::desc& dst_layout) {
-    memory::desc weights_layout = spec.any_weights_layout ? any_layout(spec.weights) : weights;
+    memory::desc weights_layout = spec.any_weights_layout ? any_layout(spec.weights, types.weights) : weights;
     switch (spec.kind) {
       case PrimitiveKind::kMatmul: {
         auto make_matmul = [&](const memory::desc& weights_layout) {
@@ -262,7 +267,7 @@ struct DnnlPrimitive::Impl {
         // nn.dense stores them): that GEMM ran the same product in 0.7 ms
         // that way against 1.45 (one thread, on a Xeon).
         if (spec.any_weights_layout && spec.weights.dims.size() == 2 && implementation.rfind("brg", 0) != 0)
-          make_matmul(memory::desc(spec.weights.dims, kF32, Tag::ba));
+          make_matmul(memory::desc(spec.weights.dims, types.weights, Tag::ba));
         break;
       }
       case PrimitiveKind::kConvolution: {
@@ -358,9 +363,10 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
   Impl& p = *impl_;
   p.spec = spec;
   p.threads = std::max(threads, 1);
-  p.src = plain(spec.src);
-  p.dst = plain(spec.dst);
-  if (!spec.weights.empty()) p.weights = plain(spec.weights);
+  p.types = dnnl_element_types(spec);
+  p.src = plain(spec.src, p.types.src);
+  p.dst = plain(spec.dst, p.types.dst);
+  if (!spec.weights.empty()) p.weights = plain(spec.weights, p.types.weights);
   if (!spec.bias.empty()) p.bias = plain(spec.bias);
   for (size_t i = 0; i < spec.post_ops.size(); ++i) {
     const PrimitivePostOp& post = spec.post_ops[i];
@@ -590,6 +596,7 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
     }
   }
   if (p.scratchpad.get_size() > 0) arguments.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, p.engine, scratchpad));
+  add_zero_point_arguments(s, p.engine, arguments);
   p.primitive.execute(stream, arguments);
   if (p.blocked_dst()) p.from_dst.execute(stream, dst, output, scratchpad);
   stream.wait();
