@@ -34,6 +34,7 @@ void ensure_registered() {
     register_scan_converters();
     register_quant_converters();
     register_einsum_converters();
+    register_sampling_converters();
   });
 }
 
