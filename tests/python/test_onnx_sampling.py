@@ -116,3 +116,105 @@ def test_grid_sample_refusals(tmp_path):
         sy.frontend.from_onnx(save(tmp_path, "GridSample", {"x": x, "grid": grid}, 16, padding_mode="wrap"))
     with pytest.raises(sy.Error, match="GridSample is not in opset 15"):
         sy.frontend.from_onnx(save(tmp_path, "GridSample", {"x": x, "grid": grid}, 15))
+
+
+# ---- RoiAlign ---------------------------------------------------------------
+
+def roi_boxes():
+    """Rois inside, across and past the edges of a 7x9 image, of zero and
+    negative size, and one sub-pixel one."""
+    return np.array([[0, 0, 8, 6], [-3, -2, 4, 3], [5.5, 4.2, 12, 9], [2, 2, 2, 2], [6, 5, 1, 1],
+                     [-4, -4, -1.5, -1.2], [3.3, 1.7, 3.6, 2.1], [0, 0, 2, 2]], np.float32)
+
+
+def torch_roi_align(x, rois, batch_indices, height, width, ratio, scale, aligned):
+    boxes = torch.cat([torch.from_numpy(batch_indices.astype(np.float32))[:, None], torch.from_numpy(rois)], 1)
+    from torchvision.ops import roi_align
+    return roi_align(torch.from_numpy(x), boxes, (height, width), scale, ratio, aligned).numpy()
+
+
+@pytest.mark.parametrize("transform", ["half_pixel", "output_half_pixel"])
+@pytest.mark.parametrize("ratio,scale", [(2, 1.0), (3, 0.5)])
+def test_roi_align_avg_matches_torchvision(tmp_path, transform, ratio, scale):
+    x = RNG.standard_normal((2, 3, 7, 9)).astype(np.float32)
+    rois = roi_boxes() / scale
+    batch = np.array([0, 1, 1, 0, 1, 0, 1, 0], np.int64)
+    path = save(tmp_path, "RoiAlign", {"x": x, "rois": rois, "batch": batch}, 16, output_height=3, output_width=4,
+                sampling_ratio=ratio, spatial_scale=scale, coordinate_transformation_mode=transform)
+    want = torch_roi_align(x, rois, batch, 3, 4, ratio, scale, transform == "half_pixel")
+    close(interpret(path, x=x, rois=rois, batch=batch), want)
+
+
+def test_roi_align_10_is_output_half_pixel_and_compiles(tmp_path):
+    x = RNG.standard_normal((2, 2, 7, 9)).astype(np.float32)
+    rois = roi_boxes()
+    batch = np.array([1, 0, 1, 0, 1, 0, 1, 1], np.int32)
+    path = save(tmp_path, "RoiAlign", {"x": x, "rois": rois, "batch": batch}, 10, output_height=2, output_width=3,
+                sampling_ratio=2)
+    close(compiled(tmp_path, path, x=x, rois=rois, batch=batch),
+          torch_roi_align(x, rois, batch, 2, 3, 2, 1.0, False))
+
+
+def onnxruntime_roi_align_max(x, rois, batch, height, width, ratio):
+    """ONNX Runtime's max mode (output_half_pixel): per bin the largest, over
+    the samples, of the largest weighted tap (0 for a sample past the image)."""
+    _, channels, h, w = x.shape
+    out = np.zeros((len(rois), channels, height, width), np.float64)
+    for r, (x1, y1, x2, y2) in enumerate(rois.astype(np.float64)):
+        bin_h, bin_w = max(y2 - y1, 1) / height, max(x2 - x1, 1) / width
+        for ph in range(height):
+            for pw in range(width):
+                best = None
+                for iy in range(ratio):
+                    for ix in range(ratio):
+                        yy = y1 + ph * bin_h + (iy + 0.5) * bin_h / ratio
+                        xx = x1 + pw * bin_w + (ix + 0.5) * bin_w / ratio
+                        if yy < -1 or yy > h or xx < -1 or xx > w:
+                            value = np.zeros(channels)
+                        else:
+                            yy, xx = min(max(yy, 0), h - 1), min(max(xx, 0), w - 1)
+                            y0, x0 = int(yy), int(xx)
+                            y1_, x1_ = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
+                            ly, lx = yy - y0, xx - x0
+                            img = x[batch[r]]
+                            value = np.max([img[:, y0, x0] * (1 - ly) * (1 - lx), img[:, y0, x1_] * (1 - ly) * lx,
+                                            img[:, y1_, x0] * ly * (1 - lx), img[:, y1_, x1_] * ly * lx], axis=0)
+                        best = value if best is None else np.maximum(best, value)
+                out[r, :, ph, pw] = best
+    return out
+
+
+def test_roi_align_max_matches_onnxruntime_s_definition(tmp_path):
+    x = RNG.standard_normal((2, 3, 7, 9)).astype(np.float32)
+    rois = roi_boxes()
+    batch = np.array([0, 1, 1, 0, 1, 0, 1, 0], np.int64)
+    path = save(tmp_path, "RoiAlign", {"x": x, "rois": rois, "batch": batch}, 16, output_height=3, output_width=2,
+                sampling_ratio=2, mode="max", coordinate_transformation_mode="output_half_pixel")
+    close(interpret(path, x=x, rois=rois, batch=batch), onnxruntime_roi_align_max(x, rois, batch, 3, 2, 2))
+
+
+def test_roi_align_batch_index_out_of_range_fails_the_run(tmp_path):
+    x = RNG.standard_normal((2, 1, 4, 4)).astype(np.float32)
+    rois = np.array([[0, 0, 2, 2]], np.float32)
+    path = save(tmp_path, "RoiAlign", {"x": x, "rois": rois, "batch": np.zeros(1, np.int64)}, 16, sampling_ratio=1)
+    for bad in (2, -1):
+        with pytest.raises(sy.Error, match="out of range"):
+            interpret(path, x=x, rois=rois, batch=np.array([bad], np.int64))
+        with pytest.raises(sy.Error, match="out of range"):
+            compiled(tmp_path, path, x=x, rois=rois, batch=np.array([bad], np.int64))
+
+
+def test_roi_align_refusals(tmp_path):
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    rois, batch = np.zeros((2, 4), np.float32), np.zeros(2, np.int64)
+    with pytest.raises(sy.Error, match=r"node 'node' \(RoiAlign\): sampling_ratio 0 \(a sample count per roi"):
+        sy.frontend.from_onnx(save(tmp_path, "RoiAlign", {"x": x, "rois": rois, "batch": batch}, 16))
+    with pytest.raises(sy.Error, match="no rois are not supported"):
+        sy.frontend.from_onnx(save(tmp_path, "RoiAlign", {"x": x, "rois": np.zeros((0, 4), np.float32),
+                                                          "batch": np.zeros(0, np.int64)}, 16, sampling_ratio=2))
+    with pytest.raises(sy.Error, match="attribute 'coordinate_transformation_mode' is not supported"):
+        sy.frontend.from_onnx(save(tmp_path, "RoiAlign", {"x": x, "rois": rois, "batch": batch}, 10, sampling_ratio=2,
+                                   coordinate_transformation_mode="half_pixel"))
+    with pytest.raises(sy.Error, match=r"rois must be \(num_rois, 4\)"):
+        sy.frontend.from_onnx(save(tmp_path, "RoiAlign", {"x": x, "rois": np.zeros((2, 5), np.float32),
+                                                          "batch": batch}, 16, sampling_ratio=2))

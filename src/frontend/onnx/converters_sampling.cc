@@ -31,6 +31,7 @@ class Arith {
   Expr less(const Expr& a, const Expr& b) const { return c_.call("less", {a, b}); }
   Expr greater(const Expr& a, const Expr& b) const { return c_.call("greater", {a, b}); }
   Expr both(const Expr& a, const Expr& b) const { return c_.call("where", {a, b, a}); }
+  Expr either(const Expr& a, const Expr& b) const { return c_.call("where", {a, a, b}); }
   Expr select(const Expr& cond, const Expr& a, const Expr& b) const { return c_.call("where", {cond, a, b}); }
   Expr clip(const Expr& a, double low, double high) const {
     return c_.call("clip", {a}, {{"a_min", low}, {"a_max", high}});
@@ -204,11 +205,137 @@ void convert_grid_sample(NodeContext& c, int version) {
   set_single_output(c, reshape_to(c, cast_to(c, sampled, c.input_dtype(0)), {n, channels, grid[1], grid[2]}));
 }
 
+// ---- RoiAlign ----------------------------------------------------------------
+
+struct RoiAlignAttrs {
+  bool average = true;  // mode avg, else max
+  int64_t out_height = 1, out_width = 1, samples = 0;
+  double scale = 1;
+  bool half_pixel = false;  // shift the rois by -0.5 pixel; else (output_half_pixel) each is at least a pixel
+};
+
+// RoiAlign's attributes: coordinate_transformation_mode came with 16 (its
+// default half_pixel); 10 behaves as output_half_pixel.
+RoiAlignAttrs roi_align_attrs(NodeContext& c, int version) {
+  RoiAlignAttrs r;
+  std::string mode = c.attr_string("mode", "avg");
+  if (mode != "avg" && mode != "max") c.fail("mode '" + mode + "' is not one of avg, max");
+  r.average = mode == "avg";
+  r.out_height = c.attr_int("output_height", 1);
+  r.out_width = c.attr_int("output_width", 1);
+  r.samples = c.attr_int("sampling_ratio", 0);
+  r.scale = c.attr_float("spatial_scale", 1.0f);
+  if (version >= 16) {
+    std::string transform = c.attr_string("coordinate_transformation_mode", "half_pixel");
+    if (transform != "half_pixel" && transform != "output_half_pixel")
+      c.fail("coordinate_transformation_mode '" + transform + "' is not one of half_pixel, output_half_pixel");
+    r.half_pixel = transform == "half_pixel";
+  }
+  if (r.out_height < 1 || r.out_width < 1) c.fail("output_height and output_width must be at least 1");
+  if (r.samples < 0) c.fail("sampling_ratio must not be negative");
+  if (r.samples == 0)
+    c.fail("sampling_ratio 0 (a sample count per roi from its size, known only at run time) is not supported; "
+           "give a positive sampling_ratio");
+  return r;
+}
+
+// The (1, 1, P) bin index and offset within the bin, in bins, of each sample
+// point along one axis, for points ordered (bin_y, sample_y, bin_x, sample_x).
+std::pair<NDArray, NDArray> sample_offsets(const RoiAlignAttrs& r, bool along_y, DType dtype) {
+  int64_t n = r.samples, points = r.out_height * n * r.out_width * n;
+  NDArray bins(DType::kFloat64, {1, 1, points}), within(DType::kFloat64, {1, 1, points});
+  for (int64_t p = 0; p < points; ++p) {
+    int64_t sample_x = p % n, bin_x = p / n % r.out_width, sample_y = p / (n * r.out_width) % n,
+            bin_y = p / (n * r.out_width * n);
+    bins.as<double>()[p] = double(along_y ? bin_y : bin_x);
+    within.as<double>()[p] = double(along_y ? sample_y : sample_x) + 0.5;
+  }
+  NDArray typed_bins(dtype, {1, 1, points}), typed_within(dtype, {1, 1, points});
+  for (int64_t p = 0; p < points; ++p) {
+    typed_bins.set_from_double(p, bins.get_as_double(p));
+    typed_within.set_from_double(p, within.get_as_double(p));
+  }
+  return {typed_bins, typed_within};
+}
+
+// The sample coordinates (R, 1, P) along one axis of rois (R, 4) (x1, y1, x2, y2).
+Expr sample_coordinates(NodeContext& c, const Arith& a, const Expr& rois, const RoiAlignAttrs& r, bool along_y,
+                        DType dtype) {
+  int64_t count = tensor_type_of(rois).shape[0];
+  Expr offset = a.k(r.half_pixel ? 0.5 : 0.0);
+  Expr start = a.sub(a.mul(coordinate_column(c, rois, along_y ? 1 : 0, count, 1), a.k(r.scale)), offset);
+  Expr end = a.sub(a.mul(coordinate_column(c, rois, along_y ? 3 : 2, count, 1), a.k(r.scale)), offset);
+  Expr size = a.sub(end, start);
+  if (!r.half_pixel) size = c.call("maximum", {size, a.k(1)});
+  Expr bin = a.div(size, a.k(double(along_y ? r.out_height : r.out_width)));
+  auto [bins, within] = sample_offsets(r, along_y, dtype);
+  return a.add(a.add(start, a.mul(c.constant(bins), bin)), a.div(a.mul(c.constant(within), bin), a.k(double(r.samples))));
+}
+
+// ONNX Runtime's bilinear sample at (R, 1, P) coordinates, as (R, C, P): 0
+// more than a pixel beyond the image, the edge pixels' values up to there;
+// in max mode the largest of the four weighted taps.
+Expr roi_sample(NodeContext& c, const Arith& a, const TapReader& read, const Expr& y, const Expr& x, bool average) {
+  double height = double(read.height), width = double(read.width);
+  Expr empty = a.either(a.either(a.less(y, a.k(-1)), a.greater(y, a.k(height))),
+                        a.either(a.less(x, a.k(-1)), a.greater(x, a.k(width))));
+  Expr yc = a.clip(y, 0, height - 1), xc = a.clip(x, 0, width - 1);
+  Expr y0 = a.floor(yc), x0 = a.floor(xc);
+  Expr y1 = c.call("minimum", {a.add(y0, a.k(1)), a.k(height - 1)});
+  Expr x1 = c.call("minimum", {a.add(x0, a.k(1)), a.k(width - 1)});
+  Expr ly = a.sub(yc, y0), lx = a.sub(xc, x0), hy = a.sub(a.k(1), ly), hx = a.sub(a.k(1), lx);
+  Expr taps[4] = {a.mul(read.at(y0, x0), a.mul(hy, hx)), a.mul(read.at(y0, x1), a.mul(hy, lx)),
+                  a.mul(read.at(y1, x0), a.mul(ly, hx)), a.mul(read.at(y1, x1), a.mul(ly, lx))};
+  Expr value = taps[0];
+  for (int i = 1; i < 4; ++i) value = average ? a.add(value, taps[i]) : c.call("maximum", {value, taps[i]});
+  return a.select(empty, a.k(0), value);
+}
+
+// RoiAlign of an (N, C, H, W) image at rois (R, 4) of images batch_indices
+// (R): (R, C, output_height, output_width), each bin the mean (or max) of
+// sampling_ratio x sampling_ratio bilinear samples.
+void convert_roi_align(NodeContext& c, int version) {
+  const std::vector<int64_t>& image = c.input_shape(0);
+  const std::vector<int64_t>& rois = c.input_shape(1);
+  const std::vector<int64_t>& batch = c.input_shape(2);
+  if (image.size() != 4) c.fail("X must be (N, C, H, W), got " + shape_to_string(image));
+  if (rois.size() != 2 || rois[1] != 4) c.fail("rois must be (num_rois, 4), got " + shape_to_string(rois));
+  if (batch.size() != 1 || batch[0] != rois[0])
+    c.fail("batch_indices must be (num_rois), got " + shape_to_string(batch) + " for rois " + shape_to_string(rois));
+  require_float(c, 0);
+  require_float(c, 1);
+  if (!dtype_is_int(c.input_dtype(2))) c.fail("batch_indices must be integers");
+  RoiAlignAttrs r = roi_align_attrs(c, version);
+  int64_t n = image[0], channels = image[1], height = image[2], width = image[3], count = rois[0];
+  if (height == 0 || width == 0 || count == 0)
+    c.fail("empty images or no rois are not supported (X " + shape_to_string(image) + ", rois " +
+           shape_to_string(rois) + ")");
+  DType dtype = compute_dtype(c.input_dtype(0));
+  Arith a(c, dtype);
+  Expr boxes = cast_to(c, c.input(1), dtype);
+  Expr y = sample_coordinates(c, a, boxes, r, true, dtype), x = sample_coordinates(c, a, boxes, r, false, dtype);
+  // Each roi's image offset; "fast" fails the run on a batch index outside [0, N).
+  Expr image_offsets = c.constant(plane_offsets(n, 1, channels * height * width).reshaped({n}));
+  Expr roi_offset = c.call("take", {image_offsets, cast_to(c, c.input(2), DType::kInt64)},
+                           {{"axis", int64_t(0)}, {"mode", std::string("fast")}});
+  Expr row_base = c.call("add", {reshape_to(c, roi_offset, {count, 1, 1}),
+                                 c.constant(plane_offsets(1, channels, height * width))});
+  TapReader read{c, a, reshape_to(c, c.input(0), {n * channels * height * width}), row_base, height, width, dtype};
+  Expr samples = reshape_to(c, roi_sample(c, a, read, y, x, r.average),
+                            {count, channels, r.out_height, r.samples, r.out_width, r.samples});
+  std::vector<std::pair<std::string, AttrValue>> over_samples = {{"axis", std::vector<int64_t>{3, 5}}};
+  Expr pooled = r.average ? a.div(c.call("sum", {samples}, over_samples), a.k(double(r.samples * r.samples)))
+                          : c.call("max", {samples}, over_samples);
+  set_single_output(c, cast_to(c, pooled, c.input_dtype(0)));
+}
+
 }  // namespace
 
 void register_sampling_converters() {
   add_onnx_converter("GridSample", {16, 20}, {{16, [](NodeContext& c) { convert_grid_sample(c, 16); }},
                                               {20, [](NodeContext& c) { convert_grid_sample(c, 20); }}});
+  add_onnx_converter("RoiAlign", {10, 16}, {{10, [](NodeContext& c) { convert_roi_align(c, 10); }},
+                                            {16, [](NodeContext& c) { convert_roi_align(c, 16); }}});
 }
 
 }  // namespace switchyard
