@@ -35,6 +35,7 @@ void ensure_registered() {
     register_quant_converters();
     register_einsum_converters();
     register_sampling_converters();
+    register_control_converters();
   });
 }
 

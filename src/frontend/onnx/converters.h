@@ -81,6 +81,7 @@ void register_scan_converters();         // converters_scan.cc: TopK, CumSum
 void register_quant_converters();        // converters_quant.cc: QuantizeLinear, QLinearConv, ...
 void register_einsum_converters();       // converters_einsum.cc
 void register_sampling_converters();     // converters_sampling.cc: GridSample, RoiAlign
+void register_control_converters();      // converters_control.cc: If, Scan, Loop
 
 // Shared by the families: the node's output 0 (`set_output(0, ...)`) when it
 // has only that one.
