@@ -36,6 +36,9 @@ void ensure_registered() {
     register_einsum_converters();
     register_sampling_converters();
     register_control_converters();
+    register_signal_converters();
+    register_reorder_converters();
+    register_linalg_converters();
   });
 }
 

@@ -82,6 +82,9 @@ void register_quant_converters();        // converters_quant.cc: QuantizeLinear,
 void register_einsum_converters();       // converters_einsum.cc
 void register_sampling_converters();     // converters_sampling.cc: GridSample, RoiAlign
 void register_control_converters();      // converters_control.cc: If, Scan, Loop
+void register_signal_converters();       // converters_signal.cc: HannWindow, HammingWindow, BlackmanWindow
+void register_reorder_converters();      // converters_reorder.cc: ReverseSequence
+void register_linalg_converters();       // converters_linalg.cc: Det
 
 // Shared by the families: the node's output 0 (`set_output(0, ...)`) when it
 // has only that one.
