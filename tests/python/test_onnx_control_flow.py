@@ -99,7 +99,8 @@ def test_an_unknown_operator_in_a_branch_is_named(tmp_path):
                               [helper.make_node("Identity", ["x"], ["b"])], [value("b")])
     node = helper.make_node("If", ["cond"], ["y"], **graph_branches)
     path = save(tmp_path, [node], [value("cond", TensorProto.BOOL, []), value("x", F, [2])], [value("y")])
-    with pytest.raises(sy.Error, match=r"node 'inner' \(Frobnicate\): the operator is not supported"):
+    with pytest.raises(sy.Error, match=r"node 'inner' \(Frobnicate\): the operator is not supported "
+                                       r"\(in subgraph 'then' of node \(unnamed\) \(If\)\)"):
         sy.frontend.from_onnx(path)
 
 

@@ -80,7 +80,12 @@ std::vector<Expr> convert_subgraph(NodeContext& ctx, const sy_onnx::GraphProto& 
   }
   for (int i = 0; i < body.input_size(); ++i) values[body.input(i).name()] = inputs[size_t(i)];
   OnnxScope scope{values, ctx.scope()};
-  for (const sy_onnx::NodeProto& node : body.node()) convert_onnx_node(node, ctx.opset(), ctx.model_dir(), scope);
+  try {
+    for (const sy_onnx::NodeProto& node : body.node()) convert_onnx_node(node, ctx.opset(), ctx.model_dir(), scope);
+  } catch (const Error& e) {
+    // Which subgraph the failing node is in: a body may be converted many times.
+    throw Error(e.kind(), e.message() + " (in " + graph + " of node " + node_label(ctx.node()) + ")", e.span());
+  }
   std::vector<Expr> outputs;
   for (const sy_onnx::ValueInfoProto& out : body.output()) {
     const Expr* value = scope.find(out.name());
