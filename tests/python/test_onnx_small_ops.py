@@ -137,3 +137,58 @@ def test_det_of_large_or_non_square_matrices_is_refused(tmp_path):
     path = save(tmp_path, "Det", {"x": np.zeros((2, 3), np.float32)}, 11)
     with pytest.raises(sy.Error, match=r"square matrices"):
         sy.frontend.from_onnx(path)
+
+
+# ---- MaxUnpool -----------------------------------------------------------------
+
+def pooled_with_onnx_indices(x, kernel, stride, padding):
+    """MaxPool's values and Indices as ONNX counts them: into the whole
+    tensor (torch counts within each (n, c) plane)."""
+    values, indices = torch.nn.functional.max_pool2d(torch.from_numpy(x), kernel, stride, padding, return_indices=True)
+    n, c, h, w = x.shape
+    planes = np.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * h * w
+    return values.numpy(), indices.numpy() + planes, indices
+
+
+@pytest.mark.parametrize("kernel,stride,padding", [(2, 2, 0), (3, 2, 1), (3, 1, 0), (2, 3, 0)])
+def test_max_unpool_inverts_max_pool_as_torch(tmp_path, kernel, stride, padding):
+    x = RNG.standard_normal((2, 3, 7, 6)).astype(np.float32)
+    x[0, 0] = 1.0  # ties: the first in each window
+    values, indices, torch_indices = pooled_with_onnx_indices(x, kernel, stride, padding)
+    path = save(tmp_path, "MaxUnpool", {"v": values, "i": indices}, 11, [("shape", np.array(x.shape, np.int64))],
+                kernel_shape=[kernel] * 2, strides=[stride] * 2, pads=[padding] * 4)
+    want = torch.nn.functional.max_unpool2d(torch.from_numpy(values), torch_indices, kernel, stride, padding,
+                                            output_size=x.shape[2:]).numpy()
+    np.testing.assert_array_equal(interpret(path, v=values, i=indices), want)
+    if kernel == 3 and stride == 2:
+        np.testing.assert_array_equal(compiled(tmp_path, path, v=values, i=indices), want)
+
+
+def test_max_unpool_default_shape_and_indices_outside_their_window(tmp_path):
+    x = RNG.standard_normal((1, 2, 4, 4)).astype(np.float32)
+    values, indices, _ = pooled_with_onnx_indices(x, 2, 2, 0)
+    path = save(tmp_path, "MaxUnpool", {"v": values, "i": indices}, 9, kernel_shape=[2, 2], strides=[2, 2])
+    got = interpret(path, v=values, i=indices)
+    assert got.shape == (1, 2, 4, 4)
+    np.testing.assert_array_equal(got, np.where(got != 0, x, 0))
+    np.testing.assert_array_equal(np.sort(got[got != 0]), np.sort(values.ravel()))
+    other_plane, other_window = indices.copy(), indices.copy()
+    other_plane[0, 1, 0, 0] = 0
+    other_window[0, 0, 0, 0] = indices[0, 0, 1, 1]
+    for bad in (other_plane, other_window):
+        for run in (lambda: interpret(path, v=values, i=bad), lambda: compiled(tmp_path, path, v=values, i=bad)):
+            with pytest.raises(sy.Error, match="out of range"):
+                run()
+
+
+def test_max_unpool_refusals(tmp_path):
+    v = np.zeros((1, 1, 2, 2), np.float32)
+    i = np.zeros((1, 1, 2, 2), np.int64)
+    path = save(tmp_path, "MaxUnpool", {"v": v, "i": i, "shape": np.array([1, 1, 4, 4], np.int64)}, 11,
+                kernel_shape=[2, 2], strides=[2, 2])
+    with pytest.raises(sy.Error, match=r"node 'node' \(MaxUnpool\): input 2 \('shape', the output_shape\) must be known"):
+        sy.frontend.from_onnx(path)
+    path = save(tmp_path, "MaxUnpool", {"v": np.zeros((1, 1, 2), np.float32), "i": np.zeros((1, 1, 2), np.int64)}, 11,
+                kernel_shape=[2])
+    with pytest.raises(sy.Error, match=r"only 2-D pools"):
+        sy.frontend.from_onnx(path)

@@ -39,6 +39,7 @@ void ensure_registered() {
     register_signal_converters();
     register_reorder_converters();
     register_linalg_converters();
+    register_unpool_converters();
   });
 }
 

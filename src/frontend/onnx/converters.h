@@ -85,6 +85,7 @@ void register_control_converters();      // converters_control.cc: If, Scan, Loo
 void register_signal_converters();       // converters_signal.cc: HannWindow, HammingWindow, BlackmanWindow
 void register_reorder_converters();      // converters_reorder.cc: ReverseSequence
 void register_linalg_converters();       // converters_linalg.cc: Det
+void register_unpool_converters();       // converters_unpool.cc: MaxUnpool
 
 // Shared by the families: the node's output 0 (`set_output(0, ...)`) when it
 // has only that one.
