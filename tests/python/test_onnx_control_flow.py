@@ -224,3 +224,21 @@ def test_an_endless_loop_is_refused(tmp_path):
     path = save(tmp_path, [node], [value("y", F, [2])], [value("y_final")], inits=[("go", np.array(True))])
     with pytest.raises(sy.Error, match=r"node 'loop' \(Loop\): unrolling 100001 iterations of a 2-node body exceeds"):
         sy.frontend.from_onnx(path)
+
+
+def test_a_condition_without_a_condition_input_turning_false_is_refused(tmp_path):
+    # ONNX's specification ignores the body's condition when the node has no
+    # condition input; ONNX Runtime stops on it. Refused where they differ.
+    less = [constant_node("two", np.array(2, np.int64)), helper.make_node("Less", ["i", "two"], ["again"])]
+    node = helper.make_node("Loop", ["m", "", "y"], ["y_final", "scaled"], name="loop", body=loop_body(less, "again"))
+    path = save(tmp_path, [node], [value("x", F, [6, 2]), value("y", F, [1, 2])], [value("y_final"), value("scaled")],
+                inits=[("m", np.array(5, np.int64))])
+    with pytest.raises(sy.Error, match=r"node 'loop' \(Loop\): the body's condition turns false after iteration 2 of a "
+                                       r"loop without a condition input"):
+        sy.frontend.from_onnx(path)
+    # With the trip count ending the loop there, both agree.
+    path = save(tmp_path, [node], [value("x", F, [6, 2]), value("y", F, [1, 2])], [value("y_final"), value("scaled")],
+                inits=[("m", np.array(3, np.int64))])
+    x, y = RNG.standard_normal((6, 2)).astype(np.float32), RNG.standard_normal((1, 2)).astype(np.float32)
+    got = as_list(sy.evaluate(sy.frontend.from_onnx(path), x=x, y=y))
+    np.testing.assert_allclose(got[0], numpy_loop(y, x, 3)[0], rtol=1e-5)

@@ -217,7 +217,8 @@ void convert_loop(NodeContext& c) {
     if (m.size() != 1) c.fail("the trip count must be one value");
     trips = std::max<int64_t>(m[0], 0);
   }
-  bool running = !c.has_input(1) || known_condition(c, c.input(1), "the condition ('" + c.node().input(1) + "')");
+  bool given_condition = c.has_input(1);
+  bool running = !given_condition || known_condition(c, c.input(1), "the condition ('" + c.node().input(1) + "')");
   std::vector<Expr> carried;
   for (size_t i = 2; i < c.input_count(); ++i) carried.push_back(c.input(i));
   int64_t scan_count = int64_t(body.output_size()) - 1 - int64_t(carried.size());
@@ -234,6 +235,12 @@ void convert_loop(NodeContext& c) {
     inputs.insert(inputs.end(), carried.begin(), carried.end());
     std::vector<Expr> outputs = convert_subgraph(c, body, inputs);
     running = known_condition(c, outputs[0], "the condition after iteration " + std::to_string(iteration));
+    // Without a condition input ONNX's specification ignores the body's
+    // condition, while ONNX Runtime and the reference stop on it: refused
+    // where the two differ.
+    if (!running && !given_condition && (!trips || iteration + 1 < *trips))
+      c.fail("the body's condition turns false after iteration " + std::to_string(iteration) +
+             " of a loop without a condition input (ONNX's specification ignores it, ONNX Runtime stops)");
     std::copy(outputs.begin() + 1, outputs.begin() + 1 + int64_t(carried.size()), carried.begin());
     for (int64_t k = 0; k < scan_count; ++k) per_iteration[size_t(k)].push_back(outputs[size_t(1 + int64_t(carried.size()) + k)]);
   }
