@@ -242,3 +242,22 @@ def test_a_condition_without_a_condition_input_turning_false_is_refused(tmp_path
     x, y = RNG.standard_normal((6, 2)).astype(np.float32), RNG.standard_normal((1, 2)).astype(np.float32)
     got = as_list(sy.evaluate(sy.frontend.from_onnx(path), x=x, y=y))
     np.testing.assert_allclose(got[0], numpy_loop(y, x, 3)[0], rtol=1e-5)
+
+
+def test_if_on_a_computed_condition_compiled_and_split(tmp_path):
+    # The condition is computed by a kernel and read on the host; each branch
+    # reads values computed before the If.
+    graph_branches = branches([helper.make_node("Mul", ["twice", "x"], ["a"])], [value("a", F, [3, 4])],
+                              [helper.make_node("Sub", ["twice", "x"], ["b"])], [value("b", F, [3, 4])])
+    nodes = [constant_node("zero", np.array(0, np.float32)), helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0),
+             helper.make_node("Greater", ["total", "zero"], ["cond"]), helper.make_node("Add", ["x", "x"], ["twice"]),
+             helper.make_node("If", ["cond"], ["y"], name="choose", **graph_branches)]
+    path = save(tmp_path, nodes, [value("x", F, [3, 4])], [value("y", F, [3, 4])])
+    mod = sy.frontend.from_onnx(path)
+    sy.build(mod, ["cpu:0", "cpu:1"], tmp_path / "split", place=["node:choose=cpu:1"])
+    split = sy.runtime.load(tmp_path / "split")
+    for sign in (1, -1):
+        x = np.abs(RNG.standard_normal((3, 4))).astype(np.float32) * sign
+        want = (x + x) * x if sign > 0 else (x + x) - x
+        np.testing.assert_allclose(run_both(tmp_path, path, x=x)[0], want, rtol=1e-6)
+        np.testing.assert_allclose(as_list(split.run(x=x))[0], want, rtol=1e-6)
