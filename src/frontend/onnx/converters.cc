@@ -157,6 +157,12 @@ int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   return p;
 }
 
+NDArray multiples_of(int64_t step, const std::vector<int64_t>& shape) {
+  NDArray a(DType::kInt64, shape);
+  for (int64_t i = 0; i < a.numel(); ++i) a.as<int64_t>()[i] = i * step;
+  return a;
+}
+
 Expr take_along(NodeContext& c, const Expr& x, int64_t axis, const std::vector<int64_t>& indices) {
   std::vector<int64_t> identity(size_t(tensor_type_of(x).shape[size_t(axis)]));
   std::iota(identity.begin(), identity.end(), 0);

@@ -105,6 +105,9 @@ Expr cast_to(NodeContext& ctx, const Expr& x, DType dtype);
 void require_float(NodeContext& ctx, size_t i);
 // The product of dims[from, to).
 int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to);
+// An int64 array of `shape` whose element i (in row-major order) is i * step:
+// the offsets of the planes of a flattened tensor.
+NDArray multiples_of(int64_t step, const std::vector<int64_t>& shape);
 // x gathered along `axis` at constant indices (x itself for an identity gather).
 Expr take_along(NodeContext& ctx, const Expr& x, int64_t axis, const std::vector<int64_t>& indices);
 // x with `before` and `after` blocks of `fill` (0-d) concatenated along `axis`.

@@ -173,13 +173,6 @@ GridSampleAttrs grid_sample_attrs(NodeContext& c, int version) {
   return g;
 }
 
-// The offset of each (image, channel) plane of an (N, C, H, W) image, (N, C, 1).
-NDArray plane_offsets(int64_t n, int64_t channels, int64_t plane) {
-  NDArray base(DType::kInt64, {n, channels, 1});
-  for (int64_t i = 0; i < n * channels; ++i) base.as<int64_t>()[i] = i * plane;
-  return base;
-}
-
 // GridSample of an (N, C, H, W) image at a grid (N, Ho, Wo, 2) of (x, y)
 // coordinates in [-1, 1]: (N, C, Ho, Wo).
 void convert_grid_sample(NodeContext& c, int version) {
@@ -200,7 +193,7 @@ void convert_grid_sample(NodeContext& c, int version) {
   Expr x = unnormalize(a, coordinate_column(c, coordinates, 0, n, points), width, g.align_corners);
   Expr y = unnormalize(a, coordinate_column(c, coordinates, 1, n, points), height, g.align_corners);
   TapReader read{c, a, reshape_to(c, c.input(0), {n * channels * height * width}),
-                 c.constant(plane_offsets(n, channels, height * width)), height, width, dtype};
+                 c.constant(multiples_of(height * width, {n, channels, 1})), height, width, dtype};
   Expr sampled = grid_sample_taps(a, read, y, x, g);
   set_single_output(c, reshape_to(c, cast_to(c, sampled, c.input_dtype(0)), {n, channels, grid[1], grid[2]}));
 }
@@ -315,11 +308,11 @@ void convert_roi_align(NodeContext& c, int version) {
   Expr boxes = cast_to(c, c.input(1), dtype);
   Expr y = sample_coordinates(c, a, boxes, r, true, dtype), x = sample_coordinates(c, a, boxes, r, false, dtype);
   // Each roi's image offset; "fast" fails the run on a batch index outside [0, N).
-  Expr image_offsets = c.constant(plane_offsets(n, 1, channels * height * width).reshaped({n}));
+  Expr image_offsets = c.constant(multiples_of(channels * height * width, {n}));
   Expr roi_offset = c.call("take", {image_offsets, cast_to(c, c.input(2), DType::kInt64)},
                            {{"axis", int64_t(0)}, {"mode", std::string("fast")}});
   Expr row_base = c.call("add", {reshape_to(c, roi_offset, {count, 1, 1}),
-                                 c.constant(plane_offsets(1, channels, height * width))});
+                                 c.constant(multiples_of(height * width, {1, channels, 1}))});
   TapReader read{c, a, reshape_to(c, c.input(0), {n * channels * height * width}), row_base, height, width, dtype};
   Expr samples = reshape_to(c, roi_sample(c, a, read, y, x, r.average),
                             {count, channels, r.out_height, r.samples, r.out_width, r.samples});

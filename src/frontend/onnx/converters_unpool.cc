@@ -25,12 +25,6 @@ struct UnpoolAxis {
   }
 };
 
-NDArray plane_offsets(int64_t planes, int64_t size) {
-  NDArray base(DType::kInt64, {planes, 1});
-  for (int64_t p = 0; p < planes; ++p) base.as<int64_t>()[p] = p * size;
-  return base;
-}
-
 // An added 0 that fails the run, through take's "fast" mode, unless every
 // index (planes, H_in * W_in) lies in its input's window of the output.
 Expr check_windows(NodeContext& c, const Expr& indices, int64_t planes, const UnpoolAxis& y, const UnpoolAxis& x,
@@ -43,7 +37,7 @@ Expr check_windows(NodeContext& c, const Expr& indices, int64_t planes, const Un
   auto k = [&](int64_t v) { return c.scalar(double(v), DType::kInt64); };
   auto both = [&](const Expr& a, const Expr& b) { return c.call("where", {a, b, a}); };
   auto at_least = [&](const Expr& a, const Expr& b) { return c.call("greater", {a, c.call("subtract", {b, k(1)})}); };
-  Expr local = c.call("subtract", {indices, c.constant(plane_offsets(planes, y.out * x.out))});
+  Expr local = c.call("subtract", {indices, c.constant(multiples_of(y.out * x.out, {planes, 1}))});
   Expr row = c.call("divide", {local, k(x.out)});
   Expr column = c.call("subtract", {local, c.call("multiply", {row, k(x.out)})});
   Expr start_y = c.constant(std::move(low_y)), start_x = c.constant(std::move(low_x));
@@ -83,10 +77,8 @@ void convert_max_unpool(NodeContext& c) {
   Expr values = reshape_to(c, c.input(0), {planes * y.in * x.in});
   Expr indices = reshape_to(c, c.input(1), {planes, y.in * x.in});
   Expr flat_indices = reshape_to(c, c.input(1), {planes * y.in * x.in});
-  NDArray wanted(DType::kInt64, {planes, points});
-  for (int64_t j = 0; j < planes * points; ++j) wanted.as<int64_t>()[j] = j;
-  Expr target = c.constant(std::move(wanted));
-  Expr in_planes = c.constant(plane_offsets(planes, y.in * x.in));
+  Expr target = c.constant(multiples_of(1, {planes, points}));  // each output element's own index
+  Expr in_planes = c.constant(multiples_of(y.in * x.in, {planes, 1}));
   Expr result = c.scalar(0, c.input_dtype(0));
   for (int64_t a = 0; a < y.slots(); ++a)
     for (int64_t b = 0; b < x.slots(); ++b) {
