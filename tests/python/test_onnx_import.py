@@ -152,7 +152,7 @@ def test_external_data_too_short_is_refused(tmp_path):
 
 
 def test_every_unsupported_operator_is_listed_with_its_node(tmp_path):
-    nodes = [helper.make_node("Det", ["x"], ["a"], name="odd/det"),
+    nodes = [helper.make_node("Unique", ["x"], ["a"], name="odd/unique"),
              helper.make_node("Relu", ["a"], ["b"], name="ok/relu"),
              helper.make_node("NonZero", ["b"], ["y"], name="odd/nonzero")]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
@@ -162,7 +162,7 @@ def test_every_unsupported_operator_is_listed_with_its_node(tmp_path):
         sy.frontend.from_onnx(path)
     message = caught.value.message
     assert "2 nodes with unsupported operators" in message
-    assert "'odd/det' (Det)" in message and "'odd/nonzero' (NonZero)" in message and "Relu" not in message
+    assert "'odd/unique' (Unique)" in message and "'odd/nonzero' (NonZero)" in message and "Relu" not in message
 
 
 @pytest.mark.parametrize("opset", [0, 22, 100])

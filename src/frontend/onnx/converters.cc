@@ -34,6 +34,12 @@ void ensure_registered() {
     register_scan_converters();
     register_quant_converters();
     register_einsum_converters();
+    register_sampling_converters();
+    register_control_converters();
+    register_signal_converters();
+    register_reorder_converters();
+    register_linalg_converters();
+    register_unpool_converters();
   });
 }
 
@@ -149,6 +155,12 @@ int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to; ++i) p *= dims[i];
   return p;
+}
+
+NDArray multiples_of(int64_t step, const std::vector<int64_t>& shape) {
+  NDArray a(DType::kInt64, shape);
+  for (int64_t i = 0; i < a.numel(); ++i) a.as<int64_t>()[i] = i * step;
+  return a;
 }
 
 Expr take_along(NodeContext& c, const Expr& x, int64_t axis, const std::vector<int64_t>& indices) {

@@ -80,6 +80,12 @@ void register_scatter_converters();      // converters_scatter.cc: ScatterND, Sc
 void register_scan_converters();         // converters_scan.cc: TopK, CumSum
 void register_quant_converters();        // converters_quant.cc: QuantizeLinear, QLinearConv, ...
 void register_einsum_converters();       // converters_einsum.cc
+void register_sampling_converters();     // converters_sampling.cc: GridSample, RoiAlign
+void register_control_converters();      // converters_control.cc: If, Scan, Loop
+void register_signal_converters();       // converters_signal.cc: HannWindow, HammingWindow, BlackmanWindow
+void register_reorder_converters();      // converters_reorder.cc: ReverseSequence
+void register_linalg_converters();       // converters_linalg.cc: Det
+void register_unpool_converters();       // converters_unpool.cc: MaxUnpool
 
 // Shared by the families: the node's output 0 (`set_output(0, ...)`) when it
 // has only that one.
@@ -99,6 +105,9 @@ Expr cast_to(NodeContext& ctx, const Expr& x, DType dtype);
 void require_float(NodeContext& ctx, size_t i);
 // The product of dims[from, to).
 int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to);
+// An int64 array of `shape` whose element i (in row-major order) is i * step:
+// the offsets of the planes of a flattened tensor.
+NDArray multiples_of(int64_t step, const std::vector<int64_t>& shape);
 // x gathered along `axis` at constant indices (x itself for an identity gather).
 Expr take_along(NodeContext& ctx, const Expr& x, int64_t axis, const std::vector<int64_t>& indices);
 // x with `before` and `after` blocks of `fill` (0-d) concatenated along `axis`.

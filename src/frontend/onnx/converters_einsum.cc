@@ -4,7 +4,8 @@
 // right-only or summed out; the operands are transposed and reshaped to
 // (batch, M, K) and (batch, K, N), multiplied, and the product reshaped and
 // transposed to the output); more are contracted pairwise, left to right.
-// A letter repeated within one term (a diagonal, "ii->i") is refused.
+// A letter repeated within one term (a diagonal, "ii->i") first takes the
+// diagonal of its axes.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -119,16 +120,15 @@ class Einsum {
         ellipsis_rank = std::max(ellipsis_rank, int64_t(c_.input_type(i).ndim()) - letters);
     }
     std::vector<Term> operands;
+    std::vector<Labels> written;  // each term's letters as written, before diagonals
     for (size_t i = 0; i < terms.size(); ++i) {
       Term t{c_.input(i), parse_term(c_, terms[i], c_.input_type(i).ndim(), ellipsis_rank, "term " + std::to_string(i))};
-      for (size_t a = 0; a < t.labels.size(); ++a)
-        if (std::count(t.labels.begin(), t.labels.end(), t.labels[a]) > 1)
-          c_.fail("'" + label_name(t.labels[a]) + "' appears twice in term " + std::to_string(i) + " '" + terms[i] +
-                  "': a diagonal is not supported");
+      written.push_back(t.labels);
+      t = diagonal(t, terms[i]);
       record_sizes(t, i);
       operands.push_back(std::move(t));
     }
-    Labels output = arrow == std::string::npos ? implicit_output(operands)
+    Labels output = arrow == std::string::npos ? implicit_output(written)
                                                : parse_term(c_, equation.substr(arrow + 2), -1, ellipsis_rank, "output");
     for (int label : output) {
       if (std::count(output.begin(), output.end(), label) > 1) c_.fail("'" + label_name(label) + "' appears twice in the output");
@@ -152,8 +152,40 @@ class Einsum {
   }
 
  private:
+  // t with each letter repeated in its term ("ii", a diagonal) once: the two
+  // axes moved last, merged, and the diagonal taken at steps of n + 1.
+  Term diagonal(Term t, const std::string& term) {
+    for (size_t a = 0; a < t.labels.size(); ++a) {
+      auto repeat = std::find(t.labels.begin() + long(a) + 1, t.labels.end(), t.labels[a]);
+      if (repeat == t.labels.end()) continue;
+      size_t b = size_t(repeat - t.labels.begin());
+      const std::vector<int64_t>& shape = tensor_type_of(t.value).shape;
+      int64_t n = shape[a];
+      if (shape[b] != n)
+        c_.fail("'" + label_name(t.labels[a]) + "' has sizes " + std::to_string(n) + " and " + std::to_string(shape[b]) +
+                " in term '" + term + "'");
+      Labels rest;
+      for (size_t k = 0; k < t.labels.size(); ++k)
+        if (k != a && k != b) rest.push_back(int(k));
+      std::vector<int64_t> axes(rest.begin(), rest.end()), merged;
+      for (int k : rest) merged.push_back(shape[size_t(k)]);
+      axes.push_back(int64_t(a));
+      axes.push_back(int64_t(b));
+      Expr moved = c_.call("transpose", {t.value}, {{"axes", axes}});
+      merged.push_back(n * n);
+      std::vector<int64_t> steps;
+      for (int64_t k = 0; k < n; ++k) steps.push_back(k * (n + 1));
+      Labels labels;
+      for (int k : rest) labels.push_back(t.labels[size_t(k)]);
+      labels.push_back(t.labels[a]);
+      t = {take_along(c_, reshape_to(c_, moved, merged), int64_t(merged.size()) - 1, steps), labels};
+      a = size_t(-1);  // labels moved: look again from the start
+    }
+    return t;
+  }
+
   void record_sizes(const Term& t, size_t input) {
-    const std::vector<int64_t>& shape = c_.input_shape(input);
+    const std::vector<int64_t>& shape = tensor_type_of(t.value).shape;
     for (size_t a = 0; a < t.labels.size(); ++a) {
       int64_t& size = sizes_.emplace(t.labels[a], shape[a]).first->second;
       if (size == shape[a] || shape[a] == 1) continue;
@@ -166,10 +198,10 @@ class Einsum {
 
   // Letters appearing once in all the terms, in alphabetical order, after
   // the ellipsis's dimensions (NumPy's implicit output).
-  Labels implicit_output(const std::vector<Term>& operands) {
+  Labels implicit_output(const std::vector<Labels>& terms) {
     std::map<int, int> count;
-    for (const Term& t : operands)
-      for (int label : t.labels) ++count[label];
+    for (const Labels& labels : terms)
+      for (int label : labels) ++count[label];
     Labels output;
     for (const auto& [label, n] : count)
       if (label >= kEllipsisLabel) output.push_back(label);

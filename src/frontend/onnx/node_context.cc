@@ -28,6 +28,7 @@ const char* attr_type_name(int type) {
     case AttributeProto::TENSOR: return "tensor";
     case AttributeProto::FLOATS: return "floats";
     case AttributeProto::INTS: return "ints";
+    case AttributeProto::GRAPH: return "graph";
     default: return "another type";
   }
 }
@@ -263,6 +264,10 @@ NDArray NodeContext::attr_tensor(const std::string& name) const {
   } catch (const Error& e) {
     fail("attribute '" + name + "': " + e.message());
   }
+}
+
+const sy_onnx::GraphProto& NodeContext::attr_graph(const std::string& name) const {
+  return require_attr(name, AttributeProto::GRAPH).g();
 }
 
 std::vector<std::string> NodeContext::unread_attrs() const {

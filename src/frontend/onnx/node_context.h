@@ -28,6 +28,8 @@ struct ShapeValueTable {
   std::map<const ExprNode*, std::pair<Expr, std::vector<DimExpr>>> values;
 };
 
+struct OnnxScope;  // subgraph.h
+
 class NodeContext {
  public:
   // `inputs` are the node's inputs in order (null for an absent optional
@@ -40,6 +42,11 @@ class NodeContext {
   const Span& span() const { return span_; }
   int opset() const { return opset_; }
   int op_version() const { return op_version_; }
+  const std::string& model_dir() const { return model_dir_; }
+  // The named values the node can see, for converting its subgraphs
+  // (subgraph.h); null when it was made without them.
+  const OnnxScope* scope() const { return scope_; }
+  void set_scope(const OnnxScope* scope) { scope_ = scope; }
 
   // Inputs. An absent optional input (empty name, or past the end) is null.
   // Every input the node has must be asked for (has_input or any accessor
@@ -74,6 +81,7 @@ class NodeContext {
   std::vector<int64_t> attr_ints(const std::string& name, std::optional<std::vector<int64_t>> fallback = std::nullopt) const;
   std::vector<float> attr_floats(const std::string& name) const;
   NDArray attr_tensor(const std::string& name) const;
+  const sy_onnx::GraphProto& attr_graph(const std::string& name) const;  // If's branches, Loop's and Scan's body
   // Attributes present on the node that no accessor asked for.
   std::vector<std::string> unread_attrs() const;
   // Inputs present on the node that no accessor asked for.
@@ -120,6 +128,7 @@ class NodeContext {
   int opset_;
   int op_version_;
   std::string model_dir_;
+  const OnnxScope* scope_ = nullptr;
   std::vector<Expr> outputs_;
   mutable std::set<std::string> read_attrs_;
   mutable std::vector<bool> read_inputs_;

@@ -10,6 +10,7 @@
 #include "frontend/onnx/converters.h"
 #include "frontend/onnx/model_reader.h"
 #include "frontend/onnx/onnx_tensor.h"
+#include "frontend/onnx/subgraph.h"
 #include "frontend/onnx/symbolic_shapes.h"
 #include "ir/output_names.h"
 #include "runtime/clipped_text.h"
@@ -167,41 +168,7 @@ class GraphImporter {
   }
 
   void convert_node(const sy_onnx::NodeProto& node, int opset) {
-    Span span(node.name().empty() ? node.op_type() : node.name(), 0, 0);
-    std::vector<Expr> inputs;
-    for (const std::string& name : node.input()) {
-      if (name.empty()) {
-        inputs.push_back(Expr());
-        continue;
-      }
-      auto it = values_.find(name);
-      if (it == values_.end())
-        throw Error(ErrorKind::kParse,
-                    "node " + node_label(node) + " uses " + quoted_name(name) + ", which no earlier node or input defines",
-                    span);
-      inputs.push_back(it->second);
-    }
-    OnnxOperatorVersion op = *find_onnx_converter(node.op_type(), opset);
-    NodeContext ctx(node, span, std::move(inputs), opset, op.version, model_dir_);
-    ctx.set_shape_values(&shape_values_);
-    try {
-      if (!convert_shape_value_node(ctx)) (*op.convert)(ctx);
-    } catch (const Error& e) {
-      // A relation's or type's error (a symbolic size asked for) names no node yet.
-      if (e.kind() != ErrorKind::kType) throw;
-      ctx.fail(e.message());
-    }
-    std::vector<std::string> unread = ctx.unread_attrs();
-    if (!unread.empty())
-      ctx.fail("attribute " + quoted_name(unread.front()) + " is not supported (" + op.name + ")");
-    for (size_t i : ctx.unread_inputs())
-      ctx.fail("input " + std::to_string(i) + " (" + quoted_name(node.input(int(i))) + ") is not supported (" + op.name + ")");
-    for (int i = 0; i < node.output_size(); ++i) {
-      if (node.output(i).empty()) continue;
-      if (!ctx.outputs()[size_t(i)])
-        ctx.fail("output " + std::to_string(i) + " (" + quoted_name(node.output(i)) + ") is not supported");
-      values_[node.output(i)] = ctx.outputs()[size_t(i)];
-    }
+    convert_onnx_node(node, opset, model_dir_, OnnxScope{values_, nullptr, &shape_values_});
   }
 
   Expr import_outputs(const sy_onnx::GraphProto& graph) {
