@@ -34,6 +34,7 @@ struct CompileFlags {
   std::vector<std::string> print_after;
   bool time = false;
   bool rebuild = false;
+  ObjectiveFlags objective;
 };
 
 // Every flag that changes the artifact, as the artifact cache's key holds them.
@@ -45,6 +46,8 @@ std::string cache_key_flags(const CompileFlags& f) {
   for (const std::string& rule : f.rules) text += "place=" + rule + "\n";
   for (const std::string& rule : f.layout_rules) text += "layout=" + rule + "\n";
   if (f.max_folded_bytes) text += "max-folded-bytes=" + std::to_string(*f.max_folded_bytes) + "\n";
+  // The plan depends on every measured time, so the whole cost file is part of the key.
+  if (f.objective.objective == "latency") text += "objective=latency\ncosts=" + read_text_file(f.objective.costs) + "\n";
   return text;
 }
 
@@ -55,6 +58,8 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
 void run_compile(const CompileFlags& f) {
   install_interrupt_handlers();  // a signal stops the compilers and leaves no partial artifact
   auto start = std::chrono::steady_clock::now();
+  // A bad --objective/--costs is reported before anything else (the cache key reads the cost file).
+  std::optional<LatencyObjective> latency = objective_from_flags(f.objective);
   // --emit-source and --print-after ask for what only a compile makes.
   std::optional<ArtifactCache> cache;
   if (!f.emit_source && f.print_after.empty()) cache = ArtifactCache::open("", f.model.file, cache_key_flags(f));
@@ -80,6 +85,7 @@ void run_compile(const CompileFlags& f) {
   // Without --devices or devices named in the module, everything runs on cpu:0.
   options.config = config_from_flags(f.devices, mod).value_or(CompilationConfig::parse("cpu:0"));
   options.rules = rules_from_flags(f.rules, options.config);
+  options.latency = latency;
   for (const std::string& rule : f.layout_rules) options.layout_rules.push_back(parse_layout_rule(rule));
   options.opt_level = f.opt_level;
   if (f.max_folded_bytes) options.pass_config["FoldConstant.max_bytes"] = AttrValue(*f.max_folded_bytes);
@@ -133,6 +139,7 @@ void add_compile_command(CLI::App& app) {
       ->required();
   add_device_flags(cmd, &flags->devices);
   cmd->add_option("--place", flags->rules, "placement rule op:NAME=DEVICE or node:GLOB=DEVICE (repeatable)");
+  add_objective_flags(cmd, &flags->objective);
   cmd->add_option("--layout", flags->layout_rules,
                   "layout pin node:GLOB=FORMAT (nhwc, nChw8c, nChw16c) for the results of the kernels whose "
                   "node matches, kept between oneDNN primitives (repeatable)");

@@ -27,6 +27,7 @@ struct InspectFlags {
   DeviceFlags devices;
   std::vector<std::string> rules;
   bool implementations = false;
+  ObjectiveFlags objective;
 };
 
 std::string mib(uint64_t bytes) {
@@ -137,8 +138,11 @@ void run_inspect(const InspectFlags& f) {
   std::cout << "model " << f.model.file << "\n";
   if (!config) return inspect_module(mod, false);
   std::vector<PlacementRule> rules = rules_from_flags(f.rules, config);
-  PlanResult plan = plan_with_rules(mod, *config, rules);
+  PlanResult plan = plan_with_rules(mod, *config, rules, objective_from_flags(f.objective));
   inspect_module(plan.module, true);
+  if (plan.latency)
+    std::cout << predicted_times_text(predict_times(plan.graph, *config, *plan.latency, plan.solution.device),
+                                      plan.graph, *config);
 }
 
 }  // namespace
@@ -155,6 +159,7 @@ void add_inspect_command(CLI::App& app) {
   add_model_flags(cmd, &flags->model);
   add_device_flags(cmd, &flags->devices);
   cmd->add_option("--place", flags->rules, "placement rule op:NAME=DEVICE or node:GLOB=DEVICE (repeatable)");
+  add_objective_flags(cmd, &flags->objective);
   cmd->add_flag("--implementations", flags->implementations,
                 "for an artifact: ask this machine's oneDNN which implementation runs each primitive (makes each "
                 "one, as a load does), marking its slow reference implementations");
