@@ -151,7 +151,7 @@ CopyCost measure_host_copies() {
   return cost;
 }
 
-// Operator calls by span text, with their keys (as a compile's placement sees them).
+// Operator calls by span text (as a compile's placement sees them).
 std::map<std::string, std::vector<const CallNode*>> calls_by_span(const IRModule& typed) {
   std::map<std::string, std::vector<const CallNode*>> out;
   for (const auto& [name, function] : typed.functions())
@@ -162,6 +162,40 @@ std::map<std::string, std::vector<const CallNode*>> calls_by_span(const IRModule
         out[call->span().to_string()].push_back(call);
     });
   return out;
+}
+
+using CallsBySpan = std::map<std::string, std::vector<const CallNode*>>;
+using Samples = std::map<std::pair<std::string, std::string>, std::vector<double>>;  // (key, device) -> per call
+
+// Splits each kernel's time equally among the calls its span names, adds
+// each call's share to the samples of its key on the device the kernel ran
+// on (a wish may put it elsewhere than `device`), and gives calls in no
+// kernel a time of 0 on `device`. Returns the time of kernels that name no call.
+double attribute_kernel_times(const Manifest& manifest, const std::vector<double>& kernel_ms, const CallsBySpan& calls,
+                              const std::string& device, CostFile* costs, Samples* samples) {
+  std::map<std::pair<const CallNode*, std::string>, double> call_ms;
+  std::set<const CallNode*> in_a_kernel;
+  double unattributed = 0;
+  for (size_t k = 0; k < manifest.kernels.size(); ++k) {
+    std::vector<const CallNode*> members;
+    for (const std::string& part : span_parts(manifest.kernels[k].span))
+      if (auto it = calls.find(part); it != calls.end()) members.insert(members.end(), it->second.begin(), it->second.end());
+    if (members.empty()) unattributed += kernel_ms[k];
+    const std::string& ran_on = manifest.devices.at(size_t(manifest.kernels[k].device)).name;
+    for (const CallNode* call : members) {
+      call_ms[{call, ran_on}] += kernel_ms[k] / double(members.size());
+      in_a_kernel.insert(call);
+    }
+  }
+  for (const auto& [span, list] : calls)
+    for (const CallNode* call : list)
+      if (!in_a_kernel.count(call)) call_ms[{call, device}] = 0;  // folded or simplified away: it costs nothing
+  for (const auto& [call_device, ms] : call_ms) {
+    std::string key = operator_cost_key(*call_device.first);
+    costs->operator_text[key] = operator_cost_text(*call_device.first);
+    (*samples)[{key, call_device.second}].push_back(ms);
+  }
+  return unattributed;
 }
 
 void run_profile(const ProfileFlags& f) {
@@ -188,7 +222,7 @@ void run_profile(const ProfileFlags& f) {
   CostFile costs;
   costs.machine = MachineIdentity::this_machine();
   costs.model = f.model.file;
-  std::map<std::pair<std::string, std::string>, std::vector<double>> samples;  // (key, device) -> per call
+  Samples samples;
   std::filesystem::path scratch = std::filesystem::temp_directory_path() /
                                   ("switchyard-profile-" + std::to_string(::getpid()));
   for (const std::string& d : f.devices) {
@@ -201,29 +235,7 @@ void run_profile(const ProfileFlags& f) {
     build_artifact(mod, options, dir);
     Manifest manifest;
     std::vector<double> kernel_ms = kernel_medians(dir, threads[name], f.repeat, &manifest);
-    // Per call and the device its kernel ran on (a wish may put it elsewhere).
-    std::map<std::pair<const CallNode*, std::string>, double> call_ms;
-    std::set<const CallNode*> in_a_kernel;
-    double unattributed = 0;
-    for (size_t k = 0; k < manifest.kernels.size(); ++k) {
-      std::vector<const CallNode*> members;
-      for (const std::string& part : span_parts(manifest.kernels[k].span))
-        if (auto it = calls.find(part); it != calls.end()) members.insert(members.end(), it->second.begin(), it->second.end());
-      if (members.empty()) unattributed += kernel_ms[k];
-      const std::string& ran_on = manifest.devices.at(size_t(manifest.kernels[k].device)).name;
-      for (const CallNode* call : members) {
-        call_ms[{call, ran_on}] += kernel_ms[k] / double(members.size());
-        in_a_kernel.insert(call);
-      }
-    }
-    for (const auto& [span, list] : calls)
-      for (const CallNode* call : list)
-        if (!in_a_kernel.count(call)) call_ms[{call, name}] = 0;  // folded or simplified away: it costs nothing
-    for (const auto& [call_device, ms] : call_ms) {
-      std::string key = operator_cost_key(*call_device.first);
-      costs.operator_text[key] = operator_cost_text(*call_device.first);
-      samples[{key, call_device.second}].push_back(ms);
-    }
+    double unattributed = attribute_kernel_times(manifest, kernel_ms, calls, name, &costs, &samples);
     std::cout << name << " (" << threads[name] << " threads): " << manifest.kernels.size() << " kernels";
     if (unattributed > 0) std::cout << ", " << unattributed << " ms in kernels no operator call's span names";
     std::cout << "\n";

@@ -2,6 +2,8 @@
 #include "placement/latency_placement.h"
 
 #include <cstdio>
+#include <functional>
+#include <queue>
 #include <set>
 
 #include "placement/target_support.h"
@@ -87,6 +89,41 @@ LatencyCosts latency_costs(const PlacementGraph& graph, const CompilationConfig&
   return out;
 }
 
+namespace {
+
+// Place nodes with producers before consumers, else by index (Kahn's
+// algorithm, lowest index first: a function's result node is made before
+// its body, so index order is not program order). Nodes on a cycle, which
+// planned programs have not, follow in index order.
+std::vector<int> program_order(const ScheduleProblem& p) {
+  const size_t n = size_t(p.num_steps());
+  std::vector<std::vector<int>> readers(n);
+  std::vector<int> waiting(n, 0);
+  for (size_t s = 0; s < n; ++s)
+    for (const ScheduleInput& in : p.inputs[s]) {
+      readers[size_t(in.producer)].push_back(int(s));
+      ++waiting[s];
+    }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (size_t s = 0; s < n; ++s)
+    if (waiting[s] == 0) ready.push(int(s));
+  std::vector<int> order;
+  std::vector<char> placed(n, 0);
+  while (!ready.empty()) {
+    int s = ready.top();
+    ready.pop();
+    order.push_back(s);
+    placed[size_t(s)] = 1;
+    for (int r : readers[size_t(s)])
+      if (--waiting[size_t(r)] == 0) ready.push(r);
+  }
+  for (size_t s = 0; s < n; ++s)
+    if (!placed[s]) order.push_back(int(s));
+  return order;
+}
+
+}  // namespace
+
 ScheduleProblem schedule_problem(const PlacementGraph& graph, const LatencyCosts& costs) {
   ScheduleProblem p;
   p.num_devices = int(costs.copy.size());
@@ -103,6 +140,7 @@ ScheduleProblem schedule_problem(const PlacementGraph& graph, const LatencyCosts
         inputs.push_back({value.producer, int(v), value.bytes});
     }
   }
+  p.order = program_order(p);
   return p;
 }
 

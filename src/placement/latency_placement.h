@@ -1,6 +1,6 @@
 // The latency objective over a placement graph: each place node is a step
-// of the schedule (makespan.h) in the graph's order, which is program order
-// (producers before consumers); its time per device comes from a cost file.
+// of the schedule (makespan.h), producers before consumers; its time per
+// device comes from a cost file.
 #pragma once
 
 #include <string>

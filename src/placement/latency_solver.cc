@@ -102,7 +102,8 @@ class LatencySearch {
   std::vector<int> greedy() {
     std::vector<int> group_device(g_.fixed);
     ScheduleSimulator sim(p_);
-    for (int s = 0; s < p_.num_steps(); ++s) {
+    for (int i = 0; i < p_.num_steps(); ++i) {
+      const int s = p_.step_at(i);
       const int group = g_.group_of_step[size_t(s)];
       int& d = group_device[size_t(group)];
       if (d < 0) {

@@ -86,13 +86,13 @@ double ScheduleSimulator::makespan() const {
 
 double simulate_makespan(const ScheduleProblem& problem, const std::vector<int>& device) {
   ScheduleSimulator sim(problem);
-  for (int s = 0; s < problem.num_steps(); ++s) sim.place(s, device[size_t(s)]);
+  for (int i = 0; i < problem.num_steps(); ++i) sim.place(problem.step_at(i), device[size_t(problem.step_at(i))]);
   return sim.makespan();
 }
 
 ScheduleSummary summarise_schedule(const ScheduleProblem& problem, const std::vector<int>& device) {
   ScheduleSimulator sim(problem);
-  for (int s = 0; s < problem.num_steps(); ++s) sim.place(s, device[size_t(s)]);
+  for (int i = 0; i < problem.num_steps(); ++i) sim.place(problem.step_at(i), device[size_t(problem.step_at(i))]);
   ScheduleSummary out;
   out.makespan = sim.makespan();
   out.compute_ms = sim.compute_time();
@@ -100,10 +100,8 @@ ScheduleSummary summarise_schedule(const ScheduleProblem& problem, const std::ve
   int last = -1;
   for (int s = 0; s < problem.num_steps(); ++s)
     if (last < 0 || sim.finish()[size_t(s)] >= sim.finish()[size_t(last)]) last = s;
-  for (int s = last; s >= 0; s = sim.waited_for()[size_t(s)]) {
+  for (int s = last; s >= 0 && out.critical_path.size() < size_t(problem.num_steps()); s = sim.waited_for()[size_t(s)])
     out.critical_path.push_back(s);
-    if (sim.waited_for()[size_t(s)] >= s) break;  // guards against a malformed order
-  }
   std::reverse(out.critical_path.begin(), out.critical_path.end());
   return out;
 }

@@ -31,13 +31,16 @@ struct ScheduleInput {
 struct ScheduleProblem {
   int num_devices = 0;
   int num_values = 0;
-  // Per step, in program order: its time on each device (kCannotRun where
+  // Per step: its time on each device (kCannotRun where
   // the device cannot run it), and the values it reads.
   std::vector<std::vector<double>> compute;
   std::vector<std::vector<ScheduleInput>> inputs;
   std::vector<std::vector<CopyCost>> copy;  // [source device][destination device]
+  // Program order: producers before consumers (empty: by index).
+  std::vector<int> order;
 
   int num_steps() const { return int(compute.size()); }
+  int step_at(int position) const { return order.empty() ? position : order[size_t(position)]; }
 };
 
 // Step-by-step simulation, so a greedy planner can ask "when would this
@@ -48,7 +51,7 @@ class ScheduleSimulator {
   void reset();
   // When `step` would finish on `device`, given the steps placed so far.
   double finish_if(int step, int device) const;
-  // Places `step` on `device` (after every step before it was placed).
+  // Places `step` on `device` (after every step before it in program order).
   void place(int step, int device);
   double makespan() const;
 

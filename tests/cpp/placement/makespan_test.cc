@@ -74,6 +74,17 @@ TEST(Makespan, OneCopyPerValueAndDestinationQueuedInProgramOrder) {
   EXPECT_DOUBLE_EQ(s.copy_ms[1], 0.2);
 }
 
+TEST(Makespan, RunsInTheGivenProgramOrderNotByIndex) {
+  // Step 0 reads step 2 (as a function's result node, made before its
+  // body, reads its last value): in order 1, 2, 0 the copy to step 0's device counts.
+  ScheduleProblem p = problem(2, {0, 1, 1});
+  read(p, 2, 1);
+  read(p, 0, 2);
+  p.order = {1, 2, 0};
+  EXPECT_DOUBLE_EQ(simulate_makespan(p, {1, 0, 0}), 2 + 0.2);
+  EXPECT_EQ(summarise_schedule(p, {1, 0, 0}).critical_path, (std::vector<int>{1, 2, 0}));
+}
+
 TEST(LatencySolver, SplitsTwoEqualBranchesAcrossTwoEqualDevices) {
   ScheduleProblem p = problem(2, {0.1, 3, 3, 3, 3, 0.1});
   read(p, 1, 0);
