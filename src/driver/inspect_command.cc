@@ -140,9 +140,17 @@ void run_inspect(const InspectFlags& f) {
   std::vector<PlacementRule> rules = rules_from_flags(f.rules, config);
   PlanResult plan = plan_with_rules(mod, *config, rules, objective_from_flags(f.objective));
   inspect_module(plan.module, true);
-  if (plan.latency)
-    std::cout << predicted_times_text(predict_times(plan.graph, *config, *plan.latency, plan.solution.device),
-                                      plan.graph, *config);
+  if (!plan.latency) return;
+  std::cout << predicted_times_text(predict_times(plan.graph, *config, *plan.latency, plan.solution.device),
+                                    plan.graph, *config);
+  // For comparison: the whole model on each device alone, wishes aside.
+  for (const VirtualDevice* device : config->devices) {
+    std::vector<const VirtualDevice*> alone(plan.graph.nodes.size(), device);
+    char line[96];
+    std::snprintf(line, sizeof line, "  everything on %s, wishes aside: %.3f ms\n", device->device_name().c_str(),
+                  predict_times(plan.graph, *config, *plan.latency, alone).makespan_ms);
+    std::cout << line;
+  }
 }
 
 }  // namespace
