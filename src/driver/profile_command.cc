@@ -223,8 +223,16 @@ void run_profile(const ProfileFlags& f) {
   costs.machine = MachineIdentity::this_machine();
   costs.model = f.model.file;
   Samples samples;
-  std::filesystem::path scratch = std::filesystem::temp_directory_path() /
-                                  ("switchyard-profile-" + std::to_string(::getpid()));
+  // The per-device artifacts, removed however the command ends.
+  struct Scratch {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("switchyard-profile-" + std::to_string(::getpid()));
+    ~Scratch() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } scratch_dir;
+  const std::filesystem::path& scratch = scratch_dir.path;
   for (const std::string& d : f.devices) {
     const std::string name = VirtualDevice::parse(d)->device_name();
     costs.devices.push_back({name, "cpu", threads[name]});
@@ -240,7 +248,6 @@ void run_profile(const ProfileFlags& f) {
     if (unattributed > 0) std::cout << ", " << unattributed << " ms in kernels no operator call's span names";
     std::cout << "\n";
   }
-  std::filesystem::remove_all(scratch);
   for (const auto& [key_device, list] : samples) costs.operator_ms[key_device] = median(list);
   CopyCost copy = measure_host_copies();
   for (const ProfiledDevice& a : costs.devices)

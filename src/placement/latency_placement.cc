@@ -6,6 +6,7 @@
 #include <queue>
 #include <set>
 
+#include "op/placement_ops.h"
 #include "placement/target_support.h"
 #include "support/error.h"
 
@@ -58,7 +59,8 @@ LatencyCosts latency_costs(const PlacementGraph& graph, const CompilationConfig&
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const CallNode* call = as<CallNode>(graph.nodes[i].node);
     const OpNode* op = call ? as<OpNode>(call->op) : nullptr;
-    if (!op || graph.nodes[i].what != op->name) continue;  // a device_copy's source, a wish...
+    // Wishes and copies compute nothing (a copy's time is its value crossing devices).
+    if (!op || op == on_device_op() || op == device_copy_op() || graph.nodes[i].what != op->name) continue;
     const std::string key = operator_cost_key(*call);
     for (size_t d = 0; d < devices; ++d) {
       const VirtualDevice* device = config.devices[d];
@@ -139,6 +141,18 @@ ScheduleProblem schedule_problem(const PlacementGraph& graph, const LatencyCosts
       if (c != value.producer && (inputs.empty() || inputs.back().value != int(v)))
         inputs.push_back({value.producer, int(v), value.bytes});
     }
+  }
+  // A device_copy's result node reads nothing in the graph (its source node
+  // is tied to the input's producer instead); the schedule needs the data
+  // dependence, and the copy it makes.
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const CallNode* call = as<CallNode>(graph.nodes[i].node);
+    if (!call || as<OpNode>(call->op) != device_copy_op() || graph.nodes[i].what != device_copy_op()->name) continue;
+    std::vector<ValueId> leaves;
+    graph.domains.at(call->args.at(0).get()).leaves(&leaves);
+    for (ValueId v : leaves)
+      if (graph.values[size_t(v)].producer >= 0)
+        p.inputs[i].push_back({graph.values[size_t(v)].producer, int(v), graph.values[size_t(v)].bytes});
   }
   p.order = program_order(p);
   return p;

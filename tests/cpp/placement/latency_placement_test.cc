@@ -133,6 +133,21 @@ def @main(%x: Tensor[(1, 4), float32], %s: Tensor[(4), float32]) -> Tensor[(1, 4
   EXPECT_TRUE(plan.warnings.empty());
 }
 
+TEST(LatencyPlacement, ExplicitCopiesAndWishesNeedNoCost) {
+  // device_copy and on_device compute nothing: no cost file holds them.
+  IRModule mod = parse(R"(
+def @main(%x: Tensor[(4, 8), float32]) -> Tensor[(4, 8), float32] {
+  %0 = exp(%x);
+  %1 = device_copy(%0, src="cpu:0", dst="cpu:1");
+  %2 = on_device(nn.relu(%1), device="cpu:1");
+  tanh(%2)
+})");
+  CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
+  PlanResult plan = plan_devices(mod, config, objective(costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy)));
+  EXPECT_EQ(device_at_line(plan, 3)->device_name(), "cpu:0");
+  EXPECT_NEAR(plan.solution.predicted_ms, 0.3 + 0.01 + 128 * 1e-7, 1e-9);
+}
+
 TEST(LatencyPlacement, ExplainSpeaksInTime) {
   IRModule mod = parse(kTwoBranches);
   CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
