@@ -21,7 +21,7 @@ class LatencySearch {
       : p_(p), g_(g), o_(o) {
     long size = p.num_steps();
     for (const auto& in : p.inputs) size += long(in.size());
-    budget_ = o.max_evaluations > 0 ? o.max_evaluations : std::max(200L, 20'000'000L / std::max(1L, size));
+    budget_ = o.max_evaluations > 0 ? o.max_evaluations : std::max(200L, 10'000'000L / std::max(1L, size));
     for (int group = 0; group < g.num_groups(); ++group) {
       bool any = false;
       for (int d = 0; d < p.num_devices; ++d) any |= bool(g.allowed[size_t(group)][size_t(d)]);
@@ -43,7 +43,19 @@ class LatencySearch {
       exhaustive();
       plan.exact = true;
     } else {
-      local_search();
+      // Local search from each candidate in turn, each with its share of
+      // the budget: the best start is not always the best basin.
+      std::vector<int> overall = best_;
+      Score overall_score = best_score_;
+      const long share = budget_ / long(candidates.size());
+      for (const auto& c : candidates) {
+        best_ = c;
+        best_score_ = score(c);
+        local_search(evaluations_ + share);
+        if (better(best_score_, overall_score)) overall = best_, overall_score = best_score_;
+      }
+      best_ = overall;
+      best_score_ = overall_score;
     }
     plan.group_device = best_;
     plan.step_device = expand(best_);
@@ -175,12 +187,12 @@ class LatencySearch {
     return consider(next);
   }
 
-  void local_search() {
+  void local_search(long budget) {
     bool improved = true;
-    while (improved && evaluations_ < budget_) {
+    while (improved && evaluations_ < budget) {
       improved = false;
       std::vector<int> path = critical_groups();
-      for (size_t i = 0; i < path.size() && !improved && evaluations_ < budget_; ++i) {
+      for (size_t i = 0; i < path.size() && !improved && evaluations_ < budget; ++i) {
         const int from = best_[size_t(path[i])];
         // The run of critical groups around this one on the same device: a branch.
         size_t lo = i, hi = i;
@@ -193,7 +205,7 @@ class LatencySearch {
         }
       }
       // Off the critical path, a move can still free a queue the path waits on.
-      for (int group = 0; group < g_.num_groups() && !improved && evaluations_ < budget_; ++group) {
+      for (int group = 0; group < g_.num_groups() && !improved && evaluations_ < budget; ++group) {
         if (g_.fixed[size_t(group)] >= 0) continue;
         for (int to = 0; to < p_.num_devices && !improved; ++to)
           if (to != best_[size_t(group)]) improved = try_move({group}, to);

@@ -3,7 +3,8 @@
 // pinned groups never move and a group only goes where every step of it can
 // run. Candidates: the given starting points (the bytes optimum), each
 // device alone, and a greedy earliest-finish schedule in program order;
-// the best is improved by local search: moving one group, or the run of
+// each is improved by local search with a share of the budget, and the
+// best result kept: moving one group, or the run of
 // groups on one device along the critical path (a branch), to another
 // device, keeping a move that shortens the makespan. When every combination
 // of the free groups' devices is at most `exhaustive_limit`, all are tried
@@ -28,7 +29,7 @@ struct LatencyOptions {
   int default_device = 0;
   long exhaustive_limit = 4096;
   // Local search stops after this many simulations of the whole program
-  // (0: a budget proportional to 2e7 / problem size, so large graphs stay fast).
+  // (0: a budget of 1e7 / problem size, at least 200, so large graphs stay fast).
   long max_evaluations = 0;
 };
 

@@ -174,7 +174,7 @@ TEST(LatencySolver, MatchesBruteForceOnSmallGraphs) {
 }
 
 // Without exhaustive search (as on large graphs) the heuristic is within 35%
-// of the optimum on these graphs (docs/design.md); how often it is exact is printed.
+// of the optimum on these graphs (docs/design.md: an empirical bound); how often it is exact is printed.
 TEST(LatencySolver, HeuristicWithinBoundOfBruteForce) {
   std::mt19937 rng(11);
   int exact = 0, trials = 300;
