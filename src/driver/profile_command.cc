@@ -170,7 +170,8 @@ using Samples = std::map<std::pair<std::string, std::string>, std::vector<double
 // Splits each kernel's time equally among the calls its span names, adds
 // each call's share to the samples of its key on the device the kernel ran
 // on (a wish may put it elsewhere than `device`), and gives calls in no
-// kernel a time of 0 on `device`. Returns the time of kernels that name no call.
+// kernel a time of 0 on `device`; records each kernel whole too. Returns the
+// time of kernels that name no call.
 double attribute_kernel_times(const Manifest& manifest, const std::vector<double>& kernel_ms, const CallsBySpan& calls,
                               const std::string& device, CostFile* costs, Samples* samples) {
   std::map<std::pair<const CallNode*, std::string>, double> call_ms;
@@ -182,6 +183,9 @@ double attribute_kernel_times(const Manifest& manifest, const std::vector<double
       if (auto it = calls.find(part); it != calls.end()) members.insert(members.end(), it->second.begin(), it->second.end());
     if (members.empty()) unattributed += kernel_ms[k];
     const std::string& ran_on = manifest.devices.at(size_t(manifest.kernels[k].device)).name;
+    std::string chain;
+    for (const CallNode* call : members) chain += (chain.empty() ? "" : " -> ") + operator_cost_text(*call);
+    if (!chain.empty()) costs->kernels.push_back({cost_key_of_text(chain), chain, ran_on, kernel_ms[k]});
     for (const CallNode* call : members) {
       call_ms[{call, ran_on}] += kernel_ms[k] / double(members.size());
       in_a_kernel.insert(call);

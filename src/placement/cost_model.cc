@@ -72,9 +72,11 @@ std::string operator_cost_text(const CallNode& call) {
   return text + ") -> " + type_to_string(call.checked_type());
 }
 
-std::string operator_cost_key(const CallNode& call) {
+std::string operator_cost_key(const CallNode& call) { return cost_key_of_text(operator_cost_text(call)); }
+
+std::string cost_key_of_text(const std::string& text) {
   uint64_t hash = 1469598103934665603ull;
-  for (unsigned char c : operator_cost_text(call)) hash = (hash ^ c) * 1099511628211ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
   return hex;
@@ -99,6 +101,9 @@ std::string cost_file_json(const CostFile& costs) {
   }
   j["operators"] = json::array();
   for (auto& [key, entry] : operators) j["operators"].push_back(std::move(entry));
+  j["kernels"] = json::array();
+  for (const CostFile::Kernel& k : costs.kernels)
+    j["kernels"].push_back({{"key", k.key}, {"operators", k.operators}, {"device", k.device}, {"median_ms", k.median_ms}});
   j["copies"] = json::array();
   for (const auto& [route, cost] : costs.copies)
     j["copies"].push_back({{"source", route.first}, {"destination", route.second}, {"latency_ms", cost.latency_ms},
@@ -130,6 +135,10 @@ CostFile parse_cost_file(const std::string& text, const std::string& path) {
         costs.operator_ms[{key, device}] = value;
       }
     }
+    if (j.contains("kernels"))
+      for (const json& k : j.at("kernels"))
+        costs.kernels.push_back({k.at("key").get<std::string>(), k.at("operators").get<std::string>(),
+                                 k.at("device").get<std::string>(), k.at("median_ms").get<double>()});
     for (const json& c : j.at("copies")) {
       CopyCost cost{c.at("latency_ms").get<double>(), c.at("ms_per_byte").get<double>()};
       if (!(cost.latency_ms >= 0) || !(cost.ms_per_byte >= 0)) malformed(path, "a copy has a negative cost");

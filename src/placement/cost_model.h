@@ -40,6 +40,14 @@ struct CostFile {
   std::map<std::string, std::string> operator_text;  // key -> its canonical text
   // (source, destination) -> copy cost.
   std::map<std::pair<std::string, std::string>, CopyCost> copies;
+  // Each kernel measured, as fused: the key of its operators' texts joined
+  // by " -> " (cost_key_of_text), that text, the device and its median.
+  // For people and later cost models; planning reads operator_ms.
+  struct Kernel {
+    std::string key, operators, device;
+    double median_ms = 0;
+  };
+  std::vector<Kernel> kernels;
 };
 
 // The canonical text of an operator call: operator, attributes, argument
@@ -48,6 +56,8 @@ struct CostFile {
 // every compile and model; its key is a 64-bit FNV-1a hash of it in hex.
 std::string operator_cost_text(const CallNode& call);
 std::string operator_cost_key(const CallNode& call);
+// The same hash of any canonical text (a fused kernel's operators).
+std::string cost_key_of_text(const std::string& text);
 
 std::string cost_file_json(const CostFile& costs);
 // Error(kUsage) naming the file and field for malformed input.

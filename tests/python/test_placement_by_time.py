@@ -57,6 +57,10 @@ def test_profile_records_operators_devices_copies_and_the_machine(tmp_path):
         assert all(ms >= 0 for ms in op["median_ms"].values())
     dense = [op for op in data["operators"] if op["operator"].startswith("nn.dense")][0]
     assert dense["median_ms"]["cpu:0"] > 0
+    # Each kernel whole too: its operators in order, with the device it ran on.
+    kernels = [k for k in data["kernels"] if k["operators"].startswith("nn.dense") and " -> nn.relu : " in k["operators"]]
+    assert {k["device"] for k in kernels} == {"cpu:0", "cpu:1"}, data["kernels"]
+    assert all(len(k["key"]) == 16 and k["median_ms"] > 0 for k in kernels)
     routes = {(c["source"], c["destination"]) for c in data["copies"]}
     assert routes == {("cpu:0", "cpu:1"), ("cpu:1", "cpu:0")}
 

@@ -197,7 +197,11 @@ TEST(LatencyPlacement, MissingDevicesAndCopiesAreNamed) {
 TEST(CostFile, RoundTripsThroughJson) {
   IRModule mod = parse(kTwoBranches);
   CostFile costs = costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy);
+  costs.kernels.push_back({"00000000000000aa", "exp : () -> ()", "cpu:0", 0.5});
   CostFile back = parse_cost_file(cost_file_json(costs), "costs.json");
+  ASSERT_EQ(back.kernels.size(), 1u);
+  EXPECT_EQ(back.kernels[0].operators, "exp : () -> ()");
+  EXPECT_EQ(back.kernels[0].median_ms, 0.5);
   EXPECT_EQ(back.operator_ms, costs.operator_ms);
   EXPECT_EQ(back.operator_text, costs.operator_text);
   EXPECT_EQ(back.machine.cpu_model, costs.machine.cpu_model);
