@@ -22,6 +22,7 @@ class LatencySearch {
     long size = p.num_steps();
     for (const auto& in : p.inputs) size += long(in.size());
     budget_ = o.max_evaluations > 0 ? o.max_evaluations : std::max(200L, 10'000'000L / std::max(1L, size));
+    size_ = size;
     for (int group = 0; group < g.num_groups(); ++group) {
       bool any = false;
       for (int d = 0; d < p.num_devices; ++d) any |= bool(g.allowed[size_t(group)][size_t(d)]);
@@ -139,7 +140,9 @@ class LatencySearch {
       combinations *= long(std::count(g_.allowed[size_t(group)].begin(), g_.allowed[size_t(group)].end(), 1));
       if (combinations > o_.exhaustive_limit) return false;
     }
-    return true;
+    // A large program with few free groups (most of it pinned) would
+    // simulate too long: the work of exhaustive search is bounded too.
+    return combinations * size_ <= 40'000'000L;
   }
 
   void exhaustive() {
@@ -216,7 +219,7 @@ class LatencySearch {
   const ScheduleProblem& p_;
   const LatencyGroups& g_;
   const LatencyOptions& o_;
-  long budget_ = 0, evaluations_ = 0;
+  long budget_ = 0, evaluations_ = 0, size_ = 0;
   std::vector<int> best_;
   Score best_score_;
 };

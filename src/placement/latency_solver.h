@@ -8,7 +8,8 @@
 // groups on one device along the critical path (a branch), to another
 // device, keeping a move that shortens the makespan. When every combination
 // of the free groups' devices is at most `exhaustive_limit`, all are tried
-// instead: the result is then the exact optimum of the model. Ties: the
+// instead (while that many simulations stay cheap: combinations x size
+// <= 4e7): the result is then the exact optimum of the model. Ties: the
 // placement with fewer groups off the default device.
 #pragma once
 
