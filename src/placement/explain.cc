@@ -2,6 +2,7 @@
 #include "placement/explain.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <regex>
 #include <sstream>
@@ -60,6 +61,20 @@ double copy_ms_for(const PlacementGraph& g, const LatencyCosts& costs, const Com
   return total;
 }
 
+// " saves 0.8 ms of compute for 0.1 ms of copy" and the like: what the
+// planned device gains (positive) or loses against another.
+std::string trade_text(double compute_saved, double copy_saved) {
+  const double tiny = 5e-4;  // below what ms() prints
+  if (compute_saved > tiny && copy_saved < -tiny)
+    return " saves " + ms(compute_saved) + " of compute for " + ms(-copy_saved) + " of copy";
+  if (compute_saved < -tiny && copy_saved > tiny)
+    return " saves " + ms(copy_saved) + " of copy for " + ms(-compute_saved) + " more compute";
+  if (compute_saved >= -tiny && copy_saved >= -tiny)
+    return " saves " + ms(std::max(0.0, compute_saved)) + " of compute and " + ms(std::max(0.0, copy_saved)) + " of copy";
+  return " costs " + ms(-compute_saved) + " more compute and " + ms(-copy_saved) +
+         " more copy (the devices' queues overlap better)";
+}
+
 // With the latency objective: the node's compute and copies here and on
 // each other device, and the predicted run time either way.
 std::string time_alternatives(const PlanResult& plan, PlaceId id, const CompilationConfig& config) {
@@ -85,12 +100,9 @@ std::string time_alternatives(const PlanResult& plan, PlaceId id, const Compilat
     out += "  on " + other->device_name() + " instead: compute " + ms(compute_there) + " (here " + ms(compute_here) +
            "), its copies " + ms(copies_there) + " (here " + ms(copies_here) + "); predicted run time " +
            ms(makespan_there) + " (planned " + ms(makespan) + ")\n";
-    if (compute_there > compute_here && copies_here > copies_there)
-      out += "  so " + here->device_name() + " saves " + ms(compute_there - compute_here) + " of compute for " +
-             ms(copies_here - copies_there) + " of copy\n";
-    else if (makespan_there > makespan)
-      out += "  so " + here->device_name() + " saves " + ms(makespan_there - makespan) +
-             " of run time (the devices' queues overlap better)\n";
+    out += "  so " + here->device_name() + trade_text(compute_there - compute_here, copies_there - copies_here) +
+           "; the predicted run time is " + ms(std::fabs(makespan_there - makespan)) +
+           (makespan_there >= makespan ? " shorter" : " longer") + " with it here\n";
   }
   return out;
 }

@@ -364,8 +364,10 @@ class Solver {
       if (sol->reason[i].kind == PlacementReason::Kind::kNone) {
         if (latency_)
           sol->reason[i] = PlacementReason{PlacementReason::Kind::kOptimizer,
-                                           "the optimiser found the shortest predicted run time with it here "
-                                           "(ties go to the default device " + config_.default_device->device_name() + ")",
+                                           sol->device[i] == config_.default_device
+                                               ? "the optimiser found the shortest predicted run time with it here "
+                                                 "(ties go to the default device)"
+                                               : "the optimiser found the shortest predicted run time with it here",
                                            Span(), -1};
         else if (sol->device[i] == config_.default_device || !anything_fixed)
           sol->reason[i] = PlacementReason{PlacementReason::Kind::kDefault,
