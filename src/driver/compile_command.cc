@@ -16,6 +16,7 @@
 #include "support/error.h"
 #include "targets/code_generators.h"
 #include "toolchain/interrupt.h"
+#include "transform/infer_type.h"
 
 namespace switchyard {
 
@@ -55,6 +56,15 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+// With --objective latency: the plan's predicted time per device and
+// critical path (planning again is quick beside a compile).
+void print_prediction(const IRModule& mod, const CompilationConfig& config, const std::vector<PlacementRule>& rules,
+                      const LatencyObjective& latency) {
+  PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, rules).module), config, latency);
+  std::cout << predicted_times_text(predict_times(plan.graph, config, *plan.latency, plan.solution.device), plan.graph,
+                                    config);
+}
+
 void run_compile(const CompileFlags& f) {
   install_interrupt_handlers();  // a signal stops the compilers and leaves no partial artifact
   auto start = std::chrono::steady_clock::now();
@@ -70,6 +80,11 @@ void run_compile(const CompileFlags& f) {
       size_t end = kept->find('\n');
       std::cout << "wrote " << f.output_dir << ": " << kept->substr(0, end) << "; from the artifact cache, nothing compiled\n";
       if (end != std::string::npos) std::cerr << kept->substr(end + 1) << "\n";
+      if (latency) {
+        IRModule mod = load_model(f.model);
+        CompilationConfig config = config_from_flags(f.devices, mod).value_or(CompilationConfig::parse("cpu:0"));
+        print_prediction(mod, config, rules_from_flags(f.rules, config), *latency);
+      }
       if (f.time)
         std::printf("stage                       time (ms)\n%-26s %10.3f\n", "artifact cache", milliseconds_since(start));
       return;
@@ -120,6 +135,7 @@ void run_compile(const CompileFlags& f) {
   report.stages.insert(report.stages.begin(), {f.model.file.ends_with(".onnx") ? "import" : "parse", load_milliseconds});
   for (const std::string& note : report.notes) std::cerr << "note: " << note << "\n";
   std::cout << "wrote " << f.output_dir << ": " << report.summary() << "\n";
+  if (latency) print_prediction(mod, options.config, options.rules, *latency);
   if (f.time) std::cout << report.timing_table();
 }
 

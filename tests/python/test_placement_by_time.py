@@ -69,8 +69,14 @@ def test_latency_objective_splits_two_equal_branches_and_computes_the_same(tmp_p
     costs = profile(tmp_path)
     equal_devices(costs)
     art = tmp_path / "art"
-    switchyard("compile", TWO_BRANCHES, "--devices", "cpu:0,cpu:1", "--objective", "latency", "--costs", costs,
-               "-o", art, cache=tmp_path / "cache")
+    compiled = switchyard("compile", TWO_BRANCHES, "--devices", "cpu:0,cpu:1", "--objective", "latency", "--costs",
+                          costs, "-o", art, cache=tmp_path / "cache").stdout
+    assert "predicted run time" in compiled and "critical path:" in compiled, compiled
+    # An artifact-cache hit predicts the same.
+    again = switchyard("compile", TWO_BRANCHES, "--devices", "cpu:0,cpu:1", "--objective", "latency", "--costs",
+                       costs, "-o", tmp_path / "again", cache=tmp_path / "cache").stdout
+    assert "from the artifact cache" in again, again
+    assert again.split("\n", 1)[1] == compiled.split("\n", 1)[1], (again, compiled)
     manifest = json.loads((art / "manifest.json").read_text())
     devices = {k["device"] for k in manifest["kernels"]}
     assert devices == {0, 1}, manifest["kernels"]
