@@ -142,3 +142,23 @@ def test_bad_objective_flags_and_cost_files_are_named(tmp_path):
     err = switchyard("profile", TWO_BRANCHES, "--device", "cpu:0", "--cores", "cpu:0=3-1", "-o", tmp_path / "x.json",
                      cache=cache, ok=False).stderr
     assert "malformed --cores 'cpu:0=3-1'" in err, err
+
+
+def test_python_build_takes_a_cost_file(tmp_path):
+    import switchyard as sy
+    costs = profile(tmp_path)
+    equal_devices(costs)
+    mod = sy.parse(TWO_BRANCHES.read_text())
+    sy.build(mod, ["cpu:0", "cpu:1"], tmp_path / "art", costs=costs, cache_dir=tmp_path / "cache")
+    manifest = json.loads((tmp_path / "art" / "manifest.json").read_text())
+    assert {k["device"] for k in manifest["kernels"]} == {0, 1}, manifest["kernels"]
+    data = json.loads(costs.read_text())
+    data["machine"]["isa"] = "mmx"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(data))
+    try:
+        sy.build(mod, ["cpu:0", "cpu:1"], tmp_path / "art2", costs=other, cache_dir=tmp_path / "cache")
+    except sy.UsageError as e:
+        assert "ISA: measured with 'mmx'" in str(e), str(e)
+    else:
+        raise AssertionError("a cost file from another machine was accepted")
