@@ -33,7 +33,7 @@ std::string joined(const std::vector<std::string>& items) {
 
 BuildReport build(py::handle mod_arg, py::handle devices, py::handle output_arg, py::handle place,
                   py::handle opt_level, py::handle default_device, py::handle host, py::handle check_invariants,
-                  py::handle emit_source, py::handle cxx, py::handle cache_dir, py::handle layouts) {
+                  py::handle emit_source, py::handle cxx, py::handle cache_dir, py::handle layouts, py::handle costs) {
   if (!py::isinstance<IRModule>(mod_arg))
     throw py::type_error("build() takes an IRModule, got " + type_name_of(mod_arg));
   const IRModule& mod = mod_arg.cast<const IRModule&>();
@@ -47,6 +47,12 @@ BuildReport build(py::handle mod_arg, py::handle devices, py::handle output_arg,
   for (const std::string& rule : names_of(place, "place"))
     options.rules.push_back(parse_placement_rule(rule, options.config));
   for (const std::string& rule : names_of(layouts, "layouts")) options.layout_rules.push_back(parse_layout_rule(rule));
+  // costs=FILE: the latency objective (docs/design.md, "Placement by time").
+  if (std::string path = to_str(costs, "costs"); !path.empty()) {
+    auto file = std::make_shared<CostFile>(read_cost_file(path));
+    check_same_machine(*file, MachineIdentity::this_machine(), path);
+    options.latency = LatencyObjective{file, path};
+  }
   options.opt_level = to_int32(opt_level, "opt_level");
   // The enclosing PassContext's pass selection, configuration and
   // diagnostics (its opt level and checking arrive as arguments, which may
@@ -106,7 +112,8 @@ void bind_build(py::module_& m) {
 
   m.def("build", &build, py::arg("mod"), py::arg("devices"), py::arg("output"), py::arg("place"), py::arg("opt_level"),
         py::arg("default"), py::arg("host"), py::arg("check_invariants"), py::arg("emit_source"), py::arg("cxx"),
-        py::arg("cache_dir"), py::arg("layouts"), "Compiles @main of a module into an artifact directory.");
+        py::arg("cache_dir"), py::arg("layouts"), py::arg("costs"),
+        "Compiles @main of a module into an artifact directory.");
 }
 
 }  // namespace switchyard::python

@@ -127,13 +127,15 @@ def _context_options(opt_level, check_invariants):
 
 
 def build(mod, devices, output, place=(), opt_level=None, *, default=None, host=None, check_invariants=None,
-          emit_source=False, cxx="", cache_dir="", layouts=()):
+          emit_source=False, cxx="", cache_dir="", layouts=(), costs=None):
     """Compiles ``mod["main"]`` into the artifact directory ``output``.
 
     ``devices`` lists the build's devices (``["cpu:0", "cpu:1"]``); ``place``
     holds placement rules (``"op:nn.softmax=cpu:1"``, ``"node:GLOB=cpu:0"``);
     ``layouts`` layout pins (``"node:GLOB=nChw16c"``) for values kept
-    between oneDNN primitives.
+    between oneDNN primitives. ``costs`` names a cost file written by
+    ``switchyard profile``: device planning then minimises the predicted
+    run time instead of the bytes copied (docs/design.md, "Placement by time").
     ``opt_level`` and ``check_invariants`` default to the enclosing
     PassContext's (2 and False outside any); its ``disabled_passes``,
     ``enabled_passes`` and ``config`` apply to the build's pipeline.
@@ -147,7 +149,8 @@ def build(mod, devices, output, place=(), opt_level=None, *, default=None, host=
     if isinstance(layouts, str):
         layouts = [layouts]
     return _native.build(mod, devices, _path_text(output, "output"), place, opt_level, default or "", host or "",
-                         check_invariants, emit_source, cxx, _path_text(cache_dir, "cache_dir"), layouts)
+                         check_invariants, emit_source, cxx, _path_text(cache_dir, "cache_dir"), layouts,
+                         "" if costs is None else _path_text(costs, "costs"))
 
 
 def _path_text(path, what):

@@ -16,6 +16,7 @@
 #include "support/error.h"
 #include "targets/code_generators.h"
 #include "toolchain/interrupt.h"
+#include "transform/infer_type.h"
 
 namespace switchyard {
 
@@ -34,6 +35,7 @@ struct CompileFlags {
   std::vector<std::string> print_after;
   bool time = false;
   bool rebuild = false;
+  ObjectiveFlags objective;
 };
 
 // Every flag that changes the artifact, as the artifact cache's key holds them.
@@ -45,6 +47,8 @@ std::string cache_key_flags(const CompileFlags& f) {
   for (const std::string& rule : f.rules) text += "place=" + rule + "\n";
   for (const std::string& rule : f.layout_rules) text += "layout=" + rule + "\n";
   if (f.max_folded_bytes) text += "max-folded-bytes=" + std::to_string(*f.max_folded_bytes) + "\n";
+  // The plan depends on every measured time, so the whole cost file is part of the key.
+  if (f.objective.objective == "latency") text += "objective=latency\ncosts=" + read_text_file(f.objective.costs) + "\n";
   return text;
 }
 
@@ -52,9 +56,20 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+// With --objective latency: the plan's predicted time per device and
+// critical path (planning again is quick beside a compile).
+void print_prediction(const IRModule& mod, const CompilationConfig& config, const std::vector<PlacementRule>& rules,
+                      const LatencyObjective& latency) {
+  PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, rules).module), config, latency);
+  std::cout << predicted_times_text(predict_times(plan.graph, config, *plan.latency, plan.solution.device), plan.graph,
+                                    config);
+}
+
 void run_compile(const CompileFlags& f) {
   install_interrupt_handlers();  // a signal stops the compilers and leaves no partial artifact
   auto start = std::chrono::steady_clock::now();
+  // A bad --objective/--costs is reported before anything else (the cache key reads the cost file).
+  std::optional<LatencyObjective> latency = objective_from_flags(f.objective);
   // --emit-source and --print-after ask for what only a compile makes.
   std::optional<ArtifactCache> cache;
   if (!f.emit_source && f.print_after.empty()) cache = ArtifactCache::open("", f.model.file, cache_key_flags(f));
@@ -65,6 +80,11 @@ void run_compile(const CompileFlags& f) {
       size_t end = kept->find('\n');
       std::cout << "wrote " << f.output_dir << ": " << kept->substr(0, end) << "; from the artifact cache, nothing compiled\n";
       if (end != std::string::npos) std::cerr << kept->substr(end + 1) << "\n";
+      if (latency) {
+        IRModule mod = load_model(f.model);
+        CompilationConfig config = config_from_flags(f.devices, mod).value_or(CompilationConfig::parse("cpu:0"));
+        print_prediction(mod, config, rules_from_flags(f.rules, config), *latency);
+      }
       if (f.time)
         std::printf("stage                       time (ms)\n%-26s %10.3f\n", "artifact cache", milliseconds_since(start));
       return;
@@ -80,6 +100,7 @@ void run_compile(const CompileFlags& f) {
   // Without --devices or devices named in the module, everything runs on cpu:0.
   options.config = config_from_flags(f.devices, mod).value_or(CompilationConfig::parse("cpu:0"));
   options.rules = rules_from_flags(f.rules, options.config);
+  options.latency = latency;
   for (const std::string& rule : f.layout_rules) options.layout_rules.push_back(parse_layout_rule(rule));
   options.opt_level = f.opt_level;
   if (f.max_folded_bytes) options.pass_config["FoldConstant.max_bytes"] = AttrValue(*f.max_folded_bytes);
@@ -114,6 +135,7 @@ void run_compile(const CompileFlags& f) {
   report.stages.insert(report.stages.begin(), {f.model.file.ends_with(".onnx") ? "import" : "parse", load_milliseconds});
   for (const std::string& note : report.notes) std::cerr << "note: " << note << "\n";
   std::cout << "wrote " << f.output_dir << ": " << report.summary() << "\n";
+  if (latency) print_prediction(mod, options.config, options.rules, *latency);
   if (f.time) std::cout << report.timing_table();
 }
 
@@ -133,6 +155,7 @@ void add_compile_command(CLI::App& app) {
       ->required();
   add_device_flags(cmd, &flags->devices);
   cmd->add_option("--place", flags->rules, "placement rule op:NAME=DEVICE or node:GLOB=DEVICE (repeatable)");
+  add_objective_flags(cmd, &flags->objective);
   cmd->add_option("--layout", flags->layout_rules,
                   "layout pin node:GLOB=FORMAT (nhwc, nChw8c, nChw16c) for the results of the kernels whose "
                   "node matches, kept between oneDNN primitives (repeatable)");

@@ -86,10 +86,32 @@ std::vector<PlacementRule> rules_from_flags(const std::vector<std::string>& rule
 }
 
 PlanResult plan_with_rules(const IRModule& mod, const CompilationConfig& config,
-                           const std::vector<PlacementRule>& rules) {
-  PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, rules).module), config);
+                           const std::vector<PlacementRule>& rules, const std::optional<LatencyObjective>& latency) {
+  PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, rules).module), config, latency);
   for (const std::string& warning : plan.warnings) std::cerr << warning << "\n";
   return plan;
+}
+
+void add_objective_flags(CLI::App* cmd, ObjectiveFlags* flags) {
+  cmd->add_option("--objective", flags->objective,
+                  "what device planning minimises: bytes (copied between devices; the default) or latency (the "
+                  "predicted run time, from --costs)")
+      ->check(CLI::IsMember({"bytes", "latency"}));
+  cmd->add_option("--costs", flags->costs, "the cost file `switchyard profile` wrote, for --objective latency");
+}
+
+std::optional<LatencyObjective> objective_from_flags(const ObjectiveFlags& flags) {
+  if (flags.objective != "latency") {
+    if (!flags.costs.empty()) throw Error(ErrorKind::kUsage, "--costs is read only with --objective latency");
+    return std::nullopt;
+  }
+  if (flags.costs.empty())
+    throw Error(ErrorKind::kUsage,
+                "--objective latency needs --costs FILE (measure one with `switchyard profile MODEL --device cpu:0 "
+                "--device cpu:1 -o costs.json`)");
+  auto costs = std::make_shared<CostFile>(read_cost_file(flags.costs));
+  check_same_machine(*costs, MachineIdentity::this_machine(), flags.costs);
+  return LatencyObjective{costs, flags.costs};
 }
 
 std::shared_ptr<DiagnosticSink> stderr_diagnostics() {

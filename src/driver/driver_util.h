@@ -50,7 +50,19 @@ std::vector<PlacementRule> rules_from_flags(const std::vector<std::string>& rule
 // Applies the rules, types the result and plans devices, printing the
 // planner's warnings to standard error (explain, inspect).
 PlanResult plan_with_rules(const IRModule& mod, const CompilationConfig& config,
-                           const std::vector<PlacementRule>& rules);
+                           const std::vector<PlacementRule>& rules,
+                           const std::optional<LatencyObjective>& latency = std::nullopt);
+
+// --objective bytes|latency and --costs FILE.
+struct ObjectiveFlags {
+  std::string objective = "bytes";
+  std::string costs;
+};
+void add_objective_flags(CLI::App* cmd, ObjectiveFlags* flags);
+// The latency objective with its cost file read and checked against this
+// machine; nullopt for bytes. Error(kUsage) for latency without --costs,
+// --costs without latency, or a cost file from another machine.
+std::optional<LatencyObjective> objective_from_flags(const ObjectiveFlags& flags);
 // A sink that prints each pass warning on standard error as it arrives.
 std::shared_ptr<DiagnosticSink> stderr_diagnostics();
 // Adds --devices/--default/--host to a subcommand.

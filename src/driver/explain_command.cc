@@ -17,6 +17,7 @@ struct ExplainFlags {
   DeviceFlags devices;
   std::vector<std::string> rules;
   std::vector<std::string> nodes;
+  ObjectiveFlags objective;
 };
 
 void run_explain(const ExplainFlags& f) {
@@ -24,10 +25,13 @@ void run_explain(const ExplainFlags& f) {
   std::optional<CompilationConfig> config = config_from_flags(f.devices, mod);
   if (!config) throw Error(ErrorKind::kUsage, "explain needs the build's devices (--devices cpu:0,cpu:1)");
   std::vector<PlacementRule> rules = rules_from_flags(f.rules, config);
-  PlanResult plan = plan_with_rules(mod, *config, rules);
+  std::optional<LatencyObjective> latency = objective_from_flags(f.objective);
+  PlanResult plan = plan_with_rules(mod, *config, rules, latency);
   // %N bindings and line numbers name text-IR nodes; ONNX nodes go by name.
   std::string source = is_onnx_file(f.model.file) ? std::string() : read_text_file(f.model.file);
   std::string out;
+  if (plan.latency)
+    out += predicted_times_text(predict_times(plan.graph, *config, *plan.latency, plan.solution.device), plan.graph, *config);
   for (const std::string& name : f.nodes) {
     std::vector<PlaceId> ids = select_place_nodes(plan.graph, name, source);
     if (ids.empty())
@@ -50,6 +54,7 @@ void add_explain_command(CLI::App& app) {
   add_model_flags(cmd, &flags->model);
   add_device_flags(cmd, &flags->devices);
   cmd->add_option("--place", flags->rules, "placement rule op:NAME=DEVICE or node:GLOB=DEVICE (repeatable)");
+  add_objective_flags(cmd, &flags->objective);
   cmd->add_option("--node", flags->nodes, "a binding (%2), parameter (%x), line, or model node name")->required();
   cmd->callback([flags] { run_explain(*flags); });
 }

@@ -27,6 +27,7 @@ struct InspectFlags {
   DeviceFlags devices;
   std::vector<std::string> rules;
   bool implementations = false;
+  ObjectiveFlags objective;
 };
 
 std::string mib(uint64_t bytes) {
@@ -137,8 +138,19 @@ void run_inspect(const InspectFlags& f) {
   std::cout << "model " << f.model.file << "\n";
   if (!config) return inspect_module(mod, false);
   std::vector<PlacementRule> rules = rules_from_flags(f.rules, config);
-  PlanResult plan = plan_with_rules(mod, *config, rules);
+  PlanResult plan = plan_with_rules(mod, *config, rules, objective_from_flags(f.objective));
   inspect_module(plan.module, true);
+  if (!plan.latency) return;
+  std::cout << predicted_times_text(predict_times(plan.graph, *config, *plan.latency, plan.solution.device),
+                                    plan.graph, *config);
+  // For comparison: the whole model on each device alone, wishes aside.
+  for (const VirtualDevice* device : config->devices) {
+    std::vector<const VirtualDevice*> alone(plan.graph.nodes.size(), device);
+    char line[96];
+    std::snprintf(line, sizeof line, "  everything on %s, wishes aside: %.3f ms\n", device->device_name().c_str(),
+                  predict_times(plan.graph, *config, *plan.latency, alone).makespan_ms);
+    std::cout << line;
+  }
 }
 
 }  // namespace
@@ -155,6 +167,7 @@ void add_inspect_command(CLI::App& app) {
   add_model_flags(cmd, &flags->model);
   add_device_flags(cmd, &flags->devices);
   cmd->add_option("--place", flags->rules, "placement rule op:NAME=DEVICE or node:GLOB=DEVICE (repeatable)");
+  add_objective_flags(cmd, &flags->objective);
   cmd->add_flag("--implementations", flags->implementations,
                 "for an artifact: ask this machine's oneDNN which implementation runs each primitive (makes each "
                 "one, as a load does), marking its slow reference implementations");

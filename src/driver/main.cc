@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   switchyard::add_run_command(app);
   switchyard::add_import_command(app);
   switchyard::add_inspect_command(app);
+  switchyard::add_profile_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -249,7 +249,7 @@ IRModule run_passes(const IRModule& mod, const BuildOptions& options, std::share
   IRModule planned;
   {
     PassContext::Scope scope(context);
-    planned = default_pipeline({options.config, options.rules})(mod, context);
+    planned = default_pipeline({options.config, options.rules, options.latency})(mod, context);
     planned = PlanLayouts(options.layout_rules)(planned, context);
   }
   timings = timing->entries();

@@ -21,6 +21,7 @@
 #include "layout/plan_layouts.h"
 #include "pipeline/build_report.h"
 #include "placement/placement_rules.h"
+#include "placement/plan_devices.h"
 #include "toolchain/toolchain.h"
 
 namespace switchyard {
@@ -28,6 +29,7 @@ namespace switchyard {
 struct BuildOptions {
   CompilationConfig config;
   std::vector<PlacementRule> rules;
+  std::optional<LatencyObjective> latency;  // --objective latency --costs FILE
   std::vector<LayoutRule> layout_rules;  // layout pins, applied by PlanLayouts
   int opt_level = 2;
   // As PassContext's: passes never run, passes run above the opt level, and

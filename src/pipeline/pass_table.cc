@@ -21,7 +21,7 @@ constexpr const char* kPlanLayouts = "PlanLayouts";
 Pass plan_devices_pass(const PipelineOptions& options) {
   if (!options.config)
     throw Error(ErrorKind::kUsage, "PlanDevices needs the build's devices (--devices cpu:0,cpu:1)");
-  return PlanDevices(*options.config, options.rules);
+  return PlanDevices(*options.config, options.rules, options.latency);
 }
 
 Pass pass_by_name(const std::string& name, const PipelineOptions& options) {

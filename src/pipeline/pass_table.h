@@ -9,6 +9,7 @@
 
 #include "ir/compilation_config.h"
 #include "placement/placement_rules.h"
+#include "placement/plan_devices.h"
 #include "transform/pass.h"
 
 namespace switchyard {
@@ -16,6 +17,7 @@ namespace switchyard {
 struct PipelineOptions {
   std::optional<CompilationConfig> config;  // needed by PlanDevices
   std::vector<PlacementRule> rules;         // applied by PlanDevices
+  std::optional<LatencyObjective> latency;  // PlanDevices' objective, when not bytes
 };
 
 // Error(kPass) "unknown pass 'X' (known: ...)" for an unknown name;

@@ -1,6 +1,9 @@
 // Reason chains and the cost of the alternative, for `switchyard explain`.
 #include "placement/explain.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <regex>
 #include <sstream>
 
@@ -27,6 +30,81 @@ uint32_t binding_line(const std::string& source_text, const std::string& name) {
 
 std::string plural(int64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string ms(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f ms", value);
+  return text;
+}
+
+// The copies a node's own values need with `device` as planned: its inputs
+// from other devices, and its results to each other device that reads them.
+double copy_ms_for(const PlacementGraph& g, const LatencyCosts& costs, const CompilationConfig& config,
+                   const std::vector<const VirtualDevice*>& device, PlaceId id) {
+  const size_t here = size_t(config.index_of(device[size_t(id)]));
+  double total = 0;
+  for (const PlaceValue& v : g.values) {
+    if (v.producer < 0) continue;
+    if (v.producer == id) {
+      std::vector<const VirtualDevice*> seen;
+      for (PlaceId c : v.consumers)
+        if (device[size_t(c)] != device[size_t(id)] && std::find(seen.begin(), seen.end(), device[size_t(c)]) == seen.end()) {
+          seen.push_back(device[size_t(c)]);
+          total += costs.copy[here][size_t(config.index_of(device[size_t(c)]))].time(v.bytes);
+        }
+    } else if (std::find(v.consumers.begin(), v.consumers.end(), id) != v.consumers.end() &&
+               device[size_t(v.producer)] != device[size_t(id)]) {
+      total += costs.copy[size_t(config.index_of(device[size_t(v.producer)]))][here].time(v.bytes);
+    }
+  }
+  return total;
+}
+
+// " saves 0.8 ms of compute for 0.1 ms of copy" and the like: what the
+// planned device gains (positive) or loses against another.
+std::string trade_text(double compute_saved, double copy_saved) {
+  const double tiny = 5e-4;  // below what ms() prints
+  if (compute_saved > tiny && copy_saved < -tiny)
+    return " saves " + ms(compute_saved) + " of compute for " + ms(-copy_saved) + " of copy";
+  if (compute_saved < -tiny && copy_saved > tiny)
+    return " saves " + ms(copy_saved) + " of copy for " + ms(-compute_saved) + " more compute";
+  if (compute_saved >= -tiny && copy_saved >= -tiny)
+    return " saves " + ms(std::max(0.0, compute_saved)) + " of compute and " + ms(std::max(0.0, copy_saved)) + " of copy";
+  return " costs " + ms(-compute_saved) + " more compute and " + ms(-copy_saved) +
+         " more copy (the devices' queues overlap better)";
+}
+
+// With the latency objective: the node's compute and copies here and on
+// each other device, and the predicted run time either way.
+std::string time_alternatives(const PlanResult& plan, PlaceId id, const CompilationConfig& config) {
+  const PlacementGraph& g = plan.graph;
+  const LatencyCosts& costs = *plan.latency;
+  const std::vector<const VirtualDevice*>& planned = plan.solution.device;
+  const VirtualDevice* here = planned[size_t(id)];
+  const double compute_here = costs.compute[size_t(id)][size_t(config.index_of(here))];
+  const double copies_here = copy_ms_for(g, costs, config, planned, id);
+  const double makespan = predict_times(g, config, costs, planned).makespan_ms;
+  std::string out;
+  for (const VirtualDevice* other : config.devices) {
+    if (other == here) continue;
+    const double compute_there = costs.compute[size_t(id)][size_t(config.index_of(other))];
+    if (compute_there == kCannotRun) {
+      out += "  " + other->device_name() + " cannot run it\n";
+      continue;
+    }
+    std::vector<const VirtualDevice*> moved = planned;
+    moved[size_t(id)] = other;
+    const double copies_there = copy_ms_for(g, costs, config, moved, id);
+    const double makespan_there = predict_times(g, config, costs, moved).makespan_ms;
+    out += "  on " + other->device_name() + " instead: compute " + ms(compute_there) + " (here " + ms(compute_here) +
+           "), its copies " + ms(copies_there) + " (here " + ms(copies_here) + "); predicted run time " +
+           ms(makespan_there) + " (planned " + ms(makespan) + ")\n";
+    out += "  so " + here->device_name() + trade_text(compute_there - compute_here, copies_there - copies_here) +
+           "; the predicted run time is " + ms(std::fabs(makespan_there - makespan)) +
+           (makespan_there >= makespan ? " shorter" : " longer") + " with it here\n";
+  }
+  return out;
 }
 
 }  // namespace
@@ -96,7 +174,9 @@ std::string explain_place_node(const PlanResult& plan, PlaceId id, const Compila
     cur = r.follows;
   }
   // What the other devices would cost, with everything else as planned.
-  if (!g.nodes[id].fixed) {
+  if (plan.latency) {
+    out += time_alternatives(plan, id, config);
+  } else if (!g.nodes[id].fixed) {
     auto [bytes, copies] = placement_cost(g, s.device);
     for (const VirtualDevice* other : config.devices) {
       if (other == s.device[id]) continue;

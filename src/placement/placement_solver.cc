@@ -6,6 +6,7 @@
 #include <deque>
 #include <set>
 
+#include "placement/latency_solver.h"
 #include "placement/min_cut.h"
 #include "support/error.h"
 
@@ -38,8 +39,8 @@ std::string describe(const PlaceNode& n) {
 
 class Solver {
  public:
-  Solver(const PlacementGraph& g, const CompilationConfig& config)
-      : g_(g), config_(config), uf_(g.nodes.size()), comp_fixed_(g.nodes.size(), nullptr) {}
+  Solver(const PlacementGraph& g, const CompilationConfig& config, const LatencyCosts* latency)
+      : g_(g), config_(config), latency_(latency), uf_(g.nodes.size()), comp_fixed_(g.nodes.size(), nullptr) {}
 
   PlacementSolution run() {
     merge_ties();
@@ -51,8 +52,9 @@ class Solver {
     assignment_.assign(g_.nodes.size(), nullptr);
     initial_assignment();
     if (fixed_devices.size() >= 2) optimize(fixed_devices);
-
     PlacementSolution sol;
+    if (latency_) sol.predicted_ms = optimize_latency();
+
     sol.device.resize(g_.nodes.size());
     for (size_t i = 0; i < g_.nodes.size(); ++i) sol.device[i] = assignment_[uf_.find(int(i))];
     explain(&sol);
@@ -177,6 +179,43 @@ class Solver {
         for (size_t j = i + 1; j < devs.size(); ++j) improved |= two_device_move(devs[i], devs[j]);
       if (devs.size() == 2) break;
     }
+  }
+
+  // The components are the groups; the current (bytes-optimal) assignment
+  // is one starting point. Returns the predicted makespan.
+  double optimize_latency() {
+    ScheduleProblem problem = schedule_problem(g_, *latency_);
+    LatencyGroups groups;
+    std::vector<int> group_of_root(g_.nodes.size(), -1), start;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      int root = uf_.find(int(i));
+      if (group_of_root[size_t(root)] < 0) {
+        group_of_root[size_t(root)] = groups.num_groups();
+        groups.fixed.push_back(comp_fixed_[size_t(root)] ? config_.index_of(comp_fixed_[size_t(root)]) : -1);
+        groups.allowed.push_back(std::vector<char>(config_.devices.size(), 1));
+        start.push_back(config_.index_of(assignment_[size_t(root)]));
+      }
+      int group = group_of_root[size_t(root)];
+      groups.group_of_step.push_back(group);
+      for (size_t d = 0; d < config_.devices.size(); ++d)
+        if (problem.compute[i][d] == kCannotRun) groups.allowed[size_t(group)][d] = 0;
+    }
+    // A pinned group stays where it is pinned (an operator its target cannot
+    // run was reported before planning).
+    for (int group = 0; group < groups.num_groups(); ++group)
+      if (groups.fixed[size_t(group)] >= 0) groups.allowed[size_t(group)][size_t(groups.fixed[size_t(group)])] = 1;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const auto& allowed = groups.allowed[size_t(groups.group_of_step[i])];
+      if (std::find(allowed.begin(), allowed.end(), 1) == allowed.end())
+        throw Error(ErrorKind::kPlacement,
+                    "no device of the build can run every operator that must share a device with " + describe(g_.nodes[i]));
+    }
+    LatencyOptions options;
+    options.default_device = config_.index_of(config_.default_device);
+    LatencyPlan plan = minimise_makespan(problem, groups, {start}, options);
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (uf_.find(int(i)) == int(i)) assignment_[i] = config_.devices[size_t(plan.step_device[i])];
+    return plan.makespan;
   }
 
   Capacity total_cost() const {
@@ -307,6 +346,9 @@ class Solver {
       adj[t.a].push_back(t.b);
       adj[t.b].push_back(t.a);
     }
+    // Under the latency objective a free node is where the schedule is
+    // shortest, not where a neighbour's wish pulled it.
+    if (latency_) q.clear();
     while (!q.empty()) {
       int u = q.front();
       q.pop_front();
@@ -320,14 +362,22 @@ class Solver {
     bool anything_fixed = std::any_of(g_.nodes.begin(), g_.nodes.end(), [](auto& n) { return n.fixed; });
     for (size_t i = 0; i < g_.nodes.size(); ++i)
       if (sol->reason[i].kind == PlacementReason::Kind::kNone) {
-        if (sol->device[i] == config_.default_device || !anything_fixed)
+        if (latency_)
+          sol->reason[i] = PlacementReason{PlacementReason::Kind::kOptimizer,
+                                           sol->device[i] == config_.default_device
+                                               ? "the optimiser found the shortest predicted run time with it here "
+                                                 "(ties go to the default device)"
+                                               : "the optimiser found the shortest predicted run time with it here",
+                                           Span(), -1};
+        else if (sol->device[i] == config_.default_device || !anything_fixed)
           sol->reason[i] = PlacementReason{PlacementReason::Kind::kDefault,
                                            "nothing constrains it: the default device " +
                                                config_.default_device->device_name(),
                                            Span(), -1};
         else
           sol->reason[i] = PlacementReason{PlacementReason::Kind::kOptimizer,
-                                           "placed by the optimiser to move the fewest bytes between devices",
+                                           latency_ ? "placed by the optimiser for the shortest predicted run time"
+                                                    : "placed by the optimiser to move the fewest bytes between devices",
                                            Span(), -1};
       }
   }
@@ -339,6 +389,7 @@ class Solver {
 
   const PlacementGraph& g_;
   const CompilationConfig& config_;
+  const LatencyCosts* latency_;
   UnionFind uf_;
   std::vector<const VirtualDevice*> comp_fixed_;
   std::vector<const VirtualDevice*> assignment_;
@@ -364,8 +415,9 @@ std::pair<int64_t, int64_t> placement_cost(const PlacementGraph& g, const std::v
   return {bytes, copies};
 }
 
-PlacementSolution solve_placement(const PlacementGraph& graph, const CompilationConfig& config) {
-  return Solver(graph, config).run();
+PlacementSolution solve_placement(const PlacementGraph& graph, const CompilationConfig& config,
+                                  const LatencyCosts* latency) {
+  return Solver(graph, config, latency).run();
 }
 
 }  // namespace switchyard

@@ -50,14 +50,17 @@ bool fall_back_to_host(PlacementGraph* g, const PlacementSolution& s, const Comp
 
 }  // namespace
 
-PlanResult plan_devices(const IRModule& mod, const CompilationConfig& config) {
+PlanResult plan_devices(const IRModule& mod, const CompilationConfig& config,
+                        const std::optional<LatencyObjective>& latency) {
   PlanResult result;
   result.graph = build_placement_graph(mod, config);
   check_fixed_support(result.graph);
-  result.solution = solve_placement(result.graph, config);
+  if (latency) result.latency = latency_costs(result.graph, config, *latency->costs, latency->path);
+  const LatencyCosts* costs = result.latency ? &*result.latency : nullptr;
+  result.solution = solve_placement(result.graph, config, costs);
   // Each round fixes at least one more node, so this ends.
   while (fall_back_to_host(&result.graph, result.solution, config, &result.warnings))
-    result.solution = solve_placement(result.graph, config);
+    result.solution = solve_placement(result.graph, config, costs);
   result.module = infer_type(rewrite_placement(mod, result.graph, result.solution, config));
   return result;
 }
@@ -67,9 +70,10 @@ const PassInfo& plan_devices_info() {
   return info;
 }
 
-Pass PlanDevices(const CompilationConfig& config, std::vector<PlacementRule> rules) {
-  return make_module_pass(plan_devices_info(), [config, rules](const IRModule& mod, const PassContext& ctx) {
-    PlanResult plan = plan_devices(apply_placement_rules(mod, rules).module, config);
+Pass PlanDevices(const CompilationConfig& config, std::vector<PlacementRule> rules,
+                 std::optional<LatencyObjective> latency) {
+  return make_module_pass(plan_devices_info(), [config, rules, latency](const IRModule& mod, const PassContext& ctx) {
+    PlanResult plan = plan_devices(apply_placement_rules(mod, rules).module, config, latency);
     for (const std::string& warning : plan.warnings) ctx.diagnostics->report({plan_devices_info().name, warning});
     return plan.module;
   });

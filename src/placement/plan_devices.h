@@ -3,12 +3,24 @@
 // placement_rewrite.h for the three steps).
 #pragma once
 
+#include <memory>
+#include <optional>
+
+#include "placement/cost_model.h"
+#include "placement/latency_placement.h"
 #include "placement/placement_graph.h"
 #include "placement/placement_rules.h"
 #include "placement/placement_solver.h"
 #include "transform/pass.h"
 
 namespace switchyard {
+
+// `--objective latency`: the cost file (checked against this machine by
+// whoever read it) and its path, for messages.
+struct LatencyObjective {
+  std::shared_ptr<const CostFile> costs;
+  std::string path;
+};
 
 struct PlanResult {
   IRModule module;             // placed
@@ -17,6 +29,8 @@ struct PlanResult {
   // Operators moved to the host because their device's target cannot run
   // them, one rendered warning each (naming the node and span).
   std::vector<std::string> warnings;
+  // With the latency objective: every node's time per device.
+  std::optional<LatencyCosts> latency;
 };
 
 // Plans a typed module. Throws Error(kPlacement) on contradicting wishes
@@ -24,12 +38,16 @@ struct PlanResult {
 // from the config, or an operator wished onto a device whose target cannot
 // run it. A free operator planned onto such a device falls back to the host
 // (a warning in PlanResult::warnings) and the rest is planned again.
-PlanResult plan_devices(const IRModule& mod, const CompilationConfig& config);
+// With `latency`, the placement minimises the predicted makespan instead of
+// bytes (Error(kUsage) when the cost file lacks an operator or device).
+PlanResult plan_devices(const IRModule& mod, const CompilationConfig& config,
+                        const std::optional<LatencyObjective>& latency = std::nullopt);
 
 // The pass (requires InferType; types the result again). Rules are applied
 // to the module first. Each fallback to the host is a warning in the pass
 // context's diagnostics.
-Pass PlanDevices(const CompilationConfig& config, std::vector<PlacementRule> rules = {});
+Pass PlanDevices(const CompilationConfig& config, std::vector<PlacementRule> rules = {},
+                 std::optional<LatencyObjective> latency = std::nullopt);
 // Its name, opt level and requirements, known before a config is at hand
 // (for the pass table).
 const PassInfo& plan_devices_info();

@@ -1,0 +1,172 @@
+// Cost files: keys of operator calls, reading and writing, and the times
+// of a placement graph's nodes.
+#include "placement/cost_model.h"
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "support/error.h"
+
+namespace switchyard {
+
+namespace {
+
+using nlohmann::json;
+
+std::string cpuinfo_field(const std::string& text, const std::string& field) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(field, 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      size_t begin = line.find_first_not_of(" \t", colon + 1);
+      return begin == std::string::npos ? "" : line.substr(begin);
+    }
+  return "";
+}
+
+[[noreturn]] void malformed(const std::string& path, const std::string& what) {
+  throw Error(ErrorKind::kUsage, "cost file " + path + ": " + what);
+}
+
+}  // namespace
+
+MachineIdentity MachineIdentity::this_machine() {
+  std::ifstream in("/proc/cpuinfo");
+  std::stringstream text;
+  text << in.rdbuf();
+  MachineIdentity id;
+  id.cpu_model = cpuinfo_field(text.str(), "model name");
+  if (id.cpu_model.empty()) id.cpu_model = cpuinfo_field(text.str(), "CPU part");
+#if defined(__x86_64__)
+  if (id.cpu_model.empty()) id.cpu_model = "x86_64";
+  std::string flags = " " + cpuinfo_field(text.str(), "flags") + " ";
+  for (const char* ext : {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16",
+                          "amx_tile", "amx_bf16"})
+    if (flags.find(std::string(" ") + ext + " ") != std::string::npos) id.isa += (id.isa.empty() ? "" : " ") + std::string(ext);
+#else
+  if (id.cpu_model.empty()) id.cpu_model = "unknown";
+  id.isa = cpuinfo_field(text.str(), "Features");
+#endif
+  return id;
+}
+
+std::string operator_cost_text(const CallNode& call) {
+  const OpNode* op = as<OpNode>(call.op);
+  std::string text = op ? op->name : "call";
+  if (call.attrs && !call.attrs->entries().empty()) {
+    text += "(";
+    bool first = true;
+    for (const auto& [name, value] : call.attrs->entries()) {
+      text += (first ? "" : ", ") + name + "=" + attr_value_to_string(value);
+      first = false;
+    }
+    text += ")";
+  }
+  text += " : (";
+  for (size_t i = 0; i < call.args.size(); ++i) text += (i ? ", " : "") + type_to_string(call.args[i]->checked_type());
+  return text + ") -> " + type_to_string(call.checked_type());
+}
+
+std::string operator_cost_key(const CallNode& call) { return cost_key_of_text(operator_cost_text(call)); }
+
+std::string cost_key_of_text(const std::string& text) {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+std::string cost_file_json(const CostFile& costs) {
+  json j;
+  j["format"] = "switchyard-costs";
+  j["version"] = CostFile::kVersion;
+  j["machine"] = {{"cpu_model", costs.machine.cpu_model}, {"isa", costs.machine.isa}};
+  j["model"] = costs.model;
+  j["devices"] = json::array();
+  for (const ProfiledDevice& d : costs.devices)
+    j["devices"].push_back({{"name", d.name}, {"kind", d.kind}, {"threads", d.threads}});
+  std::map<std::string, json> operators;
+  for (const auto& [key_device, ms] : costs.operator_ms) {
+    json& entry = operators[key_device.first];
+    entry["key"] = key_device.first;
+    auto text = costs.operator_text.find(key_device.first);
+    entry["operator"] = text == costs.operator_text.end() ? "" : text->second;
+    entry["median_ms"][key_device.second] = ms;
+  }
+  j["operators"] = json::array();
+  for (auto& [key, entry] : operators) j["operators"].push_back(std::move(entry));
+  j["kernels"] = json::array();
+  for (const CostFile::Kernel& k : costs.kernels)
+    j["kernels"].push_back({{"key", k.key}, {"operators", k.operators}, {"device", k.device}, {"median_ms", k.median_ms}});
+  j["copies"] = json::array();
+  for (const auto& [route, cost] : costs.copies)
+    j["copies"].push_back({{"source", route.first}, {"destination", route.second}, {"latency_ms", cost.latency_ms},
+                           {"ms_per_byte", cost.ms_per_byte}});
+  return j.dump(1) + "\n";
+}
+
+CostFile parse_cost_file(const std::string& text, const std::string& path) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) malformed(path, "not a JSON object");
+  if (j.value("format", "") != "switchyard-costs")
+    malformed(path, "field 'format' is not \"switchyard-costs\" (write one with `switchyard profile`)");
+  if (j.value("version", 0) != CostFile::kVersion)
+    malformed(path, "version " + j.value("version", json()).dump() + ", this build reads version " +
+                        std::to_string(CostFile::kVersion));
+  CostFile costs;
+  try {
+    costs.machine.cpu_model = j.at("machine").at("cpu_model").get<std::string>();
+    costs.machine.isa = j.at("machine").at("isa").get<std::string>();
+    costs.model = j.value("model", "");
+    for (const json& d : j.at("devices"))
+      costs.devices.push_back({d.at("name").get<std::string>(), d.at("kind").get<std::string>(), d.at("threads").get<int>()});
+    for (const json& op : j.at("operators")) {
+      std::string key = op.at("key").get<std::string>();
+      costs.operator_text[key] = op.at("operator").get<std::string>();
+      for (const auto& [device, ms] : op.at("median_ms").items()) {
+        double value = ms.get<double>();
+        if (!(value >= 0)) malformed(path, "operator " + key + " has a negative time on " + device);
+        costs.operator_ms[{key, device}] = value;
+      }
+    }
+    if (j.contains("kernels"))
+      for (const json& k : j.at("kernels"))
+        costs.kernels.push_back({k.at("key").get<std::string>(), k.at("operators").get<std::string>(),
+                                 k.at("device").get<std::string>(), k.at("median_ms").get<double>()});
+    for (const json& c : j.at("copies")) {
+      CopyCost cost{c.at("latency_ms").get<double>(), c.at("ms_per_byte").get<double>()};
+      if (!(cost.latency_ms >= 0) || !(cost.ms_per_byte >= 0)) malformed(path, "a copy has a negative cost");
+      costs.copies[{c.at("source").get<std::string>(), c.at("destination").get<std::string>()}] = cost;
+    }
+  } catch (const json::exception& e) {
+    malformed(path, std::string("missing or mistyped field: ") + e.what());
+  }
+  return costs;
+}
+
+CostFile read_cost_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::kUsage, "cannot read the cost file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_cost_file(text.str(), path);
+}
+
+void check_same_machine(const CostFile& costs, const MachineIdentity& here, const std::string& path) {
+  std::string differs;
+  if (costs.machine.cpu_model != here.cpu_model)
+    differs += "\n  CPU model: measured on '" + costs.machine.cpu_model + "', this machine is '" + here.cpu_model + "'";
+  if (costs.machine.isa != here.isa)
+    differs += "\n  ISA: measured with '" + costs.machine.isa + "', this machine has '" + here.isa + "'";
+  if (!differs.empty())
+    throw Error(ErrorKind::kUsage, "cost file " + path + " was measured on another machine:" + differs +
+                                       "\n  measure this one with `switchyard profile`");
+}
+
+}  // namespace switchyard

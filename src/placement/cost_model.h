@@ -1,0 +1,69 @@
+// The measured cost model behind `--objective latency` (docs/design.md,
+// "Placement by time"): a cost file written by `switchyard profile` holds,
+// per operator call identity and device, the median time of that call
+// measured in a compiled program, the time of copies between devices, and
+// the machine it was measured on. A compile reads it to give every place
+// node a time per device.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/compilation_config.h"
+#include "placement/makespan.h"
+#include "ir/module.h"
+
+namespace switchyard {
+
+// What identifies the machine's CPU: a cost file measured elsewhere is refused.
+struct MachineIdentity {
+  std::string cpu_model;  // /proc/cpuinfo's "model name" (or the architecture)
+  std::string isa;        // the vector extensions that decide kernel speed: "avx2 avx512f fma ..."
+  static MachineIdentity this_machine();
+};
+
+struct ProfiledDevice {
+  std::string name;  // "cpu:1"
+  std::string kind;  // "cpu"
+  int threads = 0;   // the runtime's thread count while measuring
+};
+
+struct CostFile {
+  static constexpr int kVersion = 1;
+  MachineIdentity machine;
+  std::string model;                      // the model it was measured on, for people
+  std::vector<ProfiledDevice> devices;
+  // (operator key, device name) -> median milliseconds attributed to the call.
+  std::map<std::pair<std::string, std::string>, double> operator_ms;
+  std::map<std::string, std::string> operator_text;  // key -> its canonical text
+  // (source, destination) -> copy cost.
+  std::map<std::pair<std::string, std::string>, CopyCost> copies;
+  // Each kernel measured, as fused: the key of its operators' texts joined
+  // by " -> " (cost_key_of_text), that text, the device and its median.
+  // For people and later cost models; planning reads operator_ms.
+  struct Kernel {
+    std::string key, operators, device;
+    double median_ms = 0;
+  };
+  std::vector<Kernel> kernels;
+};
+
+// The canonical text of an operator call: operator, attributes, argument
+// types and result type ("nn.dense(units=4) : (Tensor[(2, 8), float32],
+// Tensor[(4, 8), float32]) -> Tensor[(2, 4), float32]"), the same in
+// every compile and model; its key is a 64-bit FNV-1a hash of it in hex.
+std::string operator_cost_text(const CallNode& call);
+std::string operator_cost_key(const CallNode& call);
+// The same hash of any canonical text (a fused kernel's operators).
+std::string cost_key_of_text(const std::string& text);
+
+std::string cost_file_json(const CostFile& costs);
+// Error(kUsage) naming the file and field for malformed input.
+CostFile parse_cost_file(const std::string& text, const std::string& path);
+CostFile read_cost_file(const std::string& path);
+// Error(kUsage) naming what differs when `costs` was measured on another machine.
+void check_same_machine(const CostFile& costs, const MachineIdentity& here, const std::string& path);
+
+}  // namespace switchyard

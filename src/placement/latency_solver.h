@@ -1,0 +1,50 @@
+// Placement for the shortest predicted makespan (makespan.h). The decision
+// units are groups of steps that must share a device (tied place nodes);
+// pinned groups never move and a group only goes where every step of it can
+// run. Candidates: the given starting points (the bytes optimum), each
+// device alone, and a greedy earliest-finish schedule in program order;
+// each is improved by local search with a share of the budget, and the
+// best result kept: moving one group, or the run of
+// groups on one device along the critical path (a branch), to another
+// device, keeping a move that shortens the makespan. When every combination
+// of the free groups' devices is at most `exhaustive_limit`, all are tried
+// instead (while that many simulations stay cheap: combinations x size
+// <= 4e7): the result is then the exact optimum of the model. Ties: the
+// placement with fewer groups off the default device.
+#pragma once
+
+#include <vector>
+
+#include "placement/makespan.h"
+
+namespace switchyard {
+
+struct LatencyGroups {
+  std::vector<int> group_of_step;
+  std::vector<int> fixed;                  // per group: its device, or -1
+  std::vector<std::vector<char>> allowed;  // per group and device: every step of it can run there
+  int num_groups() const { return int(fixed.size()); }
+};
+
+struct LatencyOptions {
+  int default_device = 0;
+  long exhaustive_limit = 4096;
+  // Local search stops after this many simulations of the whole program
+  // (0: a budget of 1e7 / problem size, at least 200, so large graphs stay fast).
+  long max_evaluations = 0;
+};
+
+struct LatencyPlan {
+  std::vector<int> group_device;  // per group
+  std::vector<int> step_device;   // per step
+  double makespan = 0;
+  bool exact = false;             // found by trying every combination
+  long evaluations = 0;
+};
+
+// Throws std::invalid_argument when a group has no allowed device or a
+// fixed group's device is not allowed (the caller names the node first).
+LatencyPlan minimise_makespan(const ScheduleProblem& problem, const LatencyGroups& groups,
+                              const std::vector<std::vector<int>>& starts, const LatencyOptions& options);
+
+}  // namespace switchyard

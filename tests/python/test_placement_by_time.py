@@ -1,0 +1,164 @@
+# Placement by time (issue 38) from the command line: `profile` measures a
+# cost file, `compile --objective latency --costs` splits two equal branches
+# across two CPU devices (and the split artifact computes what numpy does),
+# `inspect` predicts the run time per device and the critical path, and each
+# bad input is an error naming what is wrong.
+import json
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SWITCHYARD = pathlib.Path(os.environ.get("SY_BUILD_DIR", REPO / "build")) / "bin" / "switchyard"
+TWO_BRANCHES = REPO / "tests" / "data" / "two_branches.sy"
+CHAIN = ("def @main(%x: Tensor[(4, 8), float32]) -> Tensor[(4, 8), float32] {\n"
+         "  nn.relu(exp(%x))\n"
+         "}\n")
+
+
+def switchyard(*args, cache, ok=True):
+    result = subprocess.run([str(SWITCHYARD), *map(str, args)], capture_output=True, text=True, timeout=300,
+                            env=dict(os.environ, XDG_CACHE_HOME=str(cache)))
+    if ok:
+        assert result.returncode == 0, result.stderr
+    else:
+        assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+    return result
+
+
+def profile(tmp_path, model=TWO_BRANCHES):
+    costs = tmp_path / "costs.json"
+    switchyard("profile", model, "--device", "cpu:0", "--device", "cpu:1", "--repeat", "3", "-o", costs,
+               cache=tmp_path / "cache")
+    return costs
+
+
+def equal_devices(costs):
+    # This machine's two CPU devices share its cores and measure the same
+    # but for noise; the test takes the noise out so the plan is the model's.
+    data = json.loads(costs.read_text())
+    for op in data["operators"]:
+        op["median_ms"]["cpu:1"] = op["median_ms"]["cpu:0"]
+    costs.write_text(json.dumps(data))
+
+
+def test_profile_records_operators_devices_copies_and_the_machine(tmp_path):
+    data = json.loads(profile(tmp_path).read_text())
+    assert data["format"] == "switchyard-costs" and data["version"] == 1
+    assert data["machine"]["cpu_model"]
+    assert [d["name"] for d in data["devices"]] == ["cpu:0", "cpu:1"]
+    texts = [op["operator"] for op in data["operators"]]
+    assert any(t.startswith("nn.dense(units=None) : (Tensor[(64, 256), float32], Tensor[(256, 256), float32])")
+               for t in texts), texts
+    for op in data["operators"]:
+        assert set(op["median_ms"]) == {"cpu:0", "cpu:1"}
+        assert all(ms >= 0 for ms in op["median_ms"].values())
+    dense = [op for op in data["operators"] if op["operator"].startswith("nn.dense")][0]
+    assert dense["median_ms"]["cpu:0"] > 0
+    # Each kernel whole too: its operators in order, with the device it ran on.
+    kernels = [k for k in data["kernels"] if k["operators"].startswith("nn.dense") and " -> nn.relu : " in k["operators"]]
+    assert {k["device"] for k in kernels} == {"cpu:0", "cpu:1"}, data["kernels"]
+    assert all(len(k["key"]) == 16 and k["median_ms"] > 0 for k in kernels)
+    routes = {(c["source"], c["destination"]) for c in data["copies"]}
+    assert routes == {("cpu:0", "cpu:1"), ("cpu:1", "cpu:0")}
+
+
+def test_latency_objective_splits_two_equal_branches_and_computes_the_same(tmp_path):
+    costs = profile(tmp_path)
+    equal_devices(costs)
+    art = tmp_path / "art"
+    compiled = switchyard("compile", TWO_BRANCHES, "--devices", "cpu:0,cpu:1", "--objective", "latency", "--costs",
+                          costs, "-o", art, cache=tmp_path / "cache").stdout
+    assert "predicted run time" in compiled and "critical path:" in compiled, compiled
+    # An artifact-cache hit predicts the same.
+    again = switchyard("compile", TWO_BRANCHES, "--devices", "cpu:0,cpu:1", "--objective", "latency", "--costs",
+                       costs, "-o", tmp_path / "again", cache=tmp_path / "cache").stdout
+    assert "from the artifact cache" in again, again
+    assert again.split("\n", 1)[1] == compiled.split("\n", 1)[1], (again, compiled)
+    manifest = json.loads((art / "manifest.json").read_text())
+    devices = {k["device"] for k in manifest["kernels"]}
+    assert devices == {0, 1}, manifest["kernels"]
+    rng = np.random.default_rng(0)
+    arrays = {"x": rng.standard_normal((64, 256)), **{w: rng.standard_normal((256, 256)) / 16
+                                                      for w in ("a1", "a2", "b1", "b2")}}
+    args = []
+    for name, a in arrays.items():
+        np.save(tmp_path / f"{name}.npy", a.astype(np.float32))
+        args += ["--input", f"{name}={tmp_path / (name + '.npy')}"]
+    switchyard("run", art, *args, "-o", tmp_path / "out", cache=tmp_path / "cache")
+    got = np.load(tmp_path / "out" / "output_0.npy")
+    relu = lambda v: np.maximum(v, 0)
+    want = (np.tanh(relu(arrays["x"] @ arrays["a1"].T) @ arrays["a2"].T)
+            + np.tanh(relu(arrays["x"] @ arrays["b1"].T) @ arrays["b2"].T))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    # The bytes objective (the default) keeps it on one device.
+    switchyard("compile", TWO_BRANCHES, "--devices", "cpu:0,cpu:1", "-o", tmp_path / "bytes", cache=tmp_path / "cache")
+    bytes_manifest = json.loads((tmp_path / "bytes" / "manifest.json").read_text())
+    assert {k["device"] for k in bytes_manifest["kernels"]} == {0}
+
+
+def test_inspect_predicts_time_per_device_and_the_critical_path(tmp_path):
+    costs = profile(tmp_path)
+    equal_devices(costs)
+    out = switchyard("inspect", TWO_BRANCHES, "--devices", "cpu:0,cpu:1", "--objective", "latency", "--costs", costs,
+                     cache=tmp_path / "cache").stdout
+    assert "predicted run time" in out, out
+    assert "  cpu:0: compute" in out and "  cpu:1: compute" in out, out
+    assert "critical path: parameter %x" in out, out
+
+
+def test_bad_objective_flags_and_cost_files_are_named(tmp_path):
+    cache = tmp_path / "cache"
+    common = [TWO_BRANCHES, "--devices", "cpu:0,cpu:1", "-o", tmp_path / "art"]
+    err = switchyard("compile", *common, "--objective", "latency", cache=cache, ok=False).stderr
+    assert "--objective latency needs --costs FILE" in err, err
+    costs = profile(tmp_path)
+    err = switchyard("compile", *common, "--costs", costs, cache=cache, ok=False).stderr
+    assert "--costs is read only with --objective latency" in err, err
+    # A cost file measured on another model lacks this model's operators.
+    chain = tmp_path / "chain.sy"
+    chain.write_text(CHAIN)
+    err = switchyard("compile", chain, "--devices", "cpu:0,cpu:1", "-o", tmp_path / "c", "--objective", "latency",
+                     "--costs", costs, cache=cache, ok=False).stderr
+    assert f"cost file {costs} has no time for these operators" in err, err
+    assert "exp : (Tensor[(4, 8), float32]) -> Tensor[(4, 8), float32] on cpu:0 at" in err, err
+    # A cost file from another machine.
+    data = json.loads(costs.read_text())
+    data["machine"]["cpu_model"] = "Imaginary CPU 9000"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(data))
+    err = switchyard("compile", *common, "--objective", "latency", "--costs", other, cache=cache, ok=False).stderr
+    assert f"cost file {other} was measured on another machine" in err, err
+    assert "CPU model: measured on 'Imaginary CPU 9000'" in err, err
+    # Devices the file never measured.
+    err = switchyard("compile", TWO_BRANCHES, "--devices", "cpu:0,cpu:1,cpu:2", "-o", tmp_path / "d", "--objective",
+                     "latency", "--costs", costs, cache=cache, ok=False).stderr
+    assert "device cpu:2 (the file measured cpu:0, cpu:1)" in err, err
+    err = switchyard("profile", TWO_BRANCHES, "--device", "cuda:0", "-o", tmp_path / "x.json", cache=cache,
+                     ok=False).stderr
+    assert "profile measures CPU devices only; --device cuda:0 is not one" in err, err
+    err = switchyard("profile", TWO_BRANCHES, "--device", "cpu:0", "--cores", "cpu:0=3-1", "-o", tmp_path / "x.json",
+                     cache=cache, ok=False).stderr
+    assert "malformed --cores 'cpu:0=3-1'" in err, err
+
+
+def test_python_build_takes_a_cost_file(tmp_path):
+    import switchyard as sy
+    costs = profile(tmp_path)
+    equal_devices(costs)
+    mod = sy.parse(TWO_BRANCHES.read_text())
+    sy.build(mod, ["cpu:0", "cpu:1"], tmp_path / "art", costs=costs, cache_dir=tmp_path / "cache")
+    manifest = json.loads((tmp_path / "art" / "manifest.json").read_text())
+    assert {k["device"] for k in manifest["kernels"]} == {0, 1}, manifest["kernels"]
+    data = json.loads(costs.read_text())
+    data["machine"]["isa"] = "mmx"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(data))
+    try:
+        sy.build(mod, ["cpu:0", "cpu:1"], tmp_path / "art2", costs=other, cache_dir=tmp_path / "cache")
+    except sy.UsageError as e:
+        assert "ISA: measured with 'mmx'" in str(e), str(e)
+    else:
+        raise AssertionError("a cost file from another machine was accepted")
