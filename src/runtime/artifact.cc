@@ -16,6 +16,7 @@
 #include "runtime/device_registry.h"
 #include "runtime/mapped_file.h"
 #include "runtime/model_description.h"
+#include "runtime/queued_run.h"
 #include "runtime/regular_file.h"
 #include "runtime/run_context.h"
 #include "runtime/runtime_error.h"
@@ -70,6 +71,7 @@ class Artifact::Impl {
   };
 
   ~Impl() {
+    queues.reset();  // its idle workers first
     // Buffers go before the library that might still reference them.
     workspaces.clear();
     pinned_memories.clear();
@@ -120,6 +122,7 @@ class Artifact::Impl {
 
   void* library = nullptr;
   SyModelRunFn run_function = nullptr;
+  std::unique_ptr<ModelQueues> queues;  // null: the steps run in order on the caller's thread
   std::unique_ptr<MappedFile> weights_file;  // weights.bin, where host devices read their weights
   // oneDNN's GEMM kernels (14-25 ms), made beside the rest of the load when
   // a primitive multiplies with them, joined before the load returns so the
@@ -393,6 +396,7 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
     throw RuntimeError(model_path + ": sha256 " + actual + " does not match the manifest (" +
                        manifest.hashes.model_so + ")");
   open_model_library(impl, manifest, manifest_path, model_path);
+  impl.queues = load_model_queues(impl.library, manifest, {}, model_path);
 
   // Summed where it is mapped, on a thread of its own while the primitives
   // are made from it; a mismatch discards them.
@@ -414,6 +418,8 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
   if (impl.gemm_kernels.valid()) impl.gemm_kernels.get();
   return artifact;
 }
+
+int Artifact::num_queues() const { return impl_->queues ? int(impl_->queues->queue_devices.size()) : 0; }
 
 RunStats Artifact::execute(const std::vector<const void*>& host_inputs, const std::vector<void*>& host_outputs,
                            const RunOptions& options) const {
@@ -453,7 +459,8 @@ RunStats Artifact::execute(const std::vector<const void*>& host_inputs, const st
   SyRunArgs args{workspace->arena_pointers.data(), impl.weight_pointers.data(), inputs.data(), outputs.data(),
                  &services};
   RunClock::time_point start = RunClock::now();
-  int status = impl.run_function(&args);
+  int status = impl.queues && !options.in_order ? run_model_queues(*impl.queues, context, args)
+                                                : impl.run_function(&args);
   for (const std::unique_ptr<Device>& device : devices_) device->synchronize();
   context.stats.total_ns = nanoseconds_since(start);
   // The faults device images raised, read once their work is done, and cleared for the next run.

@@ -36,6 +36,10 @@ struct RunOptions {
   // Records RunStats (kernel and copy timings); off saves two clock reads per
   // kernel and copy. Placement checks run either way.
   bool record_stats = true;
+  // Runs every step in program order on the calling thread (sy_model_run)
+  // even where the model's device queues could run at once, each on its
+  // worker: the reference those runs match bit for bit.
+  bool in_order = false;
 };
 
 struct KernelRecord {
@@ -54,8 +58,9 @@ struct CopyRecord {
 };
 
 struct RunStats {
-  std::vector<KernelRecord> kernels;  // in execution order
-  std::vector<CopyRecord> copies;     // in execution order
+  // In execution order; where device queues ran at once, queue by queue.
+  std::vector<KernelRecord> kernels;
+  std::vector<CopyRecord> copies;
   int64_t total_ns = 0;               // the whole sy_model_run call
 };
 
@@ -90,6 +95,9 @@ class Artifact {
   const std::string& directory() const { return directory_; }
   int num_devices() const { return int(devices_.size()); }
   Device& device(int index) const { return *devices_.at(size_t(index)); }
+  // The device queues that run at once, each on its own worker (the model's
+  // schedule); 0 when every run goes in program order on the caller's thread.
+  int num_queues() const;
 
   // Runs on inputs in manifest order. Throws RuntimeError naming the input
   // whose count, dtype or shape is wrong, or the kernel/copy that broke the
