@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "runtime/core_set.h"
 #include "runtime/device_registry.h"
 #include "runtime/mapped_file.h"
 #include "runtime/model_description.h"
@@ -280,11 +281,11 @@ void Artifact::load_device_images(Artifact& artifact, const std::string& manifes
 // Makes the manifest's devices in order, each checked against this machine
 // (device kind, CPU features, compute capability). CPU devices without
 // threads of their own share one pool of `threads`.
-void Artifact::make_devices(Artifact& artifact, const std::string& manifest_path, int threads) {
-  const Manifest& manifest = artifact.manifest_;
+void Artifact::make_devices(Artifact& artifact, const std::vector<ManifestDevice>& devices,
+                            const std::string& manifest_path, int threads) {
   std::shared_ptr<ThreadPool> shared_pool;
-  for (size_t i = 0; i < manifest.devices.size(); ++i) {
-    const ManifestDevice& d = manifest.devices[i];
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const ManifestDevice& d = devices[i];
     const DeviceFactory* factory = find_device_factory(d.kind);
     if (!factory)
       throw RuntimeError(manifest_path + ": devices[" + std::to_string(i) + "]: device kind '" + d.kind +
@@ -379,7 +380,20 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
     throw RuntimeError(manifest_path + ": abi_version " + std::to_string(manifest.abi_version) +
                        " does not match this runtime's model ABI version " + std::to_string(SY_MODEL_ABI_VERSION));
 
-  make_devices(*artifact, manifest_path, options.threads);
+  // The devices with the load's core sets, each checked against the cores this process may use.
+  std::vector<ManifestDevice> devices = manifest.devices;
+  try {
+    apply_device_cores(devices, options.cores);
+  } catch (const RuntimeError& e) {
+    throw RuntimeError(manifest_path + ": cores given at load: " + e.what());
+  }
+  std::vector<std::vector<int>> device_cores;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (std::string why = cores_not_allowed(devices[i].name, devices[i].cores); !why.empty())
+      throw RuntimeError(manifest_path + ": devices[" + std::to_string(i) + "]: " + why);
+    device_cores.push_back(devices[i].cores);
+  }
+  make_devices(*artifact, devices, manifest_path, options.threads);
   make_pinned_memories(*artifact);
 
   // Both files' sizes before either is hashed or mapped: a truncated file
@@ -396,7 +410,8 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
     throw RuntimeError(model_path + ": sha256 " + actual + " does not match the manifest (" +
                        manifest.hashes.model_so + ")");
   open_model_library(impl, manifest, manifest_path, model_path);
-  impl.queues = load_model_queues(impl.library, manifest, {}, model_path);
+  impl.queues = load_model_queues(impl.library, manifest, device_cores, model_path);
+  artifact->manifest_.devices = devices;  // checked against model.so's own; now as this load runs them
 
   // Summed where it is mapped, on a thread of its own while the primitives
   // are made from it; a mismatch discards them.

@@ -30,6 +30,10 @@ struct LoadOptions {
   // The largest model.so and device image load() reads and hashes
   // (`switchyard run --max-model-bytes`, load(..., max_model_bytes=) in Python).
   uint64_t max_model_bytes = kDefaultMaxModelBytes;
+  // Core sets by device name ("cpu:1" -> {2, 3}) in place of the manifest's
+  // devices[].cores (`switchyard run --cores cpu:1=2-3`): where the device's
+  // queue worker and its OpenMP team run (runtime/core_set.h).
+  std::map<std::string, std::vector<int>> cores;
 };
 
 struct RunOptions {
@@ -113,7 +117,8 @@ class Artifact {
  private:
   class Impl;  // the loaded library, weights and workspace pool
   Artifact() = default;
-  static void make_devices(Artifact& artifact, const std::string& manifest_path, int threads);
+  static void make_devices(Artifact& artifact, const std::vector<ManifestDevice>& devices,
+                           const std::string& manifest_path, int threads);
   static void open_model_library(Impl& impl, const Manifest& manifest, const std::string& manifest_path,
                                  const std::string& model_path);
   static void place_weight_blocks(Artifact& artifact);
