@@ -68,18 +68,23 @@ QueueWorker::QueueWorker(std::vector<int> cores) {
   std::condition_variable started;
   bool ready = false;
   std::string error;
+  // The thread touches the constructor's locals only under the lock, before
+  // `ready`: the constructor may return as soon as it sees `ready`.
   thread_ = std::thread([&, cores = std::move(cores)] {
+    std::string failure;
     try {
       pin_calling_thread(cores);
     } catch (const RuntimeError& e) {
-      error = e.what();
+      failure = e.what();
     }
+    const bool pinned = failure.empty();
     {
       std::lock_guard<std::mutex> lock(started_mutex);
+      error = failure;
       ready = true;
+      started.notify_one();
     }
-    started.notify_one();
-    if (error.empty()) loop();
+    if (pinned) loop();
   });
   std::unique_lock<std::mutex> lock(started_mutex);
   started.wait(lock, [&] { return ready; });
