@@ -40,7 +40,7 @@ struct QueueSchedule {
 
 // More steps than this on several devices run in order: finding the
 // conflicts compares every pair of steps.
-constexpr size_t kMaxScheduledSteps = 20000;
+constexpr size_t kMaxScheduledSteps = 8000;
 
 // `plan` and `tensor_of_buffer` come from plan_memory(memory_problem(program)).
 // `synchronous_device[d]` says device d finishes its work before a step
