@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define SY_MODEL_ABI_VERSION 7
+#define SY_MODEL_ABI_VERSION 8
 
 /* Faults a kernel reports through kernel_fault, one bit each: the cases its
  * operators' documentation (docs/operators.md, "Edge cases") defines as
@@ -59,6 +59,14 @@ typedef struct SyRuntimeServices {
    * whose memory the host cannot address (a GPU's), in order with its other
    * work: a move within one device (an output that is also an input). */
   void (*device_move)(void* ctx, int device_index, void* dst, const void* src, size_t bytes);
+  /* (version 8) For queues that run at once (sy_model_run_queue): marks
+   * event `event` (< SyModelSchedule::event_count) of this run done, after
+   * the step that signals it. */
+  void (*signal_event)(void* ctx, int event);
+  /* (version 8) Returns 0 once event `event` of this run is done (every
+   * write of the step that signals it is then visible), or non-zero as soon
+   * as the run has failed: the queue then returns at once. */
+  int (*wait_event)(void* ctx, int event);
 } SyRuntimeServices;
 
 /* Everything one run needs. Arrays are indexed as in the manifest. */
@@ -73,6 +81,23 @@ typedef struct SyRunArgs {
 /* Exported by model.so. Returns 0 on success, non-zero on failure. */
 typedef int (*SyModelRunFn)(const SyRunArgs* args);
 #define SY_MODEL_RUN_SYMBOL "sy_model_run"
+/* (version 8) How model.so's steps split into queues, one per device, that
+ * run at once: sy_model_run_queue(args, q) for each q in [0, queue_count)
+ * on its own thread (queue q's steps run on device queue_devices[q]), all
+ * with the same args, make one run; the queues order their conflicting
+ * steps through the run's `event_count` events (signal_event, wait_event).
+ * queue_count 0: the model runs only in order, through sy_model_run, which
+ * every model exports and which runs all steps in program order. */
+typedef struct SyModelSchedule {
+  int queue_count;
+  const int* queue_devices;
+  int event_count;
+} SyModelSchedule;
+typedef const SyModelSchedule* (*SyModelScheduleFn)(void);
+#define SY_MODEL_SCHEDULE_SYMBOL "sy_model_schedule"
+/* Returns 0 on success, non-zero when a wait found the run failed. */
+typedef int (*SyModelRunQueueFn)(const SyRunArgs* args, int queue);
+#define SY_MODEL_RUN_QUEUE_SYMBOL "sy_model_run_queue"
 /* Exported by model.so: returns SY_MODEL_ABI_VERSION it was built against. */
 typedef int (*SyModelAbiVersionFn)(void);
 #define SY_MODEL_ABI_VERSION_SYMBOL "sy_model_abi_version"

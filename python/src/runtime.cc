@@ -9,6 +9,7 @@
 #include "interp/evaluate.h"
 #include "ir/type.h"
 #include "runtime/artifact.h"
+#include "runtime/core_set.h"
 #include "runtime/manifest.h"
 #include "runtime/thread_pool.h"
 #include "support/error.h"
@@ -144,10 +145,14 @@ void bind_artifact(py::module_& rt) {
   py::class_<Artifact, std::shared_ptr<Artifact>>(rt, "Artifact", "A loaded artifact (model.so, weights.bin, manifest.json).")
       .def_static(
           "load",
-          [](const std::string& dir, int threads, uint64_t max_model_bytes) {
-            return Artifact::load(dir, LoadOptions{threads, max_model_bytes});
+          [](const std::string& dir, int threads, uint64_t max_model_bytes,
+             const std::map<std::string, std::string>& cores) {
+            LoadOptions options{threads, max_model_bytes, {}};
+            for (const auto& [device, text] : cores) options.cores[device] = parse_core_set(text, device);
+            return Artifact::load(dir, options);
           },
-          py::arg("path"), py::arg("threads") = 0, py::arg("max_model_bytes") = kDefaultMaxModelBytes)
+          py::arg("path"), py::arg("threads") = 0, py::arg("max_model_bytes") = kDefaultMaxModelBytes,
+          py::arg("cores") = std::map<std::string, std::string>())
       .def_property_readonly("directory", &Artifact::directory)
       .def_property_readonly("manifest_json", [](const Artifact& a) { return format_manifest(a.manifest()); })
       .def_property_readonly("input_names",

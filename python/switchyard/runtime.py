@@ -314,7 +314,7 @@ def from_dlpack(value):
     return _inputs.dlpack_view("the tensor", value)
 
 
-def load(path, threads=0, max_model_bytes=None):
+def load(path, threads=0, max_model_bytes=None, cores=None):
     """Loads an artifact directory; raises ``sy.RuntimeError`` naming the file at fault.
 
     ``threads`` is the size of the thread pool the model's CPU devices share
@@ -323,7 +323,11 @@ def load(path, threads=0, max_model_bytes=None):
     is missing or not a directory raises a ``sy.RuntimeError`` that is also
     ``FileNotFoundError`` / ``NotADirectoryError``. A model.so larger than
     ``max_model_bytes`` (default 1 GiB) is refused before it is hashed or
-    opened.
+    opened. ``cores`` maps CPU device names to the cores their queues run on
+    when the model's devices run at once, in place of the build's
+    (``{"cpu:0": "0-1", "cpu:1": [2, 3]}``, as ``switchyard run --cores``);
+    a malformed set, a core two devices share or one this process may not
+    use raises ``sy.RuntimeError`` naming the device and core.
     """
     if not isinstance(path, (str, _os.PathLike)):
         raise _error("UsageError", f"load() takes the artifact directory's path, got {type(path).__name__}",
@@ -337,8 +341,16 @@ def load(path, threads=0, max_model_bytes=None):
     if isinstance(max_model_bytes, bool) or not isinstance(max_model_bytes, int) or max_model_bytes < 1:
         raise _error("UsageError", f"max_model_bytes must be a positive int, got {max_model_bytes!r}",
                      ValueError if isinstance(max_model_bytes, int) else TypeError)
+    core_text = {}
+    for device, value in (cores or {}).items():
+        if isinstance(value, (list, tuple)) and all(isinstance(c, int) and not isinstance(c, bool) for c in value):
+            value = ",".join(str(c) for c in value)
+        if not isinstance(device, str) or not isinstance(value, str):
+            raise _error("UsageError", f"cores maps a device name to a core set such as '0-3' or [0, 1], got "
+                         f"{device!r}: {value!r}", TypeError)
+        core_text[device] = value
     _check_file("RuntimeError", path, want_directory=True)
-    return Module(_rt.Artifact.load(_os.fspath(path), threads, max_model_bytes))
+    return Module(_rt.Artifact.load(_os.fspath(path), threads, max_model_bytes, core_text))
 
 
 __all__ = ["load", "from_dlpack", "Module", "RunStats", "KernelRecord", "CopyRecord", "BenchmarkResult"]

@@ -28,6 +28,7 @@ struct CompileFlags {
   DeviceFlags devices;
   std::vector<std::string> rules;
   std::vector<std::string> layout_rules;
+  std::vector<std::string> cores;
   int opt_level = 2;
   std::optional<int64_t> max_folded_bytes;  // FoldConstant.max_bytes
   bool emit_source = false;
@@ -46,6 +47,7 @@ std::string cache_key_flags(const CompileFlags& f) {
   for (const std::string& shape : f.model.input_shapes) text += "input-shape=" + shape + "\n";
   for (const std::string& rule : f.rules) text += "place=" + rule + "\n";
   for (const std::string& rule : f.layout_rules) text += "layout=" + rule + "\n";
+  for (const std::string& cores : f.cores) text += "cores=" + cores + "\n";
   if (f.max_folded_bytes) text += "max-folded-bytes=" + std::to_string(*f.max_folded_bytes) + "\n";
   // The plan depends on every measured time, so the whole cost file is part of the key.
   if (f.objective.objective == "latency") text += "objective=latency\ncosts=" + read_text_file(f.objective.costs) + "\n";
@@ -101,6 +103,7 @@ void run_compile(const CompileFlags& f) {
   options.config = config_from_flags(f.devices, mod).value_or(CompilationConfig::parse("cpu:0"));
   options.rules = rules_from_flags(f.rules, options.config);
   options.latency = latency;
+  options.device_cores = cores_from_flags(f.cores);
   for (const std::string& rule : f.layout_rules) options.layout_rules.push_back(parse_layout_rule(rule));
   options.opt_level = f.opt_level;
   if (f.max_folded_bytes) options.pass_config["FoldConstant.max_bytes"] = AttrValue(*f.max_folded_bytes);
@@ -156,6 +159,9 @@ void add_compile_command(CLI::App& app) {
   add_device_flags(cmd, &flags->devices);
   cmd->add_option("--place", flags->rules, "placement rule op:NAME=DEVICE or node:GLOB=DEVICE (repeatable)");
   add_objective_flags(cmd, &flags->objective);
+  cmd->add_option("--cores", flags->cores,
+                  "a CPU device's cores, DEVICE=CORES (cpu:1=2-3 or cpu:0=0,2): its queue runs on them, on as many "
+                  "threads unless the manifest says otherwise, at once with the other devices' (repeatable)");
   cmd->add_option("--layout", flags->layout_rules,
                   "layout pin node:GLOB=FORMAT (nhwc, nChw8c, nChw16c) for the results of the kernels whose "
                   "node matches, kept between oneDNN primitives (repeatable)");

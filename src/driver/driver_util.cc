@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "frontend/load_model.h"
+#include "runtime/core_set.h"
+#include "runtime/runtime_error.h"
 #include "runtime/file_write.h"
 #include "runtime/npy.h"
 #include "runtime/runtime_error.h"
@@ -73,6 +75,19 @@ std::optional<CompilationConfig> config_from_flags(const DeviceFlags& flags, con
     throw Error(ErrorKind::kUsage, "--default and --host need --devices");
   if (!mod.devices().empty()) return CompilationConfig::from_devices(mod.devices());
   return std::nullopt;
+}
+
+std::map<std::string, std::vector<int>> cores_from_flags(const std::vector<std::string>& flags) {
+  std::map<std::string, std::vector<int>> cores;
+  for (const std::string& flag : flags) {
+    try {
+      auto [device, set] = parse_device_cores(flag);
+      if (!cores.emplace(device, set).second) throw Error(ErrorKind::kUsage, "--cores gives " + device + " twice");
+    } catch (const RuntimeError& e) {
+      throw Error(ErrorKind::kUsage, std::string("--cores: ") + e.what());
+    }
+  }
+  return cores;
 }
 
 std::vector<PlacementRule> rules_from_flags(const std::vector<std::string>& rules,

@@ -45,6 +45,10 @@ struct DeviceFlags {
 std::optional<CompilationConfig> config_from_flags(const DeviceFlags& flags, const IRModule& mod);
 // Parses --place rules against the build's devices; Error(kUsage) when rules
 // are given without devices.
+// Core sets by device from `--cores DEVICE=CORES` flags (runtime/core_set.h).
+// Throws Error(kUsage) for a malformed flag or a device given twice.
+std::map<std::string, std::vector<int>> cores_from_flags(const std::vector<std::string>& flags);
+
 std::vector<PlacementRule> rules_from_flags(const std::vector<std::string>& rules,
                                             const std::optional<CompilationConfig>& config);
 // Applies the rules, types the result and plans devices, printing the

@@ -30,6 +30,8 @@ struct RunFlags {
   std::string output_dir = ".";
   int repeat = 1;
   int threads = 0;
+  std::vector<std::string> cores;  // DEVICE=CORES
+  bool in_order = false;
   uint64_t max_model_bytes = kDefaultMaxModelBytes;
   bool profile = false;
 };
@@ -115,6 +117,7 @@ void run_artifact(const RunFlags& f) {
   try {
     LoadOptions load;
     load.threads = f.threads;
+    load.cores = cores_from_flags(f.cores);
     load.max_model_bytes = f.max_model_bytes;
     auto load_start = std::chrono::steady_clock::now();
     artifact = Artifact::load(f.artifact_dir, load);
@@ -123,6 +126,7 @@ void run_artifact(const RunFlags& f) {
     adopt_bfloat16_bits(inputs, expected);
     load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
     RunOptions options;  // stats on: they carry each run's time
+    options.in_order = f.in_order;
     // With several runs the first one is a warm-up (first touch of the arenas
     // and weights, thread-pool start), which is not what a steady caller pays.
     const int warm_up = f.repeat > 1 ? 1 : 0;
@@ -198,6 +202,10 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--threads", flags->threads, "threads of the shared CPU pool (default: one per core)")
       ->check(CLI::Range(0, 4096));
+  cmd->add_option("--cores", flags->cores,
+                  "a CPU device's cores, DEVICE=CORES (cpu:1=2-3), in place of the artifact's (repeatable)");
+  cmd->add_flag("--in-order", flags->in_order,
+                "run every step in program order on one thread, even where the devices could run at once");
   cmd->add_option("--max-model-bytes", flags->max_model_bytes,
                   "refuse a model.so (or device image) larger than this, before hashing it (default: " +
                       std::to_string(kDefaultMaxModelBytes) + ", 1 GiB)")

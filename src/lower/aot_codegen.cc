@@ -2,10 +2,12 @@
 // and comments every step with what it runs and where it came from.
 #include "lower/aot_codegen.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
 #include "ir/device_kind.h"
+#include "lower/queue_schedule.h"
 #include "runtime/model_description.h"
 #include "switchyard/model_abi.h"
 
@@ -38,6 +40,17 @@ std::string string_literal_lines(const std::string& text, const std::string& ind
   return lines.empty() ? indent + "\"\"\n" : lines;
 }
 
+// Per device: whether it finishes its work before a step returns (a kind
+// that can be the host runs its kernels on the calling thread).
+std::vector<bool> synchronous_devices(const Manifest& manifest) {
+  std::vector<bool> synchronous;
+  for (const ManifestDevice& device : manifest.devices) {
+    const DeviceKindInfo* kind = find_device_kind(device.kind);
+    synchronous.push_back(kind && kind->can_be_host);
+  }
+  return synchronous;
+}
+
 // Steps per function of the entry: a C++ compiler's time grows faster than
 // a function's length (bench/pipeline_bench.cc, BM_BuildLetChain).
 constexpr size_t kStepsPerFunction = 256;
@@ -47,7 +60,8 @@ class EntryWriter {
   EntryWriter(const LoweredProgram& program, const MemoryPlan& plan, const std::vector<int>& tensor_of_buffer,
               const Manifest& manifest)
       : program_(program), plan_(plan), tensor_of_buffer_(tensor_of_buffer), manifest_(manifest),
-        weight_blocks_(weight_blocks(manifest)) {}
+        weight_blocks_(weight_blocks(manifest)), schedule_(schedule_queues(program, plan, tensor_of_buffer,
+                                                                           synchronous_devices(manifest))) {}
 
   std::string write() {
     out_ << "// The entry function of a Switchyard model (@" << program_.entry
@@ -58,24 +72,65 @@ class EntryWriter {
     out_ << "#include \"switchyard/model_abi.h\"\n\n";
     write_kernel_declarations();
     out_ << "extern \"C\" int " SY_MODEL_ABI_VERSION_SYMBOL "(void) { return SY_MODEL_ABI_VERSION; }\n\n";
-    std::vector<StepRange> ranges = step_ranges();
+    write_in_order();
+    write_queues();
+    return out_.str();
+  }
+
+ private:
+  // sy_model_run: every step in program order, on the calling thread.
+  void write_in_order() {
+    std::vector<StepList> ranges = step_ranges();
     if (ranges.size() == 1) {
       out_ << "extern \"C\" int " SY_MODEL_RUN_SYMBOL "(const SyRunArgs* args) {\n";
-      write_body(ranges[0], /*every_arena=*/true);
+      write_body(ranges[0], /*every_arena=*/true, /*events=*/false);
       out_ << "  return 0;\n}\n";
-      return out_.str();
+      return;
     }
     for (size_t r = 0; r < ranges.size(); ++r) {
-      out_ << "// Steps " << ranges[r].begin << " to " << ranges[r].end - 1 << ".\n";
+      out_ << "// Steps " << ranges[r].front() << " to " << ranges[r].back() << ".\n";
       // Not inlined: -O1 inlines a static function called once, which would make one function again.
       out_ << "__attribute__((noinline)) static void run_steps_" << r << "(const SyRunArgs* args) {\n";
-      write_body(ranges[r], /*every_arena=*/false);
+      write_body(ranges[r], /*every_arena=*/false, /*events=*/false);
       out_ << "}\n\n";
     }
     out_ << "extern \"C\" int " SY_MODEL_RUN_SYMBOL "(const SyRunArgs* args) {\n";
     for (size_t r = 0; r < ranges.size(); ++r) out_ << "  run_steps_" << r << "(args);\n";
     out_ << "  return 0;\n}\n";
-    return out_.str();
+  }
+
+  // sy_model_run_queue and sy_model_schedule: each device's steps as a queue
+  // of its own, ordered with the others through events (lower/queue_schedule.h).
+  void write_queues() {
+    const QueueSchedule& s = schedule_;
+    out_ << "\n";
+    if (!s.why_sequential.empty()) out_ << "// The devices run in order: " << one_line(s.why_sequential) << ".\n";
+    for (size_t q = 0; q < s.queue_devices.size(); ++q) {
+      const std::vector<int>& steps = s.queue_steps[q];
+      size_t parts = (steps.size() + kStepsPerFunction - 1) / kStepsPerFunction;
+      for (size_t p = 0; p < parts; ++p) {
+        StepList part(steps.begin() + long(p * kStepsPerFunction),
+                      steps.begin() + long(std::min(steps.size(), (p + 1) * kStepsPerFunction)));
+        out_ << "// Queue " << q << " (" << device_name(s.queue_devices[q]) << "), part " << p << ".\n";
+        out_ << "__attribute__((noinline)) static int run_queue_" << q << "_" << p << "(const SyRunArgs* args) {\n";
+        write_body(part, /*every_arena=*/false, /*events=*/true);
+        out_ << "  return 0;\n}\n\n";
+      }
+      out_ << "static int run_queue_" << q << "(const SyRunArgs* args) {\n";
+      for (size_t p = 0; p < parts; ++p) out_ << "  if (run_queue_" << q << "_" << p << "(args) != 0) return 1;\n";
+      out_ << "  return 0;\n}\n\n";
+    }
+    out_ << "extern \"C\" int " << SY_MODEL_RUN_QUEUE_SYMBOL << "(const SyRunArgs* args, int queue) {\n"
+         << "  switch (queue) {\n";
+    for (size_t q = 0; q < s.queue_devices.size(); ++q)
+      out_ << "    case " << q << ": return run_queue_" << q << "(args);\n";
+    out_ << "    default: (void)args; return 1;\n  }\n}\n\n";
+    out_ << "static const int queue_devices[] = {";
+    for (size_t q = 0; q < s.queue_devices.size(); ++q) out_ << (q ? ", " : "") << s.queue_devices[q];
+    out_ << (s.queue_devices.empty() ? "-1" : "") << "};\n";
+    out_ << "static const SyModelSchedule schedule = {" << s.queue_devices.size() << ", queue_devices, " << s.event_count
+         << "};\n";
+    out_ << "extern \"C\" const SyModelSchedule* " << SY_MODEL_SCHEDULE_SYMBOL << "(void) { return &schedule; }\n";
   }
 
  private:
@@ -88,38 +143,35 @@ class EntryWriter {
     out_ << "}\n\n";
   }
 
-  struct StepRange {
-    size_t begin = 0, end = 0;
-  };
+  using StepList = std::vector<int>;  // indices into program_.steps, in program order
 
   // The steps in runs of about kStepsPerFunction, each ending outside any if.
-  std::vector<StepRange> step_ranges() const {
-    std::vector<StepRange> ranges{{0, 0}};
+  std::vector<StepList> step_ranges() const {
+    std::vector<StepList> ranges{{}};
     int depth = 0;
     for (size_t i = 0; i < program_.steps.size(); ++i) {
       LoweredStep::Kind kind = program_.steps[i].kind;
       depth += kind == LoweredStep::Kind::kIfBegin ? 1 : kind == LoweredStep::Kind::kIfEnd ? -1 : 0;
-      ranges.back().end = i + 1;
-      if (depth == 0 && ranges.back().end - ranges.back().begin >= kStepsPerFunction && i + 1 < program_.steps.size())
-        ranges.push_back({i + 1, i + 1});
+      ranges.back().push_back(int(i));
+      if (depth == 0 && ranges.back().size() >= kStepsPerFunction && i + 1 < program_.steps.size()) ranges.emplace_back();
     }
     return ranges;
   }
 
-  // The services, bases, buffers and steps of `range`, as a function body.
-  void write_body(const StepRange& range, bool every_arena) {
-    std::set<int> used = used_buffers(range);
+  // The services, bases, buffers and steps of `steps`, as a function body.
+  void write_body(const StepList& steps, bool every_arena, bool events) {
+    std::set<int> used = used_buffers(steps);
     out_ << "  const SyRuntimeServices* services = args->services;\n";
     write_bases(used, every_arena);
     write_buffers(used);
     out_ << "\n";
-    write_steps(range);
+    write_steps(steps, events);
   }
 
-  std::set<int> used_buffers(const StepRange& range) const {
+  std::set<int> used_buffers(const StepList& steps) const {
     std::set<int> used;
-    for (size_t i = range.begin; i < range.end; ++i) {
-      const LoweredStep& step = program_.steps[i];
+    for (int i : steps) {
+      const LoweredStep& step = program_.steps[size_t(i)];
       used.insert(step.inputs.begin(), step.inputs.end());
       used.insert(step.outputs.begin(), step.outputs.end());
     }
@@ -179,11 +231,12 @@ class EntryWriter {
     }
   }
 
-  void write_steps(const StepRange& range) {
+  void write_steps(const StepList& steps, bool events) {
     int depth = 1;
     auto indent = [&] { return std::string(size_t(2 * depth), ' '); };
-    for (size_t i = range.begin; i < range.end; ++i) {
-      const LoweredStep& step = program_.steps[i];
+    for (int i : steps) {
+      const LoweredStep& step = program_.steps[size_t(i)];
+      if (events) write_waits(i);
       switch (step.kind) {
         case LoweredStep::Kind::kKernel: {
           const LoweredKernelCall& call = program_.kernel_calls[size_t(step.index)];
@@ -252,7 +305,17 @@ class EntryWriter {
           out_ << indent() << "}\n";
           break;
       }
+      if (events && schedule_.event_of_step[size_t(i)] >= 0)
+        out_ << "  services->signal_event(services->ctx, " << schedule_.event_of_step[size_t(i)] << ");  // step " << i
+             << " done\n";
     }
+  }
+
+  // Before step `step` of a queue: the steps of other queues it waits for.
+  void write_waits(int step) {
+    for (int earlier : schedule_.waits[size_t(step)])
+      out_ << "  if (services->wait_event(services->ctx, " << schedule_.event_of_step[size_t(earlier)]
+           << ") != 0) return 1;  // step " << step << " waits for step " << earlier << "\n";
   }
 
   // A device image's functions, queued in order on the device's stream.
@@ -294,6 +357,7 @@ class EntryWriter {
   const std::vector<int>& tensor_of_buffer_;
   const Manifest& manifest_;
   const std::vector<WeightBlock> weight_blocks_;
+  const QueueSchedule schedule_;
   std::ostringstream out_;
 };
 

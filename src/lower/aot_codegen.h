@@ -1,7 +1,11 @@
 // The AOT entry function: one C++ translation unit defining
 //   extern "C" int sy_model_run(const SyRunArgs* args);
+//   extern "C" int sy_model_run_queue(const SyRunArgs* args, int queue);
+//   extern "C" const SyModelSchedule* sy_model_schedule(void);
 //   extern "C" int sy_model_abi_version(void);
-// that runs a lowered program's steps in order on the planned arenas, the
+// that runs a lowered program's steps in order (sy_model_run), or each
+// device's steps as a queue of its own that waits for the others' steps it
+// conflicts with (lower/queue_schedule.h), on the planned arenas, the
 // weights, the inputs and the outputs (include/switchyard/model_abi.h).
 #pragma once
 

@@ -377,6 +377,11 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, con
   Manifest manifest = make_manifest(program, memory, options.config);
   const WeightPreparers preparers = mark_prepared_weights(program, manifest, options.config);
   add_device_requirements(manifest, options.config, toolchain);
+  try {
+    apply_device_cores(manifest.devices, options.device_cores);
+  } catch (const RuntimeError& e) {
+    throw Error(ErrorKind::kUsage, std::string("--cores: ") + e.what());
+  }
   stages.done("manifest");
 
   // weights.bin, written and hashed while the kernels and the entry compile

@@ -31,6 +31,9 @@ struct BuildOptions {
   std::vector<PlacementRule> rules;
   std::optional<LatencyObjective> latency;  // --objective latency --costs FILE
   std::vector<LayoutRule> layout_rules;  // layout pins, applied by PlanLayouts
+  // Core sets of CPU devices by name (`--cores cpu:1=2-3`), written to the
+  // manifest; a device with one gets as many threads (runtime/core_set.h).
+  std::map<std::string, std::vector<int>> device_cores;
   int opt_level = 2;
   // As PassContext's: passes never run, passes run above the opt level, and
   // typed pass configuration.

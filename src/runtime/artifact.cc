@@ -13,9 +13,11 @@
 #include <filesystem>
 #include <mutex>
 
+#include "runtime/core_set.h"
 #include "runtime/device_registry.h"
 #include "runtime/mapped_file.h"
 #include "runtime/model_description.h"
+#include "runtime/queued_run.h"
 #include "runtime/regular_file.h"
 #include "runtime/run_context.h"
 #include "runtime/runtime_error.h"
@@ -70,6 +72,7 @@ class Artifact::Impl {
   };
 
   ~Impl() {
+    queues.reset();  // its idle workers first
     // Buffers go before the library that might still reference them.
     workspaces.clear();
     pinned_memories.clear();
@@ -120,6 +123,7 @@ class Artifact::Impl {
 
   void* library = nullptr;
   SyModelRunFn run_function = nullptr;
+  std::unique_ptr<ModelQueues> queues;  // null: the steps run in order on the caller's thread
   std::unique_ptr<MappedFile> weights_file;  // weights.bin, where host devices read their weights
   // oneDNN's GEMM kernels (14-25 ms), made beside the rest of the load when
   // a primitive multiplies with them, joined before the load returns so the
@@ -277,11 +281,11 @@ void Artifact::load_device_images(Artifact& artifact, const std::string& manifes
 // Makes the manifest's devices in order, each checked against this machine
 // (device kind, CPU features, compute capability). CPU devices without
 // threads of their own share one pool of `threads`.
-void Artifact::make_devices(Artifact& artifact, const std::string& manifest_path, int threads) {
-  const Manifest& manifest = artifact.manifest_;
+void Artifact::make_devices(Artifact& artifact, const std::vector<ManifestDevice>& devices,
+                            const std::string& manifest_path, int threads) {
   std::shared_ptr<ThreadPool> shared_pool;
-  for (size_t i = 0; i < manifest.devices.size(); ++i) {
-    const ManifestDevice& d = manifest.devices[i];
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const ManifestDevice& d = devices[i];
     const DeviceFactory* factory = find_device_factory(d.kind);
     if (!factory)
       throw RuntimeError(manifest_path + ": devices[" + std::to_string(i) + "]: device kind '" + d.kind +
@@ -376,7 +380,20 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
     throw RuntimeError(manifest_path + ": abi_version " + std::to_string(manifest.abi_version) +
                        " does not match this runtime's model ABI version " + std::to_string(SY_MODEL_ABI_VERSION));
 
-  make_devices(*artifact, manifest_path, options.threads);
+  // The devices with the load's core sets, each checked against the cores this process may use.
+  std::vector<ManifestDevice> devices = manifest.devices;
+  try {
+    apply_device_cores(devices, options.cores);
+  } catch (const RuntimeError& e) {
+    throw RuntimeError(manifest_path + ": cores given at load: " + e.what());
+  }
+  std::vector<std::vector<int>> device_cores;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (std::string why = cores_not_allowed(devices[i].name, devices[i].cores); !why.empty())
+      throw RuntimeError(manifest_path + ": devices[" + std::to_string(i) + "]: " + why);
+    device_cores.push_back(devices[i].cores);
+  }
+  make_devices(*artifact, devices, manifest_path, options.threads);
   make_pinned_memories(*artifact);
 
   // Both files' sizes before either is hashed or mapped: a truncated file
@@ -393,6 +410,8 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
     throw RuntimeError(model_path + ": sha256 " + actual + " does not match the manifest (" +
                        manifest.hashes.model_so + ")");
   open_model_library(impl, manifest, manifest_path, model_path);
+  impl.queues = load_model_queues(impl.library, manifest, device_cores, model_path);
+  artifact->manifest_.devices = devices;  // checked against model.so's own; now as this load runs them
 
   // Summed where it is mapped, on a thread of its own while the primitives
   // are made from it; a mismatch discards them.
@@ -414,6 +433,8 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
   if (impl.gemm_kernels.valid()) impl.gemm_kernels.get();
   return artifact;
 }
+
+int Artifact::num_queues() const { return impl_->queues ? int(impl_->queues->queue_devices.size()) : 0; }
 
 RunStats Artifact::execute(const std::vector<const void*>& host_inputs, const std::vector<void*>& host_outputs,
                            const RunOptions& options) const {
@@ -453,7 +474,8 @@ RunStats Artifact::execute(const std::vector<const void*>& host_inputs, const st
   SyRunArgs args{workspace->arena_pointers.data(), impl.weight_pointers.data(), inputs.data(), outputs.data(),
                  &services};
   RunClock::time_point start = RunClock::now();
-  int status = impl.run_function(&args);
+  int status = impl.queues && !options.in_order ? run_model_queues(*impl.queues, context, args)
+                                                : impl.run_function(&args);
   for (const std::unique_ptr<Device>& device : devices_) device->synchronize();
   context.stats.total_ns = nanoseconds_since(start);
   // The faults device images raised, read once their work is done, and cleared for the next run.

@@ -30,12 +30,20 @@ struct LoadOptions {
   // The largest model.so and device image load() reads and hashes
   // (`switchyard run --max-model-bytes`, load(..., max_model_bytes=) in Python).
   uint64_t max_model_bytes = kDefaultMaxModelBytes;
+  // Core sets by device name ("cpu:1" -> {2, 3}) in place of the manifest's
+  // devices[].cores (`switchyard run --cores cpu:1=2-3`): where the device's
+  // queue worker and its OpenMP team run (runtime/core_set.h).
+  std::map<std::string, std::vector<int>> cores;
 };
 
 struct RunOptions {
   // Records RunStats (kernel and copy timings); off saves two clock reads per
   // kernel and copy. Placement checks run either way.
   bool record_stats = true;
+  // Runs every step in program order on the calling thread (sy_model_run)
+  // even where the model's device queues could run at once, each on its
+  // worker: the reference those runs match bit for bit.
+  bool in_order = false;
 };
 
 struct KernelRecord {
@@ -54,8 +62,9 @@ struct CopyRecord {
 };
 
 struct RunStats {
-  std::vector<KernelRecord> kernels;  // in execution order
-  std::vector<CopyRecord> copies;     // in execution order
+  // In execution order; where device queues ran at once, queue by queue.
+  std::vector<KernelRecord> kernels;
+  std::vector<CopyRecord> copies;
   int64_t total_ns = 0;               // the whole sy_model_run call
 };
 
@@ -90,6 +99,9 @@ class Artifact {
   const std::string& directory() const { return directory_; }
   int num_devices() const { return int(devices_.size()); }
   Device& device(int index) const { return *devices_.at(size_t(index)); }
+  // The device queues that run at once, each on its own worker (the model's
+  // schedule); 0 when every run goes in program order on the caller's thread.
+  int num_queues() const;
 
   // Runs on inputs in manifest order. Throws RuntimeError naming the input
   // whose count, dtype or shape is wrong, or the kernel/copy that broke the
@@ -105,7 +117,8 @@ class Artifact {
  private:
   class Impl;  // the loaded library, weights and workspace pool
   Artifact() = default;
-  static void make_devices(Artifact& artifact, const std::string& manifest_path, int threads);
+  static void make_devices(Artifact& artifact, const std::vector<ManifestDevice>& devices,
+                           const std::string& manifest_path, int threads);
   static void open_model_library(Impl& impl, const Manifest& manifest, const std::string& manifest_path,
                                  const std::string& model_path);
   static void place_weight_blocks(Artifact& artifact);

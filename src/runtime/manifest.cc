@@ -2,6 +2,8 @@
 // fields rejected, each error naming its JSON path) and writing.
 #include "runtime/manifest.h"
 
+#include "runtime/core_set.h"
+
 #include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -71,6 +73,11 @@ Manifest read_manifest_json(const json& root, const std::string& source) {
     device.target = d.nonempty_string("target");
     if (const json* threads = d.optional("threads"))
       device.threads = int(d.read_integer(*threads, d.path("threads"), 1, kMaxPoolThreads));
+    if (d.optional("cores")) {
+      const json& cores = d.array("cores");
+      for (size_t c = 0; c < cores.size(); ++c)
+        device.cores.push_back(int(d.read_integer(cores[c], element_path(d.path("cores"), c), 0, kMaxCore)));
+    }
     if (d.optional("cpu_features")) {
       const json& features = d.array("cpu_features");
       for (size_t f = 0; f < features.size(); ++f) {
@@ -276,6 +283,7 @@ ordered_json manifest_json(const Manifest& m) {
   for (const ManifestDevice& d : m.devices) {
     ordered_json device{{"name", d.name}, {"kind", d.kind}, {"id", d.id}, {"target", d.target}};
     if (d.threads > 0) device["threads"] = d.threads;
+    if (!d.cores.empty()) device["cores"] = d.cores;
     if (!d.cpu_features.empty()) device["cpu_features"] = d.cpu_features;
     if (d.compute_capability > 0) device["compute_capability"] = d.compute_capability;
     root["devices"].push_back(device);
@@ -385,7 +393,15 @@ void check_devices(const Manifest& m, const std::string& source) {
       fail(source, member_path(path, "name"), "'" + d.name + "' does not match kind and id ('" + expected + "')");
     if (!device_names.insert(d.name).second)
       fail(source, member_path(path, "name"), "duplicate device '" + d.name + "'");
+    if (!d.cores.empty() && d.kind != "cpu")
+      fail(source, member_path(path, "cores"), "only a cpu device has cores, not a " + d.kind + " device");
+    if (!std::is_sorted(d.cores.begin(), d.cores.end()) ||
+        std::adjacent_find(d.cores.begin(), d.cores.end()) != d.cores.end())
+      fail(source, member_path(path, "cores"), "must ascend, each core once");
   }
+  std::vector<std::pair<std::string, std::vector<int>>> core_sets;
+  for (const ManifestDevice& d : m.devices) core_sets.emplace_back(d.name, d.cores);
+  if (std::string why = overlapping_cores(core_sets); !why.empty()) fail(source, "devices", why);
 }
 
 void check_arenas(const Manifest& m, const std::string& source) {
@@ -525,6 +541,22 @@ uint64_t layout_weights(std::vector<ManifestWeight>& weights, int num_devices) {
     }
   }
   return end;
+}
+
+void apply_device_cores(std::vector<ManifestDevice>& devices, const std::map<std::string, std::vector<int>>& cores) {
+  std::string names;
+  for (const ManifestDevice& d : devices) names += (names.empty() ? "" : ", ") + d.name;
+  for (const auto& [name, set] : cores) {
+    auto device = std::find_if(devices.begin(), devices.end(), [&](const ManifestDevice& d) { return d.name == name; });
+    if (device == devices.end())
+      throw RuntimeError("cores for " + name + ", which is not a device of this model (its devices: " + names + ")");
+    if (device->kind != "cpu") throw RuntimeError("cores for " + name + ", but only a cpu device has cores");
+    if (device->threads == 0 || device->threads == int(device->cores.size())) device->threads = int(set.size());
+    device->cores = set;
+  }
+  std::vector<std::pair<std::string, std::vector<int>>> core_sets;
+  for (const ManifestDevice& d : devices) core_sets.emplace_back(d.name, d.cores);
+  if (std::string why = overlapping_cores(core_sets); !why.empty()) throw RuntimeError(why);
 }
 
 }  // namespace switchyard

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,12 +31,22 @@ constexpr size_t kMaxManifestDevices = 256;
 // Of each list: inputs, outputs, weights, arenas, kernels, primitives, copies.
 constexpr size_t kMaxManifestEntries = size_t(1) << 20;
 
+struct ManifestDevice;
+// Gives each named device its core set (`--cores`, LoadOptions::cores) and,
+// where the manifest gave it no other threads (none, or as many as its old
+// core set), as many threads as cores. Throws RuntimeError naming a device
+// the manifest lacks, a device kind without cores, or a core in two sets.
+void apply_device_cores(std::vector<ManifestDevice>& devices, const std::map<std::string, std::vector<int>>& cores);
+
 struct ManifestDevice {
   std::string name;  // kind + ":" + id, e.g. "cpu:1"
   std::string kind;  // "cpu"
   int id = 0;
   std::string target;  // the compilation target, e.g. "cpu"
   int threads = 0;     // this device's own share of cores; 0 (omitted) shares the runtime's pool
+  // A CPU device's cores (runtime/core_set.h), ascending: its queue's worker
+  // and OpenMP team run only there. Empty (omitted): wherever the process may.
+  std::vector<int> cores;
   // The instruction-set extensions its generated code was compiled for
   // (runtime/cpu_feature_names.h); the runtime refuses a CPU that lacks one.
   std::vector<std::string> cpu_features;

@@ -186,6 +186,24 @@ void service_device_move(void* ctx, int device_index, void* dst, const void* src
   }
 }
 
+void service_signal_event(void* ctx, int event) {
+  auto& run = *static_cast<RunContext*>(ctx);
+  if (!run.events || event < 0 || event >= run.events->count())
+    return run.fail("event " + std::to_string(event) + " signalled, but the run has " +
+                    std::to_string(run.events ? run.events->count() : 0) + " events");
+  run.events->signal(event);
+}
+
+int service_wait_event(void* ctx, int event) {
+  auto& run = *static_cast<RunContext*>(ctx);
+  if (!run.events || event < 0 || event >= run.events->count()) {
+    run.fail("a wait for event " + std::to_string(event) + ", but the run has " +
+             std::to_string(run.events ? run.events->count() : 0) + " events");
+    return 1;
+  }
+  return run.events->wait(event) ? 0 : 1;
+}
+
 }  // namespace
 
 SyRuntimeServices runtime_services(RunContext* run) {
@@ -197,7 +215,9 @@ SyRuntimeServices runtime_services(RunContext* run) {
                            service_run_primitive,
                            service_kernel_fault,
                            service_launch_kernel,
-                           service_device_move};
+                           service_device_move,
+                           service_signal_event,
+                           service_wait_event};
 }
 
 }  // namespace switchyard

@@ -12,6 +12,7 @@
 
 #include "runtime/artifact.h"
 #include "runtime/device.h"
+#include "runtime/device_queues.h"
 #include "runtime/manifest.h"
 #include "switchyard/model_abi.h"
 #include "targets/cpu/runtime/dnnl_primitive.h"
@@ -35,7 +36,9 @@ struct KernelPrimitive {
 
 // One run's state behind SyRuntimeServices::ctx. kernel_begin, kernel_end
 // and device_copy come from the thread that called sy_model_run;
-// parallel_for may also come from inside a parallel body.
+// parallel_for may also come from inside a parallel body. Where the device
+// queues run at once, each queue has a context of its own (its open kernel
+// and its stats) whose `root` keeps the run's error.
 struct RunContext {
   const Manifest* manifest = nullptr;
   const std::vector<std::unique_ptr<Device>>* devices = nullptr;
@@ -49,10 +52,16 @@ struct RunContext {
   RunClock::time_point kernel_start;
   std::mutex error_mutex;
   std::string error;  // the first broken rule; the run fails with it
+  RunContext* root = nullptr;   // the run's context, for a queue's
+  RunEvents* events = nullptr;  // the events of queues that run at once
 
   void fail(const std::string& message) {
-    std::lock_guard<std::mutex> lock(error_mutex);
-    if (error.empty()) error = message;
+    RunContext& owner = root ? *root : *this;
+    {
+      std::lock_guard<std::mutex> lock(owner.error_mutex);
+      if (owner.error.empty()) owner.error = message;
+    }
+    if (events) events->stop();  // the other queues stop waiting
   }
   bool valid_device(int index) const { return index >= 0 && size_t(index) < devices->size(); }
   const std::string& device_name(int index) const { return (*devices)[size_t(index)]->name(); }

@@ -430,6 +430,45 @@ TEST_F(ArtifactTest, ModelFailureStatusFailsTheRun) {
   EXPECT_EQ(run_error(*artifact, {hand_model_input(0)}), dir + "/model.so: sy_model_run failed with status 3");
 }
 
+// The hand model's queues run at once on their workers, from many threads:
+// every output equals the in-order run's, kernels and copies recorded.
+TEST_F(ArtifactTest, ConcurrentRunsOfQueuesThatRunAtOnceMatchTheInOrderRun) {
+  auto artifact = Artifact::load(write("queues", {}, "-DHAND_MODEL_QUEUES"), LoadOptions{1});
+  ASSERT_EQ(artifact->num_queues(), 2);
+  RunOptions in_order;
+  in_order.in_order = true;
+  constexpr int kThreads = 4, kRuns = 25;
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      NDArray x = hand_model_input(t);
+      NDArray expected = artifact->run({x}, in_order).outputs[0];
+      for (int run = 0; run < kRuns; ++run) {
+        RunResult result = artifact->run({x});
+        if (!result.outputs[0].bitwise_equal(expected) || result.stats.kernels.size() != 2 ||
+            result.stats.copies.size() != 1)
+          mismatches[size_t(t)]++;
+      }
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[size_t(t)], 0) << "thread " << t;
+  expect_equal(artifact->run({hand_model_input(0)}).outputs[0], hand_model_reference(hand_model_input(0)));
+}
+
+// A queue that signals an event the run does not have fails the run, and the
+// queue waiting for event 0 stops instead of waiting forever.
+TEST_F(ArtifactTest, ConcurrentQueuesStopWhenOneFails) {
+  auto artifact =
+      Artifact::load(write("queues_bad_event", {}, "-DHAND_MODEL_QUEUES -DHAND_MODEL_SIGNALLED_EVENT=5"), LoadOptions{1});
+  try {
+    artifact->run({hand_model_input(0)});
+    FAIL() << "the run succeeded";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("event 5 signalled, but the run has 1 events"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(ArtifactTest, ManyThreadsRunOneArtifactWithIdenticalResults) {
   auto artifact = Artifact::load(write("concurrent"), LoadOptions{2});
   constexpr int kThreads = 8, kRuns = 25;

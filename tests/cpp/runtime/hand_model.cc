@@ -37,6 +37,9 @@ std::string hand_model_source(const Manifest& manifest) {
 #ifndef HAND_MODEL_RUN_STATUS
 #define HAND_MODEL_RUN_STATUS 0
 #endif
+#ifndef HAND_MODEL_SIGNALLED_EVENT
+#define HAND_MODEL_SIGNALLED_EVENT 0
+#endif
 
 namespace {
 
@@ -99,6 +102,36 @@ extern "C" int sy_model_run(const SyRunArgs* args) {
   rt->kernel_end(rt->ctx, 1);
   return HAND_MODEL_RUN_STATUS;
 }
+
+#ifdef HAND_MODEL_QUEUES
+// The same steps as two queues that run at once: cpu:0 runs kernel 0 and
+// signals event 0; cpu:1 waits for it, copies and runs kernel 1.
+extern "C" int sy_model_run_queue(const SyRunArgs* args, int queue) {
+  const SyRuntimeServices* rt = args->services;
+  const float* w = reinterpret_cast<const float*>(static_cast<const char*>(args->weights[0]) + 0);
+  const float* s = reinterpret_cast<const float*>(static_cast<const char*>(args->weights[1]) + 0);
+  float* t_cpu0 = static_cast<float*>(args->arenas[0]);
+  float* t_cpu1 = static_cast<float*>(args->arenas[1]);
+  if (queue == 0) {
+    rt->kernel_begin(rt->ctx, 0);
+    ReluAddArgs k0{static_cast<const float*>(args->inputs[0]), w, t_cpu0};
+    rt->parallel_for(rt->ctx, 0, kRows, 1, fused_relu_add, &k0);
+    rt->kernel_end(rt->ctx, 0);
+    rt->signal_event(rt->ctx, HAND_MODEL_SIGNALLED_EVENT);
+    return 0;
+  }
+  if (rt->wait_event(rt->ctx, 0) != 0) return 1;
+  rt->device_copy(rt->ctx, 0, 1, t_cpu1, 0, t_cpu0, size_t(kRows * kCols) * sizeof(float));
+  rt->kernel_begin(rt->ctx, 1);
+  MultiplyArgs k1{t_cpu1, s, static_cast<float*>(args->outputs[0])};
+  rt->parallel_for(rt->ctx, 1, kRows, 1, multiply, &k1);
+  rt->kernel_end(rt->ctx, 1);
+  return 0;
+}
+static const int queue_devices[] = {0, 1};
+static const SyModelSchedule schedule = {2, queue_devices, 1};
+extern "C" const SyModelSchedule* sy_model_schedule(void) { return &schedule; }
+#endif
 )";
 }
 

@@ -30,7 +30,10 @@ constexpr uint64_t kHandModelTensorBytes = kHandModelRows * kHandModelCols * siz
 // HAND_MODEL_ABI_VERSION (what sy_model_abi_version returns),
 // HAND_MODEL_MULTIPLY_DEVICE (where kernel 1 runs its loop),
 // HAND_MODEL_RUN_STATUS (what sy_model_run returns),
-// HAND_MODEL_WITHOUT_DESCRIPTION (no sy_model_description, as before ABI 3).
+// HAND_MODEL_WITHOUT_DESCRIPTION (no sy_model_description, as before ABI 3),
+// HAND_MODEL_QUEUES (also the two devices' steps as queues that run at once,
+// sy_model_run_queue and sy_model_schedule), HAND_MODEL_SIGNALLED_EVENT
+// (the event cpu:0's queue signals; 0, the one cpu:1's waits for).
 std::string hand_model_source(const Manifest& manifest);
 
 // Compiles C++ `source` into the shared library `so_path` with the system

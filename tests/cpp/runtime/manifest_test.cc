@@ -142,6 +142,16 @@ TEST(Manifest, EveryValidationErrorNamesItsPath) {
          j["devices"][1]["name"] = "cpu:0";
        },
        "devices[1].name: duplicate device 'cpu:0'"},
+      {"cores out of order", [](json& j) { j["devices"][0]["cores"] = {1, 0}; },
+       "devices[0].cores: must ascend, each core once"},
+      {"core too high", [](json& j) { j["devices"][0]["cores"] = {5000}; },
+       "devices[0].cores[0]: expected an integer in [0, 1023], got 5000"},
+      {"core in two devices",
+       [](json& j) {
+         j["devices"][0]["cores"] = {0, 1};
+         j["devices"][1]["cores"] = {1};
+       },
+       "devices: core 1 is in the core sets of both cpu:0 and cpu:1 (devices that run at once need cores of their own)"},
       {"zero threads", [](json& j) { j["devices"][0]["threads"] = 0; },
        "devices[0].threads: expected an integer in [1, 1024], got 0"},
       {"own threads beyond the bound",

@@ -1,0 +1,97 @@
+// A model's device queues run at once (see queued_run.h).
+#include "runtime/queued_run.h"
+
+#include <dlfcn.h>
+
+#include <set>
+
+#include "runtime/runtime_error.h"
+
+namespace switchyard {
+
+std::unique_ptr<ModelQueues> load_model_queues(void* library, const Manifest& manifest,
+                                               const std::vector<std::vector<int>>& device_cores,
+                                               const std::string& model_path) {
+  auto schedule_of = reinterpret_cast<SyModelScheduleFn>(dlsym(library, SY_MODEL_SCHEDULE_SYMBOL));
+  if (!schedule_of) return nullptr;  // a hand-written model: in order
+  const SyModelSchedule* schedule = schedule_of();
+  if (!schedule) throw RuntimeError(model_path + ": " SY_MODEL_SCHEDULE_SYMBOL " returned null");
+  const std::string where = model_path + ": its schedule (" SY_MODEL_SCHEDULE_SYMBOL ")";
+  if (schedule->queue_count < 0 || size_t(schedule->queue_count) > manifest.devices.size())
+    throw RuntimeError(where + " has " + std::to_string(schedule->queue_count) + " queues, but the manifest has " +
+                       std::to_string(manifest.devices.size()) + " devices");
+  if (schedule->event_count < 0 || schedule->event_count > kMaxScheduleEvents)
+    throw RuntimeError(where + " has " + std::to_string(schedule->event_count) + " events (at most " +
+                       std::to_string(kMaxScheduleEvents) + ")");
+  if (schedule->queue_count < 2) return nullptr;
+  auto queues = std::make_unique<ModelQueues>();
+  queues->run_queue = reinterpret_cast<SyModelRunQueueFn>(dlsym(library, SY_MODEL_RUN_QUEUE_SYMBOL));
+  if (!queues->run_queue) throw RuntimeError(model_path + ": missing symbol " SY_MODEL_RUN_QUEUE_SYMBOL);
+  queues->event_count = schedule->event_count;
+  std::set<int> seen;
+  std::vector<std::vector<int>> cores_of_queue;
+  for (int q = 0; q < schedule->queue_count; ++q) {
+    int device = schedule->queue_devices[q];
+    if (device < 0 || size_t(device) >= manifest.devices.size() || !seen.insert(device).second)
+      throw RuntimeError(where + ": queue " + std::to_string(q) + " runs on device index " + std::to_string(device) +
+                         ", not a device of the manifest without another queue");
+    queues->queue_devices.push_back(device);
+    cores_of_queue.push_back(size_t(device) < device_cores.size() ? device_cores[size_t(device)] : std::vector<int>());
+  }
+  queues->workers = std::make_unique<QueueWorkers>(cores_of_queue);
+  return queues;
+}
+
+namespace {
+
+// A queue's own context: the run's settings, its own open kernel and stats.
+std::unique_ptr<RunContext> queue_context(RunContext& run, RunEvents& events) {
+  auto context = std::make_unique<RunContext>();
+  context->manifest = run.manifest;
+  context->devices = run.devices;
+  context->kernel_primitives = run.kernel_primitives;
+  context->kernel_functions = run.kernel_functions;
+  context->fault_words = run.fault_words;
+  context->primitive_workspaces = run.primitive_workspaces;
+  context->record_stats = run.record_stats;
+  context->root = &run;
+  context->events = &events;
+  return context;
+}
+
+}  // namespace
+
+int run_model_queues(const ModelQueues& queues, RunContext& run, const SyRunArgs& args) {
+  const size_t count = queues.queue_devices.size();
+  RunEvents events(queues.event_count);
+  std::vector<std::unique_ptr<RunContext>> contexts;
+  std::vector<SyRuntimeServices> services;
+  std::vector<SyRunArgs> queue_args(count, args);
+  std::vector<int> status(count, 0);
+  services.reserve(count);
+  for (size_t q = 0; q < count; ++q) {
+    contexts.push_back(queue_context(run, events));
+    services.push_back(runtime_services(contexts.back().get()));
+    queue_args[q].services = &services[q];
+  }
+  queues.workers->run([&](int q) {
+    try {
+      status[size_t(q)] = queues.run_queue(&queue_args[size_t(q)], q);
+    } catch (const std::exception& e) {
+      contexts[size_t(q)]->fail(std::string("queue ") + std::to_string(q) + " failed: " + e.what());
+      status[size_t(q)] = 1;
+    }
+    if (status[size_t(q)] != 0) events.stop();  // a queue that gave up leaves its events unsignalled
+  });
+  int first_status = 0;
+  for (size_t q = 0; q < count; ++q) {
+    RunContext& queue = *contexts[q];
+    if (queue.open_kernel >= 0) run.fail(queue.kernel_label(queue.open_kernel) + " never ended");
+    run.stats.kernels.insert(run.stats.kernels.end(), queue.stats.kernels.begin(), queue.stats.kernels.end());
+    run.stats.copies.insert(run.stats.copies.end(), queue.stats.copies.begin(), queue.stats.copies.end());
+    if (first_status == 0) first_status = status[q];
+  }
+  return first_status;
+}
+
+}  // namespace switchyard
