@@ -10,7 +10,13 @@ two inputs, their results summed. It is compiled
       `--place node:/tower_b/*`), `--cores cpu:0=0 --cores cpu:1=1`,
 
 and (b) runs at once (each device's queue on its worker, one core each) and
-in order (`switchyard run --in-order`: every step on the calling thread).
+in order (`switchyard run --in-order`: every step on the calling thread);
+  (c) placed by the planner alone: `switchyard profile` measures the cost
+      file on cpu:0 and cpu:1 (one core each), and `--objective latency
+      --costs` splits the model with no --place wish;
+and ONNX Runtime (npm's onnxruntime-node, as bench/peers installs it) runs
+the same export with two intra-op threads and with its parallel executor
+(two inter-op threads, one intra-op).
 Every cell is run `--rounds` times, interleaved (so the shared machine's
 background load touches every cell alike); the median of the rounds'
 medians is printed, with the ratios.
@@ -18,6 +24,8 @@ medians is printed, with the ratios.
     /usr/bin/python3 bench/device_queues_bench.py --build build [--rounds 5] [--repeat 200]
 """
 import argparse
+import json
+import os
 import re
 import statistics
 import subprocess
@@ -28,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+HERE = Path(__file__).resolve().parent
 LATENCY_LINE = re.compile(r"^latency_ms median=([\d.]+) min=([\d.]+) p90=([\d.]+) runs=(\d+)$", re.M)
 
 
@@ -70,6 +79,20 @@ def compile_artifact(cli, model, out, flags):
     subprocess.run([cli, "compile", str(model), "-o", str(out), *flags], check=True, capture_output=True, text=True)
 
 
+def ort_latency(node_modules, model, folder, repeat, intra, inter):
+    env = dict(os.environ, NODE_PATH=str(node_modules))
+    run = subprocess.run(["node", str(HERE / "peers" / "ort_bench.js"), "--model", str(model), "--input",
+                          f"{folder / 'a.npy'},{folder / 'b.npy'}", "--threads", str(intra), "--inter-threads",
+                          str(inter), "--runs", str(repeat)], check=True, capture_output=True, text=True, env=env)
+    return json.loads(run.stdout.strip().splitlines()[-1])["latency_ms"]["median"]
+
+
+def placed_devices(folder):
+    """The devices the latency planner gave the split artifact's kernels."""
+    manifest = json.loads((folder / "latency.art" / "manifest.json").read_text())
+    return sorted({kernel["device"] for kernel in manifest["kernels"]})
+
+
 def median_latency(cli, artifact, folder, repeat, extra):
     run = subprocess.run([cli, "run", str(artifact), "--input", f"a={folder / 'a.npy'}", "--input",
                           f"b={folder / 'b.npy'}", "-o", str(folder / "out"), "--repeat", str(repeat), *extra],
@@ -92,19 +115,39 @@ def main():
         compile_artifact(cli, model, folder / "split.art",
                          ["--devices", "cpu:0,cpu:1", "--place", "node:/tower_a/*=cpu:0", "--place",
                           "node:/tower_b/*=cpu:1", "--cores", "cpu:0=0", "--cores", "cpu:1=1"])
-        cells = {"(a) one device, 2 threads": (folder / "one.art", []),
-                 "(b) split, at once": (folder / "split.art", []),
-                 "(b) split, in order": (folder / "split.art", ["--in-order"])}
+        cores = ["--cores", "cpu:0=0", "--cores", "cpu:1=1"]
+        subprocess.run([cli, "profile", str(model), "--device", "cpu:0", "--device", "cpu:1", *cores, "-o",
+                        str(folder / "costs.json")], check=True, capture_output=True, text=True)
+        compile_artifact(cli, model, folder / "latency.art", ["--devices", "cpu:0,cpu:1", "--objective", "latency",
+                                                              "--costs", str(folder / "costs.json"), *cores])
+        print("devices the latency objective used:", ", ".join(str(d) for d in placed_devices(folder)))
+        cells = {"(a) one device, 2 threads": lambda: median_latency(cli, folder / "one.art", folder, args.repeat, []),
+                 "(b) split, at once": lambda: median_latency(cli, folder / "split.art", folder, args.repeat, []),
+                 "(b) split, in order": lambda: median_latency(cli, folder / "split.art", folder, args.repeat,
+                                                               ["--in-order"]),
+                 "(c) --objective latency": lambda: median_latency(cli, folder / "latency.art", folder, args.repeat,
+                                                                   [])}
+        node_modules = Path(args.build).resolve() / "peers" / "node_modules"
+        if (node_modules / "onnxruntime-node").exists():
+            cells["ORT, 2 intra-op threads"] = lambda: ort_latency(node_modules, model, folder, args.repeat, 2, 1)
+            cells["ORT, parallel executor 2x1"] = lambda: ort_latency(node_modules, model, folder, args.repeat, 1, 2)
+        else:
+            print(f"ONNX Runtime not measured: {node_modules} has no onnxruntime-node (bench/peers/run_peers.py "
+                  "installs it)")
         times = {name: [] for name in cells}
         for _ in range(args.rounds):
-            for name, (artifact, extra) in cells.items():
-                times[name].append(median_latency(cli, artifact, folder, args.repeat, extra))
+            for name, measure in cells.items():
+                times[name].append(measure())
     medians = {name: statistics.median(values) for name, values in times.items()}
     for name, value in medians.items():
         print(f"{name:28s} median {value:.3f} ms  (rounds: {', '.join(f'{t:.3f}' for t in times[name])})")
-    a, at_once, in_order = medians.values()
+    a, at_once, in_order, latency = list(medians.values())[:4]
     print(f"ratio (b) at once / (a): {at_once / a:.2f}")
     print(f"ratio (b) at once / (b) in order: {at_once / in_order:.2f}")
+    print(f"ratio (c) latency objective / (a): {latency / a:.2f}")
+    for name in ("ORT, 2 intra-op threads", "ORT, parallel executor 2x1"):
+        if name in medians:
+            print(f"ratio (c) latency objective / {name}: {latency / medians[name]:.2f}")
     return 0
 
 

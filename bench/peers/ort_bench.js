@@ -3,19 +3,22 @@
 // its output against PyTorch's, and prints one JSON object.
 //
 //   NODE_PATH=DIR/node_modules node bench/peers/ort_bench.js --model M.onnx --input M.input.npy
-//       [--expected M.expected.npy] [--threads 1] [--warmup 5] [--runs 50] [--output OUT.f32]
-// (--output: the first output's float32 values, raw, little-endian)
+//       [--expected M.expected.npy] [--threads 1] [--inter-threads 1] [--warmup 5] [--runs 50] [--output OUT.f32]
+// (--input: one .npy per model input, comma-separated, in the model's order;
+// --inter-threads N > 1: ONNX Runtime's parallel executor with N inter-op
+// threads; --output: the first output's float32 values, raw, little-endian)
 'use strict';
 const fs = require('fs');
 const ort = require('onnxruntime-node');
 
 function parseArgs(argv) {
-  const args = { threads: 1, warmup: 5, runs: 50 };
+  const args = { threads: 1, 'inter-threads': 1, warmup: 5, runs: 50 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
-    if (!['model', 'input', 'expected', 'threads', 'warmup', 'runs', 'output'].includes(key) || i + 1 >= argv.length)
+    const numbers = ['threads', 'inter-threads', 'warmup', 'runs'];
+    if (!['model', 'input', 'expected', 'output', ...numbers].includes(key) || i + 1 >= argv.length)
       throw new Error(`unknown or incomplete option ${argv[i]}`);
-    args[key] = ['threads', 'warmup', 'runs'].includes(key) ? Number(argv[i + 1]) : argv[i + 1];
+    args[key] = numbers.includes(key) ? Number(argv[i + 1]) : argv[i + 1];
   }
   if (!args.model || !args.input) throw new Error('--model and --input are required');
   return args;
@@ -60,19 +63,23 @@ function maxAbsError(actual, expected) {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
-  const input = readNpy(args.input);
+  const inputs = args.input.split(',').map(readNpy);
 
   const createStart = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(args.model, {
     graphOptimizationLevel: 'all',
     executionProviders: ['cpu'],
     intraOpNumThreads: args.threads,
-    interOpNumThreads: 1,
+    interOpNumThreads: args['inter-threads'],
+    executionMode: args['inter-threads'] > 1 ? 'parallel' : 'sequential',
   });
   const sessionSeconds = Number(process.hrtime.bigint() - createStart) / 1e9;
 
   // The input tensor is made once, as `switchyard run` loads its inputs once.
-  const feeds = { [session.inputNames[0]]: new ort.Tensor('float32', input.data, input.shape) };
+  if (inputs.length !== session.inputNames.length)
+    throw new Error(`the model has ${session.inputNames.length} inputs, --input gives ${inputs.length}`);
+  const feeds = {};
+  inputs.forEach((input, i) => { feeds[session.inputNames[i]] = new ort.Tensor('float32', input.data, input.shape); });
   let outputs;
   for (let i = 0; i < args.warmup; ++i) outputs = await session.run(feeds);
   const times = [];
@@ -86,6 +93,7 @@ async function main() {
     peer: 'onnxruntime-node',
     version: require('onnxruntime-node/package.json').version,
     threads: args.threads,
+    inter_threads: args['inter-threads'],
     warmup: args.warmup,
     runs: args.runs,
     session_s: sessionSeconds,

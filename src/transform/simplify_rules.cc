@@ -3,6 +3,7 @@
 #include "transform/simplify_rules.h"
 
 #include "ir/functor.h"
+#include "op/elementwise_attrs.h"
 #include "op/handles.h"
 #include "op/linear_attrs.h"
 #include "op/movement_attrs.h"
@@ -115,6 +116,18 @@ RuleSet make_simplify_rules() {
     }
     return true;
   });
+  // clip(relu(x), lo, hi) with lo >= 0 is clip(x, lo, hi) for every x, NaN
+  // and -0 too (docs/operators.md, "Edge cases": relu(NaN) = 0 and clip(NaN)
+  // = a_min, relu(-0) = +0 and clip(±0) = a_min): ReLU6 as torch exports
+  // F.relu6. One clip is one oneDNN post-op, where relu then clip would be two
+  // clips with different bounds, which oneDNN's jit kernels cannot take
+  // together (primitive_post_ops.h), leaving the convolution's result dense.
+  Pattern relu_of_x = op(ops::relu(), {x});
+  Pattern clip_of_relu = satisfies(op(ops::clip(), {relu_of_x}), "a clip of a relu, bounded below by 0 or more",
+                                   [](const Expr& e) { return clip_attrs(*as<CallNode>(e)->attrs).a_min >= 0; });
+  auto clip_without_relu = [x](const Call& call, const MatchMap& m) {
+    return Expr(with_fields(call, {.args = std::vector<Expr>{m.at(x.get())}}));
+  };
   std::vector<RewriteRule> rules = layer_norm_rules();
   for (RewriteRule& rule : std::vector<RewriteRule>{
            replace_by("add_zero", op(ops::add(), {x, is_constant_all(0)}), x),
@@ -125,6 +138,7 @@ RuleSet make_simplify_rules() {
            replace_by("divide_one", op(ops::divide(), {x, is_constant_all(1)}), x),
            replace_by("double_negative", op(ops::negative(), {op(ops::negative(), {x})}), x),
            replace_by("cast_to_same_type", op(ops::cast(), {x}), x),
+           rebuild("clip_of_relu", clip_of_relu, clip_without_relu),
            replace_by("broadcast_to_same_shape", op(ops::broadcast_to(), {x}), x),
            replace_by("view_to_same_shape", shape_view(x), x),
            replace_by("views_to_source_shape", shape_view(shape_view(x)), x),

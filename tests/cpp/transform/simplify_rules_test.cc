@@ -47,6 +47,7 @@ const std::vector<RuleCase>& rule_cases() {
       {"divide_one", kMatrix, "  divide(%x, 1f)", "  %x"},
       {"double_negative", kMatrix, "  negative(negative(%x))", "  %x"},
       {"cast_to_same_type", kMatrix, "  cast(%x, dtype=\"float32\")", "  %x"},
+      {"clip_of_relu", kMatrix, "  clip(nn.relu(%x), a_min=0f, a_max=6f)", "  clip(%x, a_min=0f, a_max=6f)"},
       {"broadcast_to_same_shape", kMatrix, "  broadcast_to(%x, shape=[2, 3])", "  %x"},
       {"view_to_same_shape", kMatrix, "  squeeze(%x)", "  %x"},
       {"views_to_source_shape", kMatrix, "  %0 = reshape(%x, newshape=[6]);\n  reshape(%0, newshape=[2, -1])",
