@@ -1,11 +1,11 @@
 #include "codegen/channel_concatenation.h"
 
-#include <set>
 #include <string>
 #include <unordered_map>
 
 #include "codegen/element_index.h"
 #include "codegen/group_kernel.h"
+#include "codegen/row_loop.h"
 #include "ir/layout.h"
 #include "support/error.h"
 #include "ir/functor.h"
@@ -129,16 +129,10 @@ std::vector<ki::Stmt> part_rows(const CpuKernel& k, const ChannelConcatenation& 
   lowering.bind_argument_buffer(k.function->params[size_t(c.part_params[part])].get(), "part_input");
   ki::Expr value = lowering.lower(Expr(k.root), IndexAt::at_coords({at[0], channel, at[2], at[3]}));
   inner.push_back(ki::store(k.output(0), out_offset, value));
-  ki::Stmt inner_loop = ki::for_loop("i1", ki::index(0), ki::index(block), ki::LoopKind::kSimd, std::move(inner));
-  std::set<std::string> read;
-  ki::visit_exprs({inner_loop}, [&](const ki::Expr& e) {
-    if (e->kind == ki::ExprKind::kVar) read.insert(e->name);
-  });
-  std::vector<ki::Stmt> row_body;
-  for (size_t d = 0; d < 4; ++d)
-    if (read.count(names[d])) row_body.push_back(ki::let(names[d], DType::kInt64, position[d]));
-  row_body.push_back(std::move(inner_loop));
-  return {ki::for_loop("row", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(row_body))};
+  std::vector<std::pair<std::string, ki::Expr>> row_coordinates;
+  for (size_t d = 0; d < 4; ++d) row_coordinates.emplace_back(names[d], position[d]);
+  return {loop_over_rows(row_coordinates,
+                         ki::for_loop("i1", ki::index(0), ki::index(block), ki::LoopKind::kSimd, std::move(inner)))};
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "codegen/channel_concatenation.h"
 #include "codegen/element_lowering.h"
 #include "codegen/group_kernel.h"
+#include "codegen/row_loop.h"
 #include "ir/functor.h"
 #include "ir/layout.h"
 #include "op/handles.h"
@@ -130,17 +131,11 @@ struct ElementLoopBuilder {
     ElementLowering l = lowering(inner, counter);
     ki::Expr result = value(l, IndexAt::at(offset, {position_vars[0], channel, position_vars[2], position_vars[3]}));
     inner.push_back(ki::store(output, offset, result));
-    ki::Stmt inner_loop = ki::for_loop("i1", ki::index(0), ki::index(block), ki::LoopKind::kSimd, std::move(inner));
-    // The row's coordinates that the inner loop reads (broadcast operands).
-    std::set<std::string> read;
-    ki::visit_exprs({inner_loop}, [&](const ki::Expr& e) {
-      if (e->kind == ki::ExprKind::kVar) read.insert(e->name);
-    });
-    std::vector<ki::Stmt> row_body;
-    for (size_t d = 0; d < 4; ++d)
-      if (read.count(names[d])) row_body.push_back(ki::let(names[d], DType::kInt64, position[d]));
-    row_body.push_back(inner_loop);
-    return {ki::for_loop("row", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(row_body))};
+    // The row's coordinates are read by broadcast operands.
+    std::vector<std::pair<std::string, ki::Expr>> row_coordinates;
+    for (size_t d = 0; d < 4; ++d) row_coordinates.emplace_back(names[d], position[d]);
+    return {loop_over_rows(row_coordinates,
+                           ki::for_loop("i1", ki::index(0), ki::index(block), ki::LoopKind::kSimd, std::move(inner)))};
   }
 
   std::vector<ki::Stmt> row_loop(const std::vector<int64_t>& shape, const LoopShape& loop, const std::string& output,
@@ -158,18 +153,11 @@ struct ElementLoopBuilder {
     ElementLowering l = lowering(inner, counter);
     ki::Expr result = value(l, IndexAt::at(offset, coords));
     inner.push_back(ki::store(output, ki::add(offset, output_base), result));
-    ki::Stmt inner_loop = ki::for_loop(j, ki::index(0), ki::index(loop.inner), ki::LoopKind::kSimd, std::move(inner));
-    // The row's coordinates that the inner loop reads.
-    std::set<std::string> read;
-    ki::visit_exprs({inner_loop}, [&](const ki::Expr& e) {
-      if (e->kind == ki::ExprKind::kVar) read.insert(e->name);
-    });
-    std::vector<ki::Stmt> row_body;
+    std::vector<std::pair<std::string, ki::Expr>> row_coordinates;
     for (size_t d = 0; d < outer.size(); ++d)
-      if (coords[d]->kind == ki::ExprKind::kVar && read.count(coords[d]->name))
-        row_body.push_back(ki::let(coords[d]->name, DType::kInt64, row_coords[d]));
-    row_body.push_back(inner_loop);
-    return {ki::for_loop("row", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial, std::move(row_body))};
+      if (coords[d]->kind == ki::ExprKind::kVar) row_coordinates.emplace_back(coords[d]->name, row_coords[d]);
+    return {loop_over_rows(row_coordinates,
+                           ki::for_loop(j, ki::index(0), ki::index(loop.inner), ki::LoopKind::kSimd, std::move(inner)))};
   }
 };
 
