@@ -9,6 +9,9 @@
  *   SyTensor x = {x_data, SY_DTYPE_FLOAT32, 2, x_shape};
  *   SyTensor y = {y_data, SY_DTYPE_FLOAT32, 2, y_shape};
  *   sy_artifact_run(model, &x, 1, &y, 1);
+ *   SyRequest* pending;  // or start it, do something else, and wait
+ *   sy_artifact_run_async(model, &x, 1, &y, 1, &pending);
+ *   sy_request_wait(pending);
  *   sy_artifact_free(model);
  */
 #ifndef SWITCHYARD_RUNTIME_H_
@@ -79,6 +82,23 @@ int sy_artifact_output_shape(const SyArtifact* artifact, int index, int* ndim, c
  * buffer in `outputs`; every dtype and shape must match the manifest. */
 int sy_artifact_run(const SyArtifact* artifact, const SyTensor* inputs, int num_inputs, const SyTensor* outputs,
                     int num_outputs);
+
+/* A run in flight, from sy_artifact_run_async until sy_request_wait. */
+typedef struct SyRequest SyRequest;
+
+/* Starts a run as sy_artifact_run does and returns at once with `*request`
+ * (a bad tensor fails here, with no request). The buffers must stay valid,
+ * and the outputs unread, until sy_request_wait returns. Where the model's
+ * devices run at once, consecutive requests pipeline: one device works on
+ * request k+1 while the next works on request k. With the artifact's most
+ * requests in flight (2 per device queue, at least 2), first waits for one to
+ * end. sy_artifact_free waits for the requests in flight to end; they can
+ * still be waited for afterwards. */
+int sy_artifact_run_async(const SyArtifact* artifact, const SyTensor* inputs, int num_inputs,
+                          const SyTensor* outputs, int num_outputs, SyRequest** request);
+/* Waits for the run to end, frees `request` and returns the run's status
+ * (its message in sy_last_error()). Every request must be waited for once. */
+int sy_request_wait(SyRequest* request);
 
 /* dtype name ("float32", ...) or null for an unknown code. */
 const char* sy_dtype_name(int dtype);

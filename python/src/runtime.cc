@@ -5,6 +5,10 @@
 // wrong input is the same UsageError (same words) on both paths.
 #include <pybind11/numpy.h>
 
+#include <chrono>
+#include <future>
+#include <optional>
+
 #include "common.h"
 #include "interp/evaluate.h"
 #include "ir/type.h"
@@ -139,6 +143,41 @@ View view_of(py::handle value, const std::string& what, bool writeable) {
   return view;
 }
 
+// A run_async request: waited for with the GIL released; its result read
+// as run()'s, as often as asked.
+struct AsyncRun {
+  std::shared_ptr<const Artifact> artifact;  // for its manifest's device names
+  std::shared_future<RunResult> result;
+
+  bool ready() const { return result.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+  // True once it ended; false when `timeout` (seconds, None: no limit) passed first.
+  bool wait(std::optional<double> timeout) const {
+    py::gil_scoped_release release;
+    if (!timeout) {
+      result.wait();
+      return true;
+    }
+    return result.wait_for(std::chrono::duration<double>(std::max(0.0, *timeout))) == std::future_status::ready;
+  }
+};
+
+void bind_async_run(py::module_& rt) {
+  py::class_<AsyncRun>(rt, "AsyncRun", "A run started by Artifact.run_async.")
+      .def("done", &AsyncRun::ready, "True once the run ended (with outputs or an error).")
+      .def("wait", &AsyncRun::wait, py::arg("timeout") = py::none(),
+           "Waits for the run to end, at most `timeout` seconds (None: as long as it takes); True when it ended.")
+      .def(
+          "result",
+          [](const AsyncRun& run) {
+            run.wait(std::nullopt);
+            const RunResult& r = run.result.get();  // throws the run's error
+            py::list outputs;
+            for (const NDArray& o : r.outputs) outputs.append(ndarray_to_numpy(o));
+            return py::make_tuple(outputs, stats_to_python(r.stats, run.artifact->manifest()));
+          },
+          "Waits for the run; returns (outputs in manifest order, run statistics), or raises its error.");
+}
+
 void bind_artifact(py::module_& rt) {
   rt.attr("DEFAULT_MAX_MODEL_BYTES") = kDefaultMaxModelBytes;
   rt.attr("MAX_POOL_THREADS") = kMaxPoolThreads;
@@ -146,13 +185,14 @@ void bind_artifact(py::module_& rt) {
       .def_static(
           "load",
           [](const std::string& dir, int threads, uint64_t max_model_bytes,
-             const std::map<std::string, std::string>& cores) {
-            LoadOptions options{threads, max_model_bytes, {}};
+             const std::map<std::string, std::string>& cores, int max_in_flight) {
+            LoadOptions options{threads, max_model_bytes, {}, max_in_flight};
             for (const auto& [device, text] : cores) options.cores[device] = parse_core_set(text, device);
             return Artifact::load(dir, options);
           },
           py::arg("path"), py::arg("threads") = 0, py::arg("max_model_bytes") = kDefaultMaxModelBytes,
-          py::arg("cores") = std::map<std::string, std::string>())
+          py::arg("cores") = std::map<std::string, std::string>(), py::arg("max_in_flight") = 0)
+      .def_property_readonly("max_in_flight", &Artifact::max_in_flight)
       .def_property_readonly("directory", &Artifact::directory)
       .def_property_readonly("manifest_json", [](const Artifact& a) { return format_manifest(a.manifest()); })
       .def_property_readonly("input_names",
@@ -184,6 +224,21 @@ void bind_artifact(py::module_& rt) {
           },
           py::arg("inputs"), py::arg("record_stats") = true,
           "Runs on inputs by name; returns (outputs in manifest order, run statistics).")
+      .def(
+          "run_async",
+          [](std::shared_ptr<Artifact> a, py::handle inputs, bool record_stats) {
+            std::map<std::string, NDArray> arrays = input_map(inputs);
+            check_inputs(a->manifest(), arrays);
+            AsyncRun run{a, {}};
+            {
+              // It may wait for a request in flight to end, which needs no Python.
+              py::gil_scoped_release release;
+              run.result = a->run_async(arrays, RunOptions{record_stats}).share();
+            }
+            return run;
+          },
+          py::arg("inputs"), py::arg("record_stats") = true,
+          "Starts a run on inputs by name (copied) and returns an AsyncRun at once.")
       .def(
           "run_into",
           [](const Artifact& a, py::handle inputs, py::handle outputs, bool record_stats) {
@@ -232,6 +287,7 @@ void bind_artifact(py::module_& rt) {
 }  // namespace
 
 void bind_runtime(py::module_& m, py::module_& rt) {
+  bind_async_run(rt);
   m.def(
       "evaluate",
       [](const IRModule& mod, py::handle inputs, const std::string& entry) {

@@ -5,6 +5,13 @@
     for k in model.last_stats.kernels:
         print(k.name, k.device)
 
+or many requests in flight, each with its own future (a model split across
+devices pipelines them: one device works on request k+1 while the next
+works on request k):
+
+    futures = [model.run_async(x=x) for x in batch]
+    ys = [f.result() for f in futures]
+
 or executor-style, as in TVM's graph executor:
 
     model.set_input("x", x)
@@ -210,6 +217,30 @@ class Module:
         self.last_stats = _stats(raw)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
+    def run_async(self, *args, record_stats=True, **inputs):
+        """Starts a run on inputs (as ``run`` takes them; copied, so they may
+        change at once) and returns a ``RunFuture`` without waiting for it.
+
+        Where the model's devices run at once, consecutive requests
+        pipeline: each device's queue runs its steps of request k, then of
+        request k+1, so the first stage of k+1 runs while the second of k
+        does; other models run the requests one after another on a worker
+        thread. With ``max_in_flight`` requests in flight (``load``), it
+        first waits for one to end. A wrong input raises ``sy.UsageError``
+        here; a failed run raises its ``sy.RuntimeError`` from ``result()``,
+        and touches no other request. Safe from several threads; it does not
+        set ``last_stats`` (the future has ``stats``).
+        """
+        if not isinstance(record_stats, bool):
+            raise _error("UsageError", f"record_stats must be a bool, got {type(record_stats).__name__}", TypeError)
+        arrays = self._arrays(args, inputs, "run_async") if args or inputs else dict(self._inputs)
+        return RunFuture(self._artifact.run_async(arrays, record_stats))
+
+    @property
+    def max_in_flight(self):
+        """The most ``run_async`` requests in flight at once."""
+        return self._artifact.max_in_flight
+
     def _run(self, arrays, record_stats):
         """Runs reading the inputs where they lie and writing fresh output
         arrays in place; only inputs of another layout are copied, and
@@ -267,6 +298,55 @@ class Module:
                                number=number)
 
 
+class RunFuture:
+    """A run started by ``Module.run_async``, as ``concurrent.futures.Future``
+    reads: ``done()``, ``result(timeout=None)``, ``exception(timeout=None)``."""
+
+    def __init__(self, pending):
+        self._pending = pending
+        self._outcome = None  # (outputs, stats) or (None, error), once taken
+
+    def done(self):
+        """True once the run ended, with outputs or an error."""
+        return self._outcome is not None or self._pending.done()
+
+    def _take(self, timeout):
+        if self._outcome is None:
+            if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
+                raise _error("UsageError", f"timeout must be a number of seconds or None, got {timeout!r}",
+                             TypeError)
+            if not self._pending.wait(timeout):
+                raise TimeoutError(f"the run did not end within {timeout} s")
+            try:
+                outputs, raw = self._pending.result()
+                self._outcome = (outputs, _stats(raw))
+            except Exception as error:  # the run's own error, kept for every later call
+                self._outcome = (None, error)
+        return self._outcome
+
+    def result(self, timeout=None):
+        """The run's output (a tuple when there are several), as ``run`` returns
+        it; waits at most ``timeout`` seconds (``TimeoutError``). Raises the
+        run's error (``sy.RuntimeError``)."""
+        outputs, value = self._take(timeout)
+        if outputs is None:
+            raise value
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def exception(self, timeout=None):
+        """The run's error, or None when it succeeded; waits as ``result``."""
+        outputs, value = self._take(timeout)
+        return value if outputs is None else None
+
+    @property
+    def stats(self):
+        """The run's ``RunStats`` (waits for it; empty with ``record_stats=False``)."""
+        outputs, value = self._take(None)
+        if outputs is None:
+            raise value
+        return value
+
+
 def _index(index, names, role):
     """The position of ``index`` (an int, negative from the end, or a name) among ``names``."""
     if isinstance(index, str):
@@ -314,7 +394,7 @@ def from_dlpack(value):
     return _inputs.dlpack_view("the tensor", value)
 
 
-def load(path, threads=0, max_model_bytes=None, cores=None):
+def load(path, threads=0, max_model_bytes=None, cores=None, max_in_flight=0):
     """Loads an artifact directory; raises ``sy.RuntimeError`` naming the file at fault.
 
     ``threads`` is the size of the thread pool the model's CPU devices share
@@ -328,6 +408,8 @@ def load(path, threads=0, max_model_bytes=None, cores=None):
     (``{"cpu:0": "0-1", "cpu:1": [2, 3]}``, as ``switchyard run --cores``);
     a malformed set, a core two devices share or one this process may not
     use raises ``sy.RuntimeError`` naming the device and core.
+    ``max_in_flight`` bounds the ``run_async`` requests in flight, each with
+    memory of its own (0: two per device queue, at least 2).
     """
     if not isinstance(path, (str, _os.PathLike)):
         raise _error("UsageError", f"load() takes the artifact directory's path, got {type(path).__name__}",
@@ -341,6 +423,10 @@ def load(path, threads=0, max_model_bytes=None, cores=None):
     if isinstance(max_model_bytes, bool) or not isinstance(max_model_bytes, int) or max_model_bytes < 1:
         raise _error("UsageError", f"max_model_bytes must be a positive int, got {max_model_bytes!r}",
                      ValueError if isinstance(max_model_bytes, int) else TypeError)
+    if isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 0:
+        builtin = ValueError if isinstance(max_in_flight, int) and not isinstance(max_in_flight, bool) else TypeError
+        raise _error("UsageError", f"max_in_flight must be an int >= 0 (0: the default), got {max_in_flight!r}",
+                     builtin)
     core_text = {}
     for device, value in (cores or {}).items():
         if isinstance(value, (list, tuple)) and all(isinstance(c, int) and not isinstance(c, bool) for c in value):
@@ -350,7 +436,7 @@ def load(path, threads=0, max_model_bytes=None, cores=None):
                          f"{device!r}: {value!r}", TypeError)
         core_text[device] = value
     _check_file("RuntimeError", path, want_directory=True)
-    return Module(_rt.Artifact.load(_os.fspath(path), threads, max_model_bytes, core_text))
+    return Module(_rt.Artifact.load(_os.fspath(path), threads, max_model_bytes, core_text, max_in_flight))
 
 
-__all__ = ["load", "from_dlpack", "Module", "RunStats", "KernelRecord", "CopyRecord", "BenchmarkResult"]
+__all__ = ["load", "from_dlpack", "Module", "RunFuture", "RunStats", "KernelRecord", "CopyRecord", "BenchmarkResult"]

@@ -6,11 +6,12 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <future>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <mutex>
 
 #include "runtime/core_set.h"
@@ -72,7 +73,9 @@ class Artifact::Impl {
   };
 
   ~Impl() {
-    queues.reset();  // its idle workers first
+    // The workers first: each ends the requests handed to it (run_async's in flight) and stops.
+    in_order_worker.reset();
+    queues.reset();
     // Buffers go before the library that might still reference them.
     workspaces.clear();
     pinned_memories.clear();
@@ -121,6 +124,27 @@ class Artifact::Impl {
     workspaces.push_back(std::move(workspace));
   }
 
+  // A place among run_async's requests in flight, once one is free.
+  void enter_flight() {
+    std::unique_lock<std::mutex> lock(flight_mutex);
+    flight_left.wait(lock, [&] { return in_flight < max_in_flight; });
+    ++in_flight;
+  }
+  void leave_flight() {
+    {
+      std::lock_guard<std::mutex> lock(flight_mutex);
+      --in_flight;
+    }
+    flight_left.notify_one();
+  }
+
+  // The worker that runs asynchronous requests in program order, made on first use.
+  QueueWorker& in_order_queue() {
+    std::lock_guard<std::mutex> lock(flight_mutex);
+    if (!in_order_worker) in_order_worker = std::make_unique<QueueWorker>(std::vector<int>());
+    return *in_order_worker;
+  }
+
   void* library = nullptr;
   SyModelRunFn run_function = nullptr;
   std::unique_ptr<ModelQueues> queues;  // null: the steps run in order on the caller's thread
@@ -141,6 +165,28 @@ class Artifact::Impl {
   std::vector<std::vector<void*>> kernel_functions;        // by manifest kernel: its device image's functions
   std::mutex workspace_mutex;
   std::vector<std::unique_ptr<Workspace>> workspaces;  // free for the next run
+  std::mutex flight_mutex;
+  std::condition_variable flight_left;
+  int in_flight = 0;  // run_async's requests not yet ended
+  int max_in_flight = 2;
+  std::unique_ptr<QueueWorker> in_order_worker;
+};
+
+// One run from its start to its end: its workspace, its staged buffers,
+// its context, and where it runs asynchronously, what to call at the end.
+struct Artifact::PendingRun {
+  std::unique_ptr<Impl::Workspace> workspace;
+  // Inputs and outputs on devices the host cannot address are staged.
+  std::vector<DeviceBuffer> staged_inputs, staged_outputs;
+  std::vector<const void*> inputs;
+  std::vector<void*> host_outputs, outputs;
+  RunContext context;
+  SyRuntimeServices services{};
+  SyRunArgs args{};
+  RunClock::time_point start;
+  int status = 0;
+  std::unique_ptr<QueuedRun> queued;  // its queues' events and contexts, where they run at once
+  RunEnd done;
 };
 
 Artifact::~Artifact() = default;
@@ -374,6 +420,9 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
   // The error_code overloads: a permission problem reads as "not found" rather than escaping as another type.
   std::error_code ignored;
   if (!fs::is_directory(dir, ignored)) throw RuntimeError("artifact directory " + dir + " not found");
+  if (options.max_in_flight < 0)
+    throw RuntimeError(dir + ": max_in_flight must be at least 0 (0: the default), got " +
+                       std::to_string(options.max_in_flight));
   artifact->manifest_ = read_manifest_file(manifest_path);
   const Manifest& manifest = artifact->manifest_;
   if (manifest.abi_version != SY_MODEL_ABI_VERSION)
@@ -411,6 +460,7 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
                        manifest.hashes.model_so + ")");
   open_model_library(impl, manifest, manifest_path, model_path);
   impl.queues = load_model_queues(impl.library, manifest, device_cores, model_path);
+  impl.max_in_flight = options.max_in_flight > 0 ? options.max_in_flight : std::max(2, 2 * artifact->num_queues());
   artifact->manifest_.devices = devices;  // checked against model.so's own; now as this load runs them
 
   // Summed where it is mapped, on a thread of its own while the primitives
@@ -436,111 +486,201 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
 
 int Artifact::num_queues() const { return impl_->queues ? int(impl_->queues->queue_devices.size()) : 0; }
 
-RunStats Artifact::execute(const std::vector<const void*>& host_inputs, const std::vector<void*>& host_outputs,
-                           const RunOptions& options) const {
+std::unique_ptr<Artifact::PendingRun> Artifact::start_run(const std::vector<const void*>& host_inputs,
+                                                          const std::vector<void*>& host_outputs,
+                                                          const RunOptions& options) const {
   Impl& impl = *impl_;
-  std::unique_ptr<Impl::Workspace> workspace = impl.acquire_workspace(*this);
-  // Inputs and outputs on devices the host cannot address are staged.
-  std::vector<DeviceBuffer> staged_inputs(manifest_.inputs.size()), staged_outputs(manifest_.outputs.size());
-  std::vector<const void*> inputs(host_inputs);
-  std::vector<void*> outputs(host_outputs);
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  auto run = std::make_unique<PendingRun>();
+  run->workspace = impl.acquire_workspace(*this);
+  Impl::Workspace& workspace = *run->workspace;
+  run->staged_inputs.resize(manifest_.inputs.size());
+  run->staged_outputs.resize(manifest_.outputs.size());
+  run->inputs = host_inputs;
+  run->host_outputs = host_outputs;
+  run->outputs = host_outputs;
+  for (size_t i = 0; i < run->inputs.size(); ++i) {
     Device& device = this->device(manifest_.inputs[i].device);
     if (device.host_accessible()) continue;
     size_t bytes = size_t(tensor_nbytes(manifest_.inputs[i].dtype, manifest_.inputs[i].shape));
-    staged_inputs[i] = DeviceBuffer(device, bytes);
-    device.copy_from_host(staged_inputs[i].data(), host_inputs[i], bytes);
-    inputs[i] = staged_inputs[i].data();
+    run->staged_inputs[i] = DeviceBuffer(device, bytes);
+    device.copy_from_host(run->staged_inputs[i].data(), host_inputs[i], bytes);
+    run->inputs[i] = run->staged_inputs[i].data();
   }
-  for (size_t i = 0; i < outputs.size(); ++i) {
+  for (size_t i = 0; i < run->outputs.size(); ++i) {
     Device& device = this->device(manifest_.outputs[i].device);
     if (device.host_accessible()) continue;
-    staged_outputs[i] =
+    run->staged_outputs[i] =
         DeviceBuffer(device, size_t(tensor_nbytes(manifest_.outputs[i].dtype, manifest_.outputs[i].shape)));
-    outputs[i] = staged_outputs[i].data();
+    run->outputs[i] = run->staged_outputs[i].data();
   }
 
-  RunContext context;
+  RunContext& context = run->context;
   context.manifest = &manifest_;
   context.devices = &devices_;
   context.record_stats = options.record_stats;
   context.stats.kernels.reserve(manifest_.kernels.size());
   context.stats.copies.reserve(manifest_.copies.size());
   context.kernel_primitives = &impl.kernel_primitives;
-  context.primitive_workspaces = workspace->primitive_workspace_pointers.data();
+  context.primitive_workspaces = workspace.primitive_workspace_pointers.data();
   context.kernel_functions = &impl.kernel_functions;
-  context.fault_words = workspace->fault_word_pointers.data();
-  SyRuntimeServices services = runtime_services(&context);
-  SyRunArgs args{workspace->arena_pointers.data(), impl.weight_pointers.data(), inputs.data(), outputs.data(),
-                 &services};
-  RunClock::time_point start = RunClock::now();
-  int status = impl.queues && !options.in_order ? run_model_queues(*impl.queues, context, args)
-                                                : impl.run_function(&args);
+  context.fault_words = workspace.fault_word_pointers.data();
+  run->services = runtime_services(&context);
+  run->args = SyRunArgs{workspace.arena_pointers.data(), impl.weight_pointers.data(), run->inputs.data(),
+                        run->outputs.data(), &run->services};
+  run->start = RunClock::now();
+  return run;
+}
+
+RunStats Artifact::end_run(PendingRun& run) const {
+  Impl& impl = *impl_;
+  RunContext& context = run.context;
+  Impl::Workspace& workspace = *run.workspace;
   for (const std::unique_ptr<Device>& device : devices_) device->synchronize();
-  context.stats.total_ns = nanoseconds_since(start);
+  context.stats.total_ns = nanoseconds_since(run.start);
   // The faults device images raised, read once their work is done, and cleared for the next run.
   for (size_t k = 0; k < manifest_.kernels.size(); ++k) {
-    if (!workspace->fault_words[k].data()) continue;
-    DeviceBuffer& word = workspace->fault_words[k];
+    if (!workspace.fault_words[k].data()) continue;
+    DeviceBuffer& word = workspace.fault_words[k];
     int faults = 0;
     word.device()->copy_to_host(&faults, word.data(), sizeof faults);
     if (faults == 0) continue;
     fail_with_faults(context, int(k), faults);
     word.device()->set_words(word.data(), 0, 1);
   }
-  impl.release_workspace(std::move(workspace));
+  impl.release_workspace(std::move(run.workspace));
 
   const std::string model_path = directory_ + "/model.so";
   if (!context.error.empty()) throw RuntimeError(model_path + ": " + context.error);
   if (context.open_kernel >= 0)
     throw RuntimeError(model_path + ": " + context.kernel_label(context.open_kernel) + " never ended");
-  if (status != 0) throw RuntimeError(model_path + ": sy_model_run failed with status " + std::to_string(status));
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (staged_outputs[i].data())
-      staged_outputs[i].device()->copy_to_host(host_outputs[i], staged_outputs[i].data(), staged_outputs[i].bytes());
-  if (!options.record_stats) context.stats = RunStats();
+  if (run.status != 0)
+    throw RuntimeError(model_path + ": sy_model_run failed with status " + std::to_string(run.status));
+  for (size_t i = 0; i < run.outputs.size(); ++i)
+    if (run.staged_outputs[i].data())
+      run.staged_outputs[i].device()->copy_to_host(run.host_outputs[i], run.staged_outputs[i].data(),
+                                                   run.staged_outputs[i].bytes());
+  if (!context.record_stats) context.stats = RunStats();
   return std::move(context.stats);
 }
 
-RunResult Artifact::run(const std::vector<NDArray>& inputs, const RunOptions& options) const {
-  if (inputs.size() != manifest_.inputs.size())
-    throw RuntimeError("expected " + std::to_string(manifest_.inputs.size()) + " inputs (" +
-                       list_names(manifest_.inputs) + "), got " + std::to_string(inputs.size()));
+RunStats Artifact::execute(const std::vector<const void*>& host_inputs, const std::vector<void*>& host_outputs,
+                           const RunOptions& options) const {
+  Impl& impl = *impl_;
+  std::unique_ptr<PendingRun> run = start_run(host_inputs, host_outputs, options);
+  run->status = impl.queues && !options.in_order ? run_model_queues(*impl.queues, run->context, run->args)
+                                                 : impl.run_function(&run->args);
+  return end_run(*run);
+}
+
+void Artifact::execute_async(const std::vector<const void*>& host_inputs, const std::vector<void*>& host_outputs,
+                             const RunOptions& options, RunEnd done) const {
+  Impl& impl = *impl_;
+  impl.enter_flight();
+  try {
+    std::shared_ptr<PendingRun> run = start_run(host_inputs, host_outputs, options);
+    run->done = std::move(done);
+    if (impl.queues && !options.in_order) {
+      run->queued = std::make_unique<QueuedRun>(*impl.queues, run->context, run->args);
+      impl.queues->workers->submit([this, run](int q) {
+        if (run->queued->run_queue(q)) complete_async(*run);
+      });
+    } else {
+      impl.in_order_queue().submit([this, run] {
+        try {
+          run->status = impl_->run_function(&run->args);
+        } catch (const std::exception& e) {
+          run->context.fail(std::string("the run failed: ") + e.what());
+        }
+        complete_async(*run);
+      });
+    }
+  } catch (...) {
+    impl.leave_flight();
+    throw;
+  }
+}
+
+// On the worker that ran a request's last step: ends it, frees its place in
+// flight, and hands its stats or error to `done`, which nothing may escape
+// (a worker's task must not throw).
+void Artifact::complete_async(PendingRun& run) const {
+  RunStats stats;
+  std::exception_ptr error;
+  try {
+    if (run.queued) run.status = run.queued->finish();
+    stats = end_run(run);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  impl_->leave_flight();
+  try {
+    run.done(std::move(stats), error);
+  } catch (...) {
+  }
+}
+
+int Artifact::max_in_flight() const { return impl_->max_in_flight; }
+
+namespace {
+
+// Views of `inputs` (manifest order), checked for their count and that each is defined.
+std::vector<TensorView> input_views(const Manifest& manifest, const std::vector<NDArray>& inputs) {
+  if (inputs.size() != manifest.inputs.size())
+    throw RuntimeError("expected " + std::to_string(manifest.inputs.size()) + " inputs (" +
+                       list_names(manifest.inputs) + "), got " + std::to_string(inputs.size()));
   std::vector<TensorView> views;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined())
-      throw RuntimeError("input '" + manifest_.inputs[i].name + "': expected " +
-                         describe_tensor(manifest_.inputs[i].dtype, manifest_.inputs[i].shape) +
+      throw RuntimeError("input '" + manifest.inputs[i].name + "': expected " +
+                         describe_tensor(manifest.inputs[i].dtype, manifest.inputs[i].shape) +
                          ", got an empty array");
     views.push_back({inputs[i].data(), inputs[i].dtype(), inputs[i].shape()});
   }
-  RunResult result;
-  std::vector<MutableTensorView> outputs;
-  for (const ManifestTensor& output : manifest_.outputs) {
-    result.outputs.emplace_back(output.dtype, output.shape);
-    outputs.push_back({result.outputs.back().data(), output.dtype, output.shape});
+  return views;
+}
+
+// Fresh outputs in manifest order, and views that write into them.
+std::vector<MutableTensorView> output_views(const Manifest& manifest, std::vector<NDArray>& outputs) {
+  std::vector<MutableTensorView> views;
+  for (const ManifestTensor& output : manifest.outputs) {
+    outputs.emplace_back(output.dtype, output.shape);
+    views.push_back({outputs.back().data(), output.dtype, output.shape});
   }
+  return views;
+}
+
+// `inputs` by name in manifest order; every input must be given, and nothing else.
+std::vector<NDArray> ordered_inputs(const Manifest& manifest, const std::map<std::string, NDArray>& inputs) {
+  for (const auto& [name, value] : inputs) {
+    bool known = false;
+    for (const ManifestTensor& input : manifest.inputs) known = known || input.name == name;
+    if (!known) throw RuntimeError("unknown input '" + name + "' (inputs: " + list_names(manifest.inputs) + ")");
+  }
+  std::vector<NDArray> ordered;
+  for (const ManifestTensor& input : manifest.inputs) {
+    auto it = inputs.find(input.name);
+    if (it == inputs.end()) throw RuntimeError("missing input '" + input.name + "'");
+    ordered.push_back(it->second);
+  }
+  return ordered;
+}
+
+}  // namespace
+
+RunResult Artifact::run(const std::vector<NDArray>& inputs, const RunOptions& options) const {
+  std::vector<TensorView> views = input_views(manifest_, inputs);
+  RunResult result;
+  std::vector<MutableTensorView> outputs = output_views(manifest_, result.outputs);
   result.stats = run_buffers(views, outputs, options);
   return result;
 }
 
 RunResult Artifact::run(const std::map<std::string, NDArray>& inputs, const RunOptions& options) const {
-  for (const auto& [name, value] : inputs) {
-    bool known = false;
-    for (const ManifestTensor& input : manifest_.inputs) known = known || input.name == name;
-    if (!known) throw RuntimeError("unknown input '" + name + "' (inputs: " + list_names(manifest_.inputs) + ")");
-  }
-  std::vector<NDArray> ordered;
-  for (const ManifestTensor& input : manifest_.inputs) {
-    auto it = inputs.find(input.name);
-    if (it == inputs.end()) throw RuntimeError("missing input '" + input.name + "'");
-    ordered.push_back(it->second);
-  }
-  return run(ordered, options);
+  return run(ordered_inputs(manifest_, inputs), options);
 }
 
-RunStats Artifact::run_buffers(const std::vector<TensorView>& inputs, const std::vector<MutableTensorView>& outputs,
-                               const RunOptions& options) const {
+std::pair<std::vector<const void*>, std::vector<void*>> Artifact::checked_buffers(
+    const std::vector<TensorView>& inputs, const std::vector<MutableTensorView>& outputs) const {
   if (inputs.size() != manifest_.inputs.size())
     throw RuntimeError("expected " + std::to_string(manifest_.inputs.size()) + " inputs (" +
                        list_names(manifest_.inputs) + "), got " + std::to_string(inputs.size()));
@@ -555,17 +695,62 @@ RunStats Artifact::run_buffers(const std::vector<TensorView>& inputs, const std:
     if (!data && tensor_nbytes(dtype, shape) != 0)
       throw RuntimeError(std::string(role) + " '" + expected.name + "': data pointer is null");
   };
-  std::vector<const void*> input_pointers;
-  std::vector<void*> output_pointers;
+  std::pair<std::vector<const void*>, std::vector<void*>> pointers;
   for (size_t i = 0; i < inputs.size(); ++i) {
     check("input", manifest_.inputs[i], inputs[i].data, inputs[i].dtype, inputs[i].shape);
-    input_pointers.push_back(inputs[i].data);
+    pointers.first.push_back(inputs[i].data);
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     check("output", manifest_.outputs[i], outputs[i].data, outputs[i].dtype, outputs[i].shape);
-    output_pointers.push_back(outputs[i].data);
+    pointers.second.push_back(outputs[i].data);
   }
+  return pointers;
+}
+
+RunStats Artifact::run_buffers(const std::vector<TensorView>& inputs, const std::vector<MutableTensorView>& outputs,
+                               const RunOptions& options) const {
+  auto [input_pointers, output_pointers] = checked_buffers(inputs, outputs);
   return execute(input_pointers, output_pointers, options);
+}
+
+std::future<RunResult> Artifact::run_async(std::vector<NDArray> inputs, const RunOptions& options) const {
+  // The request owns its inputs and outputs until it ends.
+  struct Request {
+    std::vector<NDArray> inputs;
+    RunResult result;
+    std::promise<RunResult> promise;
+  };
+  auto request = std::make_shared<Request>();
+  request->inputs = std::move(inputs);
+  std::vector<TensorView> views = input_views(manifest_, request->inputs);
+  std::vector<MutableTensorView> outputs = output_views(manifest_, request->result.outputs);
+  auto [input_pointers, output_pointers] = checked_buffers(views, outputs);
+  std::future<RunResult> future = request->promise.get_future();
+  execute_async(input_pointers, output_pointers, options, [request](RunStats stats, std::exception_ptr error) {
+    request->inputs.clear();
+    if (error) return request->promise.set_exception(error);
+    request->result.stats = std::move(stats);
+    request->promise.set_value(std::move(request->result));
+  });
+  return future;
+}
+
+std::future<RunResult> Artifact::run_async(const std::map<std::string, NDArray>& inputs,
+                                           const RunOptions& options) const {
+  return run_async(ordered_inputs(manifest_, inputs), options);
+}
+
+std::future<RunStats> Artifact::run_buffers_async(const std::vector<TensorView>& inputs,
+                                                  const std::vector<MutableTensorView>& outputs,
+                                                  const RunOptions& options) const {
+  auto [input_pointers, output_pointers] = checked_buffers(inputs, outputs);
+  auto promise = std::make_shared<std::promise<RunStats>>();
+  std::future<RunStats> future = promise->get_future();
+  execute_async(input_pointers, output_pointers, options, [promise](RunStats stats, std::exception_ptr error) {
+    if (error) return promise->set_exception(error);
+    promise->set_value(std::move(stats));
+  });
+  return future;
 }
 
 }  // namespace switchyard

@@ -4,9 +4,15 @@
 // device's weights once, and prepares one workspace. run() is const and safe
 // from many threads at once: each run takes its own workspace (one buffer per
 // manifest arena) from a pool, so concurrent runs never share scratch memory.
+// run_async() starts a run and returns a future: requests in flight each
+// have a workspace of their own, and a model whose device queues run at
+// once pipelines them (each queue takes request k+1's steps right after
+// request k's).
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,6 +40,10 @@ struct LoadOptions {
   // devices[].cores (`switchyard run --cores cpu:1=2-3`): where the device's
   // queue worker and its OpenMP team run (runtime/core_set.h).
   std::map<std::string, std::vector<int>> cores;
+  // The most run_async requests in flight at once (each holds a workspace);
+  // run_async waits for one to end before starting one more. 0: twice the
+  // number of device queues, and at least 2.
+  int max_in_flight = 0;
 };
 
 struct RunOptions {
@@ -114,8 +124,29 @@ class Artifact {
   RunStats run_buffers(const std::vector<TensorView>& inputs, const std::vector<MutableTensorView>& outputs,
                        const RunOptions& options = {}) const;
 
+  // Starts a run and returns at once with its future: its outputs, or the
+  // run's RuntimeError (the error of one request never touches another).
+  // Inputs are checked as run() checks them, and a bad one throws here.
+  // Where the model's device queues run at once, consecutive requests
+  // pipeline: each queue's worker runs its steps of request k, then of
+  // request k+1, so stage 1 of k+1 runs while stage 2 of k does; otherwise
+  // requests run one after another, in order, on a worker of their own
+  // (also with RunOptions::in_order). With max_in_flight() requests in
+  // flight, it first waits for one to end. Destroying the artifact waits
+  // for every request in flight to end (each future gets its result).
+  std::future<RunResult> run_async(std::vector<NDArray> inputs, const RunOptions& options = {}) const;
+  std::future<RunResult> run_async(const std::map<std::string, NDArray>& inputs, const RunOptions& options = {}) const;
+  // On caller-owned host buffers (the C API's path), which must stay valid,
+  // and the outputs unread, until the future is ready.
+  std::future<RunStats> run_buffers_async(const std::vector<TensorView>& inputs,
+                                          const std::vector<MutableTensorView>& outputs,
+                                          const RunOptions& options = {}) const;
+  int max_in_flight() const;
+
  private:
   class Impl;  // the loaded library, weights and workspace pool
+  struct PendingRun;  // one run from its start to its end
+  using RunEnd = std::function<void(RunStats stats, std::exception_ptr error)>;
   Artifact() = default;
   static void make_devices(Artifact& artifact, const std::vector<ManifestDevice>& devices,
                            const std::string& manifest_path, int threads);
@@ -125,8 +156,18 @@ class Artifact {
   static void make_pinned_memories(Artifact& artifact);
   static void make_primitives(Artifact& artifact, const std::string& manifest_path);
   static void load_device_images(Artifact& artifact, const std::string& manifest_path, uint64_t max_image_bytes);
+  // Checks the buffers against the manifest; their pointers, inputs then outputs.
+  std::pair<std::vector<const void*>, std::vector<void*>> checked_buffers(
+      const std::vector<TensorView>& inputs, const std::vector<MutableTensorView>& outputs) const;
   RunStats execute(const std::vector<const void*>& host_inputs, const std::vector<void*>& host_outputs,
                    const RunOptions& options) const;
+  std::unique_ptr<PendingRun> start_run(const std::vector<const void*>& host_inputs,
+                                        const std::vector<void*>& host_outputs, const RunOptions& options) const;
+  RunStats end_run(PendingRun& run) const;
+  // Starts a run on its worker(s); `done` is called once, on a worker, when it ended.
+  void execute_async(const std::vector<const void*>& host_inputs, const std::vector<void*>& host_outputs,
+                     const RunOptions& options, RunEnd done) const;
+  void complete_async(PendingRun& run) const;
 
   std::string directory_;
   Manifest manifest_;

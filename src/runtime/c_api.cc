@@ -1,5 +1,6 @@
 // The C API (include/switchyard/runtime.h) over Artifact: every call catches
 // everything and turns it into a status plus a thread-local message.
+#include <future>
 #include <new>
 #include <string>
 
@@ -9,6 +10,10 @@
 
 struct SyArtifact {
   std::shared_ptr<switchyard::Artifact> artifact;
+};
+
+struct SyRequest {
+  std::future<switchyard::RunStats> run;
 };
 
 namespace switchyard {
@@ -78,6 +83,23 @@ std::vector<int64_t> shape_of(const SyTensor& tensor, const char* role, int inde
     throw InvalidArgument(std::string(role) + " " + std::to_string(index) + ": invalid shape (ndim " +
                           std::to_string(tensor.ndim) + ")");
   return std::vector<int64_t>(tensor.shape, tensor.shape + tensor.ndim);
+}
+
+// The checked views of a run's caller buffers.
+std::pair<std::vector<TensorView>, std::vector<MutableTensorView>> buffer_views(const SyTensor* inputs, int num_inputs,
+                                                                                const SyTensor* outputs,
+                                                                                int num_outputs) {
+  if (num_inputs < 0 || num_outputs < 0) throw InvalidArgument("negative tensor count");
+  if (num_inputs > 0) require(inputs, "inputs");
+  if (num_outputs > 0) require(outputs, "outputs");
+  std::pair<std::vector<TensorView>, std::vector<MutableTensorView>> views;
+  for (int i = 0; i < num_inputs; ++i)
+    views.first.push_back(
+        {inputs[i].data, dtype_from_code(inputs[i].dtype, "input", i), shape_of(inputs[i], "input", i)});
+  for (int i = 0; i < num_outputs; ++i)
+    views.second.push_back(
+        {outputs[i].data, dtype_from_code(outputs[i].dtype, "output", i), shape_of(outputs[i], "output", i)});
+  return views;
 }
 
 int load(const char* directory, int num_threads, SyArtifact** artifact) {
@@ -163,21 +185,31 @@ int sy_artifact_run(const SyArtifact* artifact, const SyTensor* inputs, int num_
                     int num_outputs) {
   return guarded([&] {
     const Artifact& model = require_artifact(artifact);
-    if (num_inputs < 0 || num_outputs < 0) throw InvalidArgument("negative tensor count");
-    if (num_inputs > 0) require(inputs, "inputs");
-    if (num_outputs > 0) require(outputs, "outputs");
-    std::vector<TensorView> input_views;
-    for (int i = 0; i < num_inputs; ++i)
-      input_views.push_back(
-          {inputs[i].data, dtype_from_code(inputs[i].dtype, "input", i), shape_of(inputs[i], "input", i)});
-    std::vector<MutableTensorView> output_views;
-    for (int i = 0; i < num_outputs; ++i)
-      output_views.push_back(
-          {outputs[i].data, dtype_from_code(outputs[i].dtype, "output", i), shape_of(outputs[i], "output", i)});
+    auto [input_views, output_views] = buffer_views(inputs, num_inputs, outputs, num_outputs);
     RunOptions options;
     options.record_stats = false;
     model.run_buffers(input_views, output_views, options);
   });
+}
+
+int sy_artifact_run_async(const SyArtifact* artifact, const SyTensor* inputs, int num_inputs,
+                          const SyTensor* outputs, int num_outputs, SyRequest** request) {
+  return guarded([&] {
+    require(request, "request output pointer");
+    *request = nullptr;
+    const Artifact& model = require_artifact(artifact);
+    auto [input_views, output_views] = buffer_views(inputs, num_inputs, outputs, num_outputs);
+    RunOptions options;
+    options.record_stats = false;
+    auto pending = std::make_unique<SyRequest>();
+    pending->run = model.run_buffers_async(input_views, output_views, options);
+    *request = pending.release();
+  });
+}
+
+int sy_request_wait(SyRequest* request) {
+  std::unique_ptr<SyRequest> owned(request);
+  return guarded([&] { require(owned.get(), "request")->run.get(); });
 }
 
 const char* sy_dtype_name(int dtype) {

@@ -130,19 +130,20 @@ QueueWorkers::QueueWorkers(const std::vector<std::vector<int>>& cores_of_queue) 
   for (const std::vector<int>& cores : cores_of_queue) workers_.push_back(std::make_unique<QueueWorker>(cores));
 }
 
+void QueueWorkers::submit(const std::function<void(int queue)>& task) {
+  std::lock_guard<std::mutex> lock(submit_mutex_);
+  for (size_t q = 0; q < workers_.size(); ++q) workers_[q]->submit([task, q] { task(int(q)); });
+}
+
 void QueueWorkers::run(const std::function<void(int queue)>& task) {
   std::mutex finished_mutex;
   std::condition_variable finished;
   size_t remaining = workers_.size();
-  {
-    std::lock_guard<std::mutex> lock(submit_mutex_);
-    for (size_t q = 0; q < workers_.size(); ++q)
-      workers_[q]->submit([&, q] {
-        task(int(q));
-        std::lock_guard<std::mutex> done(finished_mutex);
-        if (--remaining == 0) finished.notify_one();
-      });
-  }
+  submit([&](int q) {
+    task(q);
+    std::lock_guard<std::mutex> done(finished_mutex);
+    if (--remaining == 0) finished.notify_one();
+  });
   std::unique_lock<std::mutex> lock(finished_mutex);
   finished.wait(lock, [&] { return remaining == 0; });
 }

@@ -70,6 +70,10 @@ class QueueWorkers {
   // Runs task(q) on worker q for every queue at once; returns when all have
   // returned. The tasks must not throw.
   void run(const std::function<void(int queue)>& task);
+  // Hands task(q) to worker q for every queue at once and returns: the
+  // workers run it after every task handed to them before (run_async's
+  // requests, one after another on each queue). The tasks must not throw.
+  void submit(const std::function<void(int queue)>& task);
 
  private:
   std::mutex submit_mutex_;

@@ -61,37 +61,50 @@ std::unique_ptr<RunContext> queue_context(RunContext& run, RunEvents& events) {
 
 }  // namespace
 
-int run_model_queues(const ModelQueues& queues, RunContext& run, const SyRunArgs& args) {
+QueuedRun::QueuedRun(const ModelQueues& queues, RunContext& run, const SyRunArgs& args)
+    : queues_(queues),
+      run_(run),
+      events_(queues.event_count),
+      args_(queues.queue_devices.size(), args),
+      status_(queues.queue_devices.size(), 0),
+      running_(queues.queue_devices.size()) {
   const size_t count = queues.queue_devices.size();
-  RunEvents events(queues.event_count);
-  std::vector<std::unique_ptr<RunContext>> contexts;
-  std::vector<SyRuntimeServices> services;
-  std::vector<SyRunArgs> queue_args(count, args);
-  std::vector<int> status(count, 0);
-  services.reserve(count);
+  services_.reserve(count);  // args_[q].services points into it
   for (size_t q = 0; q < count; ++q) {
-    contexts.push_back(queue_context(run, events));
-    services.push_back(runtime_services(contexts.back().get()));
-    queue_args[q].services = &services[q];
+    contexts_.push_back(queue_context(run, events_));
+    services_.push_back(runtime_services(contexts_.back().get()));
+    args_[q].services = &services_[q];
   }
-  queues.workers->run([&](int q) {
-    try {
-      status[size_t(q)] = queues.run_queue(&queue_args[size_t(q)], q);
-    } catch (const std::exception& e) {
-      contexts[size_t(q)]->fail(std::string("queue ") + std::to_string(q) + " failed: " + e.what());
-      status[size_t(q)] = 1;
-    }
-    if (status[size_t(q)] != 0) events.stop();  // a queue that gave up leaves its events unsignalled
-  });
+}
+
+bool QueuedRun::run_queue(int q) {
+  try {
+    status_[size_t(q)] = queues_.run_queue(&args_[size_t(q)], q);
+  } catch (const std::exception& e) {
+    contexts_[size_t(q)]->fail(std::string("queue ") + std::to_string(q) + " failed: " + e.what());
+    status_[size_t(q)] = 1;
+  }
+  if (status_[size_t(q)] != 0) events_.stop();  // a queue that gave up leaves its events unsignalled
+  // Release for the queues before, acquire for the last: it reads their stats.
+  return running_.fetch_sub(1, std::memory_order_acq_rel) == 1;
+}
+
+int QueuedRun::finish() {
   int first_status = 0;
-  for (size_t q = 0; q < count; ++q) {
-    RunContext& queue = *contexts[q];
-    if (queue.open_kernel >= 0) run.fail(queue.kernel_label(queue.open_kernel) + " never ended");
-    run.stats.kernels.insert(run.stats.kernels.end(), queue.stats.kernels.begin(), queue.stats.kernels.end());
-    run.stats.copies.insert(run.stats.copies.end(), queue.stats.copies.begin(), queue.stats.copies.end());
-    if (first_status == 0) first_status = status[q];
+  for (size_t q = 0; q < contexts_.size(); ++q) {
+    RunContext& queue = *contexts_[q];
+    if (queue.open_kernel >= 0) run_.fail(queue.kernel_label(queue.open_kernel) + " never ended");
+    run_.stats.kernels.insert(run_.stats.kernels.end(), queue.stats.kernels.begin(), queue.stats.kernels.end());
+    run_.stats.copies.insert(run_.stats.copies.end(), queue.stats.copies.begin(), queue.stats.copies.end());
+    if (first_status == 0) first_status = status_[q];
   }
   return first_status;
+}
+
+int run_model_queues(const ModelQueues& queues, RunContext& run, const SyRunArgs& args) {
+  QueuedRun queued(queues, run, args);
+  queues.workers->run([&](int q) { queued.run_queue(q); });
+  return queued.finish();
 }
 
 }  // namespace switchyard

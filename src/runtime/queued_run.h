@@ -3,6 +3,7 @@
 // worker per queue; and one run over them.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,10 +34,36 @@ std::unique_ptr<ModelQueues> load_model_queues(void* library, const Manifest& ma
                                                const std::vector<std::vector<int>>& device_cores,
                                                const std::string& model_path);
 
-// Runs every queue on its worker with `args` (its own services each) and
-// returns when all have returned: a queue's kernels and copies recorded in
-// `run`'s stats (queue by queue), the first failure in run.error. Returns
-// the first non-zero status a queue returned, else 0.
+// One run of a model's queues: its events, and per queue a context (its
+// open kernel and stats, `run`'s settings) and services. `run` and the
+// memory `args` points to must outlive it.
+class QueuedRun {
+ public:
+  QueuedRun(const ModelQueues& queues, RunContext& run, const SyRunArgs& args);
+  QueuedRun(const QueuedRun&) = delete;
+  QueuedRun& operator=(const QueuedRun&) = delete;
+
+  // Runs queue `q` on the calling thread (its worker). True for the call
+  // that returned last: every queue's writes are then visible to it.
+  bool run_queue(int q);
+  // Once every queue has returned: their kernels and copies into `run`'s
+  // stats (queue by queue), an unended kernel into run.error. Returns the
+  // first non-zero status a queue returned, else 0.
+  int finish();
+
+ private:
+  const ModelQueues& queues_;
+  RunContext& run_;
+  RunEvents events_;
+  std::vector<std::unique_ptr<RunContext>> contexts_;
+  std::vector<SyRuntimeServices> services_;
+  std::vector<SyRunArgs> args_;
+  std::vector<int> status_;
+  std::atomic<size_t> running_;
+};
+
+// Runs every queue on its worker with `args` and returns when all have
+// returned: QueuedRun::finish's status, the first failure in run.error.
 int run_model_queues(const ModelQueues& queues, RunContext& run, const SyRunArgs& args);
 
 }  // namespace switchyard

@@ -78,6 +78,74 @@ TEST_F(CApiTest, RunsIntoCallerBuffers) {
   for (int64_t i = 0; i < expected.numel(); ++i) EXPECT_FLOAT_EQ(y[size_t(i)], expected.as<float>()[i]);
 }
 
+// Several requests in flight at once, each into its own buffers, waited
+// for in the reverse order: each holds exactly its own input's result
+// (named "Concurrent" for CI's ThreadSanitizer stage).
+TEST_F(CApiTest, ConcurrentAsyncRequestsEachWriteTheirOwnOutputs) {
+  constexpr int kRequests = 6;
+  const int64_t shape[] = {testing::kHandModelRows, testing::kHandModelCols};
+  std::vector<NDArray> xs, expected;
+  std::vector<std::vector<float>> ys;
+  std::vector<SyTensor> inputs, outputs;
+  for (int r = 0; r < kRequests; ++r) {
+    xs.push_back(testing::hand_model_input(10 + r));
+    expected.push_back(testing::hand_model_reference(xs.back()));
+    ys.emplace_back(size_t(expected.back().numel()), -1.0f);
+  }
+  std::vector<SyRequest*> requests(kRequests, nullptr);
+  for (int r = 0; r < kRequests; ++r) {
+    SyTensor input{xs[size_t(r)].data(), SY_DTYPE_FLOAT32, 2, shape};
+    SyTensor output{ys[size_t(r)].data(), SY_DTYPE_FLOAT32, 2, shape};
+    ASSERT_EQ(sy_artifact_run_async(artifact_, &input, 1, &output, 1, &requests[size_t(r)]), SY_OK) << sy_last_error();
+    ASSERT_NE(requests[size_t(r)], nullptr);
+  }
+  for (int r = kRequests - 1; r >= 0; --r) {
+    ASSERT_EQ(sy_request_wait(requests[size_t(r)]), SY_OK) << sy_last_error();
+    for (int64_t i = 0; i < expected[size_t(r)].numel(); ++i)
+      ASSERT_FLOAT_EQ(ys[size_t(r)][size_t(i)], expected[size_t(r)].as<float>()[i]) << "request " << r;
+  }
+}
+
+TEST_F(CApiTest, BadAsyncRunsFailAtOnceWithNoRequest) {
+  NDArray x = testing::hand_model_input(0);
+  std::vector<float> y(size_t(x.numel()));
+  const int64_t shape[] = {testing::kHandModelRows, testing::kHandModelCols};
+  const int64_t transposed[] = {testing::kHandModelCols, testing::kHandModelRows};
+  SyTensor output{y.data(), SY_DTYPE_FLOAT32, 2, shape};
+  SyTensor wrong_shape{x.data(), SY_DTYPE_FLOAT32, 2, transposed};
+  SyRequest* request = reinterpret_cast<SyRequest*>(1);
+  EXPECT_EQ(sy_artifact_run_async(artifact_, &wrong_shape, 1, &output, 1, &request), SY_ERROR_RUNTIME);
+  EXPECT_STREQ(sy_last_error(), "input 'x': expected float32 (8, 16), got float32 (16, 8)");
+  EXPECT_EQ(request, nullptr);
+  SyTensor input{x.data(), SY_DTYPE_FLOAT32, 2, shape};
+  EXPECT_EQ(sy_artifact_run_async(artifact_, &input, 1, &output, 1, nullptr), SY_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(sy_last_error(), "request output pointer is null");
+  EXPECT_EQ(sy_request_wait(nullptr), SY_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(sy_last_error(), "request is null");
+}
+
+// Freeing the artifact with requests in flight waits for them; each is
+// then waited for as usual and holds its result.
+TEST_F(CApiTest, FreeingTheArtifactEndsItsRequestsInFlight) {
+  const int64_t shape[] = {testing::kHandModelRows, testing::kHandModelCols};
+  NDArray x0 = testing::hand_model_input(1), x1 = testing::hand_model_input(2);
+  std::vector<float> y0(size_t(x0.numel()), -1.0f), y1(size_t(x1.numel()), -1.0f);
+  SyTensor in0{x0.data(), SY_DTYPE_FLOAT32, 2, shape}, in1{x1.data(), SY_DTYPE_FLOAT32, 2, shape};
+  SyTensor out0{y0.data(), SY_DTYPE_FLOAT32, 2, shape}, out1{y1.data(), SY_DTYPE_FLOAT32, 2, shape};
+  SyRequest *r0 = nullptr, *r1 = nullptr;
+  ASSERT_EQ(sy_artifact_run_async(artifact_, &in0, 1, &out0, 1, &r0), SY_OK) << sy_last_error();
+  ASSERT_EQ(sy_artifact_run_async(artifact_, &in1, 1, &out1, 1, &r1), SY_OK) << sy_last_error();
+  ASSERT_EQ(sy_artifact_free(artifact_), SY_OK);
+  artifact_ = nullptr;
+  ASSERT_EQ(sy_request_wait(r1), SY_OK) << sy_last_error();
+  ASSERT_EQ(sy_request_wait(r0), SY_OK) << sy_last_error();
+  NDArray e0 = testing::hand_model_reference(x0), e1 = testing::hand_model_reference(x1);
+  for (int64_t i = 0; i < e0.numel(); ++i) {
+    ASSERT_FLOAT_EQ(y0[size_t(i)], e0.as<float>()[i]);
+    ASSERT_FLOAT_EQ(y1[size_t(i)], e1.as<float>()[i]);
+  }
+}
+
 TEST_F(CApiTest, BadRunsReturnStatusesAndMessages) {
   NDArray x = testing::hand_model_input(0);
   std::vector<float> y(size_t(x.numel()));

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -74,6 +78,37 @@ TEST(DeviceQueuesConcurrent, RunsFromSeveralCallersNeverWaitForEachOther) {
     });
   for (std::thread& caller : callers) caller.join();
   for (int c = 0; c < kCallers; ++c) EXPECT_EQ(ordered[size_t(c)], kRuns) << "caller " << c;
+}
+
+// Requests handed out with submit (run_async's path) pipeline: queue 1's
+// step of request k waits until queue 0 has begun request k+1, which only
+// ends if queue 0 takes request k+1 while queue 1 still works on request k.
+TEST(DeviceQueuesConcurrent, SubmittedRequestsPipelineAcrossTheQueues) {
+  QueueWorkers workers(std::vector<std::vector<int>>(2));
+  constexpr int kRequests = 20;
+  std::vector<int> stage1(kRequests, 0), stage2(kRequests, 0);
+  std::vector<std::unique_ptr<RunEvents>> events;
+  for (int r = 0; r < kRequests; ++r) events.push_back(std::make_unique<RunEvents>(2));
+  std::mutex done_mutex;
+  std::condition_variable all_done;
+  int done = 0;
+  for (int r = 0; r < kRequests; ++r)
+    workers.submit([&, r](int queue) {
+      RunEvents& own = *events[size_t(r)];
+      if (queue == 0) {
+        stage1[size_t(r)] = r + 1;
+        own.signal(0);  // stage 1 of r done
+        own.signal(1);  // and request r is under way on queue 0
+      } else if (own.wait(0) && (r + 1 == kRequests || events[size_t(r + 1)]->wait(1))) {
+        stage2[size_t(r)] = stage1[size_t(r)] * 2;
+      }
+      std::lock_guard<std::mutex> lock(done_mutex);
+      if (++done == 2 * kRequests) all_done.notify_one();
+    });
+  std::unique_lock<std::mutex> lock(done_mutex);
+  ASSERT_TRUE(all_done.wait_for(lock, std::chrono::seconds(60), [&] { return done == 2 * kRequests; }))
+      << "queue 1 waited for a request queue 0 never began";
+  for (int r = 0; r < kRequests; ++r) EXPECT_EQ(stage2[size_t(r)], 2 * (r + 1)) << "request " << r;
 }
 
 }  // namespace
