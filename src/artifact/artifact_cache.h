@@ -1,7 +1,8 @@
 // Whole artifacts kept by what decides every byte of them, so that compiling
-// an unchanged model again with the same flags takes the time of hashing the
-// model file and the artifact handed back. The key is the model file's bytes
-// (XXH3-128), the compile's flags, this compiler's own build (the GNU build
+// an unchanged model again with the same flags takes the time of checking
+// the artifact handed back. The key is the model file's bytes (XXH3-128,
+// remembered by the file's identity: file_digest_memo.h), the compile's
+// flags, this compiler's own build (the GNU build
 // ID, or else the size and time, of every object this process has loaded:
 // the switchyard binary, oneDNN, protobuf...) and the C++ compiler and CPU it
 // compiles for (compiler_probe.h).
@@ -14,6 +15,9 @@
 // hashed against it: a file that differs (an artifact edited in place shares
 // its entry's files; a flipped bit; a truncated copy) makes the entry a miss,
 // and the entry is dropped so the compile that follows keeps a new one.
+// A file over 64 MiB other than the manifest (a large model's weights.bin)
+// is checked by its size, inode and modification time instead: the
+// manifest, always hashed, holds its checksum, which every load checks.
 // Writers and readers of one entry take turns on the lock file KEY.lock.
 // The list names plain files only: a name with a '/', "..", or a leading
 // '.' makes the entry a miss, so no entry reaches outside its folder.
@@ -52,6 +56,7 @@ class ArtifactCache {
   std::string directory_;     // cache_dir/artifacts/KEY
   std::string model_path_;
   std::string model_digest_;  // of the model file at open()
+  std::string model_digests_;  // the folder of remembered model digests (file_digest_memo.h)
 };
 
 }  // namespace switchyard

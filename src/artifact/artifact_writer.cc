@@ -38,6 +38,10 @@ namespace {
 // aligned like arena buffers.
 constexpr uintptr_t kAlignment = 64;
 
+// The bytes of a weight prepared at a time when its preparer can write
+// pieces: the same buffer, in the cache, for every piece of every weight.
+constexpr uint64_t kPreparedPieceBytes = uint64_t(4) << 20;
+
 using Buffer = std::unique_ptr<void, decltype(&std::free)>;
 
 Buffer allocate_buffer(uint64_t bytes, const char* what) {
@@ -246,6 +250,8 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
     Xxh128 digest;
     static const char kZeros[4096] = {};
     uint64_t position = 0;
+    Buffer pieces(nullptr, &std::free);  // a piece of a weight prepared in pieces
+    uint64_t pieces_bytes = 0;
     for (size_t i : order) {
       const ManifestWeight& w = manifest.weights[i];
       out.write_zeros(w.offset - position);  // alignment padding
@@ -254,12 +260,29 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
         digest.update(kZeros, piece);
         gap -= piece;
       }
-      Buffer prepared = preparers[i] ? prepare_weight(program.weights[i].data, preparers[i], w.nbytes)
+      position = w.offset + w.nbytes;
+      if (preparers[i].prepare_range) {
+        // In pieces through one small buffer, read where the model file
+        // lies: no copy of the whole weight, aligned or prepared, is made.
+        const uint64_t granule = preparers[i].granule;
+        const uint64_t piece = std::max<uint64_t>(1, kPreparedPieceBytes / granule) * granule;
+        if (pieces_bytes < piece) {
+          pieces = allocate_buffer(piece, "prepared weights");
+          pieces_bytes = piece;
+        }
+        for (uint64_t begin = 0; begin < w.nbytes; begin += piece) {
+          const uint64_t end = std::min(w.nbytes, begin + piece);
+          preparers[i].prepare_range(program.weights[i].data.bytes(), begin, end, pieces.get());
+          out.write(pieces.get(), end - begin);
+          digest.update(pieces.get(), end - begin);
+        }
+        continue;
+      }
+      Buffer prepared = preparers[i] ? prepare_weight(program.weights[i].data, preparers[i].prepare, w.nbytes)
                                      : Buffer(nullptr, &std::free);
       const void* bytes = prepared ? prepared.get() : program.weights[i].data.bytes();
       out.write(bytes, w.nbytes);
       digest.update(bytes, w.nbytes);
-      position = w.offset + w.nbytes;
     }
     out.finish();
     return digest.hex();

@@ -5,6 +5,7 @@
 // A kind without a row has devices the backend cannot compile.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,10 +20,21 @@ namespace switchyard {
 struct CompilationConfig;
 struct LoweredProgram;
 
-// By manifest weight: what writes its plain bytes (aligned to their element)
-// in the layout its kernels read, to a buffer of its manifest nbytes, or
-// empty for a weight stored as it is.
-using WeightPreparers = std::vector<std::function<void(const void* weights, void* prepared)>>;
+// What writes a weight's plain bytes in the layout its kernels read.
+struct WeightPreparer {
+  // The whole weight, read aligned to 64 bytes, into a buffer of its manifest nbytes.
+  std::function<void(const void* weights, void* prepared)> prepare;
+  // When it can also write a piece: bytes [begin, end) of the prepared
+  // weight, `begin` a multiple of `granule` and `end` too or the end,
+  // reading the plain bytes at any alignment. So weights.bin is written
+  // through a small buffer, straight from the model file's bytes.
+  std::function<void(const void* weights, uint64_t begin, uint64_t end, void* prepared)> prepare_range;
+  uint64_t granule = 0;
+  explicit operator bool() const { return bool(prepare); }
+};
+
+// By manifest weight: its preparer, or empty for a weight stored as it is.
+using WeightPreparers = std::vector<WeightPreparer>;
 
 struct CodeGenerator {
   DeviceKind kind;

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 import numpy as np
 import onnx
@@ -92,6 +93,62 @@ def test_an_onnx_model_with_external_data_is_compiled_every_time(tmp_path):
     assert CACHED in compile_model(cache, tmp_path / "inline.onnx", tmp_path / "d")
 
 
+def run_matmul(artifact, tmp_path):
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / f"out_{artifact.name}"
+    result = subprocess.run([str(SWITCHYARD), "run", str(artifact), "--input", f"x={tmp_path / 'x.npy'}",
+                             "--output-dir", str(out)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return np.load(next(out.glob("*.npy")))
+
+
+def test_a_model_rewritten_in_place_with_its_size_and_time_kept_is_compiled_again(tmp_path):
+    # The key's digest of the model is remembered by the file's identity
+    # (inode, size, times), recorded only once the file has settled; a
+    # rewrite moves its change time even when the modification time is put back.
+    model = tmp_path / "mm.onnx"
+    onnx.save(matmul_model(), str(model))
+    time.sleep(3.2)  # older than file_digest_memo.h's kSettledNanoseconds
+    cache = tmp_path / "cache"
+    assert CACHED not in compile_model(cache, model, tmp_path / "a")
+    records = list((cache / "switchyard" / "digests").iterdir())
+    assert len(records) == 1, records
+    assert CACHED in compile_model(cache, model, tmp_path / "b")
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    np.testing.assert_allclose(run_matmul(tmp_path / "b", tmp_path), x @ np.arange(12, dtype=np.float32).reshape(4, 3))
+
+    changed = matmul_model()
+    changed.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.full((4, 3), 2, dtype=np.float32), "w"))
+    stat = model.stat()
+    with open(model, "r+b") as f:  # in place: the same inode
+        f.write(changed.SerializeToString())
+    os.utime(model, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert model.stat().st_size == stat.st_size and model.stat().st_mtime_ns == stat.st_mtime_ns
+    assert model.stat().st_ino == stat.st_ino
+    assert CACHED not in compile_model(cache, model, tmp_path / "c")
+    np.testing.assert_allclose(run_matmul(tmp_path / "c", tmp_path), x @ np.full((4, 3), 2, dtype=np.float32))
+
+
+def test_a_cached_compile_takes_the_model_digest_from_its_record(tmp_path):
+    # What makes a cached compile of a large model cheap: the file is not
+    # read while its record matches it. A record with another digest (made
+    # here by hand) is another key, so a miss; the file itself is unchanged.
+    model = tmp_path / "mm.onnx"
+    onnx.save(matmul_model(), str(model))
+    time.sleep(3.2)
+    cache = tmp_path / "cache"
+    compile_model(cache, model, tmp_path / "a")
+    assert CACHED in compile_model(cache, model, tmp_path / "b")
+    (record,) = (cache / "switchyard" / "digests").iterdir()
+    text = record.read_text()
+    digest = text.split()[-1]
+    record.write_text(text.replace(digest, "0" * 32))
+    assert CACHED not in compile_model(cache, model, tmp_path / "c")
+    record.write_text(text)
+    assert CACHED in compile_model(cache, model, tmp_path / "d")
+
+
 def test_a_large_model_changed_in_either_half_is_compiled_again(tmp_path):
     # Above 64 MiB the cache sums a file's two halves on two threads: a
     # change in either half must still be another model.
@@ -123,6 +180,54 @@ def test_a_large_model_changed_in_either_half_is_compiled_again(tmp_path):
         changed = weights.copy()
         changed[row, row % columns] += 1
         assert CACHED not in compile_and_run(changed, f"row{row}")
+
+
+def test_a_large_weights_file_is_checked_by_its_identity_and_by_every_load(tmp_path):
+    # Above 64 MiB, weights.bin is not read when handed back: its size,
+    # inode and modification time are checked, and the manifest (hashed)
+    # pins its checksum, which every load checks. So an edit in place is a
+    # miss, and one whose time was put back is refused by the load.
+    rows, columns = 4096, 4200
+    w = np.random.default_rng(0).standard_normal((rows, columns)).astype(np.float32)
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, rows])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, columns])],
+                              [numpy_helper.from_array(w, "w")])
+    model = tmp_path / "large.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(model))
+    cache = tmp_path / "cache"
+    compile_model(cache, model, tmp_path / "a")
+    weights = tmp_path / "a" / "weights.bin"
+    assert weights.stat().st_size > 64 << 20 and weights.stat().st_nlink == 2  # shared with the entry
+    np.save(tmp_path / "x.npy", np.ones((1, rows), dtype=np.float32))
+
+    def load(artifact):
+        return subprocess.run([str(SWITCHYARD), "run", str(artifact), "--input", f"x={tmp_path / 'x.npy'}",
+                               "--output-dir", str(tmp_path / f"out_{artifact.name}")],
+                              capture_output=True, text=True, timeout=300)
+
+    def flip_a_byte(keep_time):
+        stat = weights.stat()
+        with open(weights, "r+b") as f:
+            f.seek(stat.st_size // 3)
+            byte = f.read(1)
+            f.seek(stat.st_size // 3)
+            f.write(bytes([byte[0] ^ 0x10]))
+        if keep_time:
+            os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+    flip_a_byte(keep_time=False)
+    assert CACHED not in compile_model(cache, model, tmp_path / "b")
+    assert load(tmp_path / "b").returncode == 0
+    weights = tmp_path / "b" / "weights.bin"
+    assert CACHED in compile_model(cache, model, tmp_path / "c")
+    flip_a_byte(keep_time=True)
+    assert CACHED in compile_model(cache, model, tmp_path / "d")
+    refused = load(tmp_path / "d")
+    assert refused.returncode != 0 and "weights.bin" in refused.stderr and "does not match" in refused.stderr, \
+        refused.stderr
+    assert CACHED not in compile_model(cache, model, tmp_path / "e", "--rebuild")
+    assert load(tmp_path / "e").returncode == 0
 
 
 def test_a_kept_artifact_a_killed_compile_left_half_written_is_removed(tmp_path):

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "primitive_buffers.h"
@@ -114,6 +115,27 @@ TEST(PackedMatmul, MatchesLoopsForEveryRemainderOfItsTiles) {
                                           << (isa == PackedMatmul::Isa::kBest ? "best" : "generic"));
           expect_matches_reference(product(sh.m, sh.k, sh.n, columns, true, {}), threads, isa);
         }
+}
+
+// The compiler writes a large weight's packing panel range by panel range,
+// read where the model file lies (any byte): the pieces, put together, are
+// the whole packing, for both weight layouts and a last panel of padding.
+TEST(PackedMatmul, PanelRangesFromAnUnalignedSourceMakeTheWholePacking) {
+  for (bool columns : {false, true}) {
+    const PrimitiveSpec s = product(1, 37, 70, columns, false, {});
+    PackedMatmul matmul(s);
+    const std::vector<float> b = random_values(size_t(37 * 70), 5);
+    std::vector<float> whole(matmul.packed_weights_size(), -1.0f);
+    matmul.pack_weights(b.data(), whole.data());
+    std::vector<char> unaligned(b.size() * sizeof(float) + 3);
+    std::memcpy(unaligned.data() + 3, b.data(), b.size() * sizeof(float));
+    const int64_t panels = int64_t(matmul.packed_weights_size() / matmul.panel_size());
+    ASSERT_EQ(panels, 3);
+    std::vector<float> pieces(matmul.packed_weights_size(), -2.0f);
+    matmul.pack_panels(unaligned.data() + 3, 0, 2, pieces.data());
+    matmul.pack_panels(unaligned.data() + 3, 2, 3, pieces.data() + 2 * matmul.panel_size());
+    EXPECT_EQ(pieces, whole) << (columns ? "columns" : "rows");
+  }
 }
 
 TEST(PackedMatmul, FusesReluClipLinearAndAResidualAddedInPlace) {

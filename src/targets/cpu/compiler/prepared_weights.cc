@@ -76,12 +76,19 @@ void mark_cpu_prepared_weights(const LoweredProgram& program, Manifest& manifest
     }
     weight.prepared = layout;
     weight.nbytes = primitive->prepared_weights_bytes();
-    preparers[w] = [primitive](const void* plain, void* prepared) { primitive->prepare_weights_into(plain, prepared); };
+    preparers[w].prepare = [primitive](const void* plain, void* prepared) {
+      primitive->prepare_weights_into(plain, prepared);
+    };
+    preparers[w].granule = primitive->prepared_weights_granule();
+    if (preparers[w].granule > 0)
+      preparers[w].prepare_range = [primitive](const void* plain, uint64_t begin, uint64_t end, void* prepared) {
+        primitive->prepare_weights_range(plain, size_t(begin), size_t(end), prepared);
+      };
   }
   for (size_t w = 0; w < manifest.weights.size(); ++w)
     if (refused[w] && preparers[w]) {
       manifest.weights[w].prepared.clear();
-      preparers[w] = nullptr;
+      preparers[w] = {};
     }
 }
 

@@ -454,6 +454,20 @@ void DnnlPrimitive::prepare_weights_into(const void* weights, void* prepared) co
   stream.wait();
 }
 
+size_t DnnlPrimitive::prepared_weights_granule() const {
+  return impl_->packed ? impl_->packed->panel_size() * sizeof(float) : 0;
+}
+
+void DnnlPrimitive::prepare_weights_range(const void* weights, size_t begin, size_t end, void* prepared) const {
+  const size_t granule = prepared_weights_granule();
+  if (granule == 0 || begin % granule != 0 || begin > end || end > prepared_weights_bytes() ||
+      (end % granule != 0 && end != prepared_weights_bytes()))
+    throw RuntimeError("cannot prepare bytes " + std::to_string(begin) + " to " + std::to_string(end) +
+                       " of this primitive's weights on their own");
+  impl_->packed->pack_panels(weights, int64_t(begin / granule), int64_t((end + granule - 1) / granule),
+                             static_cast<float*>(prepared));
+}
+
 std::shared_ptr<const PreparedWeights> DnnlPrimitive::prepare_weights(const void* weights) const {
   const Impl& p = *impl_;
   if (!p.winograd && !p.packed && !p.blocked_weights()) return nullptr;

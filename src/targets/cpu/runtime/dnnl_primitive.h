@@ -53,6 +53,12 @@ class DnnlPrimitive {
   // Writes the plain weights at `weights` (aligned to their element) in
   // that layout to `prepared` (prepared_weights_bytes(), 64-byte aligned).
   void prepare_weights_into(const void* weights, void* prepared) const;
+  // Bytes of the prepared weights that prepare_weights_range writes a
+  // multiple of (the last piece may be shorter), or 0 when they are
+  // prepared whole only; and bytes [begin, end) of them into `prepared`,
+  // reading `weights` at any alignment.
+  size_t prepared_weights_granule() const;
+  void prepare_weights_range(const void* weights, size_t begin, size_t end, void* prepared) const;
   // The plain weights at `weights` in the primitive's layout, or null when
   // it reads them as they are.
   std::shared_ptr<const PreparedWeights> prepare_weights(const void* weights) const;

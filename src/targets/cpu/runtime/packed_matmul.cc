@@ -178,15 +178,24 @@ size_t PackedMatmul::packed_weights_size() const {
 }
 
 void PackedMatmul::pack_weights(const float* weights, float* packed) const {
+  pack_panels(weights, 0, impl_->panels, packed);
+}
+
+size_t PackedMatmul::panel_size() const { return size_t(impl_->problem.k * kPanel); }
+
+void PackedMatmul::pack_panels(const void* weights, int64_t first, int64_t end, float* packed) const {
   const Impl& p = *impl_;
   const Problem& q = p.problem;
+  const char* bytes = static_cast<const char*>(weights);
   const int64_t k_stride = p.spec.weights.strides[0], n_stride = p.spec.weights.strides[1];
-  for (int64_t panel = 0; panel < p.panels; ++panel)
+  for (int64_t panel = first; panel < end; ++panel)
     for (int64_t k = 0; k < q.k; ++k) {
-      float* out = packed + (panel * q.k + k) * kPanel;
+      float* out = packed + ((panel - first) * q.k + k) * kPanel;
       for (int64_t j = 0; j < kPanel; ++j) {
         int64_t col = panel * kPanel + j;
-        out[j] = col < q.n ? weights[k * k_stride + col * n_stride] : 0.0f;  // padding columns are zero
+        float value = 0.0f;  // padding columns are zero
+        if (col < q.n) std::memcpy(&value, bytes + (k * k_stride + col * n_stride) * sizeof(float), sizeof value);
+        out[j] = value;
       }
     }
 }

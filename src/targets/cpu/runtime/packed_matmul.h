@@ -50,6 +50,11 @@ class PackedMatmul {
   // (laid out by its strides) into `packed` (that many floats, 64-byte aligned).
   size_t packed_weights_size() const;
   void pack_weights(const float* weights, float* packed) const;
+  // Floats of one panel, and panels [first, end) of the packing into `packed`
+  // (the floats of those panels), reading `weights` at any byte alignment: a
+  // weight is packed piece by piece straight from the mapped model file.
+  size_t panel_size() const;
+  void pack_panels(const void* weights, int64_t first, int64_t end, float* packed) const;
   // Runs on the kernel's buffers, in parallel through `parallel_for`; it
   // needs no workspace. The destination may be a residual input (computed
   // in place).
