@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "artifact/artifact_writer.h"
+#include "artifact/cache_budget.h"
 #include "artifact/file_digest.h"
 #include "artifact/file_digest_memo.h"
 #include "artifact/lock_file.h"
@@ -228,6 +229,7 @@ std::optional<ArtifactCache> ArtifactCache::open(const std::string& cache_dir, c
   // What each target's artifact depends on of this machine (the CPU's: oneDNN's instruction set).
   for (const TargetDescription* target : target_descriptions()) key += target->artifact_facts();
   ArtifactCache cache;
+  cache.budget_ = artifact_cache_budget();  // a malformed SY_ARTIFACT_CACHE_MAX fails before the compile
   // What a compile killed while it kept its artifact left.
   remove_orphaned_temporaries(root + "/artifacts");
   cache.directory_ = root + "/artifacts/" + sha256_hex(key.data(), key.size());
@@ -258,12 +260,14 @@ std::optional<std::string> ArtifactCache::take(const std::string& output_dir, st
       fs::remove_all(directory_, error);
       return std::nullopt;
     }
+    mark_entry_used(directory_);
   }
   staging.commit();
   return summary;
 }
 
 void ArtifactCache::keep(const std::string& staging_dir, const std::string& summary) const {
+  if (budget_ == 0) return;
   // The model file may have been rewritten while it compiled (then it is
   // read again: its identity changed). An ONNX model that may refer to
   // external data reads other files, which its digest does not cover: its
@@ -284,6 +288,7 @@ void ArtifactCache::keep(const std::string& staging_dir, const std::string& summ
   } catch (const std::exception&) {
   }
   fs::remove_all(temporary, error);
+  trim_artifact_cache(fs::path(directory_).parent_path().string(), budget_, directory_);
 }
 
 }  // namespace switchyard

@@ -19,10 +19,13 @@
 // is checked by its size, inode and modification time instead: the
 // manifest, always hashed, holds its checksum, which every load checks.
 // Writers and readers of one entry take turns on the lock file KEY.lock.
+// The cache is bounded (SY_ARTIFACT_CACHE_MAX, cache_budget.h): keeping an
+// entry removes the least recently used others beyond the budget.
 // The list names plain files only: a name with a '/', "..", or a leading
 // '.' makes the entry a miss, so no entry reaches outside its folder.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -57,6 +60,7 @@ class ArtifactCache {
   std::string model_path_;
   std::string model_digest_;  // of the model file at open()
   std::string model_digests_;  // the folder of remembered model digests (file_digest_memo.h)
+  uintmax_t budget_ = 0;       // bytes the cache may hold (cache_budget.h)
 };
 
 }  // namespace switchyard

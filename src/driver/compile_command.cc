@@ -151,7 +151,8 @@ void add_compile_command(CLI::App& app) {
       "Compile a text-IR model into an artifact directory (model.so, weights.bin, manifest.json)\n"
       "that `switchyard run` executes. Generated objects, and whole artifacts by the model file's\n"
       "content and the flags, are cached in $XDG_CACHE_HOME/switchyard (or ~/.cache/switchyard);\n"
-      "SY_CXX names the C++ compiler.\n"
+      "the artifacts kept there take at most SY_ARTIFACT_CACHE_MAX (default 8G; least recently\n"
+      "used go first; 0 keeps none). SY_CXX names the C++ compiler.\n"
       "Example: switchyard compile examples/mlp_two_devices.sy -o mlp.art --devices cpu:0,cpu:1");
   add_model_flags(cmd, &flags->model);
   cmd->add_option("-o,--output", flags->output_dir, "the artifact directory to write (replaced when it exists)")

@@ -326,3 +326,48 @@ def test_a_file_where_an_entry_should_be_is_replaced(tmp_path):
     entry.write_text("not an entry")
     assert CACHED not in compile_model(cache, MODEL, tmp_path / "second", "--devices", "cpu:0,cpu:1")
     assert CACHED in compile_model(cache, MODEL, tmp_path / "third", "--devices", "cpu:0,cpu:1")
+
+
+def entries(cache):
+    folder = cache / "switchyard" / "artifacts"
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and len(p.name) == 64)
+
+
+def entry_bytes(cache, name):
+    return sum(f.stat().st_size for f in (cache / "switchyard" / "artifacts" / name).iterdir() if f.is_file())
+
+
+def test_the_cache_keeps_to_its_budget_least_recently_used_first(tmp_path):
+    cache = tmp_path / "cache"
+    flags = [["--devices", "cpu:0,cpu:1"], ["--devices", "cpu:0,cpu:1", "--default", "cpu:1"],
+             ["--devices", "cpu:0,cpu:1", "--opt-level", "1"]]
+    compile_model(cache, MODEL, tmp_path / "a", *flags[0])
+    [a] = entries(cache)
+    compile_model(cache, MODEL, tmp_path / "b", *flags[1])
+    [b] = [e for e in entries(cache) if e != a]
+    # Room for two of these entries, not three.
+    budget = str(entry_bytes(cache, a) + entry_bytes(cache, b) + 64)
+    time.sleep(0.05)
+    # Using a makes b the least recently used.
+    assert CACHED in compile_model(cache, MODEL, tmp_path / "a2", *flags[0],
+                                   environment={"SY_ARTIFACT_CACHE_MAX": budget})
+    third = compile_model(cache, MODEL, tmp_path / "c", *flags[2], environment={"SY_ARTIFACT_CACHE_MAX": budget})
+    assert CACHED not in third
+    kept = entries(cache)
+    assert a in kept and b not in kept and len(kept) == 2, kept
+    # The evicted flags compile again; the artifacts still run alike.
+    assert CACHED not in compile_model(cache, MODEL, tmp_path / "b2", *flags[1],
+                                       environment={"SY_ARTIFACT_CACHE_MAX": budget})
+    np.testing.assert_array_equal(run_model(tmp_path / "b2", tmp_path), run_model(tmp_path / "a2", tmp_path))
+
+
+def test_a_zero_budget_keeps_nothing_and_a_malformed_one_is_refused(tmp_path):
+    cache = tmp_path / "cache"
+    compile_model(cache, MODEL, tmp_path / "a", "--devices", "cpu:0,cpu:1", environment={"SY_ARTIFACT_CACHE_MAX": "0"})
+    assert not (cache / "switchyard" / "artifacts").exists() or entries(cache) == []
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache), SY_ARTIFACT_CACHE_MAX="lots")
+    result = subprocess.run([str(SWITCHYARD), "compile", str(MODEL), "-o", str(tmp_path / "b"), "--devices", "cpu:0,cpu:1"],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode != 0
+    assert "SY_ARTIFACT_CACHE_MAX='lots' is not a size" in result.stderr, result.stderr
+    assert not (tmp_path / "b").exists()
