@@ -77,9 +77,16 @@ int sy_artifact_input_shape(const SyArtifact* artifact, int index, int* ndim, co
 int sy_artifact_output_name(const SyArtifact* artifact, int index, const char** name);
 int sy_artifact_output_dtype(const SyArtifact* artifact, int index, int* dtype);
 int sy_artifact_output_shape(const SyArtifact* artifact, int index, int* ndim, const int64_t** shape);
+/* In a specialised artifact (switchyard compile --specialize n=1,8) the shapes
+ * above hold -1 where a dimension is symbolic; this gives output `index`'s
+ * shape for a run on `inputs` (only their shapes are read), or fails naming
+ * the input dimension no specialisation takes. */
+int sy_artifact_output_shape_for(const SyArtifact* artifact, const SyTensor* inputs, int num_inputs, int index,
+                                 int* ndim, const int64_t** shape);
 
 /* Runs on `inputs` (manifest order) and writes each result into the caller's
- * buffer in `outputs`; every dtype and shape must match the manifest. */
+ * buffer in `outputs`; every dtype and shape must match the manifest (a
+ * specialised artifact's program for the inputs' shapes). */
 int sy_artifact_run(const SyArtifact* artifact, const SyTensor* inputs, int num_inputs, const SyTensor* outputs,
                     int num_outputs);
 

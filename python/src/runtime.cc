@@ -5,6 +5,7 @@
 // wrong input is the same UsageError (same words) on both paths.
 #include <pybind11/numpy.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <optional>
@@ -68,7 +69,19 @@ std::map<std::string, NDArray> input_map(py::handle inputs) {
 }
 
 std::string describe(DType dtype, const std::vector<int64_t>& shape) {
-  return type_to_string(tensor_type(shape, dtype));
+  if (std::find(shape.begin(), shape.end(), -1) == shape.end()) return type_to_string(tensor_type(shape, dtype));
+  std::string dims;  // a specialised artifact's symbolic dimension, where its name is not at hand
+  for (int64_t d : shape) dims += (dims.empty() ? "" : ", ") + (d == -1 ? std::string("?") : std::to_string(d));
+  return "Tensor[(" + dims + "), " + dtype_name(dtype) + "]";
+}
+
+// How input `name` is described: a specialised artifact's with its symbolic dimensions' names.
+std::string describe_input(const Artifact& a, const ManifestTensor& t) {
+  if (const SpecializedManifest* s = a.specialized_manifest())
+    for (const SymbolicTensor& input : s->inputs)
+      if (input.name == t.name)
+        return "Tensor[" + symbolic_shape_text(input.shape) + ", " + dtype_name(input.dtype) + "]";
+  return describe(t.dtype, t.shape);
 }
 
 std::string input_list(const Manifest& manifest) {
@@ -83,16 +96,25 @@ const ManifestTensor& manifest_input(const Manifest& manifest, const std::string
   throw Error(ErrorKind::kUsage, "unknown input '" + name + "': the model takes " + input_list(manifest));
 }
 
+// Equal, or equal but where `expected` is -1 (a specialised artifact's
+// symbolic dimension, left to Artifact::program_for).
+bool shape_fits(const std::vector<int64_t>& expected, const std::vector<int64_t>& shape) {
+  if (expected.size() != shape.size()) return false;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (expected[d] != -1 && expected[d] != shape[d]) return false;
+  return true;
+}
+
 void check_input(const Manifest& manifest, const std::string& name, const NDArray& array) {
   const ManifestTensor& expected = manifest_input(manifest, name);
   if (!array.defined()) throw Error(ErrorKind::kUsage, "input '" + name + "' is an undefined array");
-  if (array.dtype() != expected.dtype || array.shape() != expected.shape)
+  if (array.dtype() != expected.dtype || !shape_fits(expected.shape, array.shape()))
     throw Error(ErrorKind::kUsage, "input '" + name + "': expected " + describe(expected.dtype, expected.shape) +
                                        ", got " + describe(array.dtype(), array.shape()));
 }
 
 void check_view(const ManifestTensor& expected, DType dtype, const std::vector<int64_t>& shape, const char* role) {
-  if (dtype != expected.dtype || shape != expected.shape)
+  if (dtype != expected.dtype || !shape_fits(expected.shape, shape))
     throw Error(ErrorKind::kUsage, std::string(role) + " '" + expected.name + "': expected " +
                                        describe(expected.dtype, expected.shape) + ", got " + describe(dtype, shape));
 }
@@ -194,7 +216,30 @@ void bind_artifact(py::module_& rt) {
           py::arg("cores") = std::map<std::string, std::string>(), py::arg("max_in_flight") = 0)
       .def_property_readonly("max_in_flight", &Artifact::max_in_flight)
       .def_property_readonly("directory", &Artifact::directory)
-      .def_property_readonly("manifest_json", [](const Artifact& a) { return format_manifest(a.manifest()); })
+      .def_property_readonly("manifest_json",
+                             [](const Artifact& a) {
+                               if (const SpecializedManifest* m = a.specialized_manifest())
+                                 return format_specialized_manifest(*m);
+                               return format_manifest(a.manifest());
+                             })
+      .def_property_readonly("specializations",
+                             [](const Artifact& a) {
+                               std::vector<std::string> out;
+                               if (const SpecializedManifest* m = a.specialized_manifest())
+                                 for (size_t s = 0; s < m->specializations.size(); ++s)
+                                   out.push_back(specialization_name(*m, s));
+                               return out;
+                             })
+      .def(
+          "output_shapes_for",
+          [](const Artifact& a, const std::vector<std::vector<int64_t>>& input_shapes) {
+            std::vector<std::vector<int64_t>> out;
+            for (const ManifestTensor& t : a.program_for(input_shapes).manifest().outputs) out.push_back(t.shape);
+            return out;
+          },
+          py::arg("input_shapes"),
+          "The outputs' shapes for inputs of these shapes (manifest order): a specialised artifact's program for "
+          "them; raises RuntimeError naming the dimension no specialisation takes.")
       .def_property_readonly("input_names",
                              [](const Artifact& a) {
                                std::vector<std::string> out;
@@ -260,8 +305,11 @@ void bind_artifact(py::module_& rt) {
               throw py::type_error("outputs must be a list of " + std::to_string(a.manifest().outputs.size()) +
                                    " arrays");
             std::vector<MutableTensorView> out;
-            for (size_t i = 0; i < a.manifest().outputs.size(); ++i) {
-              const ManifestTensor& t = a.manifest().outputs[i];
+            std::vector<std::vector<int64_t>> input_shapes;
+            for (const TensorView& view : in) input_shapes.push_back(view.shape);
+            const Manifest& program = a.program_for(input_shapes).manifest();
+            for (size_t i = 0; i < program.outputs.size(); ++i) {
+              const ManifestTensor& t = program.outputs[i];
               out.push_back(view_of<MutableTensorView>(outputs[py::int_(i)], "output '" + t.name + "'", true));
               check_view(t, out.back().dtype, out.back().shape, "output");
             }
@@ -279,7 +327,13 @@ void bind_artifact(py::module_& rt) {
       .def(
           "check_input",
           [](const Artifact& a, const std::string& name, py::handle value) {
-            check_input(a.manifest(), name, ndarray_from_python(value, "input '" + name + "'"));
+            NDArray array = ndarray_from_python(value, "input '" + name + "'");
+            const ManifestTensor& expected = manifest_input(a.manifest(), name);
+            if (a.specialized_manifest() && array.defined() &&
+                (array.dtype() != expected.dtype || !shape_fits(expected.shape, array.shape())))
+              throw Error(ErrorKind::kUsage, "input '" + name + "': expected " + describe_input(a, expected) +
+                                                 ", got " + describe(array.dtype(), array.shape()));
+            check_input(a.manifest(), name, array);
           },
           py::arg("name"), py::arg("value"), "Raises UsageError unless value fits the model's input `name`.");
 }

@@ -135,6 +135,12 @@ class Module:
         return self._manifest
 
     @property
+    def specializations(self):
+        """The programs of a specialised artifact by their dimensions' values
+        (``["n=1", "n=8"]``); empty for any other artifact."""
+        return list(self._artifact.specializations)
+
+    @property
     def input_names(self):
         return list(self._artifact.input_names)
 
@@ -249,7 +255,13 @@ class Module:
         if any(t["dtype"] == "bfloat16" for t in specs) or not all(
                 isinstance(a, (_np.ndarray, _np.generic)) for a in arrays.values()):
             return self._artifact.run(arrays, record_stats)
-        outputs = [_np.empty(t["shape"], dtype=t["dtype"]) for t in specs]
+        shapes = [t["shape"] for t in specs]
+        if self._artifact.specializations:
+            # A specialised artifact: the shapes of the program the inputs' shapes pick.
+            if any(n not in arrays for n in self.input_names):
+                return self._artifact.run(arrays, record_stats)  # names the missing input
+            shapes = self._artifact.output_shapes_for([_np.shape(arrays[n]) for n in self.input_names])
+        outputs = [_np.empty(shape, dtype=t["dtype"]) for shape, t in zip(shapes, specs)]
         raw = self._artifact.run_into({n: _in_place(a) for n, a in arrays.items()}, outputs, record_stats)
         return outputs, raw
 

@@ -11,7 +11,7 @@
 namespace switchyard {
 
 const char* const kStaticShapeRemedy =
-    ": compile needs a static shape (--input-shape) or a specialisation of the symbolic dimension";
+    ": compile needs a static shape (--input-shape) or a specialisation of the symbolic dimension (--specialize)";
 
 namespace {
 

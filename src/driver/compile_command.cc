@@ -13,6 +13,7 @@
 #include "driver/driver_util.h"
 #include "lower/costly_loops.h"
 #include "pipeline/build.h"
+#include "pipeline/build_specialized.h"
 #include "support/error.h"
 #include "targets/code_generators.h"
 #include "toolchain/interrupt.h"
@@ -37,6 +38,7 @@ struct CompileFlags {
   bool time = false;
   bool rebuild = false;
   ObjectiveFlags objective;
+  std::vector<std::string> specialize;  // NAME=V1,V2,... (repeatable: the cross product)
 };
 
 // Every flag that changes the artifact, as the artifact cache's key holds them.
@@ -74,7 +76,8 @@ void run_compile(const CompileFlags& f) {
   std::optional<LatencyObjective> latency = objective_from_flags(f.objective);
   // --emit-source and --print-after ask for what only a compile makes.
   std::optional<ArtifactCache> cache;
-  if (!f.emit_source && f.print_after.empty()) cache = ArtifactCache::open("", f.model.file, cache_key_flags(f));
+  // A specialised build is kept in no artifact cache (its programs' kernels are in the object cache).
+  if (!f.emit_source && f.print_after.empty() && f.specialize.empty()) cache = ArtifactCache::open("", f.model.file, cache_key_flags(f));
   if (cache && !f.rebuild) {
     std::string problem;
     if (std::optional<std::string> kept = cache->take(f.output_dir, &problem)) {
@@ -124,6 +127,21 @@ void run_compile(const CompileFlags& f) {
     const CodeGenerator* generator = code_generator_for(device->kind());
     device_images |= generator && generator->compile_image;
   }
+  if (!f.specialize.empty()) {
+    std::vector<DimValues> dims;
+    for (const std::string& text : f.specialize) dims.push_back(parse_dim_values(text));
+    SpecializedBuildReport report = build_specialized_artifact(mod, dims, options, f.output_dir);
+    for (size_t i = 0; i < report.programs.size(); ++i) {
+      for (const std::string& note : report.programs[i].notes) std::cerr << "note: " << note << "\n";
+      std::cout << "  " << report.names[i] << ": " << report.programs[i].summary() << "\n";
+      if (f.time) std::cout << report.programs[i].timing_table();
+    }
+    char line[160];
+    std::snprintf(line, sizeof line, "%zu programs, %d sharing one weights.bin, in %.0f ms (reading the model %.0f ms)",
+                  report.programs.size(), report.shared_weights, report.total_milliseconds, load_milliseconds);
+    std::cout << "wrote " << f.output_dir << ": " << line << "\n";
+    return;
+  }
   if (cache && !device_images)
     options.before_commit = [&](const std::string& staging_dir, const BuildReport& report) {
       std::string kept = report.model_summary();
@@ -153,7 +171,8 @@ void add_compile_command(CLI::App& app) {
       "content and the flags, are cached in $XDG_CACHE_HOME/switchyard (or ~/.cache/switchyard);\n"
       "the artifacts kept there take at most SY_ARTIFACT_CACHE_MAX (default 8G; least recently\n"
       "used go first; 0 keeps none). SY_CXX names the C++ compiler.\n"
-      "Example: switchyard compile examples/mlp_two_devices.sy -o mlp.art --devices cpu:0,cpu:1");
+      "Example: switchyard compile examples/mlp_two_devices.sy -o mlp.art --devices cpu:0,cpu:1\n"
+      "         switchyard compile resnet18_dynamic.onnx --input-shape input=n<=8x3x224x224 --specialize n=1,8 -o r18.art");
   add_model_flags(cmd, &flags->model);
   cmd->add_option("-o,--output", flags->output_dir, "the artifact directory to write (replaced when it exists)")
       ->required();
@@ -179,6 +198,10 @@ void add_compile_command(CLI::App& app) {
                   "print the IR after this pass (InferType ... FuseOps, PlanLayouts), or the lowered program after "
                   "this lowering stage (lower, generate-kernels, layouts, pinned-buffers, memory-plan), or 'all', "
                   "on stderr (repeatable; the artifact cache is not used)");
+  cmd->add_option("--specialize", flags->specialize,
+                  "NAME=V1,V2,...: compile one program per value of the symbolic input dimension NAME into one "
+                  "artifact, which runs the program the inputs' shapes pick; repeated, one per combination "
+                  "(--specialize n=1,4 --specialize s=16,128: four programs)");
   cmd->add_flag("--time", flags->time, "print the time of each stage and pass");
   cmd->add_flag("--rebuild", flags->rebuild,
                 "compile even when the artifact cache holds this compile's artifact (kernels stay cached)");

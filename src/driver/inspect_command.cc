@@ -16,6 +16,7 @@
 #include "op/placement_ops.h"
 #include "op/registry.h"
 #include "runtime/manifest.h"
+#include "runtime/specialized_manifest.h"
 #include "transform/infer_type.h"
 
 namespace switchyard {
@@ -64,8 +65,32 @@ void print_kernels(const Manifest& m, bool implementations) {
   }
 }
 
+// A specialised artifact: its symbolic signature and each program's size in a line.
+void inspect_specialized(const std::string& dir, const SpecializedManifest& s) {
+  std::cout << "artifact " << dir << " (format " << s.format_version << ", specialised: " << s.specializations.size()
+            << " programs)\n";
+  for (const SymbolicTensor& t : s.inputs)
+    std::cout << "  input  " << t.name << ": Tensor[" << symbolic_shape_text(t.shape) << ", " << dtype_name(t.dtype) << "]\n";
+  for (const SymbolicTensor& t : s.outputs)
+    std::cout << "  output " << t.name << ": Tensor[" << symbolic_shape_text(t.shape) << ", " << dtype_name(t.dtype) << "]\n";
+  for (size_t i = 0; i < s.specializations.size(); ++i) {
+    const std::string name = specialization_name(s, i);
+    Manifest m = read_manifest_file((std::filesystem::path(dir) / name / "manifest.json").string());
+    uint64_t weights = 0, arenas = 0;
+    for (const ManifestWeight& w : m.weights) weights += w.nbytes;
+    for (const ManifestArena& a : m.arenas) arenas += a.bytes;
+    std::cout << "  specialisation " << name << ": " << m.kernels.size() << " kernels, weights " << mib(weights)
+              << (s.specializations[i].shared_weights ? " (the shared weights.bin)" : " (its own weights.bin)")
+              << ", arenas " << mib(arenas) << "\n";
+  }
+  std::cout << "  (switchyard inspect " << dir << "/" << specialization_name(s, 0) << " lists a program's kernels)\n";
+}
+
 void inspect_artifact(const std::string& dir, bool implementations) {
-  Manifest m = read_manifest_file((std::filesystem::path(dir) / "manifest.json").string());
+  const std::string manifest_path = (std::filesystem::path(dir) / "manifest.json").string();
+  if (std::optional<SpecializedManifest> s = read_specialized_manifest_file(manifest_path))
+    return inspect_specialized(dir, *s);
+  Manifest m = read_manifest_file(manifest_path);
   std::cout << "artifact " << dir << " (format " << m.format_version << ", entry @" << m.entry << ")\n";
   auto device = [&](int i) { return m.devices.at(size_t(i)).name; };
   auto type = [](const ManifestTensor& t) { return type_to_string(tensor_type(t.shape, t.dtype)); };
@@ -162,7 +187,8 @@ void add_inspect_command(CLI::App& app) {
       "Summarise a model (.sy or .onnx: inputs, outputs, operators, weights; with --devices, the\n"
       "operators per device and the copies planning inserts) or an artifact directory (devices,\n"
       "copies, arena sizes, and each kernel: whether a library primitive runs it, and which, or\n"
-      "generated loops, with its operators and span).\n"
+      "generated loops, with its operators and span; a specialised one's symbolic inputs and outputs\n"
+      "and its programs).\n"
       "Example: switchyard inspect resnet18.onnx --devices cpu:0,cpu:1 --place 'node:/layer4/*=cpu:1'");
   add_model_flags(cmd, &flags->model);
   add_device_flags(cmd, &flags->devices);

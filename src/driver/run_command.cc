@@ -110,6 +110,7 @@ void run_artifact(const RunFlags& f) {
   install_interrupt_handlers();
   std::map<std::string, NDArray> inputs = read_npy_inputs(f.inputs);
   std::shared_ptr<Artifact> artifact;
+  const Artifact* program = nullptr;  // the artifact, or its specialisation that runs the inputs
   std::vector<RunStats> runs;      // counted runs only
   std::vector<double> latency_ms;  // wall time of each counted Artifact::run call
   RunResult result;
@@ -121,10 +122,21 @@ void run_artifact(const RunFlags& f) {
     load.max_model_bytes = f.max_model_bytes;
     auto load_start = std::chrono::steady_clock::now();
     artifact = Artifact::load(f.artifact_dir, load);
+    program = artifact.get();
     std::map<std::string, DType> expected;
     for (const ManifestTensor& input : artifact->manifest().inputs) expected[input.name] = input.dtype;
     adopt_bfloat16_bits(inputs, expected);
     load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+    // A specialised artifact runs the program the inputs' shapes pick (a
+    // missing input is left to run() to name).
+    bool all_given = true;
+    std::vector<std::vector<int64_t>> shapes;
+    for (const ManifestTensor& input : artifact->manifest().inputs) {
+      auto it = inputs.find(input.name);
+      all_given = all_given && it != inputs.end();
+      if (it != inputs.end()) shapes.push_back(it->second.shape());
+    }
+    if (all_given) program = &artifact->program_for(shapes);
     RunOptions options;  // stats on: they carry each run's time
     options.in_order = f.in_order;
     // With several runs the first one is a warm-up (first touch of the arenas
@@ -133,7 +145,7 @@ void run_artifact(const RunFlags& f) {
     for (int i = 0; i < f.repeat; ++i) {
       auto start = std::chrono::steady_clock::now();
       stop_if_interrupted();
-      result = artifact->run(inputs, options);
+      result = program->run(inputs, options);
       auto elapsed = std::chrono::steady_clock::now() - start;
       if (i == 0) first_run_ms = std::chrono::duration<double, std::milli>(elapsed).count();
       if (i < warm_up) continue;
@@ -145,7 +157,7 @@ void run_artifact(const RunFlags& f) {
   }
 
   stop_if_interrupted();
-  const Manifest& manifest = artifact->manifest();
+  const Manifest& manifest = program->manifest();
   std::filesystem::path dir(f.output_dir);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -188,7 +200,8 @@ void add_run_command(CLI::App& app) {
       "Run a compiled artifact on .npy inputs given by name; each output (a tuple result flattened in\n"
       "order) is written to DIR/output_<i>.npy and summarised, then the time per run is printed; an output with a\n"
       "name of its own in the manifest (an ONNX graph's) is also DIR/NAME.npy, characters other than letters,\n"
-      "digits and _ as _.\n"
+      "digits and _ as _. A specialised artifact (compile --specialize) runs the program the inputs'\n"
+      "shapes pick, and refuses shapes none takes, naming the input dimension.\n"
       "With --repeat N > 1 the first run is a warm-up left out of every figure, so N-1 runs are counted.\n"
       "Before it, `startup_ms load=<ms> first_run=<ms>` times loading the artifact and the first run.\n"
       "The last line is always `latency_ms median=<ms> min=<ms> p90=<ms> runs=<counted>`: the wall time of\n"

@@ -148,7 +148,9 @@ class Artifact::Impl {
   void* library = nullptr;
   SyModelRunFn run_function = nullptr;
   std::unique_ptr<ModelQueues> queues;  // null: the steps run in order on the caller's thread
-  std::unique_ptr<MappedFile> weights_file;  // weights.bin, where host devices read their weights
+  // weights.bin, where host devices read their weights; one mapping for
+  // the programs of a specialised artifact that share it.
+  std::shared_ptr<const MappedFile> weights_file;
   // oneDNN's GEMM kernels (14-25 ms), made beside the rest of the load when
   // a primitive multiplies with them, joined before the load returns so the
   // first run has the cores to itself.
@@ -409,15 +411,78 @@ void Artifact::place_weight_blocks(Artifact& artifact) {
 }
 
 std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptions& options) {
+  // The error_code overloads: a permission problem reads as "not found" rather than escaping as another type.
+  std::error_code ignored;
+  if (!std::filesystem::is_directory(dir, ignored)) throw RuntimeError("artifact directory " + dir + " not found");
+  if (std::optional<SpecializedManifest> specialized = read_specialized_manifest_file(dir + "/manifest.json"))
+    return load_specialized(dir, std::move(*specialized), options);
+  return load_program(dir, dir + "/weights.bin", options);
+}
+
+std::shared_ptr<Artifact> Artifact::load_specialized(const std::string& dir, SpecializedManifest specialized,
+                                                     const LoadOptions& options) {
+  std::shared_ptr<Artifact> artifact(new Artifact());
+  artifact->directory_ = dir;
+  const std::string manifest_path = dir + "/manifest.json";
+  std::shared_ptr<const MappedFile> shared_weights;  // the top-level weights.bin, mapped once
+  for (size_t s = 0; s < specialized.specializations.size(); ++s) {
+    // The directory is named after the values, never read from the file.
+    const std::string program_dir = dir + "/" + specialization_name(specialized, s);
+    const std::string weights_path =
+        (specialized.specializations[s].shared_weights ? dir : program_dir) + "/weights.bin";
+    std::shared_ptr<Artifact> program = load_program(
+        program_dir, weights_path, options, specialized.specializations[s].shared_weights ? &shared_weights : nullptr);
+    // Each program must take and give what the top-level manifest says, at its values.
+    auto check = [&](const char* role, const std::vector<SymbolicTensor>& expected,
+                     const std::vector<ManifestTensor>& actual) {
+      bool same = expected.size() == actual.size();
+      for (size_t i = 0; same && i < actual.size(); ++i) {
+        same = expected[i].name == actual[i].name && expected[i].dtype == actual[i].dtype &&
+               expected[i].shape.size() == actual[i].shape.size();
+        for (size_t d = 0; same && d < actual[i].shape.size(); ++d)
+          same = expected[i].shape[d].is_symbolic() || expected[i].shape[d].value == actual[i].shape[d];
+      }
+      if (!same)
+        throw RuntimeError(program_dir + "/manifest.json: its " + role + " are not the " + role + " " + manifest_path +
+                           " lists");
+    };
+    check("inputs", specialized.inputs, program->manifest().inputs);
+    check("outputs", specialized.outputs, program->manifest().outputs);
+    artifact->specializations_.push_back(std::move(program));
+  }
+  // What callers asking for the model's signature see: the first program's, symbolic dimensions -1.
+  artifact->manifest_ = artifact->specializations_[0]->manifest();
+  auto mark_symbolic = [](std::vector<ManifestTensor>& tensors, const std::vector<SymbolicTensor>& symbolic) {
+    for (size_t i = 0; i < tensors.size(); ++i)
+      for (size_t d = 0; d < tensors[i].shape.size(); ++d)
+        if (symbolic[i].shape[d].is_symbolic()) tensors[i].shape[d] = -1;
+  };
+  mark_symbolic(artifact->manifest_.inputs, specialized.inputs);
+  mark_symbolic(artifact->manifest_.outputs, specialized.outputs);
+  artifact->specialized_ = std::make_unique<SpecializedManifest>(std::move(specialized));
+  return artifact;
+}
+
+const Artifact& Artifact::program_for(const std::vector<std::vector<int64_t>>& input_shapes) const {
+  if (!specialized_) return *this;
+  std::vector<std::vector<std::vector<int64_t>>> program_inputs;
+  for (const std::shared_ptr<Artifact>& program : specializations_) {
+    program_inputs.emplace_back();
+    for (const ManifestTensor& input : program->manifest().inputs) program_inputs.back().push_back(input.shape);
+  }
+  return *specializations_[choose_specialization(*specialized_, program_inputs, input_shapes)];
+}
+
+std::shared_ptr<Artifact> Artifact::load_program(const std::string& dir, const std::string& weights_path,
+                                                 const LoadOptions& options,
+                                                 std::shared_ptr<const MappedFile>* shared_mapping) {
   std::shared_ptr<Artifact> artifact(new Artifact());
   artifact->directory_ = dir;
   artifact->impl_ = std::make_unique<Impl>();
   Impl& impl = *artifact->impl_;
   const std::string manifest_path = dir + "/manifest.json";
   const std::string model_path = dir + "/model.so";
-  const std::string weights_path = dir + "/weights.bin";
   namespace fs = std::filesystem;
-  // The error_code overloads: a permission problem reads as "not found" rather than escaping as another type.
   std::error_code ignored;
   if (!fs::is_directory(dir, ignored)) throw RuntimeError("artifact directory " + dir + " not found");
   if (options.max_in_flight < 0)
@@ -466,7 +531,12 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
   // Summed where it is mapped, on a thread of its own while the primitives
   // are made from it; a mismatch discards them.
   // CPU devices read their blocks there.
-  impl.weights_file = std::make_unique<MappedFile>(weights_bin);
+  if (shared_mapping && *shared_mapping) {
+    impl.weights_file = *shared_mapping;
+  } else {
+    impl.weights_file = std::make_shared<const MappedFile>(weights_bin);
+    if (shared_mapping) *shared_mapping = impl.weights_file;
+  }
   const MappedFile& weights_file = *impl.weights_file;
   const int format_version = manifest.format_version;
   std::future<std::string> weights_hash = std::async(std::launch::async, [&weights_file, format_version] {
@@ -484,7 +554,10 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
   return artifact;
 }
 
-int Artifact::num_queues() const { return impl_->queues ? int(impl_->queues->queue_devices.size()) : 0; }
+int Artifact::num_queues() const {
+  if (specialized_) return specializations_[0]->num_queues();
+  return impl_->queues ? int(impl_->queues->queue_devices.size()) : 0;
+}
 
 std::unique_ptr<Artifact::PendingRun> Artifact::start_run(const std::vector<const void*>& host_inputs,
                                                           const std::vector<void*>& host_outputs,
@@ -619,7 +692,9 @@ void Artifact::complete_async(PendingRun& run) const {
   }
 }
 
-int Artifact::max_in_flight() const { return impl_->max_in_flight; }
+int Artifact::max_in_flight() const {
+  return specialized_ ? specializations_[0]->max_in_flight() : impl_->max_in_flight;
+}
 
 namespace {
 
@@ -665,9 +740,22 @@ std::vector<NDArray> ordered_inputs(const Manifest& manifest, const std::map<std
   return ordered;
 }
 
+std::vector<std::vector<int64_t>> shapes_of(const std::vector<NDArray>& inputs) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const NDArray& input : inputs) shapes.push_back(input.defined() ? input.shape() : std::vector<int64_t>{});
+  return shapes;
+}
+
+std::vector<std::vector<int64_t>> shapes_of(const std::vector<TensorView>& inputs) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const TensorView& input : inputs) shapes.push_back(input.shape);
+  return shapes;
+}
+
 }  // namespace
 
 RunResult Artifact::run(const std::vector<NDArray>& inputs, const RunOptions& options) const {
+  if (specialized_ && inputs.size() == manifest_.inputs.size()) return program_for(shapes_of(inputs)).run(inputs, options);
   std::vector<TensorView> views = input_views(manifest_, inputs);
   RunResult result;
   std::vector<MutableTensorView> outputs = output_views(manifest_, result.outputs);
@@ -709,11 +797,15 @@ std::pair<std::vector<const void*>, std::vector<void*>> Artifact::checked_buffer
 
 RunStats Artifact::run_buffers(const std::vector<TensorView>& inputs, const std::vector<MutableTensorView>& outputs,
                                const RunOptions& options) const {
+  if (specialized_ && inputs.size() == manifest_.inputs.size())
+    return program_for(shapes_of(inputs)).run_buffers(inputs, outputs, options);
   auto [input_pointers, output_pointers] = checked_buffers(inputs, outputs);
   return execute(input_pointers, output_pointers, options);
 }
 
 std::future<RunResult> Artifact::run_async(std::vector<NDArray> inputs, const RunOptions& options) const {
+  if (specialized_ && inputs.size() == manifest_.inputs.size())
+    return program_for(shapes_of(inputs)).run_async(std::move(inputs), options);
   // The request owns its inputs and outputs until it ends.
   struct Request {
     std::vector<NDArray> inputs;
@@ -743,6 +835,8 @@ std::future<RunResult> Artifact::run_async(const std::map<std::string, NDArray>&
 std::future<RunStats> Artifact::run_buffers_async(const std::vector<TensorView>& inputs,
                                                   const std::vector<MutableTensorView>& outputs,
                                                   const RunOptions& options) const {
+  if (specialized_ && inputs.size() == manifest_.inputs.size())
+    return program_for(shapes_of(inputs)).run_buffers_async(inputs, outputs, options);
   auto [input_pointers, output_pointers] = checked_buffers(inputs, outputs);
   auto promise = std::make_shared<std::promise<RunStats>>();
   std::future<RunStats> future = promise->get_future();

@@ -21,8 +21,11 @@
 #include "runtime/device.h"
 #include "runtime/manifest.h"
 #include "runtime/ndarray.h"
+#include "runtime/specialized_manifest.h"
 
 namespace switchyard {
+
+class MappedFile;
 
 // The largest model.so (and device image) loaded unless LoadOptions says
 // otherwise: far beyond any generated one, so a corrupt or sparse file is
@@ -99,13 +102,24 @@ struct MutableTensorView {
 class Artifact {
  public:
   // Loads the artifact directory `dir`. Throws RuntimeError naming the file
-  // (or field) at fault.
+  // (or field) at fault. A specialised artifact (runtime/specialized_manifest.h)
+  // loads every program it holds; each run picks the one its inputs' shapes fit.
   static std::shared_ptr<Artifact> load(const std::string& dir, const LoadOptions& options = {});
   ~Artifact();
   Artifact(const Artifact&) = delete;
   Artifact& operator=(const Artifact&) = delete;
 
+  // A specialised artifact's is its first program's with each symbolic
+  // dimension of an input or output -1.
   const Manifest& manifest() const { return manifest_; }
+  // Null unless the artifact is specialised.
+  const SpecializedManifest* specialized_manifest() const { return specialized_.get(); }
+  // The program that runs inputs of these shapes (manifest order): this
+  // artifact itself unless it is specialised. Throws RuntimeError naming the
+  // input, dimension and value no specialisation takes.
+  const Artifact& program_for(const std::vector<std::vector<int64_t>>& input_shapes) const;
+  int num_specializations() const { return int(specializations_.size()); }
+  const Artifact& specialization(int index) const { return *specializations_.at(size_t(index)); }
   const std::string& directory() const { return directory_; }
   int num_devices() const { return int(devices_.size()); }
   Device& device(int index) const { return *devices_.at(size_t(index)); }
@@ -148,6 +162,13 @@ class Artifact {
   struct PendingRun;  // one run from its start to its end
   using RunEnd = std::function<void(RunStats stats, std::exception_ptr error)>;
   Artifact() = default;
+  // `shared_mapping`, when given, holds weights_path mapped by an earlier
+  // program (else it is mapped and put there).
+  static std::shared_ptr<Artifact> load_program(const std::string& dir, const std::string& weights_path,
+                                                const LoadOptions& options,
+                                                std::shared_ptr<const MappedFile>* shared_mapping = nullptr);
+  static std::shared_ptr<Artifact> load_specialized(const std::string& dir, SpecializedManifest specialized,
+                                                    const LoadOptions& options);
   static void make_devices(Artifact& artifact, const std::vector<ManifestDevice>& devices,
                            const std::string& manifest_path, int threads);
   static void open_model_library(Impl& impl, const Manifest& manifest, const std::string& manifest_path,
@@ -173,6 +194,9 @@ class Artifact {
   Manifest manifest_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::unique_ptr<Impl> impl_;
+  // A specialised artifact's manifest and programs (impl_ is then null).
+  std::unique_ptr<SpecializedManifest> specialized_;
+  std::vector<std::shared_ptr<Artifact>> specializations_;
 };
 
 }  // namespace switchyard

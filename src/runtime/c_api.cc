@@ -181,6 +181,23 @@ int sy_artifact_output_shape(const SyArtifact* artifact, int index, int* ndim, c
   });
 }
 
+int sy_artifact_output_shape_for(const SyArtifact* artifact, const SyTensor* inputs, int num_inputs, int index,
+                                 int* ndim, const int64_t** shape) {
+  return guarded([&] {
+    const Artifact& model = require_artifact(artifact);
+    if (num_inputs < 0) throw InvalidArgument("negative tensor count");
+    if (num_inputs > 0) require(inputs, "inputs");
+    std::vector<std::vector<int64_t>> shapes;
+    for (int i = 0; i < num_inputs; ++i) shapes.push_back(shape_of(inputs[i], "input", i));
+    if (shapes.size() != model.manifest().inputs.size())
+      throw InvalidArgument("expected " + std::to_string(model.manifest().inputs.size()) + " inputs, got " +
+                            std::to_string(shapes.size()));
+    const ManifestTensor& t = tensor_at(model.program_for(shapes).manifest().outputs, index, "output");
+    *require(ndim, "ndim") = int(t.shape.size());
+    *require(shape, "shape") = t.shape.data();
+  });
+}
+
 int sy_artifact_run(const SyArtifact* artifact, const SyTensor* inputs, int num_inputs, const SyTensor* outputs,
                     int num_outputs) {
   return guarded([&] {

@@ -20,7 +20,9 @@ namespace switchyard {
 // 4: a primitive's activations may be channels last (PrimitiveTensor::format "nhwc").
 // 5: a convolution may fuse a depthwise one (post-op "depthwise", ManifestKernel::depthwise_weights).
 // 6: a kernel may name the operators it computes (ManifestKernel::operators), for `switchyard inspect`.
-constexpr int kArtifactFormatVersion = 6;
+// 7: an artifact may be specialised: its manifest.json lists the programs compiled for values of
+//    its symbolic dimensions, each an artifact in its own directory (runtime/specialized_manifest.h).
+constexpr int kArtifactFormatVersion = 7;
 // Every weight's offset in weights.bin is a multiple of this.
 constexpr uint64_t kWeightAlignment = 64;
 // Bounds no real build comes near (ResNet-50's manifest is 70 KB with 57

@@ -37,7 +37,7 @@ TEST(SymbolicCompile, BuildArtifactRefusesBeforeAnyWork) {
   BuildOptions options{.config = CompilationConfig::parse("cpu:0")};
   EXPECT_EQ(error_of([&] { build_artifact(mod, options, dir); }, ErrorKind::kBackend),
             "model.sy:1:11: cannot compile: dimension n<=64 of %x is symbolic (Tensor[(n<=64, 8), float32]): compile "
-            "needs a static shape (--input-shape) or a specialisation of the symbolic dimension; for example "
+            "needs a static shape (--input-shape) or a specialisation of the symbolic dimension (--specialize); for example "
             "--input-shape x=1x8");
   EXPECT_FALSE(std::filesystem::exists(dir));
 }
@@ -54,7 +54,7 @@ TEST(SymbolicCompile, LoweringRefusesToo) {
   IRModule typed = infer_type(parse_module(kModel, "model.sy"));
   EXPECT_EQ(error_of([&] { check_lowerable(typed, "main", nullptr); }, ErrorKind::kBackend),
             "model.sy:1:11: cannot lower: dimension n<=64 of %x is symbolic (Tensor[(n<=64, 8), float32]): compile "
-            "needs a static shape (--input-shape) or a specialisation of the symbolic dimension");
+            "needs a static shape (--input-shape) or a specialisation of the symbolic dimension (--specialize)");
 }
 
 }  // namespace

@@ -1,0 +1,65 @@
+// The manifest of a specialised artifact (`switchyard compile --specialize
+// n=1,8`): the model's symbolic inputs and outputs and the values of its
+// dimension variables each compiled program was made for. Each program is a
+// whole artifact of its own in a subdirectory named after its values
+// ("n=8", "n=4,s=16"); the one weights.bin at the top serves every program
+// whose weights came out byte for byte the same. The runtime reads it to pick
+// the program that fits the inputs of a run, and to refuse inputs none fits.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/dtype.h"
+
+namespace switchyard {
+
+// A dimension: a constant, or the text of a symbolic one ("n", "196*n").
+struct ManifestDim {
+  int64_t value = -1;  // the constant; -1 when symbolic
+  std::string symbol;  // empty when constant
+  bool is_symbolic() const { return !symbol.empty(); }
+};
+
+struct SymbolicTensor {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<ManifestDim> shape;
+};
+
+struct Specialization {
+  std::vector<int64_t> values;  // one per SpecializedManifest::dims
+  // Reads the top-level weights.bin (else its own directory's).
+  bool shared_weights = false;
+};
+
+struct SpecializedManifest {
+  int format_version = 0;
+  std::string switchyard_version;
+  std::vector<std::string> dims;  // the dimension variables given values
+  std::vector<SymbolicTensor> inputs, outputs;
+  std::vector<Specialization> specializations;
+};
+
+// "n=8", "n=4,s=16": the specialisation's subdirectory and its name in messages.
+std::string specialization_name(const SpecializedManifest& manifest, size_t index);
+// "(n, 3, 224, 224)".
+std::string symbolic_shape_text(const std::vector<ManifestDim>& shape);
+
+// The manifest at `path` when it describes a specialised artifact (it has
+// `specializations`); nullopt for any other file, left to read_manifest_file.
+// Throws RuntimeError naming the file and JSON path of a malformed one.
+std::optional<SpecializedManifest> read_specialized_manifest_file(const std::string& path);
+std::string format_specialized_manifest(const SpecializedManifest& manifest);
+
+// The specialisation whose programs' input shapes (`program_inputs[s][i]`)
+// equal `input_shapes` (in manifest order). Throws RuntimeError naming the
+// input, the dimension, its value and the specialisations there are when
+// none does.
+size_t choose_specialization(const SpecializedManifest& manifest,
+                             const std::vector<std::vector<std::vector<int64_t>>>& program_inputs,
+                             const std::vector<std::vector<int64_t>>& input_shapes);
+
+}  // namespace switchyard
