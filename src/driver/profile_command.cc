@@ -6,7 +6,7 @@
 // its fused span names), and each call's share is recorded under its
 // operator key (placement/cost_model.h) for the device the kernel ran on.
 // The first device's artifact runs again with every core's threads (the
-// one-device candidate), and two threads on the devices' cores hand
+// one-device candidate), the artifacts taking turns run by run; two threads on the devices' cores hand
 // buffers over as the queues do (the hand-off and the copies).
 #include <algorithm>
 #include <chrono>
@@ -110,36 +110,63 @@ struct Measured {
   double overhead_ms = 0;         // the run less its kernels' medians (never below 0)
 };
 
-// Median time of each kernel and of the whole run over `repeat` runs after a warm-up.
-Measured measure_runs(const std::string& dir, int threads, int repeat, Manifest* manifest) {
-  try {
-    LoadOptions load;
-    load.threads = threads;
-    std::shared_ptr<Artifact> artifact = Artifact::load(dir, load);
-    *manifest = artifact->manifest();
-    std::map<std::string, NDArray> inputs = made_up_inputs(*manifest);
-    std::vector<std::vector<double>> times(manifest->kernels.size());
+// Each artifact (a directory and its thread count) run `repeat` times, the
+// artifacts taking turns of a few runs, so a shared machine's
+// changing load touches every candidate alike: per artifact the median time
+// of each kernel and of the whole run.
+std::vector<Measured> measure_in_turns(const std::vector<std::pair<std::string, int>>& artifacts, int repeat,
+                                       std::vector<Manifest>* manifests) {
+  struct Loaded {
+    std::shared_ptr<Artifact> artifact;
+    std::map<std::string, NDArray> inputs;
+    std::vector<std::vector<double>> times;  // per kernel
     std::vector<double> runs;
-    for (int i = 0; i <= repeat; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      RunResult result = artifact->run(inputs, RunOptions{});
-      double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      if (i == 0) continue;
-      runs.push_back(took);
-      std::vector<double> run(manifest->kernels.size(), 0);
-      for (const KernelRecord& k : result.stats.kernels) run[size_t(k.index)] += double(k.elapsed_ns) / 1e6;
-      for (size_t k = 0; k < run.size(); ++k) times[k].push_back(run[k]);
+  };
+  std::vector<Loaded> loaded;
+  size_t current = 0;
+  try {
+    for (const auto& [dir, threads] : artifacts) {
+      LoadOptions load;
+      load.threads = threads;
+      Loaded l;
+      l.artifact = Artifact::load(dir, load);
+      manifests->push_back(l.artifact->manifest());
+      l.inputs = made_up_inputs(manifests->back());
+      l.times.resize(manifests->back().kernels.size());
+      loaded.push_back(std::move(l));
     }
-    Measured out;
-    for (const auto& t : times) out.kernel_ms.push_back(median(t));
-    out.run_ms = median(runs);
-    double kernels = 0;
-    for (double ms : out.kernel_ms) kernels += ms;
-    out.overhead_ms = std::max(0.0, out.run_ms - kernels);
-    return out;
+    // Turns of a few runs, the first untimed: a team of threads another
+    // thread count left asleep is woken before the timing starts.
+    constexpr int kRunsPerTurn = 5;
+    for (int done = 0; done < repeat; done += kRunsPerTurn)
+      for (current = 0; current < loaded.size(); ++current) {
+        Loaded& l = loaded[current];
+        for (int i = 0; i <= std::min(kRunsPerTurn, repeat - done); ++i) {
+          auto start = std::chrono::steady_clock::now();
+          RunResult result = l.artifact->run(l.inputs, RunOptions{});
+          double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+          if (i == 0) continue;
+          l.runs.push_back(took);
+          std::vector<double> run(l.times.size(), 0);
+          for (const KernelRecord& k : result.stats.kernels) run[size_t(k.index)] += double(k.elapsed_ns) / 1e6;
+          for (size_t k = 0; k < run.size(); ++k) l.times[k].push_back(run[k]);
+        }
+      }
   } catch (const RuntimeError& e) {
+    const std::string& dir = artifacts[std::min(current, artifacts.size() - 1)].first;
     throw Error(ErrorKind::kRuntime, std::string("profiling ") + dir + ": " + e.what());
   }
+  std::vector<Measured> out;
+  for (const Loaded& l : loaded) {
+    Measured m;
+    for (const auto& t : l.times) m.kernel_ms.push_back(median(t));
+    m.run_ms = median(l.runs);
+    double kernels = 0;
+    for (double ms : m.kernel_ms) kernels += ms;
+    m.overhead_ms = std::max(0.0, m.run_ms - kernels);
+    out.push_back(std::move(m));
+  }
+  return out;
 }
 
 // A least-squares line through (bytes, ms) points: latency and time per byte.
@@ -323,39 +350,42 @@ void run_profile(const ProfileFlags& f) {
     }
   } scratch_dir;
   const std::filesystem::path& scratch = scratch_dir.path;
-  std::string first_dir;
+  // Every device's artifact, and the first one's again with every core's threads.
+  std::vector<std::pair<std::string, int>> artifacts;
   for (const std::string& d : f.devices) {
     const std::string name = VirtualDevice::parse(d)->device_name();
     BuildOptions options;
     options.config = CompilationConfig::parse(all_devices, d);
     options.diagnostics = stderr_diagnostics();
     std::string dir = (scratch / name).string();
-    if (first_dir.empty()) first_dir = dir;
     build_artifact(mod, options, dir);
-    Manifest manifest;
-    Measured measured = measure_runs(dir, threads[name], f.repeat, &manifest);
-    costs.devices.push_back({name, "cpu", threads[name], measured.overhead_ms});
-    double unattributed = attribute_kernel_times(manifest, measured.kernel_ms, calls, name, &costs, &samples);
-    std::cout << name << " (" << threads[name] << " threads): " << manifest.kernels.size() << " kernels, run "
-              << measured.run_ms << " ms";
+    artifacts.push_back({dir, threads[name]});
+  }
+  artifacts.push_back({artifacts.front().first, all_threads});
+  std::vector<Manifest> manifests;
+  std::vector<Measured> measured = measure_in_turns(artifacts, f.repeat, &manifests);
+  for (size_t i = 0; i < f.devices.size(); ++i) {
+    const std::string name = VirtualDevice::parse(f.devices[i])->device_name();
+    costs.devices.push_back({name, "cpu", threads[name], measured[i].overhead_ms});
+    double unattributed = attribute_kernel_times(manifests[i], measured[i].kernel_ms, calls, name, &costs, &samples);
+    std::cout << name << " (" << threads[name] << " threads): " << manifests[i].kernels.size() << " kernels, run "
+              << measured[i].run_ms << " ms";
     if (unattributed > 0) std::cout << ", " << unattributed << " ms in kernels no operator call's span names";
     std::cout << "\n";
   }
   for (const auto& [key_device, list] : samples) costs.operator_ms[key_device] = median(list);
   {
-    // The first device's artifact again, with every core's threads.
     AllCoresProfile all;
     all.device = costs.devices.front().name;
     all.threads = all_threads;
-    Manifest manifest;
-    Measured measured = measure_runs(first_dir, all_threads, f.repeat, &manifest);
+    const Measured& m = measured.back();
     CostFile kernels_elsewhere;
     Samples all_samples;
-    attribute_kernel_times(manifest, measured.kernel_ms, calls, all.device, &kernels_elsewhere, &all_samples);
+    attribute_kernel_times(manifests.back(), m.kernel_ms, calls, all.device, &kernels_elsewhere, &all_samples);
     for (const auto& [key_device, list] : all_samples)
       if (key_device.second == all.device) all.operator_ms[key_device.first] = median(list);
-    all.run_ms = measured.run_ms;
-    all.overhead_ms = measured.overhead_ms;
+    all.run_ms = m.run_ms;
+    all.overhead_ms = m.overhead_ms;
     std::cout << all.device << " with every core (" << all_threads << " threads): run " << all.run_ms << " ms\n";
     costs.all_cores = std::move(all);
   }
