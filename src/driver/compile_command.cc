@@ -66,7 +66,8 @@ void print_prediction(const IRModule& mod, const CompilationConfig& config, cons
                       const LatencyObjective& latency) {
   PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, rules).module), config, latency);
   std::cout << predicted_times_text(predict_times(plan.graph, config, *plan.latency, plan.solution.device), plan.graph,
-                                    config);
+                                    config)
+            << latency_choice_text(*plan.choice);
 }
 
 void run_compile(const CompileFlags& f) {

@@ -31,7 +31,9 @@ void run_explain(const ExplainFlags& f) {
   std::string source = is_onnx_file(f.model.file) ? std::string() : read_text_file(f.model.file);
   std::string out;
   if (plan.latency)
-    out += predicted_times_text(predict_times(plan.graph, *config, *plan.latency, plan.solution.device), plan.graph, *config);
+    out += predicted_times_text(predict_times(plan.graph, *config, *plan.latency, plan.solution.device), plan.graph,
+                                *config) +
+           latency_choice_text(*plan.choice);
   for (const std::string& name : f.nodes) {
     std::vector<PlaceId> ids = select_place_nodes(plan.graph, name, source);
     if (ids.empty())

@@ -167,7 +167,8 @@ void run_inspect(const InspectFlags& f) {
   inspect_module(plan.module, true);
   if (!plan.latency) return;
   std::cout << predicted_times_text(predict_times(plan.graph, *config, *plan.latency, plan.solution.device),
-                                    plan.graph, *config);
+                                    plan.graph, *config)
+            << latency_choice_text(*plan.choice);
   // For comparison: the whole model on each device alone, wishes aside.
   for (const VirtualDevice* device : config->devices) {
     std::vector<const VirtualDevice*> alone(plan.graph.nodes.size(), device);

@@ -5,6 +5,9 @@
 // split equally among the operator calls it computes (found by the spans
 // its fused span names), and each call's share is recorded under its
 // operator key (placement/cost_model.h) for the device the kernel ran on.
+// The first device's artifact runs again with every core's threads (the
+// one-device candidate), the artifacts taking turns run by run; two threads on the devices' cores hand
+// buffers over as the queues do (the hand-off and the copies).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -14,6 +17,7 @@
 #include <memory>
 #include <random>
 #include <set>
+#include <thread>
 #include <unistd.h>
 
 #include "driver/commands.h"
@@ -23,6 +27,8 @@
 #include "pipeline/build.h"
 #include "placement/cost_model.h"
 #include "runtime/artifact.h"
+#include "runtime/core_set.h"
+#include "runtime/device_queues.h"
 #include "runtime/runtime_error.h"
 #include "runtime/thread_pool.h"
 #include "support/error.h"
@@ -98,57 +104,149 @@ std::map<std::string, NDArray> made_up_inputs(const Manifest& manifest) {
   return inputs;
 }
 
-// Median time of each kernel (by manifest index) over `repeat` runs after a warm-up.
-std::vector<double> kernel_medians(const std::string& dir, int threads, int repeat, Manifest* manifest) {
+struct Measured {
+  std::vector<double> kernel_ms;  // median per kernel (by manifest index)
+  double run_ms = 0;              // median whole run
+  double overhead_ms = 0;         // the run less its kernels' medians (never below 0)
+};
+
+// Each artifact (a directory and its thread count) run `repeat` times, the
+// artifacts taking turns of a few runs, so a shared machine's
+// changing load touches every candidate alike: per artifact the median time
+// of each kernel and of the whole run.
+std::vector<Measured> measure_in_turns(const std::vector<std::pair<std::string, int>>& artifacts, int repeat,
+                                       std::vector<Manifest>* manifests) {
+  struct Loaded {
+    std::shared_ptr<Artifact> artifact;
+    std::map<std::string, NDArray> inputs;
+    std::vector<std::vector<double>> times;  // per kernel
+    std::vector<double> runs;
+  };
+  std::vector<Loaded> loaded;
+  size_t current = 0;
   try {
-    LoadOptions load;
-    load.threads = threads;
-    std::shared_ptr<Artifact> artifact = Artifact::load(dir, load);
-    *manifest = artifact->manifest();
-    std::map<std::string, NDArray> inputs = made_up_inputs(*manifest);
-    std::vector<std::vector<double>> times(manifest->kernels.size());
-    for (int i = 0; i <= repeat; ++i) {
-      RunResult result = artifact->run(inputs, RunOptions{});
-      if (i == 0) continue;
-      std::vector<double> run(manifest->kernels.size(), 0);
-      for (const KernelRecord& k : result.stats.kernels) run[size_t(k.index)] += double(k.elapsed_ns) / 1e6;
-      for (size_t k = 0; k < run.size(); ++k) times[k].push_back(run[k]);
+    for (const auto& [dir, threads] : artifacts) {
+      LoadOptions load;
+      load.threads = threads;
+      Loaded l;
+      l.artifact = Artifact::load(dir, load);
+      manifests->push_back(l.artifact->manifest());
+      l.inputs = made_up_inputs(manifests->back());
+      l.times.resize(manifests->back().kernels.size());
+      loaded.push_back(std::move(l));
     }
-    std::vector<double> out;
-    for (const auto& t : times) out.push_back(median(t));
-    return out;
+    // Turns of a few runs, the first untimed: a team of threads another
+    // thread count left asleep is woken before the timing starts.
+    constexpr int kRunsPerTurn = 5;
+    for (int done = 0; done < repeat; done += kRunsPerTurn)
+      for (current = 0; current < loaded.size(); ++current) {
+        Loaded& l = loaded[current];
+        for (int i = 0; i <= std::min(kRunsPerTurn, repeat - done); ++i) {
+          auto start = std::chrono::steady_clock::now();
+          RunResult result = l.artifact->run(l.inputs, RunOptions{});
+          double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+          if (i == 0) continue;
+          l.runs.push_back(took);
+          std::vector<double> run(l.times.size(), 0);
+          for (const KernelRecord& k : result.stats.kernels) run[size_t(k.index)] += double(k.elapsed_ns) / 1e6;
+          for (size_t k = 0; k < run.size(); ++k) l.times[k].push_back(run[k]);
+        }
+      }
   } catch (const RuntimeError& e) {
+    const std::string& dir = artifacts[std::min(current, artifacts.size() - 1)].first;
     throw Error(ErrorKind::kRuntime, std::string("profiling ") + dir + ": " + e.what());
   }
+  std::vector<Measured> out;
+  for (const Loaded& l : loaded) {
+    Measured m;
+    for (const auto& t : l.times) m.kernel_ms.push_back(median(t));
+    m.run_ms = median(l.runs);
+    double kernels = 0;
+    for (double ms : m.kernel_ms) kernels += ms;
+    m.overhead_ms = std::max(0.0, m.run_ms - kernels);
+    out.push_back(std::move(m));
+  }
+  return out;
 }
 
-// Host-memory copies (every CPU device's): latency and time per byte, a
-// least-squares line through the medians of a few sizes.
-CopyCost measure_host_copies() {
-  std::vector<double> sizes, medians;
-  for (size_t bytes : {size_t(64) << 10, size_t(1) << 20, size_t(8) << 20}) {
-    std::vector<char> source(bytes, 1), destination(bytes);
-    std::vector<double> times;
-    for (int i = 0; i < 15; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      std::memcpy(destination.data(), source.data(), bytes);
-      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-      source[size_t(i)] = destination[bytes - 1 - size_t(i)];  // keeps the copy observable
-    }
-    sizes.push_back(double(bytes));
-    medians.push_back(median(times));
-  }
+// A least-squares line through (bytes, ms) points: latency and time per byte.
+CopyCost fit_line(const std::vector<double>& sizes, const std::vector<double>& ms) {
+  const double n = double(sizes.size());
   double mean_x = 0, mean_y = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) mean_x += sizes[i] / 3, mean_y += medians[i] / 3;
+  for (size_t i = 0; i < sizes.size(); ++i) mean_x += sizes[i] / n, mean_y += ms[i] / n;
   double sxy = 0, sxx = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    sxy += (sizes[i] - mean_x) * (medians[i] - mean_y);
+    sxy += (sizes[i] - mean_x) * (ms[i] - mean_y);
     sxx += (sizes[i] - mean_x) * (sizes[i] - mean_x);
   }
   CopyCost cost;
   cost.ms_per_byte = std::max(0.0, sxy / sxx);
   cost.latency_ms = std::max(0.0, mean_y - cost.ms_per_byte * mean_x);
   return cost;
+}
+
+struct Handoff {
+  double handoff_ms = 0;  // from one queue's signal to the waiting queue running again
+  CopyCost copy;          // a copy on the destination's core of data just written on the source's
+};
+
+// As the runtime hands a value between device queues: a thread on the
+// source device's cores writes a buffer and signals a RunEvents event; a
+// thread on the destination's, waiting on it (spinning, then asleep, as a
+// queue does), wakes and copies the buffer, whose lines are in the other
+// core's cache. Medians of each size; the copies fit a line.
+Handoff measure_handoff(const std::vector<int>& source_cores, const std::vector<int>& destination_cores) {
+  const std::vector<size_t> sizes = {size_t(64) << 10, size_t(1) << 20, size_t(8) << 20};
+  const int rounds = 15;  // per size
+  const int total = rounds * int(sizes.size());
+  std::vector<char> source(sizes.back()), destination(sizes.back());
+  std::vector<double> signalled(static_cast<size_t>(total)), woke(signalled), copied(signalled);
+  RunEvents written(total), done(total);
+  auto now_ms = [] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
+  std::string failure, consumer_failure;
+  std::thread producer([&] {
+    try {
+      pin_calling_thread(source_cores);
+    } catch (const RuntimeError& e) {
+      failure = e.what();
+    }
+    for (int i = 0; i < total; ++i) {
+      std::memset(source.data(), i & 0x7f, sizes[size_t(i / rounds)]);
+      signalled[size_t(i)] = now_ms();
+      written.signal(i);
+      done.wait(i);
+    }
+  });
+  std::thread consumer([&] {
+    try {
+      pin_calling_thread(destination_cores);
+    } catch (const RuntimeError& e) {
+      consumer_failure = e.what();
+    }
+    for (int i = 0; i < total; ++i) {
+      written.wait(i);
+      woke[size_t(i)] = now_ms();
+      std::memcpy(destination.data(), source.data(), sizes[size_t(i / rounds)]);
+      copied[size_t(i)] = now_ms();
+      done.signal(i);
+    }
+  });
+  producer.join();
+  consumer.join();
+  if (failure.empty()) failure = consumer_failure;
+  if (!failure.empty()) throw Error(ErrorKind::kUsage, "--cores: " + failure);
+  std::vector<double> waits, x, y;
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    std::vector<double> copies;
+    for (int r = 1; r < rounds; ++r) {  // the first of each size warms up
+      size_t i = s * size_t(rounds) + size_t(r);
+      waits.push_back(woke[i] - signalled[i]);
+      copies.push_back(copied[i] - woke[i]);
+    }
+    x.push_back(double(sizes[s]));
+    y.push_back(median(copies));
+  }
+  return {std::max(0.0, median(waits)), fit_line(x, y)};
 }
 
 // Operator calls by span text (as a compile's placement sees them).
@@ -205,6 +303,7 @@ double attribute_kernel_times(const Manifest& manifest, const std::vector<double
 void run_profile(const ProfileFlags& f) {
   if (f.devices.empty()) throw Error(ErrorKind::kUsage, "profile needs at least one --device");
   std::map<std::string, int> threads;
+  std::map<std::string, std::vector<int>> cores;
   for (const std::string& d : f.devices) {
     const VirtualDevice* device = VirtualDevice::parse(d);
     if (device_kind_name(device->kind()) != std::string("cpu"))
@@ -216,7 +315,21 @@ void run_profile(const ProfileFlags& f) {
     if (eq == std::string::npos || !threads.count(c.substr(0, eq)))
       throw Error(ErrorKind::kUsage, "malformed --cores '" + c + "': expected DEVICE=0-3 for a --device");
     threads[c.substr(0, eq)] = count_cores(c.substr(eq + 1), c);
+    try {
+      cores[c.substr(0, eq)] = parse_device_cores(c).second;
+    } catch (const RuntimeError& e) {
+      throw Error(ErrorKind::kUsage, "malformed --cores '" + c + "': " + e.what());
+    }
   }
+  // The other candidate: the first device with every core the devices have
+  // (every core of the machine's pool when some device has no core set).
+  std::vector<int> every_core;
+  for (const auto& [device, list] : cores) every_core.insert(every_core.end(), list.begin(), list.end());
+  std::sort(every_core.begin(), every_core.end());
+  every_core.erase(std::unique(every_core.begin(), every_core.end()), every_core.end());
+  const int all_threads = f.threads > 0 ? f.threads * int(f.devices.size())
+                          : cores.size() == f.devices.size() ? int(every_core.size())
+                                                             : default_thread_count();
   IRModule mod = load_model(f.model);
   IRModule typed = infer_type(mod);
   auto calls = calls_by_span(typed);
@@ -237,29 +350,58 @@ void run_profile(const ProfileFlags& f) {
     }
   } scratch_dir;
   const std::filesystem::path& scratch = scratch_dir.path;
+  // Every device's artifact, and the first one's again with every core's threads.
+  std::vector<std::pair<std::string, int>> artifacts;
   for (const std::string& d : f.devices) {
     const std::string name = VirtualDevice::parse(d)->device_name();
-    costs.devices.push_back({name, "cpu", threads[name]});
     BuildOptions options;
     options.config = CompilationConfig::parse(all_devices, d);
     options.diagnostics = stderr_diagnostics();
     std::string dir = (scratch / name).string();
     build_artifact(mod, options, dir);
-    Manifest manifest;
-    std::vector<double> kernel_ms = kernel_medians(dir, threads[name], f.repeat, &manifest);
-    double unattributed = attribute_kernel_times(manifest, kernel_ms, calls, name, &costs, &samples);
-    std::cout << name << " (" << threads[name] << " threads): " << manifest.kernels.size() << " kernels";
+    artifacts.push_back({dir, threads[name]});
+  }
+  artifacts.push_back({artifacts.front().first, all_threads});
+  std::vector<Manifest> manifests;
+  std::vector<Measured> measured = measure_in_turns(artifacts, f.repeat, &manifests);
+  for (size_t i = 0; i < f.devices.size(); ++i) {
+    const std::string name = VirtualDevice::parse(f.devices[i])->device_name();
+    costs.devices.push_back({name, "cpu", threads[name], measured[i].overhead_ms});
+    double unattributed = attribute_kernel_times(manifests[i], measured[i].kernel_ms, calls, name, &costs, &samples);
+    std::cout << name << " (" << threads[name] << " threads): " << manifests[i].kernels.size() << " kernels, run "
+              << measured[i].run_ms << " ms";
     if (unattributed > 0) std::cout << ", " << unattributed << " ms in kernels no operator call's span names";
     std::cout << "\n";
   }
   for (const auto& [key_device, list] : samples) costs.operator_ms[key_device] = median(list);
-  CopyCost copy = measure_host_copies();
+  {
+    AllCoresProfile all;
+    all.device = costs.devices.front().name;
+    all.threads = all_threads;
+    const Measured& m = measured.back();
+    CostFile kernels_elsewhere;
+    Samples all_samples;
+    attribute_kernel_times(manifests.back(), m.kernel_ms, calls, all.device, &kernels_elsewhere, &all_samples);
+    for (const auto& [key_device, list] : all_samples)
+      if (key_device.second == all.device) all.operator_ms[key_device.first] = median(list);
+    all.run_ms = m.run_ms;
+    all.overhead_ms = m.overhead_ms;
+    std::cout << all.device << " with every core (" << all_threads << " threads): run " << all.run_ms << " ms\n";
+    costs.all_cores = std::move(all);
+  }
+  CopyCost host = {};
   for (const ProfiledDevice& a : costs.devices)
-    for (const ProfiledDevice& b : costs.devices)
-      if (a.name != b.name) costs.copies[{a.name, b.name}] = copy;
+    for (const ProfiledDevice& b : costs.devices) {
+      if (a.name == b.name) continue;
+      Handoff h = measure_handoff(cores[a.name], cores[b.name]);
+      costs.copies[{a.name, b.name}] = h.copy;
+      costs.handoff_ms = std::max(costs.handoff_ms, h.handoff_ms);
+      host = h.copy;
+    }
   write_text_file_atomically(f.output, cost_file_json(costs));
   std::cout << "wrote " << f.output << ": " << costs.operator_text.size() << " operators on " << costs.devices.size()
-            << " devices; copies " << copy.latency_ms << " ms + " << copy.ms_per_byte * 1e6 << " ms/MB\n";
+            << " devices; copies " << host.latency_ms << " ms + " << host.ms_per_byte * 1e6 << " ms/MB; hand-off "
+            << costs.handoff_ms << " ms\n";
 }
 
 }  // namespace
@@ -269,8 +411,10 @@ void add_profile_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "profile",
       "Measure the cost file `compile --objective latency --costs FILE` reads: the model is compiled for\n"
-      "each --device in turn (the build's default) and run; each operator call's median time there, the\n"
-      "copies between the devices and this machine's CPU are recorded (docs/design.md, Placement by time).\n"
+      "each --device in turn (the build's default) and run; each operator call's median time there, each\n"
+      "run's time outside its kernels, the same on the first device with every core (the other candidate),\n"
+      "the copies and the hand-off between the devices' queues, and this machine's CPU are recorded\n"
+      "(docs/design.md, Placement by time).\n"
       "Example: switchyard profile resnet18.onnx --device cpu:0 --device cpu:1 -o costs.json");
   add_model_flags(cmd, &flags->model);
   cmd->add_option("--device", flags->devices, "a candidate device (repeatable; CPU devices)")->required();

@@ -33,6 +33,7 @@
 #include "transform/eliminate_common_subexpr.h"
 #include "transform/fold_constant.h"
 #include "transform/fuse_ops.h"
+#include "transform/infer_type.h"
 #include "transform/infer_type_pass.h"
 #include "transform/simplify_expr.h"
 #include "transform/to_graph_normal_form.h"
@@ -317,7 +318,27 @@ std::vector<std::string> printable_stages() {
   return names;
 }
 
-BuildReport build_artifact(const IRModule& mod, const BuildOptions& options, const std::string& output_dir) {
+// The latency objective's choice between the split and one device with
+// every core is made before the passes, because the cores follow it: the
+// chosen device then gets every device's cores (the threads it was measured
+// with), the others none. The pipeline's planning keeps the decision.
+BuildOptions decide_latency_candidate(const IRModule& mod, const BuildOptions& given) {
+  if (!given.latency || given.latency->one_device) return given;
+  BuildOptions options = given;
+  PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, options.rules).module), options.config, options.latency);
+  options.latency->one_device = plan.choice->one_device;
+  if (plan.choice->one_device && !options.device_cores.empty()) {
+    std::vector<int> every_core;
+    for (const auto& [device, cores] : options.device_cores) every_core.insert(every_core.end(), cores.begin(), cores.end());
+    std::sort(every_core.begin(), every_core.end());
+    every_core.erase(std::unique(every_core.begin(), every_core.end()), every_core.end());
+    options.device_cores = {{plan.choice->device, every_core}};
+  }
+  return options;
+}
+
+BuildReport build_artifact(const IRModule& mod, const BuildOptions& given, const std::string& output_dir) {
+  const BuildOptions options = decide_latency_candidate(mod, given);
   BuildReport report;
   report.output_dir = output_dir;
   Stages stages(&report, options);

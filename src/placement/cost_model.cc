@@ -2,6 +2,7 @@
 // of a placement graph's nodes.
 #include "placement/cost_model.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -90,7 +91,14 @@ std::string cost_file_json(const CostFile& costs) {
   j["model"] = costs.model;
   j["devices"] = json::array();
   for (const ProfiledDevice& d : costs.devices)
-    j["devices"].push_back({{"name", d.name}, {"kind", d.kind}, {"threads", d.threads}});
+    j["devices"].push_back({{"name", d.name}, {"kind", d.kind}, {"threads", d.threads}, {"overhead_ms", d.overhead_ms}});
+  j["handoff_ms"] = costs.handoff_ms;
+  if (costs.all_cores) {
+    const AllCoresProfile& a = *costs.all_cores;
+    j["all_cores"] = {{"device", a.device},           {"threads", a.threads},
+                      {"run_ms", a.run_ms},           {"overhead_ms", a.overhead_ms},
+                      {"operator_ms", a.operator_ms}};
+  }
   std::map<std::string, json> operators;
   for (const auto& [key_device, ms] : costs.operator_ms) {
     json& entry = operators[key_device.first];
@@ -118,14 +126,33 @@ CostFile parse_cost_file(const std::string& text, const std::string& path) {
     malformed(path, "field 'format' is not \"switchyard-costs\" (write one with `switchyard profile`)");
   if (j.value("version", 0) != CostFile::kVersion)
     malformed(path, "version " + j.value("version", json()).dump() + ", this build reads version " +
-                        std::to_string(CostFile::kVersion));
+                        std::to_string(CostFile::kVersion) + " (measure it again with `switchyard profile`)");
   CostFile costs;
   try {
     costs.machine.cpu_model = j.at("machine").at("cpu_model").get<std::string>();
     costs.machine.isa = j.at("machine").at("isa").get<std::string>();
     costs.model = j.value("model", "");
+    auto time = [&](const json& field, const std::string& what) {
+      double value = field.get<double>();
+      if (!(value >= 0)) malformed(path, what + " is negative");
+      return value;
+    };
     for (const json& d : j.at("devices"))
-      costs.devices.push_back({d.at("name").get<std::string>(), d.at("kind").get<std::string>(), d.at("threads").get<int>()});
+      costs.devices.push_back({d.at("name").get<std::string>(), d.at("kind").get<std::string>(), d.at("threads").get<int>(),
+                               time(d.at("overhead_ms"), "devices[].overhead_ms")});
+    costs.handoff_ms = time(j.at("handoff_ms"), "handoff_ms");
+    const json& a = j.at("all_cores");
+    AllCoresProfile all;
+    all.device = a.at("device").get<std::string>();
+    if (std::none_of(costs.devices.begin(), costs.devices.end(), [&](const ProfiledDevice& d) { return d.name == all.device; }))
+      malformed(path, "all_cores.device '" + all.device + "' is none of the file's devices");
+    all.threads = a.at("threads").get<int>();
+    if (all.threads < 1) malformed(path, "all_cores.threads is not a positive count");
+    all.run_ms = time(a.at("run_ms"), "all_cores.run_ms");
+    all.overhead_ms = time(a.at("overhead_ms"), "all_cores.overhead_ms");
+    for (const auto& [key, ms] : a.at("operator_ms").items())
+      all.operator_ms[key] = time(ms, "all_cores.operator_ms of operator " + key);
+    costs.all_cores = std::move(all);
     for (const json& op : j.at("operators")) {
       std::string key = op.at("key").get<std::string>();
       costs.operator_text[key] = op.at("operator").get<std::string>();

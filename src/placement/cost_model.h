@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,10 +29,25 @@ struct ProfiledDevice {
   std::string name;  // "cpu:1"
   std::string kind;  // "cpu"
   int threads = 0;   // the runtime's thread count while measuring
+  // A run's time outside its kernels (entry, inputs, outputs), measured
+  // with the whole model on this device: the median run less the kernels' medians.
+  double overhead_ms = 0;
+};
+
+// The other candidate of the latency objective: the whole model on one
+// device with every core of the build's devices (a kernel on two cores is
+// not half its time on one, so these are measured, not derived).
+struct AllCoresProfile {
+  std::string device;       // the device it ran on ("cpu:0")
+  int threads = 0;          // every core: the sum of the devices' threads
+  double run_ms = 0;        // the whole model's median run, for people
+  double overhead_ms = 0;   // as ProfiledDevice::overhead_ms
+  std::map<std::string, double> operator_ms;  // operator key -> median ms attributed to the call
 };
 
 struct CostFile {
-  static constexpr int kVersion = 1;
+  // 2: the all-cores candidate, run overheads and the hand-off between queues.
+  static constexpr int kVersion = 2;
   MachineIdentity machine;
   std::string model;                      // the model it was measured on, for people
   std::vector<ProfiledDevice> devices;
@@ -40,6 +56,12 @@ struct CostFile {
   std::map<std::string, std::string> operator_text;  // key -> its canonical text
   // (source, destination) -> copy cost.
   std::map<std::pair<std::string, std::string>, CopyCost> copies;
+  // What a value crossing devices costs beyond its copy: the consumer's
+  // queue waking on the producer's event (a worker asleep on another core).
+  double handoff_ms = 0;
+  // Required in a file (profile always measures it); absent in a CostFile
+  // made in code, the split is then the only candidate.
+  std::optional<AllCoresProfile> all_cores;
   // Each kernel measured, as fused: the key of its operators' texts joined
   // by " -> " (cost_key_of_text), that text, the device and its median.
   // For people and later cost models; planning reads operator_ms.

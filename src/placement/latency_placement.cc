@@ -1,6 +1,7 @@
 // Place nodes as schedule steps, with their measured times.
 #include "placement/latency_placement.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <queue>
@@ -50,10 +51,27 @@ LatencyCosts latency_costs(const PlacementGraph& graph, const CompilationConfig&
   check_devices(config, costs, path);
   const size_t devices = config.devices.size();
   LatencyCosts out;
+  out.handoff_ms = costs.handoff_ms;
   out.copy.assign(devices, std::vector<CopyCost>(devices));
   for (size_t a = 0; a < devices; ++a)
     for (size_t b = 0; b < devices; ++b)
-      if (a != b) out.copy[a][b] = costs.copies.at({config.devices[a]->device_name(), config.devices[b]->device_name()});
+      if (a != b) {
+        out.copy[a][b] = costs.copies.at({config.devices[a]->device_name(), config.devices[b]->device_name()});
+        out.copy[a][b].latency_ms += costs.handoff_ms;
+      }
+  out.overhead_ms.assign(devices, 0);
+  for (size_t d = 0; d < devices; ++d)
+    for (const ProfiledDevice& p : costs.devices)
+      if (p.name == config.devices[d]->device_name()) out.overhead_ms[d] = p.overhead_ms;
+  const AllCoresProfile* all = costs.all_cores ? &*costs.all_cores : nullptr;
+  if (all)
+    for (size_t d = 0; d < devices; ++d)
+      if (config.devices[d]->device_name() == all->device) {
+        out.all_cores_device = int(d);
+        out.all_cores_threads = all->threads;
+        out.all_cores_overhead_ms = all->overhead_ms;
+      }
+  out.all_cores_compute.assign(graph.nodes.size(), 0);
   out.compute.assign(graph.nodes.size(), std::vector<double>(devices, 0));
   std::set<std::string> missing;  // one line per operator and device
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
@@ -78,6 +96,20 @@ LatencyCosts latency_costs(const PlacementGraph& graph, const CompilationConfig&
         missing.insert("  " + operator_cost_text(*call) + " on " + device->device_name() + where + " (key " + key + ")");
       else
         missing.insert("  ...");
+    }
+    if (out.all_cores_device >= 0) {
+      if (out.compute[i][size_t(out.all_cores_device)] == kCannotRun) {
+        out.all_cores_compute[i] = kCannotRun;
+        continue;
+      }
+      auto found = all->operator_ms.find(key);
+      if (found != all->operator_ms.end()) {
+        out.all_cores_compute[i] = found->second;
+      } else if (missing.size() < 20) {
+        std::string where = call->span().defined() ? " at " + call->span().to_string() : "";
+        missing.insert("  " + operator_cost_text(*call) + " on " + all->device + " with all " +
+                       std::to_string(all->threads) + " threads" + where + " (key " + key + ")");
+      }
     }
   }
   if (!missing.empty()) {
@@ -158,17 +190,43 @@ ScheduleProblem schedule_problem(const PlacementGraph& graph, const LatencyCosts
   return p;
 }
 
+LatencyCosts all_cores_costs(const LatencyCosts& costs) {
+  LatencyCosts out = costs;
+  const int d = costs.all_cores_device;
+  if (d < 0) return out;
+  for (size_t i = 0; i < out.compute.size(); ++i) out.compute[i][size_t(d)] = costs.all_cores_compute[i];
+  out.overhead_ms[size_t(d)] = costs.all_cores_overhead_ms;
+  return out;
+}
+
 PredictedTimes predict_times(const PlacementGraph& graph, const CompilationConfig& config, const LatencyCosts& costs,
                              const std::vector<const VirtualDevice*>& device) {
   std::vector<int> index;
   for (const VirtualDevice* d : device) index.push_back(config.index_of(d));
   ScheduleSummary s = summarise_schedule(schedule_problem(graph, costs), index);
-  return {s.makespan, s.compute_ms, s.copy_ms, std::vector<PlaceId>(s.critical_path.begin(), s.critical_path.end())};
+  // Every device with work pays its run overhead, at once with the others.
+  double overhead = 0;
+  for (size_t d = 0; d < s.compute_ms.size() && d < costs.overhead_ms.size(); ++d)
+    if (s.compute_ms[d] > 0) overhead = std::max(overhead, costs.overhead_ms[d]);
+  return {s.makespan + overhead, overhead, s.compute_ms, s.copy_ms,
+          std::vector<PlaceId>(s.critical_path.begin(), s.critical_path.end())};
+}
+
+std::string latency_choice_text(const LatencyChoice& choice) {
+  // With nothing crossing, the best placement kept the model on one device (its own cores).
+  std::string split = ms_text(choice.split_ms) + " for the split over the build's devices (" +
+                      (choice.handoffs == 0 ? std::string("none crossing: one device on its own cores")
+                                            : std::to_string(choice.handoffs) + " values crossing devices") +
+                      ")";
+  if (choice.one_device_ms < 0) return "one device with every core: not a candidate (" + choice.unavailable + "); " + split + "\n";
+  return "one device with every core: " + choice.device + " with " + std::to_string(choice.threads) +
+         " threads, predicted " + ms_text(choice.one_device_ms) + ", against " + split + ": chose " +
+         (choice.one_device ? "one device" : "the split") + "\n";
 }
 
 std::string predicted_times_text(const PredictedTimes& times, const PlacementGraph& graph,
                                  const CompilationConfig& config) {
-  std::string out = "predicted run time " + ms_text(times.makespan_ms) + "\n";
+  std::string out = "predicted run time " + ms_text(times.makespan_ms) + " (run overhead " + ms_text(times.overhead_ms) + ")\n";
   for (size_t d = 0; d < config.devices.size(); ++d)
     out += "  " + config.devices[d]->device_name() + ": compute " + ms_text(times.compute_ms[d]) +
            ", copies into it " + ms_text(times.copy_ms[d]) + "\n";

@@ -3,6 +3,7 @@
 // device comes from a cost file.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,21 @@ namespace switchyard {
 
 struct LatencyCosts {
   std::vector<std::vector<double>> compute;  // per place node and config device (ms); kCannotRun where its target cannot
-  std::vector<std::vector<CopyCost>> copy;   // per config device pair
+  // Per config device pair; the latency includes the hand-off between queues.
+  std::vector<std::vector<CopyCost>> copy;
+  std::vector<double> overhead_ms;  // per config device: a run's time outside its kernels
+  double handoff_ms = 0;
+  // The whole model on one device with every core, when the file measured
+  // it on a device of the build: per place node its time there (ms).
+  int all_cores_device = -1;  // config index
+  int all_cores_threads = 0;
+  double all_cores_overhead_ms = 0;
+  std::vector<double> all_cores_compute;
 };
+
+// The same costs with the all-cores device's compute and overhead those of
+// every core (the chosen candidate's costs, for predictions and explain).
+LatencyCosts all_cores_costs(const LatencyCosts& costs);
 
 // Times for every place node from the cost file; Error(kUsage) listing every
 // operator without a cost on some device (with its span) and every device or
@@ -26,7 +40,8 @@ LatencyCosts latency_costs(const PlacementGraph& graph, const CompilationConfig&
 ScheduleProblem schedule_problem(const PlacementGraph& graph, const LatencyCosts& costs);
 
 struct PredictedTimes {
-  double makespan_ms = 0;
+  double makespan_ms = 0;  // the schedule's, plus overhead_ms
+  double overhead_ms = 0;  // the largest run overhead of the devices with work
   std::vector<double> compute_ms, copy_ms;  // per config device
   std::vector<PlaceId> critical_path;
 };
@@ -34,6 +49,22 @@ PredictedTimes predict_times(const PlacementGraph& graph, const CompilationConfi
                              const std::vector<const VirtualDevice*>& device);
 // "predicted run time 4.100 ms\n  cpu:0: compute 3.000 ms, copies into it 0.100 ms\n ...
 //  critical path: nn.dense (f.sy:3:7) -> ..." (long paths elided in the middle).
+// The latency objective's two candidates: the placement of shortest
+// predicted makespan over the build's devices (the split, which may use
+// one device), and the whole model on one device with every core.
+struct LatencyChoice {
+  bool one_device = false;  // chose every node on `device`, with all the cores
+  std::string device;
+  int threads = 0;
+  double split_ms = 0;         // predicted, overheads included
+  double one_device_ms = -1;   // predicted; < 0: no such candidate (`unavailable` says why)
+  int64_t handoffs = 0;        // values crossing devices in the split
+  std::string unavailable;
+};
+// "one device with every core: cpu:0 with 2 threads, predicted 16.1 ms, against 18.7 ms for the
+// split (12 hand-offs at 0.020 ms each): chose one device\n"
+std::string latency_choice_text(const LatencyChoice& choice);
+
 std::string predicted_times_text(const PredictedTimes& times, const PlacementGraph& graph,
                                  const CompilationConfig& config);
 

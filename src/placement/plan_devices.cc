@@ -1,6 +1,8 @@
 // The PlanDevices pass: build the placement problem, solve it, write it back.
 #include "placement/plan_devices.h"
 
+#include <cstdio>
+
 #include "placement/placement_rewrite.h"
 #include "placement/target_support.h"
 #include "support/error.h"
@@ -48,6 +50,64 @@ bool fall_back_to_host(PlacementGraph* g, const PlacementSolution& s, const Comp
   return moved;
 }
 
+std::string node_text(const PlaceNode& n) {
+  return n.what + (n.node && n.node->span().defined() ? " (" + n.node->span().to_string() + ")" : "");
+}
+
+std::string ms_text(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f ms", ms);
+  return text;
+}
+
+// The split (the solution as planned) against every node on the all-cores
+// device; moves the solution there when that wins (or was decided).
+LatencyChoice choose_candidate(const PlanResult& plan, const CompilationConfig& config, const LatencyObjective& objective,
+                               PlacementSolution* solution) {
+  const LatencyCosts& costs = *plan.latency;
+  LatencyChoice choice;
+  choice.split_ms = predict_times(plan.graph, config, costs, solution->device).makespan_ms;
+  choice.handoffs = placement_cost(plan.graph, solution->device).second;
+  const int d = costs.all_cores_device;
+  if (d < 0) {
+    choice.unavailable = objective.costs->all_cores
+                             ? "the cost file measured it on " + objective.costs->all_cores->device + ", not a device of the build"
+                             : "the cost file has no all-cores measurement";
+  } else {
+    const VirtualDevice* device = config.devices[size_t(d)];
+    choice.device = device->device_name();
+    choice.threads = costs.all_cores_threads;
+    for (const PlaceNode& n : plan.graph.nodes)
+      if (n.fixed && n.fixed != device && choice.unavailable.empty())
+        choice.unavailable = node_text(n) + " is pinned on " + n.fixed->device_name() + " (" + n.reason.text + ")";
+    for (size_t i = 0; i < plan.graph.nodes.size() && choice.unavailable.empty(); ++i)
+      if (costs.all_cores_compute[i] == kCannotRun)
+        choice.unavailable = node_text(plan.graph.nodes[i]) + " cannot run on " + choice.device;
+    if (choice.unavailable.empty()) {
+      LatencyCosts every_core = all_cores_costs(costs);
+      std::vector<const VirtualDevice*> all_here(plan.graph.nodes.size(), device);
+      choice.one_device_ms = predict_times(plan.graph, config, every_core, all_here).makespan_ms;
+    }
+  }
+  if (objective.one_device && *objective.one_device && choice.one_device_ms < 0)
+    throw Error(ErrorKind::kPlacement, "--objective latency chose one device with every core, but " + choice.unavailable);
+  choice.one_device = objective.one_device ? *objective.one_device
+                                           : choice.one_device_ms >= 0 && choice.one_device_ms < choice.split_ms;
+  if (choice.one_device) {
+    const VirtualDevice* device = config.devices[size_t(d)];
+    const std::string why = "one device with every core (" + choice.device + ", " + std::to_string(choice.threads) +
+                            " threads) is predicted to run the model in " + ms_text(choice.one_device_ms) + ", the split in " +
+                            ms_text(choice.split_ms);
+    for (size_t i = 0; i < plan.graph.nodes.size(); ++i) {
+      solution->device[i] = device;
+      if (!plan.graph.nodes[i].fixed) solution->reason[i] = PlacementReason{PlacementReason::Kind::kOptimizer, why, Span(), -1};
+    }
+    solution->bytes_copied = solution->copies = 0;
+    solution->predicted_ms = choice.one_device_ms;
+  }
+  return choice;
+}
+
 }  // namespace
 
 PlanResult plan_devices(const IRModule& mod, const CompilationConfig& config,
@@ -61,6 +121,10 @@ PlanResult plan_devices(const IRModule& mod, const CompilationConfig& config,
   // Each round fixes at least one more node, so this ends.
   while (fall_back_to_host(&result.graph, result.solution, config, &result.warnings))
     result.solution = solve_placement(result.graph, config, costs);
+  if (latency) {
+    result.choice = choose_candidate(result, config, *latency, &result.solution);
+    if (result.choice->one_device) result.latency = all_cores_costs(*result.latency);
+  }
   result.module = infer_type(rewrite_placement(mod, result.graph, result.solution, config));
   return result;
 }

@@ -20,6 +20,10 @@ namespace switchyard {
 struct LatencyObjective {
   std::shared_ptr<const CostFile> costs;
   std::string path;
+  // Set by a build that decided before planning (its cores follow the
+  // decision): true puts every node on the all-cores device, false keeps
+  // the split; unset: planning decides by the predictions.
+  std::optional<bool> one_device;
 };
 
 struct PlanResult {
@@ -29,8 +33,11 @@ struct PlanResult {
   // Operators moved to the host because their device's target cannot run
   // them, one rendered warning each (naming the node and span).
   std::vector<std::string> warnings;
-  // With the latency objective: every node's time per device.
+  // With the latency objective: every node's time per device (the chosen
+  // candidate's: every core's times on the all-cores device when it won).
   std::optional<LatencyCosts> latency;
+  // With the latency objective: the candidates' predictions and the choice.
+  std::optional<LatencyChoice> choice;
 };
 
 // Plans a typed module. Throws Error(kPlacement) on contradicting wishes
@@ -39,7 +46,11 @@ struct PlanResult {
 // run it. A free operator planned onto such a device falls back to the host
 // (a warning in PlanResult::warnings) and the rest is planned again.
 // With `latency`, the placement minimises the predicted makespan instead of
-// bytes (Error(kUsage) when the cost file lacks an operator or device).
+// bytes (Error(kUsage) when the cost file lacks an operator or device), and
+// is then compared with the whole model on one device with every core
+// (the cost file's all-cores measurement): the faster prediction wins (a tie
+// keeps the split, which honours the default device),
+// unless `latency->one_device` has decided.
 PlanResult plan_devices(const IRModule& mod, const CompilationConfig& config,
                         const std::optional<LatencyObjective>& latency = std::nullopt);
 

@@ -38,15 +38,20 @@ def profile(tmp_path, model=TWO_BRANCHES):
 def equal_devices(costs):
     # This machine's two CPU devices share its cores and measure the same
     # but for noise; the test takes the noise out so the plan is the model's.
+    # The all-cores candidate gains nothing from its second thread and the
+    # hand-off costs nothing, so the split is the plan.
     data = json.loads(costs.read_text())
     for op in data["operators"]:
         op["median_ms"]["cpu:1"] = op["median_ms"]["cpu:0"]
+        data["all_cores"]["operator_ms"][op["key"]] = op["median_ms"]["cpu:0"]
+    data["handoff_ms"] = 0
+    data["all_cores"]["overhead_ms"] = max(d["overhead_ms"] for d in data["devices"])
     costs.write_text(json.dumps(data))
 
 
 def test_profile_records_operators_devices_copies_and_the_machine(tmp_path):
     data = json.loads(profile(tmp_path).read_text())
-    assert data["format"] == "switchyard-costs" and data["version"] == 1
+    assert data["format"] == "switchyard-costs" and data["version"] == 2
     assert data["machine"]["cpu_model"]
     assert [d["name"] for d in data["devices"]] == ["cpu:0", "cpu:1"]
     texts = [op["operator"] for op in data["operators"]]
@@ -63,6 +68,45 @@ def test_profile_records_operators_devices_copies_and_the_machine(tmp_path):
     assert all(len(k["key"]) == 16 and k["median_ms"] > 0 for k in kernels)
     routes = {(c["source"], c["destination"]) for c in data["copies"]}
     assert routes == {("cpu:0", "cpu:1"), ("cpu:1", "cpu:0")}
+    # The other candidate (the first device with every core), the run overheads and the hand-off.
+    assert data["handoff_ms"] >= 0 and all(d["overhead_ms"] >= 0 for d in data["devices"])
+    all_cores = data["all_cores"]
+    assert all_cores["device"] == "cpu:0" and all_cores["threads"] >= 1 and all_cores["run_ms"] > 0
+    assert set(all_cores["operator_ms"]) == {op["key"] for op in data["operators"]}
+    assert all_cores["operator_ms"][dense["key"]] > 0
+
+
+def test_latency_objective_chooses_one_device_with_every_core_when_that_is_faster(tmp_path):
+    costs = profile(tmp_path)
+    equal_devices(costs)
+    data = json.loads(costs.read_text())
+    for key in data["all_cores"]["operator_ms"]:
+        data["all_cores"]["operator_ms"][key] *= 0.3
+    costs.write_text(json.dumps(data))
+    art = tmp_path / "art"
+    out = switchyard("compile", TWO_BRANCHES, "--devices", "cpu:0,cpu:1", "--objective", "latency", "--costs", costs,
+                     "--cores", "cpu:0=0", "--cores", "cpu:1=1", "-o", art, cache=tmp_path / "cache").stdout
+    assert "one device with every core: cpu:0 with 2 threads" in out and ": chose one device" in out, out
+    manifest = json.loads((art / "manifest.json").read_text())
+    assert {k["device"] for k in manifest["kernels"]} == {0}, manifest["kernels"]
+    assert manifest["devices"][0]["cores"] == [0, 1], manifest["devices"]
+    assert not manifest["devices"][1].get("cores"), manifest["devices"]
+    why = switchyard("explain", TWO_BRANCHES, "--devices", "cpu:0,cpu:1", "--objective", "latency", "--costs", costs,
+                     "--node", "%4", cache=tmp_path / "cache").stdout
+    assert "because one device with every core (cpu:0, 2 threads) is predicted to run the model in" in why, why
+    # The same result as numpy.
+    rng = np.random.default_rng(1)
+    arrays = {"x": rng.standard_normal((64, 256)), **{w: rng.standard_normal((256, 256)) / 16
+                                                      for w in ("a1", "a2", "b1", "b2")}}
+    args = []
+    for name, a in arrays.items():
+        np.save(tmp_path / f"{name}.npy", a.astype(np.float32))
+        args += ["--input", f"{name}={tmp_path / (name + '.npy')}"]
+    switchyard("run", art, *args, "-o", tmp_path / "out", cache=tmp_path / "cache")
+    relu = lambda v: np.maximum(v, 0)
+    want = (np.tanh(relu(arrays["x"] @ arrays["a1"].T) @ arrays["a2"].T)
+            + np.tanh(relu(arrays["x"] @ arrays["b1"].T) @ arrays["b2"].T))
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "output_0.npy"), want, rtol=1e-4, atol=1e-4)
 
 
 def test_latency_objective_splits_two_equal_branches_and_computes_the_same(tmp_path):

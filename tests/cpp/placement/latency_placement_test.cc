@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <nlohmann/json.hpp>
 
 #include "ir/functor.h"
 #include "op/placement_ops.h"
@@ -19,10 +20,14 @@ namespace {
 IRModule parse(const std::string& text) { return infer_type(parse_module(text, "test.sy")); }
 
 // A cost file for every operator call of `typed` on `devices`, each costing
-// `ms(operator)` on every device, and copies of 0.01 ms + 1 ms per 10 MB.
+// `ms(operator)` on every device, and copies of 0.01 ms + 1 ms per 10 MB;
+// on the first device with every core (`all_threads`) each costs
+// `all_cores_share` of that.
 CostFile costs_for(const IRModule& typed, const std::vector<std::string>& devices,
-                   const std::function<double(const std::string&)>& ms) {
+                   const std::function<double(const std::string&)>& ms, double all_cores_share = 1.0,
+                   int all_threads = 2) {
   CostFile costs;
+  costs.all_cores = AllCoresProfile{devices.front(), all_threads, 0, 0, {}};
   costs.machine = MachineIdentity::this_machine();
   costs.model = "test.sy";
   for (const std::string& d : devices) costs.devices.push_back({d, "cpu", 1});
@@ -33,11 +38,21 @@ CostFile costs_for(const IRModule& typed, const std::vector<std::string>& device
       if (!op || op == on_device_op() || op == device_copy_op()) return;
       costs.operator_text[operator_cost_key(*call)] = operator_cost_text(*call);
       for (const std::string& d : devices) costs.operator_ms[{operator_cost_key(*call), d}] = ms(op->name);
+      costs.all_cores->operator_ms[operator_cost_key(*call)] = ms(op->name) * all_cores_share;
     });
   for (const std::string& a : devices)
     for (const std::string& b : devices)
       if (a != b) costs.copies[{a, b}] = CopyCost{0.01, 1e-7};
   return costs;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 LatencyObjective objective(CostFile costs) { return {std::make_shared<CostFile>(std::move(costs)), "costs.json"}; }
@@ -80,6 +95,99 @@ TEST(LatencyPlacement, TwoEqualBranchesSplitAcrossTwoEqualDevices) {
   PlanResult bytes = plan_devices(mod, config);
   for (uint32_t line = 3; line <= 11; ++line) EXPECT_EQ(device_at_line(bytes, line), config.default_device);
   EXPECT_LT(bytes.solution.predicted_ms, 0);
+}
+
+// The choice between the split and one device with every core, on
+// synthetic costs: two equal branches split when two threads gain little
+// on each operator, stay together when they gain much, and the hand-off
+// between queues counts against the split.
+TEST(LatencyChoice, SplitWinsWhenEveryCoreGainsLittleOnEachOperator) {
+  IRModule mod = parse(kTwoBranches);
+  CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
+  // Two threads take 0.8 of one's time: one device 0.8 x 4.5 = 3.6 ms, the split 2.2 + join + copies.
+  PlanResult plan = plan_devices(mod, config, objective(costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy, 0.8)));
+  ASSERT_TRUE(plan.choice.has_value());
+  EXPECT_FALSE(plan.choice->one_device);
+  EXPECT_NEAR(plan.choice->one_device_ms, 3.6, 1e-9);
+  EXPECT_LT(plan.choice->split_ms, 2.6);
+  EXPECT_GE(plan.choice->handoffs, 2);  // %x to one branch, its result back
+  EXPECT_NE(device_at_line(plan, 3), device_at_line(plan, 7));
+  std::string text = latency_choice_text(*plan.choice);
+  EXPECT_NE(text.find("cpu:0 with 2 threads, predicted 3.600 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find(": chose the split"), std::string::npos) << text;
+}
+
+TEST(LatencyChoice, OneDeviceWinsWhenEveryCoreHalvesEachOperator) {
+  IRModule mod = parse(kTwoBranches);
+  CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
+  // Two threads halve each operator: 2.25 ms on one device, against about 2.3 for the split.
+  PlanResult plan = plan_devices(mod, config, objective(costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy, 0.5)));
+  ASSERT_TRUE(plan.choice.has_value());
+  EXPECT_TRUE(plan.choice->one_device);
+  EXPECT_NEAR(plan.choice->one_device_ms, 2.25, 1e-9);
+  EXPECT_NEAR(plan.solution.predicted_ms, 2.25, 1e-9);
+  for (uint32_t line = 3; line <= 11; ++line) EXPECT_EQ(device_at_line(plan, line)->device_name(), "cpu:0");
+  EXPECT_EQ(plan.solution.copies, 0);
+  // The prediction is the all-cores one, and explain says why each node is there.
+  EXPECT_NEAR(predict_times(plan.graph, config, *plan.latency, plan.solution.device).makespan_ms, 2.25, 1e-9);
+  std::string why = explain_place_node(plan, select_place_nodes(plan.graph, "test.sy:7", "").at(0), config);
+  EXPECT_NE(why.find("one device with every core (cpu:0, 2 threads) is predicted to run the model in 2.250 ms"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(latency_choice_text(*plan.choice).find(": chose one device"), std::string::npos);
+}
+
+TEST(LatencyChoice, HandoffBetweenQueuesCountsAgainstTheSplit) {
+  IRModule mod = parse(kTwoBranches);
+  CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
+  CostFile costs = costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy, 0.8);
+  PlanResult cheap = plan_devices(mod, config, objective(costs));
+  EXPECT_FALSE(cheap.choice->one_device);
+  // Each value crossing devices now waits 1 ms for its queue to wake: the split loses.
+  costs.handoff_ms = 1.0;
+  PlanResult dear = plan_devices(mod, config, objective(costs));
+  EXPECT_TRUE(dear.choice->one_device) << latency_choice_text(*dear.choice);
+  EXPECT_GT(dear.choice->split_ms, 3.6);
+}
+
+TEST(LatencyChoice, RunOverheadIsPartOfThePrediction) {
+  IRModule mod = parse(kTwoBranches);
+  CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
+  CostFile costs = costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy, 0.5);
+  costs.all_cores->overhead_ms = 0.4;
+  costs.devices[0].overhead_ms = costs.devices[1].overhead_ms = 0.1;
+  PlanResult plan = plan_devices(mod, config, objective(costs));
+  EXPECT_NEAR(plan.choice->one_device_ms, 2.65, 1e-9);
+  EXPECT_FALSE(plan.choice->one_device) << latency_choice_text(*plan.choice);
+}
+
+TEST(LatencyChoice, AWishOnAnotherDeviceLeavesOnlyTheSplit) {
+  IRModule mod = parse(kTwoBranches);
+  CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
+  std::vector<PlacementRule> rules = {parse_placement_rule("node:test.sy:7:*=cpu:1", config)};
+  IRModule wished = infer_type(apply_placement_rules(mod, rules).module);
+  PlanResult plan = plan_devices(wished, config, objective(costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy, 0.1)));
+  EXPECT_FALSE(plan.choice->one_device);
+  EXPECT_LT(plan.choice->one_device_ms, 0);
+  EXPECT_NE(plan.choice->unavailable.find("is pinned on cpu:1"), std::string::npos) << plan.choice->unavailable;
+  EXPECT_EQ(device_at_line(plan, 7)->device_name(), "cpu:1");
+  // A build that decided on one device before planning is told why it cannot.
+  LatencyObjective decided = objective(costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy, 0.1));
+  decided.one_device = true;
+  EXPECT_NE(error_of([&] { plan_devices(wished, config, decided); }).find("chose one device with every core, but"),
+            std::string::npos);
+}
+
+TEST(LatencyChoice, AllCoresTimesMissingForAnOperatorAreNamed) {
+  IRModule mod = parse(kTwoBranches);
+  CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
+  CostFile costs = costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy);
+  for (auto it = costs.all_cores->operator_ms.begin(); it != costs.all_cores->operator_ms.end();)
+    it = costs.operator_text.at(it->first).starts_with("tanh") ? costs.all_cores->operator_ms.erase(it) : std::next(it);
+  std::string message = error_of([&] { plan_devices(mod, config, objective(costs)); });
+  EXPECT_NE(message.find("tanh : (Tensor[(64, 256), float32]) -> Tensor[(64, 256), float32] on cpu:0 with all 2 threads"),
+            std::string::npos)
+      << message;
 }
 
 TEST(LatencyPlacement, ChainStaysOnOneDeviceTheDefault) {
@@ -181,15 +289,6 @@ def @main(%x: Tensor[(64, 256), float32] @cpu:0, %a: Tensor[(256, 256), float32]
   EXPECT_NE(text.find("so cpu:1 saves 0.750 ms of compute for 0.069 ms of copy"), std::string::npos) << text;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST(LatencyPlacement, MissingOperatorsAreListedNotGuessed) {
   IRModule mod = parse(kTwoBranches);
   CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
@@ -224,6 +323,10 @@ TEST(CostFile, RoundTripsThroughJson) {
   EXPECT_EQ(back.machine.cpu_model, costs.machine.cpu_model);
   EXPECT_EQ(back.copies.at({"cpu:0", "cpu:1"}).latency_ms, 0.01);
   EXPECT_EQ(back.devices.size(), 2u);
+  ASSERT_TRUE(back.all_cores.has_value());
+  EXPECT_EQ(back.all_cores->device, "cpu:0");
+  EXPECT_EQ(back.all_cores->threads, 2);
+  EXPECT_EQ(back.all_cores->operator_ms, costs.all_cores->operator_ms);
 }
 
 TEST(CostFile, KeysDependOnTypesAndAttributesNotSpans) {
@@ -239,11 +342,38 @@ TEST(CostFile, KeysDependOnTypesAndAttributesNotSpans) {
 TEST(CostFile, BadFilesNameTheFileAndField) {
   EXPECT_NE(error_of([] { parse_cost_file("[1]", "c.json"); }).find("cost file c.json: not a JSON object"), std::string::npos);
   EXPECT_NE(error_of([] { parse_cost_file("{}", "c.json"); }).find("field 'format'"), std::string::npos);
-  std::string v2 = R"({"format": "switchyard-costs", "version": 2})";
-  EXPECT_NE(error_of([&] { parse_cost_file(v2, "c.json"); }).find("version 2, this build reads version 1"), std::string::npos);
-  std::string no_machine = R"({"format": "switchyard-costs", "version": 1})";
+  // Version 1 files lack the all-cores candidate and the hand-off: measured again, not guessed.
+  std::string v1 = R"({"format": "switchyard-costs", "version": 1})";
+  EXPECT_NE(error_of([&] { parse_cost_file(v1, "c.json"); }).find("version 1, this build reads version 2 (measure it again"),
+            std::string::npos);
+  std::string no_machine = R"({"format": "switchyard-costs", "version": 2})";
   EXPECT_NE(error_of([&] { parse_cost_file(no_machine, "c.json"); }).find("missing or mistyped field"), std::string::npos);
   EXPECT_NE(error_of([] { read_cost_file("/nonexistent/c.json"); }).find("cannot read the cost file /nonexistent/c.json"),
+            std::string::npos);
+}
+
+// A field of a good file replaced by `value` (JSON), or removed when empty.
+std::string cost_file_with(const std::string& field, const std::string& inner, const std::string& value) {
+  IRModule mod = parse(kTwoBranches);
+  nlohmann::json j = nlohmann::json::parse(cost_file_json(costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy)));
+  nlohmann::json& at = inner.empty() ? j : j[field];
+  const std::string& name = inner.empty() ? field : inner;
+  if (value.empty()) at.erase(name);
+  else at[name] = nlohmann::json::parse(value);
+  return j.dump();
+}
+
+TEST(CostFile, BadAllCoresAndHandoffFieldsAreNamed) {
+  auto error = [](const std::string& text) { return error_of([&] { parse_cost_file(text, "c.json"); }); };
+  EXPECT_NE(error(cost_file_with("all_cores", "", "")).find("missing or mistyped field"), std::string::npos);
+  EXPECT_NE(error(cost_file_with("handoff_ms", "", "-1")).find("cost file c.json: handoff_ms is negative"),
+            std::string::npos);
+  EXPECT_NE(error(cost_file_with("all_cores", "device", "\"cpu:7\""))
+                .find("all_cores.device 'cpu:7' is none of the file's devices"),
+            std::string::npos);
+  EXPECT_NE(error(cost_file_with("all_cores", "threads", "0")).find("all_cores.threads is not a positive count"),
+            std::string::npos);
+  EXPECT_NE(error(cost_file_with("all_cores", "overhead_ms", "-0.5")).find("all_cores.overhead_ms is negative"),
             std::string::npos);
 }
 
