@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +42,17 @@ def model_files(out, name):
 def refusal_file(out, name):
     """Where the exporter's refusal of `name` is kept (--opsets)."""
     return out / f"{name}.refused.txt"
+
+
+def inexact_file(out, name):
+    """Where the exporter's own warning that the file may not compute what
+    PyTorch does is kept (Upsample before opset 11 has no half-pixel
+    coordinates for align_corners=False)."""
+    return out / f"{name}.inexact.txt"
+
+
+# The exporter's warning that an operator it wrote differs from PyTorch's.
+INEXACT_WARNING = "might cause results to not match"
 
 
 def opset_dir(out, opset):
@@ -73,8 +85,10 @@ def export_model(name, out, models=None, opset=None):
     onnx_path, input_path, expected_path, json_path = model_files(out, name)
     partial = out / f"{name}.partial.onnx"
     try:
-        torch.onnx.export(model, (torch.from_numpy(x),), str(partial), opset_version=opset, do_constant_folding=True,
-                          input_names=["input"], output_names=["output"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torch.onnx.export(model, (torch.from_numpy(x),), str(partial), opset_version=opset,
+                              do_constant_folding=True, input_names=["input"], output_names=["output"])
         graph = onnx.load(str(partial))
         onnx.checker.check_model(graph)
     except Exception as e:
@@ -100,6 +114,12 @@ def export_model(name, out, models=None, opset=None):
         "opset": opset,
         "torch": torch.__version__,
     }
+    inexact = sorted({str(w.message).splitlines()[0] for w in caught if INEXACT_WARNING in str(w.message)})
+    if inexact:
+        inexact_file(out, name).write_text("\n".join(inexact) + "\n")
+        description["exporter_warning"] = inexact
+    else:
+        inexact_file(out, name).unlink(missing_ok=True)
     os.replace(partial, onnx_path)
     for path, array in ((input_path, x), (expected_path, expected)):
         np.save(str(path) + ".partial.npy", array)
