@@ -20,7 +20,7 @@ asan_stage() {
     -DSY_SANITIZE=ON -DSY_WERROR=ON -DSY_BENCH=OFF
   ninja -C build-asan
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-     ctest --output-on-failure --timeout 1800 -E '^(python_models|python_unseen_models|python_conformance|python_fusion_fuzz)$')
+     ctest --output-on-failure --timeout 1800 -E '^(python_models|python_unseen_models|python_conformance|python_fusion_fuzz|python_zoo_opsets)$')
 }
 
 # TSan: the runtime's concurrency tests (thread pools, many threads running

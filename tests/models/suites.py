@@ -22,3 +22,21 @@ def default_cache_dir(suite="suite"):
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     # Not switchyard/models: that is the kernel cache's folder of model.so objects.
     return Path(base) / "switchyard" / suite
+
+
+def expand_names(spec, models):
+    """The model names of a comma-separated list of names and groups (a
+    module's GROUPS: name -> model names), in order, each once; ValueError
+    naming the unknown ones."""
+    groups = getattr(models, "GROUPS", {})
+    names, unknown = [], []
+    for item in (n for n in spec.split(",") if n):
+        for name in groups.get(item, [item]):
+            if name not in models.MODELS:
+                unknown.append(name)
+            elif name not in names:
+                names.append(name)
+    if unknown:
+        known = ", ".join(list(models.MODELS) + [f"{g} (group)" for g in groups])
+        raise ValueError(f"unknown model(s) {', '.join(unknown)}; known: {known}")
+    return names

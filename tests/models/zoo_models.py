@@ -121,6 +121,13 @@ MODELS = {
     "bert_base_b8": (_bert_base, (8, TOKENS, 768)),
 }
 
+# Every torchvision classification and segmentation model of the zoo at
+# batch 1: the set exported at each opset (export_models.py --opsets).
+GROUPS = {
+    "torchvision": [name for name in MODELS
+                    if name not in ("bert_base", "gpt2", "lstm", "gru") and not name.endswith("_b8")],
+}
+
 # Models whose export needs a later opset than the suite's 13.
 OPSETS = {}
 
