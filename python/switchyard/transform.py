@@ -47,6 +47,7 @@ def _builtin(name, doc):
 
 InferType = _builtin("InferType", "Infers and records every node's checked_type.")
 SimplifyExpr = _builtin("SimplifyExpr", "Algebraic identities that keep the result's type and device.")
+FuseQDQ = _builtin("FuseQDQ", "A QDQ model's convolutions as int8 qnn.conv2d calls, on CPU devices.")
 FoldConstant = _builtin("FoldConstant", "Evaluates constant sub-expressions, keeping devices and spans.")
 EliminateCommonSubexpr = _builtin("EliminateCommonSubexpr", "Merges identical expressions on the same device.")
 DeadCodeElimination = _builtin("DeadCodeElimination", "Removes unused bindings.")
@@ -105,7 +106,7 @@ def module_pass(pass_function=None, *, opt_level=0, name=None, required=()):
 
 __all__ = [
     "Pass", "PassInfo", "PassContext", "PassInstrument", "InvariantChecker", "Timing", "Sequential",
-    "PlanDevices", "PlanLayouts", "InferType", "SimplifyExpr", "FoldConstant", "EliminateCommonSubexpr",
+    "PlanDevices", "PlanLayouts", "InferType", "SimplifyExpr", "FuseQDQ", "FoldConstant", "EliminateCommonSubexpr",
     "DeadCodeElimination", "FuseOps", "ToANormalForm", "ToGraphNormalForm", "Inline",
     "function_pass", "module_pass", "default_pipeline", "pass_by_name", "pass_names", "specialize",
 ]

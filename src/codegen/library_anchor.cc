@@ -11,6 +11,7 @@
 #include "codegen/library_anchor.h"
 #include "op/handles.h"
 #include "op/linear_attrs.h"
+#include "op/quantized_attrs.h"
 #include "op/registry.h"
 #include "op/shape_rules.h"
 #include "op/window_attrs.h"
@@ -99,6 +100,46 @@ DnnlAnchor product(const CpuKernel& k) {
   return o;
 }
 
+// An int8 operator's side (qnn.conv2d, qnn.dense): the element types, its
+// bias (kernel input 2, in the accumulator's units), output scales and zero
+// points, and its relu as the one post-op, applied before the output zero
+// point as the operator defines it.
+void quantize(const CallNode& call, const CpuKernel& k, PrimitiveSpec& s) {
+  auto type_of = [](const Expr& e) { return as_tensor(e->checked_type())->dtype == DType::kInt8 ? "s8" : "u8"; };
+  const QuantizedAttrs attrs = quantized_attrs(*call.attrs);
+  PrimitiveQuantization& q = s.quantization;
+  q.src_type = type_of(call.args[0]);
+  q.weights_type = "s8";
+  q.dst_type = type_of(Expr(&call));
+  q.output_scales = attrs.output_scales;
+  q.src_zero_point = int32_t(attrs.input_zero_point);
+  q.dst_zero_point = int32_t(attrs.output_zero_point);
+  Dims bias = shape_of(call.args[2]);
+  s.bias = plain(bias);
+  s.bias_input = parameter_index(k, call.args[2]);
+  if (attrs.relu) s.post_ops.push_back({.algorithm = "eltwise_relu"});
+}
+
+// qnn.dense: a matrix (M, K) times (N, K) weights read transposed.
+DnnlAnchor quantized_product(const CpuKernel& k) {
+  const CallNode& call = *k.master;
+  Dims a = shape_of(call.args[0]), b = shape_of(call.args[1]);
+  int64_t m = a[0], k_size = a[1], n = b[0];
+  DnnlAnchor o;
+  PrimitiveSpec& s = o.spec;
+  s.kind = PrimitiveKind::kMatmul;
+  s.src = plain({m, k_size});
+  s.weights = PrimitiveTensor{{k_size, n}, {1, k_size}};
+  s.dst = plain({m, n});
+  o.to_destination = [](const Dims& side) { return std::optional<Dims>(side); };
+  s.src_input = parameter_index(k, call.args[0]);
+  s.weights_input = parameter_index(k, call.args[1]);
+  s.any_weights_layout = s.weights_input >= 0 && k.constant_inputs.at(size_t(s.weights_input));
+  quantize(call, k, s);
+  s.bias = plain({1, n});
+  return o;
+}
+
 // Right padding that gives oneDNN the output extent the IR computed (larger
 // than the attribute's padding under ceil_mode).
 int64_t effective_right_padding(int64_t input, int64_t left, int64_t right, int64_t kernel, int64_t stride,
@@ -128,7 +169,7 @@ DnnlAnchor window(const CpuKernel& k) {
   auto [stride_h, stride_w] = std::pair(attrs.stride_h, attrs.stride_w);
   auto [dilation_h, dilation_w] = std::pair(attrs.dilation_h, attrs.dilation_w);
   const Padding2D& pad = attrs.padding;
-  if (op == ops::conv2d()) {
+  if (op == ops::conv2d() || op == ops::quantized_conv2d()) {
     Dims w = shape_of(call.args[1]);
     int64_t groups = attrs.groups;
     Dims weights = groups == 1 ? w : Dims{groups, w[0] / groups, w[1], w[2], w[3]};
@@ -149,6 +190,7 @@ DnnlAnchor window(const CpuKernel& k) {
     // in and out around the primitive, until layout planning keeps them
     // blocked between operators.
     s.any_activation_layout = true;
+    if (op == ops::quantized_conv2d()) quantize(call, k, s);
     return o;
   }
   auto [pool_h, pool_w] = std::pair(attrs.pool_h, attrs.pool_w);
@@ -218,15 +260,50 @@ bool reads_in_place(const CpuKernel& k, const CallNode* computed) {
   return true;
 }
 
+// An int8 primitive (qnn.conv2d, qnn.dense) computes its whole operator, relu
+// included; what follows in the kernel (a dequantization) reads its int8
+// result as a loop, since post-ops would apply before the rounding.
+std::optional<kernel_ir::Kernel> lower_quantized_kernel(CpuKernel& k, const PrimitiveSpec& spec) {
+  namespace ki = kernel_ir;
+  if (spec.bias_input < 0 || !k.library->makes(spec))
+    throw Error(ErrorKind::kBackend, "oneDNN cannot make the int8 primitive of " + as<OpNode>(k.master->op)->name + " " +
+                                         primitive_spec_text(spec).substr(0, 200), k.master->span());
+  k.primitive = spec;
+  if (k.master == k.root) {
+    k.library_only = true;
+    return std::nullopt;
+  }
+  DType anchor_dtype = as_tensor(k.master->checked_type())->dtype;
+  if (!k.library->scratch)
+    throw Error(ErrorKind::kBackend, "the int8 primitive's epilogue needs a scratch buffer", k.master->span());
+  ki::Kernel kernel = k.kernel_ir_buffers();
+  std::string destination = "anchor";
+  kernel.buffers.push_back({destination, anchor_dtype, ki::BufferRole::kScratch, 0, false,
+                            as_tensor(k.master->checked_type())->shape, "", "the int8 result, before the epilogue"});
+  kernel.body.push_back(ki::run_primitive(primitive_spec_text(spec), destination));
+  Expr root(k.root);
+  lower_element_loop(k, kernel, "epilogue", "The epilogue over the int8 result", k.outputs[0]->shape,
+                     k.output(0), [&](ElementLowering& lowering, const IndexAt& at) {
+                       lowering.bind_buffer(k.master, destination);
+                       return lowering.lower(root, at);
+                     });
+  return kernel;
+}
+
 }  // namespace
 
 DnnlAnchor dnnl_anchor(const CpuKernel& k) {
   const OpNode* op = as<OpNode>(k.master->op);
+  if (op == ops::quantized_dense()) return quantized_product(k);
   return ops::is_product(op) ? product(k) : window(k);
 }
 
 bool dnnl_handles(const CallNode& anchor) {
   const OpNode* op = as<OpNode>(anchor.op);
+  // Their type relations admit only what the int8 primitives take, and they
+  // have no other kernel.
+  if (op == ops::quantized_conv2d()) return true;
+  if (op == ops::quantized_dense()) return shape_of(anchor.args[0]).size() == 2;
   if (!ops::is_product(op) && !ops::is_window(op)) return false;
   std::vector<Expr> tensors(anchor.args.begin(), anchor.args.end());
   tensors.push_back(Expr(&anchor));
@@ -276,6 +353,7 @@ std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
   // computed inside the kernel has none.
   bool has_weights = spec.kind != PrimitiveKind::kPooling;
   if (spec.src_input < 0 || (has_weights && spec.weights_input < 0)) return std::nullopt;
+  if (!spec.quantization.empty()) return lower_quantized_kernel(k, spec);
   DnnlEpilogue epilogue;
   epilogue.base = k.master;
   // A pool's epilogue runs after it: the runtime repairs the pool's result

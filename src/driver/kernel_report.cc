@@ -70,6 +70,9 @@ std::string primitive_description(const PrimitiveSpec& spec, bool cuda) {
       break;
   }
   if (spec.kind == PrimitiveKind::kConvolution || spec.kind == PrimitiveKind::kPooling) text += window_text(spec);
+  // An int8 primitive's types, source weights destination ("int8 u8s8u8").
+  const PrimitiveQuantization& q = spec.quantization;
+  if (!q.empty()) text += ", int8 " + q.src_type + q.weights_type + q.dst_type;
   for (const PrimitivePostOp& post : spec.post_ops)
     if (post.kind == PrimitivePostOp::Kind::kDepthwise)
       text += " + fused depthwise " + std::to_string(post.operand.dims.back()) + "x" +

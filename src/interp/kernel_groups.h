@@ -10,6 +10,7 @@ namespace switchyard {
 InterpKernelDef scalar_kernel(const OpDef& def);
 void register_linear_kernels();       // interp/kernels_linear.cc
 void register_conv_pool_kernels();    // interp/kernels_conv_pool.cc
+void register_quantized_kernels();    // interp/kernels_quantized.cc
 void register_norm_kernels();         // interp/kernels_norm.cc
 void register_reduce_kernels();       // interp/kernels_reduce.cc
 void register_shape_kernels();        // interp/kernels_shape.cc

@@ -31,6 +31,7 @@ void ensure_builtin_kernels() {
   std::call_once(once, [] {
     register_linear_kernels();
     register_conv_pool_kernels();
+    register_quantized_kernels();
     register_norm_kernels();
     register_reduce_kernels();
     register_shape_kernels();

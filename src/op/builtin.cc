@@ -9,6 +9,7 @@ void register_builtin_ops() {
   register_elementwise_ops();
   register_nn_ops();
   register_window_ops();
+  register_quantized_ops();
   register_reduce_ops();
   register_transform_ops();
   register_scan_ops();

@@ -2,6 +2,8 @@
 // registry knows it under.
 #include "op/handles.h"
 
+#include "op/quantized_attrs.h"
+
 #include "op/registry.h"
 
 namespace switchyard::ops {
@@ -16,6 +18,8 @@ SY_OP_HANDLE(dense, "nn.dense")
 SY_OP_HANDLE(matmul, "matmul")
 SY_OP_HANDLE(batch_matmul, "nn.batch_matmul")
 SY_OP_HANDLE(conv2d, "nn.conv2d")
+SY_OP_HANDLE(quantized_conv2d, "qnn.conv2d")
+SY_OP_HANDLE(quantized_dense, "qnn.dense")
 SY_OP_HANDLE(max_pool2d, "nn.max_pool2d")
 SY_OP_HANDLE(avg_pool2d, "nn.avg_pool2d")
 SY_OP_HANDLE(global_avg_pool2d, "nn.global_avg_pool2d")

@@ -11,6 +11,7 @@
 #include "transform/fuse_ops.h"
 #include "transform/infer_type_pass.h"
 #include "transform/inline.h"
+#include "transform/quantized_convolutions.h"
 #include "transform/simplify_expr.h"
 #include "transform/to_a_normal_form.h"
 #include "transform/to_graph_normal_form.h"
@@ -30,6 +31,7 @@ const std::vector<Factory>& factories() {
       EliminateCommonSubexpr,
       DeadCodeElimination,
       FuseOps,
+      FuseQDQ,
       Inline,
       ToANormalForm,
       ToGraphNormalForm,

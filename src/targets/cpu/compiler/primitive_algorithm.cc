@@ -16,6 +16,7 @@ void choose_primitive_algorithms(LoweredProgram& program) {
     const std::optional<PrimitiveSpec>& kernel_spec = program.kernel_sources[size_t(call.source)].primitive;
     std::optional<PrimitiveSpec> spec = call.dnnl_primitive ? call.dnnl_primitive : kernel_spec;
     if (!spec || spec->weights_input < 0 || !runs_on_cpu(program.kernel_sources[size_t(call.source)])) continue;
+    if (!spec->quantization.empty()) continue;  // the runtime's own kernels compute float32 only
     int weights = step.inputs.at(size_t(spec->weights_input));
     if (program.buffers[size_t(weights)].kind != LoweredBuffer::Kind::kWeight) continue;
     if (spec->kind == PrimitiveKind::kConvolution && winograd_refusal(*spec).empty() && winograd_pays(*spec))

@@ -1,0 +1,274 @@
+// FuseQDQ: matches the importer's spelling of QuantizeLinear and
+// DequantizeLinear around nn.conv2d, nn.dense and matmul
+// (frontend/onnx/converters_quant.cc) on the original nodes, each
+// intermediate read once, and replaces the quantize by one qnn.conv2d or
+// qnn.dense.
+#include "transform/quantized_convolutions.h"
+
+#include <optional>
+#include <unordered_map>
+
+#include "ir/functor.h"
+#include "op/elementwise_attrs.h"
+#include "op/handles.h"
+#include "op/quantized_attrs.h"
+#include "op/registry.h"
+#include "op/window_attrs.h"
+
+namespace switchyard {
+
+namespace {
+
+const CallNode* call_of(const Expr& e, const OpNode* op) {
+  const CallNode* call = as<CallNode>(e);
+  return call && as<OpNode>(call->op) == op ? call : nullptr;
+}
+
+DType dtype_of(const Expr& e) {
+  const TensorTypeNode* t = as_tensor(e->checked_type());
+  return t ? t->dtype : DType::kBool;
+}
+
+bool is_int8(DType t) { return t == DType::kInt8 || t == DType::kUInt8; }
+
+// The value of a 0-d constant (or of a one-element one).
+std::optional<double> scalar_constant(const Expr& e) {
+  const ConstantNode* c = as<ConstantNode>(e);
+  if (!c || c->data.numel() != 1) return std::nullopt;
+  return c->data.get_as_double(0);
+}
+
+// A quantized tensor's scale and zero point, one each.
+struct Quantization {
+  double scale = 1;
+  int64_t zero_point = 0;
+};
+
+class QdqFuser : public ExprMutator {
+ public:
+  explicit QdqFuser(const Expr& body) {
+    post_order_visit(body, [&](const Expr& e) {
+      for_each_child(e, [&](const Expr& child) { ++users_[child.get()]; });
+    });
+  }
+
+  Expr visit_call(const Call& n) override {
+    if (Expr fused = fuse(*n)) return fused;
+    return ExprMutator::visit_call(n);
+  }
+
+ private:
+  bool read_once(const Expr& e) const {
+    auto it = users_.find(e.get());
+    return it != users_.end() && it->second == 1;
+  }
+
+  // dequantize(x) = multiply(subtract?(cast(x, float32), zero_point), scale),
+  // one scale and zero point: x and them.
+  std::optional<std::pair<Expr, Quantization>> dequantized(const Expr& e) const {
+    const CallNode* product = call_of(e, ops::multiply());
+    if (!product) return std::nullopt;
+    std::optional<double> scale = scalar_constant(product->args[1]);
+    Expr shifted = product->args[0];
+    if (!scale || !(*scale > 0)) return std::nullopt;
+    Quantization q{*scale, 0};
+    if (const CallNode* difference = call_of(shifted, ops::subtract())) {
+      std::optional<double> zero_point = scalar_constant(difference->args[1]);
+      if (!zero_point || !read_once(shifted)) return std::nullopt;
+      q.zero_point = int64_t(*zero_point);
+      shifted = difference->args[0];
+    }
+    const CallNode* cast = call_of(shifted, ops::cast());
+    if (!cast || !is_int8(dtype_of(cast->args[0])) || dtype_of(shifted) != DType::kFloat32) return std::nullopt;
+    return std::pair{cast->args[0], q};
+  }
+
+  // dequantize(w) of int8 constant weights, zero point 0 (the importer's
+  // subtract of a zero point is gone after SimplifyExpr), one scale or one
+  // per output channel along `axis` (its shape then the importer's
+  // broadcast: {O, 1, 1, 1} for a convolution's axis 0, {N, 1} for
+  // nn.dense's, {N} for a matmul's axis 1): w and one scale per channel.
+  std::optional<std::pair<const ConstantNode*, std::vector<double>>> dequantized_weights(const Expr& e, int rank,
+                                                                                         int axis) const {
+    const CallNode* product = call_of(e, ops::multiply());
+    if (!product || !read_once(e)) return std::nullopt;
+    const CallNode* cast = call_of(product->args[0], ops::cast());
+    const ConstantNode* scale = as<ConstantNode>(product->args[1]);
+    if (!cast || !scale || !read_once(product->args[0])) return std::nullopt;
+    const ConstantNode* weights = as<ConstantNode>(cast->args[0]);
+    if (!weights || weights->data.dtype() != DType::kInt8 || weights->data.ndim() != rank) return std::nullopt;
+    int64_t channels = weights->data.shape()[size_t(axis)];
+    std::vector<int64_t> along(size_t(rank - axis), 1);
+    along[0] = channels;
+    const std::vector<int64_t>& shape = scale->data.shape();
+    bool per_tensor = scale->data.numel() == 1 && shape.size() <= 1;
+    if (!per_tensor && shape != along) return std::nullopt;
+    std::vector<double> scales;
+    for (int64_t c = 0; c < channels; ++c) {
+      double s = scale->data.get_as_double(per_tensor ? 0 : c);
+      if (!(s > 0)) return std::nullopt;
+      scales.push_back(s);
+    }
+    return std::pair{weights, scales};
+  }
+
+  // quantize(v) = cast(clip(add?(round(divide(v, scale)), zero_point)), int8 or
+  // uint8) with the clip at the type's range: v, the quantization and type.
+  struct Quantized {
+    Expr value;
+    Quantization q;
+    DType dtype;
+  };
+  std::optional<Quantized> quantized(const CallNode& cast) const {
+    DType out = dtype_of(Expr(&cast));
+    if (as<OpNode>(cast.op) != ops::cast() || !is_int8(out)) return std::nullopt;
+    const CallNode* clip = call_of(cast.args[0], ops::clip());
+    if (!clip || !read_once(cast.args[0])) return std::nullopt;
+    ClipAttrs bounds = clip_attrs(*clip->attrs);
+    double low = out == DType::kInt8 ? -128 : 0, high = out == DType::kInt8 ? 127 : 255;
+    if (bounds.a_min != low || bounds.a_max != high) return std::nullopt;
+    Expr rounded = clip->args[0];
+    Quantization q;
+    if (const CallNode* sum = call_of(rounded, ops::add())) {
+      std::optional<double> zero_point = scalar_constant(sum->args[1]);
+      if (!zero_point || *zero_point != double(int64_t(*zero_point)) || *zero_point < low || *zero_point > high ||
+          !read_once(rounded))
+        return std::nullopt;
+      q.zero_point = int64_t(*zero_point);
+      rounded = sum->args[0];
+    }
+    const CallNode* round = call_of(rounded, op_get("round").get());
+    if (!round || !read_once(rounded)) return std::nullopt;
+    const CallNode* quotient = call_of(round->args[0], ops::divide());
+    if (!quotient || !read_once(round->args[0])) return std::nullopt;
+    std::optional<double> scale = scalar_constant(quotient->args[1]);
+    if (!scale || !(*scale > 0) || dtype_of(quotient->args[0]) != DType::kFloat32) return std::nullopt;
+    q.scale = *scale;
+    return Quantized{quotient->args[0], q, out};
+  }
+
+  // The int8 operator that `cast` (a quantize) computes, or null.
+  Expr fuse(const CallNode& cast) {
+    std::optional<Quantized> y = quantized(cast);
+    if (!y || cast.virtual_device()->kind() != DeviceKind::kCPU) return Expr();
+    std::vector<Expr> spelled{y->value};
+    Expr value = y->value;
+    bool relu = false;
+    if (const CallNode* r = call_of(value, ops::relu())) {
+      if (!read_once(value)) return Expr();
+      relu = true;
+      value = r->args[0];
+      spelled.push_back(value);
+    }
+    // The bias: nn.bias_add along a convolution's channels, or an add of a
+    // vector to a product's rows.
+    const ConstantNode* bias = nullptr;
+    const CallNode* bias_add = call_of(value, ops::bias_add());
+    const CallNode* add = call_of(value, ops::add());
+    if (bias_add || add) {
+      bias = as<ConstantNode>((bias_add ? bias_add : add)->args[1]);
+      if (!bias || !read_once(value) || bias->data.dtype() != DType::kFloat32 || bias->data.ndim() != 1 ||
+          (bias_add && bias_add->attrs->get_int("axis") != 1))
+        return Expr();
+      value = (bias_add ? bias_add : add)->args[0];
+      spelled.push_back(value);
+    }
+    if (!read_once(value)) return Expr();
+    for (const Expr& e : spelled)
+      if (e->virtual_device() != cast.virtual_device()) return Expr();
+    const CallNode* product = as<CallNode>(value);
+    if (!product) return Expr();
+    const OpNode* op = as<OpNode>(product->op);
+    if (op == ops::conv2d() && !add) return convolution(cast, *product, *y, bias, relu);
+    if ((op == ops::dense() || op == ops::matmul()) && !bias_add) return dense(cast, *product, *y, bias, relu);
+    return Expr();
+  }
+
+  Expr convolution(const CallNode& cast, const CallNode& conv, const Quantized& y, const ConstantNode* bias,
+                   bool relu) {
+    const WindowAttrs window = window_attrs(conv);
+    if (window.data_layout != "NCHW" || window.kernel_layout != "OIHW") return Expr();
+    std::optional<std::pair<Expr, Quantization>> x = dequantized(conv.args[0]);
+    auto w = dequantized_weights(conv.args[1], 4, 0);
+    if (!x || !w) return Expr();
+    std::vector<std::pair<std::string, AttrValue>> attrs = {
+        {"strides", std::vector<int64_t>{window.stride_h, window.stride_w}},
+        {"padding", std::vector<int64_t>{window.padding.top, window.padding.left, window.padding.bottom,
+                                         window.padding.right}},
+        {"dilation", std::vector<int64_t>{window.dilation_h, window.dilation_w}},
+        {"groups", window.groups}};
+    return quantized_call(ops::quantized_conv2d(), cast, *x, Expr(w->first), w->second, y, bias, relu,
+                          std::move(attrs));
+  }
+
+  // nn.dense (Gemm; weights (N, K), or a transpose of (K, N)) and a matmul
+  // of a matrix by (K, N) weights: qnn.dense of (N, K) weights.
+  Expr dense(const CallNode& cast, const CallNode& product, const Quantized& y, const ConstantNode* bias,
+             bool relu) {
+    const TensorTypeNode* data = as_tensor(product.args[0]->checked_type());
+    if (!data || data->ndim() != 2) return Expr();
+    std::optional<std::pair<Expr, Quantization>> x = dequantized(product.args[0]);
+    Expr weights = product.args[1];
+    bool columns = as<OpNode>(product.op) == ops::matmul();  // weights (K, N), transposed for qnn.dense
+    if (const CallNode* t = call_of(weights, ops::transpose()); t && !columns) {
+      if (!read_once(weights)) return Expr();
+      weights = t->args[0];
+      columns = true;
+    }
+    auto w = dequantized_weights(weights, 2, columns ? 1 : 0);
+    if (!x || !w) return Expr();
+    Expr rows = Expr(w->first);
+    if (columns) {
+      const NDArray& kn = w->first->data;
+      int64_t k_size = kn.shape()[0], n_size = kn.shape()[1];
+      NDArray nk(DType::kInt8, {n_size, k_size});
+      for (int64_t k = 0; k < k_size; ++k)
+        for (int64_t n = 0; n < n_size; ++n) nk.set_from_double(n * k_size + k, kn.get_as_double(k * n_size + n));
+      rows = make_constant(std::move(nk), {.virtual_device = w->first->virtual_device(), .span = w->first->span(),
+                                           .checked_type = tensor_type({n_size, k_size}, DType::kInt8)});
+    }
+    return quantized_call(ops::quantized_dense(), cast, *x, rows, w->second, y, bias, relu, {});
+  }
+
+  // The int8 operator: the accumulator of x's and w's integers, times
+  // x_scale * w_scale[o], is the float product, so the bias goes in the
+  // accumulator's units and the output's scale divides.
+  Expr quantized_call(const OpNode* op, const CallNode& cast, const std::pair<Expr, Quantization>& x,
+                      const Expr& weights, const std::vector<double>& weight_scales, const Quantized& y,
+                      const ConstantNode* bias, bool relu, std::vector<std::pair<std::string, AttrValue>> attrs) {
+    int64_t channels = int64_t(weight_scales.size());
+    if (bias && bias->data.shape() != std::vector<int64_t>{channels}) return Expr();
+    NDArray bias_units(DType::kFloat32, {channels});
+    QuantizedAttrs quantized{.input_zero_point = x.second.zero_point,
+                             .output_zero_point = y.q.zero_point,
+                             .out_dtype = y.dtype,
+                             .relu = relu};
+    for (int64_t o = 0; o < channels; ++o) {
+      double unit = x.second.scale * weight_scales[size_t(o)];
+      bias_units.set_from_double(o, bias ? bias->data.get_as_double(o) / unit : 0.0);
+      quantized.output_scales.push_back(float(unit / y.q.scale));
+    }
+    // A new constant is placed explicitly: the mutator places only the call
+    // that replaces the quantize.
+    Expr bias_arg = make_constant(std::move(bias_units), {.virtual_device = cast.virtual_device(), .span = cast.span(),
+                                                          .checked_type = tensor_type({channels}, DType::kFloat32)});
+    for (auto& entry : attr_entries(quantized)) attrs.push_back(std::move(entry));
+    return make_op_call(op, {mutate(x.first), weights, bias_arg}, std::move(attrs),
+                        {.checked_type = cast.checked_type()});
+  }
+
+  std::unordered_map<const ExprNode*, int> users_;
+};
+
+}  // namespace
+
+Pass FuseQDQ() {
+  return make_module_pass({"FuseQDQ", 1, {"InferType"}}, [](const IRModule& mod, const PassContext&) {
+    return map_functions(mod, [](const std::string&, const Function& fn) {
+      QdqFuser fuser(fn->body);
+      return downcast<FunctionNode>(fuser.mutate(fn));
+    });
+  });
+}
+
+}  // namespace switchyard
