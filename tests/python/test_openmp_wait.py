@@ -69,7 +69,7 @@ def artifact(tmp_path_factory):
 
 
 def test_importing_switchyard_first_sets_the_short_spin_before_libgomp_reads_it():
-    assert spin_count_libgomp_read("import switchyard") == "300"
+    assert spin_count_libgomp_read("import switchyard") == "3000"
 
 
 def test_a_users_setting_is_kept():
@@ -81,7 +81,7 @@ def test_the_cli_sets_the_short_spin_without_restarting():
     done = subprocess.run([str(SWITCHYARD), "--help"], capture_output=True, text=True, timeout=60,
                           env=clean_environment(OMP_DISPLAY_ENV="VERBOSE"))
     assert done.returncode == 0, done.stderr
-    assert done.stderr.count("GOMP_SPINCOUNT = '300'") == 1, done.stderr
+    assert done.stderr.count("GOMP_SPINCOUNT = '3000'") == 1, done.stderr
 
 
 @pytest.mark.parametrize("order", ["switchyard first", "numpy first"])

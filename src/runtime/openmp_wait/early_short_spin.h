@@ -7,10 +7,10 @@ extern "C" {
 #endif
 
 // GOMP_SPINCOUNT's short value: rounds a waiting thread spins before it
-// blocks (a few microseconds: long enough to catch the next kernel of a
-// run, short enough that a thread waiting for a core another process holds
-// soon gives it up; docs/design.md has the measurements).
-#define SY_OPENMP_SHORT_SPIN "300"
+// blocks (tens of microseconds: long enough to bridge the gaps between a
+// run's kernels, short enough that a thread waiting for a core another
+// process holds soon gives it up; docs/design.md has the measurements).
+#define SY_OPENMP_SHORT_SPIN "3000"
 
 enum {
   SY_OPENMP_WAIT_UNKNOWN = 0,       // the constructor has not run

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "runtime/openmp_wait/early_short_spin.h"
 #include "runtime/thread_pool.h"
 
 namespace switchyard {
@@ -37,7 +38,7 @@ TEST(OpenMpWait, LibgompReadsTheShortSpinBeforeAnythingRuns) {
   ::testing::internal::CaptureStderr();
   display_env(1);
   std::string shown = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(shown.find("GOMP_SPINCOUNT = '300'"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("GOMP_SPINCOUNT = '" SY_OPENMP_SHORT_SPIN "'"), std::string::npos) << shown;
 }
 
 // The pool's threads, done with a loop, sleep instead of spinning through
