@@ -71,12 +71,7 @@ void register_quantized_ops() {
                .check_attrs =
                    [](const AttrsNode& attrs) {
                      const std::string op = "qnn.conv2d";
-                     check_length(op, "strides", attrs.get_ints("strides"), {2});
-                     check_positive(op, "strides", attrs.get_ints("strides"));
-                     check_length(op, "dilation", attrs.get_ints("dilation"), {2});
-                     check_positive(op, "dilation", attrs.get_ints("dilation"));
-                     check_length(op, "padding", attrs.get_ints("padding"), {1, 2, 4});
-                     check_non_negative(op, "padding", attrs.get_ints("padding"));
+                     check_window_attrs(op, attrs);
                      if (attrs.get_int("groups") <= 0)
                        type_fail(op, "groups must be positive, got " + std::to_string(attrs.get_int("groups")));
                      check_quantized_attrs(op, quantized_attrs(attrs, op));

@@ -187,6 +187,15 @@ void check_non_negative(const std::string& op, const std::string& attr, const st
     if (v < 0) type_fail(op, attr + " must not be negative, got " + ints_str(values));
 }
 
+void check_window_attrs(const std::string& op, const AttrsNode& attrs) {
+  check_length(op, "strides", attrs.get_ints("strides"), {2});
+  check_positive(op, "strides", attrs.get_ints("strides"));
+  check_length(op, "dilation", attrs.get_ints("dilation"), {2});
+  check_positive(op, "dilation", attrs.get_ints("dilation"));
+  check_length(op, "padding", attrs.get_ints("padding"), {1, 2, 4});
+  check_non_negative(op, "padding", attrs.get_ints("padding"));
+}
+
 void check_one_of(const std::string& op, const std::string& attr, const std::string& value,
                   std::initializer_list<const char*> allowed) {
   std::string names;

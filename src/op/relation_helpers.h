@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/attrs.h"
 #include "ir/type.h"
 #include "support/error.h"
 
@@ -55,6 +56,9 @@ void check_length(const std::string& op, const std::string& attr, const std::vec
                   std::initializer_list<size_t> lengths);
 void check_positive(const std::string& op, const std::string& attr, const std::vector<int64_t>& values);
 void check_non_negative(const std::string& op, const std::string& attr, const std::vector<int64_t>& values);
+// A 2-d window's strides and dilation (two positive values) and padding
+// (1, 2 or 4 values, none negative): convolutions' and pools' attributes.
+void check_window_attrs(const std::string& op, const AttrsNode& attrs);
 // Error unless `value` is one of `allowed`.
 void check_one_of(const std::string& op, const std::string& attr, const std::string& value,
                   std::initializer_list<const char*> allowed);

@@ -8,15 +8,6 @@ namespace switchyard {
 
 namespace {
 
-void check_window_attrs(const std::string& op, const AttrsNode& attrs) {
-  check_length(op, "strides", attrs.get_ints("strides"), {2});
-  check_positive(op, "strides", attrs.get_ints("strides"));
-  check_length(op, "dilation", attrs.get_ints("dilation"), {2});
-  check_positive(op, "dilation", attrs.get_ints("dilation"));
-  check_length(op, "padding", attrs.get_ints("padding"), {1, 2, 4});
-  check_non_negative(op, "padding", attrs.get_ints("padding"));
-}
-
 Type conv2d_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   const std::string op = "nn.conv2d";
   const TensorTypeNode& data = expect_rank(args, 0, 4, op, "data", "(N, C, H, W)");
