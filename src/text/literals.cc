@@ -338,7 +338,7 @@ std::string set_element_from_text(NDArray& array, int64_t index, std::string_vie
     }
     case DType::kFloat16:
     case DType::kBFloat16: {
-      uint16_t bits;
+      uint16_t bits = 0;
       std::string error =
           dtype == DType::kFloat16
               ? read_half(text, kFloat16NaN, kFloat16Inf, [](float f) { return float_to_half(f); }, &bits)
