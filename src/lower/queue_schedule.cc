@@ -76,8 +76,15 @@ int queue_device(const LoweredProgram& program, const LoweredStep& step) {
   switch (step.kind) {
     case LoweredStep::Kind::kKernel:
       return program.kernel_calls[size_t(step.index)].device;
-    case LoweredStep::Kind::kCopy:
-      return program.copies[size_t(step.index)].dst_device;
+    case LoweredStep::Kind::kCopy: {
+      // A copy into a program output runs on its source's queue: on the
+      // destination's, the first device would wait there for the last
+      // stage of the request, and a pipelined request behind it with it.
+      const LoweredCopy& copy = program.copies[size_t(step.index)];
+      bool into_output = !step.outputs.empty() &&
+                         program.buffers[size_t(step.outputs[0])].kind == LoweredBuffer::Kind::kOutput;
+      return into_output ? copy.src_device : copy.dst_device;
+    }
     case LoweredStep::Kind::kMove:
       return program.buffers[size_t(step.outputs[0])].device;
     default:

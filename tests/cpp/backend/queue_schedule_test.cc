@@ -120,6 +120,27 @@ TEST(QueueSchedule, WritesOfOneOutputFromTwoQueuesKeepTheirOrder) {
   EXPECT_EQ(waits_of(s, second), std::vector<int>{first});
 }
 
+// Two stages (cpu:0, then cpu:1) whose result is an output on cpu:0: the
+// copy back runs on cpu:1's queue, so cpu:0's queue ends with its own stage
+// and a pipelined next request starts there without waiting for stage 2.
+// A copy between stages still runs on its destination's queue.
+TEST(QueueSchedule, ACopyIntoAnOutputRunsOnItsSourcesQueue) {
+  ProgramBuilder p;
+  int x = p.outside(LoweredBuffer::Kind::kInput, 0, 0);
+  int a = p.intermediate(0, 0), a_on_1 = p.intermediate(1, 0), b = p.intermediate(1, 64);
+  int out = p.outside(LoweredBuffer::Kind::kOutput, 0, 0);
+  int stage1 = p.kernel(0, {x}, {a});
+  int hand_over = p.copy(0, 1, a, a_on_1);
+  int stage2 = p.kernel(1, {a_on_1}, {b});
+  int copy_back = p.copy(1, 0, b, out);
+  QueueSchedule s = p.schedule();
+  ASSERT_TRUE(s.concurrent());
+  EXPECT_EQ(s.queue_steps[0], (std::vector<int>{stage1}));
+  EXPECT_EQ(s.queue_steps[1], (std::vector<int>{hand_over, stage2, copy_back}));
+  EXPECT_EQ(waits_of(s, hand_over), std::vector<int>{stage1});
+  EXPECT_EQ(waits_of(s, copy_back), std::vector<int>{});
+}
+
 TEST(QueueSchedule, OneDeviceAnIfOrAnAsynchronousDeviceRunInOrder) {
   ProgramBuilder one;
   int x = one.outside(LoweredBuffer::Kind::kInput, 0, 0);
