@@ -5,6 +5,7 @@
 #include "codegen/element_lowering.h"
 
 #include "codegen/kernel_code.h"
+#include "op/elementwise_attrs.h"
 #include "op/handles.h"
 #include "op/movement_attrs.h"
 #include "op/registry.h"
@@ -29,6 +30,21 @@ ki::Expr constant_value(const ConstantNode& constant) {
 }
 
 std::string at_span_of(const Span& span) { return span.defined() ? " at " + span.to_string() : ""; }
+
+// Whether `call` casts a float32 clip, whose bounds lie within +-2^30, to an
+// integer of at most 32 bits (a quantize's last step): the clip's value is
+// then never NaN (clip(NaN) is a_min) and int32 holds it exactly, so
+// truncating through int32 gives what the saturating cast gives.
+bool clipped_into_int32(const CallNode& call) {
+  if (as<OpNode>(call.op) != ops::cast() || call.args.size() != 1) return false;
+  DType out = dtype_of(Expr(&call));
+  if (dtype_is_float(out) || out == DType::kBool || dtype_bytes(out) > 4) return false;
+  const CallNode* clip = as<CallNode>(call.args[0]);
+  if (!clip || as<OpNode>(clip->op) != ops::clip() || dtype_of(call.args[0]) != DType::kFloat32) return false;
+  const ClipAttrs bounds = clip_attrs(*clip->attrs);
+  constexpr double kLimit = 0x1p30;
+  return bounds.a_min >= -kLimit && bounds.a_max <= kLimit;
+}
 
 // `index` less `shift`: the operand of `index` = x + shift, else a difference.
 ki::Expr unshift(const ki::Expr& index, const ki::Expr& shift) {
@@ -144,8 +160,9 @@ void ElementLowering::combine(const CallNode* call, const Key& key, size_t arity
   for (const Expr& arg : call->args) scalar.arg_dtypes.push_back(dtype_of(arg));
   std::string name = fresh(op->name);
   DType dtype = scalar.result_dtype;
-  block().push_back(ki::let(name, dtype, ki::call(std::move(scalar), std::move(values)),
-                            op->name + at_span_of(call->span())));
+  ki::Expr computed = clipped_into_int32(*call) ? ki::cast_in_int32_range(dtype, values[0])
+                                                : ki::call(std::move(scalar), std::move(values));
+  block().push_back(ki::let(name, dtype, std::move(computed), op->name + at_span_of(call->span())));
   ki::Expr value = ki::var(name, dtype);
   remember(key, value);
   results_.push_back(value);

@@ -81,6 +81,7 @@ std::string ExpressionPrinter::expr(const Expr& e) {
       const Expr& value = e->operands[0];
       std::string type = kernel_value_type(e->dtype, e->precision);
       if (dtype_is_float(value->dtype) && !dtype_is_float(e->dtype) && e->dtype != DType::kBool) {
+        if (e->int_value == 1) return type + "(int32_t(" + expr(value) + "))";  // cast_in_int32_range
         helpers_.insert(CpuHelper::kFloatToInt);
         const char* convert = e->dtype == DType::kUInt64 ? "sy_float_to_uint64(" : "sy_float_to_int64(";
         return type + "(" + convert + expr(value) + "))";

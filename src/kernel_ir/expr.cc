@@ -78,6 +78,12 @@ Expr select(Expr condition, Expr then_value, Expr else_value) {
 
 Expr cast(DType dtype, Expr value) { return make({.kind = ExprKind::kCast, .dtype = dtype, .operands = {std::move(value)}}); }
 
+Expr cast_in_int32_range(DType dtype, Expr value) {
+  if (!dtype_is_float(value->dtype) || dtype_is_float(dtype) || dtype == DType::kBool || dtype_bytes(dtype) > 4)
+    throw std::logic_error("an in-range cast converts a float to an integer of at most 32 bits");
+  return make({.kind = ExprKind::kCast, .dtype = dtype, .int_value = 1, .operands = {std::move(value)}});
+}
+
 Expr call(ScalarCall op, std::vector<Expr> args, Precision precision) {
   if (precision == Precision::kAccumulator) {
     bool float32 = op.result_dtype == DType::kFloat32;

@@ -74,6 +74,12 @@ Expr binary(BinaryOp op, Expr a, Expr b);
 Expr load(std::string buffer, DType dtype, Expr at);
 Expr select(Expr condition, Expr then_value, Expr else_value);
 Expr cast(DType dtype, Expr value);
+// A kCast of a floating-point value known to lie within int32's range and
+// not to be NaN (a clip's result: clip maps NaN to its lower bound) to an
+// integer `dtype` of at most 32 bits, marked (int_value 1) so a renderer may
+// convert through int32: the same value as the saturating conversion, whose
+// NaN and range checks on 64-bit lanes made every quantizing loop slow.
+Expr cast_in_int32_range(DType dtype, Expr value);
 // The operator applied in its dtypes' compute type, or at kAccumulator in
 // double: then its dtypes are float32 and its operands are held in double
 // (batch_norm's sqrt, as the reference computes it). A renderer prints what

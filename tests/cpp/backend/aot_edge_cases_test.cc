@@ -383,6 +383,25 @@ TEST(AotEdgeCases, CastsSaturateToInt64ThenWrapAndSendNaNToZero) {
   EXPECT_EQ(out[4].get_as_double(8), 0) << "-0 is false";
 }
 
+// A cast of a clip within +-2^30 converts through int32 (a quantize's
+// loop): clip(NaN) is a_min, and the integers wrap as the saturating cast's.
+TEST(AotEdgeCases, CastsOfClipsMatchTheSaturatingCast) {
+  std::vector<double> values = {kNaN, -kNaN, kInf, -kInf, -0.0, 0.0, -2.5, 0.5, 1e30, -1e30, 3, -1,
+                                70000, -70000, 255.9, 1e9, -1e9, 2e9, -2e9, 300, -129, 128};
+  std::vector<NDArray> out = expect_same("clipped_casts",
+                                         "def @main(%x: Tensor[(22), float32]) {\n"
+                                         "  (cast(clip(%x, a_min=0, a_max=255), dtype=\"uint8\"), "
+                                         "cast(clip(%x, a_min=-1e9, a_max=1e9), dtype=\"int8\"), "
+                                         "cast(clip(%x, a_min=-1e9, a_max=1e9), dtype=\"uint16\"), "
+                                         "cast(clip(%x, a_min=-1e9, a_max=1e9), dtype=\"int32\"))\n"
+                                         "}\n",
+                                         {values});
+  EXPECT_EQ(out[0].get_as_double(0), 0) << "clip(NaN) is a_min";
+  EXPECT_EQ(out[0].get_as_double(2), 255) << "inf clips to 255";
+  EXPECT_EQ(out[1].get_as_double(12), double(int8_t(uint8_t(70000 & 0xFF)))) << "70000 wraps to int8";
+  EXPECT_EQ(out[3].get_as_double(15), 1e9);
+}
+
 TEST(AotEdgeCases, IntegerArithmeticWrapsTwosComplement) {
   const double max32 = 2147483647, min32 = -2147483648.0;
   expect_same("int32_wraps",

@@ -197,6 +197,21 @@ std::vector<KernelCase> cases() {
                "  %3 = add(%2, %b);\n  %4 = cast(%3, dtype=\"float32\");\n  %5 = cast(%4, dtype=\"uint64\");\n"
                "  %6 = less(%a, %b);\n  where(%6, %5, 18446744073709551615u64)"),
        -2, 2, 1, 300, 0},
+      // A quantize's clip then cast converts through int32 (cast_in_int32_range);
+      // a clip beyond +-2^30 keeps the saturating conversion. Both wrap.
+      {"quantize_to_uint8",
+       main_of("%x: Tensor[(8, 64), float32]",
+               "  %0 = round(divide(%x, 0.37f));\n  %1 = add(%0, 3f);\n"
+               "  cast(clip(%1, a_min=0, a_max=255), dtype=\"uint8\")"),
+       -400, 400},
+      {"clipped_cast_wraps_to_int16",
+       main_of("%x: Tensor[(8, 64), float32]",
+               "  %0 = multiply(%x, 1000000f);\n  cast(clip(%0, a_min=-1073741824, a_max=1073741824), dtype=\"int16\")"),
+       -400, 400},
+      {"clipped_cast_beyond_int32",
+       main_of("%x: Tensor[(8, 64), float32]",
+               "  %0 = multiply(%x, 10000000f);\n  cast(clip(%0, a_min=-3000000000, a_max=3000000000), dtype=\"int32\")"),
+       -400, 400},
       {"take_of_computed",
        main_of("%x: Tensor[(3, 4), float32], %i: Tensor[(3), int32]",
                "  %0 = exp(%x);\n  %1 = take(%0, %i, axis=1);\n  negative(%1)"),
@@ -288,6 +303,16 @@ TEST(CpuElementwiseKernels, Float64ComputesInDoubleAndUint64DividesUnsigned) {
   const std::string& unsigned_code = find_case("uint64_wraps").source.code;
   EXPECT_NE(unsigned_code.find("sy_divide_uint64("), std::string::npos) << unsigned_code;
   EXPECT_NE(unsigned_code.find("sy_float_to_uint64("), std::string::npos) << unsigned_code;
+}
+
+TEST(CpuElementwiseKernels, AClipsCastConvertsThroughInt32OnlyWithinItsRange) {
+  for (const char* name : {"quantize_to_uint8", "clipped_cast_wraps_to_int16"}) {
+    const std::string& code = find_case(name).source.code;
+    EXPECT_NE(code.find("(int32_t(clip_"), std::string::npos) << code;
+    EXPECT_EQ(code.find("sy_float_to_int64("), std::string::npos) << code;
+  }
+  const std::string& beyond = find_case("clipped_cast_beyond_int32").source.code;
+  EXPECT_NE(beyond.find("sy_float_to_int64(clip_"), std::string::npos) << beyond;
 }
 
 TEST(CpuElementwiseKernels, AChainIsOneLoopWithEveryProducerInlined) {
