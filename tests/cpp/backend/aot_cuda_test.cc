@@ -23,7 +23,7 @@
 #include "text/parser.h"
 
 namespace switchyard {
-namespace {
+namespace aot_cuda_test {
 
 using testing::aot_options;
 using testing::aot_scratch_dir;
@@ -327,5 +327,5 @@ TEST(CudaArtifact, AFaultOnCuda0FailsTheRunNamingTheKernel) {
   EXPECT_NO_THROW(artifact->run({{"x", x}, {"y", y}}));
 }
 
-}  // namespace
+}  // namespace aot_cuda_test
 }  // namespace switchyard

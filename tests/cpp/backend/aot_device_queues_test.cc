@@ -15,7 +15,7 @@
 #include "text/parser.h"
 
 namespace switchyard::testing {
-namespace {
+namespace aot_device_queues_test {
 
 bool same_bits(const NDArray& a, const NDArray& b) {
   return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
@@ -202,5 +202,5 @@ TEST(DeviceQueues, AFaultInOneQueueFailsTheRunWithTheInOrderError) {
   EXPECT_EQ(error_of(RunOptions()), "no error");
 }
 
-}  // namespace
+}  // namespace aot_device_queues_test
 }  // namespace switchyard::testing

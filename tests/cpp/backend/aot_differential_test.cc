@@ -11,7 +11,7 @@
 #include "text/parser.h"
 
 namespace switchyard::testing {
-namespace {
+namespace aot_differential_test {
 
 // Builds `mod`, runs it on inputs from each seed and compares with the
 // interpreter; returns the manifest.
@@ -136,5 +136,5 @@ TEST(AotDifferential, SelfGatedActivationsAfterAConvolutionArePostOps) {
   }
 }
 
-}  // namespace
+}  // namespace aot_differential_test
 }  // namespace switchyard::testing

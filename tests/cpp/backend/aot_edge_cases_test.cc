@@ -20,7 +20,7 @@
 #include "transform/infer_type.h"
 
 namespace switchyard::testing {
-namespace {
+namespace aot_edge_cases_test {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -566,5 +566,5 @@ TEST(AotEdgeCases, SwishAndHardswishPostOpsAgreeWithTheInterpreterOnNaNAndInfini
   }
 }
 
-}  // namespace
+}  // namespace aot_edge_cases_test
 }  // namespace switchyard::testing

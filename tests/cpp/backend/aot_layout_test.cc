@@ -17,7 +17,7 @@
 #include "text/parser.h"
 
 namespace switchyard::testing {
-namespace {
+namespace aot_layout_test {
 
 // A residual block with a pool, its channels (12) not a multiple of the
 // block (8 or 16), so blocked buffers are padded; the pool's result is read
@@ -239,5 +239,5 @@ TEST(AotLayout, BuffersCrossingDevicesStayPlain) {
   EXPECT_EQ(pool.dst.format, "");
 }
 
-}  // namespace
+}  // namespace aot_layout_test
 }  // namespace switchyard::testing

@@ -15,7 +15,7 @@
 #include "text/parser.h"
 
 namespace switchyard::testing {
-namespace {
+namespace aot_long_chain_test {
 
 std::map<std::string, NDArray> counting_input() {
   NDArray x(DType::kFloat32, {4});
@@ -68,5 +68,5 @@ TEST(AotLongChain, AHundredThousandLetChainCompilesAndRuns) {
   for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(out[0].get_as_double(i), double(i + 100000)) << "element " << i;
 }
 
-}  // namespace
+}  // namespace aot_long_chain_test
 }  // namespace switchyard::testing

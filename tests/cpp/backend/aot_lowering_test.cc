@@ -15,7 +15,7 @@
 #include "transform/infer_type.h"
 
 namespace switchyard {
-namespace {
+namespace aot_lowering_test {
 
 const VirtualDevice* cpu0() { return VirtualDevice::for_device(DeviceKind::kCPU, 0); }
 
@@ -225,5 +225,5 @@ TEST(Lower, AMillionDeepLetChainLowersAndPlansWithoutDeepRecursion) {
   EXPECT_EQ(plan.arenas[0].lower_bound_bytes, 2 * kArenaAlignment);
 }
 
-}  // namespace
+}  // namespace aot_lowering_test
 }  // namespace switchyard

@@ -17,7 +17,7 @@
 #include "text/parser.h"
 
 namespace switchyard::testing {
-namespace {
+namespace aot_mlp_test {
 
 namespace fs = std::filesystem;
 
@@ -259,5 +259,5 @@ TEST(AotBuild, RefusesToReplaceADirectoryThatIsNotAnArtifact) {
   EXPECT_TRUE(fs::exists(output + "/notes.txt"));
 }
 
-}  // namespace
+}  // namespace aot_mlp_test
 }  // namespace switchyard::testing

@@ -15,7 +15,7 @@
 #include "text/parser.h"
 
 namespace switchyard::testing {
-namespace {
+namespace aot_run_async_test {
 
 bool same_bits(const NDArray& a, const NDArray& b) {
   return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
@@ -223,5 +223,5 @@ TEST(RunAsync, ABadInputThrowsAtTheCallAndABadBoundAtLoad) {
   }
 }
 
-}  // namespace
+}  // namespace aot_run_async_test
 }  // namespace switchyard::testing

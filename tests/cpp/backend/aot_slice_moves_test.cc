@@ -9,7 +9,7 @@
 #include "text/parser.h"
 
 namespace switchyard::testing {
-namespace {
+namespace aot_slice_moves_test {
 
 // Builds `text` for `devices`, checks every output against the interpreter
 // and returns the number of kernel calls in the manifest.
@@ -68,5 +68,5 @@ TEST(AotSliceMoves, SlicesOnTwoDevicesBecomeMoves) {
   EXPECT_EQ(kernels_matching_interpreter(text, "cpu:0,cpu:1", "two_devices"), 1u);
 }
 
-}  // namespace
+}  // namespace aot_slice_moves_test
 }  // namespace switchyard::testing

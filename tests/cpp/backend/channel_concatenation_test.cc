@@ -15,7 +15,7 @@
 #include "transform/instruments.h"
 
 namespace switchyard::testing {
-namespace {
+namespace channel_concatenation_test {
 
 // conv0 (16 channels) -> two branches of `a` and `b` channels -> their
 // concatenation (with DenseNet's per-channel scale and ReLU when `scaled`,
@@ -125,5 +125,5 @@ TEST(ChannelConcatenation, StaysDenseWhereAPartIsNotWholeBlocksOrAValueOfItsShap
   expect_artifact_matches_interpreter(branches(13, 21, false, true), "concat_residual");
 }
 
-}  // namespace
+}  // namespace channel_concatenation_test
 }  // namespace switchyard::testing

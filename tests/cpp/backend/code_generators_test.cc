@@ -8,7 +8,7 @@
 #include "toolchain/toolchain.h"
 
 namespace switchyard {
-namespace {
+namespace code_generators_test {
 
 TEST(CodeGenerators, CpuHasOneWhoseFlagsFollowTheTargetsMcpu) {
   const CodeGenerator* cpu = code_generator_for(DeviceKind::kCPU);
@@ -29,5 +29,5 @@ TEST(CodeGenerators, CudaKernelsAreCubinsBesideModelSo) {
   EXPECT_EQ(code_generator_for(DeviceKind::kUnconstrained), nullptr);
 }
 
-}  // namespace
+}  // namespace code_generators_test
 }  // namespace switchyard

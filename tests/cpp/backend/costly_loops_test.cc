@@ -14,7 +14,7 @@
 #include "transform/infer_type.h"
 
 namespace switchyard::testing {
-namespace {
+namespace costly_loops_test {
 
 // The estimate of every operator call in @main, by operator name.
 std::map<std::string, double> flops_by_operator(const std::string& text) {
@@ -98,5 +98,5 @@ TEST(CostlyLoops, ALoopWithASmallShareOfTheWorkIsNotWarnedAbout) {
   EXPECT_TRUE(warnings.empty()) << warnings[0].text;
 }
 
-}  // namespace
+}  // namespace costly_loops_test
 }  // namespace switchyard::testing

@@ -7,7 +7,7 @@
 #include "kernel_cases.h"
 
 namespace switchyard::testing {
-namespace {
+namespace cpu_anchor_kernels_test {
 
 std::string main_of(const std::string& params, const std::string& body) {
   return "def @main(" + params + ") {\n" + body + "\n}\n";
@@ -241,5 +241,5 @@ TEST(CpuAnchorKernels, BatchNormPassesTheMovingStatisticsThrough) {
   EXPECT_TRUE(out[2].bitwise_equal(p.inputs.at("v")));
 }
 
-}  // namespace
+}  // namespace cpu_anchor_kernels_test
 }  // namespace switchyard::testing

@@ -10,7 +10,7 @@
 #include "transform/infer_type.h"
 
 namespace switchyard::testing {
-namespace {
+namespace cpu_codegen_test {
 
 Type f32(std::vector<int64_t> shape) { return tensor_type(std::move(shape), DType::kFloat32); }
 
@@ -84,5 +84,5 @@ TEST(CpuCodegen, TupleParametersAreFlattenedFieldByField) {
   for (int i = 0; i < 10; ++i) EXPECT_EQ(out[0].as<float>()[i], expected[size_t(i)]) << i;
 }
 
-}  // namespace
+}  // namespace cpu_codegen_test
 }  // namespace switchyard::testing

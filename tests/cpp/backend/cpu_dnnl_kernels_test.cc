@@ -12,7 +12,7 @@
 #include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard::testing {
-namespace {
+namespace cpu_dnnl_kernels_test {
 
 std::string main_of(const std::string& params, const std::string& body) {
   return "def @main(" + params + ") {\n" + body + "\n}\n";
@@ -329,5 +329,5 @@ TEST(CpuDnnlKernels, AnEpilogueReadingAValueTwiceKeepsThePostOpsBeforeIt) {
   EXPECT_TRUE(has(p.source.code, "void epilogue(")) << p.source.code;
 }
 
-}  // namespace
+}  // namespace cpu_dnnl_kernels_test
 }  // namespace switchyard::testing

@@ -11,7 +11,7 @@
 #include "kernel_cases.h"
 
 namespace switchyard::testing {
-namespace {
+namespace cpu_elementwise_kernels_test {
 
 std::string main_of(const std::string& params, const std::string& body) {
   return "def @main(" + params + ") {\n" + body + "\n}\n";
@@ -433,5 +433,5 @@ TEST(CpuElementwiseKernels, KernelSourceDescribesItsBuffers) {
   EXPECT_TRUE(s.span.defined());
 }
 
-}  // namespace
+}  // namespace cpu_elementwise_kernels_test
 }  // namespace switchyard::testing

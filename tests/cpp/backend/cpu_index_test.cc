@@ -7,7 +7,7 @@
 #include "transform/infer_type.h"
 
 namespace switchyard {
-namespace {
+namespace cpu_index_test {
 
 namespace ki = kernel_ir;
 
@@ -60,5 +60,5 @@ TEST(CpuIndex, AnArgumentIndexFollowsItsOperator) {
   EXPECT_FALSE(divided);
 }
 
-}  // namespace
+}  // namespace cpu_index_test
 }  // namespace switchyard

@@ -13,7 +13,7 @@
 #include "kernel_cases.h"
 
 namespace switchyard::testing {
-namespace {
+namespace cpu_math_test {
 
 constexpr int64_t kGrid = 1 << 20;
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -158,5 +158,5 @@ TEST(CpuMath, SoftmaxAndLayerNormSumLongRowsAccurately) {
   }
 }
 
-}  // namespace
+}  // namespace cpu_math_test
 }  // namespace switchyard::testing

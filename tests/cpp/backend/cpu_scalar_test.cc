@@ -8,7 +8,7 @@
 #include "support/error.h"
 
 namespace switchyard {
-namespace {
+namespace cpu_scalar_test {
 
 std::string render(const std::string& op, std::vector<DType> args, DType result, std::vector<std::string> values,
                    std::set<CpuHelper>* helpers = nullptr, Attrs attrs = Attrs()) {
@@ -88,5 +88,5 @@ TEST(CpuScalar, FloatOnlyOperatorsRejectIntegers) {
   }
 }
 
-}  // namespace
+}  // namespace cpu_scalar_test
 }  // namespace switchyard

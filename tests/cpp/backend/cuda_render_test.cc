@@ -26,7 +26,7 @@
 #include "transform/infer_type.h"
 
 namespace switchyard::testing {
-namespace {
+namespace cuda_render_test {
 
 namespace ki = kernel_ir;
 
@@ -428,5 +428,5 @@ TEST(CudaCompile, WithoutAToolkitCompilingIsAClearError) {
   }
 }
 
-}  // namespace
+}  // namespace cuda_render_test
 }  // namespace switchyard::testing

@@ -17,7 +17,7 @@
 #include "artifact/file_digest.h"
 
 namespace switchyard {
-namespace {
+namespace file_digest_memo_test {
 
 namespace fs = std::filesystem;
 
@@ -112,5 +112,5 @@ TEST_F(FileDigestMemoTest, AnUnreadableFileHasNoDigest) {
   EXPECT_FALSE(absent.remembered);
 }
 
-}  // namespace
+}  // namespace file_digest_memo_test
 }  // namespace switchyard

@@ -14,7 +14,7 @@
 #include "artifact/file_digest.h"
 
 namespace switchyard {
-namespace {
+namespace file_digest_test {
 
 namespace fs = std::filesystem;
 
@@ -84,5 +84,5 @@ TEST_F(FileDigestTest, AnUnreadableFileHasNoDigestAndNoFind) {
   EXPECT_FALSE(found);
 }
 
-}  // namespace
+}  // namespace file_digest_test
 }  // namespace switchyard

@@ -5,7 +5,7 @@
 #include "support/identifier.h"
 
 namespace switchyard {
-namespace {
+namespace identifier_test {
 
 TEST(Identifier, OtherCharactersBecomeUnderscores) {
   EXPECT_EQ(identifier_chars("nn.dense"), "nn_dense");
@@ -25,5 +25,5 @@ TEST(Identifier, APrefixMakesItAValidCIdentifier) {
   EXPECT_EQ(c_identifier("", "kernel"), "kernel");
 }
 
-}  // namespace
+}  // namespace identifier_test
 }  // namespace switchyard

@@ -20,7 +20,7 @@
 #include "transform/infer_type.h"
 
 namespace switchyard::testing {
-namespace {
+namespace kernel_ir_test {
 
 namespace ki = kernel_ir;
 
@@ -576,5 +576,5 @@ TEST(KernelIr, CallsWithTheSameKernelIrShareOneKernel) {
   EXPECT_NE(source.code.find("extern \"C\" void " + source.name + "("), std::string::npos) << source.code;
 }
 
-}  // namespace
+}  // namespace kernel_ir_test
 }  // namespace switchyard::testing

@@ -16,7 +16,7 @@
 #include "artifact/lock_file.h"
 
 namespace switchyard {
-namespace {
+namespace lock_file_test {
 
 namespace fs = std::filesystem;
 
@@ -90,5 +90,5 @@ TEST_F(LockFileTest, StagingRemovesWhatDeadCompilesOfItsOutputLeft) {
   EXPECT_EQ(names(), expected);
 }
 
-}  // namespace
+}  // namespace lock_file_test
 }  // namespace switchyard

@@ -13,7 +13,7 @@
 #include "text/parser.h"
 
 namespace switchyard {
-namespace {
+namespace lowered_verifier_test {
 
 struct Lowered {
   CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
@@ -145,5 +145,5 @@ TEST(LoweredPrinter, ShowsBuffersStepsAndTheCopy) {
   EXPECT_NE(text.find("mlp_two_devices.sy:"), std::string::npos) << text;  // steps name their source lines
 }
 
-}  // namespace
+}  // namespace lowered_verifier_test
 }  // namespace switchyard

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 namespace switchyard {
-namespace {
+namespace memory_plan_test {
 
 PlannedTensor tensor(uint64_t bytes, int first, int last, std::vector<int> in_place = {}, int arena = 0) {
   PlannedTensor t;
@@ -224,5 +224,5 @@ TEST(MemoryPlan, RandomProblemsArePlacedValidlyAndNearTheLowerBound) {
   EXPECT_LE(double(total_planned), 1.03 * double(total_bound));
 }
 
-}  // namespace
+}  // namespace memory_plan_test
 }  // namespace switchyard

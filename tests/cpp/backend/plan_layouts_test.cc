@@ -20,7 +20,7 @@
 #include "transform/instruments.h"
 
 namespace switchyard::testing {
-namespace {
+namespace plan_layouts_test {
 
 // conv -> pool -> conv -> conv adding the pool's result -> softmax (a loop
 // kernel). With `depthwise`, the middle convolution is a depthwise one.
@@ -542,5 +542,5 @@ TEST(PlanLayouts, LoweringRefusesALaidOutElementWiseKernelReadingADenseValue) {
   }
 }
 
-}  // namespace
+}  // namespace plan_layouts_test
 }  // namespace switchyard::testing

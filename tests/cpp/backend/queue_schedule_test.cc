@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace switchyard {
-namespace {
+namespace queue_schedule_test {
 
 // A program over float32 buffers of `bytes` each, on devices 0 and 1.
 struct ProgramBuilder {
@@ -173,5 +173,5 @@ TEST(QueueSchedule, OneDeviceAnIfOrAnAsynchronousDeviceRunInOrder) {
   EXPECT_NE(s.why_sequential.find("GPU"), std::string::npos) << s.why_sequential;
 }
 
-}  // namespace
+}  // namespace queue_schedule_test
 }  // namespace switchyard

@@ -10,7 +10,7 @@
 #include "text/parser.h"
 
 namespace switchyard::testing {
-namespace {
+namespace target_libraries_test {
 
 // The whole build on a CPU target without oneDNN: every window a loop,
 // planned in plain layouts, the answer the interpreter's.
@@ -77,5 +77,5 @@ TEST(TargetLibraries, AnUnknownLibraryIsAUsageError) {
   }
 }
 
-}  // namespace
+}  // namespace target_libraries_test
 }  // namespace switchyard::testing

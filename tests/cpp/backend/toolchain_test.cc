@@ -19,7 +19,7 @@
 #include "toolchain/toolchain.h"
 
 namespace switchyard::testing {
-namespace {
+namespace toolchain_test {
 
 namespace fs = std::filesystem;
 
@@ -134,5 +134,5 @@ TEST(Toolchain, AModelRunningOneDnnPrimitivesLinksNoOneDnn) {
     EXPECT_EQ(library.find("dnnl"), std::string::npos) << "model.so needs " << library;
 }
 
-}  // namespace
+}  // namespace toolchain_test
 }  // namespace switchyard::testing

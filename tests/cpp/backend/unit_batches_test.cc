@@ -16,7 +16,7 @@
 #include "toolchain/unit_batches.h"
 
 namespace switchyard {
-namespace {
+namespace unit_batches_test {
 
 namespace fs = std::filesystem;
 
@@ -149,5 +149,5 @@ TEST_F(BatchedCompileTest, AFailedBatchNamesTheKernelAndKeepsTheWholeSource) {
   }
 }
 
-}  // namespace
+}  // namespace unit_batches_test
 }  // namespace switchyard

@@ -13,7 +13,7 @@
 #include "toolchain/verified_cache.h"
 
 namespace switchyard {
-namespace {
+namespace verified_cache_test {
 
 namespace fs = std::filesystem;
 
@@ -174,5 +174,5 @@ TEST_F(VerifiedCacheTest, TemporariesOfDeadWritersAreRemoved) {
   EXPECT_TRUE(fs::exists(ours));           // this process is still running
 }
 
-}  // namespace
+}  // namespace verified_cache_test
 }  // namespace switchyard

@@ -18,7 +18,7 @@
 #include "kernel_cases.h"
 
 namespace switchyard::testing {
-namespace {
+namespace window_loops_test {
 
 KernelCase loops(std::string name, std::string params, std::string body, double tolerance = 0) {
   return {std::move(name), "def @main(" + params + ") {\n" + body + "\n}\n", -2, 2, -3, 5, tolerance, {}, true};
@@ -158,5 +158,5 @@ TEST(WindowLoops, AMaxPoolKeepsNaN) {
   expect_matches_interpreter(batch, p, TestServices(1));
 }
 
-}  // namespace
+}  // namespace window_loops_test
 }  // namespace switchyard::testing

@@ -16,7 +16,7 @@
 #include "support/error.h"
 
 namespace switchyard {
-namespace {
+namespace onnx_reader_test {
 
 using sy_onnx::TensorProto;
 
@@ -140,5 +140,5 @@ TEST(OnnxImporter, ShapeTextParses) {
   }
 }
 
-}  // namespace
+}  // namespace onnx_reader_test
 }  // namespace switchyard

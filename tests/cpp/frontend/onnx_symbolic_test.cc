@@ -12,7 +12,7 @@
 #include "support/error.h"
 
 namespace switchyard {
-namespace {
+namespace onnx_symbolic_test {
 
 using sy_onnx::TensorProto;
 
@@ -227,5 +227,5 @@ TEST(OnnxSymbolic, AShapeUsedAsDataIsRefusedNamingItsDimensions) {
             "at run time; Cast with symbolic shapes is not supported yet (fix the dimensions with --input-shape)");
 }
 
-}  // namespace
+}  // namespace onnx_symbolic_test
 }  // namespace switchyard

@@ -11,7 +11,7 @@
 #include "frontend/onnx/converters.h"
 
 namespace switchyard {
-namespace {
+namespace onnx_versions_test {
 
 TEST(OnnxVersions, EveryOpsetSelectsAConvertedOrDeliberatelyRefusedVersion) {
   std::vector<OnnxOperatorSupport> all = onnx_operator_support();
@@ -106,5 +106,5 @@ TEST(OnnxVersions, LayerNormalizationConvertsBeforeOnnxAddedIt) {
   EXPECT_EQ(find_onnx_converter("LayerNormalization", 17)->name, "LayerNormalization-17, the version in opset 17");
 }
 
-}  // namespace
+}  // namespace onnx_versions_test
 }  // namespace switchyard

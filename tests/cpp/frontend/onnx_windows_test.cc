@@ -17,7 +17,7 @@
 #include "support/error.h"
 
 namespace switchyard {
-namespace {
+namespace onnx_windows_test {
 
 using sy_onnx::AttributeProto;
 using sy_onnx::TensorProto;
@@ -234,5 +234,5 @@ TEST(OnnxWindows3d, AttributesThatDoNotFitTheInputAreRefusedNamingTheNode) {
       << four;
 }
 
-}  // namespace
+}  // namespace onnx_windows_test
 }  // namespace switchyard

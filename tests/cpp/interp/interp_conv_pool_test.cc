@@ -5,7 +5,7 @@
 #include "interp_test_util.h"
 
 namespace switchyard::testing {
-namespace {
+namespace interp_conv_pool_test {
 
 NDArray image() { return iota(DType::kFloat32, {1, 1, 3, 3}); }
 NDArray one_by_one(double w) { return f32({1, 1, 1, 1}, {w}); }
@@ -82,5 +82,5 @@ TEST(InterpPool, GlobalAvgPool) {
   expect_array(run_op("nn.global_avg_pool2d", {data}), DType::kFloat32, {1, 2, 1, 1}, {2.5, 25});
 }
 
-}  // namespace
+}  // namespace interp_conv_pool_test
 }  // namespace switchyard::testing

@@ -5,7 +5,7 @@
 #include "interp_test_util.h"
 
 namespace switchyard::testing {
-namespace {
+namespace interp_elementwise_test {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
@@ -277,5 +277,5 @@ TEST(InterpElementwise, WhereBroadcastsAllThree) {
   expect_array(run_op("where", {cond, x, f32({}, {-1})}), DType::kFloat32, {2, 3}, {1, -1, 3, 4, -1, 6});
 }
 
-}  // namespace
+}  // namespace interp_elementwise_test
 }  // namespace switchyard::testing

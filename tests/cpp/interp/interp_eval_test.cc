@@ -4,7 +4,7 @@
 #include "interp_test_util.h"
 
 namespace switchyard::testing {
-namespace {
+namespace interp_eval_test {
 
 const VirtualDevice* cpu(int id) { return VirtualDevice::for_device(DeviceKind::kCPU, id); }
 Type f32_type(std::vector<int64_t> shape) { return tensor_type(std::move(shape), DType::kFloat32); }
@@ -259,5 +259,5 @@ TEST(InterpDeep, MillionGlobalCallChain) {
   expect_array(evaluate(mod, {{"x", scalar(0)}}).tensor, DType::kFloat32, {}, {double(kDeep)});
 }
 
-}  // namespace
+}  // namespace interp_eval_test
 }  // namespace switchyard::testing

@@ -2,7 +2,7 @@
 #include "interp_test_util.h"
 
 namespace switchyard::testing {
-namespace {
+namespace interp_linear_test {
 
 TEST(InterpLinear, DenseIsDataTimesWeightTransposed) {
   NDArray x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
@@ -65,5 +65,5 @@ TEST(InterpLinear, BatchMatmulBroadcastsBatchOfOne) {
   expect_array(run_op("nn.batch_matmul", {x, y}), DType::kFloat32, {2, 1, 1}, {210, 430});
 }
 
-}  // namespace
+}  // namespace interp_linear_test
 }  // namespace switchyard::testing

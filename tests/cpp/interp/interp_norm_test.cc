@@ -4,7 +4,7 @@
 #include "interp_test_util.h"
 
 namespace switchyard::testing {
-namespace {
+namespace interp_norm_test {
 
 TEST(InterpNorm, SoftmaxAlongAnAxis) {
   double ln3 = std::log(3.0);
@@ -55,5 +55,5 @@ TEST(InterpNorm, BiasAddAlongAxis) {
             "'nn.bias_add': bias must have shape (3), got Tensor[(2), float32]");
 }
 
-}  // namespace
+}  // namespace interp_norm_test
 }  // namespace switchyard::testing

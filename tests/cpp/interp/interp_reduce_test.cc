@@ -4,7 +4,7 @@
 #include "interp_test_util.h"
 
 namespace switchyard::testing {
-namespace {
+namespace interp_reduce_test {
 
 NDArray grid() { return iota(DType::kFloat32, {2, 3}); }
 
@@ -78,5 +78,5 @@ TEST(InterpReduce, RejectsBadAxes) {
   EXPECT_EQ(op_error("max", {f32({0}, {})}).kind(), ErrorKind::kRuntime);
 }
 
-}  // namespace
+}  // namespace interp_reduce_test
 }  // namespace switchyard::testing

@@ -3,7 +3,7 @@
 #include "interp_test_util.h"
 
 namespace switchyard::testing {
-namespace {
+namespace interp_shape_test {
 
 NDArray row() { return iota(DType::kFloat32, {6}); }  // 0 1 2 3 4 5
 NDArray grid() { return iota(DType::kFloat32, {2, 3}); }
@@ -120,5 +120,5 @@ TEST(InterpShape, BroadcastTo) {
   EXPECT_EQ(op_error("broadcast_to", {f32({2}, {1, 2})}, {{"shape", ints({3})}}).kind(), ErrorKind::kType);
 }
 
-}  // namespace
+}  // namespace interp_shape_test
 }  // namespace switchyard::testing

@@ -12,7 +12,7 @@
 #include "support/error.h"
 
 namespace switchyard {
-namespace {
+namespace npy_test {
 
 namespace fs = std::filesystem;
 
@@ -197,5 +197,5 @@ TEST_F(NpyTest, FailedWriteLeavesNoFile) {
   EXPECT_EQ(files, 1);
 }
 
-}  // namespace
+}  // namespace npy_test
 }  // namespace switchyard

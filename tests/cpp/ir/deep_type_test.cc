@@ -6,7 +6,7 @@
 #include "ir/type.h"
 
 namespace switchyard {
-namespace {
+namespace deep_type_test {
 
 constexpr int kDepth = 100000;
 
@@ -65,5 +65,5 @@ TEST(DeepType, HundredThousandNestedFunctions) {
   EXPECT_EQ(type_nbytes(deep), 0);
 }
 
-}  // namespace
+}  // namespace deep_type_test
 }  // namespace switchyard

@@ -8,7 +8,7 @@
 #include "support/error.h"
 
 namespace switchyard {
-namespace {
+namespace device_kind_test {
 
 TEST(DeviceKind, EveryDeclaredKindParsesPrintsAndHasItsDefaultTarget) {
   for (const DeviceKindInfo& k : device_kinds()) {
@@ -80,5 +80,5 @@ TEST(DeviceKind, DevicesThatCannotBeTheHostGetCpu0AsTheirHost) {
   }
 }
 
-}  // namespace
+}  // namespace device_kind_test
 }  // namespace switchyard

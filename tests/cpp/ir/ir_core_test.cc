@@ -7,7 +7,7 @@
 #include "support/error.h"
 
 namespace switchyard {
-namespace {
+namespace ir_core_test {
 
 const VirtualDevice* cpu(int id) { return VirtualDevice::for_device(DeviceKind::kCPU, id); }
 
@@ -107,5 +107,5 @@ TEST(Mutator, MillionDeepChainNeedsNoNativeRecursion) {
   EXPECT_EQ(count, 1000002u);  // calls, the var and the shared op node
 }
 
-}  // namespace
+}  // namespace ir_core_test
 }  // namespace switchyard

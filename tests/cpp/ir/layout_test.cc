@@ -7,7 +7,7 @@
 #include "support/error.h"
 
 namespace switchyard {
-namespace {
+namespace layout_test {
 
 TEST(Layout, TheVocabularyParsesAndNamesItself) {
   EXPECT_TRUE(Layout::parse("")->plain());
@@ -41,5 +41,5 @@ TEST(Layout, AVirtualDeviceWithANameThatIsNoLayoutIsAParseError) {
   }
 }
 
-}  // namespace
+}  // namespace layout_test
 }  // namespace switchyard

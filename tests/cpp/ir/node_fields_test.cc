@@ -12,7 +12,7 @@
 #include "ir/with_fields.h"
 
 namespace switchyard {
-namespace {
+namespace node_fields_test {
 
 const VirtualDevice* cpu(int id) { return VirtualDevice::for_device(DeviceKind::kCPU, id); }
 
@@ -219,5 +219,5 @@ TEST(NodeFields, DifferencesAreNamedAsBefore) {
             "expr.params[0]: variable types differ");
 }
 
-}  // namespace
+}  // namespace node_fields_test
 }  // namespace switchyard

@@ -8,7 +8,7 @@
 #include "op/registry.h"
 
 namespace switchyard {
-namespace {
+namespace retype_test {
 
 Type f32(std::vector<int64_t> shape) { return tensor_type(std::move(shape), DType::kFloat32); }
 
@@ -101,5 +101,5 @@ TEST(Retype, ChangingOnlyDeviceOrSpanKeepsTheTypeObject) {
   EXPECT_TRUE(moved->checked_type().same_as(fn->checked_type()));
 }
 
-}  // namespace
+}  // namespace retype_test
 }  // namespace switchyard

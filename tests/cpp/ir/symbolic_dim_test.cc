@@ -8,7 +8,7 @@
 #include "support/error.h"
 
 namespace switchyard {
-namespace {
+namespace symbolic_dim_test {
 
 DimExpr var(const char* name, std::optional<int64_t> bound = std::nullopt) { return DimExpr(dim_var(name, bound)); }
 TensorType f32(std::vector<DimExpr> dims) { return tensor_type_of_dims(std::move(dims), DType::kFloat32); }
@@ -127,5 +127,5 @@ TEST(SymbolicType, StructuralEqualityComparesDimensions) {
   EXPECT_EQ(structural_hash(fn("n")), structural_hash(fn("n")));
 }
 
-}  // namespace
+}  // namespace symbolic_dim_test
 }  // namespace switchyard

@@ -2,7 +2,7 @@
 #include "cpp/op/op_test_util.h"
 
 namespace switchyard {
-namespace {
+namespace elementwise_ops_test {
 
 using namespace switchyard::testing;
 
@@ -82,5 +82,5 @@ TEST(ElementwiseOps, Where) {
   EXPECT_CONTAINS(relate_error("where", {cond, f32({2, 3}), f32({4})}), "'where' cannot broadcast shapes (2, 3) and (4)");
 }
 
-}  // namespace
+}  // namespace elementwise_ops_test
 }  // namespace switchyard

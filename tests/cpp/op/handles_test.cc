@@ -6,7 +6,7 @@
 #include "op/registry.h"
 
 namespace switchyard {
-namespace {
+namespace handles_test {
 
 TEST(OpHandles, AreTheInternedOperatorsOfTheirNames) {
   EXPECT_EQ(ops::conv2d(), as<OpNode>(Expr(op_get("nn.conv2d"))));
@@ -41,5 +41,5 @@ TEST(OpHandles, DataMovementIsTheOperatorsOwn) {
     EXPECT_EQ(other->def->movement, DataMovement::kNone) << other->name;
 }
 
-}  // namespace
+}  // namespace handles_test
 }  // namespace switchyard

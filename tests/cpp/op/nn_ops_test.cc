@@ -2,7 +2,7 @@
 #include "cpp/op/op_test_util.h"
 
 namespace switchyard {
-namespace {
+namespace nn_ops_test {
 
 using namespace switchyard::testing;
 
@@ -94,5 +94,5 @@ TEST(NnOps, BiasAdd) {
   EXPECT_EQ(find_op_def("nn.bias_add")->pattern, OpPattern::kBroadcast);
 }
 
-}  // namespace
+}  // namespace nn_ops_test
 }  // namespace switchyard

@@ -5,7 +5,7 @@
 #include "op/registry.h"
 
 namespace switchyard {
-namespace {
+namespace placement_ops_test {
 
 TEST(PlacementOps, HandlesAreTheInternedOperators) {
   EXPECT_EQ(on_device_op(), as<OpNode>(op_get("on_device")));
@@ -27,5 +27,5 @@ TEST(PlacementOps, RecognisesCalls) {
   EXPECT_EQ(as_device_copy(make_op_call("negative", {x})), nullptr);
 }
 
-}  // namespace
+}  // namespace placement_ops_test
 }  // namespace switchyard

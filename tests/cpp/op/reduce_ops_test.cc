@@ -2,7 +2,7 @@
 #include "cpp/op/op_test_util.h"
 
 namespace switchyard {
-namespace {
+namespace reduce_ops_test {
 
 using namespace switchyard::testing;
 
@@ -36,5 +36,5 @@ TEST(ReduceOps, DefaultsAreNormalized) {
   EXPECT_EQ(attrs->entries().size(), 3u);
 }
 
-}  // namespace
+}  // namespace reduce_ops_test
 }  // namespace switchyard

@@ -9,7 +9,7 @@
 #include "support/test_paths.h"
 
 namespace switchyard {
-namespace {
+namespace registry_docs_test {
 
 struct DocAttr {
   std::string name;
@@ -164,5 +164,5 @@ TEST(OperatorDocs, EveryRegisteredOperatorIsDocumented) {
   }
 }
 
-}  // namespace
+}  // namespace registry_docs_test
 }  // namespace switchyard

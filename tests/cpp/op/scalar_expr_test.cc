@@ -3,7 +3,7 @@
 #include "cpp/op/op_test_util.h"
 
 namespace switchyard {
-namespace {
+namespace scalar_expr_test {
 
 using namespace scalar;
 
@@ -42,5 +42,5 @@ TEST(ScalarExpr, ArityIsOneMoreThanTheLargestOperand) {
   EXPECT_EQ(scalar_arity(select(operand(0), operand(1), operand(2))), 3);
 }
 
-}  // namespace
+}  // namespace scalar_expr_test
 }  // namespace switchyard

@@ -4,7 +4,7 @@
 #include "cpp/op/op_test_util.h"
 
 namespace switchyard {
-namespace {
+namespace symbolic_relations_test {
 
 using namespace switchyard::testing;
 
@@ -121,5 +121,5 @@ TEST(SymbolicRelations, OtherOperatorsRefuseSymbolicArguments) {
     EXPECT_FALSE(find_op_def(name)->symbolic_shapes) << name;
 }
 
-}  // namespace
+}  // namespace symbolic_relations_test
 }  // namespace switchyard

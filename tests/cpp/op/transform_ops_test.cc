@@ -3,7 +3,7 @@
 #include "op/shape_rules.h"
 
 namespace switchyard {
-namespace {
+namespace transform_ops_test {
 
 using namespace switchyard::testing;
 
@@ -193,5 +193,5 @@ TEST(TransformOps, BroadcastTo) {
   EXPECT_EQ(attrs_error("broadcast_to", {{"shape", ints({2, -1})}}), "'broadcast_to': shape must not be negative, got [2, -1]");
 }
 
-}  // namespace
+}  // namespace transform_ops_test
 }  // namespace switchyard

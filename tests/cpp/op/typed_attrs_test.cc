@@ -17,7 +17,7 @@
 #include "op/window_attrs.h"
 
 namespace switchyard {
-namespace {
+namespace typed_attrs_test {
 
 using testing::AttrList;
 using testing::attrs_error;
@@ -164,5 +164,5 @@ TEST(TypedAttrs, UnnormalizedAttributesFailRatherThanDefault) {
   }
 }
 
-}  // namespace
+}  // namespace typed_attrs_test
 }  // namespace switchyard

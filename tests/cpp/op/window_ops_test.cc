@@ -3,7 +3,7 @@
 #include "op/shape_rules.h"
 
 namespace switchyard {
-namespace {
+namespace window_ops_test {
 
 using namespace switchyard::testing;
 
@@ -123,5 +123,5 @@ TEST(WindowOps, PaddingForms) {
   EXPECT_EQ(four.right, 4);
 }
 
-}  // namespace
+}  // namespace window_ops_test
 }  // namespace switchyard

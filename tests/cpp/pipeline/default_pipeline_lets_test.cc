@@ -10,7 +10,7 @@
 #include "transform/infer_type.h"
 
 namespace switchyard {
-namespace {
+namespace default_pipeline_lets_test {
 
 // The operator calls in each primitive function @main calls.
 std::vector<size_t> fused_group_sizes(const IRModule& mod) {
@@ -74,5 +74,5 @@ def @main(%x: Tensor[(4), float32], %c: bool) {
   }
 }
 
-}  // namespace
+}  // namespace default_pipeline_lets_test
 }  // namespace switchyard

@@ -16,7 +16,7 @@
 #include "transform/instruments.h"
 
 namespace switchyard {
-namespace {
+namespace default_pipeline_property_test {
 
 constexpr int kSeeds = 50;
 
@@ -124,5 +124,5 @@ TEST(DefaultPipelineProperty, NormalFormsKeepResultsOfPlannedRandomModules) {
   }
 }
 
-}  // namespace
+}  // namespace default_pipeline_property_test
 }  // namespace switchyard

@@ -12,7 +12,7 @@
 #include "transform/infer_type.h"
 
 namespace switchyard {
-namespace {
+namespace symbolic_compile_test {
 
 constexpr const char* kModel = R"(def @main(%x: Tensor[(n<=64, 8), float32], %w: Tensor[(4, 8), float32]) {
   nn.dense(%x, %w)
@@ -57,5 +57,5 @@ TEST(SymbolicCompile, LoweringRefusesToo) {
             "needs a static shape (--input-shape) or a specialisation of the symbolic dimension (--specialize)");
 }
 
-}  // namespace
+}  // namespace symbolic_compile_test
 }  // namespace switchyard

@@ -15,7 +15,7 @@
 #include "transform/infer_type.h"
 
 namespace switchyard {
-namespace {
+namespace latency_placement_test {
 
 IRModule parse(const std::string& text) { return infer_type(parse_module(text, "test.sy")); }
 
@@ -388,5 +388,5 @@ TEST(CostFile, AnotherMachineIsRefusedNamingWhatDiffers) {
   EXPECT_EQ(error_of([&] { check_same_machine(costs, costs.machine, "c.json"); }), "no error");
 }
 
-}  // namespace
+}  // namespace latency_placement_test
 }  // namespace switchyard

@@ -10,7 +10,7 @@
 #include "placement/makespan.h"
 
 namespace switchyard {
-namespace {
+namespace makespan_test {
 
 // Steps with `times` on every device, and copies of `latency` + bytes * per_byte.
 ScheduleProblem problem(int devices, const std::vector<double>& times, double latency = 0.1, double per_byte = 0.001) {
@@ -193,5 +193,5 @@ TEST(LatencySolver, HeuristicWithinBoundOfBruteForce) {
   std::printf("heuristic: optimal on %d of %d graphs, worst %.3fx the optimum\n", exact, trials, worst);
 }
 
-}  // namespace
+}  // namespace makespan_test
 }  // namespace switchyard

@@ -16,7 +16,7 @@
 #include "transform/instruments.h"
 
 namespace switchyard {
-namespace {
+namespace place_new_nodes_test {
 
 const VirtualDevice* cpu(int id) { return VirtualDevice::for_device(DeviceKind::kCPU, id); }
 
@@ -105,5 +105,5 @@ TEST(PlaceNewNodes, ThePassInfrastructurePlacesThemBeforeTheCheckerLooks) {
   }
 }
 
-}  // namespace
+}  // namespace place_new_nodes_test
 }  // namespace switchyard

@@ -15,7 +15,7 @@
 #include "transform/instruments.h"
 
 namespace switchyard {
-namespace {
+namespace plan_devices_test {
 
 const CompilationConfig& two_cpus() {
   static const CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
@@ -355,5 +355,5 @@ TEST(PlanDevices, MillionNodeChainPlansWithoutRecursion) {
   EXPECT_EQ(count_copies(got), 1);
 }
 
-}  // namespace
+}  // namespace plan_devices_test
 }  // namespace switchyard

@@ -15,7 +15,7 @@
 #include "transform/infer_type.h"
 
 namespace switchyard {
-namespace {
+namespace random_placement_test {
 
 struct RandomProgram {
   IRModule module;
@@ -155,5 +155,5 @@ TEST(RandomPlacement, ThreeDevicesReport) {
   EXPECT_GE(checked, 40);
 }
 
-}  // namespace
+}  // namespace random_placement_test
 }  // namespace switchyard

@@ -24,7 +24,7 @@
 #include "transform/instruments.h"
 
 namespace switchyard {
-namespace {
+namespace replan_idempotence_test {
 
 const CompilationConfig& two_cpus() {
   static const CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
@@ -203,5 +203,5 @@ TEST(ReplanIdempotence, ARePlanAfterANodeAddingPassMovesNoPlacedNode) {
   EXPECT_GE(checked, 150);
 }
 
-}  // namespace
+}  // namespace replan_idempotence_test
 }  // namespace switchyard

@@ -18,7 +18,7 @@
 #include "targets/cpu/runtime/cpu_features.h"
 
 namespace switchyard {
-namespace {
+namespace artifact_test {
 
 namespace fs = std::filesystem;
 using testing::hand_model_input;
@@ -501,5 +501,5 @@ TEST_F(ArtifactTest, ManyThreadsRunOneArtifactWithIdenticalResults) {
   EXPECT_EQ(artifact->device(1).memory_stats().copies_in, uint64_t(kThreads + kThreads * kRuns));
 }
 
-}  // namespace
+}  // namespace artifact_test
 }  // namespace switchyard

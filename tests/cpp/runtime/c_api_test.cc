@@ -11,7 +11,7 @@
 #include "switchyard/runtime.h"
 
 namespace switchyard {
-namespace {
+namespace c_api_test {
 
 class CApiTest : public ::testing::Test {
  protected:
@@ -206,5 +206,5 @@ TEST_F(CApiTest, AManifestThatIsNotARegularFileIsRefusedAtOnce) {
   EXPECT_EQ(std::string(sy_last_error()), dir + "/manifest.json: is a pipe, not a regular file");
 }
 
-}  // namespace
+}  // namespace c_api_test
 }  // namespace switchyard

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace switchyard {
-namespace {
+namespace clipped_text_test {
 
 TEST(ValidUtf8, WellFormedTextIsUnchanged) {
   for (const char* text : {"", "plain ascii", "h\xc3\xa9llo", "\xe2\x82\xac", "\xf0\x9f\x98\x80 face"}) {
@@ -43,5 +43,5 @@ TEST(ClippedText, EscapesWhatAMessageCannotHold) {
   EXPECT_EQ(clipped_text(std::string("a\0b", 3)), "a\\x00b");
 }
 
-}  // namespace
+}  // namespace clipped_text_test
 }  // namespace switchyard

@@ -16,7 +16,7 @@
 #include "targets/cpu/runtime/winograd_convolution.h"
 
 namespace switchyard::testing {
-namespace {
+namespace concurrent_primitives_test {
 
 using Dims = std::vector<int64_t>;
 using Floats = std::vector<float>;
@@ -192,5 +192,5 @@ TEST(ConcurrentPrimitives, EachKindRunFromEightThreadsMatchesItsSequentialResult
   }
 }
 
-}  // namespace
+}  // namespace concurrent_primitives_test
 }  // namespace switchyard::testing

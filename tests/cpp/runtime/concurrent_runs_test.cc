@@ -18,7 +18,7 @@
 #include "targets/cpu/runtime/winograd_convolution.h"
 
 namespace switchyard {
-namespace {
+namespace concurrent_runs_test {
 
 // ResNet-18's first stage at a quarter of its area: 49 tiles of 4x4, so the
 // 36 products take most of a call and concurrent runs overlap there (with
@@ -179,5 +179,5 @@ TEST(ConcurrentRuns, AResidualBlockOfWinogradConvolutionsRunFromEightThreadsMatc
   }
 }
 
-}  // namespace
+}  // namespace concurrent_runs_test
 }  // namespace switchyard

@@ -14,7 +14,7 @@
 #include "runtime/thread_pool.h"
 
 namespace switchyard {
-namespace {
+namespace core_set_test {
 
 std::string error_of(const std::function<void()>& action) {
   try {
@@ -100,5 +100,5 @@ TEST(CoreSet, AQueueWorkerAndItsOpenMpTeamRunOnItsCores) {
   EXPECT_EQ(outside.load(), 0);
 }
 
-}  // namespace
+}  // namespace core_set_test
 }  // namespace switchyard

@@ -8,7 +8,7 @@
 #include "runtime/runtime_error.h"
 
 namespace switchyard::testing {
-namespace {
+namespace cuda_driver_test {
 
 bool driver_installed() {
   void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -42,5 +42,5 @@ TEST(CudaDriver, WithTheDriverAMissingGpuIsNamed) {
   }
 }
 
-}  // namespace
+}  // namespace cuda_driver_test
 }  // namespace switchyard::testing

@@ -16,7 +16,7 @@
 #include "targets/cuda/runtime/cuda_library_loader.h"
 
 namespace switchyard::testing {
-namespace {
+namespace cuda_library_primitive_test {
 
 using Dims = std::vector<int64_t>;
 
@@ -522,5 +522,5 @@ TEST(CudaLibrary, MakingARefusedSpecOnCuda0NamesTheGpuAndTheReason) {
   }
 }
 
-}  // namespace
+}  // namespace cuda_library_primitive_test
 }  // namespace switchyard::testing

@@ -13,7 +13,7 @@
 #include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard::testing {
-namespace {
+namespace depthwise_post_op_test {
 
 using Dims = std::vector<int64_t>;
 
@@ -149,5 +149,5 @@ TEST(DepthwisePostOp, SpecsOneDnnCannotMakeAreNamed) {
   EXPECT_EQ(refusal(other_dims), "its depthwise post-op computes other dims than the destination's");
 }
 
-}  // namespace
+}  // namespace depthwise_post_op_test
 }  // namespace switchyard::testing

@@ -13,7 +13,7 @@
 #include <vector>
 
 namespace switchyard {
-namespace {
+namespace device_queues_test {
 
 // Queue 0 writes plain memory and signals; queue 1 waits and reads it. A
 // missing release or acquire is a data race ThreadSanitizer reports.
@@ -111,5 +111,5 @@ TEST(DeviceQueuesConcurrent, SubmittedRequestsPipelineAcrossTheQueues) {
   for (int r = 0; r < kRequests; ++r) EXPECT_EQ(stage2[size_t(r)], 2 * (r + 1)) << "request " << r;
 }
 
-}  // namespace
+}  // namespace device_queues_test
 }  // namespace switchyard

@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 namespace switchyard {
-namespace {
+namespace device_registry_test {
 
 TEST(DeviceRegistry, MakesACpuDeviceOnTheGivenPool) {
   const DeviceFactory* cpu = find_device_factory("cpu");
@@ -43,5 +43,5 @@ TEST(DeviceRegistry, CudaDevicesAreMadeByTheirFactory) {
   EXPECT_THROW(device->parallel_for(4, 1, [](int64_t, int64_t) {}), RuntimeError);
 }
 
-}  // namespace
+}  // namespace device_registry_test
 }  // namespace switchyard

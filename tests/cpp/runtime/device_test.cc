@@ -14,7 +14,7 @@
 #include "targets/cpu/runtime/cpu_device.h"
 
 namespace switchyard {
-namespace {
+namespace device_test {
 
 TEST(CpuDevice, AllocationsAreAlignedAndTracked) {
   CpuDevice device(3, std::make_shared<ThreadPool>(1));
@@ -119,7 +119,6 @@ TEST(CpuDevice, ParallelWorkRunsOnTheDevicesPool) {
   for (const auto& hit : hits) EXPECT_EQ(hit.load(), 1);
 }
 
-}  // namespace
 // What only a device that runs its own code offers is a clear error on a
 // CPU, naming it; filling words is plain host memory.
 TEST(CpuDevice, RunsNoDeviceImagesAndHasNoLibraryOfItsOwn) {
@@ -145,4 +144,5 @@ TEST(CpuDevice, RunsNoDeviceImagesAndHasNoLibraryOfItsOwn) {
   EXPECT_EQ(words, (std::vector<uint32_t>{7, 0, 0, 7}));
 }
 
+}  // namespace device_test
 }  // namespace switchyard

@@ -18,7 +18,7 @@
 #include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
-namespace {
+namespace dnnl_int8_primitive_test {
 
 using testing::dense;
 using testing::Workspace;
@@ -252,5 +252,5 @@ TEST(DnnlInt8Primitive, RoundTripsThroughTheManifestAndRefusalsNameTheirPath) {
       << error;
 }
 
-}  // namespace
+}  // namespace dnnl_int8_primitive_test
 }  // namespace switchyard

@@ -12,7 +12,7 @@
 #include "primitive_buffers.h"
 
 namespace switchyard::testing {
-namespace {
+namespace dnnl_pooling_repair_test {
 
 using Dims = std::vector<int64_t>;
 
@@ -153,5 +153,5 @@ TEST(DnnlPoolingRepair, ANaNWinsItsMaxPoolWindowsInEveryLayout) {
   }
 }
 
-}  // namespace
+}  // namespace dnnl_pooling_repair_test
 }  // namespace switchyard::testing

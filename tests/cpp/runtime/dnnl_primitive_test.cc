@@ -18,7 +18,7 @@
 #include "targets/cpu/runtime/packed_matmul.h"
 
 namespace switchyard {
-namespace {
+namespace dnnl_primitive_test {
 
 using testing::dense;
 using testing::random_values;
@@ -530,5 +530,5 @@ TEST(DnnlPrimitive, AConvolutionDilatedPastItsImageInBlocksRunsJitLoops) {
   expect_close(run(s, blocked), run(dense_source, x));
 }
 
-}  // namespace
+}  // namespace dnnl_primitive_test
 }  // namespace switchyard

@@ -11,7 +11,7 @@
 #include "runtime/ndarray.h"
 
 namespace switchyard {
-namespace {
+namespace dtype_test {
 
 TEST(DType, EveryDTypeHasAUniqueNameThatParsesBack) {
   std::set<std::string> names;
@@ -75,5 +75,5 @@ TEST(DType, NDArraysHoldFloat64AndUnsignedValuesExactly) {
   EXPECT_EQ(s.get_as_double(0), -32768);
 }
 
-}  // namespace
+}  // namespace dtype_test
 }  // namespace switchyard

@@ -13,7 +13,7 @@
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
-namespace {
+namespace file_write_test {
 
 namespace fs = std::filesystem;
 
@@ -65,5 +65,5 @@ TEST(FileWriter, AMissingDirectoryIsNamed) {
   EXPECT_EQ(write_error([&] { write_whole_file(path, "x"); }), "cannot write " + path + ": No such file or directory");
 }
 
-}  // namespace
+}  // namespace file_write_test
 }  // namespace switchyard

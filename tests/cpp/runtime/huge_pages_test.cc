@@ -8,7 +8,7 @@
 #include <cstring>
 
 namespace switchyard {
-namespace {
+namespace huge_pages_test {
 
 uintptr_t address(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
@@ -26,5 +26,5 @@ TEST(HugePages, SmallBuffersAreLineAlignedAndLargeOnesStartOnAHugePage) {
   }
 }
 
-}  // namespace
+}  // namespace huge_pages_test
 }  // namespace switchyard

@@ -17,7 +17,7 @@
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
-namespace {
+namespace manifest_test {
 
 using nlohmann::json;
 
@@ -457,5 +457,5 @@ TEST(Manifest, TensorBytesChecksOverflow) {
   EXPECT_EQ(manifest_parse_error(huge), "manifest.json: inputs[0].shape: tensor size overflows");
 }
 
-}  // namespace
+}  // namespace manifest_test
 }  // namespace switchyard

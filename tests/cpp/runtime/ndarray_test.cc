@@ -15,7 +15,7 @@
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
-namespace {
+namespace ndarray_test {
 
 // Six floats starting one byte into a buffer, so they are misaligned.
 std::shared_ptr<std::vector<uint8_t>> misaligned_floats() {
@@ -111,7 +111,7 @@ void expect_out_of_memory_naming_the_array(void (*allocate)()) {
         }
         std::_Exit(0);
       },
-      testing::ExitedWithCode(3),
+      ::testing::ExitedWithCode(3),
       "cannot allocate a float32 array of shape \\(128, 1048576\\): out of memory for its 536870912 bytes \\(512.0 MiB\\)");
 }
 
@@ -125,5 +125,5 @@ TEST(NDArray, OutOfMemoryNamesTheArrayWhenAllocatedOrCopied) {
   });
 }
 
-}  // namespace
+}  // namespace ndarray_test
 }  // namespace switchyard

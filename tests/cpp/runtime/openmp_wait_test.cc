@@ -19,7 +19,7 @@
 #include "runtime/thread_pool.h"
 
 namespace switchyard {
-namespace {
+namespace openmp_wait_test {
 
 double process_cpu_ms() {
   rusage usage{};
@@ -60,5 +60,5 @@ TEST(OpenMpWait, ThePoolsThreadsUseNoCpuWhileTheCallerSleeps) {
   EXPECT_LT(idle_cpu_ms, 15.0) << "threads spun while the caller slept";
 }
 
-}  // namespace
+}  // namespace openmp_wait_test
 }  // namespace switchyard

@@ -17,7 +17,7 @@
 #include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
-namespace {
+namespace packed_matmul_test {
 
 using testing::random_values;
 using testing::Workspace;
@@ -207,5 +207,5 @@ TEST(PackedMatmul, RunsAsAPrimitiveOnlyWithPreparedWeights) {
   for (size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], expected[i], 1e-4) << "element " << i;
 }
 
-}  // namespace
+}  // namespace packed_matmul_test
 }  // namespace switchyard

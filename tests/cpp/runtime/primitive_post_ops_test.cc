@@ -10,7 +10,7 @@
 #include "targets/cpu/runtime/primitive_post_ops.h"
 
 namespace switchyard {
-namespace {
+namespace primitive_post_ops_test {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
@@ -56,5 +56,5 @@ TEST(PrimitivePostOps, ClipGivesItsMinimumForNaN) {
               {0.0f, 0.0f, 0.0f, 2.5f, 6.0f, 6.0f});
 }
 
-}  // namespace
+}  // namespace primitive_post_ops_test
 }  // namespace switchyard

@@ -12,7 +12,7 @@
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
-namespace {
+namespace specialized_manifest_test {
 
 SpecializedManifest two_dims() {
   SpecializedManifest m;
@@ -91,5 +91,5 @@ TEST(SpecializedManifest, InputShapesPickTheirProgramOrNameTheDimension) {
             "for n=1,s=16; n=1,s=128; n=4,s=16 (switchyard compile --specialize)");
 }
 
-}  // namespace
+}  // namespace specialized_manifest_test
 }  // namespace switchyard

@@ -18,7 +18,7 @@
 #include "runtime/runtime_error.h"
 
 namespace switchyard {
-namespace {
+namespace thread_pool_test {
 
 int64_t parallel_sum(ThreadPool& pool, int64_t n, int64_t grain) {
   std::atomic<int64_t> sum{0};
@@ -142,5 +142,5 @@ TEST(ThreadPoolLimitTest, RefusesMoreThanTheCap) {
   EXPECT_LE(default_thread_count(), kMaxPoolThreads);
 }
 
-}  // namespace
+}  // namespace thread_pool_test
 }  // namespace switchyard

@@ -14,7 +14,7 @@
 #include "targets/cpu/runtime/dnnl_primitive.h"
 
 namespace switchyard {
-namespace {
+namespace winograd_convolution_test {
 
 using testing::random_values;
 using testing::Workspace;
@@ -239,5 +239,5 @@ TEST(WinogradConvolution, PaysOnlyWithEnoughTilesPerImage) {
   EXPECT_FALSE(winograd_pays(convolution({1, 512, 512, 7, 7, 8, {1, 1}, {1, 1}}, {}, false).spec));
 }
 
-}  // namespace
+}  // namespace winograd_convolution_test
 }  // namespace switchyard

@@ -13,7 +13,7 @@
 #include "text/printer.h"
 
 namespace switchyard {
-namespace {
+namespace deep_chain_test {
 
 constexpr int kDepth = 1000000;
 
@@ -113,5 +113,5 @@ TEST(DeepChain, NestingInsideOneExpressionIsBoundedWithAnError) {
   });
 }
 
-}  // namespace
+}  // namespace deep_chain_test
 }  // namespace switchyard

@@ -9,7 +9,7 @@
 #include "text/printer.h"
 
 namespace switchyard {
-namespace {
+namespace elided_constants_test {
 
 Constant filled(std::vector<int64_t> shape, double value) {
   NDArray data(DType::kFloat32, shape);
@@ -74,5 +74,5 @@ TEST(ElidedConstants, TheParserRefusesElidedTextNamingTheRemedy) {
   EXPECT_NO_THROW(parse_module(print_module(two_functions_sharing_a_weight()), "full.sy"));
 }
 
-}  // namespace
+}  // namespace elided_constants_test
 }  // namespace switchyard

@@ -12,7 +12,7 @@
 #include "text/printer.h"
 
 namespace switchyard {
-namespace {
+namespace parser_test {
 
 IRModule parse_forms() { return parse_file(testing::example_models_dir() + "/forms.sy"); }
 
@@ -234,5 +234,5 @@ TEST(ParserErrors, DuplicateAndUndefinedFunctions) {
   expect_error("def @main() {\n  @g()\n}\n", "2:3", "undefined function @g");
 }
 
-}  // namespace
+}  // namespace parser_test
 }  // namespace switchyard

@@ -9,7 +9,7 @@
 #include "text/printer.h"
 
 namespace switchyard {
-namespace {
+namespace printer_test {
 
 const VirtualDevice* cpu(int id) { return VirtualDevice::for_device(DeviceKind::kCPU, id); }
 Type t4() { return tensor_type({4}, DType::kFloat32); }
@@ -221,5 +221,5 @@ TEST(Printer, EmptyAndSingletonTuples) {
   EXPECT_EQ(print_expr(make_tuple({make_tuple({x}), make_tuple({})})), "%0 = (%x,);\n%1 = ();\n(%0, %1)");
 }
 
-}  // namespace
+}  // namespace printer_test
 }  // namespace switchyard

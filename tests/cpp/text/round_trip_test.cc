@@ -17,7 +17,7 @@
 #include "text/printer.h"
 
 namespace switchyard {
-namespace {
+namespace round_trip_test {
 
 const VirtualDevice* cpu(int id) { return VirtualDevice::for_device(DeviceKind::kCPU, id); }
 
@@ -165,5 +165,5 @@ TEST(RandomModule, IsDeterministicAndVaried) {
     EXPECT_NE(all.find(form), std::string::npos) << form;
 }
 
-}  // namespace
+}  // namespace round_trip_test
 }  // namespace switchyard

@@ -8,7 +8,7 @@
 #include "text/parser.h"
 
 namespace switchyard {
-namespace {
+namespace structural_equal_test {
 
 const VirtualDevice* cpu(int id) { return VirtualDevice::for_device(DeviceKind::kCPU, id); }
 Type t4() { return tensor_type({4}, DType::kFloat32); }
@@ -119,5 +119,5 @@ TEST(StructuralEqual, GlobalsByNameAndModulesFunctionByFunction) {
   EXPECT_FALSE(structural_diff(a, a).has_value());
 }
 
-}  // namespace
+}  // namespace structural_equal_test
 }  // namespace switchyard

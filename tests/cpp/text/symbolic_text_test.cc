@@ -8,7 +8,7 @@
 #include "text/printer.h"
 
 namespace switchyard {
-namespace {
+namespace symbolic_text_test {
 
 constexpr const char* kModule = R"(def @main(%x: Tensor[(n<=64, 196, 768), float32], %y: Tensor[(196*n<=64, 2), float16],
           %z: Tensor[(n<=64*m, 3), float32]) -> Tensor[(n<=64, 196, 768), float32] {
@@ -82,5 +82,5 @@ TEST(SymbolicText, BadDimensionsNameTheToken) {
             "t.sy:1:15: a tensor literal needs a static shape, got Tensor[(n), float32]");
 }
 
-}  // namespace
+}  // namespace symbolic_text_test
 }  // namespace switchyard

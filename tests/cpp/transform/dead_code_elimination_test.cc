@@ -6,7 +6,7 @@
 #include "transform/dead_code_elimination.h"
 
 namespace switchyard {
-namespace {
+namespace dead_code_elimination_test {
 
 using testing::expect_module;
 using testing::typed;
@@ -75,5 +75,5 @@ def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
   EXPECT_TRUE(DeadCodeElimination()(mod).lookup("main").same_as(mod.lookup("main")));
 }
 
-}  // namespace
+}  // namespace dead_code_elimination_test
 }  // namespace switchyard

@@ -8,7 +8,7 @@
 #include "transform/instruments.h"
 
 namespace switchyard::testing {
-namespace {
+namespace eliminate_common_subexpr_test {
 
 TEST(EliminateCommonSubexpr, MergesEqualCallsAndTheirUsers) {
   IRModule mod = typed(R"(
@@ -124,5 +124,5 @@ TEST(EliminateCommonSubexpr, NeverReachesIntoFusedKernels) {
   EXPECT_EQ(exps, 2u);
 }
 
-}  // namespace
+}  // namespace eliminate_common_subexpr_test
 }  // namespace switchyard::testing

@@ -11,7 +11,7 @@
 #include "transform/instruments.h"
 
 namespace switchyard::testing {
-namespace {
+namespace fold_constant_test {
 
 TEST(FoldConstant, FoldsOnTheDeviceOfTheReplacedExpressionWithAFusedSpan) {
   IRModule mod = planned(R"(
@@ -185,5 +185,5 @@ TEST(FoldConstant, RequiresInferType) {
   EXPECT_EQ(FoldConstant().info().required, std::vector<std::string>{"InferType"});
 }
 
-}  // namespace
+}  // namespace fold_constant_test
 }  // namespace switchyard::testing

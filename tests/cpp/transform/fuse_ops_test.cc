@@ -12,7 +12,7 @@
 #include "transform/instruments.h"
 
 namespace switchyard {
-namespace {
+namespace fuse_ops_test {
 
 Type f32(std::vector<int64_t> shape) { return tensor_type(std::move(shape), DType::kFloat32); }
 const VirtualDevice* cpu(int id) { return VirtualDevice::for_device(DeviceKind::kCPU, id); }
@@ -332,5 +332,5 @@ TEST(FuseOps, DeepChainsAreIterativeAndGroupsBounded) {
   for (const FusedGroup& g : groups) EXPECT_EQ(g.ops.size(), 1000u);
 }
 
-}  // namespace
+}  // namespace fuse_ops_test
 }  // namespace switchyard

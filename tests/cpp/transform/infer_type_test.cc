@@ -9,7 +9,7 @@
 #include "transform/infer_type.h"
 
 namespace switchyard {
-namespace {
+namespace infer_type_test {
 
 Type f32(std::vector<int64_t> shape) { return tensor_type(std::move(shape), DType::kFloat32); }
 Type bool_scalar() { return scalar_type(DType::kBool); }
@@ -368,5 +368,5 @@ TEST(InferType, MillionDeepLetChain) {
   EXPECT_TRUE(innermost->body.same_as(innermost->var));
 }
 
-}  // namespace
+}  // namespace infer_type_test
 }  // namespace switchyard

@@ -7,7 +7,7 @@
 #include "transform/inline.h"
 
 namespace switchyard {
-namespace {
+namespace inline_test {
 
 using testing::calls_of;
 using testing::expect_module;
@@ -123,5 +123,5 @@ def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
   EXPECT_TRUE(out.lookup("main").same_as(mod.lookup("main")));
 }
 
-}  // namespace
+}  // namespace inline_test
 }  // namespace switchyard

@@ -14,7 +14,7 @@
 #include "transform/simplify_expr.h"
 
 namespace switchyard {
-namespace {
+namespace invariant_checker_test {
 
 // tests/data/mlp_two_devices.planned.sy, parsed, typed and marked
 // planned (spans name "mlp_two_devices.planned.sy").
@@ -97,5 +97,5 @@ TEST(InvariantChecker, TheDefaultPassesKeepTheInvariants) {
   EXPECT_EQ(checker->last_pass_touching(out.lookup("main").get()), "SimplifyExpr");
 }
 
-}  // namespace
+}  // namespace invariant_checker_test
 }  // namespace switchyard

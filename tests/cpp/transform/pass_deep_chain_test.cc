@@ -18,7 +18,7 @@
 #include "support/stack.h"
 
 namespace switchyard {
-namespace {
+namespace pass_deep_chain_test {
 
 constexpr int kDepth = 1000000;
 
@@ -108,5 +108,5 @@ TEST(PassDeepChain, NormalFormsDeadCodeAndInliningOnAMillionLets) {
   });
 }
 
-}  // namespace
+}  // namespace pass_deep_chain_test
 }  // namespace switchyard

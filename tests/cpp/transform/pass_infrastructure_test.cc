@@ -10,7 +10,7 @@
 #include "transform/simplify_expr.h"
 
 namespace switchyard {
-namespace {
+namespace pass_infrastructure_test {
 
 using testing::kSmall;
 using testing::typed;
@@ -139,5 +139,5 @@ TEST(PassInfrastructure, AFunctionPassBuildingFromScratchKeepsThePlacement) {
   EXPECT_TRUE(body->args[0].same_as(after->params[0]));
 }
 
-}  // namespace
+}  // namespace pass_infrastructure_test
 }  // namespace switchyard

@@ -12,7 +12,7 @@
 #include "transform/simplify_expr.h"
 
 namespace switchyard {
-namespace {
+namespace pass_registry_test {
 
 using testing::kSmall;
 using testing::typed;
@@ -102,5 +102,5 @@ TEST(DiagnosticSink, KeepsEachDiagnosticAndShowsItToTheObserverAsItArrives) {
   EXPECT_EQ(sink->diagnostics()[0].pass, "Warns");
 }
 
-}  // namespace
+}  // namespace pass_registry_test
 }  // namespace switchyard

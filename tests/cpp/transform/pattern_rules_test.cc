@@ -9,7 +9,7 @@
 #include "transform/pattern_rules.h"
 
 namespace switchyard::testing {
-namespace {
+namespace pattern_rules_test {
 
 Pattern op(const char* name, std::vector<Pattern> args) { return is_call(is_op(name), std::move(args)); }
 
@@ -96,5 +96,5 @@ def @main(%x: Tensor[(2), float32]) -> (Tensor[(2), float32], Tensor[(2), float3
   }
 }
 
-}  // namespace
+}  // namespace pattern_rules_test
 }  // namespace switchyard::testing

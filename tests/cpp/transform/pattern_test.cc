@@ -10,7 +10,7 @@
 #include "transform/pattern_rewrite.h"
 
 namespace switchyard::testing {
-namespace {
+namespace pattern_test {
 
 // The body of @main.
 Expr body_of(const IRModule& mod) { return mod.lookup("main")->body; }
@@ -256,5 +256,5 @@ TEST(PatternRewrite, RequireTypeTypesTheExpressionFirst) {
   EXPECT_EQ(relu_count(rewrite({callback}, fn)), 0);
 }
 
-}  // namespace
+}  // namespace pattern_test
 }  // namespace switchyard::testing

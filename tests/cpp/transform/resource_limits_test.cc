@@ -14,7 +14,7 @@
 #include "transform/infer_type.h"
 
 namespace switchyard {
-namespace {
+namespace resource_limits_test {
 
 // The Error that parsing and then type-checking `text` throws; the text is
 // registered, as parse_file does, so the rendered error quotes its line.
@@ -173,5 +173,5 @@ TEST(ResourceLimitsTest, EveryMessageIsBounded) {
   EXPECT_NE(e.message().find("more characters"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace resource_limits_test
 }  // namespace switchyard

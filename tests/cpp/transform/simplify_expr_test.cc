@@ -8,7 +8,7 @@
 #include "transform/simplify_expr.h"
 
 namespace switchyard::testing {
-namespace {
+namespace simplify_expr_test {
 
 TEST(SimplifyExpr, RemovesArithmeticIdentities) {
   IRModule mod = typed(R"(
@@ -169,5 +169,5 @@ TEST(SimplifyExpr, GetsInferTypeFirstOnAnUntypedModule) {
   EXPECT_NE(as<VarNode>(out.lookup("main")->body), nullptr);
 }
 
-}  // namespace
+}  // namespace simplify_expr_test
 }  // namespace switchyard::testing

@@ -9,7 +9,7 @@
 #include "transform/simplify_rules.h"
 
 namespace switchyard::testing {
-namespace {
+namespace simplify_rules_test {
 
 struct RuleCase {
   std::string rule;
@@ -141,5 +141,5 @@ TEST(SimplifyRules, LayerNormNeedsASquareAPositiveEpsilonAndOneDevice) {
   EXPECT_FALSE(folds(ints, integer));
 }
 
-}  // namespace
+}  // namespace simplify_rules_test
 }  // namespace switchyard::testing

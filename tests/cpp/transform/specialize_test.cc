@@ -11,7 +11,7 @@
 #include "transform/specialize.h"
 
 namespace switchyard {
-namespace {
+namespace specialize_test {
 
 constexpr const char* kSymbolic = R"(def @main(%x: Tensor[(n<=8, 3, 4), float32], %y: Tensor[(n<=8, 12), float32]) {
   %0 = reshape(%x, newshape=[0, -1]);
@@ -80,5 +80,5 @@ TEST(Specialize, AStaticModuleIsReturnedAsItIs) {
   EXPECT_EQ(same.lookup("main").get(), fixed.lookup("main").get());
 }
 
-}  // namespace
+}  // namespace specialize_test
 }  // namespace switchyard

@@ -13,7 +13,7 @@
 #include "transform/instruments.h"
 
 namespace switchyard {
-namespace {
+namespace stale_types_test {
 
 // A two-layer perceptron without devices (spans name "pass_test.sy").
 constexpr const char* kMlp = R"(
@@ -149,5 +149,5 @@ TEST(StaleTypes, TheCheckerNamesAPassThatDropsPrimitiveFromAFusedKernel) {
       << message;
 }
 
-}  // namespace
+}  // namespace stale_types_test
 }  // namespace switchyard

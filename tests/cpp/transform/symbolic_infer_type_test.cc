@@ -12,7 +12,7 @@
 #include "transform/simplify_expr.h"
 
 namespace switchyard {
-namespace {
+namespace symbolic_infer_type_test {
 
 // An attention block's shapes over a batch of n images.
 constexpr const char* kAttention = R"(def @main(%x: Tensor[(n<=64, 196, 768), float32], %w: Tensor[(2304, 768), float32],
@@ -76,5 +76,5 @@ TEST(SymbolicInferType, TheInterpreterRefusesASymbolicParameter) {
             "static shapes only yet");
 }
 
-}  // namespace
+}  // namespace symbolic_infer_type_test
 }  // namespace switchyard

@@ -7,7 +7,7 @@
 #include "transform/to_a_normal_form.h"
 
 namespace switchyard {
-namespace {
+namespace to_a_normal_form_test {
 
 using testing::expect_module;
 using testing::planned;
@@ -99,5 +99,5 @@ def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
   expect_module(ToANormalForm()(out), print_module(out));
 }
 
-}  // namespace
+}  // namespace to_a_normal_form_test
 }  // namespace switchyard

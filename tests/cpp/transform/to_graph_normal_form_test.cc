@@ -7,7 +7,7 @@
 #include "transform/to_graph_normal_form.h"
 
 namespace switchyard {
-namespace {
+namespace to_graph_normal_form_test {
 
 using testing::expect_module;
 using testing::planned;
@@ -81,5 +81,5 @@ def @main(%x: Tensor[(2), float32] @cpu:0, %flag: bool @cpu:0) -> Tensor[(2), fl
   expect_module(round_trip, print_module(mod));
 }
 
-}  // namespace
+}  // namespace to_graph_normal_form_test
 }  // namespace switchyard
