@@ -7,7 +7,8 @@
 // operator key (placement/cost_model.h) for the device the kernel ran on.
 // The first device's artifact runs again with every core's threads (the
 // one-device candidate), the artifacts taking turns run by run; two threads on the devices' cores hand
-// buffers over as the queues do (the hand-off and the copies).
+// buffers over as the queues do (the hand-off and the copies). Last, the
+// split those costs plan is built and run (check_splits).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -26,6 +27,8 @@
 #include "op/placement_ops.h"
 #include "pipeline/build.h"
 #include "placement/cost_model.h"
+#include "placement/latency_placement.h"
+#include "placement/plan_devices.h"
 #include "runtime/artifact.h"
 #include "runtime/core_set.h"
 #include "runtime/device_queues.h"
@@ -300,6 +303,54 @@ double attribute_kernel_times(const Manifest& manifest, const std::vector<double
   return unattributed;
 }
 
+// The splits a latency compile would plan from `costs`, checked by running
+// them: each is built and run in turns with `one_device` (the first device's
+// artifact with every core's threads). A split slower than predicted has
+// the difference charged to its hand-offs (costs->handoff_ms grows by it
+// per hand-off; the planner's hand-off is a two-thread microbenchmark that
+// sees neither the layouts a crossing forces on both sides nor the caches
+// it leaves cold), and planning runs again with the charge: until the plan
+// is one device, its prediction holds within a tenth, or kSplitChecks
+// splits were run. Each check is recorded in the cost file.
+constexpr int kSplitChecks = 3;
+
+void check_splits(const IRModule& mod, const CompilationConfig& config,
+                  const std::map<std::string, std::vector<int>>& cores, const std::pair<std::string, int>& one_device,
+                  int repeat, const std::filesystem::path& scratch, CostFile* costs) {
+  const IRModule typed = infer_type(mod);
+  for (int round = 0; round < kSplitChecks; ++round) {
+    LatencyObjective objective{std::make_shared<CostFile>(*costs), "the costs being measured"};
+    PlanResult plan = plan_devices(typed, config, objective);
+    const LatencyChoice& choice = *plan.choice;
+    if (choice.one_device || choice.handoffs == 0) {
+      std::cout << "split check: these costs plan " << (choice.one_device ? "one device with every core" : "no hand-off")
+                << "\n";
+      return;
+    }
+    BuildOptions options;
+    options.config = config;
+    objective.one_device = false;
+    options.latency = objective;
+    options.device_cores = cores;
+    options.diagnostics = stderr_diagnostics();
+    const std::string dir = (scratch / ("split" + std::to_string(round))).string();
+    build_artifact(mod, options, dir);
+    std::vector<Manifest> manifests;
+    std::vector<Measured> measured = measure_in_turns({{dir, 0}, one_device}, repeat, &manifests);
+    CostFile::SplitCheck check{choice.handoffs, choice.split_ms, measured[0].run_ms, measured[1].run_ms, 0};
+    if (check.measured_ms > check.predicted_ms)
+      check.charged_ms = (check.measured_ms - check.predicted_ms) / double(check.handoffs);
+    costs->handoff_ms += check.charged_ms;
+    costs->split_checks.push_back(check);
+    std::cout << "split check " << round + 1 << ": " << check.handoffs << " hand-offs, predicted "
+              << check.predicted_ms << " ms, ran " << check.measured_ms << " ms (one device with every core "
+              << check.one_device_ms << " ms)";
+    if (check.charged_ms > 0) std::cout << "; hand-off charged " << check.charged_ms << " ms more";
+    std::cout << "\n";
+    if (check.measured_ms <= 1.1 * check.predicted_ms) return;
+  }
+}
+
 void run_profile(const ProfileFlags& f) {
   if (f.devices.empty()) throw Error(ErrorKind::kUsage, "profile needs at least one --device");
   std::map<std::string, int> threads;
@@ -398,6 +449,8 @@ void run_profile(const ProfileFlags& f) {
       costs.handoff_ms = std::max(costs.handoff_ms, h.handoff_ms);
       host = h.copy;
     }
+  check_splits(mod, CompilationConfig::parse(all_devices, f.devices.front()), cores, artifacts.back(), f.repeat,
+               scratch, &costs);
   write_text_file_atomically(f.output, cost_file_json(costs));
   std::cout << "wrote " << f.output << ": " << costs.operator_text.size() << " operators on " << costs.devices.size()
             << " devices; copies " << host.latency_ms << " ms + " << host.ms_per_byte * 1e6 << " ms/MB; hand-off "
@@ -413,8 +466,10 @@ void add_profile_command(CLI::App& app) {
       "Measure the cost file `compile --objective latency --costs FILE` reads: the model is compiled for\n"
       "each --device in turn (the build's default) and run; each operator call's median time there, each\n"
       "run's time outside its kernels, the same on the first device with every core (the other candidate),\n"
-      "the copies and the hand-off between the devices' queues, and this machine's CPU are recorded\n"
-      "(docs/design.md, Placement by time).\n"
+      "the copies and the hand-off between the devices' queues, and this machine's CPU are recorded.\n"
+      "Then the split these costs plan is built and run beside one device with every core; what it ran\n"
+      "beyond its prediction is charged to its hand-offs, and planning runs again (at most three splits;\n"
+      "docs/design.md, Placement by time).\n"
       "Example: switchyard profile resnet18.onnx --device cpu:0 --device cpu:1 -o costs.json");
   add_model_flags(cmd, &flags->model);
   cmd->add_option("--device", flags->devices, "a candidate device (repeatable; CPU devices)")->required();

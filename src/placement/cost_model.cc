@@ -93,6 +93,13 @@ std::string cost_file_json(const CostFile& costs) {
   for (const ProfiledDevice& d : costs.devices)
     j["devices"].push_back({{"name", d.name}, {"kind", d.kind}, {"threads", d.threads}, {"overhead_ms", d.overhead_ms}});
   j["handoff_ms"] = costs.handoff_ms;
+  j["split_checks"] = json::array();
+  for (const CostFile::SplitCheck& c : costs.split_checks)
+    j["split_checks"].push_back({{"handoffs", c.handoffs},
+                                 {"predicted_ms", c.predicted_ms},
+                                 {"measured_ms", c.measured_ms},
+                                 {"one_device_ms", c.one_device_ms},
+                                 {"charged_ms", c.charged_ms}});
   if (costs.all_cores) {
     const AllCoresProfile& a = *costs.all_cores;
     j["all_cores"] = {{"device", a.device},           {"threads", a.threads},
@@ -141,6 +148,12 @@ CostFile parse_cost_file(const std::string& text, const std::string& path) {
       costs.devices.push_back({d.at("name").get<std::string>(), d.at("kind").get<std::string>(), d.at("threads").get<int>(),
                                time(d.at("overhead_ms"), "devices[].overhead_ms")});
     costs.handoff_ms = time(j.at("handoff_ms"), "handoff_ms");
+    if (j.contains("split_checks"))
+      for (const json& c : j.at("split_checks"))
+        costs.split_checks.push_back({c.at("handoffs").get<int64_t>(), time(c.at("predicted_ms"), "split_checks[].predicted_ms"),
+                                      time(c.at("measured_ms"), "split_checks[].measured_ms"),
+                                      time(c.at("one_device_ms"), "split_checks[].one_device_ms"),
+                                      time(c.at("charged_ms"), "split_checks[].charged_ms")});
     const json& a = j.at("all_cores");
     AllCoresProfile all;
     all.device = a.at("device").get<std::string>();

@@ -59,6 +59,18 @@ struct CostFile {
   // What a value crossing devices costs beyond its copy: the consumer's
   // queue waking on the producer's event (a worker asleep on another core).
   double handoff_ms = 0;
+  // The splits `profile` planned from these costs, built and ran beside the
+  // whole model on one device with every core, in order. A split that ran
+  // slower than predicted had the difference charged to its hand-offs (what
+  // a value crossing devices costs in a real run: the layouts it forces on
+  // both sides, a cold cache on the other core, the wake-up), so handoff_ms
+  // is the measured hand-off plus every charge. Empty: nothing was checked.
+  struct SplitCheck {
+    int64_t handoffs = 0;
+    double predicted_ms = 0, measured_ms = 0, one_device_ms = 0;
+    double charged_ms = 0;  // added to handoff_ms per hand-off
+  };
+  std::vector<SplitCheck> split_checks;
   // Required in a file (profile always measures it); absent in a CostFile
   // made in code, the split is then the only candidate.
   std::optional<AllCoresProfile> all_cores;

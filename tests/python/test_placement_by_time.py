@@ -74,6 +74,40 @@ def test_profile_records_operators_devices_copies_and_the_machine(tmp_path):
     assert all_cores["device"] == "cpu:0" and all_cores["threads"] >= 1 and all_cores["run_ms"] > 0
     assert set(all_cores["operator_ms"]) == {op["key"] for op in data["operators"]}
     assert all_cores["operator_ms"][dense["key"]] > 0
+    # Each split the costs planned was built and run: where it ran slower
+    # than predicted, the difference went onto the hand-off, per hand-off.
+    charged = 0
+    for check in data["split_checks"]:
+        assert check["handoffs"] > 0 and check["predicted_ms"] > 0 and check["measured_ms"] > 0, check
+        assert check["one_device_ms"] > 0, check
+        slower = max(0.0, check["measured_ms"] - check["predicted_ms"])
+        assert abs(check["charged_ms"] * check["handoffs"] - slower) <= 1e-6 * max(1.0, slower), check
+        charged += check["charged_ms"]
+    assert len(data["split_checks"]) <= 3
+    assert data["handoff_ms"] >= charged - 1e-9, (data["handoff_ms"], charged)
+
+
+def test_profile_runs_the_splits_it_plans_and_charges_their_slowness_to_the_hand_off(tmp_path):
+    # One core per device, as a split on this machine would run: profile
+    # plans from what it measured, builds and runs that split beside one
+    # device with every core, and plans again while a split ran more than a
+    # tenth slower than predicted (at most three times).
+    costs = tmp_path / "costs.json"
+    out = switchyard("profile", TWO_BRANCHES, "--device", "cpu:0", "--device", "cpu:1", "--cores", "cpu:0=0",
+                     "--cores", "cpu:1=1", "--repeat", "5", "-o", costs, cache=tmp_path / "cache").stdout
+    checks = json.loads(costs.read_text())["split_checks"]
+    lines = [line for line in out.splitlines() if line.startswith("split check")]
+    numbered = [line for line in lines if line.startswith("split check ") and line[12].isdigit()]
+    assert len(numbered) == len(checks) <= 3, (out, checks)
+    for number, (line, check) in enumerate(zip(numbered, checks), start=1):
+        assert line.startswith(f"split check {number}: {check['handoffs']} hand-offs, predicted "), line
+        assert ("hand-off charged" in line) == (check["charged_ms"] > 0), line
+    for check in checks[:-1]:
+        assert check["measured_ms"] > 1.1 * check["predicted_ms"], checks
+    if not checks or (len(checks) < 3 and checks[-1]["measured_ms"] > 1.1 * checks[-1]["predicted_ms"]):
+        # Planning stopped because the charged costs no longer split.
+        assert lines[-1] in ("split check: these costs plan one device with every core",
+                             "split check: these costs plan no hand-off"), out
 
 
 def test_latency_objective_chooses_one_device_with_every_core_when_that_is_faster(tmp_path):

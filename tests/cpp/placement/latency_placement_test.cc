@@ -314,7 +314,14 @@ TEST(CostFile, RoundTripsThroughJson) {
   IRModule mod = parse(kTwoBranches);
   CostFile costs = costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy);
   costs.kernels.push_back({"00000000000000aa", "exp : () -> ()", "cpu:0", 0.5});
+  costs.split_checks.push_back({4, 1.5, 2.5, 2.0, 0.25});
   CostFile back = parse_cost_file(cost_file_json(costs), "costs.json");
+  ASSERT_EQ(back.split_checks.size(), 1u);
+  EXPECT_EQ(back.split_checks[0].handoffs, 4);
+  EXPECT_EQ(back.split_checks[0].predicted_ms, 1.5);
+  EXPECT_EQ(back.split_checks[0].measured_ms, 2.5);
+  EXPECT_EQ(back.split_checks[0].one_device_ms, 2.0);
+  EXPECT_EQ(back.split_checks[0].charged_ms, 0.25);
   ASSERT_EQ(back.kernels.size(), 1u);
   EXPECT_EQ(back.kernels[0].operators, "exp : () -> ()");
   EXPECT_EQ(back.kernels[0].median_ms, 0.5);
@@ -374,6 +381,13 @@ TEST(CostFile, BadAllCoresAndHandoffFieldsAreNamed) {
   EXPECT_NE(error(cost_file_with("all_cores", "threads", "0")).find("all_cores.threads is not a positive count"),
             std::string::npos);
   EXPECT_NE(error(cost_file_with("all_cores", "overhead_ms", "-0.5")).find("all_cores.overhead_ms is negative"),
+            std::string::npos);
+  // A file written before profile checked its splits has none; a bad one is named.
+  EXPECT_EQ(parse_cost_file(cost_file_with("split_checks", "", ""), "c.json").split_checks.size(), 0u);
+  EXPECT_NE(error(cost_file_with("split_checks", "",
+                                 R"([{"handoffs": 2, "predicted_ms": 1, "measured_ms": -1, "one_device_ms": 1,
+                                      "charged_ms": 0}])"))
+                .find("split_checks[].measured_ms is negative"),
             std::string::npos);
 }
 
