@@ -2,6 +2,7 @@
 // wishes to an artifact directory, and its BuildReport.
 #include "common.h"
 #include "pipeline/build.h"
+#include "pipeline/build_specialized.h"
 
 namespace switchyard::python {
 
@@ -31,9 +32,37 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
-BuildReport build(py::handle mod_arg, py::handle devices, py::handle output_arg, py::handle place,
-                  py::handle opt_level, py::handle default_device, py::handle host, py::handle check_invariants,
-                  py::handle emit_source, py::handle cxx, py::handle cache_dir, py::handle layouts, py::handle costs) {
+// specialize={"n": [1, 8]}: the dimensions and values of a specialised
+// build, in the dict's order (the first outermost, as repeated --specialize).
+std::vector<DimValues> dim_values_of(py::handle value) {
+  std::vector<DimValues> dims;
+  if (value.is_none()) return dims;
+  if (!py::isinstance<py::dict>(value))
+    throw py::type_error("specialize must be a dict of dimension name -> list of int, got " + type_name_of(value));
+  for (auto [name, values] : value.cast<py::dict>()) {
+    if (!py::isinstance<py::str>(name))
+      throw py::type_error("specialize keys must be dimension names (str), got " + type_name_of(name));
+    std::string text = name.cast<std::string>() + "=";
+    if (!py::isinstance<py::list>(values) && !py::isinstance<py::tuple>(values))
+      throw py::type_error("specialize[" + name.cast<std::string>() + "] must be a list of int, got " +
+                           type_name_of(values));
+    bool first = true;
+    for (py::handle v : values) {
+      if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v))
+        throw py::type_error("specialize[" + name.cast<std::string>() + "] entries must be int, got " + type_name_of(v));
+      text += (first ? "" : ",") + std::to_string(v.cast<int64_t>());
+      first = false;
+    }
+    dims.push_back(parse_dim_values(text));  // names the flag's text when a value repeats or is negative
+  }
+  if (dims.empty()) throw py::value_error("specialize={} names no dimension");
+  return dims;
+}
+
+py::object build(py::handle mod_arg, py::handle devices, py::handle output_arg, py::handle place,
+                 py::handle opt_level, py::handle default_device, py::handle host, py::handle check_invariants,
+                 py::handle emit_source, py::handle cxx, py::handle cache_dir, py::handle layouts, py::handle costs,
+                 py::handle specialize) {
   if (!py::isinstance<IRModule>(mod_arg))
     throw py::type_error("build() takes an IRModule, got " + type_name_of(mod_arg));
   const IRModule& mod = mod_arg.cast<const IRModule&>();
@@ -66,9 +95,22 @@ BuildReport build(py::handle mod_arg, py::handle devices, py::handle output_arg,
   options.emit_source = to_bool(emit_source, "emit_source");
   options.cxx = to_str(cxx, "cxx");
   options.cache_dir = to_str(cache_dir, "cache_dir");
+  std::vector<DimValues> dims = dim_values_of(specialize);
   IRModule own = mod;  // a private copy: the GIL is released while compiling
-  py::gil_scoped_release release;
-  return build_artifact(own, options, output);
+  if (!dims.empty()) {
+    SpecializedBuildReport report;
+    {
+      py::gil_scoped_release release;
+      report = build_specialized_artifact(own, dims, options, output);
+    }
+    return py::cast(std::move(report));
+  }
+  BuildReport report;
+  {
+    py::gil_scoped_release release;
+    report = build_artifact(own, options, output);
+  }
+  return py::cast(std::move(report));
 }
 
 }  // namespace
@@ -110,9 +152,22 @@ void bind_build(py::module_& m) {
       .def("timing_table", &BuildReport::timing_table)
       .def("__repr__", [](const BuildReport& r) { return "BuildReport(" + r.summary() + ")"; });
 
+  py::class_<SpecializedBuildReport>(m, "SpecializedBuildReport",
+                                     "What a specialised build did: one BuildReport per program, by its values.")
+      .def_readonly("names", &SpecializedBuildReport::names)
+      .def_readonly("programs", &SpecializedBuildReport::programs)
+      .def_readonly("shared_weights", &SpecializedBuildReport::shared_weights)
+      .def_readonly("total_milliseconds", &SpecializedBuildReport::total_milliseconds)
+      .def("__repr__", [](const SpecializedBuildReport& r) {
+        std::string names;
+        for (const std::string& n : r.names) names += (names.empty() ? "" : ", ") + n;
+        return "SpecializedBuildReport(" + std::to_string(r.names.size()) + " programs: " + names + "; " +
+               std::to_string(r.shared_weights) + " sharing one weights.bin)";
+      });
+
   m.def("build", &build, py::arg("mod"), py::arg("devices"), py::arg("output"), py::arg("place"), py::arg("opt_level"),
         py::arg("default"), py::arg("host"), py::arg("check_invariants"), py::arg("emit_source"), py::arg("cxx"),
-        py::arg("cache_dir"), py::arg("layouts"), py::arg("costs"),
+        py::arg("cache_dir"), py::arg("layouts"), py::arg("costs"), py::arg("specialize"),
         "Compiles @main of a module into an artifact directory.");
 }
 

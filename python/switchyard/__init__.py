@@ -127,7 +127,7 @@ def _context_options(opt_level, check_invariants):
 
 
 def build(mod, devices, output, place=(), opt_level=None, *, default=None, host=None, check_invariants=None,
-          emit_source=False, cxx="", cache_dir="", layouts=(), costs=None):
+          emit_source=False, cxx="", cache_dir="", layouts=(), costs=None, specialize=None):
     """Compiles ``mod["main"]`` into the artifact directory ``output``.
 
     ``devices`` lists the build's devices (``["cpu:0", "cpu:1"]``); ``place``
@@ -139,7 +139,12 @@ def build(mod, devices, output, place=(), opt_level=None, *, default=None, host=
     ``opt_level`` and ``check_invariants`` default to the enclosing
     PassContext's (2 and False outside any); its ``disabled_passes``,
     ``enabled_passes`` and ``config`` apply to the build's pipeline.
-    Returns the BuildReport; load the artifact with ``sy.runtime.load(output)``.
+    ``specialize`` (``{"n": [1, 8]}``) compiles one program per value of
+    each symbolic dimension of ``@main`` (per combination, the first name
+    outermost) into one artifact, as ``switchyard compile --specialize``;
+    each run picks the program its inputs' shapes fit.
+    Returns the BuildReport (a SpecializedBuildReport, one BuildReport per
+    program, with ``specialize``); load the artifact with ``sy.runtime.load(output)``.
     """
     if not isinstance(mod, IRModule):
         raise _error("UsageError", f"build() takes an IRModule, got {type(mod).__name__}", TypeError)
@@ -150,7 +155,7 @@ def build(mod, devices, output, place=(), opt_level=None, *, default=None, host=
         layouts = [layouts]
     return _native.build(mod, devices, _path_text(output, "output"), place, opt_level, default or "", host or "",
                          check_invariants, emit_source, cxx, _path_text(cache_dir, "cache_dir"), layouts,
-                         "" if costs is None else _path_text(costs, "costs"))
+                         "" if costs is None else _path_text(costs, "costs"), specialize)
 
 
 def _path_text(path, what):

@@ -76,6 +76,30 @@ def test_each_batch_runs_its_program_and_matches_the_interpreter(conv_dense):
         np.testing.assert_allclose(model.run(), y, rtol=0, atol=0)
 
 
+def test_python_build_specializes_as_the_cli_does(conv_dense, tmp_path):
+    path, mod, _ = conv_dense
+    report = sy.build(mod, ["cpu:0"], tmp_path / "py.art", specialize={"n": [2, 4]})
+    assert report.names == ["n=2", "n=4"] and report.shared_weights == 2, report
+    assert len(report.programs) == 2 and all(p.kernel_calls > 0 for p in report.programs), report
+    model = sy.runtime.load(tmp_path / "py.art")
+    assert model.specializations == ["n=2", "n=4"]
+    for batch in (2, 4):
+        x = np.random.default_rng(20 + batch).standard_normal((batch, 3, 8, 8)).astype(np.float32)
+        np.testing.assert_allclose(model.run(x=x), sy.evaluate(mod, x=x), rtol=1e-4, atol=1e-4)
+    with pytest.raises(sy.RuntimeError, match=r"dimension 0 \(n\) is 1, but this artifact was compiled only for n=2; n=4"):
+        model.run(x=np.zeros((1, 3, 8, 8), np.float32))
+    # Bad values are named as the flag's are; a dimension @main lacks too.
+    with pytest.raises(TypeError, match=r"specialize\[n\] entries must be int, got str"):
+        sy.build(mod, ["cpu:0"], tmp_path / "bad.art", specialize={"n": ["2"]})
+    with pytest.raises(TypeError, match="specialize must be a dict"):
+        sy.build(mod, ["cpu:0"], tmp_path / "bad.art", specialize="n=1")
+    with pytest.raises(sy.UsageError, match="n=2,2"):
+        sy.build(mod, ["cpu:0"], tmp_path / "bad.art", specialize={"n": [2, 2]})
+    with pytest.raises(sy.UsageError, match="@main's inputs have no dimension m"):
+        sy.build(mod, ["cpu:0"], tmp_path / "bad.art", specialize={"m": [2]})
+    assert not (tmp_path / "bad.art").exists()
+
+
 def test_a_batch_no_program_takes_is_refused_by_input_dimension_and_value(conv_dense, tmp_path):
     _, _, art = conv_dense
     model = sy.runtime.load(art)
