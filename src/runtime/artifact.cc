@@ -416,7 +416,27 @@ std::shared_ptr<Artifact> Artifact::load(const std::string& dir, const LoadOptio
   if (!std::filesystem::is_directory(dir, ignored)) throw RuntimeError("artifact directory " + dir + " not found");
   if (std::optional<SpecializedManifest> specialized = read_specialized_manifest_file(dir + "/manifest.json"))
     return load_specialized(dir, std::move(*specialized), options);
-  return load_program(dir, dir + "/weights.bin", options);
+  return load_program(dir, program_weights_path(dir), options);
+}
+
+std::string Artifact::program_weights_path(const std::string& dir) {
+  std::error_code ignored;
+  if (std::filesystem::exists(dir + "/weights.bin", ignored)) return dir + "/weights.bin";
+  // One program of a specialised artifact (ART/n=8), loaded alone, reads the
+  // weights.bin its artifact stores once for every program that shares it.
+  const std::filesystem::path program = std::filesystem::path(dir).lexically_normal();
+  const std::filesystem::path name = program.has_filename() ? program.filename() : program.parent_path().filename();
+  const std::filesystem::path artifact = program.has_filename() ? program.parent_path() : program.parent_path().parent_path();
+  try {
+    if (std::optional<SpecializedManifest> specialized =
+            read_specialized_manifest_file((artifact / "manifest.json").string()))
+      for (size_t s = 0; s < specialized->specializations.size(); ++s)
+        if (specialization_name(*specialized, s) == name.string() && specialized->specializations[s].shared_weights)
+          return (artifact / "weights.bin").string();
+  } catch (const RuntimeError&) {
+    // A malformed enclosing manifest is not this program's: its own weights.bin is reported missing.
+  }
+  return dir + "/weights.bin";
 }
 
 std::shared_ptr<Artifact> Artifact::load_specialized(const std::string& dir, SpecializedManifest specialized,

@@ -169,6 +169,9 @@ class Artifact {
                                                 std::shared_ptr<const MappedFile>* shared_mapping = nullptr);
   static std::shared_ptr<Artifact> load_specialized(const std::string& dir, SpecializedManifest specialized,
                                                     const LoadOptions& options);
+  // DIR/weights.bin, or for one program of a specialised artifact whose
+  // weights are stored once at the top (ART/n=8), ART/weights.bin.
+  static std::string program_weights_path(const std::string& dir);
   static void make_devices(Artifact& artifact, const std::vector<ManifestDevice>& devices,
                            const std::string& manifest_path, int threads);
   static void open_model_library(Impl& impl, const Manifest& manifest, const std::string& manifest_path,

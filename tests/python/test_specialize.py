@@ -140,6 +140,14 @@ def test_the_cli_runs_every_batch_and_inspect_shows_the_symbolic_signature(conv_
         y = np.load(tmp_path / "out" / "y.npy")
         assert y.shape == (batch, 4)
         np.testing.assert_allclose(y, sy.evaluate(mod, x=x), rtol=1e-4, atol=1e-4)
+    # One program alone runs too, reading the weights its artifact stores once.
+    x = np.random.default_rng(30).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    np.save(tmp_path / "x2.npy", x)
+    for program in (art / "n=2", str(art / "n=2") + "/"):
+        ran = run_cli("run", program, "--input", f"x={tmp_path / 'x2.npy'}", "--output-dir", tmp_path / "alone")
+        assert ran.returncode == 0, ran.stderr
+        np.testing.assert_allclose(np.load(tmp_path / "alone" / "y.npy"), sy.evaluate(mod, x=x), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(sy.runtime.load(art / "n=2").run(x=x), sy.evaluate(mod, x=x), rtol=1e-4, atol=1e-4)
     shown = run_cli("inspect", art)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
