@@ -110,6 +110,14 @@ bool is_float32_image(const Type& type) {
   return tensor && tensor->ndim() == 4 && tensor->dtype == DType::kFloat32;
 }
 
+// An 8-bit image, as int8 convolutions read and write: it may keep a layout
+// between two of them, but nothing converts it (oneDNN reorders here are
+// float32 only) and no generated loop reads it in one.
+bool is_8bit_image(const Type& type) {
+  const TensorTypeNode* tensor = as_tensor(type);
+  return tensor && tensor->ndim() == 4 && (tensor->dtype == DType::kUInt8 || tensor->dtype == DType::kInt8);
+}
+
 // The parameters of an element-wise fused function that it reads element
 // for element: those of its result's shape, a 4-d float32 image. Its loop
 // can run over them in channels-last order (each read at the element's own
@@ -283,8 +291,9 @@ class LayoutPlanner {
     for (const CallNode* call : calls) {
       const FunctionNode* callee = as<FunctionNode>(call->op);
       const VirtualDevice* device = call->virtual_device();
+      const bool eight_bit = is_8bit_image(call->checked_type());
       if (times_called[callee] > 1 || device->kind() != DeviceKind::kCPU || !device->target() ||
-          !is_float32_image(call->checked_type()))
+          (!is_float32_image(call->checked_type()) && !eight_bit))
         continue;
       std::vector<bool> constant;
       bool tensors_only = true;
@@ -296,6 +305,8 @@ class LayoutPlanner {
       if (!tensors_only || call->args.size() != callee->params.size()) continue;
       if (std::optional<WindowPrimitive> window = primitives_.of(callee, device, constant))
         window_of_.emplace(call, std::move(*window));
+      else if (eight_bit)
+        continue;
       else if (std::optional<std::vector<int>> activations = elementwise_activations(*callee))
         elementwise_of_.emplace(call, std::move(*activations));
       else if (std::optional<ChannelConcatenation> concatenation = channel_concatenation(*callee))
@@ -409,6 +420,11 @@ class LayoutPlanner {
     std::unordered_map<const ExprNode*, std::string> format;
     for (const auto& [node, root] : set)
       if (root == node) format[root] = channels_last_ ? "nhwc" : blocked_;
+    // oneDNN's int8 convolutions compute in channels last (given channel
+    // blocks they reorder to it and back inside each call).
+    std::unordered_set<const ExprNode*> eight_bit;
+    for (const auto& [node, root] : set)
+      if (is_8bit_image(node->checked_type())) eight_bit.insert(root);
     auto touched_by = [&](const std::function<bool(const WindowPrimitive&)>& which, const std::string& chosen) {
       for (const auto& [call, window] : window_of_)
         if (which(window))
@@ -422,6 +438,7 @@ class LayoutPlanner {
           return w.grouped() && !w.depthwise() && (w.group_inputs % block != 0 || w.group_outputs % block != 0);
         },
         "nhwc");
+    for (const ExprNode* root : eight_bit) format[root] = "nhwc";
     for (const LayoutRule& rule : rules_)
       for (const CallNode* call : kernel_results_)
         if (span_matches(call->span(), rule.pattern) && set.count(call)) format[set.at(call)] = rule.format;

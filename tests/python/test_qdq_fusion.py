@@ -111,6 +111,54 @@ def test_weight_zero_point_keeps_the_float_path(tmp_path):
     run_case(tmp_path, case, g, qdq.conv_accumulator(case, (1, 1, 1, 1), (1, 1)), False, fuses=False)
 
 
+def test_values_between_int8_convolutions_stay_channels_last(tmp_path):
+    # Four QDQ convolutions in a chain (1x1, 3x3, 1x1, 1x1), quantized as
+    # tests/models/qdq_model.py does a real network: the value passed from
+    # one int8 primitive to the next stays channels last (no reorder to
+    # dense and back around each call); what a loop reads or writes stays
+    # dense; the artifact computes what the fused module's interpreter does.
+    import sys
+    from onnx import TensorProto, helper, numpy_helper
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "models"))
+    import qdq_model
+
+    rng = np.random.default_rng(5)
+    weights = {"w0": (24, 16, 1, 1), "w1": (24, 24, 3, 3), "w2": (32, 24, 1, 1), "w3": (8, 32, 1, 1)}
+    initializers = [numpy_helper.from_array((rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:])))
+                                            .astype(np.float32), name) for name, shape in weights.items()]
+    initializers += [numpy_helper.from_array(rng.standard_normal(shape[0]).astype(np.float32) * 0.1, "b" + name[1])
+                     for name, shape in weights.items()]
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], name="conv0"),
+             helper.make_node("Relu", ["c0"], ["r0"], name="relu0"),
+             helper.make_node("Conv", ["r0", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2"),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             helper.make_node("Conv", ["r2", "w3", "b3"], ["y"], name="conv3")]
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 12, 12])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 12, 12])], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    build = pathlib.Path(os.environ.get("SY_BUILD_DIR", "build"))
+    names = qdq_model.quantized_tensors(model.graph)
+    ranges = qdq_model.activation_ranges(model, names, qdq_model.calibration_inputs(model, 2), build)
+    path = tmp_path / "chain_qdq.onnx"
+    import onnx
+    onnx.save(qdq_model.make_qdq(model, ranges), str(path))
+    sy.build(sy.frontend.from_onnx(path), ["cpu:0"], tmp_path / "artifact")
+    manifest = json.loads((tmp_path / "artifact" / "manifest.json").read_text())
+    convolutions = [p for p in manifest["primitives"] if "quantization" in p and p["kind"] == "convolution"]
+    formats = [(p["src"].get("format", ""), p["dst"].get("format", "")) for p in convolutions]
+    # conv0 and conv1 run alone as int8 primitives (requantized by oneDNN);
+    # conv2 dequantizes its result in a loop for conv3, whose result is the
+    # model's float output (so conv3 is a float convolution).
+    assert formats == [("", "nhwc"), ("nhwc", ""), ("", "")], formats
+    x = qdq_model.calibration_inputs(model, 1, seed=9)[0]
+    compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
+    # The int8 stages are exact; conv3 is float32, where oneDNN's sums round
+    # otherwise (a value off by one quantum would be off by ~1e-3 here).
+    np.testing.assert_allclose(compiled, sy.evaluate(fused_module(path), x=x), rtol=1e-5, atol=1e-5)
+
+
 def test_inspect_names_the_int8_primitive(tmp_path):
     case = qdq.Case(np.uint8, (8, 6, 3, 3), (1, 6, 8, 8), 0, True)
     path = case.graph("Conv", True, pads=[1, 1, 1, 1]).save(tmp_path / "model.onnx", case.x, ("y",))

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "lower/lower.h"
+#include "runtime/dtype.h"
 #include "support/error.h"
 #include "targets/cpu/runtime/dnnl_primitive.h"
 
@@ -79,7 +80,8 @@ const std::vector<int>& laid_out_parts(const LoweredProgram& program, const Lowe
   return program.kernel_sources[size_t(program.kernel_calls[size_t(step.index)].source)].laid_out_parts;
 }
 
-// Every laid-out buffer is an intermediate 4-d float32 tensor written once,
+// Every laid-out buffer is an intermediate 4-d float32 (or, between int8
+// primitives only, 8-bit) tensor written once,
 // by a window primitive or an element-wise kernel generated for its layout,
 // and read as a window primitive's source or residual or by such element-wise
 // kernels; those kernels read and write every tensor of their result's shape
@@ -129,8 +131,15 @@ void check_layouts(const LoweredProgram& program) {
     if (buffer.layout.empty()) continue;
     if (buffer.kind != LoweredBuffer::Kind::kIntermediate)
       refuse(buffer, "model inputs, outputs and weights are dense row-major");
-    if (buffer.type->ndim() != 4 || buffer.type->dtype != DType::kFloat32)
-      refuse(buffer, "only 4-d float32 images have a oneDNN layout here");
+    const DType dtype = buffer.type->dtype;
+    if (buffer.type->ndim() != 4 || (dtype != DType::kFloat32 && dtype != DType::kUInt8 && dtype != DType::kInt8))
+      refuse(buffer, "only 4-d float32, uint8 and int8 images have a oneDNN layout here");
+    // Generated loops read layouts in float32 only: an 8-bit one is kept between primitives.
+    if (dtype != DType::kFloat32)
+      for (const LoweredStep& step : program.steps)
+        if (!loop_layout(program, step).empty() &&
+            (std::count(step.inputs.begin(), step.inputs.end(), int(b)) || std::count(step.outputs.begin(), step.outputs.end(), int(b))))
+          refuse(buffer, step_name(program, step) + " reads or writes it in a loop");
     if (writes[b] != 1) refuse(buffer, "it is written " + std::to_string(writes[b]) + " times");
   }
 }
@@ -142,7 +151,9 @@ void apply_layouts(LoweredProgram& program) {
   for (LoweredBuffer& buffer : program.buffers) {
     if (buffer.layout.empty()) continue;
     try {
-      buffer.layout_bytes = dnnl_tensor_bytes({buffer.type->shape, {}, buffer.layout});
+      // oneDNN sizes float32 elements; a layout's padding scales with the element.
+      buffer.layout_bytes = dnnl_tensor_bytes({buffer.type->shape, {}, buffer.layout}) / sizeof(float) *
+                            uint64_t(dtype_bytes(buffer.type->dtype));
     } catch (const std::exception& e) {
       refuse(buffer, std::string("oneDNN has no such format: ") + e.what());
     }
