@@ -313,9 +313,9 @@ bool reads_in_place(const CpuKernel& k) {
 
 bool lower_element_loop(const CpuKernel& k, ki::Kernel& kernel, const std::string& loop_name,
                         const std::string& comment, const std::vector<int64_t>& shape, const std::string& output,
-                        const LoweredValueAt& value) {
+                        const LoweredValueAt& value, const std::string& layout) {
   ElementLoopBuilder builder{k, kernel};
-  return builder.build(loop_name, comment, shape, output, value);
+  return builder.build(loop_name, comment, shape, output, value, layout);
 }
 
 ki::Kernel lower_elementwise_kernel(const CpuKernel& k) {

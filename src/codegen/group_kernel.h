@@ -64,12 +64,13 @@ constexpr int64_t kElementGrain = 1 << 13;
 // Appends to `kernel` a parallel loop over every element of a tensor of
 // `shape`, storing value(lowering, index) into buffer `output`. Loops over a
 // flat offset when that needs no division to find coordinates, otherwise
-// over rows with a contiguous inner loop. Returns whether it looped over the
-// flat offset.
+// over rows with a contiguous inner loop; in `layout` (nhwc, channel
+// blocks) over its rows, every tensor of `shape` read and written in it.
+// Returns whether it looped over the flat offset.
 using LoweredValueAt = std::function<kernel_ir::Expr(ElementLowering&, const IndexAt&)>;
 bool lower_element_loop(const CpuKernel& k, kernel_ir::Kernel& kernel, const std::string& loop_name,
                         const std::string& comment, const std::vector<int64_t>& shape, const std::string& output,
-                        const LoweredValueAt& value);
+                        const LoweredValueAt& value, const std::string& layout = "");
 
 // The kernel IR of an element-wise group (no master): a loop per output.
 kernel_ir::Kernel lower_elementwise_kernel(const CpuKernel& k);

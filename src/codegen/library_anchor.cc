@@ -263,7 +263,26 @@ bool reads_in_place(const CpuKernel& k, const CallNode* computed) {
 // An int8 primitive (qnn.conv2d, qnn.dense) computes its whole operator, relu
 // included; what follows in the kernel (a dequantization) reads its int8
 // result as a loop, since post-ops would apply before the rounding.
-std::optional<kernel_ir::Kernel> lower_quantized_kernel(CpuKernel& k, const PrimitiveSpec& spec) {
+// An anchored convolution in a layout (PlanLayouts gave its result one):
+// the primitive reads its source in the source's layout and writes its
+// result, and reads the operands of its post-ops of the result's shape, in
+// theirs; the epilogue loop then runs over the kernel's layout.
+void lay_out_anchor(const CpuKernel& k, PrimitiveSpec& spec) {
+  if (k.layout.empty()) return;
+  if (spec.kind != PrimitiveKind::kConvolution || spec.src_input < 0)
+    throw Error(ErrorKind::kBackend,
+                "only a convolution's epilogue loop runs in a layout, not " + as<OpNode>(k.master->op)->name + "'s",
+                k.master->span());
+  auto layout_of = [&](int input) { return k.function->params.at(size_t(input))->virtual_device()->layout(); };
+  spec.src.format = layout_of(spec.src_input);
+  spec.dst.format = k.layout;
+  for (PrimitivePostOp& post : spec.post_ops)
+    if ((post.kind == PrimitivePostOp::Kind::kSum || post.kind == PrimitivePostOp::Kind::kBinary) && post.input >= 0 &&
+        post.operand.dims == spec.dst.dims)
+      post.operand.format = layout_of(post.input);
+}
+
+std::optional<kernel_ir::Kernel> lower_quantized_kernel(CpuKernel& k, PrimitiveSpec spec) {
   namespace ki = kernel_ir;
   if (spec.bias_input < 0 || !k.library->makes(spec))
     throw Error(ErrorKind::kBackend, "oneDNN cannot make the int8 primitive of " + as<OpNode>(k.master->op)->name + " " +
@@ -276,17 +295,21 @@ std::optional<kernel_ir::Kernel> lower_quantized_kernel(CpuKernel& k, const Prim
   DType anchor_dtype = as_tensor(k.master->checked_type())->dtype;
   if (!k.library->scratch)
     throw Error(ErrorKind::kBackend, "the int8 primitive's epilogue needs a scratch buffer", k.master->span());
+  lay_out_anchor(k, spec);
+  k.primitive = spec;
   ki::Kernel kernel = k.kernel_ir_buffers();
   std::string destination = "anchor";
   kernel.buffers.push_back({destination, anchor_dtype, ki::BufferRole::kScratch, 0, false,
                             as_tensor(k.master->checked_type())->shape, "", "the int8 result, before the epilogue"});
   kernel.body.push_back(ki::run_primitive(primitive_spec_text(spec), destination));
   Expr root(k.root);
-  lower_element_loop(k, kernel, "epilogue", "The epilogue over the int8 result", k.outputs[0]->shape,
-                     k.output(0), [&](ElementLowering& lowering, const IndexAt& at) {
-                       lowering.bind_buffer(k.master, destination);
-                       return lowering.lower(root, at);
-                     });
+  lower_element_loop(
+      k, kernel, "epilogue", "The epilogue over the int8 result", k.outputs[0]->shape, k.output(0),
+      [&](ElementLowering& lowering, const IndexAt& at) {
+        lowering.bind_buffer(k.master, destination);
+        return lowering.lower(root, at);
+      },
+      k.layout);
   return kernel;
 }
 
@@ -393,6 +416,8 @@ std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
     k.library_only = true;
     return std::nullopt;
   }
+  lay_out_anchor(k, spec);
+  k.primitive = spec;
   // The primitive writes the output directly unless the epilogue changes the
   // dtype or reads the result at other elements than it writes.
   bool scratch = k.output_dtype() != DType::kFloat32 || !reads_in_place(k, computed);
@@ -409,11 +434,13 @@ std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
   }
   kernel.body.push_back(ki::run_primitive(primitive_spec_text(spec), destination));
   Expr root(k.root);
-  lower_element_loop(k, kernel, "epilogue", "The epilogue over " + op->name + "'s result", k.outputs[0]->shape, k.output(0),
-                     [&](ElementLowering& lowering, const IndexAt& at) {
-                       lowering.bind_buffer(computed, destination);
-                       return lowering.lower(root, at);
-                     });
+  lower_element_loop(
+      k, kernel, "epilogue", "The epilogue over " + op->name + "'s result", k.outputs[0]->shape, k.output(0),
+      [&](ElementLowering& lowering, const IndexAt& at) {
+        lowering.bind_buffer(computed, destination);
+        return lowering.lower(root, at);
+      },
+      k.layout);
   return kernel;
 }
 

@@ -170,6 +170,15 @@ std::optional<kernel_ir::Kernel> lower_to_kernel_ir(CpuKernel& k) {
   if (!k.master && lower_layout_conversion(k)) return std::nullopt;
   if (!k.master) return lower_elementwise_kernel(k);
   const OpNode* op = as<OpNode>(k.master->op);
+  // Of the kernels with a master, only an anchored convolution's epilogue
+  // loop runs in a layout (PlanLayouts gives one to no other).
+  auto refuse_layout = [&] {
+    if (!k.layout.empty())
+      throw Error(ErrorKind::kBackend,
+                  "the kernel of '" + op->name + "' cannot read and write the layout '" + k.layout + "'",
+                  k.master->span());
+  };
+  if (!dnnl_handles(*k.master)) refuse_layout();
   if (op == ops::sum() || op == ops::mean() || op == ops::max() || op == ops::prod()) return lower_reduction_kernel(k);
   if (k.result_is_empty()) return k.kernel_ir_buffers();  // nothing to compute
   check_anchor_reads_parameters(k);
@@ -177,8 +186,10 @@ std::optional<kernel_ir::Kernel> lower_to_kernel_ir(CpuKernel& k) {
   if (op == ops::cumsum() || op == ops::topk_indices()) return lower_scan_kernel(k);
   if (dnnl_handles(*k.master)) {
     std::optional<kernel_ir::Kernel> dnnl = lower_dnnl_kernel(k);
+    if (k.library_only) k.layout.clear();  // apply_layouts gives a primitive alone its operands' layouts
     if (dnnl || k.library_only) return dnnl;
   }
+  refuse_layout();
   return lower_direct_kernel(k);  // a dtype or shape oneDNN does not make
 }
 
@@ -208,7 +219,10 @@ KernelSource lower_kernel_source(const Function& primitive, const std::string& n
     throw Error(ErrorKind::kBackend, "a primitive function's body must be an operator call", primitive->span());
   flatten_type(k.root->checked_type(), &k.outputs, k.root->span());
   inspect_body(k);
-  if (!k.master) k.layout = primitive->virtual_device()->layout();
+  // An element-wise kernel's loops, or an anchored convolution's epilogue
+  // loop, run in the layout PlanLayouts gave the result (a primitive alone
+  // clears it: its layouts are its operands').
+  k.layout = primitive->virtual_device()->layout();
 
   KernelSource source;
   source.name = k.name;
@@ -225,9 +239,13 @@ KernelSource lower_kernel_source(const Function& primitive, const std::string& n
   std::optional<kernel_ir::Kernel> lowered = lower_to_kernel_ir(k);
   source.primitive = k.primitive;
   source.layout = k.layout;
-  if (!k.layout.empty())
+  if (!k.layout.empty() && !k.master)
     if (std::optional<ChannelConcatenation> concatenation = channel_concatenation(*k.function.get()))
       source.laid_out_parts = concatenation->part_params;
+  // An anchored convolution's primitive reads its source in that source's layout.
+  if (!k.layout.empty() && k.master && k.primitive && k.primitive->src_input >= 0 &&
+      !k.primitive->src.format.empty())
+    source.laid_out_parts = {k.primitive->src_input};
   if (!lowered) return source;  // no code: the entry function runs the primitive
   kernel_ir::Kernel kernel = std::move(*lowered);
   kernel.comment = operator_chain(k.function);

@@ -41,6 +41,10 @@ struct WindowPrimitive {
   bool grouped() const { return group_inputs > 0; }
   bool depthwise() const { return group_inputs == 1 && group_outputs == 1; }
   bool converts = false;        // a layout conversion (a reorder): it reads one layout and writes another
+  // A convolution followed by a generated element-wise loop over its result
+  // (an epilogue no post-op took): the loop reads the parameters of the
+  // result's shape element for element, as an element-wise kernel does.
+  bool anchored = false;
   bool reads_as_activation(int input) const {
     return input == src_input || std::find(sum_inputs.begin(), sum_inputs.end(), input) != sum_inputs.end();
   }
@@ -77,9 +81,15 @@ class WindowPrimitives {
                                                  const std::vector<bool>& constant) {
     const TargetDescription* target = target_description_for(device->kind());
     std::optional<PrimitiveSpec> primitive = target ? target->library_primitive(fn, constant) : std::nullopt;
+    bool anchored = false;
+    if (!primitive && target) {
+      primitive = target->anchored_convolution(fn, constant);
+      anchored = primitive.has_value();
+    }
     if (!primitive || primitive->kind == PrimitiveKind::kMatmul) return std::nullopt;
     const PrimitiveSpec& spec = *primitive;
     WindowPrimitive window;
+    window.anchored = anchored;
     window.converts = spec.kind == PrimitiveKind::kReorder;
     window.src_input = spec.src_input;
     for (const PrimitivePostOp& post : spec.post_ops)
@@ -111,22 +121,23 @@ bool is_float32_image(const Type& type) {
 }
 
 // An 8-bit image, as int8 convolutions read and write: it may keep a layout
-// between two of them, but nothing converts it (oneDNN reorders here are
-// float32 only) and no generated loop reads it in one.
+// between them and the loops beside them, but no conversion is inserted for
+// one (the reorders PlanLayouts inserts are float32 only).
 bool is_8bit_image(const Type& type) {
   const TensorTypeNode* tensor = as_tensor(type);
   return tensor && tensor->ndim() == 4 && (tensor->dtype == DType::kUInt8 || tensor->dtype == DType::kInt8);
 }
 
 // The parameters of an element-wise fused function that it reads element
-// for element: those of its result's shape, a 4-d float32 image. Its loop
+// for element: those of its result's shape, 4-d float32 or 8-bit images
+// (a QDQ model's quantize and dequantize loops). Its loop
 // can run over them in channels-last order (each read at the element's own
 // offset, all laid out alike), the other parameters broadcast and are read
 // by the element's coordinates. Nullopt for any other function: one with an
 // operator that is not element-wise or broadcast, or a constant of the
 // result's shape, or no such parameter.
 std::optional<std::vector<int>> elementwise_activations(const FunctionNode& fn) {
-  if (!is_float32_image(fn.body->checked_type())) return std::nullopt;
+  if (!is_float32_image(fn.body->checked_type()) && !is_8bit_image(fn.body->checked_type())) return std::nullopt;
   const std::vector<int64_t>& shape = as_tensor(fn.body->checked_type())->shape;
   bool elementwise = true;
   post_order_visit(fn.body, [&](const Expr& e) {
@@ -146,10 +157,36 @@ std::optional<std::vector<int>> elementwise_activations(const FunctionNode& fn) 
     const TensorTypeNode* type = as_tensor(fn.params[i]->checked_type());
     if (!type) return std::nullopt;
     if (type->shape != shape) continue;
-    if (type->dtype != DType::kFloat32) return std::nullopt;
+    if (type->dtype != DType::kFloat32 && type->dtype != DType::kUInt8 && type->dtype != DType::kInt8) return std::nullopt;
     activations.push_back(int(i));
   }
   if (activations.empty()) return std::nullopt;
+  return activations;
+}
+
+// The parameters an anchored convolution's loop reads element for element:
+// those of its result's shape (a residual), each a 4-d float32 or 8-bit
+// image, and the primitive's source when it has that shape too (lowering
+// checks every value of the result's shape in the loop's layout). Nullopt
+// when its result is no such image or a constant of its shape is inlined.
+std::optional<std::vector<int>> anchored_loop_activations(const FunctionNode& fn) {
+  const Type& result = fn.body->checked_type();
+  if (!is_float32_image(result) && !is_8bit_image(result)) return std::nullopt;
+  const std::vector<int64_t>& shape = as_tensor(result)->shape;
+  bool constant_of_shape = false;
+  post_order_visit(fn.body, [&](const Expr& e) {
+    if (const ConstantNode* constant = as<ConstantNode>(e)) constant_of_shape |= constant->data.shape() == shape;
+  });
+  if (constant_of_shape) return std::nullopt;
+  std::vector<int> activations;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const Type& type = fn.params[i]->checked_type();
+    const TensorTypeNode* tensor = as_tensor(type);
+    if (!tensor) return std::nullopt;
+    if (tensor->shape != shape) continue;
+    if (!is_float32_image(type) && !is_8bit_image(type)) return std::nullopt;
+    activations.push_back(int(i));
+  }
   return activations;
 }
 
@@ -169,6 +206,12 @@ class LayoutPlanner {
     if (std::optional<Function> converted = with_conversions(fn)) {
       fn = *converted;
       analyse(fn);
+      // A conversion whose source and result both stayed dense would copy
+      // dense to dense: the readers it serves take the source itself.
+      if (std::optional<Function> fewer = without_dense_conversions(fn)) {
+        fn = *fewer;
+        analyse(fn);
+      }
     }
     pin_matched_values();
     if (std::none_of(candidate_.begin(), candidate_.end(), [](const auto& c) { return c.second; })) return fn;
@@ -184,6 +227,7 @@ class LayoutPlanner {
     bound_.clear();
     window_of_.clear();
     elementwise_of_.clear();
+    anchored_src_.clear();
     demoted_.clear();
     demoted_because_.clear();
     find_window_calls(fn);
@@ -198,6 +242,7 @@ class LayoutPlanner {
     int index;
     const ExprNode* as;
     bool activation;  // a window primitive's source or residual, which may take a layout
+    bool loop_read;   // what a loop kernel reads element for element (demoted or not)
   };
 
   // The uses of each value; a value also used where no conversion can be
@@ -209,16 +254,17 @@ class LayoutPlanner {
       if (const CallNode* call = as<CallNode>(e)) {
         const WindowPrimitive* window = window_of(call);
         for (size_t i = 0; i < call->args.size(); ++i)
-          uses[resolve(call->args[i])].push_back(
-              {call, int(i), call->args[i].get(), window && !window->converts && window->reads_as_activation(int(i))});
+          uses[resolve(call->args[i])].push_back({call, int(i), call->args[i].get(),
+                                                  window && !window->converts && window->reads_as_activation(int(i)),
+                                                  !window && may_read_in_layout(call, int(i))});
       } else if (const TupleNode* tuple = as<TupleNode>(e)) {
         for (size_t i = 0; i < tuple->fields.size(); ++i)
-          uses[resolve(tuple->fields[i])].push_back({tuple, int(i), tuple->fields[i].get(), false});
+          uses[resolve(tuple->fields[i])].push_back({tuple, int(i), tuple->fields[i].get(), false, false});
       } else if (e->kind() != ExprKind::kLet && e->kind() != ExprKind::kFunction) {
         for_each_child(e, [&](const Expr& child) { unconvertible.insert(resolve(child)); });
       }
     });
-    uses[resolve(fn->body)].push_back({fn.get(), -1, fn->body.get(), false});
+    uses[resolve(fn->body)].push_back({fn.get(), -1, fn->body.get(), false, false});
     for (const ExprNode* node : unconvertible) uses.erase(node);
     return uses;
   }
@@ -250,9 +296,22 @@ class LayoutPlanner {
         else
           dense.push_back(use);
       }
+      // A loop kernel's result (element-wise, an anchored convolution's) that readers which
+      // cannot take a layout read is converted once for them too, where what the kernel reads
+      // comes from kernels that may write a layout: else the kernel runs dense and makes what it
+      // reads dense, and so on up a chain of them (a QDQ network's residual stream, all of it
+      // dense for the one dense read of the classifier at its end).
       const WindowPrimitive* producer = window_of(value);
       if (producer && !producer->converts && !activations_by_device.empty() && !dense.empty()) {
         convert(dense, value->virtual_device());
+        continue;
+      }
+      std::vector<Use> neither;  // read by no window primitive or loop kernel that could take the layout
+      for (const Use& use : dense)
+        if (!use.loop_read) neither.push_back(use);
+      if (elementwise_of_.count(value) && reads_laid_out_producers(static_cast<const CallNode*>(value)) &&
+          !neither.empty()) {
+        convert(neither, value->virtual_device());
         continue;
       }
       for (const auto& [device, activations] : activations_by_device)
@@ -260,6 +319,29 @@ class LayoutPlanner {
     }
     if (conversions.empty()) return std::nullopt;
     return downcast<FunctionNode>(ConversionInserter(std::move(conversions), std::move(redirected)).rewrite(fn));
+  }
+
+  std::optional<Function> without_dense_conversions(const Function& fn) const {
+    struct Dropper : ExprMutator {
+      std::unordered_set<const ExprNode*> drop;
+      Expr visit_call(const Call& c) override {
+        Expr rebuilt = ExprMutator::visit_call(c);
+        return drop.count(c.get()) ? downcast<CallNode>(rebuilt)->args[0] : rebuilt;
+      }
+    } dropper;
+    post_order_visit(fn, [&](const Expr& e) {
+      const CallNode* call = as<CallNode>(e);
+      const FunctionNode* callee = call ? as<FunctionNode>(call->op) : nullptr;
+      const CallNode* body = callee ? as<CallNode>(callee->body) : nullptr;
+      if (!body || as<OpNode>(body->op) != ops::layout_convert() || call->args.size() != 1) return;
+      auto laid_out = [&](const ExprNode* node) {
+        auto it = candidate_.find(node);
+        return it != candidate_.end() && it->second;
+      };
+      if (!laid_out(resolve(call->args[0])) && !laid_out(call)) dropper.drop.insert(call);
+    });
+    if (dropper.drop.empty()) return std::nullopt;
+    return downcast<FunctionNode>(dropper.mutate(fn));
   }
 
   // The value a let variable or a let stands for (through chains of them).
@@ -303,10 +385,14 @@ class LayoutPlanner {
       }
       // A tuple parameter would shift the kernel's flattened input indices.
       if (!tensors_only || call->args.size() != callee->params.size()) continue;
-      if (std::optional<WindowPrimitive> window = primitives_.of(callee, device, constant))
+      std::optional<WindowPrimitive> window = primitives_.of(callee, device, constant);
+      if (window && window->anchored) {
+        if (std::optional<std::vector<int>> loop_reads = anchored_loop_activations(*callee)) {
+          elementwise_of_.emplace(call, std::move(*loop_reads));
+          anchored_src_.emplace(call, window->src_input);
+        }
+      } else if (window)
         window_of_.emplace(call, std::move(*window));
-      else if (eight_bit)
-        continue;
       else if (std::optional<std::vector<int>> activations = elementwise_activations(*callee))
         elementwise_of_.emplace(call, std::move(*activations));
       else if (std::optional<ChannelConcatenation> concatenation = channel_concatenation(*callee))
@@ -314,11 +400,42 @@ class LayoutPlanner {
     }
   }
 
+  // Whether a loop kernel (element-wise, a channel concatenation, an
+  // anchored convolution) reads argument `input` element for element, or as
+  // its primitive's source, demoted or not.
+  bool may_read_in_layout(const CallNode* call, int input) const {
+    if (auto src = anchored_src_.find(call); src != anchored_src_.end() && src->second == input) return true;
+    auto it = elementwise_of_.find(call);
+    return it != elementwise_of_.end() && std::find(it->second.begin(), it->second.end(), input) != it->second.end();
+  }
+
+  // Whether every value loop kernel `call` reads element for element (or as
+  // its primitive's source) comes from a kernel that may write a layout,
+  // and one of them from a primitive (a window primitive alone or an
+  // anchored convolution): then converting its result for its dense readers
+  // may let it, and what it reads, keep the primitive's layout. (Behind
+  // loops alone, such as a model input's quantization, it would not pay.)
+  bool reads_laid_out_producers(const CallNode* call) const {
+    std::vector<int> reads = elementwise_of_.at(call);
+    if (auto src = anchored_src_.find(call); src != anchored_src_.end()) reads.push_back(src->second);
+    bool from_primitive = false;
+    for (int input : reads) {
+      const ExprNode* value = resolve(call->args.at(size_t(input)));
+      const WindowPrimitive* window = window_of(value);
+      const bool primitive = (window && !window->converts) || anchored_src_.count(value);
+      if (!primitive && !elementwise_of_.count(value)) return false;
+      from_primitive = from_primitive || primitive;
+    }
+    return from_primitive;
+  }
+
   // Whether a call reads argument `input` as an activation it may take in a
   // layout: a window primitive's source or residual, or what an element-wise
   // kernel (not demoted) reads element for element.
   bool reads_as_activation(const CallNode* call, int input) const {
     if (const WindowPrimitive* window = window_of(call)) return window->reads_as_activation(input);
+    if (auto src = anchored_src_.find(call); src != anchored_src_.end() && src->second == input && !demoted_.count(call))
+      return true;
     auto it = elementwise_of_.find(call);
     return it != elementwise_of_.end() && !demoted_.count(call) &&
            std::find(it->second.begin(), it->second.end(), input) != it->second.end();
@@ -382,6 +499,9 @@ class LayoutPlanner {
           dense_because_[call] = "it is computed by " + reader_name(Expr(call)) + ", which reads a dense value";
         }
         for (int input : activations) keep_dense(call->args.at(size_t(input)), Expr(call));
+        // A demoted anchored convolution's primitive reads its source dense.
+        if (auto src = anchored_src_.find(call); src != anchored_src_.end())
+          keep_dense(call->args.at(size_t(src->second)), Expr(call));
       }
     }
   }
@@ -403,6 +523,9 @@ class LayoutPlanner {
       const CallNode* call = static_cast<const CallNode*>(node);
       if (demoted_.count(call)) continue;
       for (int input : activations) root[find(resolve(call->args.at(size_t(input))))] = find(call);
+      if (auto src = anchored_src_.find(call); src != anchored_src_.end())
+        if (auto it = candidate_.find(resolve(call->args.at(size_t(src->second)))); it != candidate_.end() && it->second)
+          root[find(it->first)] = find(call);
     }
     for (auto& [node, parent] : root) parent = find(node);
     return root;
@@ -462,6 +585,9 @@ class LayoutPlanner {
       bool whole_blocks = b == 0 || channels % b == 0;
       for (int input : activations)
         whole_blocks = whole_blocks && (b == 0 || as_tensor(call->args.at(size_t(input))->checked_type())->shape[1] % b == 0);
+      if (auto src = anchored_src_.find(call); src != anchored_src_.end())
+        whole_blocks = whole_blocks &&
+                       (b == 0 || as_tensor(call->args.at(size_t(src->second))->checked_type())->shape[1] % b == 0);
       if (whole_blocks) continue;
       demoted_.insert(call);
       demoted_because_[call] = "it is computed by " + reader_name(Expr(call)) +
@@ -485,8 +611,9 @@ class LayoutPlanner {
                       "layout rule '" + rules_[r].text + "' pins a value that cannot have a layout: " +
                           (it != candidate_.end()        ? dense_because_.at(call)
                            : demoted_because_.count(call) ? demoted_because_.at(call)
-                               : "it is not the 4-d float32 result of a oneDNN convolution or pool alone, or of "
-                                 "an element-wise kernel between them, on a CPU"),
+                               : "it is not the 4-d float32 or 8-bit result of a oneDNN convolution or pool "
+                                 "alone, of a convolution with an element-wise loop after it, or of an "
+                                 "element-wise kernel between them, on a CPU"),
                       call->span());
         pins_.emplace_back(call, &rules_[r]);
       }
@@ -557,6 +684,10 @@ class LayoutPlanner {
   // (a channel concatenation: its parts), and those demoted to dense.
   std::unordered_map<const ExprNode*, std::vector<int>> elementwise_of_;
   std::unordered_set<const ExprNode*> demoted_;
+  // Anchored convolutions (also in elementwise_of_, by what their loop
+  // reads), by the parameter their primitive reads as its source: it joins
+  // their set when it is a candidate, else the primitive converts it.
+  std::unordered_map<const ExprNode*, int> anchored_src_;
   std::unordered_map<const ExprNode*, std::string> demoted_because_;  // for a refused pin, where not dense_because_
   std::unordered_map<const ExprNode*, bool> candidate_;
 };

@@ -111,19 +111,18 @@ def test_weight_zero_point_keeps_the_float_path(tmp_path):
     run_case(tmp_path, case, g, qdq.conv_accumulator(case, (1, 1, 1, 1), (1, 1)), False, fuses=False)
 
 
-def test_values_between_int8_convolutions_stay_channels_last(tmp_path):
-    # Four QDQ convolutions in a chain (1x1, 3x3, 1x1, 1x1), quantized as
-    # tests/models/qdq_model.py does a real network: the value passed from
-    # one int8 primitive to the next stays channels last (no reorder to
-    # dense and back around each call); what a loop reads or writes stays
-    # dense; the artifact computes what the fused module's interpreter does.
+def quantized_chain(tmp_path, residual):
+    """conv0 (1x1) -> relu -> conv1 (3x3) -> relu -> conv2 (1x1) [+ relu0's result] -> relu -> conv3 (1x1),
+    quantized as tests/models/qdq_model.py quantizes a real network; conv3's result, the model's float
+    output, stays a float convolution. Returns the QDQ model's path and its float model."""
     import sys
+    import onnx
     from onnx import TensorProto, helper, numpy_helper
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "models"))
     import qdq_model
 
     rng = np.random.default_rng(5)
-    weights = {"w0": (24, 16, 1, 1), "w1": (24, 24, 3, 3), "w2": (32, 24, 1, 1), "w3": (8, 32, 1, 1)}
+    weights = {"w0": (24, 16, 1, 1), "w1": (24, 24, 3, 3), "w2": (24, 24, 1, 1), "w3": (8, 24, 1, 1)}
     initializers = [numpy_helper.from_array((rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:])))
                                             .astype(np.float32), name) for name, shape in weights.items()]
     initializers += [numpy_helper.from_array(rng.standard_normal(shape[0]).astype(np.float32) * 0.1, "b" + name[1])
@@ -132,27 +131,48 @@ def test_values_between_int8_convolutions_stay_channels_last(tmp_path):
              helper.make_node("Relu", ["c0"], ["r0"], name="relu0"),
              helper.make_node("Conv", ["r0", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2"),
-             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
-             helper.make_node("Conv", ["r2", "w3", "b3"], ["y"], name="conv3")]
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2")]
+    if residual:
+        nodes += [helper.make_node("Add", ["c2", "r0"], ["s2"], name="add2"),
+                  helper.make_node("Relu", ["s2"], ["r2"], name="relu2")]
+    else:
+        nodes += [helper.make_node("Relu", ["c2"], ["r2"], name="relu2")]
+    nodes += [helper.make_node("Conv", ["r2", "w3", "b3"], ["y"], name="conv3")]
     graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 12, 12])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 12, 12])], initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     build = pathlib.Path(os.environ.get("SY_BUILD_DIR", "build"))
     names = qdq_model.quantized_tensors(model.graph)
     ranges = qdq_model.activation_ranges(model, names, qdq_model.calibration_inputs(model, 2), build)
-    path = tmp_path / "chain_qdq.onnx"
-    import onnx
+    path = tmp_path / ("residual_qdq.onnx" if residual else "chain_qdq.onnx")
     onnx.save(qdq_model.make_qdq(model, ranges), str(path))
+    return path, qdq_model.calibration_inputs(model, 1, seed=9)[0]
+
+
+def int8_convolution_formats(artifact):
+    manifest = json.loads((pathlib.Path(artifact) / "manifest.json").read_text())
+    return [(p["src"].get("format", ""), p["dst"].get("format", "")) for p in manifest["primitives"]
+            if "quantization" in p and p["kind"] == "convolution"]
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_values_between_int8_convolutions_stay_channels_last(tmp_path, residual):
+    # The values passed between int8 convolutions, and through the loops
+    # after them (a residual block's dequantize, add, relu, quantize), stay
+    # channels last: no reorder to dense and back around each call. What
+    # only a dense loop reads (the quantized model input) stays dense; the
+    # artifact computes what the fused module's interpreter does.
+    path, x = quantized_chain(tmp_path, residual)
     sy.build(sy.frontend.from_onnx(path), ["cpu:0"], tmp_path / "artifact")
-    manifest = json.loads((tmp_path / "artifact" / "manifest.json").read_text())
-    convolutions = [p for p in manifest["primitives"] if "quantization" in p and p["kind"] == "convolution"]
-    formats = [(p["src"].get("format", ""), p["dst"].get("format", "")) for p in convolutions]
-    # conv0 and conv1 run alone as int8 primitives (requantized by oneDNN);
-    # conv2 dequantizes its result in a loop for conv3, whose result is the
-    # model's float output (so conv3 is a float convolution).
-    assert formats == [("", "nhwc"), ("nhwc", ""), ("", "")], formats
-    x = qdq_model.calibration_inputs(model, 1, seed=9)[0]
+    formats = int8_convolution_formats(tmp_path / "artifact")
+    if residual:
+        # conv2 adds the dequantized relu0 result in a loop after its
+        # primitive (a loop dequantizes it from conv0's int8 result), and
+        # requantizes and dequantizes the sum for the float conv3.
+        assert formats == [("", "nhwc"), ("nhwc", "nhwc"), ("nhwc", "nhwc")], formats
+    else:
+        # conv0 and conv1 run alone; conv2's loop dequantizes its result for the float conv3.
+        assert formats == [("", "nhwc"), ("nhwc", "nhwc"), ("nhwc", "nhwc")], formats
     compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
     # The int8 stages are exact; conv3 is float32, where oneDNN's sums round
     # otherwise (a value off by one quantum would be off by ~1e-3 here).

@@ -442,6 +442,58 @@ TEST(PlanLayouts, AnElementWiseKernelReadingADenseValueOrInBlocksNotDividingItsC
   EXPECT_NO_THROW(apply_layouts(program));
 }
 
+// conv0, an element-wise kernel, then conv2 adding two values of its
+// result's shape (conv0's result and the element-wise one): one can be a
+// sum post-op, the other is added by a loop after the primitive (an
+// anchored convolution); a softmax loop reads its result.
+std::string anchored_block(int c = 16) {
+  std::string C = std::to_string(c);
+  return "def @main(%x: Tensor[(1, 3, 10, 10), float32], %w0: Tensor[(" + C + ", 3, 3, 3), float32],\n"
+         "          %w1: Tensor[(" + C + ", " + C + ", 3, 3), float32], %s: Tensor[(" + C + ", 1, 1), float32])\n"
+         "          -> Tensor[(1, " + C + ", 10, 10), float32] {\n"
+         "  %0 = nn.conv2d(%x, %w0, padding=[1, 1]);\n"
+         "  %1 = nn.relu(multiply(%0, %s));\n"
+         "  %2 = nn.relu(add(add(nn.conv2d(%1, %w1, padding=[1, 1]), %0), %1));\n"
+         "  nn.softmax(%2, axis=1)\n"
+         "}\n";
+}
+
+TEST(PlanLayouts, AnAnchoredConvolutionsLoopRunsInItsLayoutAndOneConversionServesItsDenseReaders) {
+  for (const std::string family : {"nhwc", "nChw16c"}) {
+    IRModule planned = plan(anchored_block(), family);
+    // conv0, the element-wise kernel and the anchored conv2 in the layout;
+    // the conversion gives the softmax a dense copy of conv2's result.
+    std::vector<std::string> expected_values{family, family, family, "", ""};
+    EXPECT_EQ(layouts_of(planned).values, expected_values) << print_module(planned);
+    LoweredProgram program = lowered(planned);
+    apply_layouts(program);
+    // conv2's kernel runs its primitive reading and writing the layout, then its loop over it.
+    int anchored = 0;
+    for (const KernelSource& k : program.kernel_sources)
+      if (k.primitive && k.kernel_ir) {
+        ++anchored;
+        EXPECT_EQ(k.layout, family);
+        EXPECT_EQ(k.primitive->src.format, family);
+        EXPECT_EQ(k.primitive->dst.format, family);
+        EXPECT_EQ(k.laid_out_parts, std::vector<int>{k.primitive->src_input});
+      }
+    EXPECT_EQ(anchored, 1);
+  }
+  expect_artifact_matches_interpreter(parse_module(anchored_block(), "anchored.sy"), "anchored_nhwc", 23);
+  expect_artifact_matches_interpreter(parse_module(anchored_block(16), "anchored.sy"), "anchored_blocks", 29,
+                                      {"node:anchored.sy:4:*=nChw16c"});
+  // 20 channels in 16-channel blocks would pad the loop's rows: it stays
+  // dense (so a pin on conv0's set is refused); channels last takes them.
+  IRModule padded = plan(anchored_block(20), "nChw16c");
+  EXPECT_EQ(layouts_of(padded).values[2], "") << print_module(padded);
+  EXPECT_THROW(expect_artifact_matches_interpreter(parse_module(anchored_block(20), "anchored.sy"), "anchored_pinned",
+                                                   31, {"node:anchored.sy:4:*=nChw16c"}),
+               Error);
+  IRModule channels_last = plan(anchored_block(20), "nhwc");
+  EXPECT_EQ(layouts_of(channels_last).values[2], "nhwc") << print_module(channels_last);
+  expect_artifact_matches_interpreter(parse_module(anchored_block(20), "anchored.sy"), "anchored_20", 37);
+}
+
 // The model input feeds a 3x3 and a 1x1 convolution; the 3x3's result
 // feeds a convolution and a softmax loop.
 const char* const kSharedValues =

@@ -28,6 +28,23 @@ std::optional<PrimitiveSpec> cpu_library_primitive(const Function& primitive,
   return source.primitive;
 }
 
+std::optional<PrimitiveSpec> cpu_anchored_convolution(const Function& primitive,
+                                                      const std::vector<bool>& constant_inputs) {
+  KernelSource source;
+  try {
+    const AnchorLibrary& library = cpu_anchor_library(primitive->virtual_device()->target());
+    source = lower_kernel_source(primitive, "sy_kernel", constant_inputs, library);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  // Primitive and loops: a oneDNN anchor's epilogue (codegen/library_anchor.cc).
+  if (!source.kernel_ir || !source.primitive || source.primitive->kind != PrimitiveKind::kConvolution)
+    return std::nullopt;
+  for (const PrimitivePostOp& post : source.primitive->post_ops)
+    if (post.kind == PrimitivePostOp::Kind::kDepthwise) return std::nullopt;
+  return source.primitive;
+}
+
 void check_onednn_layout(const std::string& format) { dnnl_tensor_bytes({{1, 16, 1, 1}, {}, format}); }
 
 // oneDNN's instruction set (ONEDNN_MAX_CPU_ISA may lower it) decides the
@@ -38,7 +55,7 @@ std::string onednn_artifact_facts() { return "onednn isa " + std::to_string(dnnl
 
 const TargetDescription& cpu_target_description() {
   static const TargetDescription description{
-      DeviceKind::kCPU, cpu_library_primitive, check_onednn_layout, dnnl_channel_block, dnnl_uses_avx512,
+      DeviceKind::kCPU, cpu_library_primitive, cpu_anchored_convolution, check_onednn_layout, dnnl_channel_block, dnnl_uses_avx512,
       onednn_artifact_facts, dnnl_implementation, dnnl_runs_reference_once,
   };
   return description;
