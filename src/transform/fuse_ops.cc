@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/with_fields.h"
+#include "op/quantized_attrs.h"
 #include "op/registry.h"
 
 namespace switchyard {
@@ -41,6 +42,14 @@ std::optional<OpPattern> pattern_of(const ExprNode* n) {
 bool is_fusable_call(const ExprNode* n) {
   std::optional<OpPattern> p = pattern_of(n);
   return p && *p != OpPattern::kOpaque;
+}
+
+// An int8 operator: its epilogue is a loop after the primitive in any case
+// (only its ReLU is the primitive's own).
+bool is_quantized_anchor(const ExprNode* master) {
+  const CallNode* call = master && master->kind() == ExprKind::kCall ? static_cast<const CallNode*>(master) : nullptr;
+  const OpNode* op = call ? as<OpNode>(call->op) : nullptr;
+  return op == ops::quantized_conv2d() || op == ops::quantized_dense();
 }
 
 bool is_elementwise_like(OpPattern p) {
@@ -173,15 +182,19 @@ class FusionPlanner {
         }
       }
     }
-    // Then element-wise producers: into an element-wise group, or as a
-    // reduction's prologue.
+    // Then element-wise producers: into an element-wise group, as a
+    // reduction's prologue, or into an int8 anchor's epilogue loop (a
+    // residual's dequantize read there from its 8-bit source, not written
+    // out in float32 first).
     for (const ExprNode* p : candidates) {
       const Group& g = groups_[group(p)];
       const Group& mine = groups_[group(c)];
       if (g.master || group(p) == group(c) || !fits(p, c)) continue;
       bool into_elementwise = is_elementwise_like(pattern) && !mine.master;
       bool into_reduction = pattern == OpPattern::kReduction && mine.master == c;
-      if (into_elementwise || into_reduction) merge(p, c);
+      bool into_int8_epilogue =
+          is_elementwise_like(pattern) && mine.master && mine.master != c && is_quantized_anchor(mine.master);
+      if (into_elementwise || into_reduction || into_int8_epilogue) merge(p, c);
     }
   }
 

@@ -173,6 +173,11 @@ def test_values_between_int8_convolutions_stay_channels_last(tmp_path, residual)
     else:
         # conv0 and conv1 run alone; conv2's loop dequantizes its result for the float conv3.
         assert formats == [("", "nhwc"), ("nhwc", "nhwc"), ("nhwc", "nhwc")], formats
+    # The input's quantize loop, conv0, conv1, conv2 with its epilogue loop
+    # (which dequantizes relu0's int8 result itself where it adds it, rather
+    # than a kernel of its own writing it out in float32), conv3.
+    manifest = json.loads((tmp_path / "artifact" / "manifest.json").read_text())
+    assert len(manifest["kernels"]) == 5, [k["name"] for k in manifest["kernels"]]
     compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
     # The int8 stages are exact; conv3 is float32, where oneDNN's sums round
     # otherwise (a value off by one quantum would be off by ~1e-3 here).
