@@ -13,36 +13,33 @@ namespace switchyard {
 namespace {
 
 // Asks the kernel generation that will run (the anchors' library the
-// target names), without rendering: a primitive alone has no code.
-std::optional<PrimitiveSpec> cpu_library_primitive(const Function& primitive,
-                                                   const std::vector<bool>& constant_inputs) {
-  KernelSource source;
+// target names), without rendering; nullopt where it cannot lower `primitive`.
+std::optional<KernelSource> lowered_kernel(const Function& primitive, const std::vector<bool>& constant_inputs) {
   try {
     const AnchorLibrary& library = cpu_anchor_library(primitive->virtual_device()->target());
-    source = lower_kernel_source(primitive, "sy_kernel", constant_inputs, library);
+    return lower_kernel_source(primitive, "sy_kernel", constant_inputs, library);
   } catch (const Error&) {
     return std::nullopt;
   }
+}
+
+std::optional<PrimitiveSpec> cpu_library_primitive(const Function& primitive,
+                                                   const std::vector<bool>& constant_inputs) {
+  std::optional<KernelSource> source = lowered_kernel(primitive, constant_inputs);
   // Kernel IR means loops run (around the primitive, if any): not a primitive alone.
-  if (source.kernel_ir || !source.primitive) return std::nullopt;
-  return source.primitive;
+  if (!source || source->kernel_ir || !source->primitive) return std::nullopt;
+  return source->primitive;
 }
 
 std::optional<PrimitiveSpec> cpu_anchored_convolution(const Function& primitive,
                                                       const std::vector<bool>& constant_inputs) {
-  KernelSource source;
-  try {
-    const AnchorLibrary& library = cpu_anchor_library(primitive->virtual_device()->target());
-    source = lower_kernel_source(primitive, "sy_kernel", constant_inputs, library);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
+  std::optional<KernelSource> source = lowered_kernel(primitive, constant_inputs);
   // Primitive and loops: a oneDNN anchor's epilogue (codegen/library_anchor.cc).
-  if (!source.kernel_ir || !source.primitive || source.primitive->kind != PrimitiveKind::kConvolution)
+  if (!source || !source->kernel_ir || !source->primitive || source->primitive->kind != PrimitiveKind::kConvolution)
     return std::nullopt;
-  for (const PrimitivePostOp& post : source.primitive->post_ops)
+  for (const PrimitivePostOp& post : source->primitive->post_ops)
     if (post.kind == PrimitivePostOp::Kind::kDepthwise) return std::nullopt;
-  return source.primitive;
+  return source->primitive;
 }
 
 void check_onednn_layout(const std::string& format) { dnnl_tensor_bytes({{1, 16, 1, 1}, {}, format}); }
