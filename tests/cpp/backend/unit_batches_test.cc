@@ -26,7 +26,8 @@ TranslationUnit function_unit(const std::string& name, int value, std::vector<st
 
 TEST(UnitBatches, EveryUnitIsInOneBatchAndUnjoinableOnesAreAlone) {
   std::vector<TranslationUnit> units;
-  for (int i = 0; i < 19; ++i) units.push_back(function_unit("k" + std::to_string(i), i));
+  const size_t joinable = 40;
+  for (size_t i = 0; i < joinable; ++i) units.push_back(function_unit("k" + std::to_string(i), int(i)));
   units.push_back({"entry", "int entry;\n", {"-O1", "-fPIC"}});                   // not joinable
   units.push_back(function_unit("other_flags", 1, {"-O2", "-fPIC"}));            // alone in its group
   std::vector<std::vector<size_t>> batches = plan_unit_batches(units, 2);
@@ -36,14 +37,14 @@ TEST(UnitBatches, EveryUnitIsInOneBatchAndUnjoinableOnesAreAlone) {
     ASSERT_FALSE(batch.empty());
     seen.insert(batch.begin(), batch.end());
     for (size_t u : batch) EXPECT_EQ(units[u].flags, units[batch.front()].flags);
-    same_flags_batches += batch.front() < 19;
-    EXPECT_TRUE(batch.size() == 1 || batch.front() < 19) << "unit " << batch.front() << " was joined";
+    same_flags_batches += batch.front() < joinable;
+    EXPECT_TRUE(batch.size() == 1 || batch.front() < joinable) << "unit " << batch.front() << " was joined";
   }
   std::multiset<size_t> all;
   for (size_t u = 0; u < units.size(); ++u) all.insert(u);
   EXPECT_EQ(seen, all);
-  // Nineteen units of one flag set: batches of at most eight, as many as
-  // a multiple of the two compilers.
+  // Forty units of one flag set: batches of at most sixteen (three), as
+  // many as a multiple of the two compilers (four).
   EXPECT_EQ(same_flags_batches, 4u);
   EXPECT_EQ(plan_unit_batches(units, 2), batches);  // the same units, the same batches
 }
