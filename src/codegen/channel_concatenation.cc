@@ -107,7 +107,8 @@ std::vector<ki::Stmt> part_rows(const CpuKernel& k, const ChannelConcatenation& 
   const std::vector<int64_t>& shape = k.outputs[0]->shape;
   const bool channels_last = layout.channels_last();
   const int64_t block = channels_last ? channels : layout.channel_block;
-  const ki::Expr row = ki::var("row"), j = ki::var("i1"), part_begin = ki::var("part_begin");
+  const ki::Expr row = ki::var("row"), j = ki::var("i1"), part_begin = ki::var("part_begin"),
+                 result_channels = ki::var("result_channels");
   std::vector<ki::Expr> position =
       coordinates_of(IndexAt::at_offset(row), {shape[0], channels / block, shape[2], shape[3]}, nullptr);
   const char* names[] = {"i0", "ib", "i2", "i3"};
@@ -117,11 +118,15 @@ std::vector<ki::Stmt> part_rows(const CpuKernel& k, const ChannelConcatenation& 
   ki::Expr part_offset = ki::add(ki::mul(row, block), j);
   // Channels last: pixel * C + channel. Blocks: the part's offset, moved
   // past the other parts' blocks of the earlier images and this image's
-  // blocks before the part.
+  // blocks before the part. C is an argument, like the part's first
+  // channel, so that parts of concatenations of other widths share code.
   ki::Expr out_offset =
       channels_last
-          ? ki::add(ki::add(ki::mul(row, shape[1]), part_begin), j)
-          : ki::add(part_offset, ki::mul(ki::add(ki::mul(at[0], shape[1] - channels), part_begin), shape[2] * shape[3]));
+          ? ki::add(ki::add(ki::mul(row, result_channels), part_begin), j)
+          : ki::add(part_offset,
+                    ki::mul(ki::add(ki::mul(at[0], ki::add(result_channels, -channels)),
+                                    part_begin),
+                            shape[2] * shape[3]));
   std::vector<ki::Stmt> inner;
   int numbering = 0;  // each part's function numbers its own locals, so equal parts print alike
   ElementLowering lowering = k.lowering(inner, numbering);
@@ -152,7 +157,7 @@ void lower_channel_concatenation(const CpuKernel& k, const ChannelConcatenation&
     const int64_t inner = layout.channels_last() ? channels : layout.channel_block;
     const int64_t rows = channels == 0 ? 0 : shape[0] * (channels / inner) * shape[2] * shape[3];
     if (rows > 0) {
-      ki::ParallelArguments arguments{{{"part_begin", ki::index(begin)}},
+      ki::ParallelArguments arguments{{{"part_begin", ki::index(begin)}, {"result_channels", ki::index(shape[1])}},
                                       {{"part_input", k.input(size_t(c.part_params[part]))}}};
       std::string described = layout.channels_last() ? "channels last" : k.layout + ": blocks of channels";
       kernel.body.push_back(ki::parallel(

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <functional>
+#include <map>
 #include <stdexcept>
 
 #include "kernel_ir/hash.h"
@@ -45,6 +46,22 @@ Expr substitute(const Expr& e, const std::function<Expr(const Expr&)>& replace) 
     Expr substituted = substitute(operand, replace);
     changed = changed || substituted != operand;
     operand = std::move(substituted);
+  }
+  return changed ? make(std::move(node)) : e;
+}
+
+Expr renamed(const Expr& e, const std::map<std::string, std::string>& variables,
+             const std::map<std::string, std::string>& buffers) {
+  const std::map<std::string, std::string>* names =
+      e->kind == ExprKind::kVar ? &variables : e->kind == ExprKind::kLoad ? &buffers : nullptr;
+  auto it = names ? names->find(e->name) : variables.end();
+  ExprNode node = *e;
+  bool changed = names && it != names->end();
+  if (changed) node.name = it->second;
+  for (Expr& operand : node.operands) {
+    Expr after = renamed(operand, variables, buffers);
+    changed = changed || after != operand;
+    operand = std::move(after);
   }
   return changed ? make(std::move(node)) : e;
 }
@@ -136,6 +153,12 @@ Expr mul(const Expr& a, int64_t k) {
   if (k == 0 || is_index(a, 0)) return index(0);
   if (k == 1) return a;
   return binary(BinaryOp::kMul, a, index(k));
+}
+
+Expr mul(const Expr& a, const Expr& b) {
+  if (b->kind == ExprKind::kIndex) return mul(a, b->int_value);
+  if (a->kind == ExprKind::kIndex) return mul(b, a->int_value);
+  return binary(BinaryOp::kMul, a, b);
 }
 
 bool equal(const Expr& a, const Expr& b) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -101,11 +102,17 @@ Expr in_accumulator(const Expr& e);
 Expr add(const Expr& a, int64_t k);
 Expr add(const Expr& a, const Expr& b);
 Expr mul(const Expr& a, int64_t k);
+Expr mul(const Expr& a, const Expr& b);
 bool is_index(const Expr& e, int64_t value);
 
 // `e` with every subexpression for which `replace` gives a value replaced
 // by it (the replacement is not visited again).
 Expr substitute(const Expr& e, const std::function<Expr(const Expr&)>& replace);
+
+// `e` with the variables (and local arrays) it names and the buffers it
+// loads renamed where `variables` and `buffers` map their names.
+Expr renamed(const Expr& e, const std::map<std::string, std::string>& variables,
+             const std::map<std::string, std::string>& buffers);
 
 // Structural equality: spans (of operator calls) do not count.
 bool equal(const Expr& a, const Expr& b);

@@ -1,6 +1,9 @@
 // Constructors, structural equality and traversal of kernel IR statements.
 #include "kernel_ir/stmt.h"
 
+#include <algorithm>
+#include <map>
+
 #include "kernel_ir/hash.h"
 
 namespace switchyard::kernel_ir {
@@ -121,6 +124,84 @@ Stmt bind_arguments(const Stmt& loop) {
   };
   StmtNode node = *substitute_in(loop, replace);
   node.arguments = {};
+  return make(std::move(node));
+}
+
+namespace {
+
+// The buffers `stmts` load or store, in the order they are first named.
+void buffers_in_order(const std::vector<Stmt>& stmts, std::vector<std::string>& names) {
+  auto note = [&](const std::string& name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  };
+  std::function<void(const Expr&)> walk = [&](const Expr& e) {
+    if (e->kind == ExprKind::kLoad) note(e->name);
+    for (const Expr& operand : e->operands) walk(operand);
+  };
+  for (const Stmt& s : stmts) {
+    for (const Expr* e : {&s->value, &s->index, &s->end})
+      if (*e) walk(*e);
+    if (s->kind == StmtKind::kStore) note(s->name);
+    buffers_in_order(s->body, names);
+    buffers_in_order(s->orelse, names);
+  }
+}
+
+// `s` with its variables and buffers renamed (expr.h's `renamed`), the
+// names it defines, assigns, reduces or stores to included; and without its
+// comments if `drop_comments`.
+Stmt with_names(const Stmt& s, const std::map<std::string, std::string>& variables,
+                const std::map<std::string, std::string>& buffers, bool drop_comments) {
+  StmtNode node = *s;
+  for (Expr* e : {&node.value, &node.index, &node.end})
+    if (*e) *e = renamed(*e, variables, buffers);
+  const std::map<std::string, std::string>& names = node.kind == StmtKind::kStore ? buffers : variables;
+  if (auto it = names.find(node.name); it != names.end()) node.name = it->second;
+  if (auto it = variables.find(node.reduced); it != variables.end()) node.reduced = it->second;
+  if (drop_comments) node.comment.clear();
+  for (std::vector<Stmt>* block : {&node.body, &node.orelse})
+    for (Stmt& nested : *block) nested = with_names(nested, variables, buffers, drop_comments);
+  return make(std::move(node));
+}
+
+// The variables `stmts` define (lets and declarations), in order.
+void locals_in_order(const std::vector<Stmt>& stmts, std::vector<std::string>& names) {
+  for (const Stmt& s : stmts) {
+    if (s->kind == StmtKind::kLet || s->kind == StmtKind::kDeclare) names.push_back(s->name);
+    locals_in_order(s->body, names);
+    locals_in_order(s->orelse, names);
+  }
+}
+
+}  // namespace
+
+Stmt with_buffers_as_arguments(const Stmt& loop) {
+  if (loop->kind != StmtKind::kParallel) return loop;
+  std::vector<std::string> named;
+  buffers_in_order(loop->body, named);
+  StmtNode node = *loop;
+  std::map<std::string, std::string> operands;
+  for (const std::string& name : named) {
+    bool is_argument = false;
+    for (const auto& argument : node.arguments.buffers) is_argument = is_argument || argument.first == name;
+    if (is_argument) continue;
+    std::string operand = "operand_" + std::to_string(operands.size());
+    operands[name] = operand;
+    node.arguments.buffers.emplace_back(operand, name);
+  }
+  if (operands.empty()) return loop;
+  for (Stmt& s : node.body) s = with_names(s, {}, operands, false);
+  return make(std::move(node));
+}
+
+Stmt shareable_form(const Stmt& loop) {
+  Stmt portable = with_buffers_as_arguments(loop);
+  std::vector<std::string> locals;
+  locals_in_order(portable->body, locals);
+  std::map<std::string, std::string> variables;
+  for (const std::string& name : locals) variables.emplace(name, "v" + std::to_string(variables.size()));
+  StmtNode node = *portable;
+  for (Stmt& s : node.body) s = with_names(s, variables, {}, true);
   return make(std::move(node));
 }
 

@@ -84,6 +84,18 @@ Stmt parallel(std::string function, int64_t count, int64_t grain, std::vector<St
 // The parallel loop `loop` with its arguments substituted into its body.
 Stmt bind_arguments(const Stmt& loop);
 
+// The parallel loop `loop` with every buffer its body loads or stores by the
+// kernel's name (not an argument's) made an argument too, named
+// `operand_<k>` in the order the body first names it: a body that then
+// names nothing of its kernel's reads the same wherever it came from, so
+// loops of different kernels can share its code.
+Stmt with_buffers_as_arguments(const Stmt& loop);
+
+// The parallel loop `loop` as code shared by kernels prints it: its buffers
+// made arguments (above), the variables its body defines named v0, v1... in
+// order, its body's comments (which name model nodes) dropped.
+Stmt shareable_form(const Stmt& loop);
+
 Stmt copy(std::string buffer, std::string source, int64_t elements, std::string comment = "");
 // Runs the kernel's library primitive (described by `spec`, which is part of
 // the identity) with the kernel's inputs, writing `destination`.

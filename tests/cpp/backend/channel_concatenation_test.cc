@@ -5,6 +5,8 @@
 // dense and back surrounds it; and it computes what the interpreter does.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "aot_test_util.h"
 #include "ir/functor.h"
 #include "layout/plan_layouts.h"
@@ -123,6 +125,63 @@ TEST(ChannelConcatenation, StaysDenseWhereAPartIsNotWholeBlocksOrAValueOfItsShap
   Concatenation residual = concatenation_of(planned_program(branches(13, 21, false, true)));
   EXPECT_FALSE(residual.by_laid_out_parts);
   expect_artifact_matches_interpreter(branches(13, 21, false, true), "concat_residual");
+}
+
+// Two dense layers as DenseNet's: each concatenates the block's input and
+// every layer's output so far, scaled and rectified, its total channels
+// growing (24, then 32) while its parts' widths repeat (16, 8, 8).
+std::string dense_block() {
+  return "def @main(%x: Tensor[(2, 3, 8, 8), float32], %w0: Tensor[(16, 3, 3, 3), float32],\n"
+         "          %wa: Tensor[(8, 16, 1, 1), float32], %wb: Tensor[(8, 24, 3, 3), float32],\n"
+         "          %s1: Tensor[(24, 1, 1), float32], %s2: Tensor[(32, 1, 1), float32],\n"
+         "          %w3: Tensor[(16, 32, 3, 3), float32]) -> Tensor[(2, 16, 8, 8), float32] {\n"
+         "  %0 = nn.relu(nn.conv2d(%x, %w0, padding=[1, 1]));\n"
+         "  %1 = nn.relu(nn.conv2d(%0, %wa));\n"
+         "  %2 = nn.relu(multiply(concatenate((%0, %1), axis=1), %s1));\n"
+         "  %3 = nn.relu(nn.conv2d(%2, %wb, padding=[1, 1]));\n"
+         "  %4 = nn.relu(multiply(concatenate((%0, %1, %3), axis=1), %s2));\n"
+         "  nn.softmax(nn.conv2d(%4, %w3, padding=[1, 1]), axis=1)\n"
+         "}\n";
+}
+
+// The names of the shared loop functions (sy_shared::sy_loop_...) `code` defines.
+std::set<std::string> shared_loops(const std::string& code) {
+  std::set<std::string> names;
+  const std::string definition = "inline void sy_loop_";
+  for (size_t at = code.find(definition); at != std::string::npos; at = code.find(definition, at + 1))
+    names.insert(code.substr(at + 12, code.find('(', at) - at - 12));
+  return names;
+}
+
+TEST(ChannelConcatenation, ConcatenationsOfOtherWidthsShareTheirPartsLoops) {
+  // Channels last (any width) and blocks of 8 (every part whole blocks).
+  for (const char* pin : {"", "node:branches.sy:5:*=nChw8c"}) {
+    SCOPED_TRACE(pin);
+    std::vector<std::string> pins;
+    if (*pin) pins.push_back(pin);
+    LoweredProgram program = planned_program(dense_block(), pins);
+    std::vector<const KernelSource*> concatenations;
+    for (const KernelSource& source : program.kernel_sources)
+      if (source.code.find("of the channel concatenation") != std::string::npos) concatenations.push_back(&source);
+    ASSERT_EQ(concatenations.size(), 2u);
+    // A part of 16 channels and one of 8: one function each, which the
+    // second kernel's parts (16, 8, 8) call too, with their own buffers,
+    // offsets and total channels.
+    std::set<std::string> first = shared_loops(concatenations[0]->code);
+    EXPECT_EQ(first.size(), 2u) << concatenations[0]->code;
+    EXPECT_EQ(shared_loops(concatenations[1]->code), first) << concatenations[1]->code;
+    for (const KernelSource* source : concatenations) {
+      EXPECT_EQ(source->code.find("\nvoid concatenation_part_"), std::string::npos) << source->code;
+      // Shared code names no node of the model (no comment of a kernel's).
+      size_t begin = source->code.find("namespace sy_shared"), end = source->code.rfind("// namespace sy_shared");
+      ASSERT_LT(begin, end);
+      EXPECT_EQ(source->code.substr(begin, end - begin).find("branches.sy"), std::string::npos) << source->code;
+    }
+    // Built (two units, so a batch each: the linker keeps one copy of the
+    // shared functions both objects define), it computes what the
+    // interpreter does.
+    expect_artifact_matches_interpreter(dense_block(), *pin ? "dense_block_blocks" : "dense_block_nhwc", pins);
+  }
 }
 
 }  // namespace channel_concatenation_test

@@ -400,22 +400,23 @@ TEST(CpuElementwiseKernels, AConcatenationReadElementForElementAtBatchOneIsALoop
     EXPECT_EQ(code.find(" if ("), std::string::npos) << code;
   }
   // The parts that read an input alone share one function, called with
-  // where the part lies and which input it reads; a part computing its
-  // elements (exp), or one of extent 1 along the axis (whose coordinate is
-  // constant), has its own.
+  // where the part lies and which input it reads (a function in sy_shared,
+  // which other kernels' parts of the same code share too); a part computing
+  // its elements (exp, whose helper is the kernel's own), or one of extent 1
+  // along the axis (whose coordinate is constant), has its own.
   auto functions = [](const std::string& code) {
     size_t count = 0;
-    for (size_t at = code.find("\nvoid concatenation_part_"); at != std::string::npos;
-         at = code.find("\nvoid concatenation_part_", at + 1))
-      ++count;
+    for (const char* definition : {"\nvoid concatenation_part_", "\n  inline void sy_loop_"})
+      for (size_t at = code.find(definition); at != std::string::npos; at = code.find(definition, at + 1)) ++count;
     return count;
   };
   EXPECT_EQ(functions(find_case("concatenate_by_parts").source.code), 2u) << find_case("concatenate_by_parts").source.code;
   EXPECT_EQ(functions(find_case("concatenate_by_parts_last_axis").source.code), 1u);
   const std::string& mixed = find_case("concatenate_by_parts_mixed").source.code;
   EXPECT_EQ(functions(mixed), 2u) << mixed;
-  EXPECT_NE(mixed.find("concatenation_part_1_arguments concatenation_part_2_call{&buffers, buffers.in2_c, 8, 80};"),
-            std::string::npos) << mixed;
+  EXPECT_NE(mixed.find("_arguments concatenation_part_2_call{buffers.in2_c, buffers.out0, 8, 80};"), std::string::npos)
+      << mixed;
+  EXPECT_NE(mixed.find("\nvoid concatenation_part_0("), std::string::npos) << mixed;
   for (const char* name : {"concatenate_read_elsewhere", "concatenate_broadcast", "concatenate", "concatenate_chain"}) {
     SCOPED_TRACE(name);
     EXPECT_EQ(find_case(name).source.code.find("of the concatenation"), std::string::npos)

@@ -141,10 +141,12 @@ TEST(KernelIr, IndexArithmeticIsParenthesizedOnlyWherePrecedenceNeedsIt) {
       << code;
 }
 
-// out0[base + i] = in[i] + 1 for i in [0, 2), `in` and `base` the loop's arguments.
+// out0[base + i] = exp(in[i]) + 1 for i in [0, 2), `in` and `base` the
+// loop's arguments (exp: a helper of the kernel's own, so its function is
+// the kernel's, not shared with other kernels).
 ki::Stmt add_one_at(const std::string& name, const std::string& input, int64_t base) {
   ki::Expr i = ki::var("i");
-  ki::Expr value = ki::call(scalar("add", 2), {ki::load("part_input", DType::kFloat32, i),
+  ki::Expr value = ki::call(scalar("add", 2), {ki::call(scalar("exp", 1), {ki::load("part_input", DType::kFloat32, i)}),
                                                ki::float_value(DType::kFloat32, 1.0)});
   return ki::parallel(name, 2, 1,
                       {ki::for_loop("i", ki::var("begin"), ki::var("end"), ki::LoopKind::kSerial,
@@ -181,6 +183,83 @@ TEST(KernelIr, LoopsThatDifferInTheirArgumentsAloneShareAFunction) {
   EXPECT_EQ(loads, std::set<std::string>{"in1_b"});
   EXPECT_EQ(names.count("base"), 0u);
   EXPECT_TRUE(ki::equal(bound->body[0]->body[0]->index, ki::add(ki::var("i"), ki::index(2))));
+}
+
+// out0[base + i] = in[i] * scale[i] for i in [0, 2) through a local named
+// `local`: `in` and `base` the loop's arguments, `scale` read by the
+// kernel's own name (DenseNet's per-channel scale).
+ki::Stmt scale_at(const std::string& name, const std::string& input, const std::string& scale,
+                  const std::string& local, int64_t base, const std::string& op = "multiply") {
+  ki::Expr i = ki::var("i");
+  return ki::parallel(
+      name, 2, 1,
+      {ki::for_loop("i", ki::var("begin"), ki::var("end"), ki::LoopKind::kSimd,
+                    {ki::let(local, DType::kFloat32,
+                             ki::call(scalar(op, 2), {ki::load("part_input", DType::kFloat32, i),
+                                                      ki::load(scale, DType::kFloat32, i)}),
+                             "at " + name),
+                     ki::store("out0", ki::add(i, ki::var("base")), ki::var(local, DType::kFloat32))})},
+      name, {{{"base", ki::index(base)}}, {{"part_input", input}}});
+}
+
+// The shared loop functions (sy_shared::sy_loop_...) `code` defines.
+std::set<std::string> shared_loop_names(const std::string& code) {
+  std::set<std::string> names;
+  const std::string definition = "inline void ";
+  for (size_t at = code.find(definition + "sy_loop_"); at != std::string::npos;
+       at = code.find(definition + "sy_loop_", at + 1))
+    names.insert(code.substr(at + definition.size(), code.find('(', at) - at - definition.size()));
+  return names;
+}
+
+ki::Buffer float_buffer(const std::string& name, ki::BufferRole role, int slot, int64_t elements) {
+  return {name, DType::kFloat32, role, slot, role == ki::BufferRole::kInput, {elements}, "", ""};
+}
+
+TEST(KernelIr, LoopsOfDifferentKernelsWithTheSameCodeShareOneFunction) {
+  // Kernel a: two parts of one scale; kernel b: buffers, locals and
+  // comments named otherwise, the same code; kernel c: another operator.
+  ki::Kernel a, b, c;
+  a.buffers = {float_buffer("in0_a", ki::BufferRole::kInput, 0, 2), float_buffer("in1_s", ki::BufferRole::kInput, 1, 2),
+               float_buffer("out0", ki::BufferRole::kOutput, 0, 4)};
+  a.body = {scale_at("first", "in0_a", "in1_s", "p1_0", 0), scale_at("second", "in0_a", "in1_s", "p1_0", 2)};
+  b.buffers = {float_buffer("in0_x", ki::BufferRole::kInput, 0, 2), float_buffer("in1_y", ki::BufferRole::kInput, 1, 2),
+               float_buffer("in2_t", ki::BufferRole::kInput, 2, 2), float_buffer("out0", ki::BufferRole::kOutput, 0, 3)};
+  b.body = {scale_at("part", "in1_y", "in2_t", "p2_0", 1)};
+  c.buffers = b.buffers;
+  c.body = {scale_at("part", "in1_y", "in2_t", "p2_0", 1, "add")};
+  KernelSource sa{.name = "shares_a", .code = render_cpu_kernel(a, "shares_a")};
+  KernelSource sb{.name = "shares_b", .code = render_cpu_kernel(b, "shares_b")};
+  std::set<std::string> loops_a = shared_loop_names(sa.code), loops_b = shared_loop_names(sb.code);
+  ASSERT_EQ(loops_a.size(), 1u) << sa.code;
+  EXPECT_EQ(loops_b, loops_a) << sb.code;
+  EXPECT_NE(shared_loop_names(render_cpu_kernel(c, "c")), loops_a);
+  const std::string function = "sy_shared::" + *loops_a.begin();
+  for (const std::string& line : {function + "_arguments first_call{buffers.in0_a, buffers.in1_s, buffers.out0, 0};",
+                                  function + "_arguments second_call{buffers.in0_a, buffers.in1_s, buffers.out0, 2};"})
+    EXPECT_NE(sa.code.find(line), std::string::npos) << line << "\n" << sa.code;
+  EXPECT_NE(sb.code.find(function + "_arguments part_call{buffers.in1_y, buffers.in2_t, buffers.out0, 1};"),
+            std::string::npos) << sb.code;
+  EXPECT_EQ(sb.code.find("p2_0"), std::string::npos) << sb.code;  // the local is v0, in a and b alike
+
+  // Both in one library (its units joined, the guard keeping one
+  // definition), each kernel computing its own.
+  for (KernelSource* source : {&sa, &sb}) {
+    for (int i = 0; i < (source == &sa ? 2 : 3); ++i)
+      source->inputs.push_back(TensorType(as_tensor(tensor_type({2}, DType::kFloat32))));
+    source->outputs.push_back(TensorType(as_tensor(tensor_type({source == &sa ? 4 : 3}, DType::kFloat32))));
+  }
+  std::shared_ptr<KernelLibrary> library = KernelLibrary::build({sa, sb}, "shared_loops");
+  NDArray x(DType::kFloat32, {2}), s(DType::kFloat32, {2}), unused(DType::kFloat32, {2});
+  x.as<float>()[0] = 1.5f, x.as<float>()[1] = -2.0f, s.as<float>()[0] = 3.0f, s.as<float>()[1] = 0.25f;
+  NDArray out_a = run_kernel(*library, sa, {x, s}, TestServices(2)).at(0);
+  NDArray out_b = run_kernel(*library, sb, {unused, x, s}, TestServices(2)).at(0);
+  for (int64_t i = 0; i < 2; ++i) {
+    const float product = x.as<float>()[i] * s.as<float>()[i];
+    EXPECT_EQ(out_a.as<float>()[i], product);
+    EXPECT_EQ(out_a.as<float>()[2 + i], product);
+    EXPECT_EQ(out_b.as<float>()[1 + i], product);
+  }
 }
 
 TEST(KernelIr, AnEmptyKernelSaysSo) {

@@ -9,6 +9,7 @@
 #include "codegen/expression_printer.h"
 #include "codegen/scalar_spelling.h"
 #include "codegen/statement_printer.h"
+#include "runtime/sha256.h"
 #include "targets/cpu/compiler/cpu_unit.h"
 
 namespace switchyard {
@@ -18,14 +19,16 @@ namespace {
 
 class Renderer final : public StatementPrinter {
  public:
-  Renderer(const Kernel& kernel, CpuUnit& unit) : kernel_(kernel), unit_(unit), printer_(kCpuScalarSpelling, unit.helpers) {}
+  Renderer(const Kernel& kernel, CpuUnit& unit)
+      : kernel_(kernel), unit_(unit), printer_(kCpuScalarSpelling, unit.helpers), helpers_(&unit.helpers) {}
 
-  std::string expr(const Expr& e) override { return printer_.expr(e); }
+  std::string expr(const Expr& e) override { return printing_->expr(e); }
 
   // Statements of run() and the loop functions of its parallel loops.
   void entry(const std::vector<Stmt>& body) {
     if (body.empty()) unit_.entry.line("// The result is empty: nothing to compute.");
     for (const Stmt& s : body) {
+      if (s->kind == StmtKind::kParallel && !s->arguments.empty() && s->count > 0 && parallel_shared(s)) continue;
       if (s->kind == StmtKind::kParallel) parallel(*s);
       else stmt(unit_.entry, *s);
     }
@@ -33,7 +36,7 @@ class Renderer final : public StatementPrinter {
 
  private:
   void store(CodeWriter& out, const StmtNode& s, const std::string& comment) override {
-    out.line(s.name + "[" + expr(s.index) + "] = " + store_value(buffer(s.name).dtype, expr(s.value), &unit_.helpers) +
+    out.line(s.name + "[" + expr(s.index) + "] = " + store_value(stored_dtype(s.name), expr(s.value), helpers_) +
              ";" + comment);
   }
 
@@ -84,6 +87,88 @@ class Renderer final : public StatementPrinter {
     out.line();
     unit_.entry.line("// " + s.comment);
     unit_.entry.line(parallel_for(s, s.name, "&buffers"));
+  }
+
+  // A loop with arguments whose body, its buffers made arguments too, reads
+  // nothing of its kernel's and uses no helper defined in the kernel's
+  // namespace runs a function shared with every kernel's loop of the same
+  // code: defined in the namespace sy_shared, named by its code's digest,
+  // behind a guard, so that a batch of units compiles it once and the linker
+  // keeps one copy of it (an inline function). Channel concatenations that
+  // differ only in their parts' count and offsets (DenseNet's dozens) then
+  // compile their loops once. False, rendering nothing, where it cannot be.
+  bool parallel_shared(const Stmt& loop) {
+    if (has_buffer_statements(loop->body)) return false;
+    const Stmt portable = shareable_form(loop);
+    const StmtNode& s = *portable;
+    const std::string restrict = kernel_.outputs_may_alias_inputs ? "" : " __restrict";
+    std::vector<std::string> buffer_types;
+    for (const auto& [name, actual] : s.arguments.buffers)
+      buffer_types.push_back((buffer(actual).is_const ? "const " : "") + storage_type(buffer(actual).dtype) + "*");
+
+    // The function's code under the placeholder name @, printed with helpers of its own.
+    std::set<CpuHelper> helpers;
+    ExpressionPrinter printer(kCpuScalarSpelling, helpers);
+    CodeWriter code;
+    code.open("struct @_arguments");
+    for (size_t b = 0; b < buffer_types.size(); ++b) code.line(buffer_types[b] + " " + s.arguments.buffers[b].first + ";");
+    for (const auto& [name, value] : s.arguments.values) code.line("int64_t " + name + ";");
+    code.close(";");
+    code.open("inline void @(void* closure, int64_t begin, int64_t end)");
+    code.line("const @_arguments& arguments = *static_cast<const @_arguments*>(closure);");
+    for (size_t b = 0; b < buffer_types.size(); ++b)
+      code.line(buffer_types[b] + restrict + " " + s.arguments.buffers[b].first + " = arguments." +
+                s.arguments.buffers[b].first + ";");
+    for (const auto& [name, value] : s.arguments.values) code.line("const int64_t " + name + " = arguments." + name + ";");
+    printing_ = &printer;
+    helpers_ = &helpers;
+    stored_as_ = &s.arguments.buffers;
+    block(code, s.body);
+    printing_ = &printer_;
+    helpers_ = &unit_.helpers;
+    stored_as_ = nullptr;
+    code.close();
+    if (!helpers.empty()) return false;
+
+    const std::string digest = sha256_hex(code.str().data(), code.str().size()).substr(0, 16);
+    const std::string function = "sy_loop_" + digest;
+    if (shared_.insert(function).second) {
+      std::string text = code.str();
+      for (size_t at = text.find('@'); at != std::string::npos; at = text.find('@', at + function.size()))
+        text.replace(at, 1, function);
+      unit_.shared.line("#ifndef SY_LOOP_" + digest);
+      unit_.shared.line("#define SY_LOOP_" + digest);
+      unit_.shared.line("// A parallel loop every kernel with a loop of this code shares (its buffers are arguments).");
+      unit_.shared.open("namespace sy_shared");
+      unit_.shared.append(text);
+      unit_.shared.close("  // namespace sy_shared");
+      unit_.shared.line("#endif");
+      unit_.shared.line();
+    }
+    std::string initializer;
+    for (const auto& [name, actual] : s.arguments.buffers) initializer += (initializer.empty() ? "buffers." : ", buffers.") + actual;
+    for (const auto& [name, value] : s.arguments.values) initializer += ", " + expr(value);
+    unit_.entry.line("// " + s.comment);
+    unit_.entry.line("sy_shared::" + function + "_arguments " + s.name + "_call{" + initializer + "};");
+    unit_.entry.line(parallel_for(s, "sy_shared::" + function, "&" + s.name + "_call"));
+    return true;
+  }
+
+  static bool has_buffer_statements(const std::vector<Stmt>& body) {
+    for (const Stmt& s : body)
+      if (s->kind == StmtKind::kCopy || s->kind == StmtKind::kRunPrimitive || s->kind == StmtKind::kParallel ||
+          has_buffer_statements(s->body) || has_buffer_statements(s->orelse))
+        return true;
+    return false;
+  }
+
+  // The dtype of the buffer a store names: an argument's (while a shared
+  // loop prints) or the kernel's.
+  DType stored_dtype(const std::string& name) const {
+    if (stored_as_)
+      for (const auto& [argument, actual] : *stored_as_)
+        if (argument == name) return buffer(actual).dtype;
+    return buffer(name).dtype;
   }
 
   // A loop with arguments runs a function that every loop with the same
@@ -166,7 +251,11 @@ class Renderer final : public StatementPrinter {
   const Kernel& kernel_;
   CpuUnit& unit_;
   ExpressionPrinter printer_;
+  ExpressionPrinter* printing_ = &printer_;  // a shared loop's own while it prints
+  std::set<CpuHelper>* helpers_;             // where printed stores record their helpers
+  const std::vector<std::pair<std::string, std::string>>* stored_as_ = nullptr;  // a shared loop's buffers
   std::vector<Outlined> outlined_;
+  std::set<std::string> shared_;  // the shared loops this unit defines
 };
 
 }  // namespace

@@ -14,6 +14,7 @@ std::string assemble_cpu_unit(const CpuUnit& unit, const std::string& summary, c
   code.line("#include \"switchyard/model_abi.h\"");
   code.line();
   code.append(cpu_prelude());
+  code.append(unit.shared);
   code.line("namespace " + scope + " {");
   code.line();
   std::string helpers = cpu_helper_definitions(unit.helpers);

@@ -26,6 +26,7 @@ struct CpuUnit {
   std::set<std::string> includes;  // beyond the standard ones
   std::set<CpuHelper> helpers;
   std::vector<BufferField> buffers;
+  CodeWriter shared;       // global scope, before the kernel's namespace: loops kernels share
   CodeWriter definitions;  // namespace scope: plans, loop bodies
   CodeWriter setup;        // run(): before `buffers` is built (scratch allocation)
   CodeWriter entry;        // run(): the work
