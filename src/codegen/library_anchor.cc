@@ -147,6 +147,15 @@ int64_t effective_right_padding(int64_t input, int64_t left, int64_t right, int6
   return std::max(right, (output - 1) * stride + (kernel - 1) * dilation + 1 - input - left);
 }
 
+// Whether `pool` reads and writes 8-bit integers.
+bool is_8bit_pool(const CallNode& pool) {
+  const TensorTypeNode* in = as_tensor(pool.args[0]->checked_type());
+  const TensorTypeNode* out = as_tensor(pool.checked_type());
+  return in && out && in->dtype == out->dtype && (in->dtype == DType::kUInt8 || in->dtype == DType::kInt8);
+}
+
+DType result_dtype(const CallNode& call) { return as_tensor(call.checked_type())->dtype; }
+
 DnnlAnchor window(const CpuKernel& k) {
   const CallNode& call = *k.master;
   const OpNode* op = as<OpNode>(call.op);
@@ -201,6 +210,10 @@ DnnlAnchor window(const CpuKernel& k) {
                                                                        : "pooling_avg_exclude_padding";
   s.kind = PrimitiveKind::kPooling;
   s.algorithm = algorithm;
+  if (op == ops::max_pool2d() && is_8bit_pool(call)) {
+    // The element type alone: a max pool has no scales or zero points.
+    s.quantization.src_type = s.quantization.dst_type = result_dtype(call) == DType::kInt8 ? "s8" : "u8";
+  }
   s.strides = {stride_h, stride_w};
   s.kernel = {pool_h, pool_w};
   s.dilation = {dilation_h - 1, dilation_w - 1};
@@ -269,9 +282,11 @@ bool reads_in_place(const CpuKernel& k, const CallNode* computed) {
 // theirs; the epilogue loop then runs over the kernel's layout.
 void lay_out_anchor(const CpuKernel& k, PrimitiveSpec& spec) {
   if (k.layout.empty()) return;
-  if (spec.kind != PrimitiveKind::kConvolution || spec.src_input < 0)
+  const bool eight_bit_pool = spec.kind == PrimitiveKind::kPooling && !spec.quantization.empty();
+  if ((spec.kind != PrimitiveKind::kConvolution && !eight_bit_pool) || spec.src_input < 0)
     throw Error(ErrorKind::kBackend,
-                "only a convolution's epilogue loop runs in a layout, not " + as<OpNode>(k.master->op)->name + "'s",
+                "only a convolution's or an 8-bit pool's epilogue loop runs in a layout, not " +
+                    as<OpNode>(k.master->op)->name + "'s",
                 k.master->span());
   auto layout_of = [&](int input) { return k.function->params.at(size_t(input))->virtual_device()->layout(); };
   spec.src.format = layout_of(spec.src_input);
@@ -330,9 +345,12 @@ bool dnnl_handles(const CallNode& anchor) {
   if (!ops::is_product(op) && !ops::is_window(op)) return false;
   std::vector<Expr> tensors(anchor.args.begin(), anchor.args.end());
   tensors.push_back(Expr(&anchor));
+  // A max pool of 8-bit values too (a QDQ model's pool once FuseQDQ moved
+  // it before the dequantize): its result is one of its inputs, exactly.
+  const DType dtype = op == ops::max_pool2d() && is_8bit_pool(anchor) ? result_dtype(anchor) : DType::kFloat32;
   for (const Expr& t : tensors) {
     const TensorTypeNode* type = as_tensor(t->checked_type());
-    if (!type || type->dtype != DType::kFloat32 || type->numel() == 0 || type->ndim() > 12) return false;
+    if (!type || type->dtype != dtype || type->numel() == 0 || type->ndim() > 12) return false;
   }
   if (!ops::is_window(op)) return true;
   const WindowAttrs w = window_attrs(anchor);
@@ -376,7 +394,8 @@ std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
   // computed inside the kernel has none.
   bool has_weights = spec.kind != PrimitiveKind::kPooling;
   if (spec.src_input < 0 || (has_weights && spec.weights_input < 0)) return std::nullopt;
-  if (!spec.quantization.empty()) return lower_quantized_kernel(k, spec);
+  // An 8-bit max pool (its quantization the element type alone) goes on as a float one does.
+  if (!spec.quantization.empty() && spec.kind != PrimitiveKind::kPooling) return lower_quantized_kernel(k, spec);
   DnnlEpilogue epilogue;
   epilogue.base = k.master;
   // A pool's epilogue runs after it: the runtime repairs the pool's result
@@ -420,7 +439,8 @@ std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
   k.primitive = spec;
   // The primitive writes the output directly unless the epilogue changes the
   // dtype or reads the result at other elements than it writes.
-  bool scratch = k.output_dtype() != DType::kFloat32 || !reads_in_place(k, computed);
+  const DType computed_dtype = as_tensor(computed->checked_type())->dtype;
+  bool scratch = k.output_dtype() != computed_dtype || !reads_in_place(k, computed);
   if (scratch && !k.library->scratch) {
     k.primitive.reset();
     return std::nullopt;
@@ -429,7 +449,7 @@ std::optional<kernel_ir::Kernel> lower_dnnl_kernel(CpuKernel& k) {
   std::string destination = k.output(0);
   if (scratch) {
     destination = "anchor";
-    kernel.buffers.push_back({destination, DType::kFloat32, ki::BufferRole::kScratch, 0, false,
+    kernel.buffers.push_back({destination, computed_dtype, ki::BufferRole::kScratch, 0, false,
                               as_tensor(computed->checked_type())->shape, "", op->name + "'s result, before the epilogue"});
   }
   kernel.body.push_back(ki::run_primitive(primitive_spec_text(spec), destination));

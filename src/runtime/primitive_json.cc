@@ -148,9 +148,20 @@ PrimitivePostOp read_post_op(ObjectReader& r) {
 // one per output channel) and zero points (within the type's range).
 PrimitiveQuantization read_quantization(ObjectReader& parent, const PrimitiveSpec& s) {
   ObjectReader r(parent.required("quantization"), parent.path("quantization"), parent.source());
-  if (s.kind != PrimitiveKind::kConvolution && s.kind != PrimitiveKind::kMatmul)
-    fail(r.source(), parent.path("quantization"), "only a convolution or a matmul is quantized");
   PrimitiveQuantization q;
+  if (s.kind == PrimitiveKind::kPooling) {
+    // An 8-bit max pool: the element type alone, the same in and out.
+    if (s.algorithm != "pooling_max" || !s.post_ops.empty())
+      fail(r.source(), parent.path("quantization"), "only a max pool without post-ops is 8-bit");
+    q.src_type = one_of(r, "src_type", std::array{"u8", "s8"});
+    q.dst_type = one_of(r, "dst_type", std::array{"u8", "s8"});
+    if (q.dst_type != q.src_type)
+      fail(r.source(), r.path("dst_type"), "an 8-bit max pool writes its source's type, " + q.src_type);
+    r.finish();
+    return q;
+  }
+  if (s.kind != PrimitiveKind::kConvolution && s.kind != PrimitiveKind::kMatmul)
+    fail(r.source(), parent.path("quantization"), "only a convolution, a matmul or a max pool is quantized");
   q.src_type = one_of(r, "src_type", std::array{"u8", "s8"});
   q.weights_type = one_of(r, "weights_type", std::array{"s8"});
   q.dst_type = one_of(r, "dst_type", std::array{"u8", "s8"});
@@ -175,7 +186,8 @@ PrimitiveQuantization read_quantization(ObjectReader& parent, const PrimitiveSpe
   return q;
 }
 
-ordered_json quantization_json(const PrimitiveQuantization& q) {
+ordered_json quantization_json(const PrimitiveQuantization& q, PrimitiveKind kind) {
+  if (kind == PrimitiveKind::kPooling) return ordered_json{{"src_type", q.src_type}, {"dst_type", q.dst_type}};
   return ordered_json{{"src_type", q.src_type},           {"weights_type", q.weights_type},
                       {"dst_type", q.dst_type},           {"output_scales", q.output_scales},
                       {"src_zero_point", q.src_zero_point}, {"dst_zero_point", q.dst_zero_point}};
@@ -260,7 +272,7 @@ ordered_json primitive_spec_json(const PrimitiveSpec& s) {
     }
     j["post_ops"].push_back(post);
   }
-  if (!s.quantization.empty()) j["quantization"] = quantization_json(s.quantization);
+  if (!s.quantization.empty()) j["quantization"] = quantization_json(s.quantization, s.kind);
   return j;
 }
 

@@ -23,9 +23,10 @@ struct TargetDescription {
   // function (lowering then reports what it lacks, with its span).
   std::optional<PrimitiveSpec> (*library_primitive)(const Function& primitive,
                                                     const std::vector<bool>& constant_inputs);
-  // The library convolution a kernel of `primitive` runs before a generated
-  // element-wise loop over its result (an epilogue no post-op took), as
-  // kernel generation will make it; nullopt for any other kernel.
+  // The library convolution (or 8-bit max pool) a kernel of `primitive`
+  // runs before a generated element-wise loop over its result (an epilogue
+  // no post-op took), as kernel generation will make it; nullopt for any
+  // other kernel.
   std::optional<PrimitiveSpec> (*anchored_convolution)(const Function& primitive,
                                                        const std::vector<bool>& constant_inputs);
   // Throws std::exception saying why when the target's library does not

@@ -54,6 +54,7 @@ class QdqFuser : public ExprMutator {
 
   Expr visit_call(const Call& n) override {
     if (Expr fused = fuse(*n)) return fused;
+    if (Expr pooled = pool_before_dequantize(n)) return pooled;
     return ExprMutator::visit_call(n);
   }
 
@@ -145,6 +146,53 @@ class QdqFuser : public ExprMutator {
     if (!scale || !(*scale > 0) || dtype_of(quotient->args[0]) != DType::kFloat32) return std::nullopt;
     q.scale = *scale;
     return Quantized{quotient->args[0], q, out};
+  }
+
+  // max_pool2d(dequantize(x)) as dequantize(max_pool2d(x)): a dequantize
+  // with a positive scale is non-decreasing, so the largest of a window's
+  // dequantized values is the dequantized largest, exactly; the pool then
+  // reads and writes 8-bit values (a quarter of the bytes) and a quantize
+  // after it meets a dequantize of its own. Only where every window holds
+  // an element of the image: a window of padding alone is the lowest
+  // float (-inf) pooled from floats, the lowest 8-bit value pooled from x.
+  // Null where it does not apply.
+  Expr pool_before_dequantize(const Call& pool) {
+    if (as<OpNode>(pool->op) != ops::max_pool2d() || pool->virtual_device()->kind() != DeviceKind::kCPU) return Expr();
+    std::optional<std::pair<Expr, Quantization>> x = dequantized(pool->args[0]);
+    const WindowAttrs w = window_attrs(*pool);
+    if (!x || w.data_layout != "NCHW" || !every_window_reads_the_image(*pool, w)) return Expr();
+    // The dequantize's calls, outermost first (multiply, subtract?, cast),
+    // each read by the next alone and placed with the pool.
+    std::vector<Call> steps{downcast<CallNode>(pool->args[0])};
+    while (as<OpNode>(steps.back()->op) != ops::cast()) steps.push_back(downcast<CallNode>(steps.back()->args[0]));
+    for (const Call& step : steps)
+      if (!read_once(step) || step->virtual_device() != pool->virtual_device()) return Expr();
+    Expr value = with_fields(pool, {.args = std::vector<Expr>{mutate(x->first)}});
+    for (auto step = steps.rbegin(); step != steps.rend(); ++step) {
+      std::vector<Expr> args = (*step)->args;
+      args[0] = value;
+      value = with_fields(*step, {.args = std::move(args), .virtual_device = pool->virtual_device()});
+    }
+    return value;
+  }
+
+  static bool every_window_reads_the_image(const CallNode& pool, const WindowAttrs& w) {
+    const TensorTypeNode* in = as_tensor(pool.args[0]->checked_type());
+    const TensorTypeNode* out = as_tensor(pool.checked_type());
+    if (!in || !out || !in->is_static() || !out->is_static() || in->ndim() != 4) return false;
+    auto reads = [](int64_t extent, int64_t before, int64_t window, int64_t stride, int64_t dilation, int64_t count) {
+      for (int64_t o = 0; o < count; ++o) {
+        bool inside = false;
+        for (int64_t k = 0; k < window && !inside; ++k) {
+          int64_t at = o * stride - before + k * dilation;
+          inside = at >= 0 && at < extent;
+        }
+        if (!inside) return false;
+      }
+      return true;
+    };
+    return reads(in->shape[2], w.padding.top, w.pool_h, w.stride_h, w.dilation_h, out->shape[2]) &&
+           reads(in->shape[3], w.padding.left, w.pool_w, w.stride_w, w.dilation_w, out->shape[3]);
   }
 
   // The int8 operator that `cast` (a quantize) computes, or null.

@@ -192,3 +192,118 @@ def test_inspect_names_the_int8_primitive(tmp_path):
     text = subprocess.run([str(cli), "inspect", str(tmp_path / "artifact"), "--implementations"], check=True,
                           capture_output=True, text=True).stdout
     assert "int8 u8s8u8" in text, text
+
+
+def pooled_chain(tmp_path, ceil_mode):
+    """conv0 (3x3) -> relu -> MaxPool 3x3 stride 2 (ResNet's stem pool) -> conv1 (1x1) -> relu -> conv2 (1x1),
+    quantized as tests/models/qdq_model.py quantizes a real network. Returns the QDQ model's path and an input."""
+    import sys
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "models"))
+    import qdq_model
+
+    rng = np.random.default_rng(7)
+    weights = {"w0": (16, 8, 3, 3), "w1": (24, 16, 1, 1), "w2": (8, 24, 1, 1)}
+    initializers = [numpy_helper.from_array((rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:])))
+                                            .astype(np.float32), name) for name, shape in weights.items()]
+    initializers += [numpy_helper.from_array(rng.standard_normal(shape[0]).astype(np.float32) * 0.1, "b" + name[1])
+                     for name, shape in weights.items()]
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], name="conv0", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c0"], ["r0"], name="relu0"),
+             helper.make_node("MaxPool", ["r0"], ["p0"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1], ceil_mode=int(ceil_mode)),
+             helper.make_node("Conv", ["p0", "w1", "b1"], ["c1"], name="conv1"),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["y"], name="conv2")]
+    side = 9 if ceil_mode else 8  # ceil_mode's last window reaches past the padding
+    graph = helper.make_graph(nodes, "pooled", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, side, side])],
+                              initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    build = pathlib.Path(os.environ.get("SY_BUILD_DIR", "build"))
+    names = qdq_model.quantized_tensors(model.graph)
+    ranges = qdq_model.activation_ranges(model, names, qdq_model.calibration_inputs(model, 2), build)
+    path = tmp_path / "pooled_qdq.onnx"
+    onnx.save(qdq_model.make_qdq(model, ranges), str(path))
+    return path, qdq_model.calibration_inputs(model, 1, seed=9)[0]
+
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_a_max_pool_of_dequantized_values_pools_the_8bit_values(tmp_path, ceil_mode):
+    # max_pool(dequantize(q)) == dequantize(max_pool(q)) exactly (a positive
+    # scale keeps the order), so FuseQDQ pools the uint8 values: conv0 writes
+    # them, oneDNN's 8-bit max pool reads and writes them channels last.
+    path, x = pooled_chain(tmp_path, ceil_mode)
+    fused = fused_module(path)
+    # The pool reads qnn.conv2d's uint8 result; the dequantize follows it.
+    lines = str(fused).splitlines()
+    pool = next(i for i, line in enumerate(lines) if "nn.max_pool2d(" in line)
+    assert "qnn.conv2d(" in lines[pool - 1] and 'cast(%' in lines[pool + 1], "\n".join(lines[pool - 1:pool + 2])
+    sy.build(sy.frontend.from_onnx(path), ["cpu:0"], tmp_path / "artifact")
+    manifest = json.loads((tmp_path / "artifact" / "manifest.json").read_text())
+    pools = [p for p in manifest["primitives"] if p["kind"] == "pooling"]
+    assert len(pools) == 1 and pools[0]["quantization"] == {"src_type": "u8", "dst_type": "u8"}, pools
+    assert pools[0]["src"].get("format") == "nhwc" and pools[0]["dst"].get("format") == "nhwc", pools
+    # conv0 then writes 8-bit values, channels last, with no dequantize after it.
+    convolutions = [p for p in manifest["primitives"] if p["kind"] == "convolution"]
+    assert convolutions[0]["quantization"]["dst_type"] == "u8" and convolutions[0]["dst"].get("format") == "nhwc"
+    compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
+    # Exact up to conv2, the float32 convolution (oneDNN's sums round otherwise).
+    np.testing.assert_allclose(compiled, sy.evaluate(fused, x=x), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(compiled, sy.evaluate(sy.frontend.from_onnx(path), x=x), rtol=1e-5, atol=1e-5)
+
+
+POOL_OF_DEQUANTIZED = """
+def @main(%x: Tensor[(1, 16, 6, 6), uint8]) -> Tensor[(1, 16, {out}, {out}), float32] {{
+  %0 = multiply(subtract(cast(%x, dtype="float32"), 3f), 0.25f);
+  nn.max_pool2d(%0, pool_size=[2, 2], strides=[2, 2], padding=[{pad}, {pad}, {pad}, {pad}])
+}}
+"""
+
+
+@pytest.mark.parametrize("pad, moved", [(1, True), (2, False)])
+def test_a_pool_with_windows_of_padding_alone_stays_on_the_float_values(tmp_path, pad, moved):
+    # With padding 2 and windows of 2, the corner windows hold padding alone:
+    # their float max is -inf, the 8-bit pool's would be dequantize(0), so
+    # the pool stays after the dequantize. Either way the artifact computes
+    # what the interpreter does.
+    out = (6 + 2 * pad - 2) // 2 + 1
+    mod = sy.parse(POOL_OF_DEQUANTIZED.format(out=out, pad=pad))
+    fused = T.Sequential([T.InferType(), T.PlanDevices(devices=["cpu:0"]), T.FuseQDQ()])(mod)
+    text = str(fused)
+    pooled_first = text.index("nn.max_pool2d") < text.index("cast(")
+    assert pooled_first == moved, text
+    x = np.random.default_rng(2).integers(0, 256, (1, 16, 6, 6)).astype(np.uint8)
+    want = sy.evaluate(mod, x=x)
+    assert np.isinf(want).any() == (not moved)
+    sy.build(mod, ["cpu:0"], tmp_path / "artifact")
+    got = sy.runtime.load(tmp_path / "artifact").run(x=x)
+    np.testing.assert_array_equal(got, want)
+
+
+INT8_POOL = """
+def @main(%x: Tensor[(1, 24, 10, 10), {dtype}]) -> Tensor[(1, 24, {out}, {out}), {dtype}] {{
+  nn.max_pool2d(%x, pool_size=[{k}, {k}], strides=[2, 2], padding=[{pad}, {pad}, {pad}, {pad}], ceil_mode={ceil})
+}}
+"""
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+@pytest.mark.parametrize("k, pad, ceil", [(3, 1, False), (3, 1, True), (2, 2, False)])
+def test_an_8bit_max_pool_runs_as_onednns_and_computes_the_interpreters_result(tmp_path, dtype, k, pad, ceil):
+    # Every window holding an element, a window past the padding (ceil_mode),
+    # windows of padding alone (the type's lowest value): the artifact's
+    # result is the interpreter's, through oneDNN's 8-bit pool where it
+    # takes the shape (it refuses padding as large as the window).
+    count = (10 + 2 * pad - k + (1 if ceil else 0)) // 2 + 1
+    mod = sy.parse(INT8_POOL.format(dtype=dtype, out=count, k=k, pad=pad, ceil=str(ceil)))
+    low, high = (0, 256) if dtype == "uint8" else (-128, 128)
+    x = np.random.default_rng(4).integers(low, high, (1, 24, 10, 10)).astype(dtype)
+    sy.build(mod, ["cpu:0"], tmp_path / "artifact")
+    np.testing.assert_array_equal(sy.runtime.load(tmp_path / "artifact").run(x=x), sy.evaluate(mod, x=x))
+    manifest = json.loads((tmp_path / "artifact" / "manifest.json").read_text())
+    pools = [p for p in manifest["primitives"] if p["kind"] == "pooling"]
+    if pad < k:
+        short = "u8" if dtype == "uint8" else "s8"
+        assert [p["quantization"] for p in pools] == [{"src_type": short, "dst_type": short}], pools

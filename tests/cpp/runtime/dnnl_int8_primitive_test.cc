@@ -247,8 +247,16 @@ TEST(DnnlInt8Primitive, RoundTripsThroughTheManifestAndRefusalsNameTheirPath) {
   pool["primitives"][0]["kernel"] = {2, 2};
   pool["primitives"][0].erase("weights");
   pool["primitives"][0].erase("weights_input");
+  // A pool's quantization is an 8-bit max pool's element type alone.
   std::string error = testing::manifest_parse_error(pool);
-  EXPECT_NE(error.find("primitives[0].quantization: only a convolution or a matmul is quantized"), std::string::npos)
+  EXPECT_NE(error.find("primitives[0].quantization.dst_zero_point: unknown field"), std::string::npos) << error;
+  pool["primitives"][0]["quantization"] = {{"src_type", "u8"}, {"dst_type", "s8"}};
+  error = testing::manifest_parse_error(pool);
+  EXPECT_NE(error.find("primitives[0].quantization.dst_type: an 8-bit max pool writes its source's type, u8"),
+            std::string::npos) << error;
+  pool["primitives"][0]["algorithm"] = "pooling_avg_include_padding";
+  error = testing::manifest_parse_error(pool);
+  EXPECT_NE(error.find("primitives[0].quantization: only a max pool without post-ops is 8-bit"), std::string::npos)
       << error;
 }
 

@@ -35,11 +35,15 @@ std::optional<PrimitiveSpec> cpu_anchored_convolution(const Function& primitive,
                                                       const std::vector<bool>& constant_inputs) {
   std::optional<KernelSource> source = lowered_kernel(primitive, constant_inputs);
   // Primitive and loops: a oneDNN anchor's epilogue (codegen/library_anchor.cc).
-  if (!source || !source->kernel_ir || !source->primitive || source->primitive->kind != PrimitiveKind::kConvolution)
+  // A pool only of 8-bit values (a QDQ model's max pool and the requantize
+  // after it): float pools keep their plans.
+  if (!source || !source->kernel_ir || !source->primitive) return std::nullopt;
+  const PrimitiveSpec& spec = *source->primitive;
+  if (spec.kind != PrimitiveKind::kConvolution && (spec.kind != PrimitiveKind::kPooling || spec.quantization.empty()))
     return std::nullopt;
-  for (const PrimitivePostOp& post : source->primitive->post_ops)
+  for (const PrimitivePostOp& post : spec.post_ops)
     if (post.kind == PrimitivePostOp::Kind::kDepthwise) return std::nullopt;
-  return source->primitive;
+  return spec;
 }
 
 void check_onednn_layout(const std::string& format) { dnnl_tensor_bytes({{1, 16, 1, 1}, {}, format}); }

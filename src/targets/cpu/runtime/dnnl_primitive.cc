@@ -215,7 +215,7 @@ struct DnnlPrimitive::Impl {
     if (depthwise >= 0) dst_layout = convolution_result();
     // oneDNN's fast pools write the layout they read.
     if (spec.kind == PrimitiveKind::kPooling && !spec.src.format.empty())
-      dst_layout = memory::desc(spec.dst.dims, kF32, format_named(spec.src.format));
+      dst_layout = memory::desc(spec.dst.dims, types.dst, format_named(spec.src.format));
     make_operation(src_layout, dst_layout);
     // oneDNN's jit pools and grouped convolutions read and write one layout:
     // given a dense source and a laid-out destination it runs them with its
@@ -614,8 +614,9 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
   p.primitive.execute(stream, arguments);
   if (p.blocked_dst()) p.from_dst.execute(stream, dst, output, scratchpad);
   stream.wait();
-  // Its -inf windows and float sums, where they differ from the rules.
-  if (s.kind == PrimitiveKind::kPooling)
+  // Its -inf windows and float sums, where they differ from the rules (an
+  // 8-bit max pool's empty window is the type's lowest value, as the rules say).
+  if (s.kind == PrimitiveKind::kPooling && s.quantization.empty())
     repair_pooling_outputs(s, p.src, static_cast<const float*>(inputs[s.src_input]), p.dst,
                            static_cast<float*>(outputs[0]));
 }

@@ -16,10 +16,15 @@ struct DnnlElementTypes {
   dnnl::memory::data_type src, weights, dst;
 };
 
-// float32 throughout for a float primitive. Throws RuntimeError for what the
-// runtime does not run quantized: a pool or reorder, the runtime's own
-// kernels, post-ops other than element-wise ones.
+// float32 throughout for a float primitive; an 8-bit max pool's type in and
+// out. Throws RuntimeError for what the runtime does not run quantized: any
+// other pool, a reorder, the runtime's own kernels, post-ops other than
+// element-wise ones.
 DnnlElementTypes dnnl_element_types(const PrimitiveSpec& spec);
+
+// Whether `spec` is a max pool of 8-bit values (its quantization names the
+// element type alone); throws RuntimeError for a pool quantized otherwise.
+bool is_8bit_max_pool(const PrimitiveSpec& spec);
 
 // Sets the output scales (per output channel: dimension 1 of a
 // convolution's destination, the last of a matmul's) and the zero points.
