@@ -5,6 +5,7 @@
 // qnn.dense.
 #include "transform/quantized_convolutions.h"
 
+#include <cmath>
 #include <optional>
 #include <unordered_map>
 
@@ -195,8 +196,120 @@ class QdqFuser : public ExprMutator {
            reads(in->shape[3], w.padding.left, w.pool_w, w.stride_w, w.dilation_w, out->shape[3]);
   }
 
+  // A QLinearConv as the importer spells it (frontend/onnx/converters_quant.cc):
+  //
+  //   cast(clip(add?(round(multiply(cast(nn.bias_add?(nn.conv2d(subtract?(cast(x, int32), x_zero_point),
+  //        w), b), float32), factor)), y_zero_point)), int8 or uint8)
+  //
+  // x int8 or uint8 with one zero point, w an int32 constant whose values
+  // fit int8 (the weights less their zero point), b an int32 constant
+  // vector, factor x_scale * w_scale[o] / y_scale: one positive float32, or
+  // one per output channel. As qnn.conv2d of w as int8, b in the
+  // accumulator's units already; the rounding of halves is qnn.conv2d's
+  // (oneDNN's), within one quantum of ONNX's. Null where it does not apply.
+  Expr qlinear_convolution(const CallNode& cast) {
+    DType out = dtype_of(Expr(&cast));
+    if (as<OpNode>(cast.op) != ops::cast() || !is_int8(out) || cast.virtual_device()->kind() != DeviceKind::kCPU)
+      return Expr();
+    std::vector<Expr> spelled;
+    auto step = [&](const Expr& e, const OpNode* op) -> const CallNode* {
+      const CallNode* call = call_of(e, op);
+      if (!call || !read_once(e)) return nullptr;
+      spelled.push_back(e);
+      return call;
+    };
+    const CallNode* clip = step(cast.args[0], ops::clip());
+    if (!clip) return Expr();
+    ClipAttrs bounds = clip_attrs(*clip->attrs);
+    double low = out == DType::kInt8 ? -128 : 0, high = out == DType::kInt8 ? 127 : 255;
+    if (bounds.a_min != low || bounds.a_max != high) return Expr();
+    int64_t y_zero_point = 0;
+    Expr rounded = clip->args[0];
+    if (const CallNode* sum = step(rounded, ops::add())) {
+      std::optional<double> zero_point = scalar_constant(sum->args[1]);
+      if (!zero_point || *zero_point != double(int64_t(*zero_point)) || *zero_point < low || *zero_point > high)
+        return Expr();
+      y_zero_point = int64_t(*zero_point);
+      rounded = sum->args[0];
+    }
+    const CallNode* round = step(rounded, op_get("round").get());
+    const CallNode* scaled = round ? step(round->args[0], ops::multiply()) : nullptr;
+    const CallNode* to_float = scaled ? step(scaled->args[0], ops::cast()) : nullptr;
+    const ConstantNode* factor = scaled ? as<ConstantNode>(scaled->args[1]) : nullptr;
+    if (!to_float || !factor || dtype_of(scaled->args[0]) != DType::kFloat32 ||
+        dtype_of(to_float->args[0]) != DType::kInt32)
+      return Expr();
+    Expr accumulator = to_float->args[0];
+    const ConstantNode* bias = nullptr;
+    if (const CallNode* bias_add = step(accumulator, ops::bias_add())) {
+      bias = as<ConstantNode>(bias_add->args[1]);
+      if (!bias || bias->data.dtype() != DType::kInt32 || bias->data.ndim() != 1 ||
+          bias_add->attrs->get_int("axis") != 1)
+        return Expr();
+      accumulator = bias_add->args[0];
+    }
+    const CallNode* conv = step(accumulator, ops::conv2d());
+    if (!conv) return Expr();
+    const WindowAttrs window = window_attrs(*conv);
+    const ConstantNode* weights = as<ConstantNode>(conv->args[1]);
+    if (window.data_layout != "NCHW" || window.kernel_layout != "OIHW" || !weights ||
+        weights->data.dtype() != DType::kInt32 || weights->data.ndim() != 4)
+      return Expr();
+    // x: cast(x, int32), less its zero point.
+    Expr shifted = conv->args[0];
+    int64_t x_zero_point = 0;
+    if (const CallNode* difference = step(shifted, ops::subtract())) {
+      std::optional<double> zero_point = scalar_constant(difference->args[1]);
+      if (!zero_point || *zero_point != double(int64_t(*zero_point))) return Expr();
+      x_zero_point = int64_t(*zero_point);
+      shifted = difference->args[0];
+    }
+    const CallNode* widened = step(shifted, ops::cast());
+    if (!widened || !is_int8(dtype_of(widened->args[0])) || dtype_of(shifted) != DType::kInt32) return Expr();
+    const DType x_dtype = dtype_of(widened->args[0]);
+    if (x_zero_point < (x_dtype == DType::kInt8 ? -128 : 0) || x_zero_point > (x_dtype == DType::kInt8 ? 127 : 255))
+      return Expr();
+    for (const Expr& e : spelled)
+      if (e->virtual_device() != cast.virtual_device()) return Expr();
+    // The weights as int8, and the factor per output channel.
+    const NDArray& w = weights->data;
+    const int64_t channels = w.shape()[0];
+    NDArray w8(DType::kInt8, w.shape());
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      double v = w.get_as_double(i);
+      if (v < -128 || v > 127) return Expr();
+      w8.set_from_double(i, v);
+    }
+    const std::vector<int64_t>& factor_shape = factor->data.shape();
+    const bool per_tensor = factor->data.numel() == 1;
+    if (!per_tensor && factor_shape != std::vector<int64_t>{channels, 1, 1}) return Expr();
+    if (bias && bias->data.shape() != std::vector<int64_t>{channels}) return Expr();
+    QuantizedAttrs quantized{.input_zero_point = x_zero_point, .output_zero_point = y_zero_point, .out_dtype = out};
+    NDArray bias_units(DType::kFloat32, {channels});
+    for (int64_t o = 0; o < channels; ++o) {
+      double f = factor->data.get_as_double(per_tensor ? 0 : o);
+      if (!(f > 0) || !std::isfinite(f)) return Expr();
+      quantized.output_scales.push_back(float(f));
+      bias_units.set_from_double(o, bias ? bias->data.get_as_double(o) : 0.0);
+    }
+    Expr weights8 = make_constant(std::move(w8), {.virtual_device = weights->virtual_device(), .span = weights->span(),
+                                                  .checked_type = tensor_type(w.shape(), DType::kInt8)});
+    Expr bias_arg = make_constant(std::move(bias_units), {.virtual_device = cast.virtual_device(), .span = cast.span(),
+                                                          .checked_type = tensor_type({channels}, DType::kFloat32)});
+    std::vector<std::pair<std::string, AttrValue>> attrs = {
+        {"strides", std::vector<int64_t>{window.stride_h, window.stride_w}},
+        {"padding", std::vector<int64_t>{window.padding.top, window.padding.left, window.padding.bottom,
+                                         window.padding.right}},
+        {"dilation", std::vector<int64_t>{window.dilation_h, window.dilation_w}},
+        {"groups", window.groups}};
+    for (auto& entry : attr_entries(quantized)) attrs.push_back(std::move(entry));
+    return make_op_call(ops::quantized_conv2d(), {mutate(widened->args[0]), weights8, bias_arg}, std::move(attrs),
+                        {.checked_type = cast.checked_type()});
+  }
+
   // The int8 operator that `cast` (a quantize) computes, or null.
   Expr fuse(const CallNode& cast) {
+    if (Expr qlinear = qlinear_convolution(cast)) return qlinear;
     std::optional<Quantized> y = quantized(cast);
     if (!y || cast.virtual_device()->kind() != DeviceKind::kCPU) return Expr();
     std::vector<Expr> spelled{y->value};

@@ -307,3 +307,65 @@ def test_an_8bit_max_pool_runs_as_onednns_and_computes_the_interpreters_result(t
     if pad < k:
         short = "u8" if dtype == "uint8" else "s8"
         assert [p["quantization"] for p in pools] == [{"src_type": short, "dst_type": short}], pools
+
+
+def qlinear_conv_model(tmp_path, x_dtype, per_channel, w_zero_point, bias, groups=1):
+    """One QLinearConv (ONNX's QOperator form, as ORT's QOperator quantization and the ONNX model zoo's
+    int8 models write it): 3x3, padding 1, 16 -> 24 channels at 10x10. Returns the path and an input."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(11)
+    w = rng.integers(-100, 100, (24, 16 // groups, 3, 3)).astype(np.int8)
+    x_zp = 128 if x_dtype == np.uint8 else 3
+    scales = (rng.uniform(0.005, 0.02, 24) if per_channel else np.array(0.01)).astype(np.float32)
+    zero_points = np.full(scales.shape, w_zero_point, np.int8)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(0.02, np.float32), "xs"),
+             numpy_helper.from_array(np.array(x_zp, x_dtype), "xz"), numpy_helper.from_array(scales, "ws"),
+             numpy_helper.from_array(zero_points, "wz"), numpy_helper.from_array(np.array(0.25, np.float32), "ys"),
+             numpy_helper.from_array(np.array(100 if x_dtype == np.uint8 else -5, x_dtype), "yz")]
+    inputs = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"]
+    if bias:
+        inits.append(numpy_helper.from_array(rng.integers(-3000, 3000, 24).astype(np.int32), "b"))
+        inputs.append("b")
+    onnx_type = TensorProto.UINT8 if x_dtype == np.uint8 else TensorProto.INT8
+    node = helper.make_node("QLinearConv", inputs, ["y"], pads=[1, 1, 1, 1], group=groups)
+    graph = helper.make_graph([node], "qlinear", [helper.make_tensor_value_info("x", onnx_type, [1, 16, 10, 10])],
+                              [helper.make_tensor_value_info("y", onnx_type, [1, 24, 10, 10])], inits)
+    path = tmp_path / "qlinear.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    info = np.iinfo(x_dtype)
+    return path, rng.integers(info.min, int(info.max) + 1, (1, 16, 10, 10)).astype(x_dtype)
+
+
+@pytest.mark.parametrize("x_dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("per_channel, w_zero_point, bias, groups",
+                         [(False, 0, True, 1), (True, 0, False, 1), (True, 7, True, 1), (False, 0, True, 4)])
+def test_a_qlinear_conv_runs_as_an_int8_primitive(tmp_path, x_dtype, per_channel, w_zero_point, bias, groups):
+    # QLinearConv imported as an int32 convolution ran as a generated loop
+    # (20-60x an int8 primitive). FuseQDQ takes it to qnn.conv2d (the
+    # weights less their zero point as int8, the int32 bias in the
+    # accumulator's units): the artifact equals the fused module's
+    # interpreter, and ONNX's formula (the imported model) to one quantum.
+    path, x = qlinear_conv_model(tmp_path, x_dtype, per_channel, w_zero_point, bias, groups)
+    imported = sy.evaluate(sy.frontend.from_onnx(path), x=x)
+    mod = fused_module(path)
+    assert "qnn.conv2d" in str(mod)
+    fused = sy.evaluate(mod, x=x)
+    sy.build(sy.frontend.from_onnx(path), ["cpu:0"], tmp_path / "artifact")
+    assert len(int8_primitives(tmp_path / "artifact")) == 1
+    compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
+    np.testing.assert_array_equal(compiled, fused)
+    off = np.abs(compiled.astype(np.int64) - imported.astype(np.int64))
+    assert off.max() <= 1 and off.mean() < 0.01
+    info = np.iinfo(x_dtype)
+    assert ((imported > info.min) & (imported < info.max)).mean() > 0.5  # mostly unsaturated
+
+
+def test_qlinear_weights_beyond_int8_less_their_zero_point_keep_the_int32_path(tmp_path):
+    # w - w_zero_point must fit int8 for the int8 primitive: -100 - 50 does not.
+    path, x = qlinear_conv_model(tmp_path, np.uint8, False, 50, True)
+    mod = fused_module(path)
+    assert "qnn.conv2d" not in str(mod)
+    sy.build(sy.frontend.from_onnx(path), ["cpu:0"], tmp_path / "artifact")
+    np.testing.assert_array_equal(sy.runtime.load(tmp_path / "artifact").run(x=x),
+                                  sy.evaluate(sy.frontend.from_onnx(path), x=x))
