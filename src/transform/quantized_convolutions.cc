@@ -11,6 +11,7 @@
 
 #include "ir/functor.h"
 #include "op/elementwise_attrs.h"
+#include "op/movement_attrs.h"
 #include "op/handles.h"
 #include "op/quantized_attrs.h"
 #include "op/registry.h"
@@ -207,7 +208,7 @@ class QdqFuser : public ExprMutator {
   // one per output channel. As qnn.conv2d of w as int8, b in the
   // accumulator's units already; the rounding of halves is qnn.conv2d's
   // (oneDNN's), within one quantum of ONNX's. Null where it does not apply.
-  Expr qlinear_convolution(const CallNode& cast) {
+  Expr qlinear_product(const CallNode& cast) {
     DType out = dtype_of(Expr(&cast));
     if (as<OpNode>(cast.op) != ops::cast() || !is_int8(out) || cast.virtual_device()->kind() != DeviceKind::kCPU)
       return Expr();
@@ -248,15 +249,19 @@ class QdqFuser : public ExprMutator {
         return Expr();
       accumulator = bias_add->args[0];
     }
-    const CallNode* conv = step(accumulator, ops::conv2d());
-    if (!conv) return Expr();
-    const WindowAttrs window = window_attrs(*conv);
-    const ConstantNode* weights = as<ConstantNode>(conv->args[1]);
-    if (window.data_layout != "NCHW" || window.kernel_layout != "OIHW" || !weights ||
-        weights->data.dtype() != DType::kInt32 || weights->data.ndim() != 4)
-      return Expr();
+    const CallNode* conv = call_of(accumulator, ops::conv2d());
+    const CallNode* matmul = call_of(accumulator, ops::matmul());
+    const CallNode* product = step(accumulator, conv ? ops::conv2d() : ops::matmul());
+    if (!product || (matmul && bias)) return Expr();
+    const ConstantNode* weights = as<ConstantNode>(product->args[1]);
+    if (!weights || weights->data.dtype() != DType::kInt32 || weights->data.ndim() != (conv ? 4 : 2)) return Expr();
+    WindowAttrs window;
+    if (conv) {
+      window = window_attrs(*conv);
+      if (window.data_layout != "NCHW" || window.kernel_layout != "OIHW") return Expr();
+    }
     // x: cast(x, int32), less its zero point.
-    Expr shifted = conv->args[0];
+    Expr shifted = product->args[0];
     int64_t x_zero_point = 0;
     if (const CallNode* difference = step(shifted, ops::subtract())) {
       std::optional<double> zero_point = scalar_constant(difference->args[1]);
@@ -269,20 +274,24 @@ class QdqFuser : public ExprMutator {
     const DType x_dtype = dtype_of(widened->args[0]);
     if (x_zero_point < (x_dtype == DType::kInt8 ? -128 : 0) || x_zero_point > (x_dtype == DType::kInt8 ? 127 : 255))
       return Expr();
+    const TensorTypeNode* data = as_tensor(widened->args[0]->checked_type());
+    if (!data || !data->is_static() || (matmul && data->ndim() < 2)) return Expr();
     for (const Expr& e : spelled)
       if (e->virtual_device() != cast.virtual_device()) return Expr();
-    // The weights as int8, and the factor per output channel.
+    // The weights as int8 (a matmul's (K, N) transposed to qnn.dense's (N, K)),
+    // and the factor per output channel (a convolution's {O, 1, 1}, a matmul's {N}).
     const NDArray& w = weights->data;
-    const int64_t channels = w.shape()[0];
-    NDArray w8(DType::kInt8, w.shape());
+    const int64_t channels = conv ? w.shape()[0] : w.shape()[1];
+    const std::vector<int64_t> weights_shape = conv ? w.shape() : std::vector<int64_t>{channels, w.shape()[0]};
+    NDArray w8(DType::kInt8, weights_shape);
     for (int64_t i = 0; i < w.numel(); ++i) {
       double v = w.get_as_double(i);
       if (v < -128 || v > 127) return Expr();
-      w8.set_from_double(i, v);
+      w8.set_from_double(conv ? i : i % channels * w.shape()[0] + i / channels, v);
     }
-    const std::vector<int64_t>& factor_shape = factor->data.shape();
+    const std::vector<int64_t> per_channel_shape = conv ? std::vector<int64_t>{channels, 1, 1} : std::vector<int64_t>{channels};
     const bool per_tensor = factor->data.numel() == 1;
-    if (!per_tensor && factor_shape != std::vector<int64_t>{channels, 1, 1}) return Expr();
+    if (!per_tensor && factor->data.shape() != per_channel_shape) return Expr();
     if (bias && bias->data.shape() != std::vector<int64_t>{channels}) return Expr();
     QuantizedAttrs quantized{.input_zero_point = x_zero_point, .output_zero_point = y_zero_point, .out_dtype = out};
     NDArray bias_units(DType::kFloat32, {channels});
@@ -293,23 +302,58 @@ class QdqFuser : public ExprMutator {
       bias_units.set_from_double(o, bias ? bias->data.get_as_double(o) : 0.0);
     }
     Expr weights8 = make_constant(std::move(w8), {.virtual_device = weights->virtual_device(), .span = weights->span(),
-                                                  .checked_type = tensor_type(w.shape(), DType::kInt8)});
+                                                  .checked_type = tensor_type(weights_shape, DType::kInt8)});
     Expr bias_arg = make_constant(std::move(bias_units), {.virtual_device = cast.virtual_device(), .span = cast.span(),
                                                           .checked_type = tensor_type({channels}, DType::kFloat32)});
-    std::vector<std::pair<std::string, AttrValue>> attrs = {
-        {"strides", std::vector<int64_t>{window.stride_h, window.stride_w}},
-        {"padding", std::vector<int64_t>{window.padding.top, window.padding.left, window.padding.bottom,
-                                         window.padding.right}},
-        {"dilation", std::vector<int64_t>{window.dilation_h, window.dilation_w}},
-        {"groups", window.groups}};
+    std::vector<std::pair<std::string, AttrValue>> attrs;
+    if (conv)
+      attrs = {{"strides", std::vector<int64_t>{window.stride_h, window.stride_w}},
+               {"padding", std::vector<int64_t>{window.padding.top, window.padding.left, window.padding.bottom,
+                                                window.padding.right}},
+               {"dilation", std::vector<int64_t>{window.dilation_h, window.dilation_w}},
+               {"groups", window.groups}};
     for (auto& entry : attr_entries(quantized)) attrs.push_back(std::move(entry));
-    return make_op_call(ops::quantized_conv2d(), {mutate(widened->args[0]), weights8, bias_arg}, std::move(attrs),
-                        {.checked_type = cast.checked_type()});
+    if (conv)
+      return make_op_call(ops::quantized_conv2d(), {mutate(widened->args[0]), weights8, bias_arg}, std::move(attrs),
+                          {.checked_type = cast.checked_type()});
+    return rows_product(cast, mutate(widened->args[0]), weights8, bias_arg, std::move(attrs));
+  }
+
+  // qnn.dense of `x`'s rows: x (..., M, K) reshaped to (rows, K) and the
+  // (rows, N) result to the quantize's (..., M, N) where x has more than two
+  // dimensions (a transformer's (batch, tokens, K) activations).
+  Expr rows_product(const CallNode& cast, const Expr& x, const Expr& weights, const Expr& bias,
+                    std::vector<std::pair<std::string, AttrValue>> attrs) {
+    const int64_t n_size = as_tensor(cast.checked_type())->shape.back();
+    Expr rows = as_rows(cast, x);
+    Expr product = make_op_call(ops::quantized_dense(), {rows, weights, bias}, std::move(attrs),
+                                {.virtual_device = cast.virtual_device(), .span = cast.span(),
+                                 .checked_type = tensor_type({as_tensor(rows->checked_type())->shape[0], n_size}, dtype_of(Expr(&cast)))});
+    return as_quantized_shape(cast, product);
+  }
+
+  // `x` (..., K) as (rows, K): itself when 2-d.
+  static Expr as_rows(const CallNode& cast, const Expr& x) {
+    const TensorTypeNode* data = as_tensor(x->checked_type());
+    if (data->ndim() == 2) return x;
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < data->shape.size(); ++d) rows *= data->shape[d];
+    return make_op_call(ops::reshape(), {x}, attr_entries(ReshapeAttrs{{rows, data->shape.back()}}),
+                        {.virtual_device = cast.virtual_device(), .span = cast.span(),
+                         .checked_type = tensor_type({rows, data->shape.back()}, data->dtype)});
+  }
+
+  // A product of rows in the quantize's shape: itself when that is 2-d.
+  static Expr as_quantized_shape(const CallNode& cast, const Expr& product) {
+    const std::vector<int64_t>& result = as_tensor(cast.checked_type())->shape;
+    if (result.size() == 2) return product;
+    return make_op_call(ops::reshape(), {product}, attr_entries(ReshapeAttrs{result}),
+                        {.virtual_device = cast.virtual_device(), .checked_type = cast.checked_type()});
   }
 
   // The int8 operator that `cast` (a quantize) computes, or null.
   Expr fuse(const CallNode& cast) {
-    if (Expr qlinear = qlinear_convolution(cast)) return qlinear;
+    if (Expr qlinear = qlinear_product(cast)) return qlinear;
     std::optional<Quantized> y = quantized(cast);
     if (!y || cast.virtual_device()->kind() != DeviceKind::kCPU) return Expr();
     std::vector<Expr> spelled{y->value};
@@ -364,10 +408,16 @@ class QdqFuser : public ExprMutator {
 
   // nn.dense (Gemm; weights (N, K), or a transpose of (K, N)) and a matmul
   // of a matrix by (K, N) weights: qnn.dense of (N, K) weights.
+  //
+  // A matmul of (..., M, K) data (a transformer's (batch, tokens, K)) by
+  // (K, N) weights is qnn.dense of the data's rows: the 8-bit data reshaped
+  // to (rows, K) and the result back to (..., M, N), which is where the
+  // quantize put it.
   Expr dense(const CallNode& cast, const CallNode& product, const Quantized& y, const ConstantNode* bias,
              bool relu) {
     const TensorTypeNode* data = as_tensor(product.args[0]->checked_type());
-    if (!data || data->ndim() != 2) return Expr();
+    const bool matmul = as<OpNode>(product.op) == ops::matmul();
+    if (!data || !data->is_static() || data->ndim() < 2 || (data->ndim() > 2 && !matmul)) return Expr();
     std::optional<std::pair<Expr, Quantization>> x = dequantized(product.args[0]);
     Expr weights = product.args[1];
     bool columns = as<OpNode>(product.op) == ops::matmul();  // weights (K, N), transposed for qnn.dense
@@ -388,15 +438,23 @@ class QdqFuser : public ExprMutator {
       rows = make_constant(std::move(nk), {.virtual_device = w->first->virtual_device(), .span = w->first->span(),
                                            .checked_type = tensor_type({n_size, k_size}, DType::kInt8)});
     }
-    return quantized_call(ops::quantized_dense(), cast, *x, rows, w->second, y, bias, relu, {});
+    Expr data_rows = as_rows(cast, mutate(x->first));
+    const int64_t n_size = as_tensor(rows->checked_type())->shape[0];
+    Expr product2d = quantized_call(ops::quantized_dense(), cast, {data_rows, x->second}, rows, w->second, y, bias,
+                                    relu, {}, tensor_type({as_tensor(data_rows->checked_type())->shape[0], n_size}, y.dtype),
+                                    /*data_ready=*/true);
+    return product2d ? as_quantized_shape(cast, product2d) : Expr();
   }
 
   // The int8 operator: the accumulator of x's and w's integers, times
   // x_scale * w_scale[o], is the float product, so the bias goes in the
   // accumulator's units and the output's scale divides.
+  // `data_ready`: x's expression is already mutated (built here); the
+  // call's type is `result_type`, or the quantize's.
   Expr quantized_call(const OpNode* op, const CallNode& cast, const std::pair<Expr, Quantization>& x,
                       const Expr& weights, const std::vector<double>& weight_scales, const Quantized& y,
-                      const ConstantNode* bias, bool relu, std::vector<std::pair<std::string, AttrValue>> attrs) {
+                      const ConstantNode* bias, bool relu, std::vector<std::pair<std::string, AttrValue>> attrs,
+                      std::optional<Type> result_type = std::nullopt, bool data_ready = false) {
     int64_t channels = int64_t(weight_scales.size());
     if (bias && bias->data.shape() != std::vector<int64_t>{channels}) return Expr();
     NDArray bias_units(DType::kFloat32, {channels});
@@ -414,8 +472,8 @@ class QdqFuser : public ExprMutator {
     Expr bias_arg = make_constant(std::move(bias_units), {.virtual_device = cast.virtual_device(), .span = cast.span(),
                                                           .checked_type = tensor_type({channels}, DType::kFloat32)});
     for (auto& entry : attr_entries(quantized)) attrs.push_back(std::move(entry));
-    return make_op_call(op, {mutate(x.first), weights, bias_arg}, std::move(attrs),
-                        {.checked_type = cast.checked_type()});
+    return make_op_call(op, {data_ready ? x.first : mutate(x.first), weights, bias_arg}, std::move(attrs),
+                        {.virtual_device = cast.virtual_device(), .checked_type = result_type.value_or(cast.checked_type())});
   }
 
   std::unordered_map<const ExprNode*, int> users_;

@@ -369,3 +369,96 @@ def test_qlinear_weights_beyond_int8_less_their_zero_point_keep_the_int32_path(t
     sy.build(sy.frontend.from_onnx(path), ["cpu:0"], tmp_path / "artifact")
     np.testing.assert_array_equal(sy.runtime.load(tmp_path / "artifact").run(x=x),
                                   sy.evaluate(sy.frontend.from_onnx(path), x=x))
+
+
+def qdq_matmul_3d(tmp_path, x_dtype):
+    """x (2, 5, 16) float -> QuantizeLinear -> DequantizeLinear -> MatMul by dequantized int8 (16, 12) weights
+    (per column) -> Add bias -> QuantizeLinear -> DequantizeLinear: a transformer's projection in QDQ form."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(13)
+    x_zp = 120 if x_dtype == np.uint8 else -3
+    y_zp = 130 if x_dtype == np.uint8 else 4
+    inits = [numpy_helper.from_array(rng.integers(-100, 100, (16, 12)).astype(np.int8), "w"),
+             numpy_helper.from_array(rng.uniform(0.004, 0.01, 12).astype(np.float32), "ws"),
+             numpy_helper.from_array(np.zeros(12, np.int8), "wz"),
+             numpy_helper.from_array(rng.standard_normal(12).astype(np.float32) * 0.1, "b"),
+             numpy_helper.from_array(np.array(0.02, np.float32), "xs"),
+             numpy_helper.from_array(np.array(x_zp, x_dtype), "xz"),
+             numpy_helper.from_array(np.array(0.03, np.float32), "ys"),
+             numpy_helper.from_array(np.array(y_zp, x_dtype), "yz")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=1),
+             helper.make_node("MatMul", ["xd", "wd"], ["m"]),
+             helper.make_node("Add", ["m", "b"], ["a"]),
+             helper.make_node("QuantizeLinear", ["a", "ys", "yz"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    graph = helper.make_graph(nodes, "projection", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 12])], inits)
+    path = tmp_path / "projection.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return path, rng.standard_normal((2, 5, 16)).astype(np.float32)
+
+
+@pytest.mark.parametrize("x_dtype", [np.uint8, np.int8])
+def test_a_qdq_matmul_of_3d_data_runs_as_int8_rows(tmp_path, x_dtype):
+    # A transformer's (batch, tokens, K) activations by (K, N) weights: the
+    # 8-bit data's rows (10, 16) through qnn.dense, reshaped back.
+    path, x = qdq_matmul_3d(tmp_path, x_dtype)
+    mod = fused_module(path)
+    assert "qnn.dense" in str(mod)
+    sy.build(sy.frontend.from_onnx(path), ["cpu:0"], tmp_path / "artifact")
+    assert len(int8_primitives(tmp_path / "artifact")) == 1
+    compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
+    np.testing.assert_array_equal(compiled, sy.evaluate(mod, x=x))
+    imported = sy.evaluate(sy.frontend.from_onnx(path), x=x)
+    assert compiled.shape == (2, 5, 12)
+    # Within one quantum of the output's scale of ONNX's formula.
+    assert np.abs(compiled - imported).max() <= 0.03 * 1.0001
+    assert (compiled != imported).mean() < 0.05
+
+
+def qlinear_matmul_model(tmp_path, a_dtype, a_shape, per_column, b_zero_point):
+    """One QLinearMatMul of a (a_shape, ..., 16) by constant int8 b (16, 12)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(17)
+    scales = (rng.uniform(0.005, 0.02, 12) if per_column else np.array(0.01)).astype(np.float32)
+    inits = [numpy_helper.from_array(rng.integers(-100, 100, (16, 12)).astype(np.int8), "b"),
+             numpy_helper.from_array(np.array(0.02, np.float32), "as"),
+             numpy_helper.from_array(np.array(128 if a_dtype == np.uint8 else 3, a_dtype), "az"),
+             numpy_helper.from_array(scales, "bs"),
+             numpy_helper.from_array(np.full(scales.shape, b_zero_point, np.int8), "bz"),
+             numpy_helper.from_array(np.array(0.05, np.float32), "ys"),
+             numpy_helper.from_array(np.array(100 if a_dtype == np.uint8 else -5, a_dtype), "yz")]
+    onnx_type = TensorProto.UINT8 if a_dtype == np.uint8 else TensorProto.INT8
+    node = helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"])
+    graph = helper.make_graph([node], "qmatmul", [helper.make_tensor_value_info("a", onnx_type, list(a_shape))],
+                              [helper.make_tensor_value_info("y", onnx_type, list(a_shape[:-1]) + [12])], inits)
+    path = tmp_path / "qmatmul.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    info = np.iinfo(a_dtype)
+    return path, rng.integers(info.min, int(info.max) + 1, a_shape).astype(a_dtype)
+
+
+@pytest.mark.parametrize("a_dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("a_shape, per_column, b_zero_point",
+                         [((6, 16), False, 0), ((2, 5, 16), True, 0), ((2, 5, 16), False, 9)])
+def test_a_qlinear_matmul_runs_as_an_int8_primitive(tmp_path, a_dtype, a_shape, per_column, b_zero_point):
+    # QLinearMatMul by constant weights: qnn.dense of a's rows (reshaped
+    # when a has more than two dimensions), b less its zero point
+    # transposed as int8; the artifact equals the fused module's
+    # interpreter, ONNX's formula to one quantum.
+    path, a = qlinear_matmul_model(tmp_path, a_dtype, a_shape, per_column, b_zero_point)
+    mod = fused_module(path)
+    assert "qnn.dense" in str(mod)
+    sy.build(sy.frontend.from_onnx(path), ["cpu:0"], tmp_path / "artifact")
+    assert len(int8_primitives(tmp_path / "artifact")) == 1
+    compiled = sy.runtime.load(tmp_path / "artifact").run(a=a)
+    np.testing.assert_array_equal(compiled, sy.evaluate(mod, a=a))
+    imported = sy.evaluate(sy.frontend.from_onnx(path), a=a)
+    off = np.abs(compiled.astype(np.int64) - imported.astype(np.int64))
+    assert compiled.shape == imported.shape and off.max() <= 1 and off.mean() < 0.02
+    info = np.iinfo(a_dtype)
+    assert ((imported > info.min) & (imported < info.max)).mean() > 0.5
