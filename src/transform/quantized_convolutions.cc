@@ -1,8 +1,8 @@
 // FuseQDQ: matches the importer's spelling of QuantizeLinear and
-// DequantizeLinear around nn.conv2d, nn.dense and matmul
-// (frontend/onnx/converters_quant.cc) on the original nodes, each
-// intermediate read once, and replaces the quantize by one qnn.conv2d or
-// qnn.dense.
+// DequantizeLinear around nn.conv2d, nn.dense and matmul, and of
+// QLinearConv and QLinearMatMul (frontend/onnx/converters_quant.cc), on the
+// original nodes, each intermediate read once, and replaces the quantize by
+// one qnn.conv2d or qnn.dense; and moves max pools before dequantizes.
 #include "transform/quantized_convolutions.h"
 
 #include <cmath>
@@ -197,17 +197,20 @@ class QdqFuser : public ExprMutator {
            reads(in->shape[3], w.padding.left, w.pool_w, w.stride_w, w.dilation_w, out->shape[3]);
   }
 
-  // A QLinearConv as the importer spells it (frontend/onnx/converters_quant.cc):
+  // A QLinearConv or QLinearMatMul as the importer spells it
+  // (frontend/onnx/converters_quant.cc):
   //
   //   cast(clip(add?(round(multiply(cast(nn.bias_add?(nn.conv2d(subtract?(cast(x, int32), x_zero_point),
   //        w), b), float32), factor)), y_zero_point)), int8 or uint8)
   //
-  // x int8 or uint8 with one zero point, w an int32 constant whose values
-  // fit int8 (the weights less their zero point), b an int32 constant
-  // vector, factor x_scale * w_scale[o] / y_scale: one positive float32, or
-  // one per output channel. As qnn.conv2d of w as int8, b in the
-  // accumulator's units already; the rounding of halves is qnn.conv2d's
-  // (oneDNN's), within one quantum of ONNX's. Null where it does not apply.
+  // or matmul(..., w) for nn.conv2d, without a bias. x int8 or uint8 with
+  // one zero point, w an int32 constant whose values fit int8 (the weights
+  // less their zero point), b an int32 constant vector, factor x_scale *
+  // w_scale[o] / y_scale: one positive float32, or one per output channel
+  // (a matmul's column). As qnn.conv2d or qnn.dense (of x's rows) of w as
+  // int8, b in the accumulator's units already; the rounding of halves is
+  // the int8 operators' (oneDNN's), within one quantum of ONNX's. Null
+  // where it does not apply.
   Expr qlinear_product(const CallNode& cast) {
     DType out = dtype_of(Expr(&cast));
     if (as<OpNode>(cast.op) != ops::cast() || !is_int8(out) || cast.virtual_device()->kind() != DeviceKind::kCPU)

@@ -22,8 +22,15 @@ namespace switchyard {
 // channel; b a float32 constant vector; y uint8 or int8 with one scale and
 // zero point; every intermediate value read only by the next step (a float
 // result read elsewhere would be computed twice).
-// Anything else keeps today's float32 path. Runs before FoldConstant, which
-// would fold w's dequantization into float32 weights. Requires InferType.
+// A matmul of (..., M, K) data is qnn.dense of the data's rows, reshaped
+// in and out. The importer's QLinearConv and QLinearMatMul by constant
+// weights (int32 products of the shifted operands, requantized) become
+// qnn.conv2d and qnn.dense the same way, where the weights less their zero
+// point fit int8. And max_pool2d(dequantize(x)) becomes
+// dequantize(max_pool2d(x)) (exact) where every window holds an element
+// of the image. Anything else keeps today's float32 path. Runs before
+// FoldConstant, which would fold w's dequantization into float32 weights.
+// Requires InferType.
 Pass FuseQDQ();
 
 }  // namespace switchyard

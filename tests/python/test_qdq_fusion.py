@@ -309,6 +309,19 @@ def test_an_8bit_max_pool_runs_as_onednns_and_computes_the_interpreters_result(t
         assert [p["quantization"] for p in pools] == [{"src_type": short, "dst_type": short}], pools
 
 
+def one_int8_primitive_results(tmp_path, path, operator, **inputs):
+    """Fuses and builds the model at `path`: expects `operator` in the fused module and one int8 primitive
+    in the artifact, whose result equals the fused module's interpreter. Returns it and the imported
+    model's (ONNX's formula)."""
+    mod = fused_module(path)
+    assert operator in str(mod)
+    sy.build(sy.frontend.from_onnx(path), ["cpu:0"], tmp_path / "artifact")
+    assert len(int8_primitives(tmp_path / "artifact")) == 1
+    compiled = sy.runtime.load(tmp_path / "artifact").run(**inputs)
+    np.testing.assert_array_equal(compiled, sy.evaluate(mod, **inputs))
+    return compiled, sy.evaluate(sy.frontend.from_onnx(path), **inputs)
+
+
 def qlinear_conv_model(tmp_path, x_dtype, per_channel, w_zero_point, bias, groups=1):
     """One QLinearConv (ONNX's QOperator form, as ORT's QOperator quantization and the ONNX model zoo's
     int8 models write it): 3x3, padding 1, 16 -> 24 channels at 10x10. Returns the path and an input."""
@@ -347,14 +360,7 @@ def test_a_qlinear_conv_runs_as_an_int8_primitive(tmp_path, x_dtype, per_channel
     # accumulator's units): the artifact equals the fused module's
     # interpreter, and ONNX's formula (the imported model) to one quantum.
     path, x = qlinear_conv_model(tmp_path, x_dtype, per_channel, w_zero_point, bias, groups)
-    imported = sy.evaluate(sy.frontend.from_onnx(path), x=x)
-    mod = fused_module(path)
-    assert "qnn.conv2d" in str(mod)
-    fused = sy.evaluate(mod, x=x)
-    sy.build(sy.frontend.from_onnx(path), ["cpu:0"], tmp_path / "artifact")
-    assert len(int8_primitives(tmp_path / "artifact")) == 1
-    compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
-    np.testing.assert_array_equal(compiled, fused)
+    compiled, imported = one_int8_primitive_results(tmp_path, path, "qnn.conv2d", x=x)
     off = np.abs(compiled.astype(np.int64) - imported.astype(np.int64))
     assert off.max() <= 1 and off.mean() < 0.01
     info = np.iinfo(x_dtype)
@@ -406,13 +412,7 @@ def test_a_qdq_matmul_of_3d_data_runs_as_int8_rows(tmp_path, x_dtype):
     # A transformer's (batch, tokens, K) activations by (K, N) weights: the
     # 8-bit data's rows (10, 16) through qnn.dense, reshaped back.
     path, x = qdq_matmul_3d(tmp_path, x_dtype)
-    mod = fused_module(path)
-    assert "qnn.dense" in str(mod)
-    sy.build(sy.frontend.from_onnx(path), ["cpu:0"], tmp_path / "artifact")
-    assert len(int8_primitives(tmp_path / "artifact")) == 1
-    compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
-    np.testing.assert_array_equal(compiled, sy.evaluate(mod, x=x))
-    imported = sy.evaluate(sy.frontend.from_onnx(path), x=x)
+    compiled, imported = one_int8_primitive_results(tmp_path, path, "qnn.dense", x=x)
     assert compiled.shape == (2, 5, 12)
     # Within one quantum of the output's scale of ONNX's formula.
     assert np.abs(compiled - imported).max() <= 0.03 * 1.0001
@@ -451,13 +451,7 @@ def test_a_qlinear_matmul_runs_as_an_int8_primitive(tmp_path, a_dtype, a_shape, 
     # transposed as int8; the artifact equals the fused module's
     # interpreter, ONNX's formula to one quantum.
     path, a = qlinear_matmul_model(tmp_path, a_dtype, a_shape, per_column, b_zero_point)
-    mod = fused_module(path)
-    assert "qnn.dense" in str(mod)
-    sy.build(sy.frontend.from_onnx(path), ["cpu:0"], tmp_path / "artifact")
-    assert len(int8_primitives(tmp_path / "artifact")) == 1
-    compiled = sy.runtime.load(tmp_path / "artifact").run(a=a)
-    np.testing.assert_array_equal(compiled, sy.evaluate(mod, a=a))
-    imported = sy.evaluate(sy.frontend.from_onnx(path), a=a)
+    compiled, imported = one_int8_primitive_results(tmp_path, path, "qnn.dense", a=a)
     off = np.abs(compiled.astype(np.int64) - imported.astype(np.int64))
     assert compiled.shape == imported.shape and off.max() <= 1 and off.mean() < 0.02
     info = np.iinfo(a_dtype)
