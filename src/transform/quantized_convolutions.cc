@@ -5,7 +5,9 @@
 // one qnn.conv2d or qnn.dense; and moves max pools before dequantizes.
 #include "transform/quantized_convolutions.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <unordered_map>
 
@@ -57,6 +59,7 @@ class QdqFuser : public ExprMutator {
   Expr visit_call(const Call& n) override {
     if (Expr fused = fuse(*n)) return fused;
     if (Expr pooled = pool_before_dequantize(n)) return pooled;
+    if (Expr exact = integer_product_in_float(*n)) return exact;
     return ExprMutator::visit_call(n);
   }
 
@@ -176,6 +179,92 @@ class QdqFuser : public ExprMutator {
       value = with_fields(*step, {.args = std::move(args), .virtual_device = pool->virtual_device()});
     }
     return value;
+  }
+
+  // An int32 matmul of 8-bit data (less a zero point, maybe computed at
+  // run time: dynamic quantization's MatMulInteger) by constant weights, as
+  // float32 matmuls, exactly: every product and every partial sum of up to
+  // `chunk` of them is an integer below 2^24, which float32 holds whatever
+  // the order of the sums, so a float32 product of K-chunks that short is
+  // the exact integer; the chunks' products are summed in int32. The int32
+  // matmul ran as a generated loop (a 128x768 by 768x768 one: 89 ms); the
+  // float32 ones are the library's. Null where it does not apply.
+  Expr integer_product_in_float(const CallNode& product) {
+    if (as<OpNode>(product.op) != ops::matmul() || dtype_of(Expr(&product)) != DType::kInt32 ||
+        product.virtual_device()->kind() != DeviceKind::kCPU)
+      return Expr();
+    const TensorTypeNode* data = as_tensor(product.args[0]->checked_type());
+    const ConstantNode* weights = as<ConstantNode>(product.args[1]);
+    if (!data || !data->is_static() || data->ndim() < 2 || !weights || weights->data.dtype() != DType::kInt32 ||
+        weights->data.ndim() != 2)
+      return Expr();
+    std::optional<int64_t> data_bound = eight_bit_difference_bound(product.args[0]);
+    if (!data_bound) return Expr();
+    int64_t weights_bound = 0;
+    for (int64_t i = 0; i < weights->data.numel(); ++i)
+      weights_bound = std::max<int64_t>(weights_bound, std::llabs(int64_t(weights->data.get_as_double(i))));
+    const int64_t k_size = data->shape.back(), n_size = weights->data.shape()[1];
+    if (weights->data.shape()[0] != k_size || k_size == 0) return Expr();
+    const int64_t most = ((int64_t(1) << 24) - 1) / std::max<int64_t>(1, *data_bound * weights_bound);
+    int64_t chunk = std::min(k_size, most);
+    while (chunk > 0 && k_size % chunk != 0) --chunk;
+    if (chunk < std::min<int64_t>(k_size, 16)) return Expr();  // too short to pay
+    const int64_t chunks = k_size / chunk;
+    const VirtualDevice* device = product.virtual_device();
+    auto call = [&](const OpNode* op, std::vector<Expr> args, std::vector<std::pair<std::string, AttrValue>> attrs,
+                    std::vector<int64_t> shape, DType dtype) {
+      return make_op_call(op, std::move(args), std::move(attrs),
+                          {.virtual_device = device, .span = product.span(), .checked_type = tensor_type(shape, dtype)});
+    };
+    std::vector<int64_t> data_shape = data->shape;
+    Expr as_float = call(ops::cast(), {mutate(product.args[0])}, {{"dtype", std::string("float32")}}, data_shape,
+                         DType::kFloat32);
+    NDArray float_weights(DType::kFloat32, {chunks, chunk, n_size});
+    for (int64_t i = 0; i < weights->data.numel(); ++i) float_weights.set_from_double(i, weights->data.get_as_double(i));
+    const std::vector<int64_t>& result = as_tensor(product.checked_type())->shape;
+    if (chunks == 1) {
+      float_weights = float_weights.reshaped({k_size, n_size});
+      Expr w = make_constant(std::move(float_weights), {.virtual_device = weights->virtual_device(),
+                                                        .span = weights->span(),
+                                                        .checked_type = tensor_type({k_size, n_size}, DType::kFloat32)});
+      Expr p = call(ops::matmul(), {as_float, w}, {}, result, DType::kFloat32);
+      return call(ops::cast(), {p}, {{"dtype", std::string("int32")}}, result, DType::kInt32);
+    }
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < data_shape.size(); ++d) rows *= data_shape[d];
+    Expr split = call(ops::reshape(), {as_float}, attr_entries(ReshapeAttrs{{rows, chunks, chunk}}),
+                      {rows, chunks, chunk}, DType::kFloat32);
+    Expr by_chunk = call(ops::transpose(), {split}, attr_entries(TransposeAttrs{std::vector<int64_t>{1, 0, 2}}),
+                         {chunks, rows, chunk}, DType::kFloat32);
+    Expr w = make_constant(std::move(float_weights),
+                           {.virtual_device = weights->virtual_device(), .span = weights->span(),
+                            .checked_type = tensor_type({chunks, chunk, n_size}, DType::kFloat32)});
+    Expr partial = call(ops::matmul(), {by_chunk, w}, {}, {chunks, rows, n_size}, DType::kFloat32);
+    Expr exact = call(ops::cast(), {partial}, {{"dtype", std::string("int32")}}, {chunks, rows, n_size}, DType::kInt32);
+    Expr summed = call(ops::sum(), {exact}, {{"axis", std::vector<int64_t>{0}}}, {rows, n_size}, DType::kInt32);
+    return call(ops::reshape(), {summed}, attr_entries(ReshapeAttrs{result}), result, DType::kInt32);
+  }
+
+  // The largest |value| of `e` when it is an 8-bit value cast to int32,
+  // less nothing, an integer constant or another such cast of the same
+  // type; nullopt otherwise.
+  static std::optional<int64_t> eight_bit_difference_bound(const Expr& e) {
+    auto widened = [](const Expr& v) -> std::optional<DType> {
+      const CallNode* c = call_of(v, ops::cast());
+      if (!c || dtype_of(v) != DType::kInt32 || !is_int8(dtype_of(c->args[0]))) return std::nullopt;
+      return dtype_of(c->args[0]);
+    };
+    auto range = [](DType t) { return t == DType::kInt8 ? std::pair<int64_t, int64_t>{-128, 127} : std::pair<int64_t, int64_t>{0, 255}; };
+    if (std::optional<DType> t = widened(e)) return std::max(-range(*t).first, range(*t).second);
+    const CallNode* difference = call_of(e, ops::subtract());
+    if (!difference) return std::nullopt;
+    std::optional<DType> left = widened(difference->args[0]);
+    if (!left) return std::nullopt;
+    auto [low, high] = range(*left);
+    if (std::optional<DType> right = widened(difference->args[1]); right && *right == *left) return high - low;
+    std::optional<double> constant = scalar_constant(difference->args[1]);
+    if (!constant || *constant != double(int64_t(*constant)) || std::abs(*constant) > 1e6) return std::nullopt;
+    return std::max(std::llabs(low - int64_t(*constant)), std::llabs(high - int64_t(*constant)));
   }
 
   static bool every_window_reads_the_image(const CallNode& pool, const WindowAttrs& w) {

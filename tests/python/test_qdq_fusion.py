@@ -456,3 +456,53 @@ def test_a_qlinear_matmul_runs_as_an_int8_primitive(tmp_path, a_dtype, a_shape, 
     assert compiled.shape == imported.shape and off.max() <= 1 and off.mean() < 0.02
     info = np.iinfo(a_dtype)
     assert ((imported > info.min) & (imported < info.max)).mean() > 0.5
+
+
+def matmul_integer_model(tmp_path, a_dtype, a_shape, n, a_zero_point_input):
+    """MatMulInteger of a (an input) by constant int8 b (K, n), a's zero point an input too when
+    `a_zero_point_input` (dynamic quantization computes it at run time), else the constant 7."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(19)
+    k = a_shape[-1]
+    b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    b[:, 0] = -128  # a column at the extreme: with a row of a at its own, the widest sum
+    onnx_type = TensorProto.UINT8 if a_dtype == np.uint8 else TensorProto.INT8
+    inputs = [helper.make_tensor_value_info("a", onnx_type, list(a_shape))]
+    inits = [numpy_helper.from_array(b, "b"), numpy_helper.from_array(np.array(0, np.int8), "bz")]
+    if a_zero_point_input:
+        inputs.append(helper.make_tensor_value_info("az", onnx_type, []))
+    else:
+        inits.append(numpy_helper.from_array(np.array(7, a_dtype), "az"))
+    node = helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])
+    graph = helper.make_graph([node], "mmi", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.INT32, list(a_shape[:-1]) + [n])], inits)
+    path = tmp_path / "mmi.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return path
+
+
+@pytest.mark.parametrize("a_dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("a_shape, zero_point_input", [((6, 768), True), ((2, 3, 600), False), ((4, 40), True)])
+def test_an_int32_matmul_of_8bit_data_runs_as_float_chunks_exactly(tmp_path, a_dtype, a_shape, zero_point_input):
+    # Dynamic quantization's MatMulInteger ran as a generated int32 loop.
+    # It now runs as float32 matmuls of K-chunks short enough that every
+    # partial sum is an integer below 2^24 (768 = 2 x 384; 600 = 2 x 300;
+    # 40 in one), the chunks summed in int32: exact, the extremes included.
+    path = matmul_integer_model(tmp_path, a_dtype, a_shape, 24, zero_point_input)
+    info = np.iinfo(a_dtype)
+    rng = np.random.default_rng(23)
+    a = rng.integers(info.min, int(info.max) + 1, a_shape).astype(a_dtype)
+    a[..., 0, :] = info.max if a_dtype == np.uint8 else info.min  # a row at the extreme
+    inputs = {"a": a}
+    if zero_point_input:
+        inputs["az"] = np.array(info.min if a_dtype == np.uint8 else info.max, a_dtype)  # the widest difference
+    mod = sy.frontend.from_onnx(path)
+    sy.build(mod, ["cpu:0"], tmp_path / "artifact")
+    compiled = sy.runtime.load(tmp_path / "artifact").run(**inputs)
+    want = sy.evaluate(mod, **inputs)
+    # Sums where float32's 24 bits matter (one sum in float32 of 768 such terms would not be exact).
+    assert want.dtype == np.int32 and (np.abs(want).max() > 2 ** 23) == (a_shape[-1] > 500)
+    np.testing.assert_array_equal(compiled, want)
+    manifest = json.loads((tmp_path / "artifact" / "manifest.json").read_text())
+    assert any(p["kind"] == "matmul" for p in manifest["primitives"]), "the product is the library's"
