@@ -147,7 +147,7 @@ std::string dense_block() {
 // The names of the shared loop functions (sy_shared::sy_loop_...) `code` defines.
 std::set<std::string> shared_loops(const std::string& code) {
   std::set<std::string> names;
-  const std::string definition = "inline void sy_loop_";
+  const std::string definition = "static void sy_loop_";
   for (size_t at = code.find(definition); at != std::string::npos; at = code.find(definition, at + 1))
     names.insert(code.substr(at + 12, code.find('(', at) - at - 12));
   return names;
@@ -177,9 +177,8 @@ TEST(ChannelConcatenation, ConcatenationsOfOtherWidthsShareTheirPartsLoops) {
       ASSERT_LT(begin, end);
       EXPECT_EQ(source->code.substr(begin, end - begin).find("branches.sy"), std::string::npos) << source->code;
     }
-    // Built (two units, so a batch each: the linker keeps one copy of the
-    // shared functions both objects define), it computes what the
-    // interpreter does.
+    // Built (two units, so a batch each, each object with its own static
+    // copy of the shared functions), it computes what the interpreter does.
     expect_artifact_matches_interpreter(dense_block(), *pin ? "dense_block_blocks" : "dense_block_nhwc", pins);
   }
 }

@@ -406,7 +406,7 @@ TEST(CpuElementwiseKernels, AConcatenationReadElementForElementAtBatchOneIsALoop
   // along the axis (whose coordinate is constant), has its own.
   auto functions = [](const std::string& code) {
     size_t count = 0;
-    for (const char* definition : {"\nvoid concatenation_part_", "\n  inline void sy_loop_"})
+    for (const char* definition : {"\nvoid concatenation_part_", "\n  static void sy_loop_"})
       for (size_t at = code.find(definition); at != std::string::npos; at = code.find(definition, at + 1)) ++count;
     return count;
   };

@@ -205,7 +205,7 @@ ki::Stmt scale_at(const std::string& name, const std::string& input, const std::
 // The shared loop functions (sy_shared::sy_loop_...) `code` defines.
 std::set<std::string> shared_loop_names(const std::string& code) {
   std::set<std::string> names;
-  const std::string definition = "inline void ";
+  const std::string definition = "static void ";
   for (size_t at = code.find(definition + "sy_loop_"); at != std::string::npos;
        at = code.find(definition + "sy_loop_", at + 1))
     names.insert(code.substr(at + definition.size(), code.find('(', at) - at - definition.size()));

@@ -93,8 +93,9 @@ class Renderer final : public StatementPrinter {
   // nothing of its kernel's and uses no helper defined in the kernel's
   // namespace runs a function shared with every kernel's loop of the same
   // code: defined in the namespace sy_shared, named by its code's digest,
-  // behind a guard, so that a batch of units compiles it once and the linker
-  // keeps one copy of it (an inline function). Channel concatenations that
+  // behind a guard, so that a batch of units compiles it once. Static: each
+  // object keeps its own copy, so units compiled with other flags (another
+  // device's -march) never share code. Channel concatenations that
   // differ only in their parts' count and offsets (DenseNet's dozens) then
   // compile their loops once. False, rendering nothing, where it cannot be.
   bool parallel_shared(const Stmt& loop) {
@@ -114,7 +115,7 @@ class Renderer final : public StatementPrinter {
     for (size_t b = 0; b < buffer_types.size(); ++b) code.line(buffer_types[b] + " " + s.arguments.buffers[b].first + ";");
     for (const auto& [name, value] : s.arguments.values) code.line("int64_t " + name + ";");
     code.close(";");
-    code.open("inline void @(void* closure, int64_t begin, int64_t end)");
+    code.open("static void @(void* closure, int64_t begin, int64_t end)");
     code.line("const @_arguments& arguments = *static_cast<const @_arguments*>(closure);");
     for (size_t b = 0; b < buffer_types.size(); ++b)
       code.line(buffer_types[b] + restrict + " " + s.arguments.buffers[b].first + " = arguments." +
