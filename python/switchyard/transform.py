@@ -48,6 +48,8 @@ def _builtin(name, doc):
 InferType = _builtin("InferType", "Infers and records every node's checked_type.")
 SimplifyExpr = _builtin("SimplifyExpr", "Algebraic identities that keep the result's type and device.")
 FuseQDQ = _builtin("FuseQDQ", "A QDQ model's convolutions as int8 qnn.conv2d calls, on CPU devices.")
+SimplifyQuantizeChains = _builtin(
+    "SimplifyQuantizeChains", "Exact identities of quantize steps: 8-bit round trips and a ReLU before a quantize.")
 FoldConstant = _builtin("FoldConstant", "Evaluates constant sub-expressions, keeping devices and spans.")
 EliminateCommonSubexpr = _builtin("EliminateCommonSubexpr", "Merges identical expressions on the same device.")
 DeadCodeElimination = _builtin("DeadCodeElimination", "Removes unused bindings.")
@@ -106,7 +108,8 @@ def module_pass(pass_function=None, *, opt_level=0, name=None, required=()):
 
 __all__ = [
     "Pass", "PassInfo", "PassContext", "PassInstrument", "InvariantChecker", "Timing", "Sequential",
-    "PlanDevices", "PlanLayouts", "InferType", "SimplifyExpr", "FuseQDQ", "FoldConstant", "EliminateCommonSubexpr",
+    "PlanDevices", "PlanLayouts", "InferType", "SimplifyExpr", "FuseQDQ", "SimplifyQuantizeChains",
+    "FoldConstant", "EliminateCommonSubexpr",
     "DeadCodeElimination", "FuseOps", "ToANormalForm", "ToGraphNormalForm", "Inline",
     "function_pass", "module_pass", "default_pipeline", "pass_by_name", "pass_names", "specialize",
 ]

@@ -35,6 +35,7 @@
 #include "transform/fuse_ops.h"
 #include "transform/infer_type.h"
 #include "transform/infer_type_pass.h"
+#include "transform/quantize_chains.h"
 #include "transform/quantized_convolutions.h"
 #include "transform/simplify_expr.h"
 #include "transform/to_graph_normal_form.h"
@@ -303,6 +304,7 @@ Pass default_pipeline(const PipelineOptions& options) {
           ToGraphNormalForm(),         // let-bound values become dataflow edges, so they fuse
           SimplifyExpr(),              // algebraic identities, layer normalisation folded
           FuseQDQ(),                   // QDQ convolutions as int8 operators, before their weights fold
+          SimplifyQuantizeChains(),    // quantize steps that change nothing dropped
           FoldConstant(),              // constant sub-expressions evaluated
           EliminateCommonSubexpr(),    // equal computations shared
           DeadCodeElimination(),       // unused bindings dropped

@@ -11,6 +11,7 @@
 #include "transform/fuse_ops.h"
 #include "transform/infer_type_pass.h"
 #include "transform/inline.h"
+#include "transform/quantize_chains.h"
 #include "transform/quantized_convolutions.h"
 #include "transform/simplify_expr.h"
 #include "transform/to_a_normal_form.h"
@@ -32,6 +33,7 @@ const std::vector<Factory>& factories() {
       DeadCodeElimination,
       FuseOps,
       FuseQDQ,
+      SimplifyQuantizeChains,
       Inline,
       ToANormalForm,
       ToGraphNormalForm,

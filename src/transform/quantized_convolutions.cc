@@ -18,29 +18,17 @@
 #include "op/quantized_attrs.h"
 #include "op/registry.h"
 #include "op/window_attrs.h"
+#include "transform/quantized_values.h"
 
 namespace switchyard {
 
 namespace {
 
-const CallNode* call_of(const Expr& e, const OpNode* op) {
-  const CallNode* call = as<CallNode>(e);
-  return call && as<OpNode>(call->op) == op ? call : nullptr;
-}
-
-DType dtype_of(const Expr& e) {
-  const TensorTypeNode* t = as_tensor(e->checked_type());
-  return t ? t->dtype : DType::kBool;
-}
-
-bool is_int8(DType t) { return t == DType::kInt8 || t == DType::kUInt8; }
-
-// The value of a 0-d constant (or of a one-element one).
-std::optional<double> scalar_constant(const Expr& e) {
-  const ConstantNode* c = as<ConstantNode>(e);
-  if (!c || c->data.numel() != 1) return std::nullopt;
-  return c->data.get_as_double(0);
-}
+using quantized_values::call_of;
+using quantized_values::dtype_of;
+using quantized_values::eight_bit_range;
+using quantized_values::is_int8;
+using quantized_values::scalar_constant;
 
 // A quantized tensor's scale and zero point, one each.
 struct Quantization {
@@ -131,8 +119,8 @@ class QdqFuser : public ExprMutator {
     const CallNode* clip = call_of(cast.args[0], ops::clip());
     if (!clip || !read_once(cast.args[0])) return std::nullopt;
     ClipAttrs bounds = clip_attrs(*clip->attrs);
-    double low = out == DType::kInt8 ? -128 : 0, high = out == DType::kInt8 ? 127 : 255;
-    if (bounds.a_min != low || bounds.a_max != high) return std::nullopt;
+    auto [low, high] = eight_bit_range(out);
+    if (bounds.a_min != double(low) || bounds.a_max != double(high)) return std::nullopt;
     Expr rounded = clip->args[0];
     Quantization q;
     if (const CallNode* sum = call_of(rounded, ops::add())) {
@@ -254,13 +242,12 @@ class QdqFuser : public ExprMutator {
       if (!c || dtype_of(v) != DType::kInt32 || !is_int8(dtype_of(c->args[0]))) return std::nullopt;
       return dtype_of(c->args[0]);
     };
-    auto range = [](DType t) { return t == DType::kInt8 ? std::pair<int64_t, int64_t>{-128, 127} : std::pair<int64_t, int64_t>{0, 255}; };
-    if (std::optional<DType> t = widened(e)) return std::max(-range(*t).first, range(*t).second);
+    if (std::optional<DType> t = widened(e)) return std::max(-eight_bit_range(*t).first, eight_bit_range(*t).second);
     const CallNode* difference = call_of(e, ops::subtract());
     if (!difference) return std::nullopt;
     std::optional<DType> left = widened(difference->args[0]);
     if (!left) return std::nullopt;
-    auto [low, high] = range(*left);
+    auto [low, high] = eight_bit_range(*left);
     if (std::optional<DType> right = widened(difference->args[1]); right && *right == *left) return high - low;
     std::optional<double> constant = scalar_constant(difference->args[1]);
     if (!constant || *constant != double(int64_t(*constant)) || std::abs(*constant) > 1e6) return std::nullopt;
@@ -314,8 +301,8 @@ class QdqFuser : public ExprMutator {
     const CallNode* clip = step(cast.args[0], ops::clip());
     if (!clip) return Expr();
     ClipAttrs bounds = clip_attrs(*clip->attrs);
-    double low = out == DType::kInt8 ? -128 : 0, high = out == DType::kInt8 ? 127 : 255;
-    if (bounds.a_min != low || bounds.a_max != high) return Expr();
+    auto [low, high] = eight_bit_range(out);
+    if (bounds.a_min != double(low) || bounds.a_max != double(high)) return Expr();
     int64_t y_zero_point = 0;
     Expr rounded = clip->args[0];
     if (const CallNode* sum = step(rounded, ops::add())) {
@@ -364,8 +351,7 @@ class QdqFuser : public ExprMutator {
     const CallNode* widened = step(shifted, ops::cast());
     if (!widened || !is_int8(dtype_of(widened->args[0])) || dtype_of(shifted) != DType::kInt32) return Expr();
     const DType x_dtype = dtype_of(widened->args[0]);
-    if (x_zero_point < (x_dtype == DType::kInt8 ? -128 : 0) || x_zero_point > (x_dtype == DType::kInt8 ? 127 : 255))
-      return Expr();
+    if (x_zero_point < eight_bit_range(x_dtype).first || x_zero_point > eight_bit_range(x_dtype).second) return Expr();
     const TensorTypeNode* data = as_tensor(widened->args[0]->checked_type());
     if (!data || !data->is_static() || (matmul && data->ndim() < 2)) return Expr();
     for (const Expr& e : spelled)
