@@ -164,6 +164,8 @@ std::string cpu_prelude() {
 #define SY_CPU_PRELUDE
 #define NAN __builtin_nanf("")
 #define INFINITY __builtin_inff()
+// Both values computed before the choice: vector blends, not branches.
+template <typename T> inline T sy_select(bool condition, T if_true, T if_false) { return condition ? if_true : if_false; }
 inline float sy_sqrt(float x) { return __builtin_sqrtf(x); }
 inline double sy_sqrt(double x) { return __builtin_sqrt(x); }
 inline float sy_floor(float x) { return __builtin_floorf(x); }

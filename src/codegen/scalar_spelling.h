@@ -38,6 +38,9 @@ struct ScalarSpelling {
   const ScalarSpelling* in_double = nullptr;
   // a * b + c on floats with one rounding (ki::fused_multiply_add).
   const char* fused_multiply_add = "fmaf";
+  // A function template that picks one of two values both already computed
+  // (the prelude's sy_select); null where nested selects stay `?:`.
+  const char* select_function = nullptr;
 };
 
 // The CPU's: vectorisable sy_ helpers and <cmath>.
