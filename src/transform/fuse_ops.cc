@@ -4,10 +4,12 @@
 #include "transform/fuse_ops.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "ir/with_fields.h"
+#include "op/handles.h"
 #include "op/quantized_attrs.h"
 #include "op/registry.h"
 
@@ -50,6 +52,22 @@ bool is_quantized_anchor(const ExprNode* master) {
   const CallNode* call = master && master->kind() == ExprKind::kCall ? static_cast<const CallNode*>(master) : nullptr;
   const OpNode* op = call ? as<OpNode>(call->op) : nullptr;
   return op == ops::quantized_conv2d() || op == ops::quantized_dense();
+}
+
+const CallNode* call_of(const ExprNode* n, const OpNode* op) {
+  const CallNode* call = n && n->kind() == ExprKind::kCall ? static_cast<const CallNode*>(n) : nullptr;
+  return call && as<OpNode>(call->op) == op ? call : nullptr;
+}
+
+// multiply(subtract?(cast(anchor))) of an int8 anchor's result, as the
+// importer spells DequantizeLinear: the anchor, or null.
+const ExprNode* dequantized_anchor(const ExprNode* e) {
+  const CallNode* product = call_of(e, ops::multiply());
+  if (!product) return nullptr;
+  const ExprNode* shifted = product->args[0].get();
+  if (const CallNode* difference = call_of(shifted, ops::subtract())) shifted = difference->args[0].get();
+  const CallNode* cast = call_of(shifted, ops::cast());
+  return cast && is_quantized_anchor(cast->args[0].get()) ? cast->args[0].get() : nullptr;
 }
 
 bool is_elementwise_like(OpPattern p) {
@@ -150,6 +168,33 @@ class FusionPlanner {
            producer->virtual_device() == c->virtual_device();
   }
 
+  // Whether `cast`, the start of a dequantize of an int8 anchor's result
+  // (cast, subtract?, multiply, each read by the next alone), feeds an
+  // element-wise join (a residual add) whose earlier argument is another
+  // int8 anchor's dequantize: that anchor's epilogue takes the join, and
+  // this dequantize joins it as a producer, read there from its 8-bit
+  // source, rather than being its own anchor's epilogue writing float32
+  // (4x the bytes) for the join to read.
+  bool dequantize_belongs_to_join(const CallNode* cast) {
+    if (!call_of(cast, ops::cast()) || !is_quantized_anchor(cast->args[0].get())) return false;
+    const ExprNode* end = cast;
+    for (int step = 0; step < 2; ++step) {
+      const ExprNode* next = info_[end].shared ? nullptr : info_[end].consumer;
+      if (!call_of(next, ops::subtract()) && !call_of(next, ops::multiply())) break;
+      end = next;
+      if (call_of(end, ops::multiply())) break;
+    }
+    if (dequantized_anchor(end) != cast->args[0].get() || info_[end].shared) return false;
+    const CallNode* join = as<CallNode>(Expr(info_[end].consumer));
+    std::optional<OpPattern> pattern = join ? pattern_of(join) : std::nullopt;
+    if (!pattern || !is_elementwise_like(*pattern)) return false;
+    for (const Expr& arg : join->args) {
+      if (arg.get() == end) return false;
+      if (dequantized_anchor(arg.get())) return true;
+    }
+    return false;
+  }
+
   void plan_call(const CallNode* c) {
     OpPattern pattern = *pattern_of(c);
     bool is_master = pattern == OpPattern::kAnchor || pattern == OpPattern::kReduction;
@@ -174,6 +219,7 @@ class FusionPlanner {
       for (const ExprNode* p : candidates) {
         const Group& g = groups_[group(p)];
         if (!g.master || groups_[group(c)].size != 1 || !fits(p, c)) continue;
+        if (is_quantized_anchor(g.master) && dequantize_belongs_to_join(c)) continue;
         const std::vector<int64_t>* master_shape = tensor_shape(g.master);
         const std::vector<int64_t>* shape = tensor_shape(c);
         if (master_shape && shape && *master_shape == *shape) {

@@ -112,9 +112,10 @@ def test_weight_zero_point_keeps_the_float_path(tmp_path):
 
 
 def quantized_chain(tmp_path, residual):
-    """conv0 (1x1) -> relu -> conv1 (3x3) -> relu -> conv2 (1x1) [+ relu0's result] -> relu -> conv3 (1x1),
-    quantized as tests/models/qdq_model.py quantizes a real network; conv3's result, the model's float
-    output, stays a float convolution. Returns the QDQ model's path and its float model."""
+    """conv0 (1x1) -> relu -> conv1 (3x3) -> relu -> conv2 (1x1) [+ relu0's result, or with residual="conv"
+    + a 1x1 convolution of it (a ResNet downsample)] -> relu -> conv3 (1x1), quantized as
+    tests/models/qdq_model.py quantizes a real network; conv3's result, the model's float output, stays a
+    float convolution. Returns the QDQ model's path and its float model."""
     import sys
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -123,6 +124,8 @@ def quantized_chain(tmp_path, residual):
 
     rng = np.random.default_rng(5)
     weights = {"w0": (24, 16, 1, 1), "w1": (24, 24, 3, 3), "w2": (24, 24, 1, 1), "w3": (8, 24, 1, 1)}
+    if residual == "conv":
+        weights["w4"] = (24, 24, 1, 1)
     initializers = [numpy_helper.from_array((rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:])))
                                             .astype(np.float32), name) for name, shape in weights.items()]
     initializers += [numpy_helper.from_array(rng.standard_normal(shape[0]).astype(np.float32) * 0.1, "b" + name[1])
@@ -132,7 +135,11 @@ def quantized_chain(tmp_path, residual):
              helper.make_node("Conv", ["r0", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
              helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2")]
-    if residual:
+    if residual == "conv":
+        nodes += [helper.make_node("Conv", ["r0", "w4", "b4"], ["c4"], name="conv4"),
+                  helper.make_node("Add", ["c2", "c4"], ["s2"], name="add2"),
+                  helper.make_node("Relu", ["s2"], ["r2"], name="relu2")]
+    elif residual:
         nodes += [helper.make_node("Add", ["c2", "r0"], ["s2"], name="add2"),
                   helper.make_node("Relu", ["s2"], ["r2"], name="relu2")]
     else:
@@ -181,6 +188,23 @@ def test_values_between_int8_convolutions_stay_channels_last(tmp_path, residual)
     compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
     # The int8 stages are exact; conv3 is float32, where oneDNN's sums round
     # otherwise (a value off by one quantum would be off by ~1e-3 here).
+    np.testing.assert_allclose(compiled, sy.evaluate(fused_module(path), x=x), rtol=1e-5, atol=1e-5)
+
+
+def test_a_residual_joins_convolution_writes_8bit_values_for_the_join_to_dequantize(tmp_path):
+    # conv2's result plus conv4's (a ResNet downsample): conv2's epilogue
+    # loop takes the join and dequantizes conv4's 8-bit result itself, so
+    # conv4 runs as its primitive alone, writing uint8, not a loop writing
+    # its dequantized float32 values (4x the bytes) for the join to read.
+    path, x = quantized_chain(tmp_path, "conv")
+    sy.build(sy.frontend.from_onnx(path), ["cpu:0"], tmp_path / "artifact")
+    manifest = json.loads((tmp_path / "artifact" / "manifest.json").read_text())
+    kernels = {k["span"]: k for k in manifest["kernels"]}
+    downsample = [k for span, k in kernels.items() if span.startswith("c4_")]
+    assert [(k["kind"], k["operators"]) for k in downsample] == [("dnnl", "qnn.conv2d")], list(kernels)
+    join = [span for span in kernels if "add2" in span and "c4_dequantized" in span]
+    assert len(join) == 1, list(kernels)
+    compiled = sy.runtime.load(tmp_path / "artifact").run(x=x)
     np.testing.assert_allclose(compiled, sy.evaluate(fused_module(path), x=x), rtol=1e-5, atol=1e-5)
 
 
