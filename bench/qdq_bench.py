@@ -9,9 +9,11 @@ the suite is exported by tests/models/export_models.py), then:
 - agreement: on --inputs random inputs (another seed than calibration's),
   Switchyard's compiled QDQ model against ONNX Runtime's (npm's
   onnxruntime-node, installed into BUILD/peers as bench/peers/run_peers.py
-  does) and against Switchyard's interpreter: the largest difference in
-  units of the last quantized activation's scale (the quantum that feeds
-  the final Gemm) and the share of inputs with the same top-1 class.
+  does): the largest output difference in units of the last quantized
+  activation's scale (the quantum that feeds the final Gemm), the share of
+  inputs with the same top-1 class, and that last quantized activation
+  itself (the model cut there: its 8-bit values) compared element by
+  element, in quantization steps.
 - speed: in each round, one after another (so a disturbance of the shared
   machine hits all alike), Switchyard QDQ, Switchyard float, ORT QDQ and ORT
   float; the medians over rounds and the ratios.
@@ -53,14 +55,14 @@ def switchyard_run(switchyard, artifact, input_path, runs, threads, out):
     return float(LATENCY_LINE.findall(m.stdout)[-1][0]), np.load(pathlib.Path(out) / output_file(artifact))
 
 
-def ort_run(node_modules, model, input_path, runs, threads, output_path):
+def ort_run(node_modules, model, input_path, runs, threads, output_path, dtype=np.float32):
     env = dict(os.environ, NODE_PATH=str(node_modules))
     command = ["node", HERE / "peers" / "ort_bench.js", "--model", model, "--input", input_path, "--threads",
                threads, "--runs", runs, "--output", output_path]
     m = run_measured(command, env=env)
     if not m.ok():
         sys.exit(f"onnxruntime {model}: {m.first_error_line()}")
-    return json.loads(m.stdout.strip().splitlines()[-1])["latency_ms"]["median"], np.fromfile(output_path, np.float32)
+    return json.loads(m.stdout.strip().splitlines()[-1])["latency_ms"]["median"], np.fromfile(output_path, dtype)
 
 
 def last_quantum(model):
@@ -70,6 +72,22 @@ def last_quantum(model):
         if node.op_type == "DequantizeLinear" and node.input[0] not in constants:
             return float(onnx.numpy_helper.to_array(constants[node.input[1]]))
     raise ValueError("no DequantizeLinear of an activation")
+
+
+def last_quantized_activation(model):
+    """The model cut at the input of its last DequantizeLinear of an activation: that 8-bit tensor its output."""
+    constants = {t.name for t in model.graph.initializer}
+    for node in reversed(model.graph.node):
+        if node.op_type == "DequantizeLinear" and node.input[0] not in constants:
+            name = node.input[0]
+            break
+    cut = onnx.ModelProto()
+    cut.CopyFrom(model)
+    producer = next(n for n in cut.graph.node if name in n.output)
+    zero_point = next(t for t in cut.graph.initializer if t.name == producer.input[2])
+    del cut.graph.output[:]
+    cut.graph.output.append(onnx.helper.make_tensor_value_info(name, zero_point.data_type, None))
+    return cut, onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[zero_point.data_type]
 
 
 def main():
@@ -98,8 +116,14 @@ def main():
     for path, artifact in ((qdq_path, work / "qdq"), (float_model, work / "float")):
         compile_artifact(switchyard, path, artifact)
 
+    cut, cut_dtype = last_quantized_activation(qdq)
+    cut_path = work / f"{args.model}_qdq_cut.onnx"
+    onnx.save(cut, str(cut_path))
+    compile_artifact(switchyard, cut_path, work / "cut")
+
     quantum = last_quantum(qdq)
     differences, same_class, magnitude = [], 0, 0.0
+    steps, steps_off, steps_count = 0, 0, 0
     for i, x in enumerate(qdq_model.calibration_inputs(model, args.inputs, seed=1)):
         input_path = work / f"input{i}.npy"
         np.save(input_path, x)
@@ -108,9 +132,15 @@ def main():
         differences.append(float(np.abs(ours.ravel() - theirs).max()))
         magnitude = max(magnitude, float(np.abs(theirs).max()))
         same_class += int(ours.ravel().argmax() == theirs.argmax())
+        _, ours_cut = switchyard_run(switchyard, work / "cut", input_path, 0, args.threads, work / f"cut{i}")
+        _, theirs_cut = ort_run(node_modules, cut_path, input_path, 1, args.threads, work / f"ortcut{i}.raw", cut_dtype)
+        off = np.abs(ours_cut.ravel().astype(np.int64) - theirs_cut.astype(np.int64))
+        steps, steps_off, steps_count = max(steps, int(off.max())), steps_off + int((off > 0).sum()), steps_count + off.size
     print(f"agreement with ONNX Runtime on {args.inputs} inputs: top-1 {same_class}/{args.inputs}, "
           f"largest output difference {max(differences):.4g} = {max(differences) / quantum:.2f} x the last "
-          f"activation quantum {quantum:.4g} ({max(differences) / magnitude:.2%} of the largest output)")
+          f"activation quantum {quantum:.4g} ({max(differences) / magnitude:.2%} of the largest output); "
+          f"that activation's 8-bit values: at most {steps} step(s) apart, {steps_off / steps_count:.2%} of them "
+          f"differ")
 
     times = {"switchyard_qdq": [], "switchyard_float": [], "ort_qdq": [], "ort_float": []}
     input_path = work / "input0.npy"

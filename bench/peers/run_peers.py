@@ -34,6 +34,8 @@ from measure import run_measured  # noqa: E402
 import report  # noqa: E402
 from rounds import merge as merge_rounds  # noqa: E402
 import switchyard_peer  # noqa: E402
+from qdq_suite_model import PYTORCH_ERROR as QDQ_PYTORCH_ERROR, QDQ_MODELS, TOLERANCE as QDQ_TOLERANCE  # noqa: E402
+from qdq_suite_model import ensure_qdq_files  # noqa: E402
 
 # Pinned, so that figures from different days compare the same peer.
 ONNXRUNTIME_NODE = "onnxruntime-node@1.30.0"
@@ -147,13 +149,17 @@ def one_round(index, name, files, args, switchyard, node_modules, ort_error, pyt
     description = json.loads(files[3].read_text())
     inputs = {description["input"]: files[1]}
     expected = np.load(files[2])
+    quantized = name in QDQ_MODELS
+    tolerance = QDQ_TOLERANCE if quantized else switchyard_peer.TOLERANCE
+    if quantized:
+        pytorch_error = QDQ_PYTORCH_ERROR
     log(f"{name}, round {index + 1}: Switchyard compile")
     compiled = switchyard_peer.compile_figures(switchyard, files[0], work, args.timeout)
     log("  " + (compiled["error"] if "error" in compiled else
                 f"{compiled['compile_cold_s']:.2f} s cold, {compiled['compile_cached_s']:.2f} s cached"))
     runners = {
         "switchyard": lambda t: compiled if "error" in compiled else
-        switchyard_peer.run_figures(switchyard, work, inputs, expected, t, args.runs, args.timeout),
+        switchyard_peer.run_figures(switchyard, work, inputs, expected, t, args.runs, args.timeout, tolerance),
         "ort": lambda t: {"error": ort_error} if ort_error else run_ort(node_modules, files, t, args),
         "pytorch": lambda t: {"error": pytorch_error} if pytorch_error else run_pytorch(name, files, t, args),
     }
@@ -211,7 +217,9 @@ def main():
     args.runs = defaults["runs"] if args.runs is None else args.runs
     args.models_dir = args.models_dir or default_cache_dir(args.suite)
     args.thread_counts = [int(t) for t in args.threads.split(",") if t]
-    known = suites.models_of(args.suite).MODELS
+    known = dict(suites.models_of(args.suite).MODELS)
+    if args.suite == "suite":  # its QDQ member, made from a float one (qdq_suite_model.py)
+        known.update(QDQ_MODELS)
     names = [n for n in (args.models or ",".join(known)).split(",") if n]
     if unknown := [n for n in names if n not in known]:
         parser.error(f"unknown {args.suite} model(s) {', '.join(unknown)}; known: {', '.join(known)}")
@@ -222,10 +230,17 @@ def main():
         parser.error(f"{switchyard} is missing: build it first (ninja -C {args.build} switchyard)")
     json_path = args.json or args.build / defaults["results"] / "results.json"
 
-    ensure_exported(args.suite, args.models_dir, names)
+    quantized = [n for n in names if n in QDQ_MODELS]
+    ensure_exported(args.suite, args.models_dir,
+                    [n for n in names if n not in QDQ_MODELS] + [QDQ_MODELS[n] for n in quantized])
     ort_error = ensure_onnxruntime(args.build / "peers")
     if shutil.which("node") is None:
         ort_error = "node is not installed"
+    for name in quantized:
+        # Its reference output is ONNX Runtime's, so it needs ONNX Runtime.
+        problem = ort_error or ensure_qdq_files(name, args.models_dir, args.build, args.build / "peers" / "node_modules")
+        if problem:
+            log(f"{name}: {problem}")
     result = dict(suite=args.suite, cpu=cpu_model(), cores=os.cpu_count(), fma_peak_gflops=fma_peak_gflops(args.build),
                   commit=commit(), runs=args.runs, rounds=args.rounds, warmup=args.warmup,
                   date=datetime.datetime.now().isoformat(timespec="seconds"),
