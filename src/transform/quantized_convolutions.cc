@@ -106,6 +106,42 @@ class QdqFuser : public ExprMutator {
     return std::pair{weights, scales};
   }
 
+  // The end of a quantize, cast(clip(add?(round(e), zero_point))) to int8
+  // or uint8 with the clip at the type's range, each step read once: e,
+  // the zero point and the type. Each step passed is added to `steps`.
+  struct Rounded {
+    Expr operand;
+    int64_t zero_point = 0;
+    DType dtype;
+  };
+  std::optional<Rounded> rounded_to_eight_bits(const CallNode& cast, std::vector<Expr>& steps) const {
+    DType out = dtype_of(Expr(&cast));
+    if (as<OpNode>(cast.op) != ops::cast() || !is_int8(out)) return std::nullopt;
+    auto step = [&](const Expr& e, const OpNode* op) -> const CallNode* {
+      const CallNode* call = call_of(e, op);
+      if (!call || !read_once(e)) return nullptr;
+      steps.push_back(e);
+      return call;
+    };
+    const CallNode* clip = step(cast.args[0], ops::clip());
+    if (!clip) return std::nullopt;
+    ClipAttrs bounds = clip_attrs(*clip->attrs);
+    auto [low, high] = eight_bit_range(out);
+    if (bounds.a_min != double(low) || bounds.a_max != double(high)) return std::nullopt;
+    Rounded r{clip->args[0], 0, out};
+    if (const CallNode* sum = step(r.operand, ops::add())) {
+      std::optional<double> zero_point = scalar_constant(sum->args[1]);
+      if (!zero_point || *zero_point != double(int64_t(*zero_point)) || *zero_point < low || *zero_point > high)
+        return std::nullopt;
+      r.zero_point = int64_t(*zero_point);
+      r.operand = sum->args[0];
+    }
+    const CallNode* round = step(r.operand, op_get("round").get());
+    if (!round) return std::nullopt;
+    r.operand = round->args[0];
+    return r;
+  }
+
   // quantize(v) = cast(clip(add?(round(divide(v, scale)), zero_point)), int8 or
   // uint8) with the clip at the type's range: v, the quantization and type.
   struct Quantized {
@@ -114,31 +150,14 @@ class QdqFuser : public ExprMutator {
     DType dtype;
   };
   std::optional<Quantized> quantized(const CallNode& cast) const {
-    DType out = dtype_of(Expr(&cast));
-    if (as<OpNode>(cast.op) != ops::cast() || !is_int8(out)) return std::nullopt;
-    const CallNode* clip = call_of(cast.args[0], ops::clip());
-    if (!clip || !read_once(cast.args[0])) return std::nullopt;
-    ClipAttrs bounds = clip_attrs(*clip->attrs);
-    auto [low, high] = eight_bit_range(out);
-    if (bounds.a_min != double(low) || bounds.a_max != double(high)) return std::nullopt;
-    Expr rounded = clip->args[0];
-    Quantization q;
-    if (const CallNode* sum = call_of(rounded, ops::add())) {
-      std::optional<double> zero_point = scalar_constant(sum->args[1]);
-      if (!zero_point || *zero_point != double(int64_t(*zero_point)) || *zero_point < low || *zero_point > high ||
-          !read_once(rounded))
-        return std::nullopt;
-      q.zero_point = int64_t(*zero_point);
-      rounded = sum->args[0];
-    }
-    const CallNode* round = call_of(rounded, op_get("round").get());
-    if (!round || !read_once(rounded)) return std::nullopt;
-    const CallNode* quotient = call_of(round->args[0], ops::divide());
-    if (!quotient || !read_once(round->args[0])) return std::nullopt;
+    std::vector<Expr> steps;
+    std::optional<Rounded> r = rounded_to_eight_bits(cast, steps);
+    if (!r) return std::nullopt;
+    const CallNode* quotient = call_of(r->operand, ops::divide());
+    if (!quotient || !read_once(r->operand)) return std::nullopt;
     std::optional<double> scale = scalar_constant(quotient->args[1]);
     if (!scale || !(*scale > 0) || dtype_of(quotient->args[0]) != DType::kFloat32) return std::nullopt;
-    q.scale = *scale;
-    return Quantized{quotient->args[0], q, out};
+    return Quantized{quotient->args[0], {*scale, r->zero_point}, r->dtype};
   }
 
   // max_pool2d(dequantize(x)) as dequantize(max_pool2d(x)): a dequantize
@@ -288,32 +307,19 @@ class QdqFuser : public ExprMutator {
   // the int8 operators' (oneDNN's), within one quantum of ONNX's. Null
   // where it does not apply.
   Expr qlinear_product(const CallNode& cast) {
-    DType out = dtype_of(Expr(&cast));
-    if (as<OpNode>(cast.op) != ops::cast() || !is_int8(out) || cast.virtual_device()->kind() != DeviceKind::kCPU)
-      return Expr();
+    if (cast.virtual_device()->kind() != DeviceKind::kCPU) return Expr();
     std::vector<Expr> spelled;
+    std::optional<Rounded> rounded = rounded_to_eight_bits(cast, spelled);
+    if (!rounded) return Expr();
+    const DType out = rounded->dtype;
+    const int64_t y_zero_point = rounded->zero_point;
     auto step = [&](const Expr& e, const OpNode* op) -> const CallNode* {
       const CallNode* call = call_of(e, op);
       if (!call || !read_once(e)) return nullptr;
       spelled.push_back(e);
       return call;
     };
-    const CallNode* clip = step(cast.args[0], ops::clip());
-    if (!clip) return Expr();
-    ClipAttrs bounds = clip_attrs(*clip->attrs);
-    auto [low, high] = eight_bit_range(out);
-    if (bounds.a_min != double(low) || bounds.a_max != double(high)) return Expr();
-    int64_t y_zero_point = 0;
-    Expr rounded = clip->args[0];
-    if (const CallNode* sum = step(rounded, ops::add())) {
-      std::optional<double> zero_point = scalar_constant(sum->args[1]);
-      if (!zero_point || *zero_point != double(int64_t(*zero_point)) || *zero_point < low || *zero_point > high)
-        return Expr();
-      y_zero_point = int64_t(*zero_point);
-      rounded = sum->args[0];
-    }
-    const CallNode* round = step(rounded, op_get("round").get());
-    const CallNode* scaled = round ? step(round->args[0], ops::multiply()) : nullptr;
+    const CallNode* scaled = step(rounded->operand, ops::multiply());
     const CallNode* to_float = scaled ? step(scaled->args[0], ops::cast()) : nullptr;
     const ConstantNode* factor = scaled ? as<ConstantNode>(scaled->args[1]) : nullptr;
     if (!to_float || !factor || dtype_of(scaled->args[0]) != DType::kFloat32 ||
