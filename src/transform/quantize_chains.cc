@@ -3,33 +3,25 @@
 
 #include <cmath>
 #include <optional>
-#include <unordered_map>
 
 #include "ir/functor.h"
 #include "op/elementwise_attrs.h"
 #include "op/handles.h"
 #include "op/registry.h"
 #include "transform/quantized_values.h"
+#include "transform/read_counting_mutator.h"
 
 namespace switchyard {
 
 namespace {
 
-using quantized_values::call_of;
-using quantized_values::dtype_of;
-using quantized_values::eight_bit_range;
-using quantized_values::is_int8;
-using quantized_values::scalar_constant;
+using namespace quantized_values;
 
 bool is_integral(double v) { return std::isfinite(v) && v == std::nearbyint(v); }
 
-class ChainSimplifier : public ExprMutator {
+class ChainSimplifier : public ReadCountingMutator {
  public:
-  explicit ChainSimplifier(const Expr& body) {
-    post_order_visit(body, [&](const Expr& e) {
-      for_each_child(e, [&](const Expr& child) { ++users_[child.get()]; });
-    });
-  }
+  explicit ChainSimplifier(const Expr& body) : ReadCountingMutator(body) {}
 
   Expr visit_call(const Call& n) override {
     if (Expr same = round_trip_through_eight_bits(*n)) return mutate(same);
@@ -38,11 +30,6 @@ class ChainSimplifier : public ExprMutator {
   }
 
  private:
-  bool read_once(const Expr& e) const {
-    auto it = users_.find(e.get());
-    return it != users_.end() && it->second == 1;
-  }
-
   // The clip of a quantize, clip(add?(round(x), k)), with integral k and
   // bounds: the steps under it, each read once ({clip, add?, round}), or
   // nothing.
@@ -105,18 +92,10 @@ class ChainSimplifier : public ExprMutator {
     return value;
   }
 
-  std::unordered_map<const ExprNode*, int> users_;
 };
 
 }  // namespace
 
-Pass SimplifyQuantizeChains() {
-  return make_module_pass({"SimplifyQuantizeChains", 1, {"InferType"}}, [](const IRModule& mod, const PassContext&) {
-    return map_functions(mod, [](const std::string&, const Function& fn) {
-      ChainSimplifier simplifier(fn->body);
-      return downcast<FunctionNode>(simplifier.mutate(fn));
-    });
-  });
-}
+Pass SimplifyQuantizeChains() { return function_mutator_pass<ChainSimplifier>("SimplifyQuantizeChains"); }
 
 }  // namespace switchyard

@@ -19,16 +19,13 @@
 #include "op/registry.h"
 #include "op/window_attrs.h"
 #include "transform/quantized_values.h"
+#include "transform/read_counting_mutator.h"
 
 namespace switchyard {
 
 namespace {
 
-using quantized_values::call_of;
-using quantized_values::dtype_of;
-using quantized_values::eight_bit_range;
-using quantized_values::is_int8;
-using quantized_values::scalar_constant;
+using namespace quantized_values;
 
 // A quantized tensor's scale and zero point, one each.
 struct Quantization {
@@ -36,13 +33,9 @@ struct Quantization {
   int64_t zero_point = 0;
 };
 
-class QdqFuser : public ExprMutator {
+class QdqFuser : public ReadCountingMutator {
  public:
-  explicit QdqFuser(const Expr& body) {
-    post_order_visit(body, [&](const Expr& e) {
-      for_each_child(e, [&](const Expr& child) { ++users_[child.get()]; });
-    });
-  }
+  explicit QdqFuser(const Expr& body) : ReadCountingMutator(body) {}
 
   Expr visit_call(const Call& n) override {
     if (Expr fused = fuse(*n)) return fused;
@@ -52,11 +45,6 @@ class QdqFuser : public ExprMutator {
   }
 
  private:
-  bool read_once(const Expr& e) const {
-    auto it = users_.find(e.get());
-    return it != users_.end() && it->second == 1;
-  }
-
   // dequantize(x) = multiply(subtract?(cast(x, float32), zero_point), scale),
   // one scale and zero point: x and them.
   std::optional<std::pair<Expr, Quantization>> dequantized(const Expr& e) const {
@@ -560,18 +548,10 @@ class QdqFuser : public ExprMutator {
                         {.virtual_device = cast.virtual_device(), .checked_type = result_type.value_or(cast.checked_type())});
   }
 
-  std::unordered_map<const ExprNode*, int> users_;
 };
 
 }  // namespace
 
-Pass FuseQDQ() {
-  return make_module_pass({"FuseQDQ", 1, {"InferType"}}, [](const IRModule& mod, const PassContext&) {
-    return map_functions(mod, [](const std::string&, const Function& fn) {
-      QdqFuser fuser(fn->body);
-      return downcast<FunctionNode>(fuser.mutate(fn));
-    });
-  });
-}
+Pass FuseQDQ() { return function_mutator_pass<QdqFuser>("FuseQDQ"); }
 
 }  // namespace switchyard
