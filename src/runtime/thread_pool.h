@@ -20,6 +20,10 @@ namespace switchyard {
 // Runs over [begin, end).
 using ParallelBody = std::function<void(int64_t begin, int64_t end)>;
 
+// How a caller runs [0, n) in chunks of at least `grain` on its threads
+// (Device::parallel_for, ThreadPool::parallel_for).
+using ParallelFor = std::function<void(int64_t n, int64_t grain, const ParallelBody& body)>;
+
 // The most threads one pool may have: a corrupt count (a manifest's
 // devices[].threads of 10^6) is refused instead of exhausting the process
 // table. Twice the hardware threads of today's largest two-socket servers,

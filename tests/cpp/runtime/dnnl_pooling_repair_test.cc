@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "primitive_buffers.h"
+#include "runtime/thread_pool.h"
 
 namespace switchyard::testing {
 namespace dnnl_pooling_repair_test {
@@ -150,6 +151,37 @@ TEST(DnnlPoolingRepair, ANaNWinsItsMaxPoolWindowsInEveryLayout) {
           }
         }
     EXPECT_EQ(nans, 3);
+  }
+}
+
+// The source's NaN scan runs in chunks on the device's threads: a NaN in
+// any chunk, the last included, still wins its window.
+TEST(DnnlPoolingRepair, ANaNInAnyChunkOfALargeSourceWinsOnSeveralThreads) {
+  constexpr int64_t kBigSide = 128, kBigOut = 64;  // 20 x 128 x 128: the scan has many chunks
+  PrimitiveSpec spec = pool_spec("pooling_max", "nhwc");
+  spec.src.dims = {1, kChannels, kBigSide, kBigSide};
+  spec.dst.dims = {1, kChannels, kBigOut, kBigOut};
+  spec.padding_l = spec.padding_r = {0, 0};
+  std::vector<float> x = random_values(size_t(kChannels * kBigSide * kBigSide), 7);
+  ThreadPool pool(2);
+  DnnlPrimitive primitive(spec, 2);
+  Workspace workspace(primitive.workspace_bytes());
+  for (size_t nan_at : {size_t(0), x.size() / 2 + 5, x.size() - 1}) {
+    SCOPED_TRACE("NaN at element " + std::to_string(nan_at) + " (nhwc)");
+    std::vector<float> source = x;
+    source[nan_at] = std::nanf("");
+    std::vector<float> result(dnnl_tensor_bytes(spec.dst) / sizeof(float));
+    const void* inputs[] = {source.data()};
+    void* outputs[] = {result.data()};
+    primitive.execute(inputs, outputs, nullptr, nullptr, workspace.get(),
+                      [&pool](int64_t n, int64_t grain, const ParallelBody& body) { pool.parallel_for(n, grain, body); });
+    // nhwc: element (h, w, c) at (h * side + w) * channels + c.
+    const int64_t c = int64_t(nan_at) % kChannels, pixel = int64_t(nan_at) / kChannels;
+    const int64_t h = pixel / kBigSide, w = pixel % kBigSide;
+    int nans = 0;
+    for (size_t i = 0; i < result.size(); ++i) nans += std::isnan(result[i]);
+    EXPECT_EQ(nans, 1);
+    EXPECT_TRUE(std::isnan(result[size_t(((h / 2) * kBigOut + w / 2) * kChannels + c)]));
   }
 }
 

@@ -14,13 +14,15 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "runtime/primitive_spec.h"
+#include "runtime/thread_pool.h"
 
 namespace switchyard {
 
 // Repairs `dst` (laid out as `dst_layout`), the result of the pooling
 // `spec` on `src` (as `src_layout`). The pool must have no post-ops: they
-// would have changed the values this looks for.
+// would have changed the values this looks for. Its scans run on
+// `parallel_for`.
 void repair_pooling_outputs(const PrimitiveSpec& spec, const dnnl::memory::desc& src_layout, const float* src,
-                            const dnnl::memory::desc& dst_layout, float* dst);
+                            const dnnl::memory::desc& dst_layout, float* dst, const ParallelFor& parallel_for);
 
 }  // namespace switchyard

@@ -533,6 +533,11 @@ std::shared_ptr<const PreparedWeights> DnnlPrimitive::adopt_prepared_weights(con
   }
 }
 
+namespace {
+// What a primitive's own loops run on when the caller gives no threads.
+void serial_for(int64_t n, int64_t, const ParallelBody& body) { body(0, n); }
+}  // namespace
+
 void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, const PreparedWeights* weights,
                             const PreparedWeights* depthwise_weights, void* workspace,
                             const ParallelFor& parallel_for) const {
@@ -547,10 +552,8 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
     const float* prepared = static_cast<const HostWeights*>(weights)->data;
     if (p.winograd)
       p.winograd->execute(inputs, outputs, prepared, workspace);
-    else if (parallel_for)
-      p.packed->execute(inputs, outputs, prepared, parallel_for);
     else
-      p.packed->execute(inputs, outputs, prepared, [](int64_t n, int64_t, const ParallelBody& body) { body(0, n); });
+      p.packed->execute(inputs, outputs, prepared, parallel_for ? parallel_for : serial_for);
     return;
   }
   dnnl::stream stream(p.engine);
@@ -618,7 +621,7 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
   // 8-bit max pool's empty window is the type's lowest value, as the rules say).
   if (s.kind == PrimitiveKind::kPooling && s.quantization.empty())
     repair_pooling_outputs(s, p.src, static_cast<const float*>(inputs[s.src_input]), p.dst,
-                           static_cast<float*>(outputs[0]));
+                           static_cast<float*>(outputs[0]), parallel_for ? parallel_for : serial_for);
 }
 
 size_t dnnl_tensor_bytes(const PrimitiveTensor& tensor) { return plain(tensor).get_size(); }

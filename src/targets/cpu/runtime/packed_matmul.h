@@ -26,10 +26,6 @@ namespace switchyard {
 // Why PackedMatmul cannot compute `spec`, or empty when it can.
 std::string packed_matmul_refusal(const PrimitiveSpec& spec);
 
-// How a caller runs [0, n) in chunks of at least `grain` on its threads
-// (Device::parallel_for, ThreadPool::parallel_for).
-using ParallelFor = std::function<void(int64_t n, int64_t grain, const ParallelBody& body)>;
-
 // Whether it should beat oneDNN here: on CPUs without AVX-512, and on any
 // for products of a few rows (a batch-1 classifier or MLP), which stream
 // their weights: oneDNN 2.6's AVX-512 GEMM takes 2.9x as long for 1x784 by
