@@ -127,9 +127,11 @@ std::vector<float> reference(const Convolution& conv, const std::vector<float>& 
   return y;
 }
 
-// Runs the spec through DnnlPrimitive (as an artifact does) and compares
-// with the reference, the residual added in place when there is one.
-void expect_matches_reference(const Convolution& conv, int threads) {
+// Runs the spec through DnnlPrimitive (as an artifact does), or through
+// WinogradConvolution split as `split` says, and compares with the
+// reference, the residual added in place when there is one.
+void expect_matches_reference(const Convolution& conv, int threads,
+                              WinogradSplit split = WinogradSplit::kChosen) {
   const PrimitiveSpec& s = conv.spec;
   const Dims& in = s.src.dims;
   const Dims& out = s.dst.dims;
@@ -141,17 +143,26 @@ void expect_matches_reference(const Convolution& conv, int threads) {
   bool sums = false;
   for (const PrimitivePostOp& p : s.post_ops) sums |= p.kind == PrimitivePostOp::Kind::kSum;
 
-  DnnlPrimitive primitive(s, threads);
-  ASSERT_TRUE(primitive.needs_prepared_weights());
-  std::shared_ptr<const PreparedWeights> prepared = primitive.prepare_weights(w.data());
-  Workspace workspace(primitive.workspace_bytes());
   std::vector<float> blocked_x = to_blocked(x, in, block_of(s.src), 0.0f);
   // The destination's padded channels start as NaN: they must come out zero.
   std::vector<float> y = sums ? to_blocked(residual, out, block_of(s.dst), NAN)
                               : std::vector<float>(expected.size(), NAN);
   const void* inputs[] = {blocked_x.data(), w.data(), bias.data(), y.data()};
   void* outputs[] = {y.data()};
-  primitive.execute(inputs, outputs, prepared.get(), nullptr, workspace.get());
+  if (split == WinogradSplit::kChosen) {
+    DnnlPrimitive primitive(s, threads);
+    ASSERT_TRUE(primitive.needs_prepared_weights());
+    std::shared_ptr<const PreparedWeights> prepared = primitive.prepare_weights(w.data());
+    Workspace workspace(primitive.workspace_bytes());
+    primitive.execute(inputs, outputs, prepared.get(), nullptr, workspace.get());
+  } else {
+    WinogradConvolution winograd(s, threads, split);
+    ASSERT_EQ(winograd.split(), split);
+    std::vector<float> transformed(winograd.transformed_weights_size());
+    winograd.transform_weights(w.data(), transformed.data());
+    Workspace workspace(winograd.workspace_bytes());
+    winograd.execute(inputs, outputs, transformed.data(), workspace.get());
+  }
   ASSERT_EQ(y.size(), expected.size());
   // The error is relative to the convolution's magnitudes (at least 1
   // here), which a clip or scale afterwards does not shrink.
@@ -177,6 +188,38 @@ TEST(WinogradConvolution, MatchesLoopsWithPartialTilesBatchesAndPaddedChannels) 
                                       << c.block << ", " << threads << " threads");
       expect_matches_reference(convolution(c, {}, false), threads);
     }
+}
+
+// Both ways of sharing a call among threads (WinogradSplit), on 1 to 3
+// threads: bands of uneven sizes, bands that split an image's row of tiles
+// and a batch's images, more threads than tiles.
+TEST(WinogradConvolution, BandsAndPhasesMatchLoopsOnAnyThreadCount) {
+  const std::vector<Case> cases = {
+      {2, 16, 24, 13, 17, 8, {1, 1}, {1, 1}},  // 2 x 4 x 5 tiles: 14, 13, 13 on three threads
+      {1, 24, 40, 14, 14, 16, {1, 1}, {1, 1}},  // padded channels
+      {1, 32, 32, 4, 4, 8, {1, 1}, {1, 1}},     // one tile, more threads than tiles
+      {2, 24, 40, 13, 17, 0, {1, 1}, {1, 1}},   // channels last
+  };
+  for (const Case& c : cases)
+    for (int threads : {1, 2, 3})
+      for (WinogradSplit split : {WinogradSplit::kBands, WinogradSplit::kPhases}) {
+        if (threads == 1 && split == WinogradSplit::kBands) continue;  // one thread runs in phases
+        SCOPED_TRACE(::testing::Message() << c.in << "->" << c.out << " " << c.height << "x" << c.width << " block "
+                                        << c.block << ", " << threads << " threads, "
+                                        << (split == WinogradSplit::kBands ? "bands" : "phases"));
+        expect_matches_reference(convolution(c, {eltwise("eltwise_relu", 0, 0)}, true), threads, split);
+      }
+}
+
+TEST(WinogradConvolution, ChoosesBandsWhereTheTilesOutweighTheWeights) {
+  // ResNet's 56x56 and 28x28 layers (196 tiles of 64 channels, 49 of 128)
+  // and SqueezeNet's 16 -> 64 at 55x55: bands; 14x14 at 256 channels: the
+  // weights dominate.
+  EXPECT_EQ(chosen_winograd_split(196, 64, 64, 2), WinogradSplit::kBands);
+  EXPECT_EQ(chosen_winograd_split(49, 128, 128, 2), WinogradSplit::kBands);
+  EXPECT_EQ(chosen_winograd_split(196, 16, 64, 2), WinogradSplit::kBands);
+  EXPECT_EQ(chosen_winograd_split(16, 256, 256, 2), WinogradSplit::kPhases);
+  EXPECT_EQ(chosen_winograd_split(196, 64, 64, 1), WinogradSplit::kPhases);
 }
 
 TEST(WinogradConvolution, FusesReluClipLinearAndAResidualAddedInPlace) {

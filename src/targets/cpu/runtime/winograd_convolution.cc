@@ -1,5 +1,7 @@
 #include "targets/cpu/runtime/winograd_convolution.h"
 
+#include <omp.h>
+
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
@@ -79,32 +81,41 @@ struct Geometry {
 
 // What one call's output transform reads and writes.
 struct OutputPass {
-  const float* products = nullptr;  // [kElements][tiles][out channels]
-  const float* bias = nullptr;      // null when absent
+  const float* bias = nullptr;          // null when absent
   std::vector<const float*> residuals;  // by post-op; null but for sums
   float* dst = nullptr;
 };
 
-// One work item of a transform: a row of tiles (image n, tile row ty) for
-// the channel groups [group_begin, group_end). A thread goes through a
-// tile's groups together, so the transformed tiles it writes (and the
-// products it reads) are whole cache lines, not 32-byte halves whose other
-// half comes back for a later item after the line left the cache.
-struct RowSpan {
-  int64_t n, ty, group_begin, group_end;
+// Tiles numbered image by image, row by row. A band is the run of tiles
+// [first, first + count) whose transformed values and products lie in its
+// own matrices [kElements][count][channels]; a span is the part of a band
+// that one work item transforms, for the channel groups [group_begin,
+// group_end). A thread goes through a tile's groups together, so the
+// transformed tiles it writes (and the products it reads) are whole cache
+// lines, not 32-byte halves whose other half comes back for a later item
+// after the line left the cache.
+struct TileSpan {
+  int64_t first, count, group_begin, group_end;
+};
+struct BandMatrix {
+  float* values;
+  int64_t first, count;  // the band's tiles
+  size_t at(int64_t element, int64_t tile, int64_t channels) const {
+    return size_t((element * count + tile - first) * channels);
+  }
 };
 
 // The input transform of one span: 6x6 input windows, zero outside the
-// image, into V [kElements][tiles][in channels].
-inline __attribute__((always_inline)) void input_row_body(const Geometry& g, const float* src, float* v,
-                                                          const RowSpan& span) {
+// image, into the band's V [kElements][tiles][in channels].
+inline __attribute__((always_inline)) void input_span_body(const Geometry& g, const float* src, const BandMatrix& v,
+                                                           const TileSpan& span) {
   Vector d[kElements], t[kElements];
-  const int64_t in_channels = g.src.channels;
-  for (int64_t tx = 0; tx < g.tiles_w; ++tx) {
-    const int64_t y0 = span.ty * kOut - g.pad_top, x0 = tx * kOut - g.pad_left;
-    const int64_t tile = (span.n * g.tiles_h + span.ty) * g.tiles_w + tx;
+  const int64_t in_channels = g.src.channels, per_image = g.tiles_h * g.tiles_w;
+  for (int64_t tile = span.first; tile < span.first + span.count; ++tile) {
+    const int64_t n = tile / per_image, ty = tile % per_image / g.tiles_w, tx = tile % g.tiles_w;
+    const int64_t y0 = ty * kOut - g.pad_top, x0 = tx * kOut - g.pad_left;
     for (int64_t group = span.group_begin; group < span.group_end; ++group) {
-      const float* plane = src + g.src.plane(span.n, group);
+      const float* plane = src + g.src.plane(n, group);
       for (int64_t a = 0; a < kTile; ++a)
         for (int64_t b = 0; b < kTile; ++b) {
           int64_t y = y0 + a, x = x0 + b;
@@ -116,32 +127,33 @@ inline __attribute__((always_inline)) void input_row_body(const Geometry& g, con
       for (int b = 0; b < kTile; ++b) input_transform(d + b, t + b, kTile);
       for (int a = 0; a < kTile; ++a) input_transform(t + a * kTile, d + a * kTile, 1);
       for (int64_t e = 0; e < kElements; ++e)
-        store_float8(v + size_t((e * g.tiles + tile) * in_channels + group * kLanes), d[e]);
+        store_float8(v.values + v.at(e, tile, in_channels) + group * kLanes, d[e]);
     }
   }
 }
 
-// The output transform of one span of output channel groups, with the bias
+// The output transform of one span from the band's products, with the bias
 // and post-ops, into the blocked destination.
-inline __attribute__((always_inline)) void output_row_body(const Geometry& g, const std::vector<PostOp>& posts,
-                                                           const OutputPass& pass, const RowSpan& span) {
+inline __attribute__((always_inline)) void output_span_body(const Geometry& g, const std::vector<PostOp>& posts,
+                                                            const OutputPass& pass, const BandMatrix& products,
+                                                            const TileSpan& span) {
   Vector m[kElements], t[kOut * kTile], out[kOut * kOut];
-  const int64_t out_channels = g.dst.channels;
-  for (int64_t tx = 0; tx < g.tiles_w; ++tx) {
-    const int64_t tile = (span.n * g.tiles_h + span.ty) * g.tiles_w + tx;
+  const int64_t out_channels = g.dst.channels, per_image = g.tiles_h * g.tiles_w;
+  for (int64_t tile = span.first; tile < span.first + span.count; ++tile) {
+    const int64_t n = tile / per_image, ty = tile % per_image / g.tiles_w, tx = tile % g.tiles_w;
     for (int64_t group = span.group_begin; group < span.group_end; ++group) {
       Vector bias{};
       if (pass.bias) load_float8(bias, pass.bias + group * kLanes);
       // A destination block that pads channels gets zeros in its padding.
       const bool pads = (group + 1) * kLanes == out_channels && out_channels % g.dst.block != 0;
-      const size_t plane = g.dst.plane(span.n, group);
+      const size_t plane = g.dst.plane(n, group);
       for (int64_t e = 0; e < kElements; ++e)
-        load_float8(m[e], pass.products + size_t((e * g.tiles + tile) * out_channels + group * kLanes));
+        load_float8(m[e], products.values + products.at(e, tile, out_channels) + group * kLanes);
       for (int b = 0; b < kTile; ++b) output_transform(m + b, t + b, kTile);
       for (int a = 0; a < kOut; ++a) output_transform(t + a * kTile, out + a * kOut, 1);
       for (int64_t a = 0; a < kOut; ++a)
         for (int64_t b = 0; b < kOut; ++b) {
-          int64_t y = span.ty * kOut + a, x = tx * kOut + b;
+          int64_t y = ty * kOut + a, x = tx * kOut + b;
           if (y >= g.dst.height || x >= g.dst.width) continue;
           size_t at = plane + g.dst.pixel(y, x);
           Vector r = out[a * kOut + b] + bias;
@@ -155,37 +167,39 @@ inline __attribute__((always_inline)) void output_row_body(const Geometry& g, co
 
 // Each body compiled for AVX2 with FMA (8 floats a register) and for any
 // x86-64; the choice is made once per process.
-__attribute__((target("avx2,fma"))) void input_row_avx2(const Geometry& g, const float* src, float* v,
-                                                        const RowSpan& span) {
-  input_row_body(g, src, v, span);
+__attribute__((target("avx2,fma"))) void input_span_avx2(const Geometry& g, const float* src, const BandMatrix& v,
+                                                         const TileSpan& span) {
+  input_span_body(g, src, v, span);
 }
-void input_row_generic(const Geometry& g, const float* src, float* v, const RowSpan& span) {
-  input_row_body(g, src, v, span);
+void input_span_generic(const Geometry& g, const float* src, const BandMatrix& v, const TileSpan& span) {
+  input_span_body(g, src, v, span);
 }
-__attribute__((target("avx2,fma"))) void output_row_avx2(const Geometry& g, const std::vector<PostOp>& posts,
-                                                         const OutputPass& pass, const RowSpan& span) {
-  output_row_body(g, posts, pass, span);
+__attribute__((target("avx2,fma"))) void output_span_avx2(const Geometry& g, const std::vector<PostOp>& posts,
+                                                          const OutputPass& pass, const BandMatrix& products,
+                                                          const TileSpan& span) {
+  output_span_body(g, posts, pass, products, span);
 }
-void output_row_generic(const Geometry& g, const std::vector<PostOp>& posts, const OutputPass& pass,
-                        const RowSpan& span) {
-  output_row_body(g, posts, pass, span);
+void output_span_generic(const Geometry& g, const std::vector<PostOp>& posts, const OutputPass& pass,
+                         const BandMatrix& products, const TileSpan& span) {
+  output_span_body(g, posts, pass, products, span);
 }
 
-// The work items of a transform over `groups` channel groups: every row of
-// tiles, cut into spans of whole groups so that each thread has several.
+// The work items of a transform of all tiles (one band) shared by the
+// threads over `groups` channel groups: every row of tiles, cut into spans
+// of whole groups so that each thread has several.
 struct RowSpans {
-  int64_t rows, tiles_h, groups, per_span, spans_per_row;
+  int64_t rows, tiles_w, groups, per_span, spans_per_row;
   RowSpans(const Geometry& g, int64_t images, int64_t groups_, int threads)
-      : rows(images * g.tiles_h), tiles_h(g.tiles_h), groups(groups_) {
+      : rows(images * g.tiles_h), tiles_w(g.tiles_w), groups(groups_) {
     // Two groups fill a cache line; more per span only if the rows alone
     // give each thread four items.
     per_span = rows >= 4 * threads ? groups : std::min<int64_t>(groups, 2);
     spans_per_row = (groups + per_span - 1) / per_span;
   }
   int64_t count() const { return rows * spans_per_row; }
-  RowSpan operator[](int64_t item) const {
+  TileSpan operator[](int64_t item) const {
     int64_t row = item / spans_per_row, first = item % spans_per_row * per_span;
-    return {row / tiles_h, row % tiles_h, first, std::min(groups, first + per_span)};
+    return {row * tiles_w, tiles_w, first, std::min(groups, first + per_span)};
   }
 };
 
@@ -237,20 +251,96 @@ bool winograd_pays(const PrimitiveSpec& s) {
   return tiles >= kFewestTiles && s.src.dims[1] >= 16 && s.dst.dims[1] >= 16;
 }
 
+namespace {
+
+// The 36 products of one band's tiles, as one batched oneDNN matmul.
+struct BandProduct {
+  int64_t tiles = 0;
+  dnnl::memory::desc tiles_desc, products_desc, scratchpad_desc;
+  dnnl::matmul matmul;
+  std::string implementation;
+};
+
+// A band's tiles and where its matrices lie in the call's workspace.
+struct Band {
+  int64_t first = 0, count = 0;
+  size_t tiles_offset = 0, products_offset = 0, scratchpad_offset = 0;
+  const BandProduct* product = nullptr;
+};
+
+}  // namespace
+
+WinogradSplit chosen_winograd_split(int64_t tiles, int64_t in_channels, int64_t out_channels, int threads) {
+  if (threads <= 1) return WinogradSplit::kPhases;
+  // In bands every thread reads all of the transformed weights; phase by
+  // phase each reads its share of them but about half of the transformed
+  // tiles and products were written by another core. Measured on two
+  // threads (bench/winograd_bench.cc, winograd_split): bands pay until the
+  // weights are about twice the tiles' data (ResNet's 28x28 layer, 128
+  // channels: 0.31 vs 0.37 ms) and lose beyond (14x14 at 256: 0.40 vs 0.39).
+  return 2 * tiles * (in_channels + out_channels) >= in_channels * out_channels ? WinogradSplit::kBands
+                                                                                 : WinogradSplit::kPhases;
+}
+
 struct WinogradConvolution::Impl {
   PrimitiveSpec spec;
   int threads = 1;
+  WinogradSplit split = WinogradSplit::kPhases;
   Geometry geometry;
   std::vector<PostOp> posts;
-  size_t products_offset = 0, workspace_bytes = 0;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::memory::desc tiles_desc, weights_desc, products_desc, scratchpad_desc;
-  dnnl::matmul products;
-  std::string products_implementation;
-  size_t scratchpad_offset = 0;
+  dnnl::memory::desc weights_desc;
+  std::vector<std::unique_ptr<BandProduct>> products;  // one per band size
+  std::vector<Band> bands;
+  size_t workspace_bytes = 0;
+
+  const BandProduct* product_of(int64_t tiles);
+  void run_product(const Band& band, const float* transformed_weights, char* workspace) const;
 };
 
-WinogradConvolution::WinogradConvolution(const PrimitiveSpec& spec, int threads) : impl_(std::make_unique<Impl>()) {
+// The product for bands of `tiles` tiles, made on first use. In bands it
+// runs inside the call's team, on one thread (made while OpenMP's setting
+// says so); phase by phase on all of them.
+const BandProduct* WinogradConvolution::Impl::product_of(int64_t tiles) {
+  for (const auto& product : products)
+    if (product->tiles == tiles) return product.get();
+  using Tag = dnnl::memory::format_tag;
+  const auto f32 = dnnl::memory::data_type::f32;
+  auto product = std::make_unique<BandProduct>();
+  product->tiles = tiles;
+  product->tiles_desc = dnnl::memory::desc({kElements, tiles, geometry.src.channels}, f32, Tag::abc);
+  product->products_desc = dnnl::memory::desc({kElements, tiles, geometry.dst.channels}, f32, Tag::abc);
+  // The products' scratchpad is the call's, in its workspace: left to
+  // oneDNN, it is one buffer per primitive (its brgemm matmul keeps one on
+  // AVX-512), which every run executing this convolution at once would share.
+  dnnl::primitive_attr attributes;
+  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::matmul::primitive_desc made(
+      dnnl::matmul::desc(product->tiles_desc, weights_desc, product->products_desc), attributes, engine);
+  product->implementation = made.impl_info_str();
+  product->matmul = dnnl::matmul(made);
+  product->scratchpad_desc = made.scratchpad_desc();
+  products.push_back(std::move(product));
+  return products.back().get();
+}
+
+void WinogradConvolution::Impl::run_product(const Band& band, const float* transformed_weights,
+                                            char* workspace) const {
+  const BandProduct& product = *band.product;
+  dnnl::stream stream(engine);
+  std::unordered_map<int, dnnl::memory> arguments = {
+      {DNNL_ARG_SRC, dnnl::memory(product.tiles_desc, engine, workspace + band.tiles_offset)},
+      {DNNL_ARG_WEIGHTS, dnnl::memory(weights_desc, engine, const_cast<float*>(transformed_weights))},
+      {DNNL_ARG_DST, dnnl::memory(product.products_desc, engine, workspace + band.products_offset)}};
+  if (product.scratchpad_desc.get_size() > 0)
+    arguments.emplace(DNNL_ARG_SCRATCHPAD,
+                      dnnl::memory(product.scratchpad_desc, engine, workspace + band.scratchpad_offset));
+  product.matmul.execute(stream, arguments);
+  stream.wait();
+}
+
+WinogradConvolution::WinogradConvolution(const PrimitiveSpec& spec, int threads, WinogradSplit split)
+    : impl_(std::make_unique<Impl>()) {
   if (std::string why = winograd_refusal(spec); !why.empty())
     throw RuntimeError("the Winograd convolution cannot compute " + why);
   Impl& p = *impl_;
@@ -265,29 +355,37 @@ WinogradConvolution::WinogradConvolution(const PrimitiveSpec& spec, int threads)
   g.tiles_h = (g.dst.height + kOut - 1) / kOut;
   g.tiles_w = (g.dst.width + kOut - 1) / kOut;
   g.tiles = spec.src.dims[0] * g.tiles_h * g.tiles_w;
-  using Tag = dnnl::memory::format_tag;
-  const auto f32 = dnnl::memory::data_type::f32;
-  p.tiles_desc = dnnl::memory::desc({kElements, g.tiles, g.src.channels}, f32, Tag::abc);
-  p.weights_desc = dnnl::memory::desc({kElements, g.src.channels, g.dst.channels}, f32, Tag::abc);
-  p.products_desc = dnnl::memory::desc({kElements, g.tiles, g.dst.channels}, f32, Tag::abc);
-  // The products' scratchpad is the call's, in its workspace: left to
-  // oneDNN, it is one buffer per primitive (its brgemm matmul keeps one on
-  // AVX-512), which every run executing this convolution at once would share.
-  dnnl::primitive_attr attributes;
-  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::matmul::primitive_desc products(dnnl::matmul::desc(p.tiles_desc, p.weights_desc, p.products_desc),
-                                        attributes, p.engine);
-  p.products_implementation = products.impl_info_str();
-  p.products = dnnl::matmul(products);
-  p.scratchpad_desc = products.scratchpad_desc();
-  p.products_offset = aligned(p.tiles_desc.get_size());
-  p.scratchpad_offset = p.products_offset + aligned(p.products_desc.get_size());
-  p.workspace_bytes = p.scratchpad_offset + aligned(p.scratchpad_desc.get_size());
+  if (split == WinogradSplit::kChosen) split = chosen_winograd_split(g.tiles, g.src.channels, g.dst.channels, p.threads);
+  p.split = p.threads > 1 ? split : WinogradSplit::kPhases;
+  p.weights_desc = dnnl::memory::desc({kElements, g.src.channels, g.dst.channels}, dnnl::memory::data_type::f32,
+                                      dnnl::memory::format_tag::abc);
+
+  // Bands of as even a number of tiles as can be; each band's matrices one
+  // after the other in the workspace, so a thread's lie together.
+  const int64_t band_count = p.split == WinogradSplit::kBands ? std::min<int64_t>(p.threads, g.tiles) : 1;
+  omp_set_num_threads(p.split == WinogradSplit::kBands ? 1 : p.threads);
+  for (int64_t b = 0, first = 0; b < band_count; ++b) {
+    Band band;
+    band.first = first;
+    band.count = g.tiles / band_count + (b < g.tiles % band_count ? 1 : 0);
+    first += band.count;
+    band.product = p.product_of(band.count);
+    band.tiles_offset = p.workspace_bytes;
+    band.products_offset = band.tiles_offset + aligned(band.product->tiles_desc.get_size());
+    band.scratchpad_offset = band.products_offset + aligned(band.product->products_desc.get_size());
+    p.workspace_bytes = band.scratchpad_offset + aligned(band.product->scratchpad_desc.get_size());
+    p.bands.push_back(band);
+  }
+  omp_set_num_threads(p.threads);
 }
 
 WinogradConvolution::~WinogradConvolution() = default;
 
-const std::string& WinogradConvolution::products_implementation() const { return impl_->products_implementation; }
+const std::string& WinogradConvolution::products_implementation() const {
+  return impl_->products.front()->implementation;
+}
+
+WinogradSplit WinogradConvolution::split() const { return impl_->split; }
 
 size_t WinogradConvolution::transformed_weights_size() const {
   return size_t(kElements * impl_->geometry.src.channels * impl_->geometry.dst.channels);
@@ -322,37 +420,43 @@ void WinogradConvolution::execute(const void* const* inputs, void* const* output
                                   void* workspace) const {
   const Impl& p = *impl_;
   const Geometry& g = p.geometry;
-  const int64_t images = p.spec.src.dims[0];
-  float* tiles = static_cast<float*>(workspace);
-  float* products = reinterpret_cast<float*>(static_cast<char*>(workspace) + p.products_offset);
+  char* scratch = static_cast<char*>(workspace);
   const float* src = static_cast<const float*>(inputs[p.spec.src_input]);
-  auto input_row = cpu_has_avx2_fma() ? input_row_avx2 : input_row_generic;
-  auto output_row = cpu_has_avx2_fma() ? output_row_avx2 : output_row_generic;
-
-  const RowSpans in_spans(g, images, g.src.channels / kLanes, p.threads);
-  openmp_parallel_for(p.threads, in_spans.count(), [&](int64_t item) { input_row(g, src, tiles, in_spans[item]); });
-
-  dnnl::stream stream(p.engine);
-  std::unordered_map<int, dnnl::memory> arguments = {
-      {DNNL_ARG_SRC, dnnl::memory(p.tiles_desc, p.engine, tiles)},
-      {DNNL_ARG_WEIGHTS, dnnl::memory(p.weights_desc, p.engine, const_cast<float*>(transformed_weights))},
-      {DNNL_ARG_DST, dnnl::memory(p.products_desc, p.engine, products)}};
-  if (p.scratchpad_desc.get_size() > 0)
-    arguments.emplace(DNNL_ARG_SCRATCHPAD,
-                      dnnl::memory(p.scratchpad_desc, p.engine, static_cast<char*>(workspace) + p.scratchpad_offset));
-  p.products.execute(stream, arguments);
-  stream.wait();
-
+  auto input_span = cpu_has_avx2_fma() ? input_span_avx2 : input_span_generic;
+  auto output_span = cpu_has_avx2_fma() ? output_span_avx2 : output_span_generic;
   OutputPass pass;
-  pass.products = products;
   pass.bias = p.spec.bias.empty() ? nullptr : static_cast<const float*>(inputs[p.spec.bias_input]);
   for (const PostOp& post : p.posts)
     pass.residuals.push_back(post.kind == PostOp::Kind::kSum ? static_cast<const float*>(inputs[post.input])
                                                              : nullptr);
   pass.dst = static_cast<float*>(outputs[0]);
-  const RowSpans out_spans(g, images, g.dst.channels / kLanes, p.threads);
+  const int64_t in_groups = g.src.channels / kLanes, out_groups = g.dst.channels / kLanes;
+  auto tiles_of = [&](const Band& band) {
+    return BandMatrix{reinterpret_cast<float*>(scratch + band.tiles_offset), band.first, band.count};
+  };
+  auto products_of = [&](const Band& band) {
+    return BandMatrix{reinterpret_cast<float*>(scratch + band.products_offset), band.first, band.count};
+  };
+
+  if (p.split == WinogradSplit::kBands) {
+    // Each thread takes its band through the three phases: what one phase
+    // writes, the next reads from the same core's cache.
+    openmp_parallel_for(p.threads, int64_t(p.bands.size()), [&](int64_t b) {
+      const Band& band = p.bands[size_t(b)];
+      input_span(g, src, tiles_of(band), {band.first, band.count, 0, in_groups});
+      p.run_product(band, transformed_weights, scratch);
+      output_span(g, p.posts, pass, products_of(band), {band.first, band.count, 0, out_groups});
+    });
+    return;
+  }
+  const Band& all = p.bands.front();
+  const int64_t images = p.spec.src.dims[0];
+  const RowSpans in_spans(g, images, in_groups, p.threads);
+  openmp_parallel_for(p.threads, in_spans.count(), [&](int64_t item) { input_span(g, src, tiles_of(all), in_spans[item]); });
+  p.run_product(all, transformed_weights, scratch);
+  const RowSpans out_spans(g, images, out_groups, p.threads);
   openmp_parallel_for(p.threads, out_spans.count(),
-                      [&](int64_t item) { output_row(g, p.posts, pass, out_spans[item]); });
+                      [&](int64_t item) { output_span(g, p.posts, pass, products_of(all), out_spans[item]); });
 }
 
 }  // namespace switchyard
