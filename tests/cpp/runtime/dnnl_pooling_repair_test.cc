@@ -101,8 +101,15 @@ TEST(DnnlPoolingRepair, PoolsInEveryLayoutFollowTheRules) {
       SCOPED_TRACE(algorithm + " in " + (format.empty() ? "plain" : format));
       PrimitiveSpec spec = pool_spec(algorithm, format);
       std::vector<float> source = reordered(x, in, "", format);
-      std::vector<float> result(dnnl_tensor_bytes(spec.dst) / sizeof(float));
+      std::vector<float> result(dnnl_tensor_bytes(spec.dst) / sizeof(float), NAN);
       run(spec, source.data(), result.data());
+      // A block's padding channels come out zero, as every kernel leaves them.
+      const int64_t block = format == "nChw8c" ? 8 : format == "nChw16c" ? 16 : 0;
+      for (size_t i = 0; block && i < result.size(); ++i) {
+        if (int64_t(i) / (kOut * kOut * block) * block + int64_t(i) % block >= kChannels) {
+          ASSERT_EQ(result[i], 0.0f) << "padding element " << i;
+        }
+      }
       std::vector<float> got = reordered(result, out, format, "");
       std::vector<float> want = reference(x, algorithm);
       ASSERT_EQ(got.size(), want.size());
@@ -154,34 +161,44 @@ TEST(DnnlPoolingRepair, ANaNWinsItsMaxPoolWindowsInEveryLayout) {
   }
 }
 
-// The source's NaN scan runs in chunks on the device's threads: a NaN in
-// any chunk, the last included, still wins its window.
-TEST(DnnlPoolingRepair, ANaNInAnyChunkOfALargeSourceWinsOnSeveralThreads) {
-  constexpr int64_t kBigSide = 128, kBigOut = 64;  // 20 x 128 x 128: the scan has many chunks
-  PrimitiveSpec spec = pool_spec("pooling_max", "nhwc");
-  spec.src.dims = {1, kChannels, kBigSide, kBigSide};
-  spec.dst.dims = {1, kChannels, kBigOut, kBigOut};
-  spec.padding_l = spec.padding_r = {0, 0};
+// A large pool on two threads, plain and channels last: the source's NaN
+// scan runs in chunks on both. A NaN anywhere, the last element included,
+// wins its window and only it.
+TEST(DnnlPoolingRepair, ANaNAnywhereInALargeSourceWinsOnSeveralThreads) {
+  constexpr int64_t kBigSide = 128, kBigOut = 64;  // 20 x 128 x 128: many rows and scan chunks
   std::vector<float> x = random_values(size_t(kChannels * kBigSide * kBigSide), 7);
   ThreadPool pool(2);
-  DnnlPrimitive primitive(spec, 2);
-  Workspace workspace(primitive.workspace_bytes());
-  for (size_t nan_at : {size_t(0), x.size() / 2 + 5, x.size() - 1}) {
-    SCOPED_TRACE("NaN at element " + std::to_string(nan_at) + " (nhwc)");
-    std::vector<float> source = x;
-    source[nan_at] = std::nanf("");
-    std::vector<float> result(dnnl_tensor_bytes(spec.dst) / sizeof(float));
-    const void* inputs[] = {source.data()};
-    void* outputs[] = {result.data()};
-    primitive.execute(inputs, outputs, nullptr, nullptr, workspace.get(),
-                      [&pool](int64_t n, int64_t grain, const ParallelBody& body) { pool.parallel_for(n, grain, body); });
-    // nhwc: element (h, w, c) at (h * side + w) * channels + c.
-    const int64_t c = int64_t(nan_at) % kChannels, pixel = int64_t(nan_at) / kChannels;
-    const int64_t h = pixel / kBigSide, w = pixel % kBigSide;
-    int nans = 0;
-    for (size_t i = 0; i < result.size(); ++i) nans += std::isnan(result[i]);
-    EXPECT_EQ(nans, 1);
-    EXPECT_TRUE(std::isnan(result[size_t(((h / 2) * kBigOut + w / 2) * kChannels + c)]));
+  for (const std::string format : {"", "nhwc"}) {
+    PrimitiveSpec spec = pool_spec("pooling_max", format);
+    spec.src = {{1, kChannels, kBigSide, kBigSide}, {}, format};
+    spec.dst = {{1, kChannels, kBigOut, kBigOut}, {}, format};
+    if (format.empty()) {
+      spec.src.strides = dense(spec.src.dims);
+      spec.dst.strides = dense(spec.dst.dims);
+    }
+    spec.padding_l = spec.padding_r = {0, 0};
+    DnnlPrimitive primitive(spec, 2);
+    Workspace workspace(primitive.workspace_bytes());
+    for (size_t nan_at : {size_t(0), x.size() / 2 + 5, x.size() - 1}) {
+      SCOPED_TRACE("NaN at element " + std::to_string(nan_at) + " in " + (format.empty() ? "plain" : format));
+      std::vector<float> source = x;
+      source[nan_at] = std::nanf("");
+      std::vector<float> result(dnnl_tensor_bytes(spec.dst) / sizeof(float));
+      const void* inputs[] = {source.data()};
+      void* outputs[] = {result.data()};
+      primitive.execute(inputs, outputs, nullptr, nullptr, workspace.get(),
+                        [&pool](int64_t n, int64_t grain, const ParallelBody& body) { pool.parallel_for(n, grain, body); });
+      // (c, h, w) of the element, and where its window's output lies.
+      const int64_t plane = kBigSide * kBigSide, at = int64_t(nan_at);
+      const int64_t c = format.empty() ? at / plane : at % kChannels;
+      const int64_t pixel = format.empty() ? at % plane : at / kChannels;
+      const int64_t oh = pixel / kBigSide / 2, ow = pixel % kBigSide / 2;
+      const int64_t out_at = format.empty() ? (c * kBigOut + oh) * kBigOut + ow : (oh * kBigOut + ow) * kChannels + c;
+      int nans = 0;
+      for (float v : result) nans += std::isnan(v);
+      EXPECT_EQ(nans, 1);
+      EXPECT_TRUE(std::isnan(result[size_t(out_at)]));
+    }
   }
 }
 
