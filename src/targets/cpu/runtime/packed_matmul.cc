@@ -61,27 +61,12 @@ inline __attribute__((always_inline)) void finish_tile(const Problem& p, const O
   }
 }
 
-#define SY_TILE_ROW(r)                                                 \
-  if constexpr (Rows > r) {                                            \
-    __m256 av = _mm256_broadcast_ss(a + r * lda + k);                  \
-    c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0);                        \
-    c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1);                        \
-    c##r##2 = _mm256_fmadd_ps(av, b2, c##r##2);                        \
-  }
-
+// The tile's bias and post-ops on its AVX2 sums `acc` (3 registers a
+// row), then its store.
 template <int Rows>
-__attribute__((target("avx2,fma"))) void tile_avx2(const Problem& p, const Operands& o, int64_t row, int64_t panel) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00, c20 = c00, c21 = c00,
-         c22 = c00, c30 = c00, c31 = c00, c32 = c00;
-  const int64_t lda = p.lda, depth = p.k;
-  const float* a = o.a + row * lda;
-  const float* b = o.packed + panel * depth * kPanel;
-  for (int64_t k = 0; k < depth; ++k, b += kPanel) {
-    __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), b2 = _mm256_load_ps(b + 16);
-    SY_TILE_ROW(0) SY_TILE_ROW(1) SY_TILE_ROW(2) SY_TILE_ROW(3)
-  }
-#undef SY_TILE_ROW
-  const __m256 acc[kRows][3] = {{c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32}};
+__attribute__((target("avx2,fma"), always_inline)) inline void store_tile_avx2(const Problem& p, const Operands& o,
+                                                                               const __m256 (&acc)[Rows][3],
+                                                                               int64_t row, int64_t panel) {
   const int64_t col = panel * kPanel;
   if (col + kPanel > p.n) {  // the last panel's padding columns are not stored
     alignas(32) float sums[Rows * kPanel];
@@ -102,6 +87,65 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const Problem& p, const Opera
     }
 }
 
+#define SY_TILE_ROW(r)                                                 \
+  if constexpr (Rows > r) {                                            \
+    __m256 av = _mm256_broadcast_ss(a + r * lda + k);                  \
+    c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0);                        \
+    c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1);                        \
+    c##r##2 = _mm256_fmadd_ps(av, b2, c##r##2);                        \
+  }
+
+template <int Rows>
+__attribute__((target("avx2,fma"))) void tile_avx2(const Problem& p, const Operands& o, int64_t row, int64_t panel) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00, c20 = c00, c21 = c00,
+         c22 = c00, c30 = c00, c31 = c00, c32 = c00;
+  const int64_t lda = p.lda, depth = p.k;
+  const float* a = o.a + row * lda;
+  const float* b = o.packed + panel * depth * kPanel;
+  for (int64_t k = 0; k < depth; ++k, b += kPanel) {
+    __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), b2 = _mm256_load_ps(b + 16);
+    SY_TILE_ROW(0) SY_TILE_ROW(1) SY_TILE_ROW(2) SY_TILE_ROW(3)
+  }
+#undef SY_TILE_ROW
+  const __m256 all[kRows][3] = {{c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32}};
+  __m256 acc[Rows][3];
+  for (int r = 0; r < Rows; ++r)
+    for (int h = 0; h < 3; ++h) acc[r][h] = all[r][h];
+  store_tile_avx2<Rows>(p, o, acc, row, panel);
+}
+
+// One row (a batch-1 dense layer, a recurrent step): its 3 sums, each a
+// chain of dependent FMAs, would wait on the FMA's latency (about a third
+// of the peak here), so the depth is split into kStrands strands (k modulo
+// kStrands) summed apart, 12 chains in flight, added at the end. Two rows
+// split so spill registers and ran slower.
+__attribute__((target("avx2,fma"))) void tile_avx2_one_row(const Problem& p, const Operands& o, int64_t row,
+                                                           int64_t panel) {
+  constexpr int kStrands = 4;
+  __m256 c[kStrands][3];
+  for (int s = 0; s < kStrands; ++s)
+    for (int h = 0; h < 3; ++h) c[s][h] = _mm256_setzero_ps();
+  const int64_t depth = p.k;
+  const float* a = o.a + row * p.lda;
+  const float* b = o.packed + panel * depth * kPanel;
+  int64_t k = 0;
+  for (; k + kStrands <= depth; k += kStrands, b += kStrands * kPanel) {
+#pragma GCC unroll 4
+    for (int s = 0; s < kStrands; ++s) {
+      const __m256 av = _mm256_broadcast_ss(a + k + s);
+      for (int h = 0; h < 3; ++h) c[s][h] = _mm256_fmadd_ps(av, _mm256_load_ps(b + s * kPanel + 8 * h), c[s][h]);
+    }
+  }
+  for (; k < depth; ++k, b += kPanel) {
+    const __m256 av = _mm256_broadcast_ss(a + k);
+    for (int h = 0; h < 3; ++h) c[0][h] = _mm256_fmadd_ps(av, _mm256_load_ps(b + 8 * h), c[0][h]);
+  }
+  __m256 acc[1][3];
+  for (int h = 0; h < 3; ++h)
+    acc[0][h] = _mm256_add_ps(_mm256_add_ps(c[0][h], c[1][h]), _mm256_add_ps(c[2][h], c[3][h]));
+  store_tile_avx2<1>(p, o, acc, row, panel);
+}
+
 template <int Rows>
 void tile_generic(const Problem& p, const Operands& o, int64_t row, int64_t panel) {
   float sums[Rows * kPanel] = {};
@@ -119,7 +163,7 @@ void tile_generic(const Problem& p, const Operands& o, int64_t row, int64_t pane
 using TileFn = void (*)(const Problem&, const Operands&, int64_t, int64_t);
 
 // tiles[r - 1] computes r rows.
-constexpr TileFn kAvx2Tiles[kRows] = {tile_avx2<1>, tile_avx2<2>, tile_avx2<3>, tile_avx2<4>};
+constexpr TileFn kAvx2Tiles[kRows] = {tile_avx2_one_row, tile_avx2<2>, tile_avx2<3>, tile_avx2<4>};
 constexpr TileFn kGenericTiles[kRows] = {tile_generic<1>, tile_generic<2>, tile_generic<3>, tile_generic<4>};
 
 bool row_major(const PrimitiveTensor& t) {
