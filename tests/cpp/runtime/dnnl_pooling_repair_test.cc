@@ -186,8 +186,8 @@ TEST(DnnlPoolingRepair, ANaNAnywhereInALargeSourceWinsOnSeveralThreads) {
       std::vector<float> result(dnnl_tensor_bytes(spec.dst) / sizeof(float));
       const void* inputs[] = {source.data()};
       void* outputs[] = {result.data()};
-      primitive.execute(inputs, outputs, nullptr, nullptr, workspace.get(),
-                        [&pool](int64_t n, int64_t grain, const ParallelBody& body) { pool.parallel_for(n, grain, body); });
+      auto on_pool = [&pool](int64_t n, int64_t grain, const ParallelBody& body) { pool.parallel_for(n, grain, body); };
+      primitive.execute(inputs, outputs, nullptr, nullptr, workspace.get(), on_pool);
       // (c, h, w) of the element, and where its window's output lies.
       const int64_t plane = kBigSide * kBigSide, at = int64_t(nan_at);
       const int64_t c = format.empty() ? at / plane : at % kChannels;

@@ -105,8 +105,8 @@ TEST(PackedMatmul, MatchesLoopsForEveryRemainderOfItsTiles) {
   struct Shape {
     int64_t m, k, n;
   };
-  for (Shape sh : {Shape{1, 1, 1}, Shape{1, 784, 50}, Shape{1, 7, 30}, Shape{3, 7, 23}, Shape{4, 16, 24}, Shape{5, 33, 25},
-                   Shape{13, 64, 48}, Shape{130, 300, 70}})
+  for (Shape sh : {Shape{1, 1, 1}, Shape{1, 784, 50}, Shape{1, 7, 30}, Shape{3, 7, 23}, Shape{4, 16, 24},
+                   Shape{5, 33, 25}, Shape{13, 64, 48}, Shape{130, 300, 70}})
     for (bool columns : {false, true})
       for (int threads : {1, 2})
         for (auto isa : {PackedMatmul::Isa::kBest, PackedMatmul::Isa::kGeneric}) {

@@ -355,7 +355,8 @@ WinogradConvolution::WinogradConvolution(const PrimitiveSpec& spec, int threads,
   g.tiles_h = (g.dst.height + kOut - 1) / kOut;
   g.tiles_w = (g.dst.width + kOut - 1) / kOut;
   g.tiles = spec.src.dims[0] * g.tiles_h * g.tiles_w;
-  if (split == WinogradSplit::kChosen) split = chosen_winograd_split(g.tiles, g.src.channels, g.dst.channels, p.threads);
+  if (split == WinogradSplit::kChosen)
+    split = chosen_winograd_split(g.tiles, g.src.channels, g.dst.channels, p.threads);
   p.split = p.threads > 1 ? split : WinogradSplit::kPhases;
   p.weights_desc = dnnl::memory::desc({kElements, g.src.channels, g.dst.channels}, dnnl::memory::data_type::f32,
                                       dnnl::memory::format_tag::abc);
@@ -452,7 +453,8 @@ void WinogradConvolution::execute(const void* const* inputs, void* const* output
   const Band& all = p.bands.front();
   const int64_t images = p.spec.src.dims[0];
   const RowSpans in_spans(g, images, in_groups, p.threads);
-  openmp_parallel_for(p.threads, in_spans.count(), [&](int64_t item) { input_span(g, src, tiles_of(all), in_spans[item]); });
+  openmp_parallel_for(p.threads, in_spans.count(),
+                      [&](int64_t item) { input_span(g, src, tiles_of(all), in_spans[item]); });
   p.run_product(all, transformed_weights, scratch);
   const RowSpans out_spans(g, images, out_groups, p.threads);
   openmp_parallel_for(p.threads, out_spans.count(),
