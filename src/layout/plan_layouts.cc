@@ -19,6 +19,7 @@
 #include "ir/layout.h"
 #include "ir/structural_equal.h"
 #include "layout/layout_rewrite.h"
+#include "op/placement_ops.h"
 #include "op/registry.h"
 #include "placement/placement_rules.h"
 #include "support/error.h"
@@ -228,6 +229,7 @@ class LayoutPlanner {
     window_of_.clear();
     elementwise_of_.clear();
     anchored_src_.clear();
+    copies_.clear();
     demoted_.clear();
     demoted_because_.clear();
     find_window_calls(fn);
@@ -363,6 +365,11 @@ class LayoutPlanner {
         bound_[let->var.get()] = let->value.get();
         bound_[let] = let->body.get();
       }
+      if (const CallNode* copy = as_device_copy(e); copy && copies_bytes_as_they_lie(*copy)) {
+        copies_.insert(copy);
+        elementwise_of_.emplace(copy, std::vector<int>{0});
+        return;
+      }
       const CallNode* call = as<CallNode>(e);
       const FunctionNode* callee = call ? as<FunctionNode>(call->op) : nullptr;
       if (!callee || !callee->is_primitive()) return;
@@ -398,6 +405,18 @@ class LayoutPlanner {
       else if (std::optional<ChannelConcatenation> concatenation = channel_concatenation(*callee))
         elementwise_of_.emplace(call, std::move(concatenation->part_params));
     }
+  }
+
+  // Whether a device copy moves its value's bytes as they lie, so the value
+  // may keep its layout on both sides: a copy between two CPU devices of a
+  // 4-d float32 or 8-bit image (CPU devices share memory and one layout
+  // vocabulary; a GPU's primitives read plain tensors).
+  static bool copies_bytes_as_they_lie(const CallNode& copy) {
+    if (copy.args.size() != 1 || (!is_float32_image(copy.checked_type()) && !is_8bit_image(copy.checked_type())))
+      return false;
+    const DeviceCopyAttrs ends = device_copy_attrs(copy);
+    return ends.src && ends.dst && ends.src->kind() == DeviceKind::kCPU && ends.dst->kind() == DeviceKind::kCPU &&
+           copy.virtual_device()->kind() == DeviceKind::kCPU;
   }
 
   // Whether a loop kernel (element-wise, a channel concatenation, an
@@ -578,7 +597,8 @@ class LayoutPlanner {
     bool demoted = false;
     for (const auto& [node, activations] : elementwise_of_) {
       const CallNode* call = static_cast<const CallNode*>(node);
-      if (demoted_.count(call) || !set.count(call)) continue;
+      // A copy moves padded blocks as they lie; only loops must stay off the padding.
+      if (demoted_.count(call) || !set.count(call) || copies_.count(call)) continue;
       // A channel concatenation's parts too: each writes whole blocks of the result.
       int64_t channels = as_tensor(call->checked_type())->shape[1];
       int b = Layout::of(format.at(set.at(call))).channel_block;
@@ -659,6 +679,7 @@ class LayoutPlanner {
         layouts[bound] = it->second;
     auto lay_out_callee = [&](const CallNode* call) {
       const FunctionNode* callee = as<FunctionNode>(call->op);
+      if (!callee) return;  // a device copy: its call alone takes the layout
       if (auto it = layouts.find(call); it != layouts.end()) layouts[callee] = it->second;
       for (size_t i = 0; i < call->args.size(); ++i)
         if (auto it = layouts.find(resolve(call->args[i])); it != layouts.end() && reads_as_activation(call, int(i)))
@@ -688,6 +709,9 @@ class LayoutPlanner {
   // reads), by the parameter their primitive reads as its source: it joins
   // their set when it is a candidate, else the primitive converts it.
   std::unordered_map<const ExprNode*, int> anchored_src_;
+  // Device copies between CPU devices (also in elementwise_of_, reading
+  // argument 0): each reads and writes one layout, as a memcpy of its bytes.
+  std::unordered_set<const ExprNode*> copies_;
   std::unordered_map<const ExprNode*, std::string> demoted_because_;  // for a refused pin, where not dense_because_
   std::unordered_map<const ExprNode*, bool> candidate_;
 };

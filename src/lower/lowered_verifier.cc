@@ -144,6 +144,15 @@ class LoweredVerifier {
       fail(name + ": copy " + std::to_string(step.index) + " goes from device " + std::to_string(copy.src_device) +
                " to " + std::to_string(copy.dst_device) + ", its buffers are on " + std::to_string(from) + " and " +
                std::to_string(to), step.span);
+    // A laid-out buffer's size is known only once apply_layouts has given it.
+    const LoweredBuffer &source = buffer(s, step.inputs[0]), &target = buffer(s, step.outputs[0]);
+    const bool sized =
+        (source.layout.empty() || source.layout_bytes > 0) && (target.layout.empty() || target.layout_bytes > 0);
+    if (sized && (copy.bytes != source.bytes() || copy.bytes != target.bytes()))
+      fail(name + ": copy " + std::to_string(step.index) + " moves " + std::to_string(copy.bytes) + " bytes from b" +
+               std::to_string(step.inputs[0]) + " (" + std::to_string(source.bytes()) + " bytes) to b" +
+               std::to_string(step.outputs[0]) + " (" + std::to_string(target.bytes()) + " bytes)",
+           step.span);
   }
 
   void check_step(size_t s, std::vector<bool>* written, int* depth) const {

@@ -2,7 +2,8 @@
 // the layout oneDNN computes in (channels last on AVX-512, channel blocks
 // where a depthwise convolution reads them or on AVX2), buffers any other
 // code touches stay plain, and the artifact computes what the interpreter
-// does, on one device and split across two (the copy's buffers are plain).
+// does, on one device and split across two (a copy between CPU devices
+// keeps the layout).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -227,16 +228,61 @@ TEST(AotLayout, AnExpandOnlyItsDepthwiseConvolutionReadsFusesWithItWhereOneDnnRu
   }
 }
 
-TEST(AotLayout, BuffersCrossingDevicesStayPlain) {
+// A copy between two CPU devices moves a laid-out value's bytes as they lie:
+// the convolution on cpu:0 writes the layout the pool on cpu:1 reads.
+TEST(AotLayout, ValuesCrossingCpuDevicesKeepTheirLayout) {
   Built b = build_and_run("cpu:0,cpu:1", {"op:nn.conv2d=cpu:0", "op:nn.max_pool2d=cpu:1"}, "layout_two_devices");
   EXPECT_EQ(compare_arrays(b.actual[0], b.expected[0], 1e-4, 1e-4), "");
   ASSERT_EQ(b.manifest.copies.size(), 2u);  // the pool's input there and its result back
   const PrimitiveSpec& conv0 = b.manifest.primitives[size_t(b.manifest.kernels[0].primitive)];
   const PrimitiveSpec& pool = b.manifest.primitives[size_t(b.manifest.kernels[1].primitive)];
   EXPECT_EQ(b.manifest.kernels[1].device, 1);
-  EXPECT_EQ(conv0.dst.format, "");
-  EXPECT_EQ(pool.src.format, "");
-  EXPECT_EQ(pool.dst.format, "");
+  EXPECT_EQ(conv0.dst.format, planned_format());
+  EXPECT_EQ(pool.src.format, planned_format());
+  EXPECT_EQ(pool.dst.format, planned_format());
+}
+
+// The same where the layout pads channels (24 in blocks of 16 on AVX-512):
+// the copy moves the padded size, and the depthwise convolution on cpu:1
+// reads the expansion cpu:0 wrote in blocks without a conversion.
+TEST(AotLayout, APaddedLayoutCrossesCpuDevicesWithItsPadding) {
+  Built b = build_and_run("cpu:0,cpu:1", {"node:layout_padded_two_devices.sy:4:*=cpu:0", "node:layout_padded_two_devices.sy:5:*=cpu:1",
+                           "node:layout_padded_two_devices.sy:6:*=cpu:0"},
+                          "layout_padded_two_devices", kDepthwiseBlock);
+  EXPECT_EQ(compare_arrays(b.actual[0], b.expected[0], 1e-4, 1e-4), "");
+  const int64_t block = dnnl_channel_block();
+  const uint64_t padded = uint64_t((24 + block - 1) / block * block) * 12 * 10 * sizeof(float);
+  bool crossed = false;
+  for (const ManifestCopy& copy : b.manifest.copies)
+    if (copy.src_device == 0 && copy.dst_device == 1) {
+      EXPECT_EQ(copy.bytes, padded);
+      crossed = true;
+    }
+  EXPECT_TRUE(crossed);
+  int depthwise = 0;
+  for (const ManifestKernel& kernel : b.manifest.kernels) {
+    if (kernel.primitive < 0) continue;  // the softmax's loops
+    const PrimitiveSpec& spec = b.manifest.primitives[size_t(kernel.primitive)];
+    EXPECT_NE(spec.kind, PrimitiveKind::kReorder) << "a conversion around the copy";
+    if (spec.weights.dims.size() != 5) continue;
+    ++depthwise;
+    EXPECT_EQ(kernel.device, 1);
+    EXPECT_EQ(spec.src.format, blocked_format());
+  }
+  EXPECT_EQ(depthwise, 1);
+}
+
+// An expansion and the depthwise convolution reading it on two devices are
+// never fused into one kernel (oneDNN would run both on one device).
+TEST(AotLayout, AnExpandAndItsDepthwiseConvolutionOnTwoDevicesStayTwoKernels) {
+  Built b = build_and_run("cpu:0,cpu:1", {"node:layout_expanded_two_devices.sy:5:*=cpu:0", "node:layout_expanded_two_devices.sy:6:*=cpu:1",
+                           "node:layout_expanded_two_devices.sy:7:*=cpu:1"},
+                          "layout_expanded_two_devices", kExpandedBlock);
+  EXPECT_EQ(compare_arrays(b.actual[0], b.expected[0], 1e-4, 1e-4), "");
+  int on_second = 0;
+  for (const ManifestKernel& kernel : b.manifest.kernels) on_second += kernel.device == 1;
+  EXPECT_GE(on_second, 1);
+  EXPECT_GE(b.manifest.copies.size(), 1u);
 }
 
 }  // namespace aot_layout_test

@@ -80,6 +80,28 @@ const std::vector<int>& laid_out_parts(const LoweredProgram& program, const Lowe
   return program.kernel_sources[size_t(program.kernel_calls[size_t(step.index)].source)].laid_out_parts;
 }
 
+// Whether a step is a copy between CPU devices or a whole move that reads
+// and writes one layout: it moves the bytes as they lie (PlanLayouts lets a
+// value keep its layout across a copy between CPU devices). One that
+// changes the layout on the way is refused.
+bool transfers_bytes_as_they_lie(const LoweredProgram& program, const LoweredStep& step) {
+  if ((step.kind != LoweredStep::Kind::kCopy && step.kind != LoweredStep::Kind::kMove) || step.inputs.size() != 1 ||
+      step.outputs.size() != 1 || step.offset != 0)
+    return false;
+  const LoweredBuffer& from = program.buffers[size_t(step.inputs[0])];
+  const LoweredBuffer& to = program.buffers[size_t(step.outputs[0])];
+  if (from.layout.empty() && to.layout.empty()) return false;
+  if (from.layout != to.layout)
+    throw Error(ErrorKind::kBackend,
+                "value " + to.label + " is laid out as " + (to.layout.empty() ? "dense row-major" : to.layout) +
+                    ", but " + step_name(program, step) + " writes it from " + from.label + ", laid out as " +
+                    (from.layout.empty() ? "dense row-major" : from.layout),
+                to.span);
+  if (from.type->shape != to.type->shape || from.type->dtype != to.type->dtype)
+    refuse(to, step_name(program, step) + " writes it from a tensor of another type");
+  return true;
+}
+
 // Every laid-out buffer is an intermediate 4-d float32 or 8-bit tensor
 // written once, by a window primitive or a kernel whose loops are generated
 // for its layout (element-wise, or a convolution's epilogue), and read as a
@@ -90,6 +112,10 @@ const std::vector<int>& laid_out_parts(const LoweredProgram& program, const Lowe
 void check_layouts(const LoweredProgram& program) {
   std::vector<int> writes(program.buffers.size(), 0);
   for (const LoweredStep& step : program.steps) {
+    if (transfers_bytes_as_they_lie(program, step)) {
+      ++writes[size_t(step.outputs[0])];
+      continue;
+    }
     const PrimitiveSpec* spec = window_primitive(program, step);
     const std::string& layout = loop_layout(program, step);
     const TensorTypeNode* result =
@@ -153,6 +179,10 @@ void apply_layouts(LoweredProgram& program) {
       refuse(buffer, std::string("oneDNN has no such format: ") + e.what());
     }
   }
+  // A copy of a laid-out value moves its padded bytes.
+  for (const LoweredStep& step : program.steps)
+    if (step.kind == LoweredStep::Kind::kCopy)
+      program.copies.at(size_t(step.index)).bytes = program.buffers[size_t(step.inputs.at(0))].bytes();
   for (const LoweredStep& step : program.steps) {
     const PrimitiveSpec* source_spec = window_primitive(program, step);
     if (!source_spec) continue;
