@@ -20,12 +20,19 @@ and each serves `--requests` requests with distinct inputs:
                    but stage2 of k and stage1 of k+1 never overlap)
   one core         (b), run() one after another
   two threads      (c), run() one after another
+  two at once      (b) and the same build on core 1, two processes at once,
+                   their rates summed: what two one-core devices can serve
+                   on this machine at this moment (the pipeline's ceiling)
 
 Each cell runs in a process of its own (no other cell's threads spin beside
 it), `--rounds` times, the cells interleaved in each round so the shared
 machine's background load touches all alike; the median of the rounds is
 printed, with the ratios. The pipelined and the in-turn runs of (a) must
-give the same outputs bit for bit (their checksums are compared).
+give the same outputs bit for bit (their checksums are compared). Before
+the rounds and after them it prints how much of a core each of two cores
+keeps while both compute (bench/peers/core_share.py): a virtual machine's
+two vCPUs are at times one physical core, and then no two-core figure here
+can exceed one core's.
 
     /usr/bin/python3 bench/pipeline_throughput_bench.py --build build [--rounds 5] [--requests 200]
 """
@@ -39,6 +46,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
+import core_share  # noqa: E402
 
 
 def export(folder, channels, side, blocks, requests):
@@ -101,11 +111,31 @@ def serve(cell, artifact, inputs_path, in_flight):
     return {"requests_per_s": len(inputs) / elapsed, "checksum": checksum}
 
 
+def start_cell(build, cell, artifact, inputs_path, in_flight):
+    return subprocess.Popen([sys.executable, __file__, "--build", str(build), "--cell", cell, "--artifact",
+                             str(artifact), "--inputs", str(inputs_path), "--in-flight", str(in_flight)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def result_of(process):
+    out, err = process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"a cell failed (exit {process.returncode}): {err.strip()[-2000:]}")
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def measure(build, cell, artifact, inputs_path, in_flight):
-    run = subprocess.run([sys.executable, __file__, "--build", str(build), "--cell", cell, "--artifact", str(artifact),
-                          "--inputs", str(inputs_path), "--in-flight", str(in_flight)],
-                         check=True, capture_output=True, text=True)
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return result_of(start_cell(build, cell, artifact, inputs_path, in_flight))
+
+
+def measure_two_at_once(build, artifacts, inputs_path):
+    """Two one-core builds (cores 0 and 1) serving at once: their summed rate,
+    and the checksum both must give."""
+    processes = [start_cell(build, "in turn", a, inputs_path, 0) for a in artifacts]
+    results = [result_of(p) for p in processes]
+    if results[0]["checksum"] != results[1]["checksum"]:
+        raise RuntimeError(f"the two one-core builds disagree: {results}")
+    return {"requests_per_s": sum(r["requests_per_s"] for r in results), "checksum": results[0]["checksum"]}
 
 
 def main():
@@ -134,21 +164,28 @@ def main():
                          ["--devices", "cpu:0,cpu:1", "--place", "node:/stage1/*=cpu:0", "--place",
                           "node:/stage2/*=cpu:1", "--cores", "cpu:0=0", "--cores", "cpu:1=1"])
         compile_artifact(cli, model, folder / "one_core.art", ["--devices", "cpu:0", "--cores", "cpu:0=0"])
+        compile_artifact(cli, model, folder / "one_core_1.art", ["--devices", "cpu:0", "--cores", "cpu:0=1"])
         compile_artifact(cli, model, folder / "two_threads.art", ["--devices", "cpu:0", "--cores", "cpu:0=0-1"])
         manifest = json.loads((folder / "split.art" / "manifest.json").read_text())
         on = {d["name"]: sum(k["device"] == i for k in manifest["kernels"]) for i, d in enumerate(manifest["devices"])}
         print("split artifact's kernels per device:", ", ".join(f"{name} {count}" for name, count in on.items()))
         inputs = folder / "inputs.npy"
         cells = {"pipelined": ("split.art", args.in_flight), "split, in turn": ("split.art", 0),
-                 "one core": ("one_core.art", 0), "two threads": ("two_threads.art", 0)}
+                 "one core": ("one_core.art", 0), "two threads": ("two_threads.art", 0),
+                 "two at once": (("one_core.art", "one_core_1.art"), 0)}
         rates = {name: [] for name in cells}
         checksums = {name: set() for name in cells}
+        probes = [core_share.two_core_share(build)]
         for _ in range(args.rounds):
             for name, (artifact, in_flight) in cells.items():
-                cell = "pipelined" if in_flight else "in turn"
-                result = measure(build, cell, folder / artifact, inputs, in_flight)
+                if isinstance(artifact, tuple):
+                    result = measure_two_at_once(build, [folder / a for a in artifact], inputs)
+                else:
+                    cell = "pipelined" if in_flight else "in turn"
+                    result = measure(build, cell, folder / artifact, inputs, in_flight)
                 rates[name].append(result["requests_per_s"])
                 checksums[name].add(result["checksum"])
+        probes.append(core_share.two_core_share(build))
     if checksums["pipelined"] != checksums["split, in turn"] or len(checksums["pipelined"]) != 1:
         print(f"MISMATCH: pipelined outputs {checksums['pipelined']} != in turn {checksums['split, in turn']}")
         return 1
@@ -156,8 +193,11 @@ def main():
     for name, value in medians.items():
         print(f"{name:16s} median {value:8.1f} requests/s  (rounds: {', '.join(f'{r:.1f}' for r in rates[name])})")
     pipelined = medians["pipelined"]
-    for name in ("one core", "two threads", "split, in turn"):
+    for name in ("one core", "two threads", "split, in turn", "two at once"):
         print(f"ratio pipelined / {name}: {pipelined / medians[name]:.2f}")
+    print(f"ratio two at once / one core: {medians['two at once'] / medians['one core']:.2f} (the machine's ceiling)")
+    for when, probe in zip(("before", "after"), probes):
+        print(f"{when} the rounds: {core_share.describe(probe)}")
     return 0
 
 

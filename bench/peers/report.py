@@ -1,6 +1,7 @@
 """Turns the peer benchmark's rows into ratios and a Markdown table."""
 import math
 
+import core_share
 from switchyard_peer import TOLERANCE
 
 COLUMNS = ["model", "threads", "Switchyard ms", "ORT ms", "PyTorch ms", "SY/ORT", "SY/PyTorch", "SY check",
@@ -65,9 +66,22 @@ def _latency(figures):
     return _error(figures) or "{:.3f}{}".format(median_ms(figures), " *" if is_noisy(figures) else "")
 
 
+# Below this share of a core each (bench/peers/core_share.py), two cores
+# were not two cores while a row ran: its two-thread figures are marked.
+SHARED_CORES = 0.8
+
+
+def on_shared_cores(row):
+    """Whether a row of two or more threads ran while the two-core probe
+    found the cores sharing one core's FMA units."""
+    probe = row.get("two_core_share")
+    return row["threads"] > 1 and probe is not None and probe["share"] < SHARED_CORES
+
+
 def table_row(row):
     sy, ort, pt, compiled = row["switchyard"], row["ort"], row["pytorch"], row["compile"]
-    ratio = lambda r: "—" if r is None else f"{r:.2f}x"  # noqa: E731
+    mark = " ‡" if on_shared_cores(row) else ""
+    ratio = lambda r: "—" if r is None else f"{r:.2f}x{mark}"  # noqa: E731
     check = "—" if "error" in sy else ("ok" if sy["check"] == "ok" else "FAIL") + f" {sy['relative_error']:.1e}"
     cells = [row["model"], str(row["threads"]), _latency(sy), _latency(ort), _latency(pt),
              ratio(row["ratio_sy_ort"]), ratio(row["ratio_sy_pytorch"]), check, _cell(ort, "relative_error", "{:.1e}"),
@@ -95,6 +109,12 @@ def findings(result):
     lines.append(f"Slower than ONNX Runtime ({len(slower)} of {sum(1 for r in rows if r.get('ratio_sy_ort'))} rows): "
                  + (", ".join(f"{_at(r['model'], r['threads'])} ({r['ratio_sy_ort']:.2f}x)" for r in slower) or "none")
                  + ".")
+    shared = [r for r in rows if on_shared_cores(r)]
+    if shared:
+        lines.append(f"‡ measured while two cores kept under {SHARED_CORES:g} of a core each (two_core_share in the "
+                     "JSON, bench/peers/core_share.py): the machine, not the code, held those rows back: "
+                     + ", ".join(f"{_at(r['model'], r['threads'])} ({r['two_core_share']['share']:.2f})" for r in shared)
+                     + ".")
     compiles = {r["model"]: r["compile"] for r in rows if "error" not in r["compile"]}
     for key, limit, label in (("compile_cold_s", SLOW_COLD_COMPILE_S, "Cold compiles above"),
                               ("compile_cached_s", SLOW_CACHED_COMPILE_S, "Cached compiles above")):
@@ -143,6 +163,8 @@ def markdown(result):
     lines.append("")
     peak = result.get("fma_peak_gflops")
     peak_text = f"; FMA peak {peak} GFLOP/s on one core (bench/fma_peak_bench.cc)" if peak else ""
+    if "two_core_share_start" in result:
+        peak_text += "; at the start " + core_share.describe(result["two_core_share_start"])
     lines.append(f"CPU: {result['cpu']}; {result['cores']} cores{peak_text}; load average {result['load_average_start']} "
                  f"before, {result['load_average_end']} after. Switchyard {result['commit']}, "
                  f"onnxruntime-node {result['versions'].get('onnxruntime-node', '?')}, "

@@ -31,6 +31,7 @@ sys.path.insert(0, str(REPO / "tests" / "models"))
 import suites  # noqa: E402
 from export_models import default_cache_dir, model_files  # noqa: E402
 from measure import run_measured  # noqa: E402
+import core_share  # noqa: E402
 import report  # noqa: E402
 from rounds import merge as merge_rounds  # noqa: E402
 import switchyard_peer  # noqa: E402
@@ -245,10 +246,13 @@ def main():
                   commit=commit(), runs=args.runs, rounds=args.rounds, warmup=args.warmup,
                   date=datetime.datetime.now().isoformat(timespec="seconds"),
                   load_average_start=" ".join(f"{x:.2f}" for x in os.getloadavg()), rows=[])
+    if max(args.thread_counts) > 1:
+        result["two_core_share_start"] = core_share.two_core_share(args.build)
     work = Path(tempfile.mkdtemp(prefix="sy-peers-"))
     try:
         for name in names:
             load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+            probe = core_share.two_core_share(args.build) if max(args.thread_counts) > 1 else None
             try:
                 rows = benchmark_model(name, args, switchyard, args.build / "peers" / "node_modules", ort_error,
                                        pytorch_problem(), work / name)
@@ -257,6 +261,7 @@ def main():
                 rows = failed_rows(name, args, f"harness: {type(e).__name__}: {str(e)[:200]}")
             for row in rows:
                 row["load_average_start"] = load
+                row["two_core_share"] = probe
             result["rows"] += rows
             # A long run (the zoo's) keeps what it measured so far.
             write_results(result, json_path)
