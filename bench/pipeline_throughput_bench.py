@@ -12,7 +12,8 @@ norm folded, ReLU, a residual add), `--blocks` in `stage1` and as many in
   (b) on one device with one core (`--cores cpu:0=0`);
   (c) on one device with two threads (`--cores cpu:0=0-1`);
 
-and each serves `--requests` requests with distinct inputs:
+and each serves `--requests` requests with distinct inputs (after one
+untimed pass over them, twice, timed):
 
   pipelined        (a), Module.run_async, up to --in-flight requests in flight:
                    cpu:0 runs stage1 of request k+1 while cpu:1 runs stage2 of k
@@ -49,6 +50,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 import core_share  # noqa: E402
+
+
+# Timed passes over the inputs, after the warm-up pass.
+PASSES = 2
 
 
 def export(folder, channels, side, blocks, requests):
@@ -89,26 +94,36 @@ def compile_artifact(cli, model, out, flags):
     subprocess.run([cli, "compile", str(model), "-o", str(out), *flags], check=True, capture_output=True, text=True)
 
 
+def serve_all(model, cell, inputs, in_flight):
+    """Every input served once the cell's way; the outputs in order."""
+    if cell != "pipelined":
+        return [model.run(x, record_stats=False) for x in inputs]
+    pending, outputs = [], []
+    for x in inputs:
+        if len(pending) == in_flight:
+            outputs.append(pending.pop(0).result())
+        pending.append(model.run_async(x, record_stats=False))
+    outputs.extend(f.result() for f in pending)
+    return outputs
+
+
 def serve(cell, artifact, inputs_path, in_flight):
     """One cell, in this process: requests per second, and a checksum of the outputs."""
     import switchyard as sy
     model = sy.runtime.load(artifact, max_in_flight=max(in_flight, 1))
     inputs = np.load(inputs_path)
-    for x in inputs[:4]:  # warm-up: pages, primitives, workers
-        model.run(x)
+    # A whole untimed pass first, served as the cell serves: the first few
+    # hundred requests of a process run slower (pages, primitives, workers,
+    # each in-flight request's workspace; measured: a pipeline's first 200
+    # requests at 500/s, the next 200 at 770/s).
+    serve_all(model, cell, inputs, in_flight)
     start = time.perf_counter()
-    if cell == "pipelined":
-        pending, outputs = [], []
-        for x in inputs:
-            if len(pending) == in_flight:
-                outputs.append(pending.pop(0).result())
-            pending.append(model.run_async(x, record_stats=False))
-        outputs.extend(f.result() for f in pending)
-    else:
-        outputs = [model.run(x, record_stats=False) for x in inputs]
+    outputs = []
+    for _ in range(PASSES):
+        outputs = serve_all(model, cell, inputs, in_flight)
     elapsed = time.perf_counter() - start
     checksum = float(np.sum([np.sum(o, dtype=np.float64) for o in outputs]))
-    return {"requests_per_s": len(inputs) / elapsed, "checksum": checksum}
+    return {"requests_per_s": PASSES * len(inputs) / elapsed, "checksum": checksum}
 
 
 def start_cell(build, cell, artifact, inputs_path, in_flight):

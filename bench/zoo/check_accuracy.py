@@ -37,14 +37,16 @@ import suites  # noqa: E402
 TOLERANCE = 1e-4
 
 
-def check(switchyard, zoo, name, devices, scratch):
-    """(ok, line) for one model on one device list."""
+def check(switchyard, zoo, name, devices, scratch, place=()):
+    """(ok, line) for one model on one device list; `place`: placement rules
+    for a compile over several devices."""
     meta = json.loads((zoo / f"{name}.json").read_text())
     expected = np.load(zoo / f"{name}.expected.npy")
     artifact = scratch / f"{name}.{devices.count(',') + 1}.art"
     started = time.perf_counter()
     built = subprocess.run([switchyard, "compile", str(zoo / f"{name}.onnx"), "-o", str(artifact),
-                            "--devices", devices], capture_output=True, text=True)
+                            "--devices", devices, *[f"--place={r}" for r in (place if "," in devices else ())]],
+                           capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if built.returncode != 0:
         return False, f"compile failed: {built.stderr.strip().splitlines()[0] if built.stderr.strip() else built.returncode}"
@@ -137,6 +139,10 @@ def main():
     parser.add_argument("--table", type=pathlib.Path, help="with --opsets: write the model x opset table here")
     parser.add_argument("--devices", action="append", help="a device list to compile for, repeatable "
                         f"(default: {' and '.join(DEVICE_LISTS)})")
+    parser.add_argument("--place", action="append", default=[],
+                        help="a placement rule for the builds over several devices, repeatable: without one a "
+                        "split build may put every node on one device (fewest bytes copied); e.g. "
+                        "--place op:add=cpu:1 --place op:concatenate=cpu:1 makes values cross at every join")
     args = parser.parse_args()
     args.devices = args.devices or list(DEVICE_LISTS)
     switchyard = str(args.build / "bin/switchyard")
@@ -160,7 +166,7 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         for name in names:
             for devices in args.devices:
-                ok, line = check(switchyard, args.zoo, name, devices, pathlib.Path(scratch))
+                ok, line = check(switchyard, args.zoo, name, devices, pathlib.Path(scratch), args.place)
                 failures += not ok
                 print(f"{name:32} {devices:12} {'ok ' if ok else 'OFF'} {line}", flush=True)
     print(f"{len(names)} models, {failures} off or failing")
