@@ -112,7 +112,7 @@ def findings(result):
     shared = [r for r in rows if on_shared_cores(r)]
     if shared:
         lines.append(f"‡ measured while two cores kept under {SHARED_CORES:g} of a core each (two_core_share in the "
-                     "JSON, bench/peers/core_share.py): the machine, not the code, held those rows back: "
+                     "JSON, bench/peers/core_share.py): their two threads had about one core's FMA units: "
                      + ", ".join(f"{_at(r['model'], r['threads'])} ({r['two_core_share']['share']:.2f})" for r in shared)
                      + ".")
     compiles = {r["model"]: r["compile"] for r in rows if "error" not in r["compile"]}
