@@ -10,6 +10,7 @@
 #include "frontend/onnx/converters.h"
 #include "frontend/onnx/model_reader.h"
 #include "frontend/onnx/onnx_tensor.h"
+#include "frontend/onnx/pad_folding.h"
 #include "frontend/onnx/subgraph.h"
 #include "frontend/onnx/symbolic_shapes.h"
 #include "ir/output_names.h"
@@ -125,7 +126,9 @@ class GraphImporter {
       values_[init.name()] = make_constant(std::move(value), {.span = Span(init.name(), 0, 0)});
     }
     std::vector<Var> params = import_inputs(graph);
-    for (const auto& node : graph.node()) convert_node(node, opset);
+    PadFolding folding(graph);
+    for (const auto& node : graph.node())
+      if (!folding.folds(node, opset, values_)) convert_node(folding.node_to_convert(node), opset);
     Expr body = import_outputs(graph);
     // The graph's output names name the artifact's outputs.
     std::vector<std::string> names;
