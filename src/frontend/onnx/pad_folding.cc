@@ -38,26 +38,21 @@ const NDArray* constant_of(const std::unordered_map<std::string, Expr>& values, 
   return constant ? &constant->data : nullptr;
 }
 
-bool all_zero(const NDArray& value) {
-  for (int64_t i = 0; i < value.numel(); ++i) {
-    switch (value.dtype()) {
-      case DType::kFloat32:
-        if (value.as<float>()[i] != 0.0f) return false;
-        break;
-      case DType::kFloat64:
-        if (value.as<double>()[i] != 0.0) return false;
-        break;
-      case DType::kInt64:
-        if (value.as<int64_t>()[i] != 0) return false;
-        break;
-      case DType::kInt32:
-        if (value.as<int32_t>()[i] != 0) return false;
-        break;
-      default:
-        return false;  // no need to know more fills: the Pad is converted as it is
-    }
-  }
+template <typename T>
+bool zeros_of(const NDArray& value) {
+  for (int64_t i = 0; i < value.numel(); ++i)
+    if (value.as<T>()[i] != T(0)) return false;
   return true;
+}
+
+bool all_zero(const NDArray& value) {
+  switch (value.dtype()) {
+    case DType::kFloat32: return zeros_of<float>(value);
+    case DType::kFloat64: return zeros_of<double>(value);
+    case DType::kInt64: return zeros_of<int64_t>(value);
+    case DType::kInt32: return zeros_of<int32_t>(value);
+    default: return false;  // no need to know more fills: the Pad is converted as it is
+  }
 }
 
 // A Pad's amounts (begins, then ends, every axis) where it pads with
