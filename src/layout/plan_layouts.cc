@@ -230,7 +230,6 @@ class LayoutPlanner {
     elementwise_of_.clear();
     anchored_src_.clear();
     copies_.clear();
-    concatenations_.clear();
     demoted_.clear();
     demoted_because_.clear();
     find_window_calls(fn);
@@ -315,21 +314,6 @@ class LayoutPlanner {
       if (elementwise_of_.count(value) && reads_laid_out_producers(static_cast<const CallNode*>(value)) &&
           !neither.empty()) {
         convert(neither, value->virtual_device());
-        continue;
-      }
-      // A dense value from a kernel that cannot write a layout, which a
-      // channel concatenation reads beside primitives' results (a segmentation
-      // head's resized pooling branch among its convolutions'), is converted
-      // for it: else the concatenation runs dense and makes every primitive
-      // it reads write dense.
-      std::vector<Use> beside_primitives;
-      const bool may_write_layout = window_of(value) || elementwise_of_.count(value);
-      for (const Use& use : dense)
-        if (!may_write_layout && concatenations_.count(use.reader) && reads_elementwise(use) &&
-            reads_laid_out_producers(static_cast<const CallNode*>(use.reader), value))
-          beside_primitives.push_back(use);
-      if (!beside_primitives.empty()) {
-        convert(beside_primitives, value->virtual_device());
         continue;
       }
       for (const auto& [device, activations] : activations_by_device)
@@ -418,10 +402,8 @@ class LayoutPlanner {
         window_of_.emplace(call, std::move(*window));
       else if (std::optional<std::vector<int>> activations = elementwise_activations(*callee))
         elementwise_of_.emplace(call, std::move(*activations));
-      else if (std::optional<ChannelConcatenation> concatenation = channel_concatenation(*callee)) {
+      else if (std::optional<ChannelConcatenation> concatenation = channel_concatenation(*callee))
         elementwise_of_.emplace(call, std::move(concatenation->part_params));
-        concatenations_.insert(call);
-      }
     }
   }
 
@@ -452,29 +434,18 @@ class LayoutPlanner {
   // anchored convolution): then converting its result for its dense readers
   // may let it, and what it reads, keep the primitive's layout. (Behind
   // loops alone, such as a model input's quantization, it would not pay.)
-  // `besides`: a dense value it also reads, left out (it would be converted).
-  bool reads_laid_out_producers(const CallNode* call, const ExprNode* besides = nullptr) const {
+  bool reads_laid_out_producers(const CallNode* call) const {
     std::vector<int> reads = elementwise_of_.at(call);
     if (auto src = anchored_src_.find(call); src != anchored_src_.end()) reads.push_back(src->second);
     bool from_primitive = false;
     for (int input : reads) {
       const ExprNode* value = resolve(call->args.at(size_t(input)));
-      if (value == besides) continue;
       const WindowPrimitive* window = window_of(value);
       const bool primitive = (window && !window->converts) || anchored_src_.count(value);
       if (!primitive && !elementwise_of_.count(value)) return false;
       from_primitive = from_primitive || primitive;
     }
     return from_primitive;
-  }
-
-  // Whether a use is an element-wise kernel's (or a channel concatenation's)
-  // read of an argument element for element: not a copy's, not only an
-  // anchored convolution's source (its primitive converts that itself).
-  bool reads_elementwise(const Use& use) const {
-    auto it = elementwise_of_.find(use.reader);
-    return it != elementwise_of_.end() && !copies_.count(use.reader) &&
-           std::find(it->second.begin(), it->second.end(), use.index) != it->second.end();
   }
 
   // Whether a call reads argument `input` as an activation it may take in a
@@ -741,7 +712,6 @@ class LayoutPlanner {
   // Device copies between CPU devices (also in elementwise_of_, reading
   // argument 0): each reads and writes one layout, as a memcpy of its bytes.
   std::unordered_set<const ExprNode*> copies_;
-  std::unordered_set<const ExprNode*> concatenations_;  // channel concatenations (also in elementwise_of_)
   std::unordered_map<const ExprNode*, std::string> demoted_because_;  // for a refused pin, where not dense_because_
   std::unordered_map<const ExprNode*, bool> candidate_;
 };

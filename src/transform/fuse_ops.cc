@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "ir/with_fields.h"
-#include "op/attr_read.h"
 #include "op/handles.h"
 #include "op/quantized_attrs.h"
 #include "op/registry.h"
@@ -196,26 +195,6 @@ class FusionPlanner {
     return false;
   }
 
-  // Whether `c` joins 4-d float32 images along their channels and a part of
-  // tuple `t` is an anchor's result (a convolution's, with its epilogue): then
-  // no other part's producer joins its group, so its kernel stays a channel
-  // concatenation of parameters, which may keep the convolutions' layouts
-  // (codegen/channel_concatenation.h). A producer pulled in (a segmentation
-  // head's resized pooling branch) made it a loop over dense values, and every
-  // convolution beside it wrote dense.
-  bool keeps_parts_apart(const CallNode* c, const TupleNode* t) {
-    const TensorTypeNode* type = as_tensor(c->checked_type());
-    if (!call_of(c, ops::concatenate()) || !type || type->ndim() != 4 || type->dtype != DType::kFloat32) return false;
-    const int64_t axis = attr_read::integer(*c->attrs, "axis");
-    if (axis != 1 && axis != -3) return false;
-    for (const Expr& f : t->fields) {
-      auto g = group_of_.find(f.get());
-      const ExprNode* master = g == group_of_.end() ? nullptr : groups_[find(g->second)].master;
-      if (master && pattern_of(master) == OpPattern::kAnchor) return true;
-    }
-    return false;
-  }
-
   void plan_call(const CallNode* c) {
     OpPattern pattern = *pattern_of(c);
     bool is_master = pattern == OpPattern::kAnchor || pattern == OpPattern::kReduction;
@@ -227,9 +206,8 @@ class FusionPlanner {
         // function takes its tensors separately.
         if (info_[t].shared || info_[t].consumer != c || group_of_.count(t)) continue;
         group_of_[t] = group(c);
-        const bool apart = keeps_parts_apart(c, t);
         for (const Expr& f : t->fields)
-          if (may_join(f, t, c) && !apart) candidates.push_back(f.get());
+          if (may_join(f, t, c)) candidates.push_back(f.get());
       } else if (may_join(a, c, c)) {
         candidates.push_back(a.get());
       }

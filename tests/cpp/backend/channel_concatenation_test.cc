@@ -127,44 +127,6 @@ TEST(ChannelConcatenation, StaysDenseWhereAPartIsNotWholeBlocksOrAValueOfItsShap
   expect_artifact_matches_interpreter(branches(13, 21, false, true), "concat_residual");
 }
 
-// A segmentation head's ASPP, narrowed: two convolution branches and a pooled
-// one (global pool, 1x1 convolution, broadcast back to the map: a loop that
-// cannot write a layout) joined along channels, then a convolution.
-const char* kPooledBranch =
-    "def @main(%x: Tensor[(2, 3, 8, 8), float32], %w0: Tensor[(16, 3, 3, 3), float32],\n"
-    "          %wa: Tensor[(16, 16, 1, 1), float32], %wb: Tensor[(16, 16, 3, 3), float32],\n"
-    "          %wp: Tensor[(16, 16, 1, 1), float32], %w3: Tensor[(16, 48, 1, 1), float32])\n"
-    "          -> Tensor[(2, 16, 8, 8), float32] {\n"
-    "  %0 = nn.relu(nn.conv2d(%x, %w0, padding=[1, 1]));\n"
-    "  %1 = nn.relu(nn.conv2d(%0, %wa));\n"
-    "  %2 = nn.relu(nn.conv2d(%0, %wb, padding=[2, 2], dilation=[2, 2]));\n"
-    "  %3 = nn.relu(nn.conv2d(nn.global_avg_pool2d(%0), %wp));\n"
-    "  %4 = concatenate((%1, %2, broadcast_to(%3, shape=[2, 16, 8, 8])), axis=1);\n"
-    "  nn.softmax(nn.conv2d(%4, %w3), axis=1)\n"
-    "}\n";
-
-// The pooled part is converted into the layout and the concatenation stays
-// a copy of laid-out parts, so the convolution branches write their layout:
-// before, the broadcast was fused into the concatenation, which ran dense,
-// and both convolutions wrote dense.
-TEST(ChannelConcatenation, APartNoPrimitiveWritesIsConvertedRatherThanMakingItsNeighboursDense) {
-  LoweredProgram program = planned_program(kPooledBranch);
-  Concatenation c = concatenation_of(program);
-  EXPECT_EQ(c.layout, "nhwc");
-  EXPECT_TRUE(c.by_laid_out_parts);
-  int conversions = 0, branches_laid_out = 0;
-  for (const LoweredKernelCall& call : program.kernel_calls) {
-    if (!call.dnnl_primitive) continue;
-    const PrimitiveSpec& spec = *call.dnnl_primitive;
-    conversions += spec.kind == PrimitiveKind::kReorder;
-    branches_laid_out += spec.kind == PrimitiveKind::kConvolution && spec.dst.dims == std::vector<int64_t>{2, 16, 8, 8} &&
-                         spec.dst.format == "nhwc";
-  }
-  EXPECT_EQ(conversions, 1);  // the broadcast pooled part
-  EXPECT_GE(branches_laid_out, 3);  // conv0 and both branches
-  expect_artifact_matches_interpreter(kPooledBranch, "concat_pooled_branch");
-}
-
 // Two dense layers as DenseNet's: each concatenates the block's input and
 // every layer's output so far, scaled and rectified, its total channels
 // growing (24, then 32) while its parts' widths repeat (16, 8, 8).
