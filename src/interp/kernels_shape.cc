@@ -17,7 +17,11 @@ namespace {
 
 std::vector<NDArray> reshape_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& x = tensor_arg(args, 0);
-  const std::vector<int64_t> newshape = reshape_attrs(attrs).newshape;
+  const ReshapeAttrs given = reshape_attrs(attrs);
+  // specialize_for_inputs states every symbolic target before a run.
+  if (!given.symbolic.empty())
+    kernel_fail("newshape " + dims_to_string(given.symbolic) + " is symbolic: the module was not specialised");
+  const std::vector<int64_t>& newshape = given.newshape;
   std::vector<int64_t> shape;
   int64_t inferred = -1;
   for (size_t i = 0; i < newshape.size(); ++i) {

@@ -2,6 +2,7 @@
 #include "ir/dim.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -95,6 +96,47 @@ std::string dim_to_string(const DimExpr& d) {
     if (v->bound) text += "<=" + std::to_string(*v->bound);
   }
   return text;
+}
+
+namespace {
+
+// A decimal integer filling all of `text` (an optional leading '-').
+std::optional<int64_t> whole_integer(const std::string& text) {
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+DimExpr parse_dim(const std::string& text) {
+  auto fail = [&](const std::string& why) -> DimExpr {
+    throw Error(ErrorKind::kType, "'" + clipped_text(text) + "' is not a dimension: " + why);
+  };
+  if (std::optional<int64_t> value = whole_integer(text)) return DimExpr(*value);
+  DimExpr product(int64_t(1));
+  size_t start = 0;
+  while (true) {
+    size_t star = text.find('*', start);
+    std::string factor = text.substr(start, star == std::string::npos ? std::string::npos : star - start);
+    if (std::optional<int64_t> value = whole_integer(factor)) {
+      if (*value < 0) return fail("a factor of a product must not be negative");
+      product = product * DimExpr(*value);
+    } else {
+      size_t at = factor.find("<=");
+      std::optional<int64_t> bound;
+      if (at != std::string::npos) {
+        bound = whole_integer(factor.substr(at + 2));
+        if (!bound) return fail("the bound of '" + factor.substr(0, at) + "' must be an integer");
+      }
+      if (!is_identifier(factor.substr(0, at)))
+        return fail("each factor must be an integer or a variable name, optionally with <=bound");
+      product = product * DimExpr(dim_var(factor.substr(0, at), bound));
+    }
+    if (star == std::string::npos) return product;
+    start = star + 1;
+  }
 }
 
 std::string dims_to_string(const std::vector<DimExpr>& dims) {

@@ -61,6 +61,10 @@ DimExpr dim_product(const std::vector<DimExpr>& dims);
 
 // Text form, as the text IR writes a dimension: "3", "n", "n<=64", "196*n", "n*m".
 std::string dim_to_string(const DimExpr& d);
+// The expression `text` writes in that form (factors joined by '*', each an
+// integer or a variable with an optional "<=bound"; "-1" too, for reshape's
+// inferred entry); Error(kType) naming the text when it is not one.
+DimExpr parse_dim(const std::string& text);
 // "(n<=64, 3, 224, 224)", whole (clip it to quote it in a message).
 std::string dims_to_string(const std::vector<DimExpr>& dims);
 // A static shape as expressions.

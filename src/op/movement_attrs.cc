@@ -24,19 +24,35 @@ void check_distinct(const std::string& op, const char* attr, const std::vector<i
 
 }  // namespace
 
-ReshapeAttrs reshape_attrs(const AttrsNode& attrs) { return {attr_read::integers(attrs, "newshape")}; }
+std::vector<DimExpr> ReshapeAttrs::target() const { return symbolic.empty() ? constant_dims(newshape) : symbolic; }
+
+ReshapeAttrs reshape_attrs(const AttrsNode& attrs) {
+  const AttrValue* given = attrs.find("newshape");
+  if (auto* texts = given ? std::get_if<std::vector<std::string>>(given) : nullptr) {
+    ReshapeAttrs out;
+    for (const std::string& text : *texts) out.symbolic.push_back(parse_dim(text));
+    return out;
+  }
+  return {attr_read::integers(attrs, "newshape"), {}};
+}
 
 void check_reshape_attrs(const ReshapeAttrs& attrs) {
-  const std::vector<int64_t>& newshape = attrs.newshape;
-  if (std::count(newshape.begin(), newshape.end(), -1) > 1)
-    type_fail("reshape", "newshape " + ints_str(newshape) + " has more than one -1 (at most one dimension is inferred)");
-  for (int64_t d : newshape)
-    if (d < -1)
-      type_fail("reshape", "newshape " + ints_str(newshape) + " has " + std::to_string(d) +
+  const std::vector<DimExpr> target = attrs.target();
+  const std::string written = newshape_text(target);
+  if (std::count(target.begin(), target.end(), DimExpr(int64_t(-1))) > 1)
+    type_fail("reshape", "newshape " + written + " has more than one -1 (at most one dimension is inferred)");
+  for (const DimExpr& d : target)
+    if (d.constant().value_or(0) < -1)
+      type_fail("reshape", "newshape " + written + " has " + dim_to_string(d) +
                                "; entries are sizes, 0 (copy the input dimension) or -1 (infer)");
 }
 
-std::vector<std::pair<std::string, AttrValue>> attr_entries(const ReshapeAttrs& attrs) { return {{"newshape", attrs.newshape}}; }
+std::vector<std::pair<std::string, AttrValue>> attr_entries(const ReshapeAttrs& attrs) {
+  if (attrs.symbolic.empty()) return {{"newshape", attrs.newshape}};
+  std::vector<std::string> texts;
+  for (const DimExpr& d : attrs.symbolic) texts.push_back(dim_to_string(d));
+  return {{"newshape", texts}};
+}
 
 TransposeAttrs transpose_attrs(const AttrsNode& attrs) { return {attr_read::optional_integers(attrs, "axes")}; }
 

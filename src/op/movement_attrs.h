@@ -13,11 +13,19 @@
 #include <vector>
 
 #include "ir/attrs.h"
+#include "ir/dim.h"
 
 namespace switchyard {
 
 struct ReshapeAttrs {
   std::vector<int64_t> newshape;  // sizes, 0 (copy the input's dimension) or one -1 (inferred)
+  // A target naming symbolic dimensions ("seq", "batch*seq"; constants as
+  // in newshape), which 0s and -1s cannot say when several symbolic
+  // dimensions move: (batch*seq, 16) to (seq, batch, 16). Empty for a
+  // static target; newshape is empty when this is set.
+  std::vector<DimExpr> symbolic;
+  // Either form as expressions.
+  std::vector<DimExpr> target() const;
 };
 ReshapeAttrs reshape_attrs(const AttrsNode& attrs);
 void check_reshape_attrs(const ReshapeAttrs& attrs);

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "ir/dim.h"
 #include "runtime/clipped_text.h"
 #include "support/error.h"
 
@@ -40,8 +41,36 @@ const char* attr_kind_name(AttrKind k) {
     case AttrKind::kIntOrInts: return "an integer or a list of integers";
     case AttrKind::kDType: return "a dtype string";
     case AttrKind::kDevice: return "a device string";
+    case AttrKind::kDims: return "a list of integers or dimension strings";
   }
   return "?";
+}
+
+// A list of dimensions in one canonical form: ints when every entry is a
+// constant (so a symbolic target that specialisation made static is the
+// static attribute), else each entry's canonical text ("batch*seq", never
+// "seq*batch").
+std::optional<AttrValue> coerce_dims(const AttrSpec& spec, const AttrValue& v) {
+  if (std::holds_alternative<std::vector<int64_t>>(v)) return v;
+  if (auto* d = std::get_if<std::vector<double>>(&v); d && d->empty()) return AttrValue(std::vector<int64_t>{});
+  auto* texts = std::get_if<std::vector<std::string>>(&v);
+  if (!texts) return std::nullopt;
+  std::vector<DimExpr> dims;
+  for (const std::string& text : *texts) {
+    try {
+      dims.push_back(parse_dim(text));
+    } catch (const Error& e) {
+      throw Error(ErrorKind::kType, "attribute '" + spec.name + "': " + e.message());
+    }
+  }
+  if (std::all_of(dims.begin(), dims.end(), [](const DimExpr& d) { return d.is_constant(); })) {
+    std::vector<int64_t> values;
+    for (const DimExpr& d : dims) values.push_back(d.coefficient());
+    return AttrValue(std::move(values));
+  }
+  std::vector<std::string> canonical;
+  for (const DimExpr& d : dims) canonical.push_back(dim_to_string(d));
+  return AttrValue(std::move(canonical));
 }
 
 // Converts `v` to the spec's kind where that is lossless; nullopt on mismatch.
@@ -89,6 +118,7 @@ std::optional<AttrValue> coerce(const AttrSpec& spec, const AttrValue& v) {
       }
       return v;
     }
+    case AttrKind::kDims: return coerce_dims(spec, v);
   }
   return std::nullopt;
 }

@@ -45,6 +45,7 @@ enum class AttrKind : uint8_t {
   kIntOrInts, // an int or a list of ints (split's indices_or_sections)
   kDType,     // a dtype name string ("float32")
   kDevice,    // a device string ("cpu:0")
+  kDims,      // a list of ints, or of strings each a dimension ("seq", "196*n", "16"): reshape's target
 };
 
 struct AttrSpec {

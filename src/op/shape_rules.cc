@@ -99,28 +99,40 @@ std::vector<int64_t> reshape_target(const std::vector<int64_t>& shape, const std
   return out;
 }
 
-std::vector<DimExpr> reshape_target(const std::vector<DimExpr>& dims, const std::vector<int64_t>& newshape,
+std::string newshape_text(const std::vector<DimExpr>& newshape) {
+  std::string listed;
+  for (const DimExpr& d : newshape) listed += (listed.empty() ? "" : ", ") + dim_to_string(d);
+  return "[" + clipped_text(listed) + "]";
+}
+
+std::vector<DimExpr> reshape_target(const std::vector<DimExpr>& dims, const std::vector<DimExpr>& newshape,
                                     const std::string& op) {
-  std::vector<int64_t> shape;
-  for (const DimExpr& d : dims)
-    if (d.is_constant()) shape.push_back(d.coefficient());
-  if (shape.size() == dims.size()) return constant_dims(reshape_target(shape, newshape, op));
+  auto static_sizes = [](const std::vector<DimExpr>& exprs) {
+    std::vector<int64_t> sizes;
+    for (const DimExpr& d : exprs)
+      if (d.is_constant()) sizes.push_back(d.coefficient());
+    return sizes;
+  };
+  std::vector<int64_t> shape = static_sizes(dims), sizes = static_sizes(newshape);
+  if (shape.size() == dims.size() && sizes.size() == newshape.size())
+    return constant_dims(reshape_target(shape, sizes, op));
+  const std::string target = newshape_text(newshape);
   std::string x = "cannot reshape x " + clipped_text(dims_to_string(dims));
   DimExpr total = dim_product(dims), known(int64_t(1));
   std::vector<DimExpr> out(newshape.size());
   int inferred = -1;
   for (size_t i = 0; i < newshape.size(); ++i) {
-    int64_t d = newshape[i];
-    if (d == 0) {
+    const DimExpr& d = newshape[i];
+    if (d == DimExpr(int64_t(0))) {
       if (i >= dims.size())
-        type_fail(op, "newshape " + ints_str(newshape) + " copies dimension " + std::to_string(i) + " (0) but x " +
+        type_fail(op, "newshape " + target + " copies dimension " + std::to_string(i) + " (0) but x " +
                           clipped_text(dims_to_string(dims)) + " has rank " + std::to_string(dims.size()));
       out[i] = dims[i];
-    } else if (d == -1) {
+    } else if (d == DimExpr(int64_t(-1))) {
       inferred = int(i);
       continue;
-    } else if (d < -1) {
-      type_fail(op, "newshape " + ints_str(newshape) + " has " + std::to_string(d) +
+    } else if (d.coefficient() < -1) {
+      type_fail(op, "newshape " + target + " has " + dim_to_string(d) +
                         "; only 0 (copy) and -1 (infer) may be non-positive");
     } else {
       out[i] = d;
@@ -130,7 +142,7 @@ std::vector<DimExpr> reshape_target(const std::vector<DimExpr>& dims, const std:
   if (inferred >= 0) {
     std::optional<DimExpr> quotient = exact_quotient(total, known);
     if (!quotient)
-      type_fail(op, x + " (" + dim_to_string(total) + " elements) to newshape " + ints_str(newshape) + ": " +
+      type_fail(op, x + " (" + dim_to_string(total) + " elements) to newshape " + target + ": " +
                         dim_to_string(total) + " is not known to be a multiple of " + dim_to_string(known));
     out[size_t(inferred)] = *quotient;
   } else if (known != total) {

@@ -42,12 +42,16 @@ std::vector<int64_t> reduced_shape(const std::vector<int64_t>& shape, const std:
 std::vector<int64_t> reshape_target(const std::vector<int64_t>& shape, const std::vector<int64_t>& newshape,
                                     const std::string& op);
 
-// The same for dimension expressions: 0 copies a (possibly symbolic)
-// dimension, and -1 is the exact quotient of the element counts, which must
-// be provably exact ((n, 196, 768) to [-1, 12, 64] gives 196*n); without a -1
-// the counts must be equal expressions.
-std::vector<DimExpr> reshape_target(const std::vector<DimExpr>& dims, const std::vector<int64_t>& newshape,
+// The same for dimension expressions, of the input and of the target: 0
+// copies a (possibly symbolic) dimension, -1 is the exact quotient of the
+// element counts, which must be provably exact ((n, 196, 768) to
+// [-1, 12, 64] gives 196*n), any other entry is the dimension itself
+// ((batch*seq, 16) to (seq, batch, 16)); without a -1 the counts must be
+// equal expressions.
+std::vector<DimExpr> reshape_target(const std::vector<DimExpr>& dims, const std::vector<DimExpr>& newshape,
                                     const std::string& op);
+// "[-1, 196, 12, 64]", "[seq, batch, 16]": a target as its attribute reads, for messages.
+std::string newshape_text(const std::vector<DimExpr>& newshape);
 
 // transpose's permutation (output dimension i reads input dimension perm[i]):
 // None reverses the dimensions.

@@ -16,7 +16,7 @@ namespace {
 
 Type reshape_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   const TensorTypeNode& x = expect_tensor(args, 0, "reshape");
-  return tensor_type_of_dims(reshape_target(x.dims, reshape_attrs(attrs).newshape, "reshape"), x.dtype);
+  return tensor_type_of_dims(reshape_target(x.dims, reshape_attrs(attrs).target(), "reshape"), x.dtype);
 }
 
 Type transpose_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
@@ -187,7 +187,7 @@ Type broadcast_to_relation(const std::vector<Type>& args, const AttrsNode& attrs
 void register_transform_ops() {
   register_op({.name = "reshape",
                .num_inputs = 1,
-               .attrs = {{"newshape", AttrKind::kInts, AttrValue()}},
+               .attrs = {{"newshape", AttrKind::kDims, AttrValue()}},
                .type_relation = reshape_relation,
                .pattern = OpPattern::kInjective,
                .check_attrs = [](const AttrsNode& attrs) { check_reshape_attrs(reshape_attrs(attrs)); },

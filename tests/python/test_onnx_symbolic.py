@@ -131,27 +131,34 @@ def test_inputs_sharing_a_dimension_must_agree(tmp_path):
         sy.evaluate(mod, a=a, b=b)
 
 
-def test_an_encoder_layer_runs_at_every_batch_and_refuses_a_symbolic_sequence_by_node(tmp_path):
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_an_encoder_layer_runs_at_every_batch_and_sequence_length(tmp_path, batch_first):
     torch.manual_seed(0)
-    layer = torch.nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, batch_first=True).eval()
-    path = export(layer, torch.randn(2, 5, 16), tmp_path / "encoder.onnx", {0: "batch"})
+    layer = torch.nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, batch_first=batch_first).eval()
+    axes = {0: "batch", 1: "seq"} if batch_first else {0: "seq", 1: "batch"}
+    path = tmp_path / "encoder.onnx"
+    torch.onnx.export(layer, torch.randn(2, 5, 16), str(path), input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": axes, "output": axes}, opset_version=13)
     mod = sy.frontend.from_onnx(path)
-    assert str(mod["main"].ret_type) == "Tensor[(batch, 5, 16), float32]"
-    for batch in (1, 3):
-        x = np.random.default_rng(batch).standard_normal((batch, 5, 16)).astype(np.float32)
+    signature = "(batch, seq, 16)" if batch_first else "(seq, batch, 16)"
+    assert str(mod["main"].ret_type) == f"Tensor[{signature}, float32]"
+    # Attention's heads go back from (batch*seq, 16) to (seq, batch, 16):
+    # two symbolic dimensions move, so the reshape names its target.
+    assert 'newshape=["seq", "batch", "16"]' in mod.astext(), mod.astext()
+    rng = np.random.default_rng(0)
+    for shape in [(1, 3, 16), (3, 7, 16), (2, 1, 16)]:
+        x = rng.standard_normal(shape).astype(np.float32)
         np.testing.assert_allclose(sy.evaluate(mod, input=x), layer(torch.from_numpy(x)).detach().numpy(),
                                    rtol=1e-4, atol=1e-5)
-    # With the sequence symbolic too, attention's heads are reshaped from
-    # (batch*seq, 16) to (seq, batch, 16): two symbolic dimensions move,
-    # which a reshape of 0s and -1s cannot say.
-    both = export(layer, torch.randn(2, 5, 16), tmp_path / "encoder_seq.onnx", {0: "batch", 1: "seq"})
-    with pytest.raises(sy.ParseError, match=r"node '/self_attn/Reshape_\d+' \(Reshape\): cannot reshape "
-                                            r"\(batch\*seq, 16\) to \(seq, batch, 16\): more than one dimension"):
-        sy.frontend.from_onnx(both)
-    fixed = sy.frontend.from_onnx(both, shapes={"input": (2, 5, 16)})
-    x = np.random.default_rng(0).standard_normal((2, 5, 16)).astype(np.float32)
-    np.testing.assert_allclose(sy.evaluate(fixed, input=x), layer(torch.from_numpy(x)).detach().numpy(),
-                               rtol=1e-4, atol=1e-5)
+    # Compiled once per (batch, seq), one artifact.
+    art = tmp_path / "encoder.art"
+    built = run_cli("compile", path, "--specialize", "batch=1,3", "--specialize", "seq=2,7", "-o", art)
+    assert built.returncode == 0, built.stderr
+    model = sy.runtime.load(art)
+    for batch, seq in [(1, 2), (3, 7), (1, 7)]:
+        x = rng.standard_normal((batch, seq, 16) if batch_first else (seq, batch, 16)).astype(np.float32)
+        np.testing.assert_allclose(model.run(input=x), layer(torch.from_numpy(x)).detach().numpy(), rtol=1e-4,
+                                   atol=1e-5)
 
 
 def test_cli_check_shows_the_signature_run_ir_binds_it_and_compile_names_the_fix(small_net, tmp_path):

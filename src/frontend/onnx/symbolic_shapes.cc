@@ -129,10 +129,13 @@ Expr reshape_to_dims(NodeContext& c, const Expr& x, const std::vector<DimExpr>& 
     c.fail("cannot reshape " + clipped_text(dims_to_string(t.dims)) + " to " + clipped_text(dims_to_string(target)) +
            why);
   };
-  // Numbers pass as they are: 0 and -1 mean what they mean in ONNX's Reshape and the IR's.
+  // Numbers pass as they are: 0 and -1 mean what they mean in ONNX's Reshape
+  // and the IR's. Symbolic dimensions are said with 0s and one -1 where they
+  // can be (the IR a static import would have, specialised); where several
+  // move ((batch*seq, 16) to (seq, batch, 16)) the target names them.
   bool inferred = std::count(target.begin(), target.end(), DimExpr(-1)) > 0;
   std::vector<int64_t> newshape;
-  for (size_t i = 0; i < target.size(); ++i) {
+  for (size_t i = 0; i < target.size() && newshape.size() == i; ++i) {
     if (std::optional<int64_t> n = target[i].constant()) {
       newshape.push_back(*n);
     } else if (i < t.dims.size() && t.dims[i] == target[i]) {
@@ -140,11 +143,15 @@ Expr reshape_to_dims(NodeContext& c, const Expr& x, const std::vector<DimExpr>& 
     } else if (!inferred) {
       newshape.push_back(-1);
       inferred = true;
-    } else {
-      fail(": more than one dimension is inferred or moves (fix the symbolic ones with --input-shape)");
     }
   }
-  Expr y = c.call("reshape", {x}, {{"newshape", newshape}});
+  AttrValue attr = newshape;
+  if (newshape.size() != target.size()) {
+    std::vector<std::string> named;
+    for (const DimExpr& d : target) named.push_back(dim_to_string(d));
+    attr = named;
+  }
+  Expr y = c.call("reshape", {x}, {{"newshape", attr}});
   const std::vector<DimExpr>& got = tensor_type_of(y).dims;
   for (size_t i = 0; i < target.size(); ++i)
     if (target[i].constant().value_or(1) > 0 && got[i] != target[i])

@@ -68,6 +68,30 @@ TEST(SymbolicRelations, ReshapeMatchesProductsAndDividesExactly) {
             "equal");
 }
 
+// (batch*seq, 16) to (seq, batch, 16): several symbolic dimensions move,
+// which 0s and -1s cannot say, so the target names them.
+TEST(SymbolicRelations, AReshapeNamingItsTargetMovesSeveralSymbolicDimensions) {
+  auto dims = [](std::vector<std::string> texts) { return AttrValue(std::move(texts)); };
+  const Type x = sym({m() * n(), 16});
+  EXPECT_EQ(relate("reshape", {x}, {{"newshape", dims({"n", "m", "16"})}}), sym({n(), m(), 16}));
+  EXPECT_EQ(relate("reshape", {x}, {{"newshape", dims({"n", "-1", "4"})}}), sym({n(), DimExpr(4) * m(), 4}));
+  EXPECT_EQ(relate("reshape", {sym({n(), m(), 16})}, {{"newshape", dims({"n*m", "-1"})}}), sym({m() * n(), 16}));
+  // Kept in one canonical text, and as the static attribute when every entry is a number.
+  Attrs canonical = normalize_attrs(*find_op_def("reshape"), {{"newshape", dims({"n*m", "16"})}});
+  EXPECT_EQ(canonical->get_strings("newshape"), (std::vector<std::string>{"m*n", "16"}));
+  Attrs numbers = normalize_attrs(*find_op_def("reshape"), {{"newshape", dims({"3", "-1"})}});
+  EXPECT_EQ(numbers->get_ints("newshape"), (std::vector<int64_t>{3, -1}));
+  EXPECT_EQ(relate("reshape", {f32({6, 2})}, {{"newshape", dims({"3", "4"})}}), f32({3, 4}));
+  EXPECT_EQ(relate_error("reshape", {x}, {{"newshape", dims({"n", "n", "16"})}}),
+            "'reshape': cannot reshape x (m*n, 16) (16*m*n elements) to (n, n, 16) (16*n*n elements): the counts are "
+            "not known to be equal");
+  EXPECT_EQ(relate_error("reshape", {x}, {{"newshape", dims({"-1", "n", "-1"})}}),
+            "'reshape': newshape [-1, n, -1] has more than one -1 (at most one dimension is inferred)");
+  EXPECT_EQ(attrs_error("reshape", {{"newshape", dims({"n", "m+1"})}}),
+            "attribute 'newshape': 'm+1' is not a dimension: each factor must be an integer or a variable name, "
+            "optionally with <=bound");
+}
+
 TEST(SymbolicRelations, MovementAndConcatenation) {
   EXPECT_EQ(relate("transpose", {sym({n(), 196, 12, 64})}, {{"axes", ints({0, 2, 1, 3})}}),
             sym({n(), 12, 196, 64}));

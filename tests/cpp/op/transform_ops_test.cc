@@ -23,7 +23,7 @@ TEST(TransformOps, Reshape) {
             "'reshape': newshape [-1, 2, -1] has more than one -1 (at most one dimension is inferred)");
   EXPECT_EQ(attrs_error("reshape", {{"newshape", ints({-2, 4})}}),
             "'reshape': newshape [-2, 4] has -2; entries are sizes, 0 (copy the input dimension) or -1 (infer)");
-  EXPECT_EQ(attrs_error("reshape", {}), "operator 'reshape' requires attribute 'newshape' (a list of integers)");
+  EXPECT_EQ(attrs_error("reshape", {}), "operator 'reshape' requires attribute 'newshape' (a list of integers or dimension strings)");
 }
 
 TEST(TransformOps, Transpose) {

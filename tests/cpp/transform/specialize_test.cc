@@ -28,6 +28,21 @@ constexpr const char* kStatic = R"(def @main(%x: Tensor[(2, 3, 4), float32], %y:
 }
 )";
 
+// Attention's heads back to (seq, batch, width): a target naming its symbolic dimensions.
+constexpr const char* kNamedTarget = R"(def @main(%x: Tensor[(batch, seq, 4), float32]) {
+  %0 = transpose(%x, axes=[1, 0, 2]);
+  %1 = reshape(%0, newshape=[-1, 4]);
+  reshape(%1, newshape=["seq", "batch", "4"])
+}
+)";
+
+constexpr const char* kNamedTargetAt2x3 = R"(def @main(%x: Tensor[(2, 3, 4), float32]) {
+  %0 = transpose(%x, axes=[1, 0, 2]);
+  %1 = reshape(%0, newshape=[6, 4]);
+  reshape(%1, newshape=[3, 2, 4])
+}
+)";
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
@@ -39,6 +54,13 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 NDArray zeros(std::vector<int64_t> shape) { return NDArray(DType::kFloat32, shape); }
+
+TEST(Specialize, AReshapeNamingItsSymbolicTargetStatesItsShape) {
+  IRModule symbolic = infer_type(parse_module(kNamedTarget, "s.sy"));
+  EXPECT_EQ(type_to_string(symbolic.lookup("main")->ret_type), "Tensor[(seq, batch, 4), float32]");
+  IRModule specialized = specialize(symbolic, {{"batch", 2}, {"seq", 3}});
+  EXPECT_TRUE(structural_equal(specialized, infer_type(parse_module(kNamedTargetAt2x3, "t.sy"))));
+}
 
 TEST(Specialize, SubstitutesEveryAnnotationAndRetypes) {
   IRModule symbolic = infer_type(parse_module(kSymbolic, "s.sy"));
