@@ -311,20 +311,33 @@ double attribute_kernel_times(const Manifest& manifest, const std::vector<double
 // sees neither the layouts a crossing forces on both sides nor the caches
 // it leaves cold), and planning runs again with the charge: until the plan
 // is one device, its prediction holds within a tenth, or kSplitChecks
-// splits were run. Each check is recorded in the cost file.
+// splits were run. A plan with no hand-off (the whole model on one core of
+// its own) has nothing to charge, and is as exposed as any plan to a
+// profile run that a neighbour disturbed: its check calibrates both
+// candidates' times to the runs in turns (calibrate_to_check) and plans
+// once more. Each check is recorded in the cost file.
 constexpr int kSplitChecks = 3;
+
+// The devices `plan` puts a node on, by name.
+std::vector<std::string> devices_used(const PlanResult& plan) {
+  std::vector<std::string> names;
+  for (const VirtualDevice* d : plan.solution.device)
+    if (d && std::find(names.begin(), names.end(), d->device_name()) == names.end()) names.push_back(d->device_name());
+  return names;
+}
 
 void check_splits(const IRModule& mod, const CompilationConfig& config,
                   const std::map<std::string, std::vector<int>>& cores, const std::pair<std::string, int>& one_device,
                   int repeat, const std::filesystem::path& scratch, CostFile* costs) {
   const IRModule typed = infer_type(mod);
+  bool calibrated = false;
   for (int round = 0; round < kSplitChecks; ++round) {
     LatencyObjective objective{std::make_shared<CostFile>(*costs), "the costs being measured"};
     PlanResult plan = plan_devices(typed, config, objective);
     const LatencyChoice& choice = *plan.choice;
-    if (choice.one_device || choice.handoffs == 0) {
-      std::cout << "split check: these costs plan " << (choice.one_device ? "one device with every core" : "no hand-off")
-                << "\n";
+    if (choice.one_device || (choice.handoffs == 0 && calibrated)) {
+      std::cout << "split check: " << (calibrated ? "calibrated to the runs in turns, " : "") << "these costs plan "
+                << (choice.one_device ? "one device with every core" : "no hand-off") << "\n";
       return;
     }
     BuildOptions options;
@@ -338,16 +351,23 @@ void check_splits(const IRModule& mod, const CompilationConfig& config,
     std::vector<Manifest> manifests;
     std::vector<Measured> measured = measure_in_turns({{dir, 0}, one_device}, repeat, &manifests);
     CostFile::SplitCheck check{choice.handoffs, choice.split_ms, measured[0].run_ms, measured[1].run_ms, 0};
-    if (check.measured_ms > check.predicted_ms)
+    if (check.handoffs == 0) {
+      calibrate_to_check(costs, devices_used(plan), check.predicted_ms, check.measured_ms, choice.one_device_ms,
+                         check.one_device_ms);
+      calibrated = true;
+    } else if (check.measured_ms > check.predicted_ms) {
       check.charged_ms = (check.measured_ms - check.predicted_ms) / double(check.handoffs);
+    }
     costs->handoff_ms += check.charged_ms;
     costs->split_checks.push_back(check);
     std::cout << "split check " << round + 1 << ": " << check.handoffs << " hand-offs, predicted "
               << check.predicted_ms << " ms, ran " << check.measured_ms << " ms (one device with every core "
-              << check.one_device_ms << " ms)";
+              << check.one_device_ms << " ms";
+    if (check.handoffs == 0) std::cout << ", predicted " << choice.one_device_ms << "; times calibrated to these runs";
+    std::cout << ")";
     if (check.charged_ms > 0) std::cout << "; hand-off charged " << check.charged_ms << " ms more";
     std::cout << "\n";
-    if (check.measured_ms <= 1.1 * check.predicted_ms) return;
+    if (check.handoffs > 0 && check.measured_ms <= 1.1 * check.predicted_ms) return;
   }
 }
 

@@ -209,4 +209,21 @@ void check_same_machine(const CostFile& costs, const MachineIdentity& here, cons
                                        "\n  measure this one with `switchyard profile`");
 }
 
+void calibrate_to_check(CostFile* costs, const std::vector<std::string>& split_devices, double split_predicted_ms,
+                        double split_measured_ms, double one_predicted_ms, double one_measured_ms) {
+  if (split_predicted_ms > 0 && split_measured_ms > 0) {
+    const double scale = split_measured_ms / split_predicted_ms;
+    for (auto& [key_device, ms] : costs->operator_ms)
+      if (std::count(split_devices.begin(), split_devices.end(), key_device.second)) ms *= scale;
+    for (ProfiledDevice& d : costs->devices)
+      if (std::count(split_devices.begin(), split_devices.end(), d.name)) d.overhead_ms *= scale;
+  }
+  if (costs->all_cores && one_predicted_ms > 0 && one_measured_ms > 0) {
+    const double scale = one_measured_ms / one_predicted_ms;
+    for (auto& [key, ms] : costs->all_cores->operator_ms) ms *= scale;
+    costs->all_cores->overhead_ms *= scale;
+    costs->all_cores->run_ms = one_measured_ms;
+  }
+}
+
 }  // namespace switchyard

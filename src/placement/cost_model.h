@@ -64,7 +64,11 @@ struct CostFile {
   // slower than predicted had the difference charged to its hand-offs (what
   // a value crossing devices costs in a real run: the layouts it forces on
   // both sides, a cold cache on the other core, the wake-up), so handoff_ms
-  // is the measured hand-off plus every charge. Empty: nothing was checked.
+  // is the measured hand-off plus every charge. A plan with no hand-off
+  // (one device on its own cores, or parts that never meet) has nothing to
+  // charge: its run and the one-device candidate's, measured in turns,
+  // calibrate the times instead (calibrate_to_check). Empty: nothing was
+  // checked.
   struct SplitCheck {
     int64_t handoffs = 0;
     double predicted_ms = 0, measured_ms = 0, one_device_ms = 0;
@@ -97,6 +101,15 @@ std::string cost_file_json(const CostFile& costs);
 // Error(kUsage) naming the file and field for malformed input.
 CostFile parse_cost_file(const std::string& text, const std::string& path);
 CostFile read_cost_file(const std::string& path);
+// Scales the times so that both candidates of a check predict what they
+// ran in turns: every operator time (and run overhead) on `split_devices`
+// by split_measured / split_predicted, and the every-core times by
+// one_measured / one_predicted. The profile measured each candidate in a
+// run of its own, minutes apart on a shared machine; a check runs them in
+// turns, so their ratio is the one to plan by.
+void calibrate_to_check(CostFile* costs, const std::vector<std::string>& split_devices, double split_predicted_ms,
+                        double split_measured_ms, double one_predicted_ms, double one_measured_ms);
+
 // Error(kUsage) naming what differs when `costs` was measured on another machine.
 void check_same_machine(const CostFile& costs, const MachineIdentity& here, const std::string& path);
 

@@ -6,6 +6,7 @@
 import json
 import os
 import pathlib
+import re
 import subprocess
 
 import numpy as np
@@ -78,10 +79,11 @@ def test_profile_records_operators_devices_copies_and_the_machine(tmp_path):
     # than predicted, the difference went onto the hand-off, per hand-off.
     charged = 0
     for check in data["split_checks"]:
-        assert check["handoffs"] > 0 and check["predicted_ms"] > 0 and check["measured_ms"] > 0, check
+        assert check["handoffs"] >= 0 and check["predicted_ms"] > 0 and check["measured_ms"] > 0, check
         assert check["one_device_ms"] > 0, check
-        slower = max(0.0, check["measured_ms"] - check["predicted_ms"])
-        assert abs(check["charged_ms"] * check["handoffs"] - slower) <= 1e-6 * max(1.0, slower), check
+        # A plan without hand-offs has nothing to charge (its check calibrates the times instead).
+        slower = max(0.0, check["measured_ms"] - check["predicted_ms"]) if check["handoffs"] else 0.0
+        assert abs(check["charged_ms"] * max(1, check["handoffs"]) - slower) <= 1e-6 * max(1.0, slower), check
         charged += check["charged_ms"]
     assert len(data["split_checks"]) <= 3
     assert data["handoff_ms"] >= charged - 1e-9, (data["handoff_ms"], charged)
@@ -102,12 +104,13 @@ def test_profile_runs_the_splits_it_plans_and_charges_their_slowness_to_the_hand
     for number, (line, check) in enumerate(zip(numbered, checks), start=1):
         assert line.startswith(f"split check {number}: {check['handoffs']} hand-offs, predicted "), line
         assert ("hand-off charged" in line) == (check["charged_ms"] > 0), line
-    for check in checks[:-1]:
-        assert check["measured_ms"] > 1.1 * check["predicted_ms"], checks
-    if not checks or (len(checks) < 3 and checks[-1]["measured_ms"] > 1.1 * checks[-1]["predicted_ms"]):
-        # Planning stopped because the charged costs no longer split.
-        assert lines[-1] in ("split check: these costs plan one device with every core",
-                             "split check: these costs plan no hand-off"), out
+    for check in checks[:-1]:  # planned again: it ran slow, or had no hand-off and calibrated the times
+        assert check["measured_ms"] > 1.1 * check["predicted_ms"] or check["handoffs"] == 0, checks
+    if not checks or (len(checks) < 3 and (checks[-1]["measured_ms"] > 1.1 * checks[-1]["predicted_ms"]
+                                           or checks[-1]["handoffs"] == 0)):
+        # Planning stopped because the charged or calibrated costs no longer split.
+        assert re.fullmatch(r"split check: (calibrated to the runs in turns, )?these costs plan "
+                            r"(one device with every core|no hand-off)", lines[-1]), out
 
 
 def test_latency_objective_chooses_one_device_with_every_core_when_that_is_faster(tmp_path):

@@ -207,6 +207,39 @@ def @main(%x: Tensor[(64, 256), float32], %a: Tensor[(256, 256), float32]) -> Te
   }
 }
 
+// A chain plans on one device's own core (no hand-off) when the profile's
+// every-core run was disturbed (each operator 1.5x its one-core time);
+// the check runs both in turns, the times are calibrated to those runs,
+// and the plan turns to one device with every core.
+TEST(LatencyChoice, ACheckWithoutHandoffsCalibratesBothCandidatesToTheirRuns) {
+  const char* chain = R"(
+def @main(%x: Tensor[(64, 256), float32], %a: Tensor[(256, 256), float32]) -> Tensor[(64, 256), float32] {
+  %0 = nn.dense(%x, %a);
+  %1 = nn.relu(%0);
+  %2 = nn.dense(%1, %a);
+  tanh(%2)
+})";
+  IRModule mod = parse(chain);
+  CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
+  CostFile costs = costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy, 1.5);
+  PlanResult disturbed = plan_devices(mod, config, objective(costs));
+  ASSERT_FALSE(disturbed.choice->one_device);
+  EXPECT_EQ(disturbed.choice->handoffs, 0);
+  EXPECT_NEAR(disturbed.choice->split_ms, 2.2, 1e-9);
+  EXPECT_NEAR(disturbed.choice->one_device_ms, 3.3, 1e-9);
+  // In turns: cpu:0 on its core ran 2.4 ms, every core 1.8 ms.
+  calibrate_to_check(&costs, {"cpu:0"}, 2.2, 2.4, 3.3, 1.8);
+  EXPECT_EQ(costs.all_cores->run_ms, 1.8);
+  PlanResult calibrated = plan_devices(mod, config, objective(costs));
+  EXPECT_TRUE(calibrated.choice->one_device) << latency_choice_text(*calibrated.choice);
+  EXPECT_NEAR(calibrated.choice->one_device_ms, 1.8, 1e-9);
+  // cpu:1 was not in the run: its times stay; cpu:0's are what it ran.
+  for (const auto& [key_device, ms] : costs.operator_ms) {
+    const bool dense = costs.operator_text.at(key_device.first).starts_with("nn.dense");
+    EXPECT_NEAR(ms, (dense ? 1.0 : 0.1) * (key_device.second == "cpu:0" ? 2.4 / 2.2 : 1.0), 1e-12);
+  }
+}
+
 TEST(LatencyPlacement, RuleForPartOfTheModelLeavesTheRestToTheObjective) {
   IRModule mod = parse(kTwoBranches);
   CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
