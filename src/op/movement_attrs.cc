@@ -4,6 +4,7 @@
 #include "op/movement_attrs.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "op/attr_read.h"
 #include "op/relation_helpers.h"
@@ -123,8 +124,20 @@ AttrValue sections_value(const SplitAttrs& attrs) {
 StridedSliceAttrs strided_slice_attrs(const AttrsNode& attrs) {
   std::string mode = attr_read::string(attrs, "slice_mode");
   check_one_of("strided_slice", "slice_mode", mode, {"end", "size"});
+  std::vector<int64_t> end;
+  std::vector<DimExpr> symbolic_end;
+  const AttrValue* given_end = attrs.find("end");
+  if (auto* texts = given_end ? std::get_if<std::vector<std::string>>(given_end) : nullptr) {
+    for (const std::string& text : *texts) {
+      symbolic_end.push_back(parse_dim(text));
+      end.push_back(symbolic_end.back().constant().value_or(std::numeric_limits<int64_t>::max()));
+    }
+  } else {
+    end = attr_read::integers(attrs, "end");
+  }
   return {.begin = attr_read::integers(attrs, "begin"),
-          .end = attr_read::integers(attrs, "end"),
+          .end = std::move(end),
+          .symbolic_end = std::move(symbolic_end),
           .strides = attr_read::optional_integers(attrs, "strides"),
           .axes = attr_read::optional_integers(attrs, "axes"),
           .slice_mode = mode == "size" ? SliceMode::kSize : SliceMode::kEnd};

@@ -71,6 +71,13 @@ AttrValue sections_value(const SplitAttrs& attrs);
 enum class SliceMode : uint8_t { kEnd, kSize };  // end holds end indices, or sizes
 struct StridedSliceAttrs {
   std::vector<int64_t> begin, end;
+  // `end` as the attribute gives it when an entry names a symbolic
+  // dimension (position_ids[:, :seq]: end=["1", "seq"]); empty otherwise.
+  // `end` then holds INT64_MAX at those entries, so the rules that check
+  // and clamp numbers run; only the type relation reads this (a symbolic
+  // end must slice a static axis from 0 with step 1), and the interpreter
+  // refuses it (specialisation states it first).
+  std::vector<DimExpr> symbolic_end;
   std::optional<std::vector<int64_t>> strides;  // None: 1 on every axis
   std::optional<std::vector<int64_t>> axes;     // None: the first begin.size() dimensions
   SliceMode slice_mode = SliceMode::kEnd;

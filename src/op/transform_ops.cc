@@ -118,6 +118,34 @@ Type split_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   return tuple_type(std::move(fields));
 }
 
+// A slice whose end names a symbolic dimension (position_ids[:, :seq]):
+// that axis must be static and sliced from 0 with step 1, so its length is
+// the end itself. That the end is within the axis is taken as written; a
+// specialisation states the end, and its static type clamps it, so a value
+// beyond the axis gives a shorter type that the readers' types refuse.
+Type symbolic_end_slice(const TensorTypeNode& x, const StridedSliceAttrs& slice, const std::vector<SliceAxis>& axes) {
+  const std::string op = "strided_slice";
+  if (slice.slice_mode != SliceMode::kEnd) type_fail(op, "a symbolic end needs slice_mode \"end\"");
+  std::vector<DimExpr> dims;
+  for (size_t i = 0; i < x.dims.size(); ++i) dims.push_back(x.dims[i].is_constant() ? DimExpr(axes[i].length) : x.dims[i]);
+  for (size_t k = 0; k < slice.begin.size(); ++k) {
+    const int64_t axis = slice.axes ? normalize_axis((*slice.axes)[k], x.ndim(), op, "axes entry") : int64_t(k);
+    const bool symbolic = !slice.symbolic_end[k].is_constant();
+    if (!x.dims[size_t(axis)].is_constant())
+      type_fail(op, "slices symbolic dimension " + dim_to_string(x.dims[size_t(axis)]) + " (dimension " +
+                        std::to_string(axis) + " of " + clipped_text(dims_to_string(x.dims)) +
+                        "); only static dimensions may be sliced yet");
+    if (!symbolic) continue;
+    const int64_t stride = slice.strides && k < slice.strides->size() ? (*slice.strides)[k] : 1;
+    if (slice.begin[k] != 0 || stride != 1)
+      type_fail(op, "ends dimension " + std::to_string(axis) + " at symbolic " + dim_to_string(slice.symbolic_end[k]) +
+                        " from begin " + std::to_string(slice.begin[k]) + " with stride " + std::to_string(stride) +
+                        "; a symbolic end needs begin 0 and stride 1 (its length is then the end)");
+    dims[size_t(axis)] = slice.symbolic_end[k];
+  }
+  return tensor_type_of_dims(std::move(dims), x.dtype);
+}
+
 // Symbolic dimensions are allowed where the slice does not cut them (a
 // symbolic batch beside a sliced feature axis): the static rule runs with 1
 // in their place, and they are put back.
@@ -127,12 +155,13 @@ Type strided_slice_relation(const std::vector<Type>& args, const AttrsNode& attr
   std::vector<int64_t> stand_in;
   for (const DimExpr& d : x.dims) stand_in.push_back(d.constant().value_or(1));
   std::vector<SliceAxis> axes = strided_slice_axes(stand_in, attrs, op);
+  const StridedSliceAttrs slice = strided_slice_attrs(attrs);
+  if (!slice.symbolic_end.empty()) return symbolic_end_slice(x, slice, axes);
   if (x.is_static()) {
     std::vector<int64_t> shape;
     for (const SliceAxis& axis : axes) shape.push_back(axis.length);
     return tensor_type(std::move(shape), x.dtype);
   }
-  const StridedSliceAttrs slice = strided_slice_attrs(attrs);
   std::vector<bool> cut(x.dims.size(), false);
   for (size_t k = 0; k < slice.begin.size(); ++k)
     cut[size_t(slice.axes ? normalize_axis((*slice.axes)[k], x.ndim(), op, "axes entry") : int64_t(k))] = true;
@@ -157,13 +186,24 @@ Type take_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   if (indices.dtype != DType::kInt32 && indices.dtype != DType::kInt64)
     type_fail(op, "argument 1 (indices) must be int32 or int64, got " + std::string(dtype_name(indices.dtype)));
   std::optional<int64_t> given_axis = take_attrs(attrs).axis;
-  if (!given_axis) return tensor_type(indices.shape, data.dtype);
+  if (!given_axis) {
+    if (!data.is_static())
+      type_fail(op, "takes from the flattened data " + clipped_text(dims_to_string(data.dims)) +
+                        ", whose size is symbolic; only a static one may be flattened");
+    return tensor_type_of_dims(indices.dims, data.dtype);
+  }
   if (data.ndim() == 0) type_fail(op, "data is a scalar; take along an axis needs at least 1 dimension");
   int64_t axis = normalize_axis(*given_axis, data.ndim(), op);
-  std::vector<int64_t> shape(data.shape.begin(), data.shape.begin() + axis);
-  shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
-  shape.insert(shape.end(), data.shape.begin() + axis + 1, data.shape.end());
-  return tensor_type(std::move(shape), data.dtype);
+  // The indices may be symbolic (an embedding's token ids, (batch, seq));
+  // the axis they index must be static, as the modes clip or wrap by it.
+  if (!data.dims[size_t(axis)].is_constant())
+    type_fail(op, "takes along symbolic dimension " + dim_to_string(data.dims[size_t(axis)]) + " (axis " +
+                      std::to_string(axis) + " of " + clipped_text(dims_to_string(data.dims)) +
+                      "); only a static axis may be indexed yet");
+  std::vector<DimExpr> dims(data.dims.begin(), data.dims.begin() + axis);
+  dims.insert(dims.end(), indices.dims.begin(), indices.dims.end());
+  dims.insert(dims.end(), data.dims.begin() + axis + 1, data.dims.end());
+  return tensor_type_of_dims(std::move(dims), data.dtype);
 }
 
 Type broadcast_to_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
@@ -238,7 +278,7 @@ void register_transform_ops() {
   register_op({.name = "strided_slice",
                .num_inputs = 1,
                .attrs = {{"begin", AttrKind::kInts, AttrValue()},
-                         {"end", AttrKind::kInts, AttrValue()},
+                         {"end", AttrKind::kDims, AttrValue()},
                          {"strides", AttrKind::kInts, AttrValue(), true},
                          {"axes", AttrKind::kInts, AttrValue(), true},
                          {"slice_mode", AttrKind::kString, AttrValue(std::string("end"))}},
@@ -255,7 +295,8 @@ void register_transform_ops() {
                .type_relation = take_relation,
                .pattern = OpPattern::kInjective,
                .check_attrs = [](const AttrsNode& attrs) { take_attrs(attrs); },  // the reader checks mode
-               .doc = "gathers elements of data at indices along axis (flattened when None)"});
+               .doc = "gathers elements of data at indices along axis (flattened when None)",
+               .symbolic_shapes = true});
   register_op({.name = "broadcast_to",
                .num_inputs = 1,
                .attrs = {{"shape", AttrKind::kInts, AttrValue()}},

@@ -27,7 +27,7 @@ class Specializer : public ExprMutator {
   // A reshape of a symbolic shape copies (0) or infers (-1) its symbolic
   // dimensions; specialised, it states its shape, as a static import's does.
   Expr visit_call(const Call& call) override {
-    Expr rebuilt = ExprMutator::visit_call(call);
+    Expr rebuilt = stated_dimension_attrs(ExprMutator::visit_call(call));
     const OpNode* op = as<OpNode>(call->op);
     const TensorTypeNode* was = as_tensor(call->checked_type());
     if (!op || op->name != "reshape" || !was || was->is_static()) return rebuilt;
@@ -35,6 +35,30 @@ class Specializer : public ExprMutator {
     if (!now->is_static()) return rebuilt;
     Attrs attrs = normalize_attrs(*find_op_def("reshape"), {{"newshape", now->shape}});
     return with_fields(Call(as<CallNode>(rebuilt)), {.attrs = attrs});
+  }
+
+  // Every attribute that names dimensions (AttrKind::kDims: a reshape's
+  // target, a slice's end) with the variables' values; numbers only, it
+  // normalises to the static attribute.
+  Expr stated_dimension_attrs(const Expr& e) {
+    const CallNode* call = as<CallNode>(e);
+    const OpNode* op = call ? as<OpNode>(call->op) : nullptr;
+    if (!op || !op->def || !call->attrs) return e;
+    std::vector<std::pair<std::string, AttrValue>> entries = call->attrs->entries();
+    bool changed = false;
+    for (const AttrSpec& spec : op->def->attrs) {
+      if (spec.kind != AttrKind::kDims) continue;
+      for (auto& [name, value] : entries) {
+        auto* texts = name == spec.name ? std::get_if<std::vector<std::string>>(&value) : nullptr;
+        if (!texts) continue;
+        std::vector<std::string> stated;
+        for (const std::string& text : *texts) stated.push_back(dim_to_string(specialize_dim(parse_dim(text), values_)));
+        value = std::move(stated);
+        changed = true;
+      }
+    }
+    if (!changed) return e;
+    return with_fields(Call(call), {.attrs = normalize_attrs(*op->def, std::move(entries))});
   }
 
   Expr visit_function(const Function& f) override {

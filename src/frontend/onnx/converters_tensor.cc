@@ -159,7 +159,17 @@ void convert_slice(NodeContext& c, bool inputs) {
   const std::vector<DimExpr>& in = c.input_dims(0);
   int64_t rank = int64_t(in.size());
   std::vector<int64_t> starts = inputs ? c.constant_ints(1, "starts") : c.attr_ints("starts");
-  std::vector<int64_t> ends = inputs ? c.constant_ints(2, "ends") : c.attr_ints("ends");
+  // Ends computed from a symbolic shape (position_ids[:, :seq]) are
+  // dimensions; a symbolic one slices a static axis from 0 (strided_slice's
+  // symbolic end), its entry in `ends` a stand-in never read.
+  std::vector<DimExpr> end_dims;
+  if (inputs && c.is_shape_value(2)) {
+    end_dims = *c.shape_value_input(2);
+  } else {
+    for (int64_t e : inputs ? c.constant_ints(2, "ends") : c.attr_ints("ends")) end_dims.emplace_back(e);
+  }
+  std::vector<int64_t> ends;
+  for (const DimExpr& e : end_dims) ends.push_back(e.constant().value_or(0));
   std::vector<int64_t> axes(starts.size());
   std::iota(axes.begin(), axes.end(), 0);
   if (inputs && c.has_input(3)) axes = c.constant_ints(3, "axes");
@@ -170,6 +180,7 @@ void convert_slice(NodeContext& c, bool inputs) {
     c.fail("starts, ends, axes and steps must have equal lengths");
   Expr x = c.input(0);
   std::vector<int64_t> begin, end, strides, slice_axes;
+  std::vector<std::string> end_texts;  // `end` as dimensions, used when one is symbolic
   for (size_t i = 0; i < starts.size(); ++i) {
     int64_t axis = normalize_axis(c, axes[i], rank);
     if (!in[size_t(axis)].is_constant())
@@ -178,6 +189,15 @@ void convert_slice(NodeContext& c, bool inputs) {
     int64_t dim = *in[size_t(axis)].constant(), step = steps[i];
     if (step == 0) c.fail("a step of 0");
     auto clamp = [](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
+    if (!end_dims[i].is_constant()) {
+      if (step != 1 || clamp(starts[i] < 0 ? starts[i] + dim : starts[i], 0, dim) != 0)
+        c.fail("ends axis " + std::to_string(axis) + " at symbolic '" + dim_to_string(end_dims[i]) +
+               "' with start " + std::to_string(starts[i]) + " and step " + std::to_string(step) +
+               "; a symbolic end is supported from start 0 with step 1 (fix the dimension with --input-shape)");
+      begin.push_back(0), end.push_back(0), strides.push_back(1), slice_axes.push_back(axis);
+      end_texts.push_back(dim_to_string(end_dims[i]));
+      continue;
+    }
     int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
     int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
     if (ends[i] <= std::numeric_limits<int64_t>::min() / 2) e = -1;  // INT64_MIN: "to the very start"
@@ -195,14 +215,19 @@ void convert_slice(NodeContext& c, bool inputs) {
     }
     if (step > 0) {
       begin.push_back(s), end.push_back(e), strides.push_back(step), slice_axes.push_back(axis);
+      end_texts.push_back(std::to_string(e));
       continue;
     }
     std::vector<int64_t> picked;
     for (int64_t k = 0; k < count; ++k) picked.push_back(s + k * step);
     x = c.call("take", {x, c.constant(int64_vector(picked))}, {{"axis", axis}});
   }
-  if (!begin.empty())
-    x = c.call("strided_slice", {x}, {{"begin", begin}, {"end", end}, {"strides", strides}, {"axes", slice_axes}});
+  if (!begin.empty()) {
+    AttrValue end_attr = end;
+    if (std::any_of(end_dims.begin(), end_dims.end(), [](const DimExpr& e) { return !e.is_constant(); }))
+      end_attr = end_texts;
+    x = c.call("strided_slice", {x}, {{"begin", begin}, {"end", end_attr}, {"strides", strides}, {"axes", slice_axes}});
+  }
   set_single_output(c, x);
 }
 

@@ -48,11 +48,17 @@ std::optional<Value> known_value(const Expr& e) {
   return std::nullopt;
 }
 
+// The elements of a static type; INT64_MAX for a symbolic one, so it is never folded.
 int64_t type_numel(const Type& t) {
-  if (const TensorTypeNode* tensor = as_tensor(t)) return tensor->numel();
+  if (const TensorTypeNode* tensor = as_tensor(t))
+    return tensor->is_static() ? tensor->numel() : std::numeric_limits<int64_t>::max();
   int64_t n = 0;
   if (const TupleTypeNode* tuple = as_tuple(t))
-    for (const Type& f : tuple->fields) n += type_numel(f);
+    for (const Type& f : tuple->fields) {
+      int64_t part = type_numel(f);
+      if (part == std::numeric_limits<int64_t>::max()) return part;
+      n += part;
+    }
   return n;
 }
 

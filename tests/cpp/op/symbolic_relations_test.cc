@@ -136,12 +136,34 @@ TEST(SymbolicRelations, SlicesOfStaticAxesAndReductionsKeepTheOtherDimensions) {
   EXPECT_EQ(relate("max", {x}, {{"axis", ints({1, 2})}}), sym({n()}));
 }
 
+// An embedding: token ids (batch, seq) index a static table; positions
+// are a static table's prefix of symbolic length (position_ids[:, :seq]).
+TEST(SymbolicRelations, EmbeddingsTakeSymbolicIndicesAndSlicesEndAtASymbolicDimension) {
+  const Type ids = sym({n(), m()}, DType::kInt64);
+  EXPECT_EQ(relate("take", {f32({100, 32}), ids}, {{"axis", integer(0)}}), sym({n(), m(), 32}));
+  EXPECT_EQ(relate("take", {f32({100, 32}), ids}), sym({n(), m()}));
+  EXPECT_EQ(relate("take", {sym({n(), 100}), of(DType::kInt64, {3})}, {{"axis", integer(1)}}), sym({n(), 3}));
+  EXPECT_EQ(relate_error("take", {sym({n(), 4}), ids}, {{"axis", integer(0)}}),
+            "'take': takes along symbolic dimension n (axis 0 of (n, 4)); only a static axis may be indexed yet");
+  auto end = [](std::vector<std::string> texts) { return AttrValue(std::move(texts)); };
+  const Type table = of(DType::kInt64, {1, 64});
+  EXPECT_EQ(relate("strided_slice", {table}, {{"begin", ints({0})}, {"end", end({"m"})}, {"axes", ints({1})}}),
+            sym({1, m()}, DType::kInt64));
+  EXPECT_EQ(relate("strided_slice", {table}, {{"begin", ints({0, 0})}, {"end", end({"1", "m"})}}),
+            sym({1, m()}, DType::kInt64));
+  EXPECT_EQ(relate_error("strided_slice", {table}, {{"begin", ints({1})}, {"end", end({"m"})}, {"axes", ints({1})}}),
+            "'strided_slice': ends dimension 1 at symbolic m from begin 1 with stride 1; a symbolic end needs begin 0 "
+            "and stride 1 (its length is then the end)");
+  EXPECT_CONTAINS(relate_error("strided_slice", {sym({n(), 4})}, {{"begin", ints({0})}, {"end", end({"m"})}}),
+                  "slices symbolic dimension n (dimension 0 of (n, 4))");
+}
+
 TEST(SymbolicRelations, OtherOperatorsRefuseSymbolicArguments) {
   EXPECT_EQ(relate_error("split", {sym({4, n()})}, {{"indices_or_sections", integer(2)}}),
             "'split' does not take symbolic dimensions yet: argument 0 is Tensor[(4, n), float32] (dimension 1 is n)");
   EXPECT_CONTAINS(relate_error("squeeze", {sym({n(), 1})}), "'squeeze' does not take symbolic dimensions yet");
   // Whether each built-in says so is a property of its registration.
-  for (const char* name : {"take", "broadcast_to", "cumsum", "device_copy"})
+  for (const char* name : {"broadcast_to", "cumsum", "device_copy"})
     EXPECT_FALSE(find_op_def(name)->symbolic_shapes) << name;
 }
 

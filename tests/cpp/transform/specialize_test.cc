@@ -55,6 +55,28 @@ std::string error_of(const std::function<void()>& f) {
 
 NDArray zeros(std::vector<int64_t> shape) { return NDArray(DType::kFloat32, shape); }
 
+// Token and position embeddings: the positions are the table's first seq.
+constexpr const char* kPositions = R"(def @main(%ids: Tensor[(batch, seq), int64], %table: Tensor[(64, 4), float32]) {
+  %0 = strided_slice(%table, begin=[0], end=["seq"], strides=[1], axes=[0]);
+  %1 = take(%table, %ids, axis=0);
+  add(%1, %0)
+}
+)";
+
+constexpr const char* kPositionsAt2x5 = R"(def @main(%ids: Tensor[(2, 5), int64], %table: Tensor[(64, 4), float32]) {
+  %0 = strided_slice(%table, begin=[0], end=[5], strides=[1], axes=[0]);
+  %1 = take(%table, %ids, axis=0);
+  add(%1, %0)
+}
+)";
+
+TEST(Specialize, ASliceEndingAtASymbolicDimensionStatesItsEnd) {
+  IRModule symbolic = infer_type(parse_module(kPositions, "s.sy"));
+  EXPECT_EQ(type_to_string(symbolic.lookup("main")->ret_type), "Tensor[(batch, seq, 4), float32]");
+  IRModule specialized = specialize(symbolic, {{"batch", 2}, {"seq", 5}});
+  EXPECT_TRUE(structural_equal(specialized, infer_type(parse_module(kPositionsAt2x5, "t.sy"))));
+}
+
 TEST(Specialize, AReshapeNamingItsSymbolicTargetStatesItsShape) {
   IRModule symbolic = infer_type(parse_module(kNamedTarget, "s.sy"));
   EXPECT_EQ(type_to_string(symbolic.lookup("main")->ret_type), "Tensor[(seq, batch, 4), float32]");
