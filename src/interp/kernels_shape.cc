@@ -269,7 +269,10 @@ std::vector<NDArray> take_kernel(const std::vector<Value>& args, const AttrsNode
 
 std::vector<NDArray> broadcast_to_kernel(const std::vector<Value>& args, const AttrsNode& attrs) {
   const NDArray& x = tensor_arg(args, 0);
-  const std::vector<int64_t> shape = broadcast_to_attrs(attrs).shape;
+  const BroadcastToAttrs given = broadcast_to_attrs(attrs);
+  if (!given.symbolic.empty())
+    kernel_fail("shape " + dims_to_string(given.symbolic) + " is symbolic: the module was not specialised");
+  const std::vector<int64_t>& shape = given.shape;
   for (int64_t d : shape)
     if (d < 0) kernel_fail("shape must not contain negative sizes");
   return {gather_elements(x, shape, broadcast_offsets(shape, x.shape()))};

@@ -178,10 +178,21 @@ const char* take_mode_name(TakeMode mode) {
   return "?";
 }
 
-BroadcastToAttrs broadcast_to_attrs(const AttrsNode& attrs) { return {attr_read::integers(attrs, "shape")}; }
+BroadcastToAttrs broadcast_to_attrs(const AttrsNode& attrs) {
+  const AttrValue* given = attrs.find("shape");
+  if (auto* texts = given ? std::get_if<std::vector<std::string>>(given) : nullptr) {
+    BroadcastToAttrs out;
+    for (const std::string& text : *texts) out.symbolic.push_back(parse_dim(text));
+    return out;
+  }
+  return {attr_read::integers(attrs, "shape"), {}};
+}
 
 void check_broadcast_to_attrs(const BroadcastToAttrs& attrs) {
   check_non_negative("broadcast_to", "shape", attrs.shape);
+  for (const DimExpr& d : attrs.symbolic)
+    if (d.coefficient() < 0)
+      type_fail("broadcast_to", "shape " + newshape_text(attrs.symbolic) + " has the negative size " + dim_to_string(d));
 }
 
 }  // namespace switchyard

@@ -95,6 +95,10 @@ const char* take_mode_name(TakeMode mode);  // "clip", "wrap", "fast"
 
 struct BroadcastToAttrs {
   std::vector<int64_t> shape;
+  // A target naming symbolic dimensions (an attention mask expanded to
+  // (batch, heads, 1, seq)); shape is empty when this is set.
+  std::vector<DimExpr> symbolic;
+  std::vector<DimExpr> target() const { return symbolic.empty() ? constant_dims(shape) : symbolic; }
 };
 BroadcastToAttrs broadcast_to_attrs(const AttrsNode& attrs);
 void check_broadcast_to_attrs(const BroadcastToAttrs& attrs);

@@ -194,22 +194,36 @@ Type take_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   }
   if (data.ndim() == 0) type_fail(op, "data is a scalar; take along an axis needs at least 1 dimension");
   int64_t axis = normalize_axis(*given_axis, data.ndim(), op);
-  // The indices may be symbolic (an embedding's token ids, (batch, seq));
-  // the axis they index must be static, as the modes clip or wrap by it.
-  if (!data.dims[size_t(axis)].is_constant())
-    type_fail(op, "takes along symbolic dimension " + dim_to_string(data.dims[size_t(axis)]) + " (axis " +
-                      std::to_string(axis) + " of " + clipped_text(dims_to_string(data.dims)) +
-                      "); only a static axis may be indexed yet");
+  // Symbolic indices (an embedding's token ids, (batch, seq)) or a symbolic
+  // axis (a sequence's first token): the type does not depend on the
+  // axis's size, only the modes' clipping or wrapping at run time does.
   std::vector<DimExpr> dims(data.dims.begin(), data.dims.begin() + axis);
   dims.insert(dims.end(), indices.dims.begin(), indices.dims.end());
   dims.insert(dims.end(), data.dims.begin() + axis + 1, data.dims.end());
   return tensor_type_of_dims(std::move(dims), data.dtype);
 }
 
+// Each dimension of x is 1 or the target's, as the same expression: that a
+// symbolic one is 1, or equals another, is known only at run time.
+Type symbolic_broadcast_to(const TensorTypeNode& x, const std::vector<DimExpr>& target) {
+  const std::string op = "broadcast_to";
+  const std::string written = clipped_text(dims_to_string(x.dims)) + " to " + clipped_text(dims_to_string(target));
+  if (x.dims.size() > target.size()) type_fail(op, "cannot broadcast x " + written + ": x has the higher rank");
+  size_t offset = target.size() - x.dims.size();
+  for (size_t i = 0; i < x.dims.size(); ++i)
+    if (x.dims[i] != DimExpr(int64_t(1)) && x.dims[i] != target[offset + i])
+      type_fail(op, "cannot broadcast x " + written + ": dimension " + std::to_string(i) + " of x is " +
+                        dim_to_string(x.dims[i]) + " but the target has " + dim_to_string(target[offset + i]) +
+                        " (equal or 1 are known to broadcast; whether they are equal is known only at run time)");
+  return tensor_type_of_dims(target, x.dtype);
+}
+
 Type broadcast_to_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   const std::string op = "broadcast_to";
   const TensorTypeNode& x = expect_tensor(args, 0, op);
-  const std::vector<int64_t> target = broadcast_to_attrs(attrs).shape;
+  const BroadcastToAttrs given = broadcast_to_attrs(attrs);
+  if (!x.is_static() || !given.symbolic.empty()) return symbolic_broadcast_to(x, given.target());
+  const std::vector<int64_t>& target = given.shape;
   if (x.shape.size() > target.size())
     type_fail(op, "cannot broadcast x " + shape_str(x.shape) + " of rank " + std::to_string(x.ndim()) +
                       " to the lower-rank shape " + shape_str(target));
@@ -299,12 +313,13 @@ void register_transform_ops() {
                .symbolic_shapes = true});
   register_op({.name = "broadcast_to",
                .num_inputs = 1,
-               .attrs = {{"shape", AttrKind::kInts, AttrValue()}},
+               .attrs = {{"shape", AttrKind::kDims, AttrValue()}},
                .type_relation = broadcast_to_relation,
                .pattern = OpPattern::kBroadcast,
                .check_attrs = [](const AttrsNode& attrs) { check_broadcast_to_attrs(broadcast_to_attrs(attrs)); },
                .doc = "x broadcast to shape",
-               .movement = DataMovement::kIndexed});
+               .movement = DataMovement::kIndexed,
+               .symbolic_shapes = true});
 }
 
 }  // namespace switchyard

@@ -162,7 +162,9 @@ def test_an_encoder_layer_runs_at_every_batch_and_sequence_length(tmp_path, batc
 
 
 class PositionEmbeddings(torch.nn.Module):
-    """Token and position embeddings as BERT makes them (position_ids[:, :seq]), then an encoder layer."""
+    """Token and position embeddings as BERT makes them (position_ids[:, :seq]), an encoder layer
+    that masks padding (the mask expanded over the heads, zeros shaped like the scores), and the
+    first token's state pooled as BERT's classifier reads it."""
 
     def __init__(self, vocab=50, width=16, max_len=12):
         super().__init__()
@@ -171,38 +173,52 @@ class PositionEmbeddings(torch.nn.Module):
         self.register_buffer("position_ids", torch.arange(max_len).unsqueeze(0))
         self.layer = torch.nn.TransformerEncoderLayer(width, 2, 32, batch_first=True, dropout=0.0)
 
-    def forward(self, ids):
+    def forward(self, ids, mask):
         seq = ids.shape[1]
-        return self.layer(self.tokens(ids) + self.positions(self.position_ids[:, :seq]))
+        states = self.layer(self.tokens(ids) + self.positions(self.position_ids[:, :seq]),
+                            src_key_padding_mask=mask == 0)
+        return states, torch.tanh(states[:, 0])
 
 
-def test_embeddings_take_symbolic_token_ids_and_slice_positions_to_the_sequence(tmp_path):
+def test_a_bert_style_model_runs_at_every_batch_and_sequence_length(tmp_path):
     torch.manual_seed(0)
     net = PositionEmbeddings().eval()
     path = tmp_path / "embeddings.onnx"
-    torch.onnx.export(net, torch.randint(0, 50, (2, 5)), str(path), input_names=["ids"], output_names=["output"],
-                      dynamic_axes={"ids": {0: "batch", 1: "seq"}, "output": {0: "batch", 1: "seq"}},
+    axes = {0: "batch", 1: "seq"}
+    torch.onnx.export(net, (torch.randint(0, 50, (2, 5)), torch.ones(2, 5, dtype=torch.int64)), str(path),
+                      input_names=["ids", "mask"], output_names=["states", "pooled"],
+                      dynamic_axes={"ids": axes, "mask": axes, "states": axes, "pooled": {0: "batch"}},
                       opset_version=13)
     mod = sy.frontend.from_onnx(path)
-    assert str(mod["main"].ret_type) == "Tensor[(batch, seq, 16), float32]"
-    assert 'end=["seq"]' in mod.astext(), mod.astext()
+    assert str(mod["main"].ret_type) == "(Tensor[(batch, seq, 16), float32], Tensor[(batch, 16), float32])"
+    text = mod.astext()
+    assert 'end=["seq"]' in text and 'shape=["batch", "2", "1", "seq"]' in text, text
     rng = np.random.default_rng(0)
-    for batch, seq in [(1, 1), (3, 7), (2, 12)]:
+
+    def case(batch, seq):
         ids = rng.integers(0, 50, (batch, seq))
-        np.testing.assert_allclose(sy.evaluate(mod, ids=ids), net(torch.from_numpy(ids)).detach().numpy(),
-                                   rtol=1e-4, atol=1e-5)
+        mask = np.ones((batch, seq), np.int64)
+        mask[-1, (seq + 1) // 2:] = 0  # the last sequence padded
+        with torch.no_grad():
+            expected = [t.numpy() for t in net(torch.from_numpy(ids), torch.from_numpy(mask))]
+        return {"ids": ids, "mask": mask}, expected
+
+    for batch, seq in [(1, 1), (3, 7), (2, 12)]:
+        inputs, expected = case(batch, seq)
+        for got, want in zip(sy.evaluate(mod, **inputs), expected):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     art = tmp_path / "embeddings.art"
     built = run_cli("compile", path, "--specialize", "batch=1,3", "--specialize", "seq=4,12", "-o", art)
     assert built.returncode == 0, built.stderr
     model = sy.runtime.load(art)
     for batch, seq in [(3, 4), (1, 12)]:
-        ids = rng.integers(0, 50, (batch, seq))
-        np.testing.assert_allclose(model.run(ids=ids), net(torch.from_numpy(ids)).detach().numpy(), rtol=1e-4,
-                                   atol=1e-5)
+        inputs, expected = case(batch, seq)
+        for got, want in zip(model.run(**inputs), expected):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     # A sequence longer than the position table: the slice stops at 12, and
     # the sum of the two embeddings is refused by node, as PyTorch refuses it.
     with pytest.raises(sy.TypeInferenceError, match=r"'add' cannot broadcast shapes \(1, 13, 16\) and \(1, 12, 16\)"):
-        sy.evaluate(mod, ids=np.zeros((1, 13), np.int64))
+        sy.evaluate(mod, ids=np.zeros((1, 13), np.int64), mask=np.ones((1, 13), np.int64))
 
 
 def test_cli_check_shows_the_signature_run_ir_binds_it_and_compile_names_the_fix(small_net, tmp_path):

@@ -5,6 +5,7 @@
 // dimensions; over symbolic dimensions Shape gives a shape value and those
 // reshapes copy or infer the symbolic ones (symbolic_shapes.h).
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "frontend/onnx/converters.h"
@@ -234,9 +235,22 @@ void convert_slice(NodeContext& c, bool inputs) {
 void convert_gather(NodeContext& c) {
   int64_t axis = normalize_axis(c, c.attr_int("axis", 0), c.input_type(0).ndim());
   const DimExpr& extent = c.input_dims(0)[size_t(axis)];
-  if (!extent.is_constant())
-    c.fail("gathers along symbolic dimension '" + dim_to_string(extent) + "' (axis " + std::to_string(axis) +
-           "); Gather along a symbolic axis is not supported yet (fix it with --input-shape)");
+  if (!extent.is_constant()) {
+    // Constant indices the axis is sure to hold, whatever its value (h[:, 0],
+    // a sequence's first token): below the dimension's least value, its
+    // coefficient (no dimension is 0).
+    const NDArray* known = c.constant_input(1);
+    bool within = known && dtype_is_int(known->dtype());
+    for (int64_t i = 0; within && i < known->numel(); ++i) {
+      const double v = known->get_as_double(i);
+      within = v >= 0 && v < double(extent.coefficient());
+    }
+    if (!within)
+      c.fail("gathers along symbolic dimension '" + dim_to_string(extent) + "' (axis " + std::to_string(axis) +
+             ") at indices that are not constants below " + std::to_string(extent.coefficient()) +
+             "; Gather along a symbolic axis is supported only there (fix the dimension with --input-shape)");
+    return set_single_output(c, c.call("take", {c.input(0), c.input(1)}, {{"axis", axis}, {"mode", "clip"}}));
+  }
   int64_t dim = *extent.constant();
   if (!dtype_is_int(c.input_dtype(1))) c.fail("indices must be integers");
   Expr indices = c.input(1);
@@ -260,19 +274,44 @@ void convert_gather(NodeContext& c) {
   set_single_output(c, c.call("take", {c.input(0), indices}, {{"axis", axis}, {"mode", mode}}));
 }
 
-void convert_expand(NodeContext& c) {
-  std::vector<int64_t> shape = c.constant_ints(1, "shape");
-  const std::vector<int64_t>& in = c.input_shape(0);
-  // Bidirectional broadcasting: the result is the broadcast of both shapes.
-  size_t rank = std::max(shape.size(), in.size());
-  std::vector<int64_t> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t a = i < rank - in.size() ? 1 : in[i - (rank - in.size())];
-    int64_t b = i < rank - shape.size() ? 1 : shape[i - (rank - shape.size())];
-    if (a != b && a != 1 && b != 1) c.fail("cannot expand " + shape_to_string(in) + " to " + shape_to_string(shape));
-    out[i] = a == 1 ? b : a;
+// A node's input `i` that says a shape: a shape value's dimensions (maybe
+// symbolic) or a constant's numbers.
+std::vector<DimExpr> shape_input(NodeContext& c, size_t i, const char* what) {
+  if (c.is_shape_value(i)) return *c.shape_value_input(i);
+  return constant_dims(c.constant_ints(i, what));
+}
+
+// broadcast_to's shape attribute: numbers, or dimension texts when one is symbolic.
+AttrValue shape_attr(const std::vector<DimExpr>& dims) {
+  if (std::all_of(dims.begin(), dims.end(), [](const DimExpr& d) { return d.is_constant(); })) {
+    std::vector<int64_t> numbers;
+    for (const DimExpr& d : dims) numbers.push_back(d.coefficient());
+    return numbers;
   }
-  set_single_output(c, out == in ? c.input(0) : c.call("broadcast_to", {c.input(0)}, {{"shape", out}}));
+  std::vector<std::string> texts;
+  for (const DimExpr& d : dims) texts.push_back(dim_to_string(d));
+  return texts;
+}
+
+void convert_expand(NodeContext& c) {
+  const std::vector<DimExpr> shape = shape_input(c, 1, "shape");
+  const std::vector<DimExpr>& in = c.input_dims(0);
+  // Bidirectional broadcasting: the result is the broadcast of both shapes.
+  // Of two dimensions, equal ones or a 1 and another broadcast; whether a
+  // symbolic one is 1, or equals another, is known only at run time.
+  size_t rank = std::max(shape.size(), in.size());
+  std::vector<DimExpr> out(rank);
+  const DimExpr one(int64_t(1));
+  for (size_t i = 0; i < rank; ++i) {
+    DimExpr a = i < rank - in.size() ? one : in[i - (rank - in.size())];
+    DimExpr b = i < rank - shape.size() ? one : shape[i - (rank - shape.size())];
+    if (a != b && a != one && b != one)
+      c.fail("cannot expand " + dims_to_string(in) + " to " + dims_to_string(shape) + " (dimension " +
+             std::to_string(i) + ": " + dim_to_string(a) + " vs " + dim_to_string(b) +
+             (a.is_constant() && b.is_constant() ? ")" : "; whether they are equal is known only at run time)"));
+    out[i] = a == one ? b : a;
+  }
+  set_single_output(c, out == in ? c.input(0) : c.call("broadcast_to", {c.input(0)}, {{"shape", shape_attr(out)}}));
 }
 
 // Constant: a tensor `value`; from version 12 also value_float, value_int
@@ -293,9 +332,17 @@ void convert_constant(NodeContext& c, bool scalars) {
 }
 
 void convert_constant_of_shape(NodeContext& c) {
-  std::vector<int64_t> shape = c.constant_ints(0, "shape");
   NDArray fill = c.has_attr("value") ? c.attr_tensor("value") : NDArray(DType::kFloat32, {1});
   if (fill.numel() != 1) c.fail("value must hold one element");
+  // The shape of a symbolic tensor (a mask's zeros like the scores): the
+  // value broadcast to it.
+  if (c.is_shape_value(0)) {
+    const std::vector<DimExpr> dims = *c.shape_value_input(0);
+    NDArray scalar(fill.dtype(), {});
+    std::memcpy(scalar.data(), fill.data(), dtype_bytes(fill.dtype()));
+    return set_single_output(c, c.call("broadcast_to", {c.constant(std::move(scalar))}, {{"shape", shape_attr(dims)}}));
+  }
+  std::vector<int64_t> shape = c.constant_ints(0, "shape");
   for (int64_t d : shape)
     if (d <= 0) c.fail("empty tensors are not supported");
   NDArray out(fill.dtype(), shape);

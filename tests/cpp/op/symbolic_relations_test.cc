@@ -143,8 +143,8 @@ TEST(SymbolicRelations, EmbeddingsTakeSymbolicIndicesAndSlicesEndAtASymbolicDime
   EXPECT_EQ(relate("take", {f32({100, 32}), ids}, {{"axis", integer(0)}}), sym({n(), m(), 32}));
   EXPECT_EQ(relate("take", {f32({100, 32}), ids}), sym({n(), m()}));
   EXPECT_EQ(relate("take", {sym({n(), 100}), of(DType::kInt64, {3})}, {{"axis", integer(1)}}), sym({n(), 3}));
-  EXPECT_EQ(relate_error("take", {sym({n(), 4}), ids}, {{"axis", integer(0)}}),
-            "'take': takes along symbolic dimension n (axis 0 of (n, 4)); only a static axis may be indexed yet");
+  EXPECT_EQ(relate("take", {sym({n(), m(), 4}), of(DType::kInt64, {})}, {{"axis", integer(1)}}), sym({n(), 4}));
+  EXPECT_CONTAINS(relate_error("take", {sym({n(), 4}), ids}), "takes from the flattened data (n, 4), whose size is symbolic");
   auto end = [](std::vector<std::string> texts) { return AttrValue(std::move(texts)); };
   const Type table = of(DType::kInt64, {1, 64});
   EXPECT_EQ(relate("strided_slice", {table}, {{"begin", ints({0})}, {"end", end({"m"})}, {"axes", ints({1})}}),
@@ -158,12 +158,25 @@ TEST(SymbolicRelations, EmbeddingsTakeSymbolicIndicesAndSlicesEndAtASymbolicDime
                   "slices symbolic dimension n (dimension 0 of (n, 4))");
 }
 
+// A padding mask (batch, 1, 1, seq) expanded over two heads, and zeros shaped like the scores.
+TEST(SymbolicRelations, BroadcastToASymbolicShape) {
+  auto shape = [](std::vector<std::string> texts) { return AttrValue(std::move(texts)); };
+  EXPECT_EQ(relate("broadcast_to", {sym({n(), 1, 1, m()}, DType::kBool)}, {{"shape", shape({"n", "2", "1", "m"})}}),
+            sym({n(), 2, 1, m()}, DType::kBool));
+  EXPECT_EQ(relate("broadcast_to", {f32({})}, {{"shape", shape({"2*n", "1", "m"})}}), sym({DimExpr(2) * n(), 1, m()}));
+  EXPECT_CONTAINS(relate_error("broadcast_to", {sym({n(), 1})}, {{"shape", ints({3, 1})}}),
+                  "dimension 0 of x is n but the target has 3");
+  EXPECT_EQ(relate_error("broadcast_to", {sym({n(), 4})}, {{"shape", shape({"m", "4"})}}),
+            "'broadcast_to': cannot broadcast x (n, 4) to (m, 4): dimension 0 of x is n but the target has m (equal or "
+            "1 are known to broadcast; whether they are equal is known only at run time)");
+}
+
 TEST(SymbolicRelations, OtherOperatorsRefuseSymbolicArguments) {
   EXPECT_EQ(relate_error("split", {sym({4, n()})}, {{"indices_or_sections", integer(2)}}),
             "'split' does not take symbolic dimensions yet: argument 0 is Tensor[(4, n), float32] (dimension 1 is n)");
   EXPECT_CONTAINS(relate_error("squeeze", {sym({n(), 1})}), "'squeeze' does not take symbolic dimensions yet");
   // Whether each built-in says so is a property of its registration.
-  for (const char* name : {"broadcast_to", "cumsum", "device_copy"})
+  for (const char* name : {"cumsum", "device_copy"})
     EXPECT_FALSE(find_op_def(name)->symbolic_shapes) << name;
 }
 
