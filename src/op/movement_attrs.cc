@@ -23,17 +23,22 @@ void check_distinct(const std::string& op, const char* attr, const std::vector<i
     type_fail(op, std::string(attr) + " " + ints_str(values) + " names " + std::to_string(*twice) + " twice");
 }
 
+// The attribute's dimensions when it names them as strings (AttrKind::kDims); nullopt for numbers.
+std::optional<std::vector<DimExpr>> named_dimensions(const AttrsNode& attrs, const char* name) {
+  const AttrValue* given = attrs.find(name);
+  auto* texts = given ? std::get_if<std::vector<std::string>>(given) : nullptr;
+  if (!texts) return std::nullopt;
+  std::vector<DimExpr> dims;
+  for (const std::string& text : *texts) dims.push_back(parse_dim(text));
+  return dims;
+}
+
 }  // namespace
 
 std::vector<DimExpr> ReshapeAttrs::target() const { return symbolic.empty() ? constant_dims(newshape) : symbolic; }
 
 ReshapeAttrs reshape_attrs(const AttrsNode& attrs) {
-  const AttrValue* given = attrs.find("newshape");
-  if (auto* texts = given ? std::get_if<std::vector<std::string>>(given) : nullptr) {
-    ReshapeAttrs out;
-    for (const std::string& text : *texts) out.symbolic.push_back(parse_dim(text));
-    return out;
-  }
+  if (std::optional<std::vector<DimExpr>> named = named_dimensions(attrs, "newshape")) return {{}, std::move(*named)};
   return {attr_read::integers(attrs, "newshape"), {}};
 }
 
@@ -126,12 +131,9 @@ StridedSliceAttrs strided_slice_attrs(const AttrsNode& attrs) {
   check_one_of("strided_slice", "slice_mode", mode, {"end", "size"});
   std::vector<int64_t> end;
   std::vector<DimExpr> symbolic_end;
-  const AttrValue* given_end = attrs.find("end");
-  if (auto* texts = given_end ? std::get_if<std::vector<std::string>>(given_end) : nullptr) {
-    for (const std::string& text : *texts) {
-      symbolic_end.push_back(parse_dim(text));
-      end.push_back(symbolic_end.back().constant().value_or(std::numeric_limits<int64_t>::max()));
-    }
+  if (std::optional<std::vector<DimExpr>> named = named_dimensions(attrs, "end")) {
+    symbolic_end = std::move(*named);
+    for (const DimExpr& d : symbolic_end) end.push_back(d.constant().value_or(std::numeric_limits<int64_t>::max()));
   } else {
     end = attr_read::integers(attrs, "end");
   }
@@ -179,12 +181,7 @@ const char* take_mode_name(TakeMode mode) {
 }
 
 BroadcastToAttrs broadcast_to_attrs(const AttrsNode& attrs) {
-  const AttrValue* given = attrs.find("shape");
-  if (auto* texts = given ? std::get_if<std::vector<std::string>>(given) : nullptr) {
-    BroadcastToAttrs out;
-    for (const std::string& text : *texts) out.symbolic.push_back(parse_dim(text));
-    return out;
-  }
+  if (std::optional<std::vector<DimExpr>> named = named_dimensions(attrs, "shape")) return {{}, std::move(*named)};
   return {attr_read::integers(attrs, "shape"), {}};
 }
 

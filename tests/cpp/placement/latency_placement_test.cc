@@ -190,15 +190,17 @@ TEST(LatencyChoice, AllCoresTimesMissingForAnOperatorAreNamed) {
       << message;
 }
 
-TEST(LatencyPlacement, ChainStaysOnOneDeviceTheDefault) {
-  const char* chain = R"(
+// A chain of four calls, lines 3-6.
+constexpr const char* kChain = R"(
 def @main(%x: Tensor[(64, 256), float32], %a: Tensor[(256, 256), float32]) -> Tensor[(64, 256), float32] {
   %0 = nn.dense(%x, %a);
   %1 = nn.relu(%0);
   %2 = nn.dense(%1, %a);
   tanh(%2)
 })";
-  IRModule mod = parse(chain);
+
+TEST(LatencyPlacement, ChainStaysOnOneDeviceTheDefault) {
+  IRModule mod = parse(kChain);
   for (const char* default_device : {"cpu:0", "cpu:1"}) {
     CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1", default_device);
     PlanResult plan = plan_devices(mod, config, objective(costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy)));
@@ -212,14 +214,7 @@ def @main(%x: Tensor[(64, 256), float32], %a: Tensor[(256, 256), float32]) -> Te
 // the check runs both in turns, the times are calibrated to those runs,
 // and the plan turns to one device with every core.
 TEST(LatencyChoice, ACheckWithoutHandoffsCalibratesBothCandidatesToTheirRuns) {
-  const char* chain = R"(
-def @main(%x: Tensor[(64, 256), float32], %a: Tensor[(256, 256), float32]) -> Tensor[(64, 256), float32] {
-  %0 = nn.dense(%x, %a);
-  %1 = nn.relu(%0);
-  %2 = nn.dense(%1, %a);
-  tanh(%2)
-})";
-  IRModule mod = parse(chain);
+  IRModule mod = parse(kChain);
   CompilationConfig config = CompilationConfig::parse("cpu:0,cpu:1");
   CostFile costs = costs_for(mod, {"cpu:0", "cpu:1"}, dense_heavy, 1.5);
   PlanResult disturbed = plan_devices(mod, config, objective(costs));
