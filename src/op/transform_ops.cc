@@ -103,17 +103,24 @@ Type split_relation(const std::vector<Type>& args, const AttrsNode& attrs) {
   const TensorTypeNode& x = expect_min_rank(args, 0, 1, op, "x");
   const SplitAttrs split = split_attrs(attrs);
   int64_t axis = normalize_axis(split.axis, x.ndim(), op);
+  // The other dimensions may be symbolic (q, k and v of a (batch, seq, 3C)
+  // projection); the split one must be static.
+  const DimExpr& extent = x.dims[size_t(axis)];
+  if (!extent.is_constant())
+    type_fail(op, "splits symbolic dimension " + dim_to_string(extent) + " (dimension " + std::to_string(axis) +
+                      " of " + clipped_text(dims_to_string(x.dims)) + "); only a static dimension may be split");
   std::vector<int64_t> sizes;
   try {
-    sizes = split_sizes(x.shape[size_t(axis)], sections_value(split), op);
+    sizes = split_sizes(extent.coefficient(), sections_value(split), op);
   } catch (const Error& e) {
-    throw Error(ErrorKind::kType, e.message() + " (dimension " + std::to_string(axis) + " of x " + shape_str(x.shape) + ")");
+    throw Error(ErrorKind::kType, e.message() + " (dimension " + std::to_string(axis) + " of x " +
+                                      clipped_text(dims_to_string(x.dims)) + ")");
   }
   std::vector<Type> fields;
   for (int64_t size : sizes) {
-    std::vector<int64_t> shape = x.shape;
-    shape[size_t(axis)] = size;
-    fields.push_back(tensor_type(std::move(shape), x.dtype));
+    std::vector<DimExpr> dims = x.dims;
+    dims[size_t(axis)] = size;
+    fields.push_back(tensor_type_of_dims(std::move(dims), x.dtype));
   }
   return tuple_type(std::move(fields));
 }
@@ -288,7 +295,8 @@ void register_transform_ops() {
                .type_relation = split_relation,
                .pattern = OpPattern::kInjective,
                .check_attrs = [](const AttrsNode& attrs) { check_split_attrs(split_attrs(attrs)); },
-               .doc = "splits x along axis into a tuple"});
+               .doc = "splits x along axis into a tuple",
+               .symbolic_shapes = true});
   register_op({.name = "strided_slice",
                .num_inputs = 1,
                .attrs = {{"begin", AttrKind::kInts, AttrValue()},

@@ -221,6 +221,57 @@ def test_a_bert_style_model_runs_at_every_batch_and_sequence_length(tmp_path):
         sy.evaluate(mod, ids=np.zeros((1, 13), np.int64), mask=np.ones((1, 13), np.int64))
 
 
+class CausalBlock(torch.nn.Module):
+    """GPT-2's attention as nanoGPT writes it: q, k and v split from one
+    projection, heads viewed with -1s, the causal mask sliced to the sequence
+    (bias[:, :, :T, :T]) and filled; then a learned vector expanded over the
+    batch (expand(n, -1, -1), as ViT's class token)."""
+
+    def __init__(self, width=16, heads=2, max_len=12):
+        super().__init__()
+        self.qkv = torch.nn.Linear(width, 3 * width)
+        self.heads = heads
+        self.register_buffer("bias", torch.tril(torch.ones(max_len, max_len)).view(1, 1, max_len, max_len))
+        self.token = torch.nn.Parameter(torch.randn(1, 1, width))
+
+    def forward(self, x):
+        b, t, c = x.size()
+        q, k, v = (y.view(b, t, self.heads, -1).transpose(1, 2) for y in self.qkv(x).split(c, dim=2))
+        scores = (q @ k.transpose(-2, -1)).masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+        y = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, t, c)
+        return y + self.token.expand(b, -1, -1)
+
+
+def test_a_causal_attention_block_runs_at_every_batch_and_sequence_length(tmp_path):
+    torch.manual_seed(0)
+    net = CausalBlock().eval()
+    path = export(net, torch.randn(2, 5, 16), tmp_path / "causal.onnx", {0: "batch", 1: "seq"})
+    mod = sy.frontend.from_onnx(path)
+    assert str(mod["main"].ret_type) == "Tensor[(batch, seq, 16), float32]"
+    rng = np.random.default_rng(0)
+    for shape in [(1, 1, 16), (3, 7, 16), (2, 12, 16)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        np.testing.assert_allclose(sy.evaluate(mod, input=x), net(torch.from_numpy(x)).detach().numpy(),
+                                   rtol=1e-4, atol=1e-5)
+    art = tmp_path / "causal.art"
+    built = run_cli("compile", path, "--specialize", "batch=1,3", "--specialize", "seq=4,12", "-o", art)
+    assert built.returncode == 0, built.stderr
+    model = sy.runtime.load(art)
+    x = rng.standard_normal((3, 4, 16)).astype(np.float32)
+    np.testing.assert_allclose(model.run(input=x), net(torch.from_numpy(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_a_concatenation_along_a_symbolic_axis_is_refused_by_node(tmp_path):
+    class Prefixed(torch.nn.Module):  # a class token before a symbolic sequence: 1 + seq is a sum
+        def forward(self, x):
+            return torch.cat([x.mean(1, keepdim=True), x], dim=1)
+
+    path = export(Prefixed(), torch.randn(2, 5, 16), tmp_path / "prefixed.onnx", {0: "batch", 1: "seq"})
+    with pytest.raises(sy.ParseError, match=r"node '/Concat' \(Concat\): .*symbolic along the concatenated axis 1; a sum "
+                                            r"of dimensions is not supported yet"):
+        sy.frontend.from_onnx(path)
+
+
 def test_cli_check_shows_the_signature_run_ir_binds_it_and_compile_names_the_fix(small_net, tmp_path):
     net, path = small_net
     checked = run_cli("check", path)

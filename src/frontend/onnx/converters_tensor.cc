@@ -119,9 +119,12 @@ enum class SplitSizes {
 
 // Without sizes, the outputs are equal parts.
 void convert_split(NodeContext& c, SplitSizes from) {
-  const std::vector<int64_t>& in = c.input_shape(0);
+  const std::vector<DimExpr>& in = c.input_dims(0);
   int64_t axis = normalize_axis(c, c.attr_int("axis", 0), int64_t(in.size()));
-  int64_t extent = in[size_t(axis)];
+  if (!in[size_t(axis)].is_constant())
+    c.fail("splits symbolic dimension '" + dim_to_string(in[size_t(axis)]) + "' (axis " + std::to_string(axis) +
+           "); Split along a symbolic axis is not supported yet (fix it with --input-shape)");
+  int64_t extent = in[size_t(axis)].coefficient();
   std::vector<int64_t> sizes;
   if (from == SplitSizes::kAttribute && c.has_attr("split")) sizes = c.attr_ints("split");
   if (from != SplitSizes::kAttribute && c.has_input(1)) sizes = c.constant_ints(1, "split");

@@ -107,6 +107,70 @@ bool arithmetic(NodeContext& c, bool divide) {
   return true;
 }
 
+// Reshape of a 1-D value to itself ([-1] or [n]) or of one element to a scalar.
+bool reshape(NodeContext& c, const ShapeOperand& data) {
+  if (!c.is_shape_value(0) || !c.constant_input(1)) return false;
+  std::vector<int64_t> target = c.constant_ints(1, "shape");
+  const int64_t n = int64_t(data.elements.size());
+  if (target.size() == 1 && (target[0] == -1 || target[0] == n))
+    return set_single_output(c, c.shape_value(data.elements, {n})), true;
+  if (target.empty() && n == 1) return set_single_output(c, c.shape_value(data.elements, {})), true;
+  return false;
+}
+
+// Shape (without start or end) of a shape value: its own shape, a constant.
+bool shape_of(NodeContext& c, const ShapeOperand& data) {
+  if (c.has_attr("start") || c.has_attr("end")) return false;
+  NDArray out(DType::kInt64, {int64_t(data.shape.size())});
+  std::copy(data.shape.begin(), data.shape.end(), out.as<int64_t>());
+  return set_single_output(c, c.constant(std::move(out))), true;
+}
+
+// The element of a one-element or n-element operand at k.
+const DimExpr& element_at(const ShapeOperand& v, size_t k) { return v.elements[v.elements.size() == 1 ? 0 : k]; }
+
+// Equal of two shape values, decided where it can be: a symbolic dimension
+// is at least its coefficient (no dimension is 0), so it differs from any
+// smaller number (the -1 of expand(n, -1, -1)). A bool constant.
+bool equal(NodeContext& c) {
+  std::optional<ShapeOperand> a = shape_operand(c, 0), b = shape_operand(c, 1);
+  if (!a || !b) return false;
+  size_t n = std::max(a->elements.size(), b->elements.size());
+  if ((a->elements.size() != n && a->elements.size() != 1) || (b->elements.size() != n && b->elements.size() != 1))
+    return false;
+  NDArray out(DType::kBool, a->elements.size() >= b->elements.size() ? a->shape : b->shape);
+  for (size_t k = 0; k < n; ++k) {
+    const DimExpr& x = element_at(*a, k);
+    const DimExpr& y = element_at(*b, k);
+    bool same = x == y;
+    if (!same && !(x.is_constant() && y.is_constant())) {
+      const DimExpr& symbolic = x.is_constant() ? y : x;
+      const DimExpr& other = x.is_constant() ? x : y;
+      if (!other.is_constant() || *other.constant() >= symbolic.coefficient())
+        c.fail("the shape computation compares " + dim_to_string(x) + " with " + dim_to_string(y) +
+               ", which is decided only at run time (fix the symbolic dimension with --input-shape)");
+    }
+    out.set_from_double(int64_t(k), same ? 1 : 0);
+  }
+  return set_single_output(c, c.constant(std::move(out))), true;
+}
+
+// Where with a known condition over shape values (expand's -1s replaced by
+// the dimensions they keep).
+bool where(NodeContext& c) {
+  const NDArray* condition = c.constant_input(0);
+  std::optional<ShapeOperand> x = shape_operand(c, 1), y = shape_operand(c, 2);
+  if (!condition || condition->shape().size() > 1 || !x || !y) return false;
+  size_t n = size_t(std::max({condition->numel(), int64_t(x->elements.size()), int64_t(y->elements.size())}));
+  for (size_t size : {size_t(condition->numel()), x->elements.size(), y->elements.size()})
+    if (size != n && size != 1) return false;
+  std::vector<DimExpr> picked;
+  for (size_t k = 0; k < n; ++k)
+    picked.push_back(condition->get_as_double(condition->numel() == 1 ? 0 : int64_t(k)) != 0 ? element_at(*x, k)
+                                                                                              : element_at(*y, k));
+  return set_single_output(c, c.shape_value(picked, {int64_t(n)})), true;
+}
+
 }  // namespace
 
 std::vector<int64_t> static_dims(NodeContext& c, const Expr& x, size_t first, const std::string& what) {
@@ -165,6 +229,7 @@ bool convert_shape_value_node(NodeContext& c) {
   if (!any) return false;
   const std::string& op = c.node().op_type();
   std::optional<ShapeOperand> first = shape_operand(c, 0);
+  if (op == "Where") return where(c);
   if (!first && op != "Concat") return false;
   if (op == "Identity") return set_single_output(c, c.shape_value(first->elements, first->shape)), true;
   if (op == "Cast") {
@@ -178,6 +243,9 @@ bool convert_shape_value_node(NodeContext& c) {
   if (op == "Concat") return concat(c);
   if (op == "Slice") return slice(c, *first);
   if (op == "Mul" || op == "Div") return arithmetic(c, op == "Div");
+  if (op == "Reshape") return reshape(c, *first);
+  if (op == "Shape") return shape_of(c, *first);
+  if (op == "Equal") return equal(c);
   return false;
 }
 

@@ -24,7 +24,9 @@ Expr reshape_to_dims(NodeContext& c, const Expr& x, const std::vector<DimExpr>& 
 
 // When one of the node's inputs is a shape value (node_context.h) and its
 // operator is one that computes shapes (Identity, Cast to an integer type,
-// Gather, Unsqueeze, Squeeze, Concat, Slice, Mul, Div), computes its output
+// Gather, Unsqueeze, Squeeze, Concat, Slice, Mul, Div; Reshape of one to
+// itself, Shape of one, Equal decided at import, Where on a known
+// condition, as expand(n, -1, -1) exports), computes its output
 // over the dimension expressions and returns true; false otherwise, when
 // the operator's own converter runs (and refuses the shape value, unless it
 // reads it by shape_value_input as Reshape does).

@@ -172,8 +172,10 @@ TEST(SymbolicRelations, BroadcastToASymbolicShape) {
 }
 
 TEST(SymbolicRelations, OtherOperatorsRefuseSymbolicArguments) {
-  EXPECT_EQ(relate_error("split", {sym({4, n()})}, {{"indices_or_sections", integer(2)}}),
-            "'split' does not take symbolic dimensions yet: argument 0 is Tensor[(4, n), float32] (dimension 1 is n)");
+  EXPECT_EQ(relate_error("split", {sym({4, n()})}, {{"indices_or_sections", integer(2)}, {"axis", integer(1)}}),
+            "'split': splits symbolic dimension n (dimension 1 of (4, n)); only a static dimension may be split");
+  EXPECT_EQ(type_to_string(relate("split", {sym({n(), 48})}, {{"indices_or_sections", integer(3)}, {"axis", integer(1)}})),
+            "(Tensor[(n, 16), float32], Tensor[(n, 16), float32], Tensor[(n, 16), float32])");
   EXPECT_CONTAINS(relate_error("squeeze", {sym({n(), 1})}), "'squeeze' does not take symbolic dimensions yet");
   // Whether each built-in says so is a property of its registration.
   for (const char* name : {"cumsum", "device_copy"})
