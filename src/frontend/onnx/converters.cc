@@ -131,7 +131,7 @@ NDArray int64_vector(const std::vector<int64_t>& values) {
 }
 
 Expr reshape_to(NodeContext& c, const Expr& x, std::vector<int64_t> shape) {
-  if (tensor_type_of(x).shape == shape) return x;
+  if (static_shape_of(x) == shape) return x;
   return c.call("reshape", {x}, {{"newshape", std::move(shape)}});
 }
 
@@ -164,7 +164,7 @@ NDArray multiples_of(int64_t step, const std::vector<int64_t>& shape) {
 }
 
 Expr take_along(NodeContext& c, const Expr& x, int64_t axis, const std::vector<int64_t>& indices) {
-  std::vector<int64_t> identity(size_t(tensor_type_of(x).shape[size_t(axis)]));
+  std::vector<int64_t> identity(size_t(static_shape_of(x)[size_t(axis)]));
   std::iota(identity.begin(), identity.end(), 0);
   if (indices == identity) return x;
   return c.call("take", {x, c.constant(int64_vector(indices))}, {{"axis", axis}});
@@ -173,7 +173,7 @@ Expr take_along(NodeContext& c, const Expr& x, int64_t axis, const std::vector<i
 Expr pad_axis(NodeContext& c, const Expr& x, int64_t axis, int64_t before, int64_t after, const Expr& fill) {
   if (before == 0 && after == 0) return x;
   auto block = [&](int64_t extent) {
-    std::vector<int64_t> shape = tensor_type_of(x).shape;
+    std::vector<int64_t> shape = static_shape_of(x);
     shape[size_t(axis)] = extent;
     return c.call("broadcast_to", {fill}, {{"shape", std::move(shape)}});
   };

@@ -101,7 +101,7 @@ ScanResult unroll_scan(NodeContext& c, const sy_onnx::GraphProto& body, std::vec
                        const std::vector<Expr>& scans, const ScanLayout& layout) {
   int64_t length = -1;
   for (size_t j = 0; j < scans.size(); ++j) {
-    const std::vector<int64_t>& shape = tensor_type_of(scans[j]).shape;
+    const std::vector<int64_t>& shape = static_shape_of(scans[j]);
     int64_t axis = normalize_axis(c, layout.input_axes[j], int64_t(shape.size()), "scan_input_axes entry");
     if (length >= 0 && shape[size_t(axis)] != length)
       c.fail("the scan inputs' sequences differ in length (" + std::to_string(length) + " and " +

@@ -159,7 +159,7 @@ class Einsum {
       auto repeat = std::find(t.labels.begin() + long(a) + 1, t.labels.end(), t.labels[a]);
       if (repeat == t.labels.end()) continue;
       size_t b = size_t(repeat - t.labels.begin());
-      const std::vector<int64_t>& shape = tensor_type_of(t.value).shape;
+      const std::vector<int64_t>& shape = static_shape_of(t.value);
       int64_t n = shape[a];
       if (shape[b] != n)
         c_.fail("'" + label_name(t.labels[a]) + "' has sizes " + std::to_string(n) + " and " + std::to_string(shape[b]) +
@@ -185,7 +185,7 @@ class Einsum {
   }
 
   void record_sizes(const Term& t, size_t input) {
-    const std::vector<int64_t>& shape = tensor_type_of(t.value).shape;
+    const std::vector<int64_t>& shape = static_shape_of(t.value);
     for (size_t a = 0; a < t.labels.size(); ++a) {
       int64_t& size = sizes_.emplace(t.labels[a], shape[a]).first->second;
       if (size == shape[a] || shape[a] == 1) continue;
@@ -215,7 +215,7 @@ class Einsum {
   Term broadcast_to_sizes(const Term& t) {
     std::vector<int64_t> shape;
     for (int label : t.labels) shape.push_back(sizes_.at(label));
-    if (shape == tensor_type_of(t.value).shape) return t;
+    if (shape == static_shape_of(t.value)) return t;
     return {c_.call("broadcast_to", {t.value}, {{"shape", shape}}), t.labels};
   }
 

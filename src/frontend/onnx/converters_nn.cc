@@ -83,9 +83,9 @@ void convert_gemm(NodeContext& c, bool broadcast_attribute) {
   if (!c.attr_int("transB", 0)) b = c.call("transpose", {b});  // nn.dense takes (N, K)
   double alpha = c.attr_float("alpha", 1.0f), beta = c.attr_float("beta", 1.0f);
   Expr y = c.call("nn.dense", {a, b});
-  if (c.has_input(2) && !broadcast && c.input_shape(2) != tensor_type_of(y).shape)
+  if (c.has_input(2) && !broadcast && c.input_shape(2) != static_shape_of(y))
     c.fail("C's shape " + shape_to_string(c.input_shape(2)) + " is not the product's " +
-           shape_to_string(tensor_type_of(y).shape) + ", and Gemm-" + std::to_string(c.op_version()) +
+           shape_to_string(static_shape_of(y)) + ", and Gemm-" + std::to_string(c.op_version()) +
            " broadcasts C only with broadcast=1");
   if (alpha != 1.0) y = c.call("multiply", {y, c.scalar(alpha, t)});
   if (c.has_input(2) && beta != 0.0) {
@@ -309,7 +309,7 @@ void convert_lrn(NodeContext& c) {
 // 1 at the first largest element along `axis`, 0 elsewhere.
 Expr hardmax(NodeContext& c, const Expr& x, int64_t axis) {
   require_float(c, 0);
-  const std::vector<int64_t>& in = tensor_type_of(x).shape;
+  const std::vector<int64_t>& in = static_shape_of(x);
   Expr index = arg_extreme(c, x, axis, true, false);
   std::vector<int64_t> iota_shape(in.size(), 1);
   iota_shape[size_t(axis)] = in[size_t(axis)];
@@ -322,7 +322,7 @@ Expr hardmax(NodeContext& c, const Expr& x, int64_t axis) {
 // classes (N, d...): -input[n, target, d...] * weight[target], zero where
 // the target is ignore_index; "mean" divides by the weights' sum.
 Expr nll_loss(NodeContext& c, const Expr& input, const Expr& target, const Expr& weight) {
-  std::vector<int64_t> in = tensor_type_of(input).shape;
+  std::vector<int64_t> in = static_shape_of(input);
   const TensorTypeNode& target_type = tensor_type_of(target);
   DType t = tensor_type_of(input).dtype;
   if (!dtype_is_float(t)) c.fail("needs a floating-point input");

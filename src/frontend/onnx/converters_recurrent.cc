@@ -31,7 +31,7 @@ class Recurrent {
     read_activations();
     dtype_ = c.input_dtype(0);
     x_ = layout_ ? c.call("transpose", {c.input(0)}, {{"axes", std::vector<int64_t>{1, 0, 2}}}) : c.input(0);
-    const std::vector<int64_t>& xs = tensor_type_of(x_).shape;
+    const std::vector<int64_t>& xs = static_shape_of(x_);
     if (xs.size() != 3) c.fail("X must be 3-D");
     steps_ = xs[0], batch_ = xs[1], features_ = xs[2];
     int64_t gh = gates_ * hidden_;
@@ -95,7 +95,7 @@ class Recurrent {
   }
 
   Expr reshape(const Expr& x, std::vector<int64_t> shape) {
-    if (tensor_type_of(x).shape == shape) return x;
+    if (static_shape_of(x) == shape) return x;
     return c_.call("reshape", {x}, {{"newshape", std::move(shape)}});
   }
   Expr slice(const Expr& x, int64_t axis, int64_t begin, int64_t end) {

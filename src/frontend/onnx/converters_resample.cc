@@ -105,7 +105,7 @@ void convert_pad(NodeContext& c, PadVersion v) {
     if (v.inputs && c.has_input(2)) c.fail("constant_value is given, but mode is '" + mode + "'");
     if (!v.inputs) c.attr_float("value", 0.0f);  // the attribute may be there, unused
     for (size_t a = 0; a < rank; ++a) {
-      int64_t n = tensor_type_of(x).shape[a];
+      int64_t n = static_shape_of(x)[a];
       int64_t before = std::max(pads[a], int64_t(0)), after = std::max(pads[a + rank], int64_t(0));
       std::vector<int64_t> source;
       for (int64_t j = -before; j < n + after; ++j) source.push_back(pad_source(mode, j, n));
@@ -418,7 +418,7 @@ void convert_tile(NodeContext& c) {
 // and the trailing zeros cut.
 Expr insert_zeros(NodeContext& c, const Expr& x, const std::vector<int64_t>& strides) {
   if (std::all_of(strides.begin(), strides.end(), [](int64_t s) { return s == 1; })) return x;
-  const std::vector<int64_t> shape = tensor_type_of(x).shape;
+  const std::vector<int64_t> shape = static_shape_of(x);
   std::vector<int64_t> spread{shape[0], shape[1]}, widened{shape[0], shape[1]}, begin, end, axes;
   for (size_t i = 0; i < strides.size(); ++i) {
     int64_t extent = shape[2 + i];
@@ -439,7 +439,7 @@ Expr insert_zeros(NodeContext& c, const Expr& x, const std::vector<int64_t>& str
 // (M, C/g, k...): in and out channels swapped within each group, and the
 // kernel flipped along every spatial axis.
 Expr conv_weight(NodeContext& c, const Expr& weight, int64_t groups) {
-  std::vector<int64_t> s = tensor_type_of(weight).shape;
+  std::vector<int64_t> s = static_shape_of(weight);
   int64_t ci = s[0], co = s[1];
   std::vector<int64_t> grouped{groups, ci / groups, co}, axes{0, 2, 1}, swapped{groups * co, ci / groups};
   for (size_t i = 2; i < s.size(); ++i) {
@@ -513,7 +513,7 @@ void convert_conv_transpose(NodeContext& c) {
   }
   Expr x = insert_zeros(c, c.input(0), w.strides);
   Expr y = window_convolution(c, x, conv_weight(c, c.input(1), groups), convolution, groups);
-  const std::vector<int64_t> full = tensor_type_of(y).shape;
+  const std::vector<int64_t> full = static_shape_of(y);
   std::vector<int64_t> begin, end, axes;
   bool cropped = false;
   for (size_t i = 0; i < n; ++i) {

@@ -254,7 +254,7 @@ std::pair<NDArray, NDArray> sample_offsets(const RoiAlignAttrs& r, bool along_y,
 // The sample coordinates (R, 1, P) along one axis of rois (R, 4) (x1, y1, x2, y2).
 Expr sample_coordinates(NodeContext& c, const Arith& a, const Expr& rois, const RoiAlignAttrs& r, bool along_y,
                         DType dtype) {
-  int64_t count = tensor_type_of(rois).shape[0];
+  int64_t count = static_shape_of(rois)[0];
   Expr offset = a.k(r.half_pixel ? 0.5 : 0.0);
   Expr start = a.sub(a.mul(coordinate_column(c, rois, along_y ? 1 : 0, count, 1), a.k(r.scale)), offset);
   Expr end = a.sub(a.mul(coordinate_column(c, rois, along_y ? 3 : 2, count, 1), a.k(r.scale)), offset);

@@ -508,7 +508,7 @@ void convert_one_hot(NodeContext& c, bool negative_from_end) {
 // `axis` from `indices`: one take from the flattened data, at flat offsets
 // whose other-axis part is a constant built at import.
 Expr gather_elements(NodeContext& c, const Expr& data, const Expr& indices, int64_t axis) {
-  const std::vector<int64_t>& d = tensor_type_of(data).shape;
+  const std::vector<int64_t>& d = static_shape_of(data);
   const TensorTypeNode& it = tensor_type_of(indices);
   const std::vector<int64_t>& i = it.shape;
   if (!dtype_is_int(it.dtype)) c.fail("indices must be integers");

@@ -77,6 +77,17 @@ const TensorTypeNode& tensor_type_of(const Expr& e) {
   return *t;
 }
 
+const std::vector<int64_t>& static_shape_of(const Expr& e) {
+  const TensorTypeNode& t = tensor_type_of(e);
+  if (!t.is_static())
+    for (const DimExpr& d : t.dims)
+      if (!d.is_constant())
+        throw Error(ErrorKind::kType, "a value of type " + clipped_text(type_to_string(e->checked_type())) +
+                                          " has symbolic dimension '" + dim_to_string(d) +
+                                          "', which this operator does not take yet (fix it with --input-shape)");
+  return t.shape;
+}
+
 NodeContext::NodeContext(const sy_onnx::NodeProto& node, Span span, std::vector<Expr> inputs, int opset,
                          int op_version, const std::string& model_dir)
     : node_(node),
@@ -119,6 +130,18 @@ const Expr& NodeContext::input(size_t i) const {
          "--input-shape)");
   }
   return inputs_[i];
+}
+
+void NodeContext::refuse_symbolic_inputs() const {
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const TensorTypeNode* t = inputs_[i] ? as_tensor(inputs_[i]->checked_type()) : nullptr;
+    if (!t || t->is_static()) continue;
+    for (const DimExpr& d : t->dims)
+      if (!d.is_constant())
+        fail("input " + std::to_string(i) + " has symbolic dimension '" + dim_to_string(d) + "'; " +
+             clipped_text(node_.op_type()) +
+             " with symbolic shapes is not supported yet (fix the dimension with --input-shape)");
+  }
 }
 
 bool NodeContext::is_shape_value(size_t i) const {

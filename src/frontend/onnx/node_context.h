@@ -92,6 +92,9 @@ class NodeContext {
   // 1 dimensions; nullopt otherwise.
   std::optional<std::vector<DimExpr>> shape_value_input(size_t i) const;
   bool is_shape_value(size_t i) const;
+  // Fails naming the first input with a symbolic dimension, as input_shape
+  // does, without marking any input read.
+  void refuse_symbolic_inputs() const;
   // The dimensions of the value input i holds (a shape value's or a
   // tensor's), without refusing a shape value as input_type does.
   std::vector<int64_t> value_shape(size_t i) const;
@@ -137,6 +140,10 @@ class NodeContext {
 
 // The tensor type an imported expression was built with.
 const TensorTypeNode& tensor_type_of(const Expr& e);
+// Its static shape; Error(kType) naming the symbolic dimension when it has
+// one (the node converting it adds its name), never an empty shape read as
+// sizes.
+const std::vector<int64_t>& static_shape_of(const Expr& e);
 
 // A name from the model file, quoted for a message: at most a line's worth
 // and valid UTF-8 (runtime/clipped_text.h), since a model may hold any bytes.

@@ -30,7 +30,7 @@ PlaneWindow plane_window(const WindowAxes& w) {
           {w.pads_begin[h], w.pads_begin[x], w.pads_end[h], w.pads_end[x]}};
 }
 
-const std::vector<int64_t>& shape_of(const Expr& x) { return tensor_type_of(x).shape; }
+const std::vector<int64_t>& shape_of(const Expr& x) { return static_shape_of(x); }
 
 // x with axes 1 and 2 swapped: a reshape when either has one element.
 Expr swap_axes_1_2(NodeContext& c, const Expr& x) {

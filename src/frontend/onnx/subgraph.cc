@@ -54,6 +54,7 @@ void convert_onnx_node(const sy_onnx::NodeProto& node, int opset, const std::str
   NodeContext ctx(node, span, std::move(inputs), opset, op->version, model_dir);
   ctx.set_scope(&scope);
   ctx.set_shape_values(scope.shape_values);
+  if (!takes_symbolic_inputs(node.op_type())) ctx.refuse_symbolic_inputs();
   try {
     if (!convert_shape_value_node(ctx)) (*op->convert)(ctx);
   } catch (const Error& e) {

@@ -2,6 +2,7 @@
 #include "frontend/onnx/symbolic_shapes.h"
 
 #include <algorithm>
+#include <set>
 
 #include "frontend/onnx/converters.h"
 #include "runtime/clipped_text.h"
@@ -172,6 +173,26 @@ bool where(NodeContext& c) {
 }
 
 }  // namespace
+
+bool takes_symbolic_inputs(const std::string& op_type) {
+  static const std::set<std::string> kSymbolicAware = {
+      // Element-wise (converters_elementwise.cc): relations, or input_shape.
+      "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BitShift", "Cast", "CastLike", "Ceil",
+      "Celu", "Clip", "Cos", "Cosh", "Div", "Elu", "Equal", "Erf", "Exp", "Floor", "Gelu", "Greater", "GreaterOrEqual",
+      "HardSigmoid", "HardSwish", "IsInf", "IsNaN", "LeakyRelu", "Less", "LessOrEqual", "Log", "Max", "Mean", "Min",
+      "Mish", "Mod", "Mul", "Neg", "Not", "Or", "PRelu", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Shrink",
+      "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tan", "Tanh",
+      "ThresholdedRelu", "Where", "Xor",
+      // Windows over a symbolic batch, matrix products, normalisations.
+      "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization", "Gemm", "MatMul", "Softmax",
+      "LayerNormalization",
+      // Movement and shapes (docs/onnx.md, "Symbolic dimensions").
+      "Identity", "Constant", "ConstantOfShape", "Shape", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
+      "Concat", "Gather", "Slice", "Split", "Expand",
+      "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL1", "ReduceL2",
+      "ReduceLogSumExp", "ReduceLogSum", "ReduceProd"};
+  return kSymbolicAware.count(op_type) > 0;
+}
 
 std::vector<int64_t> static_dims(NodeContext& c, const Expr& x, size_t first, const std::string& what) {
   const TensorTypeNode& t = tensor_type_of(x);

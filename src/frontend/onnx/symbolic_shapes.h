@@ -32,4 +32,10 @@ Expr reshape_to_dims(NodeContext& c, const Expr& x, const std::vector<DimExpr>& 
 // reads it by shape_value_input as Reshape does).
 bool convert_shape_value_node(NodeContext& c);
 
+// Whether the converters of `op_type` read dimensions (NodeContext::
+// input_dims, or numbers only through input_shape, which refuses a symbolic
+// one by name); any other operator given a symbolic input is refused before
+// its converter runs, since it may read a type's sizes directly.
+bool takes_symbolic_inputs(const std::string& op_type);
+
 }  // namespace switchyard
