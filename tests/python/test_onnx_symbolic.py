@@ -272,6 +272,57 @@ def test_a_concatenation_along_a_symbolic_axis_is_refused_by_node(tmp_path):
         sy.frontend.from_onnx(path)
 
 
+class UpsampledHead(torch.nn.Module):
+    """A segmentation head's upsampling to the input's size (F.interpolate(size=x.shape[-2:]),
+    whose sizes keep the batch as a computed shape), a padded window (Swin's F.pad of the
+    spatial axes) and an unused dropout mask beside them."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        y = torch.nn.functional.interpolate(self.conv(x), size=x.shape[-2:], mode="bilinear", align_corners=False)
+        return torch.nn.functional.pad(y, (0, 2, 1, 0))
+
+
+def test_resizes_and_pads_of_spatial_axes_keep_a_symbolic_batch(tmp_path):
+    torch.manual_seed(0)
+    net = UpsampledHead().eval()
+    path = export(net, torch.randn(1, 3, 10, 12), tmp_path / "head.onnx", {0: "batch"})
+    mod = sy.frontend.from_onnx(path)
+    assert str(mod["main"].ret_type) == "Tensor[(batch, 4, 11, 14), float32]"
+    rng = np.random.default_rng(0)
+    for batch in (1, 3):
+        x = rng.standard_normal((batch, 3, 10, 12)).astype(np.float32)
+        np.testing.assert_allclose(sy.evaluate(mod, input=x), net(torch.from_numpy(x)).detach().numpy(),
+                                   rtol=1e-4, atol=1e-5)
+    art = tmp_path / "head.art"
+    built = run_cli("compile", path, "--specialize", "batch=2", "-o", art)
+    assert built.returncode == 0, built.stderr
+    x = rng.standard_normal((2, 3, 10, 12)).astype(np.float32)
+    np.testing.assert_allclose(sy.runtime.load(art).run(input=x), net(torch.from_numpy(x)).detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_a_resize_or_pad_of_the_symbolic_axis_is_refused_by_node(tmp_path):
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    pads = helper.make_tensor("pads", TensorProto.INT64, [4], [1, 0, 0, 0])
+    pad = helper.make_model(helper.make_graph([helper.make_node("Pad", ["x", "pads"], ["y"], name="grow")], "g", [x],
+                                              [y], [pads]), opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(pad, tmp_path / "pad.onnx")
+    with pytest.raises(sy.ParseError, match=r"node 'grow' \(Pad\): pads symbolic dimension 'n' \(axis 0\)"):
+        sy.frontend.from_onnx(tmp_path / "pad.onnx")
+    scales = helper.make_tensor("scales", TensorProto.FLOAT, [2], [2.0, 1.0])
+    resize = helper.make_model(helper.make_graph([helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up")],
+                                                 "g", [x], [y], [scales]), opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(resize, tmp_path / "resize.onnx")
+    with pytest.raises(sy.ParseError, match=r"node 'up' \(Resize\): resizes symbolic dimension 'n' \(axis 0\)"):
+        sy.frontend.from_onnx(tmp_path / "resize.onnx")
+
+
 def test_operators_that_read_sizes_are_refused_a_symbolic_input_by_node(tmp_path):
     # Einsum's converter reads sizes: it is refused before it runs (it read
     # an empty shape as sizes and crashed, on MaxViT with a dynamic batch).

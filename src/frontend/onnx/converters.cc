@@ -7,6 +7,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "frontend/onnx/symbolic_shapes.h"
+
 namespace switchyard {
 
 namespace {
@@ -164,7 +166,9 @@ NDArray multiples_of(int64_t step, const std::vector<int64_t>& shape) {
 }
 
 Expr take_along(NodeContext& c, const Expr& x, int64_t axis, const std::vector<int64_t>& indices) {
-  std::vector<int64_t> identity(size_t(static_shape_of(x)[size_t(axis)]));
+  const DimExpr& extent = tensor_type_of(x).dims[size_t(axis)];
+  if (!extent.is_constant()) c.fail("picks along symbolic dimension '" + dim_to_string(extent) + "', which is not supported yet");
+  std::vector<int64_t> identity(size_t(extent.coefficient()));
   std::iota(identity.begin(), identity.end(), 0);
   if (indices == identity) return x;
   return c.call("take", {x, c.constant(int64_vector(indices))}, {{"axis", axis}});
@@ -172,10 +176,10 @@ Expr take_along(NodeContext& c, const Expr& x, int64_t axis, const std::vector<i
 
 Expr pad_axis(NodeContext& c, const Expr& x, int64_t axis, int64_t before, int64_t after, const Expr& fill) {
   if (before == 0 && after == 0) return x;
-  auto block = [&](int64_t extent) {
-    std::vector<int64_t> shape = static_shape_of(x);
-    shape[size_t(axis)] = extent;
-    return c.call("broadcast_to", {fill}, {{"shape", std::move(shape)}});
+  auto block = [&](int64_t extent) {  // the other dimensions may be symbolic (a batch)
+    std::vector<DimExpr> dims = tensor_type_of(x).dims;
+    dims[size_t(axis)] = extent;
+    return c.call("broadcast_to", {fill}, {{"shape", dims_attr(dims)}});
   };
   std::vector<Expr> parts;
   if (before > 0) parts.push_back(block(before));

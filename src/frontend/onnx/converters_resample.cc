@@ -12,6 +12,7 @@
 
 #include "frontend/onnx/converters.h"
 #include "frontend/onnx/spatial_windows.h"
+#include "frontend/onnx/symbolic_shapes.h"
 
 namespace switchyard {
 
@@ -79,9 +80,17 @@ void convert_pad(NodeContext& c, PadVersion v) {
   std::string mode = c.attr_string("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge" && !(v.wrap && mode == "wrap"))
     c.fail("mode '" + mode + "' is not one of constant, reflect, edge" + (v.wrap ? ", wrap" : ""));
-  const std::vector<int64_t> in = c.input_shape(0);
-  size_t rank = in.size();
+  // A symbolic dimension (a batch) may be there when its axis is not padded.
+  const std::vector<DimExpr> dims = c.input_dims(0);
+  size_t rank = dims.size();
   std::vector<int64_t> pads = pad_amounts(c, v, rank);
+  std::vector<int64_t> in(rank);
+  for (size_t a = 0; a < rank; ++a) {
+    if (!dims[a].is_constant() && (pads[a] != 0 || pads[a + rank] != 0))
+      c.fail("pads symbolic dimension '" + dim_to_string(dims[a]) + "' (axis " + std::to_string(a) +
+             "); Pad of a symbolic axis is not supported yet (fix it with --input-shape)");
+    in[a] = dims[a].constant().value_or(1);  // never read for an unpadded axis
+  }
   for (size_t a = 0; a < rank; ++a)
     if (in[a] + pads[a] + pads[a + rank] <= 0)
       c.fail("pads leave axis " + std::to_string(a) + " empty (empty tensors are not supported)");
@@ -105,8 +114,9 @@ void convert_pad(NodeContext& c, PadVersion v) {
     if (v.inputs && c.has_input(2)) c.fail("constant_value is given, but mode is '" + mode + "'");
     if (!v.inputs) c.attr_float("value", 0.0f);  // the attribute may be there, unused
     for (size_t a = 0; a < rank; ++a) {
-      int64_t n = static_shape_of(x)[a];
       int64_t before = std::max(pads[a], int64_t(0)), after = std::max(pads[a + rank], int64_t(0));
+      if (before == 0 && after == 0) continue;
+      int64_t n = tensor_type_of(x).dims[a].coefficient();  // a padded axis is static
       std::vector<int64_t> source;
       for (int64_t j = -before; j < n + after; ++j) source.push_back(pad_source(mode, j, n));
       x = take_along(c, x, int64_t(a), source);
@@ -185,7 +195,7 @@ std::array<double, 4> cubic_weights(double ratio, double a) {
 // weights are then 0, 0, 1, 0), as the ONNX reference picks them.
 Expr resize_axis_cubic(NodeContext& c, const Expr& x, int64_t axis, int64_t out, double scale, const ResizeAttrs& r) {
   const TensorTypeNode& t = tensor_type_of(x);
-  int64_t in = t.shape[size_t(axis)];
+  int64_t in = t.dims[size_t(axis)].coefficient();  // a resized axis is static (resize_extents)
   std::vector<int64_t> weight_shape(size_t(t.ndim() - axis), 1);
   weight_shape[0] = out;
   std::vector<std::vector<int64_t>> taps(4, std::vector<int64_t>(size_t(out)));
@@ -223,7 +233,7 @@ Expr resize_axis_cubic(NodeContext& c, const Expr& x, int64_t axis, int64_t out,
 Expr resize_axis(NodeContext& c, const Expr& x, int64_t axis, int64_t out, double scale, const ResizeAttrs& r) {
   if (r.mode == "cubic") return resize_axis_cubic(c, x, axis, out, scale, r);
   const TensorTypeNode& t = tensor_type_of(x);
-  int64_t in = t.shape[size_t(axis)];
+  int64_t in = t.dims[size_t(axis)].coefficient();  // a resized axis is static (resize_extents)
   auto clamp = [in](int64_t i) { return std::min(std::max(i, int64_t(0)), in - 1); };
   size_t count = static_cast<size_t>(out);
   std::vector<int64_t> low(count), high(count);
@@ -305,13 +315,22 @@ ResizeAttrs resize_attrs(NodeContext& c, ResizeVersion v) {
   return r;
 }
 
+// The input's sizes for computing a Resize's extents: a symbolic dimension
+// (a batch) stands in as 1, and must come out unresized (resize_extents).
+std::vector<int64_t> resize_stand_in(NodeContext& c) {
+  std::vector<int64_t> in;
+  for (const DimExpr& d : c.input_dims(0)) in.push_back(d.constant().value_or(1));
+  return in;
+}
+
 // The output extents and per-axis scales of a Resize (or Upsample): from
 // the scales input (or `scales_attribute`), or from sizes; from version
 // 18 only for the axes named by `axes`, sizes adjusted by
 // keep_aspect_ratio_policy.
 void resize_extents(NodeContext& c, ResizeVersion v, const std::vector<float>* scales_attribute,
                     std::vector<int64_t>& out, std::vector<double>& scales) {
-  const std::vector<int64_t> in = c.input_shape(0);
+  const std::vector<int64_t> in = resize_stand_in(c);
+  const std::vector<DimExpr>& dims = c.input_dims(0);
   size_t rank = in.size();
   std::vector<int64_t> axes(rank);
   std::iota(axes.begin(), axes.end(), 0);
@@ -324,7 +343,9 @@ void resize_extents(NodeContext& c, ResizeVersion v, const std::vector<float>* s
     c.fail("keep_aspect_ratio_policy '" + policy + "' is not one of stretch, not_larger, not_smaller");
   size_t scales_input = v.legacy ? 1 : 2;
   bool has_scales = scales_attribute || (c.has_input(scales_input) && c.input_type(scales_input).numel() > 0);
-  bool has_sizes = !v.legacy && c.has_input(3) && c.input_type(3).numel() > 0;  // an empty scales means "use sizes"
+  // An empty scales means "use sizes"; sizes may be a shape value (value_shape reads either).
+  auto elements = [&](size_t i) { int64_t n = 1; for (int64_t d : c.value_shape(i)) n *= d; return n; };
+  bool has_sizes = !v.legacy && c.has_input(3) && elements(3) > 0;
   if (has_scales == has_sizes) c.fail("exactly one of scales and sizes must be given");
   std::string count = std::string(v.axes && c.has_attr("axes") ? "one entry per axis in axes (" : "one entry per input dimension (") +
                       std::to_string(axes.size()) + ")";
@@ -341,7 +362,22 @@ void resize_extents(NodeContext& c, ResizeVersion v, const std::vector<float>* s
       out[a] = int64_t(std::floor(given[i] * double(in[a])));
     }
   } else {
-    std::vector<int64_t> sizes = c.constant_ints(3, "sizes");
+    // From a shape value when the model keeps the batch (F.interpolate(size=)):
+    // a symbolic size must be the input's own dimension (its stand-in, 1).
+    std::vector<int64_t> sizes;
+    if (c.is_shape_value(3)) {
+      std::vector<DimExpr> given = *c.shape_value_input(3);
+      if (given.size() != axes.size()) c.fail("sizes must have " + count);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const DimExpr& kept = dims[size_t(axes[i])];
+        if (!given[i].is_constant() && given[i] != kept)
+          c.fail("sizes entry " + std::to_string(i) + " is " + dim_to_string(given[i]) + " but axis " +
+                 std::to_string(axes[i]) + " is " + dim_to_string(kept) + "; a symbolic axis must keep its size");
+        sizes.push_back(given[i].is_constant() ? given[i].coefficient() : in[size_t(axes[i])]);
+      }
+    } else {
+      sizes = c.constant_ints(3, "sizes");
+    }
     if (sizes.size() != axes.size()) c.fail("sizes must have " + count);
     std::vector<double> ratios;
     for (size_t i = 0; i < axes.size(); ++i) ratios.push_back(double(sizes[i]) / double(in[size_t(axes[i])]));
@@ -356,6 +392,10 @@ void resize_extents(NodeContext& c, ResizeVersion v, const std::vector<float>* s
   }
   for (size_t a = 0; a < rank; ++a)
     if (out[a] <= 0) c.fail("the output's axis " + std::to_string(a) + " is empty (empty tensors are not supported)");
+  for (size_t a = 0; a < rank; ++a)
+    if (!dims[a].is_constant() && (out[a] != in[a] || scales[a] != 1.0))
+      c.fail("resizes symbolic dimension '" + dim_to_string(dims[a]) + "' (axis " + std::to_string(a) +
+             "); only static axes may be resized (fix it with --input-shape)");
 }
 
 void convert_resize(NodeContext& c, ResizeVersion v) {
@@ -376,7 +416,7 @@ void convert_resize(NodeContext& c, ResizeVersion v) {
                                  ") is not supported");
   // Separable: each resized axis in turn (every mode transforms the axes
   // independently, so the order does not matter).
-  const std::vector<int64_t> in = c.input_shape(0);
+  const std::vector<int64_t> in = resize_stand_in(c);
   Expr x = c.input(0);
   for (size_t a = 0; a < in.size(); ++a) {
     if (out[a] == in[a] && scales[a] == 1.0) continue;

@@ -284,18 +284,6 @@ std::vector<DimExpr> shape_input(NodeContext& c, size_t i, const char* what) {
   return constant_dims(c.constant_ints(i, what));
 }
 
-// broadcast_to's shape attribute: numbers, or dimension texts when one is symbolic.
-AttrValue shape_attr(const std::vector<DimExpr>& dims) {
-  if (std::all_of(dims.begin(), dims.end(), [](const DimExpr& d) { return d.is_constant(); })) {
-    std::vector<int64_t> numbers;
-    for (const DimExpr& d : dims) numbers.push_back(d.coefficient());
-    return numbers;
-  }
-  std::vector<std::string> texts;
-  for (const DimExpr& d : dims) texts.push_back(dim_to_string(d));
-  return texts;
-}
-
 void convert_expand(NodeContext& c) {
   const std::vector<DimExpr> shape = shape_input(c, 1, "shape");
   const std::vector<DimExpr>& in = c.input_dims(0);
@@ -314,7 +302,7 @@ void convert_expand(NodeContext& c) {
              (a.is_constant() && b.is_constant() ? ")" : "; whether they are equal is known only at run time)"));
     out[i] = a == one ? b : a;
   }
-  set_single_output(c, out == in ? c.input(0) : c.call("broadcast_to", {c.input(0)}, {{"shape", shape_attr(out)}}));
+  set_single_output(c, out == in ? c.input(0) : c.call("broadcast_to", {c.input(0)}, {{"shape", dims_attr(out)}}));
 }
 
 // Constant: a tensor `value`; from version 12 also value_float, value_int
@@ -343,7 +331,7 @@ void convert_constant_of_shape(NodeContext& c) {
     const std::vector<DimExpr> dims = *c.shape_value_input(0);
     NDArray scalar(fill.dtype(), {});
     std::memcpy(scalar.data(), fill.data(), dtype_bytes(fill.dtype()));
-    return set_single_output(c, c.call("broadcast_to", {c.constant(std::move(scalar))}, {{"shape", shape_attr(dims)}}));
+    return set_single_output(c, c.call("broadcast_to", {c.constant(std::move(scalar))}, {{"shape", dims_attr(dims)}}));
   }
   std::vector<int64_t> shape = c.constant_ints(0, "shape");
   for (int64_t d : shape)
@@ -571,7 +559,7 @@ void convert_dropout(NodeContext& c, int version) {
   c.set_output(0, c.input(0));
   if (c.output_used(1)) {
     DType mask = version < 10 ? c.input_dtype(0) : DType::kBool;
-    c.set_output(1, c.call("broadcast_to", {c.scalar(1, mask)}, {{"shape", c.input_shape(0)}}));
+    c.set_output(1, c.call("broadcast_to", {c.scalar(1, mask)}, {{"shape", dims_attr(c.input_dims(0))}}));
   }
 }
 

@@ -174,6 +174,17 @@ bool where(NodeContext& c) {
 
 }  // namespace
 
+AttrValue dims_attr(const std::vector<DimExpr>& dims) {
+  if (std::all_of(dims.begin(), dims.end(), [](const DimExpr& d) { return d.is_constant(); })) {
+    std::vector<int64_t> numbers;
+    for (const DimExpr& d : dims) numbers.push_back(d.coefficient());
+    return numbers;
+  }
+  std::vector<std::string> texts;
+  for (const DimExpr& d : dims) texts.push_back(dim_to_string(d));
+  return texts;
+}
+
 bool takes_symbolic_inputs(const std::string& op_type) {
   static const std::set<std::string> kSymbolicAware = {
       // Element-wise (converters_elementwise.cc): relations, or input_shape.
@@ -188,7 +199,7 @@ bool takes_symbolic_inputs(const std::string& op_type) {
       "LayerNormalization",
       // Movement and shapes (docs/onnx.md, "Symbolic dimensions").
       "Identity", "Constant", "ConstantOfShape", "Shape", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
-      "Concat", "Gather", "Slice", "Split", "Expand",
+      "Concat", "Gather", "Slice", "Split", "Expand", "Pad", "Resize", "Dropout",
       "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL1", "ReduceL2",
       "ReduceLogSumExp", "ReduceLogSum", "ReduceProd"};
   return kSymbolicAware.count(op_type) > 0;

@@ -22,6 +22,10 @@ std::vector<int64_t> static_dims(NodeContext& c, const Expr& x, size_t first, co
 // or its size differs from x's.
 Expr reshape_to_dims(NodeContext& c, const Expr& x, const std::vector<DimExpr>& target);
 
+// An attribute of kind kDims (broadcast_to's shape, reshape's newshape):
+// numbers, or dimension texts when one is symbolic.
+AttrValue dims_attr(const std::vector<DimExpr>& dims);
+
 // When one of the node's inputs is a shape value (node_context.h) and its
 // operator is one that computes shapes (Identity, Cast to an integer type,
 // Gather, Unsqueeze, Squeeze, Concat, Slice, Mul, Div; Reshape of one to
