@@ -241,12 +241,8 @@ Expr reshape_to_dims(NodeContext& c, const Expr& x, const std::vector<DimExpr>& 
       inferred = true;
     }
   }
-  AttrValue attr = newshape;
-  if (newshape.size() != target.size()) {
-    std::vector<std::string> named;
-    for (const DimExpr& d : target) named.push_back(dim_to_string(d));
-    attr = named;
-  }
+  // Stopped early: a symbolic entry neither copied nor inferred, so the target names them.
+  AttrValue attr = newshape.size() == target.size() ? AttrValue(newshape) : dims_attr(target);
   Expr y = c.call("reshape", {x}, {{"newshape", attr}});
   const std::vector<DimExpr>& got = tensor_type_of(y).dims;
   for (size_t i = 0; i < target.size(); ++i)
