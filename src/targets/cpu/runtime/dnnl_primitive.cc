@@ -171,6 +171,10 @@ struct DnnlPrimitive::Impl {
   template <typename Primitive>
   void make(const typename Primitive::desc& operation) {
     typename Primitive::primitive_desc description(operation, attributes(), engine);
+    if (multiplies_8_bit_values() && !int8_jit_kernels_are_exact())
+      while (!dnnl_is_reference_implementation(description.impl_info_str()))
+        if (!description.next_impl())
+          throw RuntimeError("oneDNN has no exact 8-bit kernel for this primitive on a CPU without VNNI");
     chosen_src = description.src_desc();
     chosen_dst = description.dst_desc();
     if (!spec.weights.empty()) chosen_weights = description.weights_desc();
@@ -180,6 +184,13 @@ struct DnnlPrimitive::Impl {
     scratchpad = description.scratchpad_desc();
     implementation = description.impl_info_str();
     primitive = Primitive(description);
+  }
+
+  // A convolution or matmul of 8-bit values: its products are what VNNI exists for.
+  bool multiplies_8_bit_values() const {
+    memory::data_type t = src.data_type();
+    return (spec.kind == PrimitiveKind::kConvolution || spec.kind == PrimitiveKind::kMatmul) &&
+           (t == memory::data_type::u8 || t == memory::data_type::s8);
   }
 
   // A layout conversion: src and dst as they are given.
@@ -627,6 +638,18 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
 size_t dnnl_tensor_bytes(const PrimitiveTensor& tensor) { return plain(tensor).get_size(); }
 
 int dnnl_effective_isa() { return static_cast<int>(dnnl::get_effective_cpu_isa()); }
+
+bool int8_jit_kernels_are_exact() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx:
+    case dnnl::cpu_isa::avx2_vnni:
+      return true;
+    default:
+      return false;
+  }
+}
 
 bool dnnl_uses_avx512() {
   switch (dnnl::get_effective_cpu_isa()) {

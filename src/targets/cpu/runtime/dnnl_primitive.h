@@ -96,6 +96,12 @@ bool dnnl_uses_avx512();
 // The instruction set oneDNN dispatches to in this process, as a number
 // (dnnl::cpu_isa): the CPU's, or less under ONEDNN_MAX_CPU_ISA.
 int dnnl_effective_isa();
+// Whether oneDNN's jit kernels multiply 8-bit values exactly here. Without
+// VNNI (AVX2, AVX-512 before Cascade Lake) they use vpmaddubsw, whose
+// pairwise int16 sums saturate, and halve s8 sources' weights to avoid it:
+// outputs off by far more than rounding. There an 8-bit convolution or
+// matmul takes oneDNN's reference kernel (exact, and slow) instead.
+bool int8_jit_kernels_are_exact();
 // The channel block of the blocked activation format oneDNN's fastest
 // convolutions use on this CPU: 16 with AVX-512, else 8.
 int dnnl_channel_block();
