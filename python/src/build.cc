@@ -157,6 +157,8 @@ void bind_build(py::module_& m) {
       .def_readonly("names", &SpecializedBuildReport::names)
       .def_readonly("programs", &SpecializedBuildReport::programs)
       .def_readonly("shared_weights", &SpecializedBuildReport::shared_weights)
+      .def_readonly("chunking", &SpecializedBuildReport::chunking,
+                    "Per dimension, one line on how runs take values no program was compiled for.")
       .def_readonly("total_milliseconds", &SpecializedBuildReport::total_milliseconds)
       .def("__repr__", [](const SpecializedBuildReport& r) {
         std::string names;

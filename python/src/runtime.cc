@@ -233,9 +233,7 @@ void bind_artifact(py::module_& rt) {
       .def(
           "output_shapes_for",
           [](const Artifact& a, const std::vector<std::vector<int64_t>>& input_shapes) {
-            std::vector<std::vector<int64_t>> out;
-            for (const ManifestTensor& t : a.program_for(input_shapes).manifest().outputs) out.push_back(t.shape);
-            return out;
+            return a.output_shapes_for(input_shapes);
           },
           py::arg("input_shapes"),
           "The outputs' shapes for inputs of these shapes (manifest order): a specialised artifact's program for "
@@ -307,9 +305,10 @@ void bind_artifact(py::module_& rt) {
             std::vector<MutableTensorView> out;
             std::vector<std::vector<int64_t>> input_shapes;
             for (const TensorView& view : in) input_shapes.push_back(view.shape);
-            const Manifest& program = a.program_for(input_shapes).manifest();
-            for (size_t i = 0; i < program.outputs.size(); ++i) {
-              const ManifestTensor& t = program.outputs[i];
+            const std::vector<std::vector<int64_t>> shapes = a.output_shapes_for(input_shapes);
+            for (size_t i = 0; i < shapes.size(); ++i) {
+              ManifestTensor t = a.manifest().outputs[i];
+              t.shape = shapes[i];
               out.push_back(view_of<MutableTensorView>(outputs[py::int_(i)], "output '" + t.name + "'", true));
               check_view(t, out.back().dtype, out.back().shape, "output");
             }

@@ -141,6 +141,7 @@ void run_compile(const CompileFlags& f) {
     std::snprintf(line, sizeof line, "%zu programs, %d sharing one weights.bin, in %.0f ms (reading the model %.0f ms)",
                   report.programs.size(), report.shared_weights, report.total_milliseconds, load_milliseconds);
     std::cout << "wrote " << f.output_dir << ": " << line << "\n";
+    for (const std::string& chunking : report.chunking) std::cout << "  " << chunking << "\n";
     return;
   }
   if (cache && !device_images)

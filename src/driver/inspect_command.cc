@@ -83,6 +83,7 @@ void inspect_specialized(const std::string& dir, const SpecializedManifest& s) {
               << (s.specializations[i].shared_weights ? " (the shared weights.bin)" : " (its own weights.bin)")
               << ", arenas " << mib(arenas) << "\n";
   }
+  for (size_t d = 0; d < s.chunking.size(); ++d) std::cout << "  " << chunking_text(s, d) << "\n";
   std::cout << "  (switchyard inspect " << dir << "/" << specialization_name(s, 0) << " lists a program's kernels)\n";
 }
 

@@ -127,8 +127,9 @@ void run_artifact(const RunFlags& f) {
     for (const ManifestTensor& input : artifact->manifest().inputs) expected[input.name] = input.dtype;
     adopt_bfloat16_bits(inputs, expected);
     load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
-    // A specialised artifact runs the program the inputs' shapes pick (a
-    // missing input is left to run() to name).
+    // A specialised artifact runs the program the inputs' shapes pick, or
+    // itself in chunks of compiled values (a missing input is left to run()
+    // to name).
     bool all_given = true;
     std::vector<std::vector<int64_t>> shapes;
     for (const ManifestTensor& input : artifact->manifest().inputs) {
@@ -136,7 +137,7 @@ void run_artifact(const RunFlags& f) {
       all_given = all_given && it != inputs.end();
       if (it != inputs.end()) shapes.push_back(it->second.shape());
     }
-    if (all_given) program = &artifact->program_for(shapes);
+    if (all_given && !artifact->runs_in_chunks(shapes)) program = &artifact->program_for(shapes);
     RunOptions options;  // stats on: they carry each run's time
     options.in_order = f.in_order;
     // With several runs the first one is a warm-up (first touch of the arenas

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 
+#include "analysis/chunkable_dims.h"
 #include "artifact/artifact_writer.h"
 #include "ir/type.h"
 #include "runtime/file_write.h"
@@ -125,6 +126,13 @@ SpecializedBuildReport build_specialized_artifact(const IRModule& mod, const std
     if (const TensorTypeNode* t = as_tensor(p->checked_type())) manifest.inputs.push_back(symbolic_tensor(p->name_hint, *t));
   std::vector<const TensorTypeNode*> results;
   flatten_tensor_types(main->body->checked_type(), results);
+  // Which dimensions runs may take other values of, in chunks of the compiled ones.
+  for (const DimValues& d : dims)
+    for (const DimVar* v : vars)
+      if (v->name == d.name) {
+        ChunkableDim c = chunkable_dim(main, v);
+        manifest.chunking.push_back({c.dim, c.input_axes, c.output_axes, c.refusal});
+      }
 
   // The cross product, the first dimension outermost.
   std::vector<std::vector<int64_t>> combinations = {{}};
@@ -169,6 +177,7 @@ SpecializedBuildReport build_specialized_artifact(const IRModule& mod, const std
     manifest.specializations[s].shared_weights = same;
     report.shared_weights += same;
   }
+  for (size_t d = 0; d < manifest.chunking.size(); ++d) report.chunking.push_back(chunking_text(manifest, d));
   write_whole_file(staging.path() + "/manifest.json", format_specialized_manifest(manifest));
   staging.commit();
   report.total_milliseconds =

@@ -28,6 +28,7 @@ struct SpecializedBuildReport {
   std::vector<std::string> names;     // "n=1", in program order
   std::vector<BuildReport> programs;  // one build per program
   int shared_weights = 0;             // programs reading the one top-level weights.bin
+  std::vector<std::string> chunking;  // per dimension, how runs take other values (chunking_text)
   double total_milliseconds = 0;
 };
 

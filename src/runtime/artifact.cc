@@ -483,14 +483,119 @@ std::shared_ptr<Artifact> Artifact::load_specialized(const std::string& dir, Spe
   return artifact;
 }
 
-const Artifact& Artifact::program_for(const std::vector<std::vector<int64_t>>& input_shapes) const {
-  if (!specialized_) return *this;
+std::vector<std::vector<std::vector<int64_t>>> Artifact::program_input_shapes() const {
   std::vector<std::vector<std::vector<int64_t>>> program_inputs;
   for (const std::shared_ptr<Artifact>& program : specializations_) {
     program_inputs.emplace_back();
     for (const ManifestTensor& input : program->manifest().inputs) program_inputs.back().push_back(input.shape);
   }
-  return *specializations_[choose_specialization(*specialized_, program_inputs, input_shapes)];
+  return program_inputs;
+}
+
+const Artifact& Artifact::program_for(const std::vector<std::vector<int64_t>>& input_shapes) const {
+  if (!specialized_) return *this;
+  return *specializations_[choose_specialization(*specialized_, program_input_shapes(), input_shapes)];
+}
+
+std::optional<ChunkPlan> Artifact::chunk_plan(const std::vector<std::vector<int64_t>>& input_shapes) const {
+  return plan_chunks(*specialized_, program_input_shapes(), input_shapes);
+}
+
+std::vector<std::vector<int64_t>> Artifact::chunked_output_shapes(const ChunkPlan& plan) const {
+  const ChunkStep& first = plan.steps.front();
+  const Manifest& program = specializations_[first.program]->manifest();
+  const DimChunking& chunking = specialized_->chunking[plan.dim];
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t j = 0; j < program.outputs.size(); ++j)
+    shapes.push_back(scaled_shape(program.outputs[j].shape, chunking.output_axes[j], first.count, plan.total));
+  return shapes;
+}
+
+bool Artifact::runs_in_chunks(const std::vector<std::vector<int64_t>>& input_shapes) const {
+  return specialized_ && input_shapes.size() == manifest_.inputs.size() && chunk_plan(input_shapes).has_value();
+}
+
+std::vector<std::vector<int64_t>> Artifact::output_shapes_for(
+    const std::vector<std::vector<int64_t>>& input_shapes) const {
+  if (specialized_ && input_shapes.size() == manifest_.inputs.size())
+    if (std::optional<ChunkPlan> plan = chunk_plan(input_shapes)) return chunked_output_shapes(*plan);
+  std::vector<std::vector<int64_t>> shapes;
+  for (const ManifestTensor& output : program_for(input_shapes).manifest().outputs) shapes.push_back(output.shape);
+  return shapes;
+}
+
+RunStats Artifact::run_in_chunks(const ChunkPlan& plan, const std::vector<TensorView>& inputs,
+                                 const std::vector<MutableTensorView>& outputs, const RunOptions& options) const {
+  const DimChunking& chunking = specialized_->chunking[plan.dim];
+  const std::vector<std::vector<int64_t>> output_shapes = chunked_output_shapes(plan);
+  if (outputs.size() != manifest_.outputs.size())
+    throw RuntimeError("expected " + std::to_string(manifest_.outputs.size()) + " outputs, got " +
+                       std::to_string(outputs.size()));
+  for (size_t j = 0; j < outputs.size(); ++j)
+    if (outputs[j].dtype != manifest_.outputs[j].dtype || outputs[j].shape != output_shapes[j])
+      throw RuntimeError("output '" + manifest_.outputs[j].name + "': expected " +
+                         describe_tensor(manifest_.outputs[j].dtype, output_shapes[j]) + ", got " +
+                         describe_tensor(outputs[j].dtype, outputs[j].shape));
+  RunStats stats;
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const ChunkStep& step = plan.steps[k];
+    const Artifact& program = *specializations_[step.program];
+    // Slices the caller's buffers where they are one run of bytes; copies otherwise.
+    std::vector<std::vector<char>> scratch(inputs.size() + outputs.size());
+    std::vector<TensorView> in = inputs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const int axis = chunking.input_axes[i];
+      if (axis < 0) continue;
+      const int bytes = dtype_bytes(inputs[i].dtype);
+      const int64_t block = inputs[i].shape[size_t(axis)] / plan.total;
+      in[i].shape[size_t(axis)] = block * step.count;
+      if (slice_is_contiguous(inputs[i].shape, axis)) {
+        in[i].data = static_cast<const char*>(inputs[i].data) +
+                     slice_offset_bytes(inputs[i].shape, axis, block * step.start, bytes);
+      } else {
+        scratch[i].resize(size_t(tensor_nbytes(in[i].dtype, in[i].shape)));
+        gather_slice(inputs[i].data, inputs[i].shape, axis, block * step.start, block * step.count, bytes,
+                     scratch[i].data());
+        in[i].data = scratch[i].data();
+      }
+    }
+    std::vector<MutableTensorView> out = outputs;
+    std::vector<bool> scatter(outputs.size(), false);
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      std::vector<char>& buffer = scratch[inputs.size() + j];
+      const int axis = chunking.output_axes[j];
+      if (axis < 0) {
+        // The same in every chunk: the first writes it, the others a scratch copy.
+        if (k == 0) continue;
+        buffer.resize(size_t(tensor_nbytes(out[j].dtype, out[j].shape)));
+        out[j].data = buffer.data();
+        continue;
+      }
+      const int bytes = dtype_bytes(outputs[j].dtype);
+      const int64_t block = outputs[j].shape[size_t(axis)] / plan.total;
+      out[j].shape[size_t(axis)] = block * step.count;
+      if (slice_is_contiguous(outputs[j].shape, axis)) {
+        out[j].data = static_cast<char*>(outputs[j].data) +
+                      slice_offset_bytes(outputs[j].shape, axis, block * step.start, bytes);
+      } else {
+        buffer.resize(size_t(tensor_nbytes(out[j].dtype, out[j].shape)));
+        out[j].data = buffer.data();
+        scatter[j] = true;
+      }
+    }
+    RunStats part = program.run_buffers(in, out, options);
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      if (!scatter[j]) continue;
+      const int axis = chunking.output_axes[j];
+      const int64_t block = outputs[j].shape[size_t(axis)] / plan.total;
+      scatter_slice(out[j].data, outputs[j].shape, axis, block * step.start, block * step.count,
+                    dtype_bytes(outputs[j].dtype), outputs[j].data);
+    }
+    stats.kernels.insert(stats.kernels.end(), part.kernels.begin(), part.kernels.end());
+    stats.copies.insert(stats.copies.end(), part.copies.begin(), part.copies.end());
+    stats.total_ns += part.total_ns;
+  }
+  return stats;
 }
 
 std::shared_ptr<Artifact> Artifact::load_program(const std::string& dir, const std::string& weights_path,
@@ -775,7 +880,20 @@ std::vector<std::vector<int64_t>> shapes_of(const std::vector<TensorView>& input
 }  // namespace
 
 RunResult Artifact::run(const std::vector<NDArray>& inputs, const RunOptions& options) const {
-  if (specialized_ && inputs.size() == manifest_.inputs.size()) return program_for(shapes_of(inputs)).run(inputs, options);
+  if (specialized_ && inputs.size() == manifest_.inputs.size()) {
+    std::optional<ChunkPlan> plan = chunk_plan(shapes_of(inputs));
+    if (!plan) return program_for(shapes_of(inputs)).run(inputs, options);
+    std::vector<TensorView> views = input_views(manifest_, inputs);
+    RunResult result;
+    std::vector<MutableTensorView> outputs;
+    std::vector<std::vector<int64_t>> shapes = chunked_output_shapes(*plan);
+    for (size_t j = 0; j < shapes.size(); ++j) {
+      result.outputs.emplace_back(manifest_.outputs[j].dtype, shapes[j]);
+      outputs.push_back({result.outputs.back().data(), manifest_.outputs[j].dtype, shapes[j]});
+    }
+    result.stats = run_in_chunks(*plan, views, outputs, options);
+    return result;
+  }
   std::vector<TensorView> views = input_views(manifest_, inputs);
   RunResult result;
   std::vector<MutableTensorView> outputs = output_views(manifest_, result.outputs);
@@ -817,15 +935,28 @@ std::pair<std::vector<const void*>, std::vector<void*>> Artifact::checked_buffer
 
 RunStats Artifact::run_buffers(const std::vector<TensorView>& inputs, const std::vector<MutableTensorView>& outputs,
                                const RunOptions& options) const {
-  if (specialized_ && inputs.size() == manifest_.inputs.size())
+  if (specialized_ && inputs.size() == manifest_.inputs.size()) {
+    if (std::optional<ChunkPlan> plan = chunk_plan(shapes_of(inputs))) return run_in_chunks(*plan, inputs, outputs, options);
     return program_for(shapes_of(inputs)).run_buffers(inputs, outputs, options);
+  }
   auto [input_pointers, output_pointers] = checked_buffers(inputs, outputs);
   return execute(input_pointers, output_pointers, options);
 }
 
 std::future<RunResult> Artifact::run_async(std::vector<NDArray> inputs, const RunOptions& options) const {
-  if (specialized_ && inputs.size() == manifest_.inputs.size())
+  if (specialized_ && inputs.size() == manifest_.inputs.size()) {
+    // A run in chunks is a run of each chunk in turn: it ends before the future is returned.
+    if (chunk_plan(shapes_of(inputs))) {
+      std::promise<RunResult> done;
+      try {
+        done.set_value(run(inputs, options));
+      } catch (...) {
+        done.set_exception(std::current_exception());
+      }
+      return done.get_future();
+    }
     return program_for(shapes_of(inputs)).run_async(std::move(inputs), options);
+  }
   // The request owns its inputs and outputs until it ends.
   struct Request {
     std::vector<NDArray> inputs;
@@ -855,8 +986,18 @@ std::future<RunResult> Artifact::run_async(const std::map<std::string, NDArray>&
 std::future<RunStats> Artifact::run_buffers_async(const std::vector<TensorView>& inputs,
                                                   const std::vector<MutableTensorView>& outputs,
                                                   const RunOptions& options) const {
-  if (specialized_ && inputs.size() == manifest_.inputs.size())
+  if (specialized_ && inputs.size() == manifest_.inputs.size()) {
+    if (chunk_plan(shapes_of(inputs))) {
+      std::promise<RunStats> done;
+      try {
+        done.set_value(run_buffers(inputs, outputs, options));
+      } catch (...) {
+        done.set_exception(std::current_exception());
+      }
+      return done.get_future();
+    }
     return program_for(shapes_of(inputs)).run_buffers_async(inputs, outputs, options);
+  }
   auto [input_pointers, output_pointers] = checked_buffers(inputs, outputs);
   auto promise = std::make_shared<std::promise<RunStats>>();
   std::future<RunStats> future = promise->get_future();

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/chunked_run.h"
 #include "runtime/device.h"
 #include "runtime/manifest.h"
 #include "runtime/ndarray.h"
@@ -118,6 +119,15 @@ class Artifact {
   // artifact itself unless it is specialised. Throws RuntimeError naming the
   // input, dimension and value no specialisation takes.
   const Artifact& program_for(const std::vector<std::vector<int64_t>>& input_shapes) const;
+  // The shapes of a run's outputs (manifest order) for inputs of these
+  // shapes: the program's that takes them, or for a specialised artifact
+  // running them in chunks (runtime/chunked_run.h) the whole run's. Throws
+  // as program_for when neither takes them.
+  std::vector<std::vector<int64_t>> output_shapes_for(const std::vector<std::vector<int64_t>>& input_shapes) const;
+  // Whether a run on inputs of these shapes goes in chunks (no program takes
+  // them as they are, and chunks of compiled values do). Throws as
+  // program_for when neither takes them.
+  bool runs_in_chunks(const std::vector<std::vector<int64_t>>& input_shapes) const;
   int num_specializations() const { return int(specializations_.size()); }
   const Artifact& specialization(int index) const { return *specializations_.at(size_t(index)); }
   const std::string& directory() const { return directory_; }
@@ -180,6 +190,15 @@ class Artifact {
   static void make_pinned_memories(Artifact& artifact);
   static void make_primitives(Artifact& artifact, const std::string& manifest_path);
   static void load_device_images(Artifact& artifact, const std::string& manifest_path, uint64_t max_image_bytes);
+  // Each program's input shapes, for dispatch.
+  std::vector<std::vector<std::vector<int64_t>>> program_input_shapes() const;
+  // How a specialised artifact runs inputs of these shapes in chunks;
+  // nullopt when one program takes them (plan_chunks).
+  std::optional<ChunkPlan> chunk_plan(const std::vector<std::vector<int64_t>>& input_shapes) const;
+  std::vector<std::vector<int64_t>> chunked_output_shapes(const ChunkPlan& plan) const;
+  // One run of each step's program on its slice of the inputs, writing its slice of the outputs.
+  RunStats run_in_chunks(const ChunkPlan& plan, const std::vector<TensorView>& inputs,
+                         const std::vector<MutableTensorView>& outputs, const RunOptions& options) const;
   // Checks the buffers against the manifest; their pointers, inputs then outputs.
   std::pair<std::vector<const void*>, std::vector<void*>> checked_buffers(
       const std::vector<TensorView>& inputs, const std::vector<MutableTensorView>& outputs) const;

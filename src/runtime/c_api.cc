@@ -1,8 +1,11 @@
 // The C API (include/switchyard/runtime.h) over Artifact: every call catches
 // everything and turns it into a status plus a thread-local message.
 #include <future>
+#include <mutex>
 #include <new>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "runtime/artifact.h"
 #include "runtime/runtime_error.h"
@@ -10,6 +13,10 @@
 
 struct SyArtifact {
   std::shared_ptr<switchyard::Artifact> artifact;
+  // The shapes sy_artifact_output_shape_for returned (a run in chunks has
+  // shapes no program's manifest holds): each lives as long as the artifact.
+  mutable std::mutex shapes_mutex;
+  mutable std::set<std::vector<int64_t>> chunked_shapes;
 };
 
 struct SyRequest {
@@ -192,9 +199,12 @@ int sy_artifact_output_shape_for(const SyArtifact* artifact, const SyTensor* inp
     if (shapes.size() != model.manifest().inputs.size())
       throw InvalidArgument("expected " + std::to_string(model.manifest().inputs.size()) + " inputs, got " +
                             std::to_string(shapes.size()));
-    const ManifestTensor& t = tensor_at(model.program_for(shapes).manifest().outputs, index, "output");
-    *require(ndim, "ndim") = int(t.shape.size());
-    *require(shape, "shape") = t.shape.data();
+    tensor_at(model.manifest().outputs, index, "output");  // the index, checked
+    std::vector<std::vector<int64_t>> outputs = model.output_shapes_for(shapes);
+    std::lock_guard<std::mutex> lock(artifact->shapes_mutex);
+    const std::vector<int64_t>& kept = *artifact->chunked_shapes.insert(outputs[size_t(index)]).first;
+    *require(ndim, "ndim") = int(kept.size());
+    *require(shape, "shape") = kept.data();
   });
 }
 

@@ -22,7 +22,8 @@ namespace switchyard {
 // 6: a kernel may name the operators it computes (ManifestKernel::operators), for `switchyard inspect`.
 // 7: an artifact may be specialised: its manifest.json lists the programs compiled for values of
 //    its symbolic dimensions, each an artifact in its own directory (runtime/specialized_manifest.h).
-constexpr int kArtifactFormatVersion = 7;
+// 8: a specialised artifact's manifest says how runs chunk each symbolic dimension (`chunking`).
+constexpr int kArtifactFormatVersion = 8;
 // Every weight's offset in weights.bin is a multiple of this.
 constexpr uint64_t kWeightAlignment = 64;
 // Bounds no real build comes near (ResNet-50's manifest is 70 KB with 57

@@ -19,6 +19,8 @@ using ordered_json = nlohmann::ordered_json;
 
 // The first format with specialised artifacts.
 constexpr int kFirstSpecializedFormat = 7;
+// The first format whose specialised manifest says how runs chunk each dimension.
+constexpr int kFirstChunkingFormat = 8;
 // More programs than anyone compiles; bounds what a corrupt file makes the loader open.
 constexpr size_t kMaxSpecializations = 1024;
 
@@ -64,6 +66,42 @@ std::string specialization_list(const SpecializedManifest& manifest) {
   return text;
 }
 
+// Axes of each tensor along a dimension: -1 (not held) or an axis of it.
+std::vector<int> read_axes(ObjectReader& r, const char* key, const std::vector<SymbolicTensor>& tensors) {
+  const json& axes = r.array(key);
+  if (axes.size() != tensors.size())
+    fail(r.source(), r.path(key),
+         "expected " + std::to_string(tensors.size()) + " axes (one per tensor), got " + std::to_string(axes.size()));
+  std::vector<int> result;
+  for (size_t i = 0; i < axes.size(); ++i)
+    result.push_back(int(r.read_integer(axes[i], element_path(r.path(key), i), -1, int64_t(tensors[i].shape.size()) - 1)));
+  return result;
+}
+
+std::vector<DimChunking> read_chunking(ObjectReader& r, const SpecializedManifest& m, const std::string& path) {
+  std::vector<DimChunking> chunking = read_list<DimChunking>(r, "chunking", [&](ObjectReader& c) {
+    DimChunking dim;
+    dim.dim = c.nonempty_string("dim");
+    if (const json* refused = c.optional("refused")) {
+      if (!refused->is_string() || refused->get<std::string>().empty())
+        fail(path, c.path("refused"), "expected the reason as a non-empty string, got " + describe(*refused));
+      dim.refusal = refused->get<std::string>();
+    } else {
+      dim.input_axes = read_axes(c, "input_axes", m.inputs);
+      dim.output_axes = read_axes(c, "output_axes", m.outputs);
+    }
+    return dim;
+  });
+  if (chunking.size() != m.dims.size())
+    fail(path, "chunking", "expected one entry per dims entry (" + std::to_string(m.dims.size()) + "), got " +
+                               std::to_string(chunking.size()));
+  for (size_t d = 0; d < chunking.size(); ++d)
+    if (chunking[d].dim != m.dims[d])
+      fail(path, element_path("chunking", d), "names dimension '" + chunking[d].dim + "', but dims[" +
+                                                 std::to_string(d) + "] is '" + m.dims[d] + "'");
+  return chunking;
+}
+
 }  // namespace
 
 std::string specialization_name(const SpecializedManifest& manifest, size_t index) {
@@ -72,6 +110,19 @@ std::string specialization_name(const SpecializedManifest& manifest, size_t inde
   for (size_t d = 0; d < manifest.dims.size() && d < s.values.size(); ++d)
     name += (d ? "," : "") + manifest.dims[d] + "=" + std::to_string(s.values[d]);
   return name;
+}
+
+std::string chunking_text(const SpecializedManifest& manifest, size_t d) {
+  const DimChunking& c = manifest.chunking.at(d);
+  if (!c.chunkable()) return c.dim + ": only the compiled values (" + c.refusal + ")";
+  std::string along;
+  auto list = [&along](const std::vector<SymbolicTensor>& tensors, const std::vector<int>& axes) {
+    for (size_t i = 0; i < tensors.size() && i < axes.size(); ++i)
+      if (axes[i] >= 0) along += (along.empty() ? "" : ", ") + tensors[i].name + " axis " + std::to_string(axes[i]);
+  };
+  list(manifest.inputs, c.input_axes);
+  list(manifest.outputs, c.output_axes);
+  return c.dim + ": any value, as a sum of compiled ones run one after another (along " + along + ")";
 }
 
 std::string symbolic_shape_text(const std::vector<ManifestDim>& shape) {
@@ -133,6 +184,7 @@ std::optional<SpecializedManifest> read_specialized_manifest_file(const std::str
   });
   if (m.specializations.empty() || m.specializations.size() > kMaxSpecializations)
     fail(path, "specializations", "expected 1 to " + std::to_string(kMaxSpecializations) + " entries");
+  if (m.format_version >= kFirstChunkingFormat) m.chunking = read_chunking(r, m, path);
   r.finish();
   return m;
 }
@@ -149,6 +201,16 @@ std::string format_specialized_manifest(const SpecializedManifest& m) {
                        {"inputs", inputs},
                        {"outputs", outputs},
                        {"specializations", specs}};
+  if (!m.chunking.empty()) {
+    ordered_json chunking = ordered_json::array();
+    for (const DimChunking& c : m.chunking) {
+      if (c.chunkable())
+        chunking.push_back({{"dim", c.dim}, {"input_axes", c.input_axes}, {"output_axes", c.output_axes}});
+      else
+        chunking.push_back({{"dim", c.dim}, {"refused", c.refusal}});
+    }
+    root["chunking"] = chunking;
+  }
   return root.dump(2) + "\n";
 }
 

@@ -35,16 +35,34 @@ struct Specialization {
   bool shared_weights = false;
 };
 
+// How a run takes a value of dimension `dim` that no program was compiled
+// for (format 8): as a sum of compiled values, each a run of its program
+// on a slice of the inputs (analysis/chunkable_dims.h proved the outputs
+// the same). Axes per input and output, -1 where the tensor does not hold
+// the dimension; `refusal` says why runs cannot chunk it, when they cannot.
+struct DimChunking {
+  std::string dim;
+  std::vector<int> input_axes, output_axes;
+  std::string refusal;
+  bool chunkable() const { return refusal.empty(); }
+};
+
 struct SpecializedManifest {
   int format_version = 0;
   std::string switchyard_version;
   std::vector<std::string> dims;  // the dimension variables given values
   std::vector<SymbolicTensor> inputs, outputs;
   std::vector<Specialization> specializations;
+  // One per dims entry from format 8; empty in format 7 (no chunked runs).
+  std::vector<DimChunking> chunking;
 };
 
 // "n=8", "n=4,s=16": the specialisation's subdirectory and its name in messages.
 std::string specialization_name(const SpecializedManifest& manifest, size_t index);
+// One line on how runs take other values of chunking entry `d`: "n: any
+// value, in chunks of the compiled ones (along x axis 0; y axis 0)" or
+// "s: only the compiled values (nn.softmax(%x) at ...: normalises ...)".
+std::string chunking_text(const SpecializedManifest& manifest, size_t d);
 // "(n, 3, 224, 224)".
 std::string symbolic_shape_text(const std::vector<ManifestDim>& shape);
 

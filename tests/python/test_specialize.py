@@ -103,14 +103,15 @@ def test_python_build_specializes_as_the_cli_does(conv_dense, tmp_path):
 def test_a_batch_no_program_takes_is_refused_by_input_dimension_and_value(conv_dense, tmp_path):
     _, _, art = conv_dense
     model = sy.runtime.load(art)
-    message = ("input 'x' dimension 0 (n) is 3, but this artifact was compiled only for n=1; n=2; n=4 "
+    # Other batches run in chunks of the compiled ones (test_chunked_runs.py); none is made of nothing.
+    message = ("input 'x' dimension 0 (n) is 0, but this artifact was compiled only for n=1; n=2; n=4 "
                "(switchyard compile --specialize)")
     with pytest.raises(sy.RuntimeError) as refused:
-        model.run(x=np.zeros((3, 3, 8, 8), np.float32))
+        model.run(x=np.zeros((0, 3, 8, 8), np.float32))
     assert str(refused.value) == message
     with pytest.raises(sy.UsageError, match=r"input 'x': expected Tensor\[\(n, 3, 8, 8\), float32\]"):
         model.set_input("x", np.zeros((2, 3, 9, 8), np.float32))
-    np.save(tmp_path / "x.npy", np.zeros((3, 3, 8, 8), np.float32))
+    np.save(tmp_path / "x.npy", np.zeros((0, 3, 8, 8), np.float32))
     ran = run_cli("run", art, "--input", f"x={tmp_path / 'x.npy'}", "--output-dir", tmp_path / "out")
     assert ran.returncode == 1
     assert message in ran.stderr
@@ -120,7 +121,7 @@ def test_a_batch_no_program_takes_is_refused_by_input_dimension_and_value(conv_d
 def test_the_weights_are_stored_once(conv_dense, tmp_path):
     path, _, art = conv_dense
     manifest = json.loads((art / "manifest.json").read_text())
-    assert manifest["format_version"] == 7
+    assert manifest["format_version"] == 8
     assert [s["shared_weights"] for s in manifest["specializations"]] == [True, True, True]
     assert (art / "weights.bin").is_file()
     assert not any((art / name / "weights.bin").exists() for name in ("n=1", "n=2", "n=4"))
@@ -183,9 +184,19 @@ def test_the_c_api_gives_symbolic_shapes_and_the_shapes_of_a_run(conv_dense):
         outputs = SyTensor(y.ctypes.data, 0, 2, y_shape)
         assert lib.sy_artifact_run(handle, ctypes.byref(inputs), 1, ctypes.byref(outputs), 1) == 0, lib.sy_last_error()
         np.testing.assert_allclose(y, sy.evaluate(mod, x=x), rtol=1e-4, atol=1e-4)
-        x_shape[0] = 5
+        # Batch 5 runs as 4 + 1 (the output's shape says so), batch 0 as nothing.
+        x = np.random.default_rng(6).standard_normal((5, 3, 8, 8)).astype(np.float32)
+        inputs = SyTensor(x.ctypes.data, 0, 4, (ctypes.c_int64 * 4)(*x.shape))
+        assert lib.sy_artifact_output_shape_for(handle, ctypes.byref(inputs), 1, 0, ctypes.byref(ndim),
+                                                ctypes.byref(shape)) == 0, lib.sy_last_error()
+        assert [shape[i] for i in range(ndim.value)] == [5, 4]
+        y = np.zeros((5, 4), np.float32)
+        outputs = SyTensor(y.ctypes.data, 0, 2, (ctypes.c_int64 * 2)(5, 4))
+        assert lib.sy_artifact_run(handle, ctypes.byref(inputs), 1, ctypes.byref(outputs), 1) == 0, lib.sy_last_error()
+        np.testing.assert_allclose(y, sy.evaluate(mod, x=x), rtol=1e-4, atol=1e-4)
+        inputs.shape[0] = 0
         assert lib.sy_artifact_run(handle, ctypes.byref(inputs), 1, ctypes.byref(outputs), 1) != 0
-        assert b"dimension 0 (n) is 5" in lib.sy_last_error()
+        assert b"dimension 0 (n) is 0" in lib.sy_last_error()
     finally:
         lib.sy_artifact_free(handle)
 
@@ -264,5 +275,8 @@ def test_requests_in_flight_each_run_the_program_of_their_batch(conv_dense):
     futures = [model.run_async(x=x) for x in inputs]
     for x, future in zip(inputs, futures):
         np.testing.assert_allclose(future.result(), sy.evaluate(mod, x=x), rtol=1e-4, atol=1e-4)
-    with pytest.raises(sy.RuntimeError, match=r"dimension 0 \(n\) is 3"):
-        model.run_async(x=np.zeros((3, 3, 8, 8), np.float32)).result()
+    # A batch of 3 runs in chunks (2 + 1) and is ready when run_async returns; 0 is refused.
+    x = np.random.default_rng(9).standard_normal((3, 3, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(model.run_async(x=x).result(), sy.evaluate(mod, x=x), rtol=1e-4, atol=1e-4)
+    with pytest.raises(sy.RuntimeError, match=r"dimension 0 \(n\) is 0"):
+        model.run_async(x=np.zeros((0, 3, 8, 8), np.float32)).result()

@@ -302,9 +302,9 @@ TEST_F(ArtifactTest, ModelSoWithoutDescriptionIsRefused) {
 TEST_F(ArtifactTest, NewerFormatVersionIsRejected) {
   std::string dir = write("newer");
   std::string text = testing::read_file(dir + "/manifest.json");
-  text.replace(text.find("\"format_version\": 7"), 19, "\"format_version\": 8");
+  text.replace(text.find("\"format_version\": 8"), 19, "\"format_version\": 9");
   std::ofstream(dir + "/manifest.json") << text;
-  EXPECT_EQ(load_error(dir), dir + "/manifest.json: artifact format version 8 is newer than this runtime supports (7)");
+  EXPECT_EQ(load_error(dir), dir + "/manifest.json: artifact format version 9 is newer than this runtime supports (8)");
 }
 
 // Format 1 summed weights.bin with SHA-256; such artifacts still load and

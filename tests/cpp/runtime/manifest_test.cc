@@ -72,11 +72,11 @@ TEST(Manifest, FileRoundTrip) {
 TEST(Manifest, NewerFormatVersionIsRejected) {
   // Even with fields this runtime does not know: the version decides first.
   json document = mutated([](json& j) {
-    j["format_version"] = 8;
+    j["format_version"] = 9;
     j["new_field"] = true;
   });
   EXPECT_EQ(manifest_parse_error(document),
-            "manifest.json: artifact format version 8 is newer than this runtime supports (7)");
+            "manifest.json: artifact format version 9 is newer than this runtime supports (8)");
 }
 
 struct BadField {
@@ -382,7 +382,7 @@ TEST(ModelDescription, MismatchNamesTheFieldAndBothValues) {
   EXPECT_EQ(mismatch([](Manifest& m) { m.devices[1].threads = 0; }),
             "m/manifest.json: devices[1].threads is missing but m/model.so was built for 2");
   EXPECT_EQ(mismatch([](Manifest& m) { m.format_version = 0; }),
-            "m/manifest.json: format_version is 0 but m/model.so was built for 7");
+            "m/manifest.json: format_version is 0 but m/model.so was built for 8");
 }
 
 TEST(ModelDescription, DescriptionThatIsNotJsonIsNamed) {

@@ -22,6 +22,7 @@ SpecializedManifest two_dims() {
   m.inputs = {{"x", DType::kFloat32, {{-1, "n"}, {-1, "s"}, {16, ""}}}};
   m.outputs = {{"y", DType::kFloat32, {{-1, "n"}, {-1, "s"}}}};
   m.specializations = {{{1, 16}, true}, {{1, 128}, true}, {{4, 16}, false}};
+  m.chunking = {{"n", {0}, {0}, ""}, {"s", {}, {}, "nn.softmax(%x) at m.onnx:sm: normalises along axis 1, which holds s"}};
   return m;
 }
 
@@ -61,11 +62,11 @@ TEST(SpecializedManifest, MalformedOnesAreNamedByPath) {
   EXPECT_NE(read_error("escaping", escaping).find("dims[0]: expected a dimension name (an identifier), got string"),
             std::string::npos);
   std::string old = text;
-  old.replace(old.find("\"format_version\": 7"), 19, "\"format_version\": 6");
+  old.replace(old.find("\"format_version\": 8"), 19, "\"format_version\": 6");
   EXPECT_NE(read_error("old", old).find("specializations: only format 7 and later have it"), std::string::npos);
   std::string newer = text;
-  newer.replace(newer.find("\"format_version\": 7"), 19, "\"format_version\": 9");
-  EXPECT_NE(read_error("newer", newer).find("artifact format version 9 is newer than this runtime supports (7)"),
+  newer.replace(newer.find("\"format_version\": 8"), 19, "\"format_version\": 9");
+  EXPECT_NE(read_error("newer", newer).find("artifact format version 9 is newer than this runtime supports (8)"),
             std::string::npos);
 }
 
