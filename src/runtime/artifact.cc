@@ -450,8 +450,9 @@ std::shared_ptr<Artifact> Artifact::load_specialized(const std::string& dir, Spe
     const std::string program_dir = dir + "/" + specialization_name(specialized, s);
     const std::string weights_path =
         (specialized.specializations[s].shared_weights ? dir : program_dir) + "/weights.bin";
-    std::shared_ptr<Artifact> program = load_program(
-        program_dir, weights_path, options, specialized.specializations[s].shared_weights ? &shared_weights : nullptr);
+    std::shared_ptr<Artifact> program =
+        load_program(program_dir, weights_path, options,
+                     specialized.specializations[s].shared_weights ? &shared_weights : nullptr, false);
     // Each program must take and give what the top-level manifest says, at its values.
     auto check = [&](const char* role, const std::vector<SymbolicTensor>& expected,
                      const std::vector<ManifestTensor>& actual) {
@@ -600,7 +601,8 @@ RunStats Artifact::run_in_chunks(const ChunkPlan& plan, const std::vector<Tensor
 
 std::shared_ptr<Artifact> Artifact::load_program(const std::string& dir, const std::string& weights_path,
                                                  const LoadOptions& options,
-                                                 std::shared_ptr<const MappedFile>* shared_mapping) {
+                                                 std::shared_ptr<const MappedFile>* shared_mapping,
+                                                 bool workspace_at_load) {
   std::shared_ptr<Artifact> artifact(new Artifact());
   artifact->directory_ = dir;
   artifact->impl_ = std::make_unique<Impl>();
@@ -674,7 +676,7 @@ std::shared_ptr<Artifact> Artifact::load_program(const std::string& dir, const s
     throw RuntimeError(weights_path + ": " + weights_checksum(format_version).name + " " + actual +
                        " does not match the manifest (" + manifest.hashes.weights_bin + ")");
   // The first workspace now, so running out of memory shows at load time.
-  impl.release_workspace(impl.acquire_workspace(*artifact));
+  if (workspace_at_load) impl.release_workspace(impl.acquire_workspace(*artifact));
   if (impl.gemm_kernels.valid()) impl.gemm_kernels.get();
   return artifact;
 }

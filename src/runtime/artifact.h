@@ -173,10 +173,13 @@ class Artifact {
   using RunEnd = std::function<void(RunStats stats, std::exception_ptr error)>;
   Artifact() = default;
   // `shared_mapping`, when given, holds weights_path mapped by an earlier
-  // program (else it is mapped and put there).
+  // program (else it is mapped and put there). A specialised artifact's
+  // programs make their first workspace (arenas) at their first run, not at
+  // load: a process pays only for the programs its runs use.
   static std::shared_ptr<Artifact> load_program(const std::string& dir, const std::string& weights_path,
                                                 const LoadOptions& options,
-                                                std::shared_ptr<const MappedFile>* shared_mapping = nullptr);
+                                                std::shared_ptr<const MappedFile>* shared_mapping = nullptr,
+                                                bool workspace_at_load = true);
   static std::shared_ptr<Artifact> load_specialized(const std::string& dir, SpecializedManifest specialized,
                                                     const LoadOptions& options);
   // DIR/weights.bin, or for one program of a specialised artifact whose

@@ -124,24 +124,35 @@ int64_t slice_offset_bytes(const std::vector<int64_t>& shape, int axis, int64_t 
   return begin * product(shape, size_t(axis) + 1, shape.size()) * element_bytes;
 }
 
-void gather_slice(const void* whole, const std::vector<int64_t>& shape, int axis, int64_t begin, int64_t length,
-                  int element_bytes, void* slice) {
+namespace {
+
+// One memcpy per index of the axes before `axis`: the slice's run there.
+void copy_slice(const std::vector<int64_t>& shape, int axis, int64_t begin, int64_t length, int element_bytes,
+                char* whole, char* slice, bool into_slice) {
   const int64_t outer = product(shape, 0, size_t(axis));
   const int64_t inner = product(shape, size_t(axis) + 1, shape.size()) * element_bytes;
-  const auto* from = static_cast<const char*>(whole);
-  auto* to = static_cast<char*>(slice);
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(to + o * length * inner, from + (o * shape[size_t(axis)] + begin) * inner, size_t(length * inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    char* in_whole = whole + (o * shape[size_t(axis)] + begin) * inner;
+    char* in_slice = slice + o * length * inner;
+    if (into_slice)
+      std::memcpy(in_slice, in_whole, size_t(length * inner));
+    else
+      std::memcpy(in_whole, in_slice, size_t(length * inner));
+  }
+}
+
+}  // namespace
+
+void gather_slice(const void* whole, const std::vector<int64_t>& shape, int axis, int64_t begin, int64_t length,
+                  int element_bytes, void* slice) {
+  copy_slice(shape, axis, begin, length, element_bytes, const_cast<char*>(static_cast<const char*>(whole)),
+             static_cast<char*>(slice), true);
 }
 
 void scatter_slice(const void* slice, const std::vector<int64_t>& shape, int axis, int64_t begin, int64_t length,
                    int element_bytes, void* whole) {
-  const int64_t outer = product(shape, 0, size_t(axis));
-  const int64_t inner = product(shape, size_t(axis) + 1, shape.size()) * element_bytes;
-  const auto* from = static_cast<const char*>(slice);
-  auto* to = static_cast<char*>(whole);
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(to + (o * shape[size_t(axis)] + begin) * inner, from + o * length * inner, size_t(length * inner));
+  copy_slice(shape, axis, begin, length, element_bytes, static_cast<char*>(whole),
+             const_cast<char*>(static_cast<const char*>(slice)), false);
 }
 
 }  // namespace switchyard
