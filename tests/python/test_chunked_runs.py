@@ -169,3 +169,33 @@ def test_a_torch_transformer_runs_batches_it_was_not_compiled_for(root):
         with torch.no_grad():
             want = encoder(torch.from_numpy(x)).numpy()
         np.testing.assert_allclose(model.run(x=x), want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_recurrent_layers_take_a_symbolic_batch(root, kind):
+    """torch's LSTM and GRU exported with a dynamic batch: imported, run in chunks, matched against torch."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    layer = getattr(torch.nn, kind)(8, 16, num_layers=2).eval()
+    outputs = ["y", "h"] + (["c"] if kind == "LSTM" else [])
+    path = root / f"{kind}.onnx"
+    torch.onnx.export(layer, torch.randn(4, 2, 8), str(path), input_names=["x"], output_names=outputs,
+                      opset_version=14, dynamic_axes={"x": {1: "batch"}, "y": {1: "batch"}})
+    art = root / f"{kind}.art"
+    built = run_cli("compile", path, "--specialize", "batch=1,2", "-o", art)
+    assert built.returncode == 0, built.stderr
+    assert "batch: any value, as a sum of compiled ones" in built.stdout, built.stdout
+    model, mod = sy.runtime.load(art), sy.frontend.from_onnx(path)
+    x = np.random.default_rng(3).standard_normal((4, 3, 8)).astype(np.float32)
+    with torch.no_grad():
+        y, state = layer(torch.from_numpy(x))
+    want = [y.numpy()] + [s.numpy() for s in (state if kind == "LSTM" else (state,))]
+    for got in (model.run(x=x), sy.evaluate(mod, x=x)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    # The sequence is unrolled: a symbolic one is refused by node.
+    torch.onnx.export(layer, torch.randn(4, 2, 8), str(root / "seq.onnx"), input_names=["x"], output_names=outputs,
+                      opset_version=14, dynamic_axes={"x": {0: "seq"}})
+    with pytest.raises(sy.Error, match=f"X's sequence length 'seq' is symbolic: {kind} unrolls over a static sequence"):
+        sy.frontend.from_onnx(root / "seq.onnx")

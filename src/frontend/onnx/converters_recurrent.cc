@@ -1,8 +1,9 @@
 // Converters of ONNX's recurrent layers: RNN, GRU and LSTM, unrolled over
-// their static sequence length.
+// their static sequence length; the batch may be symbolic.
 #include <optional>
 
 #include "frontend/onnx/converters.h"
+#include "frontend/onnx/symbolic_shapes.h"
 
 namespace switchyard {
 
@@ -31,9 +32,15 @@ class Recurrent {
     read_activations();
     dtype_ = c.input_dtype(0);
     x_ = layout_ ? c.call("transpose", {c.input(0)}, {{"axes", std::vector<int64_t>{1, 0, 2}}}) : c.input(0);
-    const std::vector<int64_t>& xs = static_shape_of(x_);
+    const std::vector<DimExpr>& xs = tensor_type_of(x_).dims;
     if (xs.size() != 3) c.fail("X must be 3-D");
-    steps_ = xs[0], batch_ = xs[1], features_ = xs[2];
+    // The steps unroll and the features size the weights; the batch may be symbolic.
+    for (size_t axis : {size_t(0), size_t(2)})
+      if (!xs[axis].is_constant())
+        c.fail(std::string("X's ") + (axis == 0 ? "sequence length" : "feature count") + " '" +
+               dim_to_string(xs[axis]) + "' is symbolic: " + op_ + " unrolls over a static sequence (fix it with "
+               "--input-shape)");
+    steps_ = *xs[0].constant(), batch_ = xs[1], features_ = *xs[2].constant();
     int64_t gh = gates_ * hidden_;
     expect_shape(1, {directions_, gh, features_}, "W");
     expect_shape(2, {directions_, gh, hidden_}, "R");
@@ -46,7 +53,7 @@ class Recurrent {
       for (int64_t i = 0; lens && i < lens->numel(); ++i) full = full && lens->get_as_double(i) == double(steps_);
       if (!full) {
         if (reverse_ || directions_ == 2) c.fail("sequence_lens with a reverse direction is not supported");
-        if (c.input_shape(4) != std::vector<int64_t>{batch_}) c.fail("sequence_lens must hold one length per batch entry");
+        if (c.input_dims(4) != std::vector<DimExpr>{batch_}) c.fail("sequence_lens must hold one length per batch entry");
         lengths_ = reshape(cast_to(c, c.input(4), DType::kInt64), {batch_, 1});
       }
     }
@@ -94,9 +101,11 @@ class Recurrent {
     if (c_.input_shape(i) != shape) c_.fail(name + " must be " + shape_to_string(shape) + ", got " + shape_to_string(c_.input_shape(i)));
   }
 
-  Expr reshape(const Expr& x, std::vector<int64_t> shape) {
-    if (static_shape_of(x) == shape) return x;
-    return c_.call("reshape", {x}, {{"newshape", std::move(shape)}});
+  Expr reshape(const Expr& x, const std::vector<DimExpr>& shape) { return reshape_to_dims(c_, x, shape); }
+  // Zeros of (batch, hidden): a constant, or broadcast to a symbolic batch.
+  Expr zeros() {
+    if (std::optional<int64_t> batch = batch_.constant()) return c_.constant(NDArray(dtype_, {*batch, hidden_}));
+    return c_.call("broadcast_to", {c_.constant(NDArray(dtype_, {1, hidden_}))}, {{"shape", dims_attr({batch_, hidden_})}});
   }
   Expr slice(const Expr& x, int64_t axis, int64_t begin, int64_t end) {
     return c_.call("strided_slice", {x}, {{"begin", std::vector<int64_t>{begin}}, {"end", std::vector<int64_t>{end}},
@@ -118,7 +127,7 @@ class Recurrent {
     c_.fail("activation '" + name + "' is not supported (Sigmoid, Tanh, Relu)");
   }
   // Input i's slice for direction d, as `shape`; or null when absent.
-  Expr of_direction(size_t i, int64_t d, std::vector<int64_t> shape, bool batch_major = false) {
+  Expr of_direction(size_t i, int64_t d, std::vector<DimExpr> shape, bool batch_major = false) {
     if (!c_.has_input(i)) return Expr();
     Expr v = c_.input(i);
     if (batch_major) v = c_.call("transpose", {v}, {{"axes", std::vector<int64_t>{1, 0, 2}}});
@@ -136,9 +145,9 @@ class Recurrent {
     Expr w = of_direction(1, d, {gh, features_}), r = of_direction(2, d, {gh, hidden_});
     Expr bias = of_direction(3, d, {2 * gh});
     Expr w_bias = bias ? slice(bias, 0, 0, gh) : Expr(), r_bias = bias ? slice(bias, 0, gh, 2 * gh) : Expr();
-    Expr projected = add(c_.call("nn.dense", {reshape(x_, {steps_ * batch_, features_}), w}), w_bias);
+    Expr projected = add(c_.call("nn.dense", {reshape(x_, {DimExpr(steps_) * batch_, features_}), w}), w_bias);
     projected = reshape(projected, {steps_, batch_, gh});
-    Expr zeros = c_.constant(NDArray(dtype_, {batch_, hidden_}));
+    Expr zeros = this->zeros();
     Expr h = of_direction(5, d, {batch_, hidden_}, layout_);
     if (!h) h = zeros;
     Expr cell, peep_i, peep_o, peep_f;
@@ -195,7 +204,8 @@ class Recurrent {
 
   NodeContext& c_;
   std::string op_;
-  int64_t gates_ = 1, hidden_ = 0, directions_ = 1, steps_ = 0, batch_ = 0, features_ = 0;
+  int64_t gates_ = 1, hidden_ = 0, directions_ = 1, steps_ = 0, features_ = 0;
+  DimExpr batch_;
   bool reverse_ = false, layout_ = false, linear_before_reset_ = false;
   std::optional<float> clip_;
   std::vector<std::string> activations_;

@@ -201,7 +201,9 @@ bool takes_symbolic_inputs(const std::string& op_type) {
       "Identity", "Constant", "ConstantOfShape", "Shape", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
       "Concat", "Gather", "Slice", "Split", "Expand", "Pad", "Resize", "Dropout",
       "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL1", "ReduceL2",
-      "ReduceLogSumExp", "ReduceLogSum", "ReduceProd"};
+      "ReduceLogSumExp", "ReduceLogSum", "ReduceProd",
+      // Recurrent layers over a symbolic batch (converters_recurrent.cc).
+      "RNN", "GRU", "LSTM"};
   return kSymbolicAware.count(op_type) > 0;
 }
 
