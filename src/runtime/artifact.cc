@@ -537,6 +537,17 @@ RunStats Artifact::run_in_chunks(const ChunkPlan& plan, const std::vector<Tensor
       throw RuntimeError("output '" + manifest_.outputs[j].name + "': expected " +
                          describe_tensor(manifest_.outputs[j].dtype, output_shapes[j]) + ", got " +
                          describe_tensor(outputs[j].dtype, outputs[j].shape));
+  // Named at the run's shapes, not at a chunk's.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].dtype != manifest_.inputs[i].dtype)
+      throw RuntimeError("input '" + manifest_.inputs[i].name + "': expected " +
+                         dtype_name(manifest_.inputs[i].dtype) + ", got " + describe_tensor(inputs[i].dtype, inputs[i].shape));
+    if (!inputs[i].data && tensor_nbytes(inputs[i].dtype, inputs[i].shape) != 0)
+      throw RuntimeError("input '" + manifest_.inputs[i].name + "': data pointer is null");
+  }
+  for (size_t j = 0; j < outputs.size(); ++j)
+    if (!outputs[j].data && tensor_nbytes(outputs[j].dtype, outputs[j].shape) != 0)
+      throw RuntimeError("output '" + manifest_.outputs[j].name + "': data pointer is null");
   RunStats stats;
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const ChunkStep& step = plan.steps[k];

@@ -199,3 +199,15 @@ def test_recurrent_layers_take_a_symbolic_batch(root, kind):
                       opset_version=14, dynamic_axes={"x": {0: "seq"}})
     with pytest.raises(sy.Error, match=f"X's sequence length 'seq' is symbolic: {kind} unrolls over a static sequence"):
         sy.frontend.from_onnx(root / "seq.onnx")
+
+
+def test_bad_inputs_to_a_run_in_chunks_are_named_at_the_runs_shapes(root):
+    _, art, _ = compiled(root, "conv_dense_bad", conv_dense, "n=1,4")
+    model = sy.runtime.load(art)
+    with pytest.raises(sy.Error, match=r"input 'x': expected Tensor\[\(\?, 3, 8, 8\), float32\], got Tensor\[\(3, 3, 8, 8\), float64\]"):
+        model.run(x=np.zeros((3, 3, 8, 8), np.float64))
+    with pytest.raises(sy.Error, match=r"input 'x'"):
+        model.run(x=np.zeros((3, 3, 8, 9), np.float32))
+    outputs = [np.zeros((3, 5), np.float32)]
+    with pytest.raises(sy.Error, match=r"output 'y': expected"):
+        model._artifact.run_into({"x": np.zeros((3, 3, 8, 8), np.float32)}, outputs, False)
