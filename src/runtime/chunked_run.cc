@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <map>
+#include <string>
 
 #include "runtime/runtime_error.h"
 
@@ -60,6 +62,32 @@ std::vector<int64_t> fewest_parts(const std::vector<int64_t>& values, int64_t to
   return parts;
 }
 
+// The bound a dimension's text states for a plain variable ("n<=32"), if any.
+std::optional<int64_t> stated_bound(const std::string& symbol) {
+  size_t at = symbol.find("<=");
+  if (at == std::string::npos || symbol.find('*') != std::string::npos) return std::nullopt;
+  try {
+    return std::stoll(symbol.substr(at + 2));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// Refuses a run whose inputs exceed a dimension's stated bound: chunks could
+// run it, but the model was declared for no more.
+void check_bounds(const SpecializedManifest& manifest, const std::vector<std::vector<int64_t>>& input_shapes) {
+  for (size_t i = 0; i < manifest.inputs.size() && i < input_shapes.size(); ++i) {
+    const SymbolicTensor& input = manifest.inputs[i];
+    for (size_t d = 0; d < input.shape.size() && d < input_shapes[i].size(); ++d) {
+      std::optional<int64_t> bound = stated_bound(input.shape[d].symbol);
+      if (bound && input_shapes[i][d] > *bound)
+        throw RuntimeError("input '" + input.name + "' dimension " + std::to_string(d) + " (" + input.shape[d].symbol +
+                           ") is " + std::to_string(input_shapes[i][d]) + ", above its bound " +
+                           std::to_string(*bound));
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<ChunkPlan> plan_chunks(const SpecializedManifest& manifest,
@@ -72,6 +100,7 @@ std::optional<ChunkPlan> plan_chunks(const SpecializedManifest& manifest,
   } catch (const RuntimeError& e) {
     error = e.what();
   }
+  check_bounds(manifest, input_shapes);
   std::string why_not;
   for (size_t d = 0; d < manifest.chunking.size(); ++d) {
     const DimChunking& chunking = manifest.chunking[d];

@@ -68,6 +68,18 @@ TEST(ChunkedRun, WhatNoChunkingTakesIsRefusedWithWhy) {
   EXPECT_NE(plan_error({2, 16, 15}).find("input 'x': expected float32 (n, s, 16)"), std::string::npos);
 }
 
+TEST(ChunkedRun, AValueAboveTheDimensionsBoundIsRefused) {
+  SpecializedManifest m = batch_and_sequence();
+  m.inputs[0].shape[0].symbol = "n<=8";
+  EXPECT_TRUE(plan_chunks(m, program_inputs(m), {{8, 16, 16}}));  // 4 + 4
+  try {
+    plan_chunks(m, program_inputs(m), {{9, 16, 16}});
+    ADD_FAILURE() << "no error";
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()), "input 'x' dimension 0 (n<=8) is 9, above its bound 8");
+  }
+}
+
 TEST(ChunkedRun, SlicesAlongAnInnerAxisRoundTrip) {
   const std::vector<int64_t> shape = {2, 5, 3};
   std::vector<float> whole(30);
