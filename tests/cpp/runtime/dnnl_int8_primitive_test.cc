@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <memory>
 #include <random>
+#include <set>
 
 #include "hand_model.h"
 #include "manifest_error.h"
@@ -100,9 +101,11 @@ std::vector<uint8_t> reference(const Int8Case& c, const Int8Operands& o, const D
 }
 
 // `prepared`: the weights reordered once, as an artifact's load does with
-// constant weights, rather than at each call.
+// constant weights, rather than at each call (which the split products of a
+// CPU without VNNI always need).
 std::vector<uint8_t> run(const PrimitiveSpec& spec, const Int8Operands& o, bool prepared = false) {
   DnnlPrimitive primitive(spec, 1);
+  prepared |= primitive.needs_prepared_weights();
   std::shared_ptr<const PreparedWeights> weights = prepared ? primitive.prepare_weights(o.weights.data()) : nullptr;
   int64_t dst_size = 1;
   for (int64_t d : spec.dst.dims) dst_size *= d;
@@ -134,6 +137,60 @@ TEST(DnnlInt8Primitive, ConvolutionIsExactlyOnnxsFormula) {
       // Saturated and interior values both occur.
       EXPECT_TRUE(std::any_of(want.begin(), want.end(), [&](uint8_t v) { return v != want[0]; }));
     }
+  }
+}
+
+// What oneDNN's jit kernels get wrong without VNNI: neighbouring products
+// whose sum leaves int16 (255 * 127 * 2), of u8 and of s8 sources, against
+// weights of both extremes, in every layout.
+TEST(DnnlInt8Primitive, ProductsBeyondInt16AreExact) {
+  for (std::string src_type : {"u8", "s8"}) {
+    Int8Case c{.src_dims = {1, 32, 7, 7}, .weights_dims = {24, 32, 3, 3}, .src_type = src_type,
+               .src_zero_point = src_type == "u8" ? 0 : -128, .dst_zero_point = 100};
+    Int8Operands o = random_operands(c, 13);
+    std::mt19937 rng(5);
+    const uint8_t extremes[] = {0, 255, 0x80, 0x7f};
+    for (uint8_t& x : o.src) x = extremes[(src_type == "u8" ? 0 : 2) + int(rng() % 2)];
+    const int8_t weights[] = {-128, 127, -127, 126, 1, -1};
+    for (int8_t& w : o.weights) w = weights[rng() % 6];
+    for (float& b : o.bias) b = 0;
+    for (float& scale : o.scales) scale = 2e-5f;
+    for (bool any_layout : {false, true}) {
+      SCOPED_TRACE(src_type + (any_layout ? " in oneDNN's layouts" : ""));
+      PrimitiveSpec spec = convolution(c, o);
+      spec.any_activation_layout = spec.any_weights_layout = any_layout;
+      std::vector<uint8_t> want = reference(c, o, spec.dst.dims);
+      EXPECT_EQ(run(spec, o), want);
+      EXPECT_GT(std::set<uint8_t>(want.begin(), want.end()).size(), 20u);
+    }
+  }
+}
+
+// Without VNNI an 8-bit convolution and matmul run as two exact jit
+// products (int8_split_product.h), not as oneDNN's reference loops; with
+// it, as one jit primitive. The int8_without_vnni_* tests run this with
+// oneDNN held below VNNI.
+TEST(DnnlInt8Primitive, RunsJitKernelsWithOrWithoutVnni) {
+  Int8Case c{.src_dims = {1, 32, 9, 9}, .weights_dims = {32, 32, 3, 3}, .relu = true};
+  Int8Operands o = random_operands(c, 2);
+  PrimitiveSpec conv = convolution(c, o);
+  conv.any_activation_layout = conv.any_weights_layout = true;
+  PrimitiveSpec matmul = conv;
+  matmul.kind = PrimitiveKind::kMatmul;
+  matmul.algorithm.clear();
+  matmul.src = {{8, 64}, dense({8, 64})};
+  matmul.weights = {{64, 16}, {1, 64}};
+  matmul.bias = {{1, 16}, {16, 1}};
+  matmul.dst = {{8, 16}, dense({8, 16})};
+  matmul.quantization.output_scales.resize(16, 1e-4f);
+  matmul.any_activation_layout = matmul.any_weights_layout = false;
+  for (const PrimitiveSpec& spec : {conv, matmul}) {
+    DnnlPrimitive primitive(spec, 1);
+    const std::string& implementation = primitive.implementation();
+    SCOPED_TRACE(implementation);
+    EXPECT_FALSE(dnnl_is_reference_implementation(implementation));
+    EXPECT_EQ(implementation.rfind("int8_split:", 0) == 0, !int8_jit_kernels_are_exact());
+    EXPECT_EQ(primitive.needs_prepared_weights(), !int8_jit_kernels_are_exact());
   }
 }
 

@@ -17,6 +17,8 @@
 #include "targets/cpu/runtime/dnnl_pooling_repair.h"
 #include "targets/cpu/runtime/dnnl_quantization.h"
 #include "targets/cpu/runtime/dnnl_reorder.h"
+#include "targets/cpu/runtime/dnnl_tensor_desc.h"
+#include "targets/cpu/runtime/int8_split_product.h"
 #include "targets/cpu/runtime/primitive_post_ops.h"
 #include "targets/cpu/runtime/winograd_convolution.h"
 
@@ -59,23 +61,10 @@ dnnl::algorithm algorithm_named(const std::string& name) {
   return it->second;
 }
 
-Tag format_named(const std::string& name) {
-  if (name == "nChw8c") return Tag::nChw8c;
-  if (name == "nChw16c") return Tag::nChw16c;
-  if (name == "nhwc") return Tag::nhwc;
-  throw RuntimeError("unknown oneDNN format '" + name + "'");
-}
-
 // The layout of a kernel's buffer (float32, or an int8 primitive's type).
-memory::desc plain(const PrimitiveTensor& t, memory::data_type type = kF32) {
-  return t.format.empty() ? memory::desc(t.dims, type, t.strides) : memory::desc(t.dims, type, format_named(t.format));
-}
+memory::desc plain(const PrimitiveTensor& t, memory::data_type type = kF32) { return dnnl_buffer_desc(t, type); }
 memory::desc any_layout(const PrimitiveTensor& t, memory::data_type type) { return memory::desc(t.dims, type, Tag::any); }
-memory::dims dense_strides(const memory::dims& dims) {
-  memory::dims strides(dims.size(), 1);
-  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
-  return strides;
-}
+Tag format_named(const std::string& name) { return dnnl_format_named(name); }
 
 size_t aligned(size_t bytes) { return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
 
@@ -111,6 +100,8 @@ struct DnnlPrimitive::Impl {
   // The runtime's own kernels, in place of a oneDNN primitive, when asked for.
   std::unique_ptr<WinogradConvolution> winograd;
   std::unique_ptr<PackedMatmul> packed;
+  // An 8-bit product on a CPU whose oneDNN jit kernels saturate: two exact ones.
+  std::unique_ptr<Int8SplitProduct> split;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   memory::desc src, weights, bias, dst;  // the layouts of the kernel's buffers
   DnnlElementTypes types{kF32, kF32, kF32};  // of src, weights and dst
@@ -249,7 +240,7 @@ struct DnnlPrimitive::Impl {
                                   memory::desc(spec.dst.dims, types.dst, Tag::nhwc));
       }
       if (spec.src.format.empty())
-        alternatives.emplace_back(src, memory::desc(spec.dst.dims, types.dst, dense_strides(spec.dst.dims)));
+        alternatives.emplace_back(src, memory::desc(spec.dst.dims, types.dst, dnnl_dense_strides(spec.dst.dims)));
       bool found = false;
       for (const auto& [source, destination] : alternatives) {
         make_operation(source, destination);
@@ -343,7 +334,7 @@ struct DnnlPrimitive::Impl {
   void refuse_misapplied_binary_operands() const {
     if (spec.kind != PrimitiveKind::kConvolution) return;
     const memory::dims& dims = spec.dst.dims;
-    if (chosen_dst == memory::desc(dims, kF32, dense_strides(dims))) return;
+    if (chosen_dst == memory::desc(dims, kF32, dnnl_dense_strides(dims))) return;
     for (const PrimitivePostOp& post : spec.post_ops) {
       if (post.kind != PrimitivePostOp::Kind::kBinary) continue;
       const std::vector<int64_t>& operand = post.operand.dims;
@@ -402,6 +393,9 @@ DnnlPrimitive::DnnlPrimitive(const PrimitiveSpec& spec, int threads) : impl_(std
       p.winograd = std::make_unique<WinogradConvolution>(spec, p.threads);
     else if (spec.algorithm == kPackedMatmulAlgorithm)
       p.packed = std::make_unique<PackedMatmul>(spec);
+    else if (p.multiplies_8_bit_values() && !int8_jit_kernels_are_exact() &&
+             (p.split = Int8SplitProduct::make(spec, p.threads)))
+      p.implementation = p.split->implementation();
     else
       p.make_primitive();
   } catch (const dnnl::error& e) {
@@ -414,7 +408,9 @@ DnnlPrimitive::~DnnlPrimitive() = default;
 
 bool DnnlPrimitive::multiplies_with_onednn_gemm() const {
   const Impl& p = *impl_;
-  const std::string& implementation = p.winograd ? p.winograd->products_implementation() : p.implementation;
+  const std::string& implementation = p.winograd ? p.winograd->products_implementation()
+                                      : p.split  ? p.split->products_implementation()
+                                                 : p.implementation;
   return implementation.rfind("gemm", 0) == 0;
 }
 
@@ -429,10 +425,11 @@ void generate_onednn_gemm_kernels() {
 
 const PrimitiveSpec& DnnlPrimitive::spec() const { return impl_->spec; }
 size_t DnnlPrimitive::workspace_bytes() const {
+  if (impl_->split) return impl_->split->workspace_bytes();
   return impl_->winograd ? impl_->winograd->workspace_bytes() : impl_->workspace_bytes;
 }
 
-bool DnnlPrimitive::needs_prepared_weights() const { return impl_->winograd || impl_->packed; }
+bool DnnlPrimitive::needs_prepared_weights() const { return impl_->winograd || impl_->packed || impl_->split; }
 
 std::string DnnlPrimitive::prepared_weights_layout() const {
   const Impl& p = *impl_;
@@ -442,6 +439,8 @@ std::string DnnlPrimitive::prepared_weights_layout() const {
            "]";
   if (p.packed)
     return "packed [panels][k][24] dims=" + joined(s.weights.dims.data(), int(s.weights.dims.size()));
+  // Compensated layouts have no text: the compiler stores them plain and a load splits them.
+  if (p.split) return "";
   return p.blocked_weights() ? layout_text(p.chosen_weights) : "";
 }
 
@@ -449,6 +448,7 @@ size_t DnnlPrimitive::prepared_weights_bytes() const {
   const Impl& p = *impl_;
   if (p.winograd) return p.winograd->transformed_weights_size() * sizeof(float);
   if (p.packed) return p.packed->packed_weights_size() * sizeof(float);
+  if (p.split) return p.split->prepared_weights_bytes();
   return p.blocked_weights() ? p.chosen_weights.get_size() : 0;
 }
 
@@ -456,6 +456,7 @@ void DnnlPrimitive::prepare_weights_into(const void* weights, void* prepared) co
   const Impl& p = *impl_;
   if (p.winograd) return p.winograd->transform_weights(static_cast<const float*>(weights), static_cast<float*>(prepared));
   if (p.packed) return p.packed->pack_weights(static_cast<const float*>(weights), static_cast<float*>(prepared));
+  if (p.split) return p.split->prepare_weights(weights, prepared);
   if (!p.blocked_weights()) throw RuntimeError("the primitive reads its weights as they are");
   omp_set_num_threads(p.threads);
   dnnl::stream stream(p.engine);
@@ -481,10 +482,10 @@ void DnnlPrimitive::prepare_weights_range(const void* weights, size_t begin, siz
 
 std::shared_ptr<const PreparedWeights> DnnlPrimitive::prepare_weights(const void* weights) const {
   const Impl& p = *impl_;
-  if (!p.winograd && !p.packed && !p.blocked_weights()) return nullptr;
+  if (!p.winograd && !p.packed && !p.split && !p.blocked_weights()) return nullptr;
   auto prepared = std::make_shared<OwnedWeights>(prepared_weights_bytes());
   prepare_weights_into(weights, prepared->buffer);
-  if (p.blocked_weights()) prepared->reordered = memory(p.chosen_weights, p.engine, prepared->buffer);
+  if (!p.split && p.blocked_weights()) prepared->reordered = memory(p.chosen_weights, p.engine, prepared->buffer);
   return prepared;
 }
 
@@ -557,6 +558,11 @@ void DnnlPrimitive::execute(const void* const* inputs, void* const* outputs, con
   char* scratch = static_cast<char*>(workspace);
   auto input = [&](int index) { return const_cast<void*>(inputs[index]); };
   omp_set_num_threads(p.threads);  // oneDNN's OpenMP reads the calling thread's setting
+  if (p.split) {
+    if (!weights) throw RuntimeError("the split 8-bit product runs only with weights prepared when it is made");
+    return p.split->execute(inputs, outputs, static_cast<const HostWeights*>(weights)->data, workspace,
+                            parallel_for ? parallel_for : serial_for);
+  }
   if (p.winograd || p.packed) {
     if (!weights) throw RuntimeError(std::string(p.winograd ? "the Winograd convolution" : "the packed matmul") +
                                      " runs only with weights prepared when it is made");

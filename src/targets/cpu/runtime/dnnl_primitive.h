@@ -100,7 +100,9 @@ int dnnl_effective_isa();
 // VNNI (AVX2, AVX-512 before Cascade Lake) they use vpmaddubsw, whose
 // pairwise int16 sums saturate, and halve s8 sources' weights to avoid it:
 // outputs off by far more than rounding. There an 8-bit convolution or
-// matmul takes oneDNN's reference kernel (exact, and slow) instead.
+// matmul runs as two products that cannot saturate (int8_split_product.h),
+// or, where oneDNN has no jit kernel for those, as its reference kernel
+// (exact, and slow).
 bool int8_jit_kernels_are_exact();
 // The channel block of the blocked activation format oneDNN's fastest
 // convolutions use on this CPU: 16 with AVX-512, else 8.
