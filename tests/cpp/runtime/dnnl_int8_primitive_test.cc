@@ -142,7 +142,8 @@ TEST(DnnlInt8Primitive, ConvolutionIsExactlyOnnxsFormula) {
 
 // What oneDNN's jit kernels get wrong without VNNI: neighbouring products
 // whose sum leaves int16 (255 * 127 * 2), of u8 and of s8 sources, against
-// weights of both extremes, in every layout.
+// weights of both extremes, in every layout; and 7-bit weights at theirs
+// (255 * 64 * 2 just fits).
 TEST(DnnlInt8Primitive, ProductsBeyondInt16AreExact) {
   for (std::string src_type : {"u8", "s8"}) {
     Int8Case c{.src_dims = {1, 32, 7, 7}, .weights_dims = {24, 32, 3, 3}, .src_type = src_type,
@@ -151,17 +152,22 @@ TEST(DnnlInt8Primitive, ProductsBeyondInt16AreExact) {
     std::mt19937 rng(5);
     const uint8_t extremes[] = {0, 255, 0x80, 0x7f};
     for (uint8_t& x : o.src) x = extremes[(src_type == "u8" ? 0 : 2) + int(rng() % 2)];
-    const int8_t weights[] = {-128, 127, -127, 126, 1, -1};
-    for (int8_t& w : o.weights) w = weights[rng() % 6];
-    for (float& b : o.bias) b = 0;
-    for (float& scale : o.scales) scale = 2e-5f;
-    for (bool any_layout : {false, true}) {
-      SCOPED_TRACE(src_type + (any_layout ? " in oneDNN's layouts" : ""));
-      PrimitiveSpec spec = convolution(c, o);
-      spec.any_activation_layout = spec.any_weights_layout = any_layout;
-      std::vector<uint8_t> want = reference(c, o, spec.dst.dims);
-      EXPECT_EQ(run(spec, o), want);
-      EXPECT_GT(std::set<uint8_t>(want.begin(), want.end()).size(), 20u);
+    // 8-bit weights, and 7-bit ones (a reduce_range export's), which the
+    // split products multiply whole.
+    for (int bits : {8, 7}) {
+      const int8_t weights[] = {-128, 127, -127, 126, 1, -1}, narrow[] = {-64, 63, -63, 62, 1, -1};
+      for (int8_t& w : o.weights) w = (bits == 8 ? weights : narrow)[rng() % 6];
+      for (float& b : o.bias) b = 0;
+      for (float& scale : o.scales) scale = bits == 8 ? 2e-5f : 4e-5f;
+      for (bool any_layout : {false, true}) {
+        SCOPED_TRACE(src_type + " " + std::to_string(bits) + "-bit weights" +
+                     (any_layout ? " in oneDNN's layouts" : ""));
+        PrimitiveSpec spec = convolution(c, o);
+        spec.any_activation_layout = spec.any_weights_layout = any_layout;
+        std::vector<uint8_t> want = reference(c, o, spec.dst.dims);
+        EXPECT_EQ(run(spec, o), want);
+        EXPECT_GT(std::set<uint8_t>(want.begin(), want.end()).size(), 20u);
+      }
     }
   }
 }

@@ -67,6 +67,10 @@ struct Int8SplitProduct::Impl {
   SplitProduct high, low;           // the products by h = w >> 1 and by l = w & 1
   DnnlReorder to_src, from_result;
   std::string implementation;
+  // The prepared weights: a header (its first byte 1 where they are split,
+  // 0 where every weight fits 7 bits and the high half holds them whole),
+  // then the high and the low halves.
+  static constexpr size_t kHeaderBytes = kSplitAlignment;
   size_t low_weights_offset = 0, prepared_bytes = 0;
   size_t scratchpad_offset = 0, src_offset = 0, high_offset = 0, low_offset = 0, result_offset = 0,
          workspace_bytes = 0;
@@ -114,23 +118,27 @@ struct Int8SplitProduct::Impl {
     const float* row_bias = bias ? bias : zeros.data();
     for (int64_t r = begin; r < end; ++r) {
       const int64_t row = r * channels;
-      if (relu)
-        requantize_row<T, true>(high_sum + row, low_sum + row, row_bias, out + row);
+      if (!low_sum)
+        relu ? requantize_row<T, true, false>(high_sum + row, nullptr, row_bias, out + row)
+             : requantize_row<T, false, false>(high_sum + row, nullptr, row_bias, out + row);
       else
-        requantize_row<T, false>(high_sum + row, low_sum + row, row_bias, out + row);
+        relu ? requantize_row<T, true, true>(high_sum + row, low_sum + row, row_bias, out + row)
+             : requantize_row<T, false, true>(high_sum + row, low_sum + row, row_bias, out + row);
     }
   }
 
   // One row of channels, 16 at a time in SSE2 (every x86-64 CPU has it;
   // GCC's own vectorisation of this loop kept a branch per clamp). The
   // conversions round as MXCSR says, half to even, as oneDNN's do.
-  template <typename T, bool kRelu>
+  // With kSplit the accumulator is 2 * high + low, else high alone (7-bit
+  // weights, multiplied whole).
+  template <typename T, bool kRelu, bool kSplit>
   void requantize_row(const int32_t* high_sum, const int32_t* low_sum, const float* bias, T* out) const {
     const float* scale = channel_scales.data();
     const float zero_point = float(spec.quantization.dst_zero_point);
     const float lowest = float(std::numeric_limits<T>::min()), highest = float(std::numeric_limits<T>::max());
     auto requantize = [&](__m128i high, __m128i low, const float* b, const float* s) {
-      __m128i sum = _mm_add_epi32(_mm_add_epi32(high, high), low);
+      __m128i sum = kSplit ? _mm_add_epi32(_mm_add_epi32(high, high), low) : high;
       __m128 v = _mm_mul_ps(_mm_add_ps(_mm_cvtepi32_ps(sum), _mm_loadu_ps(b)), _mm_loadu_ps(s));
       if (kRelu) {
         __m128 positive = _mm_cmpgt_ps(v, _mm_setzero_ps());
@@ -145,15 +153,16 @@ struct Int8SplitProduct::Impl {
       __m128i q[4];
       for (int k = 0; k < 4; ++k) {
         const int64_t at = c + 4 * k;
-        q[k] = requantize(_mm_loadu_si128(reinterpret_cast<const __m128i*>(high_sum + at)),
-                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(low_sum + at)), bias + at, scale + at);
+        __m128i high = _mm_loadu_si128(reinterpret_cast<const __m128i*>(high_sum + at));
+        __m128i low = kSplit ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(low_sum + at)) : high;
+        q[k] = requantize(high, low, bias + at, scale + at);
       }
       __m128i words0 = _mm_packs_epi32(q[0], q[1]), words1 = _mm_packs_epi32(q[2], q[3]);
       __m128i bytes = std::is_same_v<T, uint8_t> ? _mm_packus_epi16(words0, words1) : _mm_packs_epi16(words0, words1);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), bytes);
     }
     for (; c < channels; ++c) {
-      float v = (float(2 * high_sum[c] + low_sum[c]) + bias[c]) * scale[c];
+      float v = (float(kSplit ? 2 * high_sum[c] + low_sum[c] : high_sum[c]) + bias[c]) * scale[c];
       if (kRelu) v = v > 0 ? v : v * relu_slope;
       v = std::min(std::max(v + zero_point, lowest), highest);
       out[c] = T(_mm_cvtss_si32(_mm_set_ss(v)));
@@ -229,7 +238,7 @@ std::unique_ptr<Int8SplitProduct> Int8SplitProduct::make(const PrimitiveSpec& sp
   p->high_offset = place(p->products.get_size());
   p->low_offset = place(p->products.get_size());
   if (p->reordered_result()) p->result_offset = place(p->result.get_size());
-  p->low_weights_offset = split_aligned(p->high.weights.get_size());
+  p->low_weights_offset = Impl::kHeaderBytes + split_aligned(p->high.weights.get_size());
   p->prepared_bytes = p->low_weights_offset + p->low.weights.get_size();
   return std::unique_ptr<Int8SplitProduct>(new Int8SplitProduct(std::move(p)));
 }
@@ -243,17 +252,22 @@ void Int8SplitProduct::prepare_weights(const void* weights, void* prepared) cons
   const Impl& p = *impl_;
   const size_t count = p.plain_weights.get_size();
   const int8_t* w = static_cast<const int8_t*>(weights);
-  std::vector<int8_t> high(count), low(count);
-  for (size_t i = 0; i < count; ++i) {
-    high[i] = int8_t(w[i] >> 1);  // floor(w / 2): w = 2 * high + low
-    low[i] = int8_t(w[i] & 1);
-  }
+  // Weights of 7 bits (a reduce_range export's) cannot saturate: one product.
+  const bool split = std::any_of(w, w + count, [](int8_t v) { return v < -64 || v > 63; });
+  std::vector<int8_t> high(w, w + count), low(count, 0);
+  if (split)
+    for (size_t i = 0; i < count; ++i) {
+      high[i] = int8_t(w[i] >> 1);  // floor(w / 2): w = 2 * high + low
+      low[i] = int8_t(w[i] & 1);
+    }
   omp_set_num_threads(p.threads);
   dnnl::stream stream(p.engine);
   char* out = static_cast<char*>(prepared);
+  std::memset(out, 0, Impl::kHeaderBytes);
+  out[0] = split ? 1 : 0;
   DnnlReorder(p.engine, p.plain_weights, p.high.weights)
       .execute_with_own_scratchpad(stream, memory(p.plain_weights, p.engine, high.data()),
-                                   memory(p.high.weights, p.engine, out));
+                                   memory(p.high.weights, p.engine, out + Impl::kHeaderBytes));
   DnnlReorder(p.engine, p.plain_weights, p.low.weights)
       .execute_with_own_scratchpad(stream, memory(p.plain_weights, p.engine, low.data()),
                                    memory(p.low.weights, p.engine, out + p.low_weights_offset));
@@ -288,9 +302,11 @@ void Int8SplitProduct::execute(const void* const* inputs, void* const* outputs, 
   const char* weights = static_cast<const char*>(prepared_weights);
   int32_t* high_sum = reinterpret_cast<int32_t*>(scratch + p.high_offset);
   int32_t* low_sum = reinterpret_cast<int32_t*>(scratch + p.low_offset);
-  p.run_product(stream, p.high, src, weights, high_sum, scratchpad, &zero_point);
-  p.run_product(stream, p.low, src, weights + p.low_weights_offset, low_sum, scratchpad, &zero_point);
+  const bool split = weights[0] != 0;
+  p.run_product(stream, p.high, src, weights + Impl::kHeaderBytes, high_sum, scratchpad, &zero_point);
+  if (split) p.run_product(stream, p.low, src, weights + p.low_weights_offset, low_sum, scratchpad, &zero_point);
   stream.wait();
+  if (!split) low_sum = nullptr;
 
   const float* bias = s.bias.empty() ? nullptr : static_cast<const float*>(inputs[s.bias_input]);
   void* out = p.reordered_result() ? scratch + p.result_offset : outputs[0];

@@ -9,7 +9,9 @@
 // kernels apply it: float, plus bias, times the output scale, the element-wise
 // post-ops, plus the destination's zero point, rounded half to even and
 // saturated. An s8 source is made u8 first (x + 128, and its zero point with
-// it), since oneDNN halves the weights of s8 sources on these CPUs.
+// it), since oneDNN halves the weights of s8 sources on these CPUs. Weights
+// that all fit 7 bits (a reduce_range quantization's) cannot saturate and
+// run as one product, chosen when they are prepared.
 #pragma once
 
 #include <cstddef>
