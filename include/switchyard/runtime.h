@@ -79,8 +79,11 @@ int sy_artifact_output_dtype(const SyArtifact* artifact, int index, int* dtype);
 int sy_artifact_output_shape(const SyArtifact* artifact, int index, int* ndim, const int64_t** shape);
 /* In a specialised artifact (switchyard compile --specialize n=1,8) the shapes
  * above hold -1 where a dimension is symbolic; this gives output `index`'s
- * shape for a run on `inputs` (only their shapes are read), or fails naming
- * the input dimension no specialisation takes. */
+ * shape for a run on `inputs` (only their shapes are read): a compiled
+ * program's, or that of a run in chunks of them (n=11 as 8+1+1+1, where the
+ * compiler proved the dimension's entries independent; docs/artifact.md), or
+ * fails naming the input dimension neither takes. The shape lives as long as
+ * the artifact. */
 int sy_artifact_output_shape_for(const SyArtifact* artifact, const SyTensor* inputs, int num_inputs, int index,
                                  int* ndim, const int64_t** shape);
 

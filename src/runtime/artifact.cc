@@ -469,6 +469,9 @@ std::shared_ptr<Artifact> Artifact::load_specialized(const std::string& dir, Spe
     };
     check("inputs", specialized.inputs, program->manifest().inputs);
     check("outputs", specialized.outputs, program->manifest().outputs);
+    artifact->program_inputs_.emplace_back();
+    for (const ManifestTensor& input : program->manifest().inputs)
+      artifact->program_inputs_.back().push_back(input.shape);
     artifact->specializations_.push_back(std::move(program));
   }
   // What callers asking for the model's signature see: the first program's, symbolic dimensions -1.
@@ -484,22 +487,13 @@ std::shared_ptr<Artifact> Artifact::load_specialized(const std::string& dir, Spe
   return artifact;
 }
 
-std::vector<std::vector<std::vector<int64_t>>> Artifact::program_input_shapes() const {
-  std::vector<std::vector<std::vector<int64_t>>> program_inputs;
-  for (const std::shared_ptr<Artifact>& program : specializations_) {
-    program_inputs.emplace_back();
-    for (const ManifestTensor& input : program->manifest().inputs) program_inputs.back().push_back(input.shape);
-  }
-  return program_inputs;
-}
-
 const Artifact& Artifact::program_for(const std::vector<std::vector<int64_t>>& input_shapes) const {
   if (!specialized_) return *this;
-  return *specializations_[choose_specialization(*specialized_, program_input_shapes(), input_shapes)];
+  return *specializations_[choose_specialization(*specialized_, program_inputs_, input_shapes)];
 }
 
-std::optional<ChunkPlan> Artifact::chunk_plan(const std::vector<std::vector<int64_t>>& input_shapes) const {
-  return plan_chunks(*specialized_, program_input_shapes(), input_shapes);
+RunPlan Artifact::run_plan(const std::vector<std::vector<int64_t>>& input_shapes) const {
+  return plan_run(*specialized_, program_inputs_, input_shapes);
 }
 
 std::vector<std::vector<int64_t>> Artifact::chunked_output_shapes(const ChunkPlan& plan) const {
@@ -513,15 +507,21 @@ std::vector<std::vector<int64_t>> Artifact::chunked_output_shapes(const ChunkPla
 }
 
 bool Artifact::runs_in_chunks(const std::vector<std::vector<int64_t>>& input_shapes) const {
-  return specialized_ && input_shapes.size() == manifest_.inputs.size() && chunk_plan(input_shapes).has_value();
+  return specialized_ && input_shapes.size() == manifest_.inputs.size() && run_plan(input_shapes).chunks.has_value();
 }
 
 std::vector<std::vector<int64_t>> Artifact::output_shapes_for(
     const std::vector<std::vector<int64_t>>& input_shapes) const {
-  if (specialized_ && input_shapes.size() == manifest_.inputs.size())
-    if (std::optional<ChunkPlan> plan = chunk_plan(input_shapes)) return chunked_output_shapes(*plan);
+  const Artifact* program = this;
+  if (specialized_ && input_shapes.size() == manifest_.inputs.size()) {
+    RunPlan plan = run_plan(input_shapes);
+    if (plan.chunks) return chunked_output_shapes(*plan.chunks);
+    program = specializations_[plan.program].get();
+  } else if (specialized_) {
+    program = &program_for(input_shapes);  // names what is wrong
+  }
   std::vector<std::vector<int64_t>> shapes;
-  for (const ManifestTensor& output : program_for(input_shapes).manifest().outputs) shapes.push_back(output.shape);
+  for (const ManifestTensor& output : program->manifest().outputs) shapes.push_back(output.shape);
   return shapes;
 }
 
@@ -894,17 +894,17 @@ std::vector<std::vector<int64_t>> shapes_of(const std::vector<TensorView>& input
 
 RunResult Artifact::run(const std::vector<NDArray>& inputs, const RunOptions& options) const {
   if (specialized_ && inputs.size() == manifest_.inputs.size()) {
-    std::optional<ChunkPlan> plan = chunk_plan(shapes_of(inputs));
-    if (!plan) return program_for(shapes_of(inputs)).run(inputs, options);
+    RunPlan plan = run_plan(shapes_of(inputs));
+    if (!plan.chunks) return specializations_[plan.program]->run(inputs, options);
     std::vector<TensorView> views = input_views(manifest_, inputs);
     RunResult result;
     std::vector<MutableTensorView> outputs;
-    std::vector<std::vector<int64_t>> shapes = chunked_output_shapes(*plan);
+    std::vector<std::vector<int64_t>> shapes = chunked_output_shapes(*plan.chunks);
     for (size_t j = 0; j < shapes.size(); ++j) {
       result.outputs.emplace_back(manifest_.outputs[j].dtype, shapes[j]);
       outputs.push_back({result.outputs.back().data(), manifest_.outputs[j].dtype, shapes[j]});
     }
-    result.stats = run_in_chunks(*plan, views, outputs, options);
+    result.stats = run_in_chunks(*plan.chunks, views, outputs, options);
     return result;
   }
   std::vector<TensorView> views = input_views(manifest_, inputs);
@@ -949,8 +949,9 @@ std::pair<std::vector<const void*>, std::vector<void*>> Artifact::checked_buffer
 RunStats Artifact::run_buffers(const std::vector<TensorView>& inputs, const std::vector<MutableTensorView>& outputs,
                                const RunOptions& options) const {
   if (specialized_ && inputs.size() == manifest_.inputs.size()) {
-    if (std::optional<ChunkPlan> plan = chunk_plan(shapes_of(inputs))) return run_in_chunks(*plan, inputs, outputs, options);
-    return program_for(shapes_of(inputs)).run_buffers(inputs, outputs, options);
+    RunPlan plan = run_plan(shapes_of(inputs));
+    if (plan.chunks) return run_in_chunks(*plan.chunks, inputs, outputs, options);
+    return specializations_[plan.program]->run_buffers(inputs, outputs, options);
   }
   auto [input_pointers, output_pointers] = checked_buffers(inputs, outputs);
   return execute(input_pointers, output_pointers, options);
@@ -959,7 +960,8 @@ RunStats Artifact::run_buffers(const std::vector<TensorView>& inputs, const std:
 std::future<RunResult> Artifact::run_async(std::vector<NDArray> inputs, const RunOptions& options) const {
   if (specialized_ && inputs.size() == manifest_.inputs.size()) {
     // A run in chunks is a run of each chunk in turn: it ends before the future is returned.
-    if (chunk_plan(shapes_of(inputs))) {
+    RunPlan plan = run_plan(shapes_of(inputs));
+    if (plan.chunks) {
       std::promise<RunResult> done;
       try {
         done.set_value(run(inputs, options));
@@ -968,7 +970,7 @@ std::future<RunResult> Artifact::run_async(std::vector<NDArray> inputs, const Ru
       }
       return done.get_future();
     }
-    return program_for(shapes_of(inputs)).run_async(std::move(inputs), options);
+    return specializations_[plan.program]->run_async(std::move(inputs), options);
   }
   // The request owns its inputs and outputs until it ends.
   struct Request {
@@ -1000,7 +1002,8 @@ std::future<RunStats> Artifact::run_buffers_async(const std::vector<TensorView>&
                                                   const std::vector<MutableTensorView>& outputs,
                                                   const RunOptions& options) const {
   if (specialized_ && inputs.size() == manifest_.inputs.size()) {
-    if (chunk_plan(shapes_of(inputs))) {
+    RunPlan plan = run_plan(shapes_of(inputs));
+    if (plan.chunks) {
       std::promise<RunStats> done;
       try {
         done.set_value(run_buffers(inputs, outputs, options));
@@ -1009,7 +1012,7 @@ std::future<RunStats> Artifact::run_buffers_async(const std::vector<TensorView>&
       }
       return done.get_future();
     }
-    return program_for(shapes_of(inputs)).run_buffers_async(inputs, outputs, options);
+    return specializations_[plan.program]->run_buffers_async(inputs, outputs, options);
   }
   auto [input_pointers, output_pointers] = checked_buffers(inputs, outputs);
   auto promise = std::make_shared<std::promise<RunStats>>();

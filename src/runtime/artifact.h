@@ -193,11 +193,9 @@ class Artifact {
   static void make_pinned_memories(Artifact& artifact);
   static void make_primitives(Artifact& artifact, const std::string& manifest_path);
   static void load_device_images(Artifact& artifact, const std::string& manifest_path, uint64_t max_image_bytes);
-  // Each program's input shapes, for dispatch.
-  std::vector<std::vector<std::vector<int64_t>>> program_input_shapes() const;
-  // How a specialised artifact runs inputs of these shapes in chunks;
-  // nullopt when one program takes them (plan_chunks).
-  std::optional<ChunkPlan> chunk_plan(const std::vector<std::vector<int64_t>>& input_shapes) const;
+  // How a specialised artifact runs inputs of these shapes: one program, or
+  // in chunks (plan_run).
+  RunPlan run_plan(const std::vector<std::vector<int64_t>>& input_shapes) const;
   std::vector<std::vector<int64_t>> chunked_output_shapes(const ChunkPlan& plan) const;
   // One run of each step's program on its slice of the inputs, writing its slice of the outputs.
   RunStats run_in_chunks(const ChunkPlan& plan, const std::vector<TensorView>& inputs,
@@ -222,6 +220,7 @@ class Artifact {
   // A specialised artifact's manifest and programs (impl_ is then null).
   std::unique_ptr<SpecializedManifest> specialized_;
   std::vector<std::shared_ptr<Artifact>> specializations_;
+  std::vector<std::vector<std::vector<int64_t>>> program_inputs_;  // each program's input shapes
 };
 
 }  // namespace switchyard

@@ -93,10 +93,15 @@ void check_bounds(const SpecializedManifest& manifest, const std::vector<std::ve
 std::optional<ChunkPlan> plan_chunks(const SpecializedManifest& manifest,
                                      const std::vector<std::vector<std::vector<int64_t>>>& program_inputs,
                                      const std::vector<std::vector<int64_t>>& input_shapes) {
+  return plan_run(manifest, program_inputs, input_shapes).chunks;
+}
+
+RunPlan plan_run(const SpecializedManifest& manifest,
+                 const std::vector<std::vector<std::vector<int64_t>>>& program_inputs,
+                 const std::vector<std::vector<int64_t>>& input_shapes) {
   std::string error;
   try {
-    choose_specialization(manifest, program_inputs, input_shapes);
-    return std::nullopt;
+    return {choose_specialization(manifest, program_inputs, input_shapes), std::nullopt};
   } catch (const RuntimeError& e) {
     error = e.what();
   }
@@ -137,7 +142,7 @@ std::optional<ChunkPlan> plan_chunks(const SpecializedManifest& manifest,
       plan.steps.push_back({programs.at(part), start, part});
       start += part;
     }
-    return plan;
+    return {0, std::move(plan)};
   }
   throw RuntimeError(error + why_not);
 }

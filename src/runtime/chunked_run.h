@@ -26,11 +26,20 @@ struct ChunkPlan {
   std::vector<ChunkStep> steps;  // largest first, covering [0, total) in order
 };
 
-// nullopt when one program takes `input_shapes` as they are (choose_specialization);
-// else the fewest program runs that add up to the run's value of a chunkable
+// How a run of a specialised artifact goes: the program that takes
+// `input_shapes` as they are (choose_specialization), or, when none does,
+// the fewest program runs that add up to the run's value of a chunkable
 // dimension, the other dimensions matching those programs exactly. Throws
 // choose_specialization's RuntimeError, followed by why no dimension could be
 // chunked, when neither works.
+struct RunPlan {
+  size_t program = 0;  // without chunks
+  std::optional<ChunkPlan> chunks;
+};
+RunPlan plan_run(const SpecializedManifest& manifest,
+                 const std::vector<std::vector<std::vector<int64_t>>>& program_inputs,
+                 const std::vector<std::vector<int64_t>>& input_shapes);
+// plan_run's chunks alone: nullopt when one program takes the shapes.
 std::optional<ChunkPlan> plan_chunks(const SpecializedManifest& manifest,
                                      const std::vector<std::vector<std::vector<int64_t>>>& program_inputs,
                                      const std::vector<std::vector<int64_t>>& input_shapes);
