@@ -6,7 +6,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <set>
+#include <thread>
 
 #include "analysis/chunkable_dims.h"
 #include "artifact/artifact_writer.h"
@@ -16,6 +18,7 @@
 #include "runtime/specialized_manifest.h"
 #include "support/error.h"
 #include "transform/infer_type.h"
+#include "transform/pass.h"
 #include "transform/specialize.h"
 
 namespace switchyard {
@@ -63,6 +66,31 @@ bool same_file_bytes(const std::string& a, const std::string& b) {
     if (fa.gcount() != fb.gcount() || !std::equal(ba.begin(), ba.begin() + fa.gcount(), bb.begin())) return false;
   }
   return !fa && !fb;
+}
+
+// Builds each program into dir/NAME, as many at once as the machine has
+// cores: most of a build waits on the C++ compiler's processes and on
+// writing weights, so two builds on two cores take little longer than one.
+// One after another under pass instruments, which may not be reentrant (a
+// Python callback). Each build still compiles two units at a time, and finds
+// what the builds before it compiled in the object cache.
+std::vector<BuildReport> build_programs(const std::vector<IRModule>& programs, const std::vector<std::string>& names,
+                                        const BuildOptions& options, const std::string& dir) {
+  const PassContext& context = PassContext::current();
+  const size_t at_once = context.instruments.empty() ? std::max(1u, std::thread::hardware_concurrency()) : 1;
+  std::vector<BuildReport> reports;
+  for (size_t first = 0; first < programs.size(); first += at_once) {
+    std::vector<std::future<BuildReport>> builds;
+    for (size_t p = first; p < std::min(programs.size(), first + at_once); ++p)
+      builds.push_back(std::async(std::launch::async, [&, p] {
+        PassContext::Scope scope(context);  // the caller's options, on this thread
+        return build_artifact(programs[p], options, dir + "/" + names[p]);
+      }));
+    // Every build ends before the first failure is rethrown.
+    for (std::future<BuildReport>& build : builds) build.wait();
+    for (std::future<BuildReport>& build : builds) reports.push_back(build.get());
+  }
+  return reports;
 }
 
 }  // namespace
@@ -149,15 +177,15 @@ SpecializedBuildReport build_specialized_artifact(const IRModule& mod, const std
   check_replaceable(output_dir);
   StagingDirectory staging(output_dir);
   SpecializedBuildReport report;
+  std::vector<IRModule> programs;
   for (const std::vector<int64_t>& values : combinations) {
     DimBindings bindings;
     for (size_t d = 0; d < dims.size(); ++d) bindings[dims[d].name] = values[d];
     manifest.specializations.push_back({values, false});
-    std::string name = specialization_name(manifest, manifest.specializations.size() - 1);
-    report.names.push_back(name);
-    // One after another: each finds the kernels the ones before it compiled in the object cache.
-    report.programs.push_back(build_artifact(specialize(typed, bindings), options, staging.path() + "/" + name));
+    report.names.push_back(specialization_name(manifest, manifest.specializations.size() - 1));
+    programs.push_back(specialize(typed, bindings));
   }
+  report.programs = build_programs(programs, report.names, options, staging.path());
 
   // The outputs' names come from the first program, which flattened the result the same way.
   Manifest first = read_manifest_file(staging.path() + "/" + report.names[0] + "/manifest.json");
