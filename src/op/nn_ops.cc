@@ -68,7 +68,7 @@ Type matmul_relation(const std::vector<Type>& args, const AttrsNode&) {
   std::string a_shape = clipped_text(dims_to_string(a.dims)), b_shape = clipped_text(dims_to_string(b.dims));
   // Symbolic K on both sides is accepted only when the same expression: a
   // run-time check of n against m is not implemented yet.
-  if (k_a != k_b)
+  if (k_a != k_b && !AssumedDimEqualities::assume(k_a, k_b))
     type_fail(op, "a " + a_shape + " has " + dim_to_string(k_a) + " columns but b " + b_shape + " has " +
                       dim_to_string(k_b) + " rows");
   std::vector<DimExpr> batch_a(da.begin(), da.end() - 2), batch_b(db.begin(), db.end() - 2);

@@ -80,6 +80,23 @@ std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::
   return out;
 }
 
+namespace {
+thread_local AssumedDimEqualities* assumed_equalities = nullptr;
+}  // namespace
+
+AssumedDimEqualities::AssumedDimEqualities() : outer_(assumed_equalities) { assumed_equalities = this; }
+AssumedDimEqualities::~AssumedDimEqualities() { assumed_equalities = outer_; }
+
+bool AssumedDimEqualities::assume(const DimExpr& a, const DimExpr& b) {
+  AssumedDimEqualities* collector = assumed_equalities;
+  auto lone = [](const DimExpr& d) { return d.coefficient() == 1 && d.variables().size() == 1; };
+  if (!collector || !lone(a) || !lone(b)) return false;
+  std::pair<const DimVar*, const DimVar*> pair{a.variables()[0], b.variables()[0]};
+  if (std::find(collector->pairs_.begin(), collector->pairs_.end(), pair) == collector->pairs_.end())
+    collector->pairs_.push_back(pair);
+  return true;
+}
+
 std::vector<DimExpr> broadcast_dims(const std::vector<DimExpr>& a, const std::vector<DimExpr>& b,
                                     const std::string& op) {
   size_t n = std::max(a.size(), b.size());
@@ -88,7 +105,7 @@ std::vector<DimExpr> broadcast_dims(const std::vector<DimExpr>& a, const std::ve
   for (size_t i = 0; i < n; ++i) {
     DimExpr da = i < n - a.size() ? one : a[i - (n - a.size())];
     DimExpr db = i < n - b.size() ? one : b[i - (n - b.size())];
-    if (da == db || db == one) {
+    if (da == db || db == one || AssumedDimEqualities::assume(da, db)) {
       out[i] = da;
     } else if (da == one) {
       out[i] = db;

@@ -32,8 +32,8 @@ std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::
                                       const std::string& op);
 // The same for dimension expressions: equal dimensions, and any against a
 // constant 1, broadcast. A symbolic dimension against a different one may
-// or may not be equal at run time; a checked assertion is not implemented
-// yet, so it is an Error(kType) naming both.
+// or may not be equal at run time: an Error(kType) naming both, unless an
+// AssumedDimEqualities (below) takes them as equal.
 std::vector<DimExpr> broadcast_dims(const std::vector<DimExpr>& a, const std::vector<DimExpr>& b,
                                     const std::string& op);
 // Error(kType) "'op': <role> must be static here, got T (dimension D is n)"
@@ -65,5 +65,30 @@ void check_one_of(const std::string& op, const std::string& attr, const std::str
 
 std::string shape_str(const std::vector<int64_t>& shape);  // "(2, 3)"
 std::string ints_str(const std::vector<int64_t>& values);  // "[2, 3]"
+
+// While one of these lives on a thread, the type relations that meet two
+// different dimension variables where the shapes need them equal
+// (broadcasting, a matmul's contraction, a concatenation's other axes)
+// record the pair and go on as if they were equal, rather than failing: the
+// ONNX importer collects them, then imports again with the variables named
+// alike (a model whose inputs call one batch `batch` and `batch_size`), so a
+// run where they differ is refused at its inputs.
+class AssumedDimEqualities {
+ public:
+  AssumedDimEqualities();
+  ~AssumedDimEqualities();
+  AssumedDimEqualities(const AssumedDimEqualities&) = delete;
+  AssumedDimEqualities& operator=(const AssumedDimEqualities&) = delete;
+
+  // The pairs recorded so far, each once.
+  const std::vector<std::pair<const DimVar*, const DimVar*>>& pairs() const { return pairs_; }
+  // Whether `a` and `b` may be taken as equal here: both a lone variable
+  // (coefficient 1) while a collector lives; the pair is then recorded.
+  static bool assume(const DimExpr& a, const DimExpr& b);
+
+ private:
+  std::vector<std::pair<const DimVar*, const DimVar*>> pairs_;
+  AssumedDimEqualities* outer_;
+};
 
 }  // namespace switchyard

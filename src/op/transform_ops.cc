@@ -80,7 +80,8 @@ Type concatenate_relation(const std::vector<Type>& args, const AttrsNode& attrs)
     // Symbolic dimensions off the axis must be the same expression: a check
     // of n against m at run time is not implemented yet.
     for (int d = 0; d < t.ndim(); ++d)
-      if (d != axis && t.dims[size_t(d)] != first.dims[size_t(d)])
+      if (d != axis && t.dims[size_t(d)] != first.dims[size_t(d)] &&
+          !AssumedDimEqualities::assume(first.dims[size_t(d)], t.dims[size_t(d)]))
         type_fail(op, "field " + std::to_string(i) + " " + shape_of(t) + " differs from field 0 " + shape_of(first) +
                           " in dimension " + std::to_string(d) + " (only axis " + std::to_string(axis) +
                           " may differ)");

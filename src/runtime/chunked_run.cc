@@ -105,6 +105,7 @@ RunPlan plan_run(const SpecializedManifest& manifest,
   } catch (const RuntimeError& e) {
     error = e.what();
   }
+  check_shared_dims_agree(manifest, input_shapes);  // no chunks mend that
   check_bounds(manifest, input_shapes);
   std::string why_not;
   for (size_t d = 0; d < manifest.chunking.size(); ++d) {

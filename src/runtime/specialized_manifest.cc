@@ -1,6 +1,7 @@
 // Reading, writing and dispatching on a specialised artifact's manifest.
 #include "runtime/specialized_manifest.h"
 
+#include <map>
 #include <cctype>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -214,6 +215,26 @@ std::string format_specialized_manifest(const SpecializedManifest& m) {
   return root.dump(2) + "\n";
 }
 
+void check_shared_dims_agree(const SpecializedManifest& manifest,
+                             const std::vector<std::vector<int64_t>>& input_shapes) {
+  std::map<std::string, std::pair<size_t, size_t>> first;  // symbol -> (input, dimension) that gave it a value
+  for (size_t i = 0; i < input_shapes.size() && i < manifest.inputs.size(); ++i) {
+    const std::vector<ManifestDim>& shape = manifest.inputs[i].shape;
+    for (size_t d = 0; d < shape.size() && d < input_shapes[i].size(); ++d) {
+      if (!shape[d].is_symbolic()) continue;
+      auto [it, added] = first.emplace(shape[d].symbol, std::make_pair(i, d));
+      if (added) continue;
+      const auto [j, e] = it->second;
+      if (input_shapes[j][e] == input_shapes[i][d]) continue;
+      auto where = [&](size_t input, size_t dim) {
+        return "input '" + manifest.inputs[input].name + "' dimension " + std::to_string(dim) + " (" +
+               shape[d].symbol + ") is " + std::to_string(input_shapes[input][dim]);
+      };
+      throw RuntimeError(where(i, d) + ", but " + where(j, e) + ": the model needs them equal");
+    }
+  }
+}
+
 size_t choose_specialization(const SpecializedManifest& manifest,
                              const std::vector<std::vector<std::vector<int64_t>>>& program_inputs,
                              const std::vector<std::vector<int64_t>>& input_shapes) {
@@ -222,6 +243,7 @@ size_t choose_specialization(const SpecializedManifest& manifest,
                        std::to_string(input_shapes.size()));
   for (size_t s = 0; s < program_inputs.size(); ++s)
     if (program_inputs[s] == input_shapes) return s;
+  check_shared_dims_agree(manifest, input_shapes);
   // None fits: name the first dimension no program takes at that size.
   for (size_t i = 0; i < input_shapes.size(); ++i) {
     const SymbolicTensor& input = manifest.inputs[i];

@@ -72,6 +72,12 @@ std::string symbolic_shape_text(const std::vector<ManifestDim>& shape);
 std::optional<SpecializedManifest> read_specialized_manifest_file(const std::string& path);
 std::string format_specialized_manifest(const SpecializedManifest& manifest);
 
+// Throws RuntimeError naming both inputs and dimensions when two inputs'
+// dimensions that share a symbol (`batch` in both) differ in `input_shapes`:
+// the model needs them equal, whatever the programs.
+void check_shared_dims_agree(const SpecializedManifest& manifest,
+                             const std::vector<std::vector<int64_t>>& input_shapes);
+
 // The specialisation whose programs' input shapes (`program_inputs[s][i]`)
 // equal `input_shapes` (in manifest order). Throws RuntimeError naming the
 // input, the dimension, its value and the specialisations there are when

@@ -131,6 +131,61 @@ def test_inputs_sharing_a_dimension_must_agree(tmp_path):
         sy.evaluate(mod, a=a, b=b)
 
 
+def two_input_model(tmp_path, nodes, inputs, output):
+    graph = onnx.helper.make_graph(nodes, "g", [onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, dims)
+                                                for name, dims in inputs],
+                                   [onnx.helper.make_tensor_value_info(output, onnx.TensorProto.FLOAT, None)])
+    path = tmp_path / "two_names.onnx"
+    onnx.save(onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)]), str(path))
+    return path
+
+
+# Exporters name one batch two ways (dynamic_axes {'a': {0: 'batch'}, 'b':
+# {0: 'batch_size'}}); where the model needs them equal (an Add, a MatMul's
+# contraction, a Concat's other axes) the import names them alike, the first
+# input's name, so the signature says so and a run where they differ is
+# refused naming both, never computed.
+@pytest.mark.parametrize("case", ["add", "matmul", "concat"])
+def test_inputs_naming_one_dimension_two_ways_are_taken_as_equal(tmp_path, case):
+    rng = np.random.default_rng(0)
+    if case == "add":
+        path = two_input_model(tmp_path, [onnx.helper.make_node("Add", ["a", "b"], ["y"], name="add")],
+                               [("a", ["batch", 4]), ("b", ["batch_size", 4])], "y")
+        shapes, reference = ({"a": (3, 4), "b": (3, 4)}, lambda a, b: a + b)
+        bad = {"a": (2, 4), "b": (3, 4)}
+        message = r"input 'b' dimension 0 \(batch\) is 3, but input 'a' dimension 0 \(batch\) is 2"
+    elif case == "matmul":
+        path = two_input_model(tmp_path, [onnx.helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+                               [("a", [2, "k"]), ("b", ["inner", 5])], "y")
+        shapes, reference = ({"a": (2, 6), "b": (6, 5)}, lambda a, b: a @ b)
+        bad = {"a": (2, 6), "b": (7, 5)}
+        message = r"input 'b' dimension 0 \(k\) is 7, but input 'a' dimension 1 \(k\) is 6"
+    else:
+        path = two_input_model(tmp_path, [onnx.helper.make_node("Concat", ["a", "b"], ["y"], name="cat", axis=1)],
+                               [("a", ["n", 2]), ("b", ["m", 3])], "y")
+        shapes, reference = ({"a": (4, 2), "b": (4, 3)}, lambda a, b: np.concatenate([a, b], axis=1))
+        bad = {"a": (4, 2), "b": (5, 3)}
+        message = r"input 'b' dimension 0 \(n\) is 5, but input 'a' dimension 0 \(n\) is 4"
+    mod = sy.frontend.from_onnx(path)
+    params = mod["main"].params
+    symbol = {"add": "batch", "matmul": "k", "concat": "n"}[case]
+    assert all(symbol in str(p.checked_type) for p in params), [str(p.checked_type) for p in params]
+    inputs = {name: rng.standard_normal(shape).astype(np.float32) for name, shape in shapes.items()}
+    want = reference(inputs["a"], inputs["b"])
+    np.testing.assert_allclose(sy.evaluate(mod, **inputs), want, rtol=1e-6, atol=1e-6)
+    # Compiled for two values of the shared dimension, run at one of them.
+    value = shapes["b"][0]
+    artifact = tmp_path / "two.art"
+    result = run_cli("compile", path, "-o", artifact, "--specialize", f"{symbol}=1,{value}")
+    assert result.returncode == 0, result.stderr
+    loaded = sy.runtime.load(artifact)
+    got = loaded.run(**inputs)
+    np.testing.assert_allclose(got[0] if isinstance(got, (list, tuple)) else got, want, rtol=1e-5, atol=1e-5)
+    wrong = {name: np.ones(shape, np.float32) for name, shape in bad.items()}
+    with pytest.raises(sy.Error, match=message + ": the model needs them equal"):
+        loaded.run(**wrong)
+
+
 @pytest.mark.parametrize("batch_first", [True, False])
 def test_an_encoder_layer_runs_at_every_batch_and_sequence_length(tmp_path, batch_first):
     torch.manual_seed(0)

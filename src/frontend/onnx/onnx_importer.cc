@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -14,6 +17,7 @@
 #include "frontend/onnx/subgraph.h"
 #include "frontend/onnx/symbolic_shapes.h"
 #include "ir/output_names.h"
+#include "op/relation_helpers.h"
 #include "runtime/clipped_text.h"
 #include "support/error.h"
 
@@ -139,6 +143,9 @@ class GraphImporter {
     return mod;
   }
 
+  // Each graph input's dimensions, once run() has read them.
+  const std::vector<std::pair<std::string, std::vector<DimExpr>>>& input_dims() const { return input_dims_; }
+
  private:
   std::vector<Var> import_inputs(const sy_onnx::GraphProto& graph) {
     std::vector<const sy_onnx::ValueInfoProto*> inputs;
@@ -161,6 +168,7 @@ class GraphImporter {
       given.push_back(fixed == options_.input_shapes.end() ? nullptr : &fixed->second);
     }
     std::vector<std::vector<DimExpr>> dims = resolve_input_dims(inputs, given, source_);
+    for (size_t i = 0; i < inputs.size(); ++i) input_dims_.emplace_back(inputs[i]->name(), dims[i]);
     std::vector<Var> params;
     for (size_t i = 0; i < inputs.size(); ++i) {
       Var v = make_input(*inputs[i], std::move(dims[i]), source_, used_by(graph, inputs[i]->name()));
@@ -199,13 +207,79 @@ class GraphImporter {
   const OnnxImportOptions& options_;
   std::unordered_map<std::string, Expr> values_;
   ShapeValueTable shape_values_;
+  std::vector<std::pair<std::string, std::vector<DimExpr>>> input_dims_;
 };
+
+// `options` with each input dimension variable that the import took as equal
+// to another (AssumedDimEqualities) named as the first of them in input
+// order, at the smallest bound any of them states, so that a second import
+// types the model with one variable and a run checks them alike.
+OnnxImportOptions unified_input_dims(const OnnxImportOptions& options,
+                                     const std::vector<std::pair<std::string, std::vector<DimExpr>>>& input_dims,
+                                     const std::vector<std::pair<const DimVar*, const DimVar*>>& equal) {
+  std::map<const DimVar*, const DimVar*> parent;
+  std::function<const DimVar*(const DimVar*)> find = [&](const DimVar* v) {
+    auto it = parent.find(v);
+    return it == parent.end() || it->second == v ? v : (it->second = find(it->second));
+  };
+  // Each class's first variable in input order becomes its root.
+  std::vector<const DimVar*> order;
+  for (const auto& [name, dims] : input_dims)
+    for (const DimExpr& d : dims)
+      if (d.variables().size() == 1 && std::find(order.begin(), order.end(), d.variables()[0]) == order.end())
+        order.push_back(d.variables()[0]);
+  auto position = [&](const DimVar* v) { return std::find(order.begin(), order.end(), v) - order.begin(); };
+  for (const auto& [a, b] : equal) {
+    const DimVar *ra = find(a), *rb = find(b);
+    if (ra == rb) continue;
+    if (position(rb) < position(ra)) std::swap(ra, rb);
+    parent[rb] = ra;
+  }
+  std::map<const DimVar*, std::optional<int64_t>> bound;  // per root
+  std::map<const DimVar*, int> members;                   // per root
+  for (const DimVar* v : order) {
+    std::optional<int64_t>& b = bound[find(v)];
+    if (v->bound) b = b ? std::min(*b, *v->bound) : *v->bound;
+    ++members[find(v)];
+  }
+  OnnxImportOptions renamed = options;
+  for (const auto& [name, dims] : input_dims) {
+    bool unified = false;
+    std::vector<InputDim> shape;
+    for (const DimExpr& d : dims) {
+      if (std::optional<int64_t> value = d.constant()) {
+        shape.push_back({value, "", std::nullopt});
+        continue;
+      }
+      const DimVar* root = find(d.variables()[0]);
+      unified |= members[root] > 1;
+      shape.push_back({std::nullopt, root->name, bound[root]});
+    }
+    if (unified) renamed.input_shapes[name] = std::move(shape);
+  }
+  return renamed;
+}
 
 IRModule import_model(const OnnxModelFile& file, const std::string& source, const std::string& model_dir,
                       const OnnxImportOptions& options) {
   if (!file.model.has_graph() || file.model.ir_version() <= 0)
     model_fail(source, "not an ONNX model (no graph or IR version)");
-  return GraphImporter(file, source, model_dir, options).run();
+  // Inputs that name one dimension two ways (`batch` and `batch_size`, met
+  // by an Add): imported once collecting what had to be equal, then again
+  // with those named alike.
+  std::vector<std::pair<const DimVar*, const DimVar*>> equal;
+  GraphImporter first(file, source, model_dir, options);
+  {
+    AssumedDimEqualities assumed;
+    try {
+      IRModule mod = first.run();
+      if (assumed.pairs().empty()) return mod;
+    } catch (const Error&) {
+      if (assumed.pairs().empty()) throw;
+    }
+    equal = assumed.pairs();
+  }
+  return GraphImporter(file, source, model_dir, unified_input_dims(options, first.input_dims(), equal)).run();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // through; every other relation is refused a symbolic argument before it
 // runs (it reads static shapes).
 #include "cpp/op/op_test_util.h"
+#include "op/relation_helpers.h"
 
 namespace switchyard {
 namespace symbolic_relations_test {
@@ -25,6 +26,24 @@ TEST(SymbolicRelations, ElementwiseKeepsAndBroadcastsSymbolicDimensions) {
             "'add' cannot broadcast shapes (n, 8) and (m, 8) (dimension 0: n vs m): whether they are equal is known "
             "only at run time, and checking it there is not implemented yet");
   EXPECT_CONTAINS(relate_error("add", {sym({n(), 8}), f32({3, 8})}), "(dimension 0: n vs 3): whether they are equal");
+}
+
+// While an AssumedDimEqualities lives (the ONNX importer's first pass), two
+// lone variables that must be equal are taken as equal and recorded; a
+// product of variables, or a constant, still fails.
+TEST(SymbolicRelations, AssumedEqualitiesAreRecordedNotRefused) {
+  {
+    AssumedDimEqualities assumed;
+    EXPECT_EQ(relate("add", {sym({n(), 8}), sym({m(), 8})}), sym({n(), 8}));
+    EXPECT_EQ(relate("matmul", {sym({4, n()}), sym({m(), 2})}), f32({4, 2}));
+    EXPECT_EQ(relate("add", {sym({n(), 8}), sym({m(), 8})}), sym({n(), 8}));  // recorded once
+    EXPECT_CONTAINS(relate_error("add", {sym({n() * DimExpr(2), 8}), sym({m(), 8})}), "cannot broadcast");
+    EXPECT_CONTAINS(relate_error("add", {sym({n(), 8}), f32({3, 8})}), "(dimension 0: n vs 3)");
+    ASSERT_EQ(assumed.pairs().size(), 1u);
+    EXPECT_EQ(assumed.pairs()[0].first->name, "n");
+    EXPECT_EQ(assumed.pairs()[0].second->name, "m");
+  }
+  EXPECT_CONTAINS(relate_error("add", {sym({n(), 8}), sym({m(), 8})}), "whether they are equal is known only");
 }
 
 TEST(SymbolicRelations, ProductsCarryBatchDimensions) {
