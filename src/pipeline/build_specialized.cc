@@ -79,6 +79,11 @@ std::vector<BuildReport> build_programs(const std::vector<IRModule>& programs, c
   const PassContext& context = PassContext::current();
   const size_t at_once = context.instruments.empty() ? std::max(1u, std::thread::hardware_concurrency()) : 1;
   std::vector<BuildReport> reports;
+  if (at_once == 1 || programs.size() == 1) {  // on the caller's thread, as any build
+    for (size_t p = 0; p < programs.size(); ++p)
+      reports.push_back(build_artifact(programs[p], options, dir + "/" + names[p]));
+    return reports;
+  }
   for (size_t first = 0; first < programs.size(); first += at_once) {
     std::vector<std::future<BuildReport>> builds;
     for (size_t p = first; p < std::min(programs.size(), first + at_once); ++p)
