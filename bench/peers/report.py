@@ -169,6 +169,7 @@ def markdown(result):
                  f"before, {result['load_average_end']} after. Switchyard {result['commit']}, "
                  f"onnxruntime-node {result['versions'].get('onnxruntime-node', '?')}, "
                  f"PyTorch {result['versions'].get('pytorch', '?')}; times are medians over {result['rounds']} rounds "
-                 f"(peers in turned order), a latency that of the median of {result['runs']} runs after warm-up; "
+                 f"(peers in turned order), a latency that of the median of {result['runs']} runs after warm-up "
+                 f"(more where they would span under 0.2 s); "
                  f"peak memory the largest of the rounds'; {result['date']}.")
     return "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ Prints a Markdown table and writes it, with every figure, as JSON.
 import argparse
 import datetime
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -142,6 +143,23 @@ def commit():
 
 PEERS = ("switchyard", "ort", "pytorch")
 
+# Counted runs span at least this long, for every peer alike: ten runs of a
+# 0.03 ms model are 0.3 ms of measurement, which one stall of the machine's
+# other vCPU covers whole (the MLP at two threads read 0.35 ms in one
+# process in twelve, 0.024-0.040 in the rest).
+MIN_MEASURED_S = 0.2
+MOST_RUNS_FACTOR = 100  # at most this many times --runs
+
+
+def counted_runs(switchyard, work, inputs, expected, threads, args, tolerance):
+    """--runs, raised so that the counted runs of the model span
+    MIN_MEASURED_S by Switchyard's latency in a short probe."""
+    probe = switchyard_peer.run_figures(switchyard, work, inputs, expected, threads, 3, args.timeout, tolerance)
+    if "error" in probe:
+        return args.runs
+    latency_s = max(report.median_ms(probe), 1e-3) / 1e3
+    return min(max(args.runs, math.ceil(MIN_MEASURED_S / latency_s)), args.runs * MOST_RUNS_FACTOR)
+
 
 def one_round(index, name, files, args, switchyard, node_modules, ort_error, pytorch_error, work):
     """Compiles the model once (cold, then cached) and runs every peer once
@@ -159,15 +177,17 @@ def one_round(index, name, files, args, switchyard, node_modules, ort_error, pyt
     log("  " + (compiled["error"] if "error" in compiled else
                 f"{compiled['compile_cold_s']:.2f} s cold, {compiled['compile_cached_s']:.2f} s cached"))
     runners = {
-        "switchyard": lambda t: compiled if "error" in compiled else
-        switchyard_peer.run_figures(switchyard, work, inputs, expected, t, args.runs, args.timeout, tolerance),
-        "ort": lambda t: {"error": ort_error} if ort_error else run_ort(node_modules, files, t, args),
-        "pytorch": lambda t: {"error": pytorch_error} if pytorch_error else run_pytorch(name, files, t, args),
+        "switchyard": lambda t, a: compiled if "error" in compiled else
+        switchyard_peer.run_figures(switchyard, work, inputs, expected, t, a.runs, a.timeout, tolerance),
+        "ort": lambda t, a: {"error": ort_error} if ort_error else run_ort(node_modules, files, t, a),
+        "pytorch": lambda t, a: {"error": pytorch_error} if pytorch_error else run_pytorch(name, files, t, a),
     }
     order = PEERS[index % len(PEERS):] + PEERS[:index % len(PEERS)]
     measured = {}
     for t in args.thread_counts:
-        measured[t] = {peer: runners[peer](t) for peer in order}
+        runs = args.runs if "error" in compiled else counted_runs(switchyard, work, inputs, expected, t, args, tolerance)
+        these = argparse.Namespace(**{**vars(args), "runs": runs})
+        measured[t] = {peer: runners[peer](t, these) for peer in order}
         log(f"  {t} thread(s): " + ", ".join(
             f"{peer} " + (measured[t][peer]["error"] if "error" in measured[t][peer] else
                           f"{report.median_ms(measured[t][peer]):.3f} ms") for peer in order))
