@@ -66,8 +66,9 @@ Type matmul_relation(const std::vector<Type>& args, const AttrsNode&) {
   if (db.size() == 1) db.push_back(int64_t(1));
   const DimExpr &k_a = da.back(), &k_b = db[db.size() - 2];
   std::string a_shape = clipped_text(dims_to_string(a.dims)), b_shape = clipped_text(dims_to_string(b.dims));
-  // Symbolic K on both sides is accepted only when the same expression: a
-  // run-time check of n against m is not implemented yet.
+  // Symbolic K on both sides is accepted only when the same expression, or
+  // when an AssumedDimEqualities takes two variables as equal (the ONNX
+  // importer then names them alike, and the run checks them).
   if (k_a != k_b && !AssumedDimEqualities::assume(k_a, k_b))
     type_fail(op, "a " + a_shape + " has " + dim_to_string(k_a) + " columns but b " + b_shape + " has " +
                       dim_to_string(k_b) + " rows");

@@ -77,8 +77,8 @@ Type concatenate_relation(const std::vector<Type>& args, const AttrsNode& attrs)
     if (t.ndim() != first.ndim())
       type_fail(op, "field " + std::to_string(i) + " " + shape_of(t) + " has rank " + std::to_string(t.ndim()) +
                         " but field 0 " + shape_of(first) + " has rank " + std::to_string(first.ndim()));
-    // Symbolic dimensions off the axis must be the same expression: a check
-    // of n against m at run time is not implemented yet.
+    // Symbolic dimensions off the axis must be the same expression, unless an
+    // AssumedDimEqualities takes two variables as equal (as in matmul).
     for (int d = 0; d < t.ndim(); ++d)
       if (d != axis && t.dims[size_t(d)] != first.dims[size_t(d)] &&
           !AssumedDimEqualities::assume(first.dims[size_t(d)], t.dims[size_t(d)]))
