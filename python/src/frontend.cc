@@ -18,8 +18,16 @@ void bind_frontend(py::module_& frontend) {
         // Python's () is a scalar's shape; the command line has no empty form.
         for (const auto& [name, text] : shapes)
           options.input_shapes[name] = text.empty() ? std::vector<InputDim>{} : parse_shape_text(text);
-        py::gil_scoped_release release;
-        return import_onnx_file(path, options);
+        std::vector<std::string> notes;
+        options.notes = &notes;
+        IRModule mod;
+        {
+          py::gil_scoped_release release;
+          mod = import_onnx_file(path, options);
+        }
+        for (const std::string& note : notes)
+          if (PyErr_WarnEx(PyExc_UserWarning, note.c_str(), 1) != 0) throw py::error_already_set();
+        return mod;
       },
       py::arg("path"), py::arg("shapes") = std::map<std::string, std::string>{},
       "Imports an ONNX model file into an IRModule.");

@@ -65,7 +65,11 @@ IRModule load_model(const ModelFlags& flags) {
     if (options.input_shapes.count(name)) throw Error(ErrorKind::kUsage, "--input-shape gives '" + name + "' twice");
     options.input_shapes[name] = parse_shape_text(spec.substr(eq + 1));
   }
-  return load_model_file(flags.file, options);
+  std::vector<std::string> notes;
+  options.notes = &notes;
+  IRModule mod = load_model_file(flags.file, options);
+  for (const std::string& note : notes) std::cerr << note << "\n";
+  return mod;
 }
 
 std::optional<CompilationConfig> config_from_flags(const DeviceFlags& flags, const IRModule& mod) {

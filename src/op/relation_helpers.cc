@@ -87,13 +87,22 @@ thread_local AssumedDimEqualities* assumed_equalities = nullptr;
 AssumedDimEqualities::AssumedDimEqualities() : outer_(assumed_equalities) { assumed_equalities = this; }
 AssumedDimEqualities::~AssumedDimEqualities() { assumed_equalities = outer_; }
 
+thread_local const std::string* assumption_site = nullptr;
+
+AssumedDimEqualities::Site::Site(std::string name) : name_(std::move(name)), outer_(assumption_site) {
+  assumption_site = &name_;
+}
+AssumedDimEqualities::Site::~Site() { assumption_site = outer_; }
+
 bool AssumedDimEqualities::assume(const DimExpr& a, const DimExpr& b) {
   AssumedDimEqualities* collector = assumed_equalities;
   auto lone = [](const DimExpr& d) { return d.coefficient() == 1 && d.variables().size() == 1; };
   if (!collector || !lone(a) || !lone(b)) return false;
   std::pair<const DimVar*, const DimVar*> pair{a.variables()[0], b.variables()[0]};
-  if (std::find(collector->pairs_.begin(), collector->pairs_.end(), pair) == collector->pairs_.end())
+  if (std::find(collector->pairs_.begin(), collector->pairs_.end(), pair) == collector->pairs_.end()) {
     collector->pairs_.push_back(pair);
+    collector->sites_.push_back(assumption_site ? *assumption_site : std::string());
+  }
   return true;
 }
 

@@ -80,14 +80,31 @@ class AssumedDimEqualities {
   AssumedDimEqualities(const AssumedDimEqualities&) = delete;
   AssumedDimEqualities& operator=(const AssumedDimEqualities&) = delete;
 
-  // The pairs recorded so far, each once.
+  // The pairs recorded so far, each once, and where each was first needed
+  // (the Site current then; "" outside any).
   const std::vector<std::pair<const DimVar*, const DimVar*>>& pairs() const { return pairs_; }
+  const std::vector<std::string>& sites() const { return sites_; }
   // Whether `a` and `b` may be taken as equal here: both a lone variable
   // (coefficient 1) while a collector lives; the pair is then recorded.
   static bool assume(const DimExpr& a, const DimExpr& b);
 
+  // Names what is being typed on this thread while it lives (the ONNX node
+  // converted), for the notes that tell the user which node needed a pair.
+  class Site {
+   public:
+    explicit Site(std::string name);
+    ~Site();
+    Site(const Site&) = delete;
+    Site& operator=(const Site&) = delete;
+
+   private:
+    std::string name_;
+    const std::string* outer_;
+  };
+
  private:
   std::vector<std::pair<const DimVar*, const DimVar*>> pairs_;
+  std::vector<std::string> sites_;
   AssumedDimEqualities* outer_;
 };
 

@@ -9,6 +9,7 @@ one yet, are refused by name.
 """
 import os
 import pathlib
+import re
 import subprocess
 
 import numpy as np
@@ -166,7 +167,10 @@ def test_inputs_naming_one_dimension_two_ways_are_taken_as_equal(tmp_path, case)
         shapes, reference = ({"a": (4, 2), "b": (4, 3)}, lambda a, b: np.concatenate([a, b], axis=1))
         bad = {"a": (4, 2), "b": (5, 3)}
         message = r"input 'b' dimension 0 \(n\) is 5, but input 'a' dimension 0 \(n\) is 4"
-    mod = sy.frontend.from_onnx(path)
+    # The user is told which dimensions became one, and which node needed it.
+    node = {"add": "'add' (Add)", "matmul": "'mm' (MatMul)", "concat": "'cat' (Concat)"}[case]
+    with pytest.warns(UserWarning, match=r"note: .* are taken as one dimension, \w+, since node " + re.escape(node)):
+        mod = sy.frontend.from_onnx(path)
     params = mod["main"].params
     symbol = {"add": "batch", "matmul": "k", "concat": "n"}[case]
     assert all(symbol in str(p.checked_type) for p in params), [str(p.checked_type) for p in params]
@@ -178,6 +182,7 @@ def test_inputs_naming_one_dimension_two_ways_are_taken_as_equal(tmp_path, case)
     artifact = tmp_path / "two.art"
     result = run_cli("compile", path, "-o", artifact, "--specialize", f"{symbol}=1,{value}")
     assert result.returncode == 0, result.stderr
+    assert f"are taken as one dimension, {symbol}, since node {node} needs them equal" in result.stderr
     loaded = sy.runtime.load(artifact)
     got = loaded.run(**inputs)
     np.testing.assert_allclose(got[0] if isinstance(got, (list, tuple)) else got, want, rtol=1e-5, atol=1e-5)

@@ -179,6 +179,7 @@ class GraphImporter {
   }
 
   void convert_node(const sy_onnx::NodeProto& node, int opset) {
+    AssumedDimEqualities::Site site("node " + node_label(node));
     convert_onnx_node(node, opset, model_dir_, OnnxScope{values_, nullptr, &shape_values_});
   }
 
@@ -213,10 +214,13 @@ class GraphImporter {
 // `options` with each input dimension variable that the import took as equal
 // to another (AssumedDimEqualities) named as the first of them in input
 // order, at the smallest bound any of them states, so that a second import
-// types the model with one variable and a run checks them alike.
+// types the model with one variable and a run checks them alike. Adds to
+// `notes` a sentence per merged class: its inputs' dimensions, the name
+// they now share and the node that needed them equal.
 OnnxImportOptions unified_input_dims(const OnnxImportOptions& options,
                                      const std::vector<std::pair<std::string, std::vector<DimExpr>>>& input_dims,
-                                     const std::vector<std::pair<const DimVar*, const DimVar*>>& equal) {
+                                     const AssumedDimEqualities& assumed, std::vector<std::string>* notes) {
+  const std::vector<std::pair<const DimVar*, const DimVar*>>& equal = assumed.pairs();
   std::map<const DimVar*, const DimVar*> parent;
   std::function<const DimVar*(const DimVar*)> find = [&](const DimVar* v) {
     auto it = parent.find(v);
@@ -241,6 +245,32 @@ OnnxImportOptions unified_input_dims(const OnnxImportOptions& options,
     std::optional<int64_t>& b = bound[find(v)];
     if (v->bound) b = b ? std::min(*b, *v->bound) : *v->bound;
     ++members[find(v)];
+  }
+  if (notes) {
+    // Per class: where its variables appear, and the first node that needed two of them equal.
+    std::map<const DimVar*, std::vector<std::string>> places;
+    for (const auto& [name, dims] : input_dims)
+      for (size_t axis = 0; axis < dims.size(); ++axis)
+        if (!dims[axis].constant() && dims[axis].variables().size() == 1) {
+          const DimVar* v = dims[axis].variables()[0];
+          if (members[find(v)] > 1)
+            places[find(v)].push_back("input " + quoted_name(name) + " dimension " + std::to_string(axis) + " (" +
+                                      v->name + ")");
+        }
+    std::map<const DimVar*, std::string> site;
+    for (size_t i = 0; i < equal.size(); ++i)
+      if (!assumed.sites()[i].empty()) site.emplace(find(equal[i].first), assumed.sites()[i]);
+    for (const DimVar* root : order) {
+      auto it = places.find(root);
+      if (find(root) != root || it == places.end()) continue;
+      std::string list;
+      for (size_t i = 0; i < it->second.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == it->second.size() ? " and " : ", ") + it->second[i];
+      auto where = site.find(root);
+      notes->push_back(list + " are taken as one dimension, " + root->name +
+                       (where == site.end() ? std::string() : ", since " + where->second + " needs them equal") +
+                       "; a run whose inputs differ there is refused");
+    }
   }
   OnnxImportOptions renamed = options;
   for (const auto& [name, dims] : input_dims) {
@@ -267,8 +297,9 @@ IRModule import_model(const OnnxModelFile& file, const std::string& source, cons
   // Inputs that name one dimension two ways (`batch` and `batch_size`, met
   // by an Add): imported once collecting what had to be equal, then again
   // with those named alike.
-  std::vector<std::pair<const DimVar*, const DimVar*>> equal;
   GraphImporter first(file, source, model_dir, options);
+  OnnxImportOptions unified;
+  std::vector<std::string> notes;
   {
     AssumedDimEqualities assumed;
     try {
@@ -277,9 +308,12 @@ IRModule import_model(const OnnxModelFile& file, const std::string& source, cons
     } catch (const Error&) {
       if (assumed.pairs().empty()) throw;
     }
-    equal = assumed.pairs();
+    unified = unified_input_dims(options, first.input_dims(), assumed, &notes);
   }
-  return GraphImporter(file, source, model_dir, unified_input_dims(options, first.input_dims(), equal)).run();
+  IRModule mod = GraphImporter(file, source, model_dir, unified).run();
+  if (options.notes)
+    for (std::string& note : notes) options.notes->push_back(source + ": note: " + std::move(note));
+  return mod;
 }
 
 }  // namespace

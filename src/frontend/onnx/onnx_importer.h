@@ -35,6 +35,10 @@ struct OnnxImportOptions {
   // file's content would see a rewritten file's bytes (or SIGBUS on a
   // truncated one), so the Python API copies them.
   bool weights_in_place = false;
+  // Where the import adds what it decided that the user should know, one
+  // sentence each ("MODEL: note: ..."): inputs naming one dimension two ways
+  // that it took as one. The CLI prints them; Python warns.
+  std::vector<std::string>* notes = nullptr;
 };
 
 // Throws Error(kParse) for a file that is not an ONNX model or is truncated,
