@@ -106,6 +106,25 @@ void stop_if_interrupted() {
   if (interrupting_signal()) throw Error(ErrorKind::kRuntime, interruption_message("run", "no output was written"));
 }
 
+// --threads sizes the pool that devices without cores of their own share; a
+// device pinned to cores (the build's or the run's --cores) runs one thread
+// per core whatever it says. Said, so that a run that asked for more threads
+// and got none is not a mystery.
+void note_threads_not_taken(int threads, const Manifest& manifest) {
+  if (threads <= 0) return;
+  for (size_t i = 0; i < manifest.devices.size(); ++i) {
+    const ManifestDevice& d = manifest.devices[i];
+    bool has_kernels = false;
+    for (const ManifestKernel& k : manifest.kernels) has_kernels = has_kernels || k.device == int(i);
+    if (d.threads <= 0 || d.threads == threads || d.cores.empty() || !has_kernels) continue;
+    std::string cores;
+    for (int core : d.cores) cores += (cores.empty() ? "" : ",") + std::to_string(core);
+    std::cerr << "note: --threads " << threads << " is the shared pool's; " << d.name << " runs its own "
+              << d.threads << (d.threads == 1 ? " thread" : " threads") << " on core" << (d.cores.size() == 1 ? " " : "s ")
+              << cores << " (its core set: --cores " << d.name << "=LIST gives it others)\n";
+  }
+}
+
 void run_artifact(const RunFlags& f) {
   install_interrupt_handlers();
   std::map<std::string, NDArray> inputs = read_npy_inputs(f.inputs);
@@ -123,6 +142,7 @@ void run_artifact(const RunFlags& f) {
     auto load_start = std::chrono::steady_clock::now();
     artifact = Artifact::load(f.artifact_dir, load);
     program = artifact.get();
+    note_threads_not_taken(f.threads, artifact->manifest());
     std::map<std::string, DType> expected;
     for (const ManifestTensor& input : artifact->manifest().inputs) expected[input.name] = input.dtype;
     adopt_bfloat16_bits(inputs, expected);
@@ -214,7 +234,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-o,--output-dir", flags->output_dir, "where the outputs' .npy files are written (default: .)");
   cmd->add_option("--repeat", flags->repeat, "run this many times, the first as a warm-up when N > 1 (default: 1)")
       ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--threads", flags->threads, "threads of the shared CPU pool (default: one per core)")
+  cmd->add_option("--threads", flags->threads,
+                  "threads of the shared CPU pool (default: one per core); a device with cores of its own "
+                  "(--cores) runs one thread per core")
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--cores", flags->cores,
                   "a CPU device's cores, DEVICE=CORES (cpu:1=2-3), in place of the artifact's (repeatable)");

@@ -52,3 +52,21 @@ def test_bad_core_sets_at_load_name_the_device_and_core(tmp_path, cores, message
                     "--devices", "cpu:0,cpu:1"], check=True, capture_output=True)
     with pytest.raises(sy.RuntimeError, match=message.replace("(", r"\(").replace(")", r"\)")):
         sy.runtime.load(tmp_path / "mlp", cores=cores)
+
+
+def test_run_says_when_threads_do_not_reach_a_device_with_cores_of_its_own(tmp_path):
+    # --threads sizes the shared pool; a device pinned to one core runs one
+    # thread there, and the CLI says so rather than let the flag do nothing.
+    x = tmp_path / "x.npy"
+    np.save(x, np.ones((4, 8), np.float32))
+    chain = tmp_path / "chain.sy"
+    chain.write_text("def @main(%x: Tensor[(4, 8), float32]) -> Tensor[(4, 8), float32] {\n  nn.relu(exp(%x))\n}\n")
+    subprocess.run([str(SWITCHYARD), "compile", str(chain), "-o", str(tmp_path / "a"), "--devices", "cpu:0",
+                    "--cores", "cpu:0=0"], check=True, capture_output=True)
+    run = lambda *flags: subprocess.run([str(SWITCHYARD), "run", str(tmp_path / "a"), "--input", f"x={x}", "-o",
+                                         str(tmp_path / "out"), *flags], check=True, capture_output=True, text=True)
+    err = run("--threads", "2").stderr
+    assert ("note: --threads 2 is the shared pool's; cpu:0 runs its own 1 thread on core 0 "
+            "(its core set: --cores cpu:0=LIST gives it others)") in err, err
+    assert "note:" not in run("--threads", "1").stderr
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "output_0.npy"), np.maximum(np.exp(1.0), 0), rtol=1e-6)
