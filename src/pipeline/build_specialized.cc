@@ -187,7 +187,15 @@ SpecializedBuildReport build_specialized_artifact(const IRModule& mod, const std
     report.names.push_back(specialization_name(manifest, manifest.specializations.size() - 1));
     programs.push_back(specialize(typed, bindings));
   }
-  report.programs = build_programs(programs, report.names, options, staging.path());
+  // One search for the compiler, not one per program (it asks the compiler,
+  // reads its cache and sweeps the cache's leftovers each time).
+  BuildOptions each = options;
+  if (!each.toolchain.valid()) {
+    std::promise<Toolchain> found;
+    found.set_value(Toolchain::find(options.cxx, options.cache_dir));
+    each.toolchain = found.get_future().share();
+  }
+  report.programs = build_programs(programs, report.names, each, staging.path());
 
   // The outputs' names come from the first program, which flattened the result the same way.
   Manifest first = read_manifest_file(staging.path() + "/" + report.names[0] + "/manifest.json");
