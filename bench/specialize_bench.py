@@ -1,12 +1,13 @@
-"""A specialised ResNet-18 (`switchyard compile --specialize batch=1,8`) against
+"""A specialised ResNet (`switchyard compile --specialize batch=1,8`) against
 static builds for each batch, in the same run: latency per batch (1 and 8
-compiled; 4 and 9 run in chunks, 1+1+1+1 and 8+1), artifact size, peak
-memory of a process that loads and runs it, and compile time of three
-specialisations against one static build (each with a cold kernel cache).
+compiled; others run in chunks: 4 as 1+1+1+1, 9 as 8+1), artifact size, peak
+memory of a process that loads and runs it at each batch, and compile time of
+three specialisations against one static build (each with a cold kernel cache).
 
     PYTHONPATH=build/python /usr/bin/python3 bench/specialize_bench.py [--work DIR] [--rounds 5]
+        [--model resnet50 --batches 1,2,8,32]   (issue 37's ResNet-50 goal)
 
-ResNet-18 is exported from torchvision (seeded random weights: latency does
+The model is exported from torchvision (seeded random weights: latency does
 not depend on them) with a dynamic batch axis (torch.onnx.export's dynamic_axes).
 """
 import argparse
@@ -26,11 +27,11 @@ BUILD = pathlib.Path(os.environ.get("SY_BUILD_DIR", REPO / "build"))
 SWITCHYARD = BUILD / "bin" / "switchyard"
 
 
-def export_resnet18(path):
+def export_resnet(name, path):
     import torch
     import torchvision
     torch.manual_seed(0)
-    model = torchvision.models.resnet18().eval()
+    model = getattr(torchvision.models, name)().eval()
     torch.onnx.export(model, torch.randn(1, 3, 224, 224), str(path), input_names=["input"], output_names=["output"],
                       dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}}, opset_version=13)
 
@@ -77,12 +78,14 @@ def main():
     parser.add_argument("--work", default="/tmp/h-specialize/bench", help="scratch folder (models, artifacts)")
     parser.add_argument("--rounds", type=int, default=5, help="alternating timing rounds per batch")
     parser.add_argument("--skip-compile-time", action="store_true", help="skip the cold-cache compile-time figures")
+    parser.add_argument("--model", default="resnet18", choices=["resnet18", "resnet50"])
+    parser.add_argument("--batches", default="1,8,4,9", help="batches run (1 and 8 are the compiled ones)")
     args = parser.parse_args()
-    work = pathlib.Path(args.work)
+    work = pathlib.Path(args.work) / args.model
     work.mkdir(parents=True, exist_ok=True)
-    onnx_path = work / "resnet18_dynamic.onnx"
+    onnx_path = work / f"{args.model}_dynamic.onnx"
     if not onnx_path.exists():
-        export_resnet18(onnx_path)
+        export_resnet(args.model, onnx_path)
     print("load:", os.getloadavg())
 
     results = {}
@@ -95,7 +98,8 @@ def main():
         shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(work / "spec3.art", ignore_errors=True)
     # The artifacts timed below, with a warm kernel cache.
-    batches = (1, 8, 4, 9)
+    batches = [int(b) for b in args.batches.split(",")]
+    batches += [b for b in (1, 8) if b not in batches]  # the sizes and peaks below compare with these
     for batch in batches:
         compile_model([onnx_path, "--input-shape", f"input={batch}x3x224x224", "-o", work / f"static{batch}.art"], None)
     compile_model([onnx_path, "--specialize", "batch=1,8", "-o", work / "spec.art"], None)
@@ -117,10 +121,10 @@ def main():
     results["bytes"] = {"specialized_1_8": tree_bytes(work / "spec.art"), "static1": tree_bytes(work / "static1.art"),
                         "static8": tree_bytes(work / "static8.art")}
     results["peak_rss_mib"] = {"static1_loaded_not_run": peak_rss_mib(work / "static1.art", []),
-                               "specialized_runs_1_and_8": peak_rss_mib(work / "spec.art", [1, 8]),
-                               "specialized_runs_8": peak_rss_mib(work / "spec.art", [8]),
-                               "static8_runs_8": peak_rss_mib(work / "static8.art", [8]),
-                               "static1_runs_1": peak_rss_mib(work / "static1.art", [1])}
+                               "specialized_runs_1_and_8": peak_rss_mib(work / "spec.art", [1, 8])}
+    for batch in batches:
+        results["peak_rss_mib"][f"specialized_runs_{batch}"] = peak_rss_mib(work / "spec.art", [batch])
+        results["peak_rss_mib"][f"static{batch}_runs_{batch}"] = peak_rss_mib(work / f"static{batch}.art", [batch])
     print("load:", os.getloadavg())
     print(json.dumps(results, indent=2))
 
