@@ -56,8 +56,8 @@ void flatten_tensor_types(const Type& type, std::vector<const TensorTypeNode*>& 
 
 // Whether two programs wrote the same weights.bin, by the size and the
 // checksum each program's manifest records (the writer sums the bytes as it
-// writes them, and every load checks the file against that sum): reading both
-// files back to compare them took as long as a quarter of ResNet-50's build.
+// writes them, and every load checks the file against that sum), rather than
+// reading both files back to compare them.
 // XXH3-128 of two files our own compiler wrote from one model: an accidental
 // match of different bytes is a 2^-128 chance, and the load would refuse it.
 bool same_weights(const std::string& dir_a, const Manifest& a, const std::string& dir_b, const Manifest& b) {
