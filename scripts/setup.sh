@@ -11,6 +11,8 @@ packages=(
   libdnnl-dev libssl-dev libxxhash-dev libprotobuf-dev protobuf-compiler libonnx-dev
   python3 python3-dev python3-numpy python3-pytest python3-pybind11 pybind11-dev
   graphviz
+  # glpsol checks the latency placement's optimum against a mixed-integer program in the tests.
+  glpk-utils
   # ONNX models: the test suite exports torchvision models and checks the
   # importer against ONNX's own backend test cases.
   python3-onnx python3-torch python3-torchvision libopenblas0-openmp libonnx-testdata

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "placement/stone_cut.h"
+
 namespace switchyard {
 
 namespace {
@@ -38,9 +40,23 @@ class LatencySearch {
     for (const auto& s : starts) candidates.push_back(sanitize(s));
     for (int d = 0; d < p_.num_devices; ++d) candidates.push_back(sanitize(std::vector<int>(size_t(g_.num_groups()), d)));
     candidates.push_back(greedy());
+    // Stone's cut between the default device and each other one (every
+    // pair when there are two): optimal while the devices take turns.
+    bool stone_exact = false;
+    for (int other = 0; other < p_.num_devices; ++other) {
+      if (other == o_.default_device) continue;
+      auto cut = stone_cut(p_, g_, std::min(other, o_.default_device), std::max(other, o_.default_device),
+                           o_.default_device);
+      if (!cut) continue;
+      candidates.push_back(*cut);
+      stone_exact = p_.num_devices == 2;
+    }
     for (const auto& c : candidates) consider(c);
     LatencyPlan plan;
-    if (exhaustive_fits()) {
+    if (stone_exact && runs_serially(p_)) {
+      // Nothing can overlap, so the makespan is the cut's sum: exact at any size.
+      plan.exact = true;
+    } else if (exhaustive_fits()) {
       exhaustive();
       plan.exact = true;
     } else {
@@ -173,9 +189,10 @@ class LatencySearch {
   // The free groups along the critical path, in order, each once.
   std::vector<int> critical_groups() const {
     std::vector<int> out;
+    std::vector<char> seen(size_t(g_.num_groups()), 0);
     for (int s : summarise_schedule(p_, expand(best_)).critical_path) {
       int group = g_.group_of_step[size_t(s)];
-      if (g_.fixed[size_t(group)] < 0 && std::find(out.begin(), out.end(), group) == out.end()) out.push_back(group);
+      if (g_.fixed[size_t(group)] < 0 && !seen[size_t(group)]) out.push_back(group), seen[size_t(group)] = 1;
     }
     return out;
   }

@@ -2,7 +2,9 @@
 // units are groups of steps that must share a device (tied place nodes);
 // pinned groups never move and a group only goes where every step of it can
 // run. Candidates: the given starting points (the bytes optimum), each
-// device alone, and a greedy earliest-finish schedule in program order;
+// device alone, Stone's minimum cut between the default device and each
+// other (stone_cut.h: exact when nothing can overlap, as in a chain of
+// steps, on two devices at any size), and a greedy earliest-finish schedule in program order;
 // each is improved by local search with a share of the budget, and the
 // best result kept: moving one group, or the run of
 // groups on one device along the critical path (a branch), to another
@@ -38,7 +40,7 @@ struct LatencyPlan {
   std::vector<int> group_device;  // per group
   std::vector<int> step_device;   // per step
   double makespan = 0;
-  bool exact = false;             // found by trying every combination
+  bool exact = false;             // found by trying every combination, or by Stone's cut on a serial program
   long evaluations = 0;
 };
 
