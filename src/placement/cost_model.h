@@ -64,7 +64,8 @@ struct CostFile {
   // slower than predicted had the difference charged to its hand-offs (what
   // a value crossing devices costs in a real run: the layouts it forces on
   // both sides, a cold cache on the other core, the wake-up), so handoff_ms
-  // is the measured hand-off plus every charge. A plan with no hand-off
+  // is the measured hand-off plus every charge, and the one-device
+  // candidate's times were calibrated to its runs in those turns. A plan with no hand-off
   // (one device on its own cores, or parts that never meet) has nothing to
   // charge: its run and the one-device candidate's, measured in turns,
   // calibrate the times instead (calibrate_to_check). Empty: nothing was
