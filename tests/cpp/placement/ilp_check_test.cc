@@ -232,13 +232,17 @@ MipSolution solve_with_glpsol(const MixedIntegerProgram& m, const std::string& d
   return out;
 }
 
-bool glpsol_found() { return std::system("command -v glpsol > /dev/null 2>&1") == 0; }
-
-TEST(LatencyIlpCheck, MixedIntegerOptimumEqualsTheSolversOnRandomGraphs) {
-  if (!glpsol_found())
-    GTEST_SKIP() << "glpsol is not on PATH (Debian's glpk-utils; scripts/setup.sh installs it): the ILP check cannot run";
+class LatencyIlpCheck : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system("command -v glpsol > /dev/null 2>&1") != 0)
+      GTEST_SKIP() << "glpsol is not on PATH (Debian's glpk-utils; scripts/setup.sh installs it): the ILP check cannot run";
+    std::filesystem::create_directories(dir);
+  }
   const std::string dir = switchyard::testing::binary_dir() + "/ilp_check_scratch";
-  std::filesystem::create_directories(dir);
+};
+
+TEST_F(LatencyIlpCheck, MixedIntegerOptimumEqualsTheSolversOnRandomGraphs) {
   std::mt19937 rng(17);
   int chains = 0;
   for (int trial = 0; trial < 60; ++trial) {
@@ -260,11 +264,7 @@ TEST(LatencyIlpCheck, MixedIntegerOptimumEqualsTheSolversOnRandomGraphs) {
 
 // Steps tied into groups (as place nodes tie operators) and a device that
 // cannot run some of them.
-TEST(LatencyIlpCheck, GroupsAndUnsupportedDevicesAgree) {
-  if (!glpsol_found())
-    GTEST_SKIP() << "glpsol is not on PATH (Debian's glpk-utils; scripts/setup.sh installs it): the ILP check cannot run";
-  const std::string dir = switchyard::testing::binary_dir() + "/ilp_check_scratch";
-  std::filesystem::create_directories(dir);
+TEST_F(LatencyIlpCheck, GroupsAndUnsupportedDevicesAgree) {
   std::mt19937 rng(23);
   for (int trial = 0; trial < 20; ++trial) {
     LatencyGroups ignored;
