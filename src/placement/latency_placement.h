@@ -59,10 +59,12 @@ struct LatencyChoice {
   double split_ms = 0;         // predicted, overheads included
   double one_device_ms = -1;   // predicted; < 0: no such candidate (`unavailable` says why)
   int64_t handoffs = 0;        // values crossing devices in the split
+  std::string split_search;    // how the split was found (PlacementSolution::search)
   std::string unavailable;
 };
 // "one device with every core: cpu:0 with 2 threads, predicted 16.1 ms, against 18.7 ms for the
-// split (12 hand-offs at 0.020 ms each): chose one device\n"
+// split over the build's devices (12 values crossing devices; optimal: all 64 placements tried):
+// chose one device\n"
 std::string latency_choice_text(const LatencyChoice& choice);
 
 std::string predicted_times_text(const PredictedTimes& times, const PlacementGraph& graph,

@@ -56,9 +56,12 @@ class LatencySearch {
     if (stone_exact && runs_serially(p_)) {
       // Nothing can overlap, so the makespan is the cut's sum: exact at any size.
       plan.exact = true;
+      plan.method = "optimal: nothing can overlap, so Stone's minimum cut is exact";
     } else if (exhaustive_fits()) {
+      const long before = evaluations_;
       exhaustive();
       plan.exact = true;
+      plan.method = "optimal: all " + std::to_string(evaluations_ - before) + " placements tried";
     } else {
       // Local search from each candidate in turn, each with its share of
       // the budget: the best start is not always the best basin.
@@ -73,6 +76,8 @@ class LatencySearch {
       }
       best_ = overall;
       best_score_ = overall_score;
+      plan.method = "local search from " + std::to_string(candidates.size()) + " starting points over " +
+                    std::to_string(evaluations_) + " simulated schedules, not proven optimal";
     }
     plan.group_device = best_;
     plan.step_device = expand(best_);

@@ -15,6 +15,7 @@
 // placement with fewer groups off the default device.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "placement/makespan.h"
@@ -42,6 +43,7 @@ struct LatencyPlan {
   double makespan = 0;
   bool exact = false;             // found by trying every combination, or by Stone's cut on a serial program
   long evaluations = 0;
+  std::string method;             // how it was found, for reports: "optimal: all 64 placements tried"
 };
 
 // Throws std::invalid_argument when a group has no allowed device or a

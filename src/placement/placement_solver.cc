@@ -53,7 +53,7 @@ class Solver {
     initial_assignment();
     if (fixed_devices.size() >= 2) optimize(fixed_devices);
     PlacementSolution sol;
-    if (latency_) sol.predicted_ms = optimize_latency();
+    if (latency_) sol.predicted_ms = optimize_latency(&sol.search);
 
     sol.device.resize(g_.nodes.size());
     for (size_t i = 0; i < g_.nodes.size(); ++i) sol.device[i] = assignment_[uf_.find(int(i))];
@@ -183,7 +183,7 @@ class Solver {
 
   // The components are the groups; the current (bytes-optimal) assignment
   // is one starting point. Returns the predicted makespan.
-  double optimize_latency() {
+  double optimize_latency(std::string* method) {
     ScheduleProblem problem = schedule_problem(g_, *latency_);
     LatencyGroups groups;
     std::vector<int> group_of_root(g_.nodes.size(), -1), start;
@@ -215,6 +215,7 @@ class Solver {
     LatencyPlan plan = minimise_makespan(problem, groups, {start}, options);
     for (size_t i = 0; i < g_.nodes.size(); ++i)
       if (uf_.find(int(i)) == int(i)) assignment_[i] = config_.devices[size_t(plan.step_device[i])];
+    *method = plan.method;
     return plan.makespan;
   }
 

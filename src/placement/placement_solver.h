@@ -18,6 +18,7 @@ struct PlacementSolution {
   int64_t bytes_copied = 0;
   int64_t copies = 0;
   double predicted_ms = -1;  // with latency costs: the predicted makespan
+  std::string search;        // with latency costs: how the placement was found (LatencyPlan::method)
 };
 
 // With `latency`, minimises the predicted makespan; free nodes then go

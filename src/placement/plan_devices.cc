@@ -67,6 +67,7 @@ LatencyChoice choose_candidate(const PlanResult& plan, const CompilationConfig& 
   const LatencyCosts& costs = *plan.latency;
   LatencyChoice choice;
   choice.split_ms = predict_times(plan.graph, config, costs, solution->device).makespan_ms;
+  choice.split_search = solution->search;
   choice.handoffs = placement_cost(plan.graph, solution->device).second;
   const int d = costs.all_cores_device;
   if (d < 0) {

@@ -89,6 +89,7 @@ TEST(StoneCut, SolvesALongChainExactly) {
   const double optimum = std::min(best[0], best[1]);
   LatencyPlan plan = minimise_makespan(p, free_groups(p), {}, {});
   EXPECT_TRUE(plan.exact);
+  EXPECT_EQ(plan.method, "optimal: nothing can overlap, so Stone's minimum cut is exact");
   EXPECT_NEAR(plan.makespan, optimum, 1e-6 * optimum);
   EXPECT_NEAR(simulate_makespan(p, plan.step_device), optimum, 1e-6 * optimum);
   // Both devices are used: the chain is not trivially one device's.
