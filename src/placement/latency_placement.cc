@@ -216,7 +216,8 @@ std::string latency_choice_text(const LatencyChoice& choice) {
   // With nothing crossing, the best placement kept the model on one device (its own cores).
   std::string split = ms_text(choice.split_ms) + " for the split over the build's devices (" +
                       (choice.handoffs == 0 ? std::string("none crossing: one device on its own cores")
-                                            : std::to_string(choice.handoffs) + " values crossing devices") +
+                                            : std::to_string(choice.handoffs) +
+                                                  (choice.handoffs == 1 ? " value" : " values") + " crossing devices") +
                       (choice.split_search.empty() ? "" : "; " + choice.split_search) + ")";
   if (choice.one_device_ms < 0) return "one device with every core: not a candidate (" + choice.unavailable + "); " + split + "\n";
   return "one device with every core: " + choice.device + " with " + std::to_string(choice.threads) +
