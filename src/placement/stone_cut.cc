@@ -71,12 +71,17 @@ std::optional<std::vector<int>> stone_cut(const ScheduleProblem& p, const Latenc
   for (int group = 0; group < num_groups; ++group) {
     const size_t i = size_t(group);
     const int fixed = g.fixed[i];
-    const bool on_a = fixed < 0 ? bool(g.allowed[i][size_t(a)]) && time_on_a[i] != kCannotRun : fixed == a;
-    const bool on_b = fixed < 0 ? bool(g.allowed[i][size_t(b)]) && time_on_b[i] != kCannotRun : fixed == b;
+    if (fixed >= 0) {
+      // Its compute is the same in every cut (and may be kCannotRun: a wish
+      // planning reported); only its side is given.
+      if (fixed != a && fixed != b) return std::nullopt;
+      cut.add_edge(fixed == a ? source : group, fixed == a ? group : sink, kInfiniteCapacity);
+      continue;
+    }
+    const bool on_a = g.allowed[i][size_t(a)] && time_on_a[i] != kCannotRun;
+    const bool on_b = g.allowed[i][size_t(b)] && time_on_b[i] != kCannotRun;
     if (!on_a && !on_b) return std::nullopt;
-    auto cost = [&](double time, int device) {
-      return units(time) * time_weight + Capacity(fixed < 0 && device != default_device);
-    };
+    auto cost = [&](double time, int device) { return units(time) * time_weight + Capacity(device != default_device); };
     // Cut source -> group: the group is on b; group -> sink: on a.
     cut.add_edge(source, group, on_b ? cost(time_on_b[i], b) : kInfiniteCapacity);
     cut.add_edge(group, sink, on_a ? cost(time_on_a[i], a) : kInfiniteCapacity);

@@ -65,6 +65,20 @@ TEST(StoneCut, RefusesAGroupPinnedToAThirdDevice) {
   EXPECT_TRUE(stone_cut(p, g, 0, 2, 0).has_value());
 }
 
+// A wish may pin a step where it cannot run (planning reports that
+// first): the cut keeps it there and prices nothing infinite.
+TEST(StoneCut, KeepsAPinnedStepWhereItCannotRun) {
+  ScheduleProblem p = problem(2, {1, 2, 1});
+  read(p, 1, 0);
+  read(p, 2, 1);
+  p.compute[1][1] = kCannotRun;
+  LatencyGroups g = free_groups(p);
+  g.fixed[1] = 1;
+  std::optional<std::vector<int>> cut = stone_cut(p, g, 0, 1, 0);
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ(*cut, (std::vector<int>{1, 1, 1}));  // its neighbours join it rather than pay two copies
+}
+
 // A long chain whose steps are faster on one device or the other, with
 // copies that make switching worth it only for long enough runs: solved
 // exactly by the latency solver (no exhaustive search is possible at this
