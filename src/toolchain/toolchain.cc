@@ -149,8 +149,18 @@ std::vector<std::string> Toolchain::cpu_flags(const std::string& mcpu) {
   // changes a result. -ffp-contract=off keeps each multiply and add rounded
   // as the interpreter rounds it (GCC fuses a * b + c by default, even under
   // -std=c++20); the math polynomials ask for their fused steps by name.
-  return {"-O3", cpu_flag + (mcpu.empty() ? std::string("native") : mcpu), "-fPIC", "-fopenmp-simd",
-          "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"};
+  std::vector<std::string> flags = {"-O3", cpu_flag + (mcpu.empty() ? std::string("native") : mcpu), "-fPIC",
+                                    "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"};
+#if defined(__x86_64__) || defined(__i386__)
+  // GCC's tuning for every Intel AVX-512 server (Skylake-SP to Sapphire
+  // Rapids) prefers 256-bit vectors, and for Zen 1 to 3 128-bit ones, to
+  // spare the clock a 512-bit instruction costs; oneDNN's kernels in the
+  // same run use the widest registers anyway, so the generated loops would
+  // only run at half (or a quarter) of the width the CPU has. The widest the
+  // target's instruction set allows, as on Zen 4 where GCC prefers none.
+  flags.push_back("-mprefer-vector-width=512");
+#endif
+  return flags;
 }
 
 std::vector<std::string> Toolchain::target_help_command(const std::string& mcpu) const {
