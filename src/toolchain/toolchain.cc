@@ -153,11 +153,12 @@ std::vector<std::string> Toolchain::cpu_flags(const std::string& mcpu) {
                                     "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"};
 #if defined(__x86_64__) || defined(__i386__)
   // GCC's tuning for every Intel AVX-512 server (Skylake-SP to Sapphire
-  // Rapids) prefers 256-bit vectors, and for Zen 1 to 3 128-bit ones, to
-  // spare the clock a 512-bit instruction costs; oneDNN's kernels in the
-  // same run use the widest registers anyway, so the generated loops would
-  // only run at half (or a quarter) of the width the CPU has. The widest the
-  // target's instruction set allows, as on Zen 4 where GCC prefers none.
+  // Rapids) prefers 256-bit vectors, sparing the clock a 512-bit instruction
+  // costs there, and for Zen 1 (which splits 256-bit operations) 128-bit
+  // ones; oneDNN's kernels in the same run use the widest registers anyway,
+  // so the generated loops would only run at half (or a quarter) of the
+  // width the CPU has. The widest the target's instruction set allows, as on
+  // Zen 2 to 4, where GCC prefers none.
   flags.push_back("-mprefer-vector-width=512");
 #endif
   return flags;

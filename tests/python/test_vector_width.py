@@ -1,7 +1,7 @@
 """Generated loops use the widest vectors the target's instruction set has.
 
 GCC's tuning for Intel's AVX-512 servers prefers 256-bit vectors and for
-Zen 1-3 128-bit ones; the toolchain asks for the widest instead
+Zen 1 128-bit ones; the toolchain asks for the widest instead
 (Toolchain::cpu_flags), since oneDNN's kernels in the same run use them
 anyway. Checked on the disassembly of an element-wise kernel (GELU with
 erf) compiled for those CPUs: nothing needs to run, so any x86-64 machine
