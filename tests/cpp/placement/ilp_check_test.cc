@@ -285,5 +285,25 @@ TEST_F(LatencyIlpCheck, GroupsAndUnsupportedDevicesAgree) {
   }
 }
 
+// Three devices (brute force in the other tests takes two): up to 7 steps,
+// so every combination is tried, against the MIP over three devices.
+TEST_F(LatencyIlpCheck, ThreeDevicesAgree) {
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<double> time(0.1, 5);
+  for (int trial = 0; trial < 15; ++trial) {
+    const int steps = 3 + int(rng() % 5);
+    ScheduleProblem p = problem(3, std::vector<double>(size_t(steps), 0), 0.05 * double(rng() % 10), 0.001);
+    for (auto& on_device : p.compute)
+      for (double& t : on_device) t = time(rng);
+    for (int s = 1; s < steps; ++s) read(p, s, int(rng() % unsigned(s)), 1000);
+    LatencyGroups g = free_groups(p);
+    g.fixed[0] = int(rng() % 3);
+    LatencyPlan plan = minimise_makespan(p, g, {}, {});
+    ASSERT_TRUE(plan.exact);
+    MipSolution mip = solve_with_glpsol(makespan_program(p, g), dir);
+    EXPECT_NEAR(mip.makespan, plan.makespan, 1e-3) << "trial " << trial;
+  }
+}
+
 }  // namespace makespan_test
 }  // namespace switchyard
