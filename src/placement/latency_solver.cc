@@ -1,21 +1,17 @@
-// Candidates, exhaustive search for small problems, and critical-path local
-// search for the latency objective.
+// Candidates, exhaustive search for small problems, critical-path local
+// search and branch and bound for the latency objective.
 #include "placement/latency_solver.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
+#include "placement/branch_and_bound.h"
 #include "placement/stone_cut.h"
 
 namespace switchyard {
 
 namespace {
-
-struct Score {
-  double makespan = 0;
-  int off_default = 0;
-};
 
 class LatencySearch {
  public:
@@ -66,18 +62,29 @@ class LatencySearch {
       // Local search from each candidate in turn, each with its share of
       // the budget: the best start is not always the best basin.
       std::vector<int> overall = best_;
-      Score overall_score = best_score_;
+      LatencyScore overall_score = best_score_;
       const long share = budget_ / long(candidates.size());
       for (const auto& c : candidates) {
         best_ = c;
         best_score_ = score(c);
         local_search(evaluations_ + share);
-        if (better(best_score_, overall_score)) overall = best_, overall_score = best_score_;
+        if (best_score_.better_than(overall_score)) overall = best_, overall_score = best_score_;
       }
       best_ = overall;
       best_score_ = overall_score;
       plan.method = "local search from " + std::to_string(candidates.size()) + " starting points over " +
                     std::to_string(evaluations_) + " simulated schedules, not proven optimal";
+      // Local search's best is a strong incumbent: branch and bound from it
+      // proves it optimal, or finds the optimum, when it ends in budget.
+      if (long nodes = bound_node_limit(); nodes > 0) {
+        BoundedSearch bounded = branch_and_bound(p_, g_, o_.default_device, best_, nodes);
+        if (bounded.complete) {
+          best_ = bounded.group_device;
+          best_score_ = bounded.score;
+          plan.exact = true;
+          plan.method = "optimal: branch and bound over " + std::to_string(bounded.nodes) + " partial placements";
+        }
+      }
     }
     plan.group_device = best_;
     plan.step_device = expand(best_);
@@ -87,29 +94,23 @@ class LatencySearch {
   }
 
  private:
-  bool better(const Score& a, const Score& b) const {
-    const double tolerance = 1e-9 * std::max(1.0, std::fabs(b.makespan));
-    if (a.makespan < b.makespan - tolerance) return true;
-    return a.makespan <= b.makespan + tolerance && a.off_default < b.off_default;
-  }
-
   std::vector<int> expand(const std::vector<int>& group_device) const {
     std::vector<int> out(size_t(p_.num_steps()));
     for (int s = 0; s < p_.num_steps(); ++s) out[size_t(s)] = group_device[size_t(g_.group_of_step[size_t(s)])];
     return out;
   }
 
-  Score score(const std::vector<int>& group_device) {
+  LatencyScore score(const std::vector<int>& group_device) {
     ++evaluations_;
-    Score s{simulate_makespan(p_, expand(group_device)), 0};
+    LatencyScore s{simulate_makespan(p_, expand(group_device)), 0};
     for (int group = 0; group < g_.num_groups(); ++group)
       s.off_default += g_.fixed[size_t(group)] < 0 && group_device[size_t(group)] != o_.default_device;
     return s;
   }
 
   bool consider(const std::vector<int>& group_device) {
-    Score s = score(group_device);
-    if (!best_.empty() && !better(s, best_score_)) return false;
+    LatencyScore s = score(group_device);
+    if (!best_.empty() && !s.better_than(best_score_)) return false;
     best_ = group_device;
     best_score_ = s;
     return true;
@@ -164,6 +165,17 @@ class LatencySearch {
     // A large program with few free groups (most of it pinned) would
     // simulate too long: the work of exhaustive search is bounded too.
     return combinations * size_ <= 40'000'000L;
+  }
+
+  // Its node budget: each node copies the simulator and bounds the rest of
+  // the program (work ~ size), and depth-first search holds one copy per
+  // free group; 0 where that would not fit.
+  long bound_node_limit() const {
+    if (o_.bound_node_limit < 0) return 0;
+    long free_groups = 0;
+    for (int group = 0; group < g_.num_groups(); ++group) free_groups += g_.fixed[size_t(group)] < 0;
+    if (free_groups * size_ > 4'000'000L) return 0;
+    return o_.bound_node_limit > 0 ? o_.bound_node_limit : std::max(1000L, 10'000'000L / std::max(1L, size_));
   }
 
   void exhaustive() {
@@ -243,10 +255,16 @@ class LatencySearch {
   const LatencyOptions& o_;
   long budget_ = 0, evaluations_ = 0, size_ = 0;
   std::vector<int> best_;
-  Score best_score_;
+  LatencyScore best_score_;
 };
 
 }  // namespace
+
+bool LatencyScore::better_than(const LatencyScore& other) const {
+  const double tolerance = 1e-9 * std::max(1.0, std::fabs(other.makespan));
+  if (makespan < other.makespan - tolerance) return true;
+  return makespan <= other.makespan + tolerance && off_default < other.off_default;
+}
 
 LatencyPlan minimise_makespan(const ScheduleProblem& problem, const LatencyGroups& groups,
                               const std::vector<std::vector<int>>& starts, const LatencyOptions& options) {

@@ -11,8 +11,10 @@
 // device, keeping a move that shortens the makespan. When every combination
 // of the free groups' devices is at most `exhaustive_limit`, all are tried
 // instead (while that many simulations stay cheap: combinations x size
-// <= 4e7): the result is then the exact optimum of the model. Ties: the
-// placement with fewer groups off the default device.
+// <= 4e7): the result is then the exact optimum of the model. Beyond that,
+// a branch and bound (branch_and_bound.h) starts from local search's best
+// and, when it ends within its budget, proves it optimal or improves on it.
+// Ties: the placement with fewer groups off the default device.
 #pragma once
 
 #include <string>
@@ -29,9 +31,20 @@ struct LatencyGroups {
   int num_groups() const { return int(fixed.size()); }
 };
 
+// The objective, in order: the makespan (equal within 1e-9 of it), then
+// fewer free groups off the default device.
+struct LatencyScore {
+  double makespan = 0;
+  int off_default = 0;
+  bool better_than(const LatencyScore& other) const;
+};
+
 struct LatencyOptions {
   int default_device = 0;
   long exhaustive_limit = 4096;
+  // Branch and bound visits at most this many partial placements (0: a
+  // budget of 1e7 / problem size, as local search; negative: none).
+  long bound_node_limit = 0;
   // Local search stops after this many simulations of the whole program
   // (0: a budget of 1e7 / problem size, at least 200, so large graphs stay fast).
   long max_evaluations = 0;
@@ -41,7 +54,7 @@ struct LatencyPlan {
   std::vector<int> group_device;  // per group
   std::vector<int> step_device;   // per step
   double makespan = 0;
-  bool exact = false;             // found by trying every combination, or by Stone's cut on a serial program
+  bool exact = false;             // proven optimal: every combination, Stone's cut on a serial program, or branch and bound
   long evaluations = 0;
   std::string method;             // how it was found, for reports: "optimal: all 64 placements tried"
 };

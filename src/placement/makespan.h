@@ -54,6 +54,8 @@ class ScheduleSimulator {
   // Places `step` on `device` (after every step before it in program order).
   void place(int step, int device);
   double makespan() const;
+  // When `device`'s queue drains, given the steps placed so far.
+  double queue_end(int device) const { return queue_end_[size_t(device)]; }
 
   // After placing every step: per step its start and finish; per device its
   // compute and copy time; which item each step waited for last (-1: none,

@@ -2,8 +2,9 @@
 // written as a mixed-integer program (big-M constraints over start times,
 // the queues' program order and one copy per value and destination, queued
 // before its first reader) and solved by GLPK's glpsol, against the latency
-// solver's exact optimum (every combination, or Stone's cut on a chain)
-// and the simulator on the program's own answer.
+// solver's exact optimum (every combination, or Stone's cut on a chain;
+// and, with exhaustive search off, branch and bound) and the simulator on
+// the program's own answer.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -242,6 +243,13 @@ class LatencyIlpCheck : public ::testing::Test {
   const std::string dir = switchyard::testing::binary_dir() + "/ilp_check_scratch";
 };
 
+// Without exhaustive search, local search then branch and bound proves the optimum too.
+void expect_branch_and_bound_finds(const ScheduleProblem& p, const LatencyGroups& g, double optimum) {
+  LatencyPlan plan = minimise_makespan(p, g, {}, {.default_device = 0, .exhaustive_limit = 0});
+  ASSERT_TRUE(plan.exact) << plan.method;
+  EXPECT_NEAR(plan.makespan, optimum, 1e-3) << plan.method;
+}
+
 TEST_F(LatencyIlpCheck, MixedIntegerOptimumEqualsTheSolversOnRandomGraphs) {
   std::mt19937 rng(17);
   int chains = 0;
@@ -251,6 +259,7 @@ TEST_F(LatencyIlpCheck, MixedIntegerOptimumEqualsTheSolversOnRandomGraphs) {
     LatencyPlan plan = minimise_makespan(p, g, {}, {});
     ASSERT_TRUE(plan.exact);
     MipSolution mip = solve_with_glpsol(makespan_program(p, g), dir);
+    expect_branch_and_bound_finds(p, g, mip.makespan);
     // Binaries are integral within glpsol's tolerance (1e-5) times big-M.
     EXPECT_NEAR(mip.makespan, plan.makespan, 1e-3) << "trial " << trial << "\n" << makespan_program(p, g).lp_text();
     // The program's own placement, simulated, is what it claims.
@@ -280,6 +289,7 @@ TEST_F(LatencyIlpCheck, GroupsAndUnsupportedDevicesAgree) {
     LatencyPlan plan = minimise_makespan(p, g, {}, {});
     ASSERT_TRUE(plan.exact);
     MipSolution mip = solve_with_glpsol(makespan_program(p, g), dir);
+    expect_branch_and_bound_finds(p, g, mip.makespan);
     EXPECT_NEAR(mip.makespan, plan.makespan, 1e-3) << "trial " << trial;
     EXPECT_EQ(plan.step_device[size_t(unsupported)], 0);
   }
@@ -301,6 +311,7 @@ TEST_F(LatencyIlpCheck, ThreeDevicesAgree) {
     LatencyPlan plan = minimise_makespan(p, g, {}, {});
     ASSERT_TRUE(plan.exact);
     MipSolution mip = solve_with_glpsol(makespan_program(p, g), dir);
+    expect_branch_and_bound_finds(p, g, mip.makespan);
     EXPECT_NEAR(mip.makespan, plan.makespan, 1e-3) << "trial " << trial;
   }
 }

@@ -115,9 +115,10 @@ TEST(LatencyChoice, SplitWinsWhenEveryCoreGainsLittleOnEachOperator) {
   std::string text = latency_choice_text(*plan.choice);
   EXPECT_NE(text.find("cpu:0 with 2 threads, predicted 3.600 ms"), std::string::npos) << text;
   EXPECT_NE(text.find(": chose the split"), std::string::npos) << text;
-  // And how the split was found: too many free nodes to try every placement.
-  EXPECT_NE(text.find("values crossing devices; local search from 5 starting points over "), std::string::npos) << text;
-  EXPECT_NE(text.find(" simulated schedules, not proven optimal): chose the split"), std::string::npos) << text;
+  // And how the split was found: too many free nodes to try every
+  // placement, so local search, proven optimal by branch and bound.
+  EXPECT_NE(text.find("values crossing devices; optimal: branch and bound over "), std::string::npos) << text;
+  EXPECT_NE(text.find(" partial placements): chose the split"), std::string::npos) << text;
 }
 
 TEST(LatencyChoice, OneDeviceWinsWhenEveryCoreHalvesEachOperator) {

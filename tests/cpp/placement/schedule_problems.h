@@ -36,10 +36,10 @@ inline LatencyGroups free_groups(const ScheduleProblem& p) {
   return g;
 }
 
-// A random DAG of up to 10 steps with random times, copy sizes and ties.
-inline ScheduleProblem random_problem(std::mt19937& rng, LatencyGroups* groups) {
+// A random DAG of 2 to `max_steps` steps with random times, copy sizes and pinned steps.
+inline ScheduleProblem random_problem(std::mt19937& rng, LatencyGroups* groups, int max_steps = 10) {
   std::uniform_real_distribution<double> time(0.1, 5);
-  int steps = 2 + int(rng() % 9);
+  int steps = 2 + int(rng() % unsigned(max_steps - 1));
   std::vector<double> times;
   for (int s = 0; s < steps; ++s) times.push_back(time(rng));
   ScheduleProblem p = problem(2, times, 0.05 * double(rng() % 10), 0.001);
