@@ -246,7 +246,7 @@ std::string write_weights_file(const LoweredProgram& program, const Manifest& ma
     FileWriter out(path);
     // Summed as written (reading 100 MB back cost a fifth of a second), with
     // the checksum of the format written: XXH3-128 (manifest.h).
-    static_assert(kArtifactFormatVersion == 8, "weights.bin's checksum changes with the format");
+    static_assert(kArtifactFormatVersion == 9, "weights.bin's checksum changes with the format");
     Xxh128 digest;
     static const char kZeros[4096] = {};
     uint64_t position = 0;

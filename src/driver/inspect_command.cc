@@ -1,8 +1,11 @@
 // `switchyard inspect`: a summary of a model (its inputs, outputs,
 // operators and weights; with --devices, where planning puts them and the
 // copies it needs) or of a compiled artifact (devices, kernels, copies,
-// arenas, and how each kernel runs: which library primitive, or generated
-// loops).
+// arenas, how each kernel runs: which library primitive, or generated
+// loops; what --objective latency predicted, and with --measure N what runs
+// measure per device beside it).
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -12,10 +15,13 @@
 #include "driver/commands.h"
 #include "driver/driver_util.h"
 #include "driver/kernel_report.h"
+#include "driver/measured_times.h"
 #include "ir/functor.h"
 #include "op/placement_ops.h"
 #include "op/registry.h"
+#include "runtime/artifact.h"
 #include "runtime/manifest.h"
+#include "runtime/runtime_error.h"
 #include "runtime/specialized_manifest.h"
 #include "transform/infer_type.h"
 
@@ -28,6 +34,7 @@ struct InspectFlags {
   DeviceFlags devices;
   std::vector<std::string> rules;
   bool implementations = false;
+  int measure = 0;  // runs of an artifact on made-up inputs, timed per device
   ObjectiveFlags objective;
 };
 
@@ -87,10 +94,49 @@ void inspect_specialized(const std::string& dir, const SpecializedManifest& s) {
   std::cout << "  (switchyard inspect " << dir << "/" << specialization_name(s, 0) << " lists a program's kernels)\n";
 }
 
-void inspect_artifact(const std::string& dir, bool implementations) {
+// `runs` runs after a warm-up, on made-up inputs: per device the mean
+// kernel and copy time, and the median run.
+void print_measured(const std::string& dir, const Manifest& m, int runs) {
+  std::vector<RunStats> stats;
+  std::vector<double> run_ms;
+  try {
+    std::shared_ptr<Artifact> artifact = Artifact::load(dir, LoadOptions{});
+    std::map<std::string, NDArray> inputs = made_up_inputs(m);
+    for (int i = 0; i <= runs; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      RunResult result = artifact->run(inputs, RunOptions{});
+      if (i == 0) continue;  // the warm-up: first touch of arenas and weights, threads starting
+      run_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      stats.push_back(std::move(result.stats));
+    }
+  } catch (const RuntimeError& e) {
+    throw Error(ErrorKind::kRuntime, "measuring " + dir + ": " + e.what());
+  }
+  std::sort(run_ms.begin(), run_ms.end());
+  const double median = run_ms[run_ms.size() / 2];
+  const DeviceTimes devices = mean_device_times(m, stats);
+  if (m.prediction) {
+    std::cout << prediction_text(*m.prediction, m, &devices, median);
+    return;
+  }
+  char line[160];
+  std::snprintf(line, sizeof line, "  measured over %d runs on made-up inputs: run %.3f ms (median)\n", runs, median);
+  std::cout << line;
+  for (size_t d = 0; d < m.devices.size(); ++d) {
+    std::snprintf(line, sizeof line, "    %s: kernels %.3f ms, copies into it %.3f ms\n", m.devices[d].name.c_str(),
+                  devices.kernel_ms[d], devices.copy_ms[d]);
+    std::cout << line;
+  }
+}
+
+void inspect_artifact(const std::string& dir, bool implementations, int measure) {
   const std::string manifest_path = (std::filesystem::path(dir) / "manifest.json").string();
-  if (std::optional<SpecializedManifest> s = read_specialized_manifest_file(manifest_path))
+  if (std::optional<SpecializedManifest> s = read_specialized_manifest_file(manifest_path)) {
+    if (measure > 0)
+      throw Error(ErrorKind::kUsage, "--measure runs one program; " + dir + " is specialised (inspect " + dir +
+                                         "/<program> --measure N, or run --profile with inputs of the shape to time)");
     return inspect_specialized(dir, *s);
+  }
   Manifest m = read_manifest_file(manifest_path);
   std::cout << "artifact " << dir << " (format " << m.format_version << ", entry @" << m.entry << ")\n";
   auto device = [&](int i) { return m.devices.at(size_t(i)).name; };
@@ -120,6 +166,8 @@ void inspect_artifact(const std::string& dir, bool implementations) {
   std::cout << "  copies: " << m.copies.size() << " (" << copied << " bytes per run)\n";
   for (const ManifestCopy& c : m.copies)
     std::cout << "    " << device(c.src_device) << " -> " << device(c.dst_device) << " " << c.bytes << " bytes (" << c.span << ")\n";
+  if (measure > 0) print_measured(dir, m, measure);
+  else if (m.prediction) std::cout << prediction_text(*m.prediction, m, nullptr, 0);
   print_kernels(m, implementations);
 }
 
@@ -158,7 +206,8 @@ void inspect_module(const IRModule& mod, bool planned) {
 }
 
 void run_inspect(const InspectFlags& f) {
-  if (std::filesystem::is_directory(f.model.file)) return inspect_artifact(f.model.file, f.implementations);
+  if (std::filesystem::is_directory(f.model.file)) return inspect_artifact(f.model.file, f.implementations, f.measure);
+  if (f.measure > 0) throw Error(ErrorKind::kUsage, "--measure times an artifact; " + f.model.file + " is a model (compile it first)");
   IRModule mod = infer_type(load_model(f.model));
   std::optional<CompilationConfig> config = config_from_flags(f.devices, mod);
   std::cout << "model " << f.model.file << "\n";
@@ -189,8 +238,9 @@ void add_inspect_command(CLI::App& app) {
       "Summarise a model (.sy or .onnx: inputs, outputs, operators, weights; with --devices, the\n"
       "operators per device and the copies planning inserts) or an artifact directory (devices,\n"
       "copies, arena sizes, and each kernel: whether a library primitive runs it, and which, or\n"
-      "generated loops, with its operators and span; a specialised one's symbolic inputs and outputs\n"
-      "and its programs).\n"
+      "generated loops, with its operators and span; built with --objective latency, the predicted time\n"
+      "per device and critical path, and with --measure N the measured times beside them; a specialised\n"
+      "one's symbolic inputs and outputs and its programs).\n"
       "Example: switchyard inspect resnet18.onnx --devices cpu:0,cpu:1 --place 'node:/layer4/*=cpu:1'");
   add_model_flags(cmd, &flags->model);
   add_device_flags(cmd, &flags->devices);
@@ -199,6 +249,10 @@ void add_inspect_command(CLI::App& app) {
   cmd->add_flag("--implementations", flags->implementations,
                 "for an artifact: ask this machine's oneDNN which implementation runs each primitive (makes each "
                 "one, as a load does), marking its slow reference implementations");
+  cmd->add_option("--measure", flags->measure,
+                  "for an artifact: run it N times (after a warm-up) on made-up inputs and print each device's "
+                  "measured kernel and copy time, beside what --objective latency predicted when it was built")
+      ->check(CLI::Range(0, 1000000));
   cmd->callback([flags] { run_inspect(*flags); });
 }
 

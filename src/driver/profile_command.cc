@@ -25,6 +25,7 @@
 
 #include "driver/commands.h"
 #include "driver/driver_util.h"
+#include "driver/measured_times.h"
 #include "ir/functor.h"
 #include "op/placement_ops.h"
 #include "pipeline/build.h"
@@ -92,21 +93,6 @@ int count_cores(const std::string& list, const std::string& flag) {
   }
   if (count == 0) throw Error(ErrorKind::kUsage, "malformed --cores '" + flag + "': no cores");
   return count;
-}
-
-// Inputs of the manifest's shapes: floats from a fixed seed, other types zero.
-std::map<std::string, NDArray> made_up_inputs(const Manifest& manifest) {
-  std::map<std::string, NDArray> inputs;
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> value(-1, 1);
-  for (const ManifestTensor& t : manifest.inputs) {
-    NDArray a(t.dtype, t.shape);
-    std::memset(a.data(), 0, a.nbytes());
-    if (t.dtype == DType::kFloat32)
-      for (int64_t i = 0; i < a.numel(); ++i) a.as<float>()[i] = value(rng);
-    inputs.emplace(t.name, std::move(a));
-  }
-  return inputs;
 }
 
 double sum(const std::vector<double>& values) { return std::accumulate(values.begin(), values.end(), 0.0); }

@@ -12,6 +12,7 @@
 
 #include "driver/commands.h"
 #include "driver/driver_util.h"
+#include "driver/measured_times.h"
 #include "driver/kernel_report.h"
 #include "interp/value.h"
 #include "runtime/artifact.h"
@@ -61,21 +62,16 @@ std::string format_ms(double ms) {
   return text;
 }
 
-// Mean time per run of each kernel and copy, and per device.
-void print_profile(const Manifest& manifest, const std::vector<RunStats>& runs) {
+// Mean time per run of each kernel and copy, and per device; beside the
+// build's prediction where it was planned for latency.
+void print_profile(const Manifest& manifest, const std::vector<RunStats>& runs, double median_run_ms) {
   const double count = double(runs.size());
   std::vector<double> kernel_ms(manifest.kernels.size(), 0), copy_ms(manifest.copies.size(), 0);
-  std::vector<double> device_kernel_ms(manifest.devices.size(), 0), device_copy_ms(manifest.devices.size(), 0);
   for (const RunStats& run : runs) {
-    for (const KernelRecord& k : run.kernels) {
-      kernel_ms[size_t(k.index)] += milliseconds(k.elapsed_ns) / count;
-      device_kernel_ms[size_t(k.device)] += milliseconds(k.elapsed_ns) / count;
-    }
-    for (const CopyRecord& c : run.copies) {
-      copy_ms[size_t(c.index)] += milliseconds(c.elapsed_ns) / count;
-      device_copy_ms[size_t(c.dst_device)] += milliseconds(c.elapsed_ns) / count;
-    }
+    for (const KernelRecord& k : run.kernels) kernel_ms[size_t(k.index)] += milliseconds(k.elapsed_ns) / count;
+    for (const CopyRecord& c : run.copies) copy_ms[size_t(c.index)] += milliseconds(c.elapsed_ns) / count;
   }
+  const DeviceTimes devices = mean_device_times(manifest, runs);
   char line[512];
   std::cout << "profile (mean per run over " << runs.size() << (runs.size() == 1 ? " run" : " runs") << "):\n";
   std::snprintf(line, sizeof line, "  %-10s %-12s %12s  %s\n", "kernel", "device", "time", "runs as: name (span)");
@@ -95,8 +91,9 @@ void print_profile(const Manifest& manifest, const std::vector<RunStats>& runs) 
     std::cout << line;
   }
   for (size_t d = 0; d < manifest.devices.size(); ++d)
-    std::cout << "  " << manifest.devices[d].name << ": kernels " << format_ms(device_kernel_ms[d])
-              << ", copies into it " << format_ms(device_copy_ms[d]) << "\n";
+    std::cout << "  " << manifest.devices[d].name << ": kernels " << format_ms(devices.kernel_ms[d])
+              << ", copies into it " << format_ms(devices.copy_ms[d]) << "\n";
+  if (manifest.prediction) std::cout << prediction_text(*manifest.prediction, manifest, &devices, median_run_ms);
 }
 
 // A signal stops the command between runs, before any output is written
@@ -201,9 +198,9 @@ void run_artifact(const RunFlags& f) {
   std::cout << "time per run: mean " << format_ms(total / double(runs.size())) << ", min " << format_ms(fastest)
             << " over " << runs.size() << (runs.size() == 1 ? " run" : " runs")
             << (size_t(f.repeat) > runs.size() ? " after 1 warm-up" : "") << "\n";
-  if (f.profile) print_profile(manifest, runs);
-
   const LatencySummary latency = summarise_latency(latency_ms);
+  if (f.profile) print_profile(manifest, runs, latency.median);
+
   char line[160];
   std::snprintf(line, sizeof line, "startup_ms load=%.3f first_run=%.3f\n", load_ms, first_run_ms);
   std::cout << line;

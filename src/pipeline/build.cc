@@ -326,10 +326,30 @@ std::vector<std::string> printable_stages() {
 // every core is made before the passes, because the cores follow it: the
 // chosen device then gets every device's cores (the threads it was measured
 // with), the others none. The pipeline's planning keeps the decision.
-BuildOptions decide_latency_candidate(const IRModule& mod, const BuildOptions& given) {
-  if (!given.latency || given.latency->one_device) return given;
-  BuildOptions options = given;
+// The plan's prediction is kept for the manifest.
+struct LatencyDecision {
+  BuildOptions options;
+  std::optional<ManifestPrediction> prediction;
+};
+
+ManifestPrediction prediction_of(const PlanResult& plan, const CompilationConfig& config) {
+  PredictedTimes times = predict_times(plan.graph, config, *plan.latency, plan.solution.device);
+  ManifestPrediction out;
+  out.run_ms = times.makespan_ms;
+  for (size_t d = 0; d < config.devices.size(); ++d)
+    out.devices.push_back({config.devices[d]->device_name(), times.compute_ms[d], times.copy_ms[d]});
+  out.critical_path = critical_path_entries(times, plan.graph);
+  out.choice = latency_choice_text(*plan.choice);
+  if (!out.choice.empty() && out.choice.back() == '\n') out.choice.pop_back();
+  return out;
+}
+
+LatencyDecision decide_latency_candidate(const IRModule& mod, const BuildOptions& given) {
+  if (!given.latency || given.latency->one_device) return {given, std::nullopt};
+  LatencyDecision decision{given, std::nullopt};
+  BuildOptions& options = decision.options;
   PlanResult plan = plan_devices(infer_type(apply_placement_rules(mod, options.rules).module), options.config, options.latency);
+  decision.prediction = prediction_of(plan, options.config);
   options.latency->one_device = plan.choice->one_device;
   if (plan.choice->one_device && !options.device_cores.empty()) {
     std::vector<int> every_core;
@@ -338,11 +358,21 @@ BuildOptions decide_latency_candidate(const IRModule& mod, const BuildOptions& g
     every_core.erase(std::unique(every_core.begin(), every_core.end()), every_core.end());
     options.device_cores = {{plan.choice->device, every_core}};
   }
-  return options;
+  return decision;
+}
+
+// Only the devices the artifact has (every device of the build, today).
+void record_prediction(Manifest& manifest, std::optional<ManifestPrediction> prediction) {
+  if (!prediction) return;
+  std::erase_if(prediction->devices, [&](const ManifestPredictedDevice& d) {
+    return std::none_of(manifest.devices.begin(), manifest.devices.end(), [&](const ManifestDevice& m) { return m.name == d.device; });
+  });
+  manifest.prediction = std::move(prediction);
 }
 
 BuildReport build_artifact(const IRModule& mod, const BuildOptions& given, const std::string& output_dir) {
-  const BuildOptions options = decide_latency_candidate(mod, given);
+  const LatencyDecision decision = decide_latency_candidate(mod, given);
+  const BuildOptions& options = decision.options;
   BuildReport report;
   report.output_dir = output_dir;
   Stages stages(&report, options);
@@ -402,6 +432,7 @@ BuildReport build_artifact(const IRModule& mod, const BuildOptions& given, const
   Manifest manifest = make_manifest(program, memory, options.config);
   const WeightPreparers preparers = mark_prepared_weights(program, manifest, options.config);
   add_device_requirements(manifest, options.config, toolchain);
+  record_prediction(manifest, decision.prediction);
   try {
     apply_device_cores(manifest.devices, options.device_cores);
   } catch (const RuntimeError& e) {

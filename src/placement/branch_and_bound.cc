@@ -2,6 +2,7 @@
 #include "placement/branch_and_bound.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 namespace switchyard {
@@ -21,7 +22,17 @@ class BranchAndBound {
       for (int d = 0; d < p.num_devices; ++d)
         if (g.allowed[size_t(group)][size_t(d)]) cheapest_[size_t(s)] = std::min(cheapest_[size_t(s)], p.compute[size_t(s)][size_t(d)]);
     }
-    earliest_.assign(size_t(steps), 0);
+    earliest_.assign(size_t(steps) * size_t(p.num_devices), kCannotRun);
+    // A value is copied once per destination, at the size its first reader
+    // there gives; the bound takes the least any reader gives.
+    least_bytes_.assign(size_t(p.num_values), 0);
+    std::vector<char> seen(size_t(p.num_values), 0);
+    for (const auto& inputs : p.inputs)
+      for (const ScheduleInput& in : inputs) {
+        int64_t& least = least_bytes_[size_t(in.value)];
+        least = seen[size_t(in.value)] ? std::min(least, in.bytes) : in.bytes;
+        seen[size_t(in.value)] = 1;
+      }
   }
 
   BoundedSearch run(const std::vector<int>& incumbent) {
@@ -108,29 +119,58 @@ class BranchAndBound {
     // free groups' steps at their cheapest shared out over all of them.
     std::vector<double> load(size_t(devices), 0.0);
     for (int d = 0; d < devices; ++d) load[size_t(d)] = sim.queue_end(d);
-    double free_work = 0, first_free = kCannotRun;
+    double free_work = 0;
     for (int i = position; i < steps; ++i) {
       const int s = p_.step_at(i);
       const int d = assignment[size_t(g_.group_of_step[size_t(s)])];
       if (d >= 0) load[size_t(d)] += p_.compute[size_t(s)][size_t(d)];
       else free_work += cheapest_[size_t(s)];
     }
-    for (int d = 0; d < devices; ++d) first_free = std::min(first_free, sim.queue_end(d));
     double bound = *std::max_element(load.begin(), load.end());
     bound = std::max(bound, (std::accumulate(load.begin(), load.end(), 0.0) + free_work) / devices);
-    // Paths, in program order: a step's earliest finish from its inputs'.
+    // Paths, in program order: each step's earliest finish on each device
+    // it may take, from its inputs' on theirs plus a copy where they differ.
     for (int i = position; i < steps; ++i) {
       const int s = p_.step_at(i);
-      const int d = assignment[size_t(g_.group_of_step[size_t(s)])];
-      double start = d >= 0 ? sim.queue_end(d) : first_free;
-      for (const ScheduleInput& in : p_.inputs[size_t(s)]) {
-        if (sim.device_of(in.producer) >= 0) start = std::max(start, sim.finish()[size_t(in.producer)]);
-        else if (position_[size_t(in.producer)] < i) start = std::max(start, earliest_[size_t(in.producer)]);
+      const int assigned = assignment[size_t(g_.group_of_step[size_t(s)])];
+      const auto& allowed = g_.allowed[size_t(g_.group_of_step[size_t(s)])];
+      double soonest = kCannotRun;
+      for (int d = 0; d < devices; ++d) {
+        double& finish = earliest(s, d);
+        finish = kCannotRun;
+        if (assigned >= 0 ? d != assigned : !allowed[size_t(d)]) continue;
+        double start = sim.queue_end(d);
+        for (const ScheduleInput& in : p_.inputs[size_t(s)]) start = std::max(start, arrival(sim, in, d, i));
+        finish = start + p_.compute[size_t(s)][size_t(d)];
+        soonest = std::min(soonest, finish);
       }
-      earliest_[size_t(s)] = start + (d >= 0 ? p_.compute[size_t(s)][size_t(d)] : cheapest_[size_t(s)]);
-      bound = std::max(bound, earliest_[size_t(s)]);
+      bound = std::max(bound, soonest);
     }
     return bound;
+  }
+
+  double& earliest(int step, int device) { return earliest_[size_t(step) * size_t(p_.num_devices) + size_t(device)]; }
+
+  double copy_time(int from, int to, int value) const {
+    return p_.copy[size_t(from)][size_t(to)].time(least_bytes_[size_t(value)]);
+  }
+
+  // The soonest `in` can be on `device` for the step at program position `i`.
+  double arrival(const ScheduleSimulator& sim, const ScheduleInput& in, int device, int i) {
+    const int from = sim.device_of(in.producer);
+    if (from == device) return sim.finish()[size_t(in.producer)];
+    if (from >= 0) {
+      const double copied = sim.copied_at(in.value, device);
+      return copied >= 0 ? copied : sim.finish()[size_t(in.producer)] + copy_time(from, device, in.value);
+    }
+    if (position_[size_t(in.producer)] > i) return 0;  // later in program order: no dependence the queues see
+    double soonest = kCannotRun;
+    for (int d = 0; d < p_.num_devices; ++d) {
+      const double finish = earliest(in.producer, d);
+      if (finish == kCannotRun) continue;
+      soonest = std::min(soonest, d == device ? finish : finish + copy_time(d, device, in.value));
+    }
+    return soonest;
   }
 
   const ScheduleProblem& p_;
@@ -139,7 +179,8 @@ class BranchAndBound {
   const long node_limit_;
   std::vector<int> position_;
   std::vector<double> cheapest_;
-  std::vector<double> earliest_;  // scratch of lower_bound: per step, its earliest finish
+  std::vector<int64_t> least_bytes_;  // per value
+  std::vector<double> earliest_;  // scratch of lower_bound: per step and device, its earliest finish there
   BoundedSearch best_;
   long nodes_ = 0;
   bool aborted_ = false;

@@ -8,9 +8,10 @@
 //  - work: each device still runs the steps of the groups already placed on
 //    it, after its queue's current end, and the free groups' steps run
 //    somewhere at their cheapest: the largest device, and the average;
-//  - paths: a step not yet placed starts no sooner than any of its devices'
-//    queues ends and its placed inputs are done (copies counted as free),
-//    its unplaced inputs at their cheapest, and ends its cheapest time later.
+//  - paths: on each device it may take, a step not yet placed starts no
+//    sooner than that queue ends and its inputs can be there (done on that
+//    device, or done elsewhere and copied), its unplaced inputs at their
+//    soonest on any device; it ends its time there later.
 // Groups off the default device only grow in number as groups are placed,
 // so the objective's second key prunes too.
 #pragma once

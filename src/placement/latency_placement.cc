@@ -231,18 +231,30 @@ std::string predicted_times_text(const PredictedTimes& times, const PlacementGra
   for (size_t d = 0; d < config.devices.size(); ++d)
     out += "  " + config.devices[d]->device_name() + ": compute " + ms_text(times.compute_ms[d]) +
            ", copies into it " + ms_text(times.copy_ms[d]) + "\n";
-  out += "  critical path:";
-  const size_t n = times.critical_path.size(), shown = 6;
+  return out + critical_path_text(critical_path_entries(times, graph)) + "\n";
+}
+
+std::vector<std::string> critical_path_entries(const PredictedTimes& times, const PlacementGraph& graph) {
+  std::vector<std::string> out;
+  for (PlaceId id : times.critical_path) {
+    const PlaceNode& node = graph.nodes[size_t(id)];
+    out.push_back(node.what);
+    if (node.node && node.node->span().defined()) out.back() += " (" + node.node->span().to_string() + ")";
+  }
+  return out;
+}
+
+std::string critical_path_text(const std::vector<std::string>& entries) {
+  std::string out = "  critical path:";
+  const size_t n = entries.size(), shown = 6;
   for (size_t i = 0; i < n; ++i) {
     if (n > 2 * shown && i == shown) {
       out += " -> ... (" + std::to_string(n - 2 * shown) + " more)";
       i = n - shown;
     }
-    const PlaceNode& node = graph.nodes[size_t(times.critical_path[i])];
-    out += std::string(i ? " ->" : "") + " " + node.what;
-    if (node.node && node.node->span().defined()) out += " (" + node.node->span().to_string() + ")";
+    out += std::string(i ? " ->" : "") + " " + entries[i];
   }
-  return out + "\n";
+  return out;
 }
 
 }  // namespace switchyard

@@ -47,8 +47,10 @@ struct PredictedTimes {
 };
 PredictedTimes predict_times(const PlacementGraph& graph, const CompilationConfig& config, const LatencyCosts& costs,
                              const std::vector<const VirtualDevice*>& device);
-// "predicted run time 4.100 ms\n  cpu:0: compute 3.000 ms, copies into it 0.100 ms\n ...
-//  critical path: nn.dense (f.sy:3:7) -> ..." (long paths elided in the middle).
+// The critical path's nodes, first to last: "nn.dense (f.sy:3:7)".
+std::vector<std::string> critical_path_entries(const PredictedTimes& times, const PlacementGraph& graph);
+// "  critical path: a -> b -> ... (40 more) -> z" (long paths elided in the middle).
+std::string critical_path_text(const std::vector<std::string>& entries);
 // The latency objective's two candidates: the placement of shortest
 // predicted makespan over the build's devices (the split, which may use
 // one device), and the whole model on one device with every core.
@@ -67,6 +69,8 @@ struct LatencyChoice {
 // chose one device\n"
 std::string latency_choice_text(const LatencyChoice& choice);
 
+// "predicted run time 4.100 ms\n  cpu:0: compute 3.000 ms, copies into it 0.100 ms\n ...
+//  critical path: nn.dense (f.sy:3:7) -> ...\n".
 std::string predicted_times_text(const PredictedTimes& times, const PlacementGraph& graph,
                                  const CompilationConfig& config);
 

@@ -56,6 +56,10 @@ class ScheduleSimulator {
   double makespan() const;
   // When `device`'s queue drains, given the steps placed so far.
   double queue_end(int device) const { return queue_end_[size_t(device)]; }
+  // When `value`'s copy to `device` arrived; negative when none was made.
+  double copied_at(int value, int device) const {
+    return copy_finish_[size_t(value) * size_t(p_.num_devices) + size_t(device)];
+  }
 
   // After placing every step: per step its start and finish; per device its
   // compute and copy time; which item each step waited for last (-1: none,

@@ -3,6 +3,7 @@
 // the field's JSON path ("manifest.json: kernels[3].device: ...").
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -95,6 +96,14 @@ class ObjectReader {
            "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
                std::to_string(number));
     return number;
+  }
+
+  // A finite number >= 0 (a time in milliseconds).
+  double nonnegative_number(const char* key) {
+    const json& value = required(key);
+    if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0)
+      fail(source_, path(key), "expected a finite number >= 0, got " + describe(value));
+    return value.get<double>();
   }
 
   uint64_t byte_count(const char* key) { return uint64_t(integer(key, 0, std::numeric_limits<int64_t>::max())); }

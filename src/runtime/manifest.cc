@@ -53,6 +53,26 @@ int optional_index(ObjectReader& r, const char* key) {
   return value ? int(r.read_integer(*value, r.path(key), 0, std::numeric_limits<int>::max())) : -1;
 }
 
+ManifestPrediction read_prediction(ObjectReader&& r) {
+  ManifestPrediction p;
+  p.run_ms = r.nonnegative_number("run_ms");
+  p.devices = read_list<ManifestPredictedDevice>(r, "devices", [](ObjectReader& d) {
+    ManifestPredictedDevice device;
+    device.device = d.nonempty_string("device");
+    device.compute_ms = d.nonnegative_number("compute_ms");
+    device.copies_ms = d.nonnegative_number("copies_ms");
+    return device;
+  });
+  const json& path = r.array("critical_path");
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (!path[i].is_string()) fail(r.source(), element_path(r.path("critical_path"), i), "expected a string, got " + describe(path[i]));
+    p.critical_path.push_back(path[i].get<std::string>());
+  }
+  p.choice = r.string("choice");
+  r.finish();
+  return p;
+}
+
 Manifest read_manifest_json(const json& root, const std::string& source) {
   ObjectReader r(root, "", source);
   Manifest m;
@@ -146,6 +166,9 @@ Manifest read_manifest_json(const json& root, const std::string& source) {
     copy.span = c.string("span");
     return copy;
   });
+  if (const json* prediction = r.optional("prediction")) {
+    m.prediction = read_prediction(ObjectReader(*prediction, r.path("prediction"), source));
+  }
   ObjectReader hashes(r.required("hashes"), r.path("hashes"), source);
   m.hashes.model_so = read_hash(hashes, "model.so");
   m.hashes.weights_bin = read_hash(hashes, "weights.bin", weights_checksum(m.format_version));
@@ -326,6 +349,15 @@ ordered_json manifest_json(const Manifest& m) {
   for (const ManifestCopy& c : m.copies)
     root["copies"].push_back(
         ordered_json{{"src_device", c.src_device}, {"dst_device", c.dst_device}, {"bytes", c.bytes}, {"span", c.span}});
+  if (m.prediction) {
+    ordered_json devices = ordered_json::array();
+    for (const ManifestPredictedDevice& d : m.prediction->devices)
+      devices.push_back(ordered_json{{"device", d.device}, {"compute_ms", d.compute_ms}, {"copies_ms", d.copies_ms}});
+    root["prediction"] = ordered_json{{"run_ms", m.prediction->run_ms},
+                                      {"devices", devices},
+                                      {"critical_path", m.prediction->critical_path},
+                                      {"choice", m.prediction->choice}};
+  }
   root["hashes"] = ordered_json{{"model.so", m.hashes.model_so}, {"weights.bin", m.hashes.weights_bin}};
   make_strings_valid_utf8(root);
   return root;
@@ -467,11 +499,27 @@ void check_copies(const Manifest& m, const std::string& source) {
   }
 }
 
+// A prediction names only the artifact's devices, each once.
+void check_prediction(const Manifest& m, const std::string& source) {
+  if (!m.prediction) return;
+  if (m.format_version < 9) fail(source, "prediction", "appears only from format 9 on");
+  std::set<std::string> named;
+  for (size_t i = 0; i < m.prediction->devices.size(); ++i) {
+    const std::string& name = m.prediction->devices[i].device;
+    std::string at = element_path("prediction.devices", i) + ".device";
+    bool known = std::any_of(m.devices.begin(), m.devices.end(), [&](const ManifestDevice& d) { return d.name == name; });
+    if (!known) fail(source, at, "device '" + clipped_text(name) + "' is not one of the artifact's devices");
+    if (!named.insert(name).second) fail(source, at, "device '" + clipped_text(name) + "' is named twice");
+  }
+  if (m.prediction->critical_path.size() > kMaxManifestEntries) fail(source, "prediction.critical_path", "too long");
+}
+
 }  // namespace
 
 void validate_manifest(const Manifest& m, const std::string& source) {
   check_versions_and_counts(m, source);
   check_devices(m, source);
+  check_prediction(m, source);
   check_tensors(m, m.inputs, "inputs", source);
   check_tensors(m, m.outputs, "outputs", source);
   check_weights(m, source);

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <optional>
 #include <vector>
 
 #include "runtime/dtype.h"
@@ -23,7 +24,8 @@ namespace switchyard {
 // 7: an artifact may be specialised: its manifest.json lists the programs compiled for values of
 //    its symbolic dimensions, each an artifact in its own directory (runtime/specialized_manifest.h).
 // 8: a specialised artifact's manifest says how runs chunk each symbolic dimension (`chunking`).
-constexpr int kArtifactFormatVersion = 8;
+// 9: a build planned by --objective latency records its prediction (Manifest::prediction).
+constexpr int kArtifactFormatVersion = 9;
 // Every weight's offset in weights.bin is a multiple of this.
 constexpr uint64_t kWeightAlignment = 64;
 // Bounds no real build comes near (ResNet-50's manifest is 70 KB with 57
@@ -143,6 +145,20 @@ WeightsChecksum weights_checksum(int format_version);
 // That checksum of `bytes`, as lowercase hex.
 std::string weights_checksum_hex(int format_version, const void* data, size_t bytes);
 
+// What --objective latency predicted for this build, so that `inspect` can
+// show it and `run --profile` can set each device's measured time beside it.
+struct ManifestPredictedDevice {
+  std::string device;  // a name in Manifest::devices
+  double compute_ms = 0;
+  double copies_ms = 0;  // copies into it
+};
+struct ManifestPrediction {
+  double run_ms = 0;  // one run, the run overhead included
+  std::vector<ManifestPredictedDevice> devices;
+  std::vector<std::string> critical_path;  // first to last: "nn.dense (model.sy:6:8)"
+  std::string choice;  // the candidates' times, what was chosen and how the split was found
+};
+
 struct Manifest {
   int format_version = kArtifactFormatVersion;
   int abi_version = 0;  // SY_MODEL_ABI_VERSION of model.so
@@ -156,6 +172,7 @@ struct Manifest {
   std::vector<ManifestKernel> kernels;
   std::vector<PrimitiveSpec> primitives;  // made once when the artifact loads
   std::vector<ManifestCopy> copies;
+  std::optional<ManifestPrediction> prediction;  // format 9; absent unless planned by latency
   ManifestHashes hashes;
 };
 

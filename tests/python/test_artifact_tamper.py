@@ -85,8 +85,8 @@ TAMPERS = {
                                        r"outputs\[0\]\.device is 0 but .*model\.so was built for 1"),
     "device given its own threads": (lambda m: m["devices"][1].update(threads=2),
                                      r"devices\[1\]\.threads is 2 but .*model\.so was built without it"),
-    "format version bumped": (lambda m: m.update(format_version=9),
-                              r"artifact format version 9 is newer than this runtime supports \(8\)"),
+    "format version bumped": (lambda m: m.update(format_version=10),
+                              r"artifact format version 10 is newer than this runtime supports \(9\)"),
 }
 
 

@@ -1,7 +1,8 @@
 # Placement by time (issue 38) from the command line: `profile` measures a
 # cost file, `compile --objective latency --costs` splits two equal branches
 # across two CPU devices (and the split artifact computes what numpy does),
-# `inspect` predicts the run time per device and the critical path, and each
+# `inspect` predicts the run time per device and the critical path (of a
+# model, and of an artifact, with what runs measure beside it), and each
 # bad input is an error naming what is wrong.
 import json
 import os
@@ -198,6 +199,46 @@ def test_inspect_predicts_time_per_device_and_the_critical_path(tmp_path):
     assert "predicted run time" in out, out
     assert "  cpu:0: compute" in out and "  cpu:1: compute" in out, out
     assert "critical path: parameter %x" in out, out
+
+
+def test_an_artifact_keeps_its_prediction_and_runs_measure_each_device_beside_it(tmp_path):
+    costs = profile(tmp_path)
+    equal_devices(costs)
+    cache = tmp_path / "cache"
+    art = tmp_path / "art"
+    compiled = switchyard("compile", TWO_BRANCHES, "--devices", "cpu:0,cpu:1", "--objective", "latency", "--costs",
+                          costs, "-o", art, cache=cache).stdout
+    predicted = float(re.search(r"predicted run time ([0-9.]+) ms", compiled).group(1))
+    prediction = json.loads((art / "manifest.json").read_text())["prediction"]
+    assert abs(prediction["run_ms"] - predicted) < 1e-3, (prediction, compiled)
+    assert [d["device"] for d in prediction["devices"]] == ["cpu:0", "cpu:1"]
+    assert all(d["compute_ms"] > 0 for d in prediction["devices"]), prediction  # the split: work on both
+    assert prediction["critical_path"][-1].startswith("add ("), prediction
+    assert prediction["choice"].endswith(": chose the split"), prediction
+    # inspect prints it; with --measure it runs the artifact and sets each device's time beside it.
+    shown = switchyard("inspect", art, cache=cache).stdout
+    assert f"predicted by --objective latency: run {prediction['run_ms']:.3f} ms\n" in shown, shown
+    assert "    critical path: parameter %x" in shown and ": chose the split" in shown, shown
+    measured = switchyard("inspect", art, "--measure", "5", cache=cache).stdout
+    lines = re.findall(r"    (cpu:[01]): compute [0-9.]+ ms \(measured ([0-9.]+) ms\), copies into it", measured)
+    assert [device for device, _ in lines] == ["cpu:0", "cpu:1"], measured
+    assert all(float(ms) > 0 for _, ms in lines), measured
+    assert re.search(r"run [0-9.]+ ms \(measured [0-9.]+ ms\)", measured), measured
+    # run --profile does the same on the user's inputs.
+    rng = np.random.default_rng(1)
+    args = []
+    for name, shape in (("x", (64, 256)), ("a1", (256, 256)), ("a2", (256, 256)), ("b1", (256, 256)), ("b2", (256, 256))):
+        np.save(tmp_path / f"{name}.npy", rng.standard_normal(shape).astype(np.float32))
+        args += ["--input", f"{name}={tmp_path / (name + '.npy')}"]
+    profiled = switchyard("run", art, *args, "-o", tmp_path / "out", "--repeat", "3", "--profile", cache=cache).stdout
+    assert re.search(r"cpu:1: compute [0-9.]+ ms \(measured [0-9.]+ ms\)", profiled), profiled
+    # A bytes build has no prediction to show; --measure still times each device.
+    switchyard("compile", TWO_BRANCHES, "--devices", "cpu:0,cpu:1", "-o", tmp_path / "bytes", cache=cache)
+    assert "prediction" not in json.loads((tmp_path / "bytes" / "manifest.json").read_text())
+    plain = switchyard("inspect", tmp_path / "bytes", "--measure", "2", cache=cache).stdout
+    assert "predicted" not in plain and "measured over 2 runs on made-up inputs" in plain, plain
+    err = switchyard("inspect", TWO_BRANCHES, "--measure", "2", cache=cache, ok=False).stderr
+    assert "--measure times an artifact" in err, err
 
 
 def test_bad_objective_flags_and_cost_files_are_named(tmp_path):

@@ -121,7 +121,7 @@ def test_a_batch_no_program_takes_is_refused_by_input_dimension_and_value(conv_d
 def test_the_weights_are_stored_once(conv_dense, tmp_path):
     path, _, art = conv_dense
     manifest = json.loads((art / "manifest.json").read_text())
-    assert manifest["format_version"] == 8
+    assert manifest["format_version"] == 9
     assert [s["shared_weights"] for s in manifest["specializations"]] == [True, True, True]
     assert (art / "weights.bin").is_file()
     assert not any((art / name / "weights.bin").exists() for name in ("n=1", "n=2", "n=4"))

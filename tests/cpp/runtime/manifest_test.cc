@@ -72,11 +72,47 @@ TEST(Manifest, FileRoundTrip) {
 TEST(Manifest, NewerFormatVersionIsRejected) {
   // Even with fields this runtime does not know: the version decides first.
   json document = mutated([](json& j) {
-    j["format_version"] = 9;
+    j["format_version"] = 10;
     j["new_field"] = true;
   });
   EXPECT_EQ(manifest_parse_error(document),
-            "manifest.json: artifact format version 9 is newer than this runtime supports (8)");
+            "manifest.json: artifact format version 10 is newer than this runtime supports (9)");
+}
+
+// What --objective latency predicted (format 9): kept through JSON, and only
+// with the artifact's own devices, once each, and times a run can take.
+TEST(Manifest, APredictionRoundTripsAndIsChecked) {
+  Manifest m = complete_manifest();
+  m.prediction = ManifestPrediction{0.25, {{"cpu:0", 0.125, 0}, {"cpu:1", 0.1, 0.0125}},
+                                    {"nn.dense (m.sy:2:3)", "add (m.sy:5:3)"}, "one device with every core: ..."};
+  Manifest back = parse_manifest(format_manifest(m));
+  ASSERT_TRUE(back.prediction.has_value());
+  EXPECT_EQ(back.prediction->run_ms, 0.25);
+  EXPECT_EQ(back.prediction->devices[1].device, "cpu:1");
+  EXPECT_EQ(back.prediction->devices[1].copies_ms, 0.0125);
+  EXPECT_EQ(back.prediction->critical_path, m.prediction->critical_path);
+  EXPECT_EQ(back.prediction->choice, m.prediction->choice);
+  EXPECT_EQ(format_manifest(back), format_manifest(m));
+  EXPECT_FALSE(json::parse(format_manifest(complete_manifest())).contains("prediction"));  // none planned: omitted
+
+  auto with = [&](const std::function<void(json&)>& change) {
+    json document = json::parse(format_manifest(m));
+    change(document);
+    return manifest_parse_error(document);
+  };
+  EXPECT_EQ(with([](json& j) { j["prediction"]["devices"][1]["device"] = "cpu:7"; }),
+            "manifest.json: prediction.devices[1].device: device 'cpu:7' is not one of the artifact's devices");
+  EXPECT_EQ(with([](json& j) { j["prediction"]["devices"][1]["device"] = "cpu:0"; }),
+            "manifest.json: prediction.devices[1].device: device 'cpu:0' is named twice");
+  EXPECT_EQ(with([](json& j) { j["prediction"]["run_ms"] = -1; }),
+            "manifest.json: prediction.run_ms: expected a finite number >= 0, got number -1");
+  EXPECT_EQ(with([](json& j) { j["prediction"]["devices"][0]["compute_ms"] = "fast"; }),
+            "manifest.json: prediction.devices[0].compute_ms: expected a finite number >= 0, got string \"fast\"");
+  EXPECT_EQ(with([](json& j) { j["prediction"]["critical_path"][0] = 3; }),
+            "manifest.json: prediction.critical_path[0]: expected a string, got number 3");
+  EXPECT_EQ(with([](json& j) { j["prediction"]["extra"] = 1; }), "manifest.json: prediction.extra: unknown field");
+  EXPECT_EQ(with([](json& j) { j["format_version"] = 8; }),
+            "manifest.json: prediction: appears only from format 9 on");
 }
 
 struct BadField {
@@ -382,7 +418,10 @@ TEST(ModelDescription, MismatchNamesTheFieldAndBothValues) {
   EXPECT_EQ(mismatch([](Manifest& m) { m.devices[1].threads = 0; }),
             "m/manifest.json: devices[1].threads is missing but m/model.so was built for 2");
   EXPECT_EQ(mismatch([](Manifest& m) { m.format_version = 0; }),
-            "m/manifest.json: format_version is 0 but m/model.so was built for 8");
+            "m/manifest.json: format_version is 0 but m/model.so was built for " + std::to_string(kArtifactFormatVersion));
+  // The prediction is no free field either.
+  EXPECT_EQ(mismatch([](Manifest& m) { m.prediction = ManifestPrediction{0.5, {}, {}, ""}; }),
+            "m/manifest.json: prediction is {\"choice\":\"\",\"critical_path\":[],\"devices\":[],\"run_ms\":0.5} but m/model.so was built without it");
 }
 
 TEST(ModelDescription, DescriptionThatIsNotJsonIsNamed) {

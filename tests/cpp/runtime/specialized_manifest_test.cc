@@ -62,11 +62,11 @@ TEST(SpecializedManifest, MalformedOnesAreNamedByPath) {
   EXPECT_NE(read_error("escaping", escaping).find("dims[0]: expected a dimension name (an identifier), got string"),
             std::string::npos);
   std::string old = text;
-  old.replace(old.find("\"format_version\": 8"), 19, "\"format_version\": 6");
+  old.replace(old.find("\"format_version\": 9"), 19, "\"format_version\": 6");
   EXPECT_NE(read_error("old", old).find("specializations: only format 7 and later have it"), std::string::npos);
   std::string newer = text;
-  newer.replace(newer.find("\"format_version\": 8"), 19, "\"format_version\": 9");
-  EXPECT_NE(read_error("newer", newer).find("artifact format version 9 is newer than this runtime supports (8)"),
+  newer.replace(newer.find("\"format_version\": 9"), 19, "\"format_version\": 10");
+  EXPECT_NE(read_error("newer", newer).find("artifact format version 10 is newer than this runtime supports (9)"),
             std::string::npos);
 }
 
