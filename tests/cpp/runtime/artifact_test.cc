@@ -302,9 +302,12 @@ TEST_F(ArtifactTest, ModelSoWithoutDescriptionIsRefused) {
 TEST_F(ArtifactTest, NewerFormatVersionIsRejected) {
   std::string dir = write("newer");
   std::string text = testing::read_file(dir + "/manifest.json");
-  text.replace(text.find("\"format_version\": 8"), 19, "\"format_version\": 9");
+  const std::string current = "\"format_version\": " + std::to_string(kArtifactFormatVersion);
+  const int newer = kArtifactFormatVersion + 1;
+  text.replace(text.find(current), current.size(), "\"format_version\": " + std::to_string(newer));
   std::ofstream(dir + "/manifest.json") << text;
-  EXPECT_EQ(load_error(dir), dir + "/manifest.json: artifact format version 9 is newer than this runtime supports (8)");
+  EXPECT_EQ(load_error(dir), dir + "/manifest.json: artifact format version " + std::to_string(newer) +
+                                 " is newer than this runtime supports (" + std::to_string(kArtifactFormatVersion) + ")");
 }
 
 // Format 1 summed weights.bin with SHA-256; such artifacts still load and
