@@ -384,17 +384,16 @@ def test_a_resize_or_pad_of_the_symbolic_axis_is_refused_by_node(tmp_path):
 
 
 def test_operators_that_read_sizes_are_refused_a_symbolic_input_by_node(tmp_path):
-    # Einsum's converter reads sizes: it is refused before it runs (it read
-    # an empty shape as sizes and crashed, on MaxViT with a dynamic batch).
+    # Einsum takes symbolic sizes (test_onnx_einsum.py) but not along a
+    # diagonal, whose steps are numbers: refused by node, naming the dimension.
     from onnx import TensorProto, helper
     einsum = helper.make_model(helper.make_graph(
-        [helper.make_node("Einsum", ["a", "b"], ["y"], equation="bij,bjk->bik", name="mix")], "g",
-        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n", 2, 3]),
-         helper.make_tensor_value_info("b", TensorProto.FLOAT, ["n", 3, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 2, 4])]), opset_imports=[helper.make_opsetid("", 13)])
+        [helper.make_node("Einsum", ["a"], ["y"], equation="bii->bi", name="diag")], "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, "n", "n"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, "n"])]), opset_imports=[helper.make_opsetid("", 13)])
     onnx.save(einsum, tmp_path / "einsum.onnx")
-    with pytest.raises(sy.ParseError, match=r"node 'mix' \(Einsum\): input 0 has symbolic dimension 'n'; Einsum with "
-                                            r"symbolic shapes is not supported yet \(fix the dimension with --input-shape\)"):
+    with pytest.raises(sy.ParseError, match=r"node 'diag' \(Einsum\): the diagonal of 'i' in term 'bii' runs along "
+                                            r"symbolic dimension 'n', which is not supported \(fix it with --input-shape\)"):
         sy.frontend.from_onnx(tmp_path / "einsum.onnx")
     # A 1-D convolution goes through 2-D planes: refused by node, naming the dimension.
     conv = export(torch.nn.Conv1d(2, 3, 3).eval(), torch.randn(1, 2, 8), tmp_path / "conv1d.onnx", {0: "batch"})

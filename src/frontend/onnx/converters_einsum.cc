@@ -5,13 +5,15 @@
 // (batch, M, K) and (batch, K, N), multiplied, and the product reshaped and
 // transposed to the output); more are contracted pairwise, left to right.
 // A letter repeated within one term (a diagonal, "ii->i") first takes the
-// diagonal of its axes.
+// diagonal of its axes. Sizes may be symbolic (a dynamic batch: MaxViT's
+// relative attention), except along a diagonal.
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <numeric>
 
 #include "frontend/onnx/converters.h"
+#include "frontend/onnx/symbolic_shapes.h"
 
 namespace switchyard {
 
@@ -159,16 +161,21 @@ class Einsum {
       auto repeat = std::find(t.labels.begin() + long(a) + 1, t.labels.end(), t.labels[a]);
       if (repeat == t.labels.end()) continue;
       size_t b = size_t(repeat - t.labels.begin());
-      const std::vector<int64_t>& shape = static_shape_of(t.value);
-      int64_t n = shape[a];
-      if (shape[b] != n)
-        c_.fail("'" + label_name(t.labels[a]) + "' has sizes " + std::to_string(n) + " and " + std::to_string(shape[b]) +
-                " in term '" + term + "'");
+      const std::vector<DimExpr> dims = tensor_type_of(t.value).dims;
+      for (size_t axis : {a, b})
+        if (!dims[axis].is_constant())
+          c_.fail("the diagonal of '" + label_name(t.labels[a]) + "' in term '" + term + "' runs along symbolic dimension '" +
+                  dim_to_string(dims[axis]) + "', which is not supported (fix it with --input-shape)");
+      const int64_t n = *dims[a].constant();
+      if (*dims[b].constant() != n)
+        c_.fail("'" + label_name(t.labels[a]) + "' has sizes " + std::to_string(n) + " and " +
+                std::to_string(*dims[b].constant()) + " in term '" + term + "'");
       Labels rest;
       for (size_t k = 0; k < t.labels.size(); ++k)
         if (k != a && k != b) rest.push_back(int(k));
-      std::vector<int64_t> axes(rest.begin(), rest.end()), merged;
-      for (int k : rest) merged.push_back(shape[size_t(k)]);
+      std::vector<int64_t> axes(rest.begin(), rest.end());
+      std::vector<DimExpr> merged;
+      for (int k : rest) merged.push_back(dims[size_t(k)]);
       axes.push_back(int64_t(a));
       axes.push_back(int64_t(b));
       Expr moved = c_.call("transpose", {t.value}, {{"axes", axes}});
@@ -178,20 +185,21 @@ class Einsum {
       Labels labels;
       for (int k : rest) labels.push_back(t.labels[size_t(k)]);
       labels.push_back(t.labels[a]);
-      t = {take_along(c_, reshape_to(c_, moved, merged), int64_t(merged.size()) - 1, steps), labels};
+      t = {take_along(c_, reshape_to_dims(c_, moved, merged), int64_t(merged.size()) - 1, steps), labels};
       a = size_t(-1);  // labels moved: look again from the start
     }
     return t;
   }
 
   void record_sizes(const Term& t, size_t input) {
-    const std::vector<int64_t>& shape = static_shape_of(t.value);
+    const std::vector<DimExpr>& shape = tensor_type_of(t.value).dims;
+    const DimExpr one(1);
     for (size_t a = 0; a < t.labels.size(); ++a) {
-      int64_t& size = sizes_.emplace(t.labels[a], shape[a]).first->second;
-      if (size == shape[a] || shape[a] == 1) continue;
-      if (size != 1)
-        c_.fail("'" + label_name(t.labels[a]) + "' has size " + std::to_string(size) + " in one term and " +
-                std::to_string(shape[a]) + " in term " + std::to_string(input));
+      DimExpr& size = sizes_.emplace(t.labels[a], shape[a]).first->second;
+      if (size == shape[a] || shape[a] == one) continue;
+      if (size != one)
+        c_.fail("'" + label_name(t.labels[a]) + "' has size " + dim_to_string(size) + " in one term and " +
+                dim_to_string(shape[a]) + " in term " + std::to_string(input));
       size = shape[a];
     }
   }
@@ -213,20 +221,15 @@ class Einsum {
   // A dimension of 1 where another term has more is broadcast to it, so the
   // reshapes below see one size per label.
   Term broadcast_to_sizes(const Term& t) {
-    std::vector<int64_t> shape;
-    for (int label : t.labels) shape.push_back(sizes_.at(label));
-    if (shape == static_shape_of(t.value)) return t;
-    return {c_.call("broadcast_to", {t.value}, {{"shape", shape}}), t.labels};
+    std::vector<DimExpr> shape = shape_of(t.labels);
+    if (shape == tensor_type_of(t.value).dims) return t;
+    return {c_.call("broadcast_to", {t.value}, {{"shape", dims_attr(shape)}}), t.labels};
   }
 
-  int64_t size_of(const Labels& labels) {
-    int64_t n = 1;
-    for (int label : labels) n *= sizes_.at(label);
-    return n;
-  }
+  DimExpr size_of(const Labels& labels) { return dim_product(shape_of(labels)); }
 
-  std::vector<int64_t> shape_of(const Labels& labels) {
-    std::vector<int64_t> shape;
+  std::vector<DimExpr> shape_of(const Labels& labels) {
+    std::vector<DimExpr> shape;
     for (int label : labels) shape.push_back(sizes_.at(label));
     return shape;
   }
@@ -251,16 +254,17 @@ class Einsum {
       for (const Labels* p : parts) all.insert(all.end(), p->begin(), p->end());
       return all;
     };
-    int64_t batch_size = size_of(batch), m = size_of(left), k = size_of(contracted), n = size_of(right);
+    DimExpr batch_size = size_of(batch), m = size_of(left), k = size_of(contracted), n = size_of(right);
     Term a3 = transposed(c_, a, concat({&batch, &left, &contracted}));
     Term b3 = transposed(c_, b, concat({&batch, &contracted, &right}));
-    Expr product = c_.call("matmul", {reshape_to(c_, a3.value, {batch_size, m, k}), reshape_to(c_, b3.value, {batch_size, k, n})});
+    Expr product = c_.call("matmul", {reshape_to_dims(c_, a3.value, {batch_size, m, k}),
+                                      reshape_to_dims(c_, b3.value, {batch_size, k, n})});
     Labels labels = concat({&batch, &left, &right});
-    return {reshape_to(c_, product, shape_of(labels)), labels};
+    return {reshape_to_dims(c_, product, shape_of(labels)), labels};
   }
 
   NodeContext& c_;
-  std::map<int, int64_t> sizes_;
+  std::map<int, DimExpr> sizes_;
 };
 
 }  // namespace

@@ -195,8 +195,8 @@ bool takes_symbolic_inputs(const std::string& op_type) {
       "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tan", "Tanh",
       "ThresholdedRelu", "Where", "Xor",
       // Windows over a symbolic batch, matrix products, normalisations.
-      "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization", "Gemm", "MatMul", "Softmax",
-      "LayerNormalization",
+      "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization", "Gemm", "MatMul", "Einsum",
+      "Softmax", "LayerNormalization",
       // Movement and shapes (docs/onnx.md, "Symbolic dimensions").
       "Identity", "Constant", "ConstantOfShape", "Shape", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
       "Concat", "Gather", "Slice", "Split", "Expand", "Pad", "Resize", "Dropout",
