@@ -76,7 +76,8 @@ def export(folder, side):
 
 
 def compile_artifact(cli, model, out, flags):
-    subprocess.run([cli, "compile", str(model), "-o", str(out), *flags], check=True, capture_output=True, text=True)
+    return subprocess.run([cli, "compile", str(model), "-o", str(out), *flags], check=True, capture_output=True,
+                          text=True).stdout
 
 
 def ort_latency(node_modules, model, folder, repeat, intra, inter):
@@ -116,10 +117,15 @@ def main():
                          ["--devices", "cpu:0,cpu:1", "--place", "node:/tower_a/*=cpu:0", "--place",
                           "node:/tower_b/*=cpu:1", "--cores", "cpu:0=0", "--cores", "cpu:1=1"])
         cores = ["--cores", "cpu:0=0", "--cores", "cpu:1=1"]
-        subprocess.run([cli, "profile", str(model), "--device", "cpu:0", "--device", "cpu:1", *cores, "-o",
-                        str(folder / "costs.json")], check=True, capture_output=True, text=True)
-        compile_artifact(cli, model, folder / "latency.art", ["--devices", "cpu:0,cpu:1", "--objective", "latency",
-                                                              "--costs", str(folder / "costs.json"), *cores])
+        profiled = subprocess.run([cli, "profile", str(model), "--device", "cpu:0", "--device", "cpu:1", *cores, "-o",
+                                   str(folder / "costs.json")], check=True, capture_output=True, text=True).stdout
+        compiled = compile_artifact(cli, model, folder / "latency.art", ["--devices", "cpu:0,cpu:1", "--objective",
+                                                                         "latency", "--costs", str(folder / "costs.json"),
+                                                                         *cores])
+        # What the profile measured and how the plan chose: a profile taken
+        # while the machine's cores ran as one shows here, not only in (c).
+        print("profile:", *[line for line in profiled.splitlines() if "run" in line or "split check" in line], sep="\n  ")
+        print("latency build:", compiled.splitlines()[-1])
         print("devices the latency objective used:", ", ".join(str(d) for d in placed_devices(folder)))
         cells = {"(a) one device, 2 threads": lambda: median_latency(cli, folder / "one.art", folder, args.repeat, []),
                  "(b) split, at once": lambda: median_latency(cli, folder / "split.art", folder, args.repeat, []),
