@@ -42,6 +42,9 @@ struct WindowPrimitive {
   bool grouped() const { return group_inputs > 0; }
   bool depthwise() const { return group_inputs == 1 && group_outputs == 1; }
   bool converts = false;        // a layout conversion (a reorder): it reads one layout and writes another
+  // Faster writing its primitives' layout even where only dense readers
+  // read its result (TargetDescription::faster_writing_a_layout).
+  bool faster_in_layout = false;
   // A convolution followed by a generated element-wise loop over its result
   // (an epilogue no post-op took): the loop reads the parameters of the
   // result's shape element for element, as an element-wise kernel does.
@@ -95,6 +98,9 @@ class WindowPrimitives {
     window.src_input = spec.src_input;
     for (const PrimitivePostOp& post : spec.post_ops)
       if (post.kind == PrimitivePostOp::Kind::kSum) window.sum_inputs.push_back(post.input);
+    window.faster_in_layout = !anchored && target->faster_writing_a_layout && spec.weights_input >= 0 &&
+                              size_t(spec.weights_input) < constant.size() && constant[size_t(spec.weights_input)] &&
+                              target->faster_writing_a_layout(spec);
     if (spec.kind == PrimitiveKind::kConvolution && spec.weights.dims.size() == 5) {
       window.group_outputs = spec.weights.dims[1];
       window.group_inputs = spec.weights.dims[2];
@@ -274,7 +280,9 @@ class LayoutPlanner {
   // The fewest layout conversions: a window primitive's result that a loop
   // (or the model's result) also reads stays in its primitives' layout, and
   // one conversion gives those readers the dense value (else the primitive
-  // would write it dense and each primitive reading it convert it back); a
+  // would write it dense and each primitive reading it convert it back), as
+  // does one that only such readers read where the primitive runs faster
+  // writing a layout (a Winograd convolution at a model's end); a
   // dense value two or more primitives on one device read is converted once
   // for them all (else each converts it). Nullopt where none pays.
   std::optional<Function> with_conversions(const Function& fn) {
@@ -304,7 +312,8 @@ class LayoutPlanner {
       // reads dense, and so on up a chain of them (a QDQ network's residual stream, all of it
       // dense for the one dense read of the classifier at its end).
       const WindowPrimitive* producer = window_of(value);
-      if (producer && !producer->converts && !activations_by_device.empty() && !dense.empty()) {
+      if (producer && !producer->converts && !dense.empty() &&
+          (!activations_by_device.empty() || producer->faster_in_layout)) {
         convert(dense, value->virtual_device());
         continue;
       }

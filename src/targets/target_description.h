@@ -45,6 +45,11 @@ struct TargetDescription {
   std::string (*library_implementation)(const PrimitiveSpec& spec);
   // Whether its library runs `spec` only with slow reference loops here.
   bool (*runs_reference)(const PrimitiveSpec& spec);
+  // Whether `spec` (a primitive alone, its activations dense) would run
+  // faster writing its primitives' layout, converted once for readers that
+  // take only dense values, than writing them dense (the CPU's Winograd
+  // convolution reads and writes blocked or channels-last activations only).
+  bool (*faster_writing_a_layout)(const PrimitiveSpec& spec);
 };
 
 // Null when the kind has no description (its values keep plain layouts).

@@ -96,3 +96,36 @@ def test_winograd_runs_where_it_pays_and_matches_the_interpreter(tmp_path):
     assert algorithms(tmp_path / "two" / "manifest.json")["block/conv1"] == "convolution_winograd"
     actual = np.asarray(sy.runtime.load(tmp_path / "two").run(x=x, wx=wx))
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+
+
+def test_a_convolution_whose_result_leaves_the_model_still_runs_winograd(tmp_path):
+    """The model's result is dense row-major: a 3x3 convolution ending the
+    model (here with its block's residual added) writes channels last for
+    the Winograd kernel, and one conversion makes the dense result, instead
+    of oneDNN's direct convolution writing it dense (some 2x slower)."""
+    rng = np.random.default_rng(2)
+    weights = [numpy_helper.from_array((rng.standard_normal((16, 16, 3, 3)) * 0.2).astype(np.float32), name)
+               for name in ("w0", "w1")]
+    weights += [numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), name) for name in ("b0", "b1")]
+    nodes = [conv("block/conv0", "x", "w0", "b0", "c0"),
+             helper.make_node("Relu", ["c0"], ["r0"], name="block/relu0"),
+             conv("block/conv1", "r0", "w1", "b1", "c1"),
+             helper.make_node("Add", ["c1", "x"], ["s1"], name="block/add"),
+             helper.make_node("Relu", ["s1"], ["y"], name="block/relu1")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 20, 20])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 20, 20])], weights)
+    path = tmp_path / "ending.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    mod = sy.frontend.from_onnx(path)
+    x = rng.standard_normal((1, 16, 20, 20)).astype(np.float32)
+    expected = np.asarray(sy.evaluate(mod, x=x))
+    for name, devices, place in [("one", ["cpu:0"], []), ("split", ["cpu:0", "cpu:1"], ["node:block/conv1=cpu:1"])]:
+        sy.build(mod, devices, tmp_path / name, place=place)
+        manifest = json.loads((tmp_path / name / "manifest.json").read_text())
+        assert algorithms(tmp_path / name / "manifest.json") == {"block/conv0": "convolution_winograd",
+                                                                 "block/conv1": "convolution_winograd"}, name
+        # The last kernel converts the result to the dense layout the model returns.
+        last = manifest["primitives"][manifest["kernels"][-1]["primitive"]]
+        assert last["kind"] == "reorder" and last["dst"].get("format", "") == "", (name, last)
+        actual = np.asarray(sy.runtime.load(tmp_path / name).run(x=x))
+        np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
