@@ -1,23 +1,12 @@
 // Per-device times of runs, beside the build's prediction.
 #include "driver/measured_times.h"
 
-#include <cstdio>
 #include <cstring>
 #include <random>
 
 #include "placement/latency_placement.h"
 
 namespace switchyard {
-
-namespace {
-
-std::string ms_text(double ms) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3f ms", ms);
-  return text;
-}
-
-}  // namespace
 
 DeviceTimes mean_device_times(const Manifest& manifest, const std::vector<RunStats>& runs) {
   DeviceTimes out{std::vector<double>(manifest.devices.size(), 0), std::vector<double>(manifest.devices.size(), 0)};

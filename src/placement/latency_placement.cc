@@ -13,13 +13,13 @@
 
 namespace switchyard {
 
-namespace {
-
 std::string ms_text(double ms) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3f ms", ms);
   return text;
 }
+
+namespace {
 
 std::string device_list(const CostFile& costs) {
   std::string out;

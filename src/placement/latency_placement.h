@@ -47,6 +47,8 @@ struct PredictedTimes {
 };
 PredictedTimes predict_times(const PlacementGraph& graph, const CompilationConfig& config, const LatencyCosts& costs,
                              const std::vector<const VirtualDevice*>& device);
+// A time as reports print it: "4.100 ms".
+std::string ms_text(double ms);
 // The critical path's nodes, first to last: "nn.dense (f.sy:3:7)".
 std::vector<std::string> critical_path_entries(const PredictedTimes& times, const PlacementGraph& graph);
 // "  critical path: a -> b -> ... (40 more) -> z" (long paths elided in the middle).

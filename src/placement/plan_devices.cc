@@ -54,11 +54,6 @@ std::string node_text(const PlaceNode& n) {
   return n.what + (n.node && n.node->span().defined() ? " (" + n.node->span().to_string() + ")" : "");
 }
 
-std::string ms_text(double ms) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3f ms", ms);
-  return text;
-}
 
 // The split (the solution as planned) against every node on the all-cores
 // device; moves the solution there when that wins (or was decided).
