@@ -45,12 +45,17 @@ struct WindowPrimitive {
   // Faster writing its primitives' layout even where only dense readers
   // read its result (TargetDescription::faster_writing_a_layout).
   bool faster_in_layout = false;
+  // Its source or result goes through permuted strides (a transpose fused
+  // into the primitive): a layout would name another element order, so
+  // that value stays dense.
+  bool reads_permuted = false, writes_permuted = false;
   // A convolution followed by a generated element-wise loop over its result
   // (an epilogue no post-op took): the loop reads the parameters of the
   // result's shape element for element, as an element-wise kernel does.
   bool anchored = false;
   bool reads_as_activation(int input) const {
-    return input == src_input || std::find(sum_inputs.begin(), sum_inputs.end(), input) != sum_inputs.end();
+    return (input == src_input && !reads_permuted) ||
+           std::find(sum_inputs.begin(), sum_inputs.end(), input) != sum_inputs.end();
   }
 };
 
@@ -98,6 +103,8 @@ class WindowPrimitives {
     window.src_input = spec.src_input;
     for (const PrimitivePostOp& post : spec.post_ops)
       if (post.kind == PrimitivePostOp::Kind::kSum) window.sum_inputs.push_back(post.input);
+    window.reads_permuted = strides_permuted(spec.src);
+    window.writes_permuted = strides_permuted(spec.dst);
     window.faster_in_layout = !anchored && target->faster_writing_a_layout && spec.weights_input >= 0 &&
                               size_t(spec.weights_input) < constant.size() && constant[size_t(spec.weights_input)] &&
                               target->faster_writing_a_layout(spec);
@@ -175,16 +182,32 @@ std::optional<std::vector<int>> elementwise_activations(const FunctionNode& fn) 
 // those of its result's shape (a residual), each a 4-d float32 or 8-bit
 // image, and the primitive's source when it has that shape too (lowering
 // checks every value of the result's shape in the loop's layout). Nullopt
-// when its result is no such image or a constant of its shape is inlined.
+// when its result is no such image, a constant of its shape is inlined, or
+// an operator after the anchor moves elements (a transpose: its loop reads
+// the anchor's result at other coordinates than it writes, which one layout
+// for both cannot say).
 std::optional<std::vector<int>> anchored_loop_activations(const FunctionNode& fn) {
   const Type& result = fn.body->checked_type();
   if (!is_float32_image(result) && !is_8bit_image(result)) return std::nullopt;
   const std::vector<int64_t>& shape = as_tensor(result)->shape;
-  bool constant_of_shape = false;
+  bool constant_of_shape = false, moves_elements = false;
+  std::unordered_set<const ExprNode*> after_anchor;  // the anchor and what reads it
   post_order_visit(fn.body, [&](const Expr& e) {
     if (const ConstantNode* constant = as<ConstantNode>(e)) constant_of_shape |= constant->data.shape() == shape;
+    const CallNode* call = as<CallNode>(e);
+    const OpNode* op = call ? as<OpNode>(call->op) : nullptr;
+    if (!op) return;
+    if (op->def->pattern == OpPattern::kAnchor) {
+      after_anchor.insert(call);
+      return;
+    }
+    bool reads_anchor = false;
+    for (const Expr& arg : call->args) reads_anchor |= after_anchor.count(arg.get()) > 0;
+    if (!reads_anchor) return;
+    after_anchor.insert(call);
+    moves_elements |= op->def->pattern != OpPattern::kElementwise && op->def->pattern != OpPattern::kBroadcast;
   });
-  if (constant_of_shape) return std::nullopt;
+  if (constant_of_shape || moves_elements) return std::nullopt;
   std::vector<int> activations;
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const Type& type = fn.params[i]->checked_type();
@@ -484,7 +507,11 @@ class LayoutPlanner {
   void find_candidates(const Function& fn) {
     candidate_.clear();
     dense_because_.clear();
-    for (const auto& [call, window] : window_of_) candidate_[call] = true;
+    for (const auto& [call, window] : window_of_) {
+      candidate_[call] = !window.writes_permuted;
+      if (window.writes_permuted)
+        dense_because_[call] = "its primitive writes it through permuted strides (a transpose fused into it)";
+    }
     for (const auto& [call, activations] : elementwise_of_)
       if (!demoted_.count(call)) candidate_[call] = true;
     // The first reader that keeps a candidate dense is kept, for a refused rule.

@@ -31,6 +31,21 @@ struct PrimitiveTensor {
   bool operator==(const PrimitiveTensor&) const = default;
 };
 
+// Whether the tensor's strides visit its dimensions in another order than
+// row-major: a transpose fused into the primitive that reads or writes it.
+// A layout (`format`) names its own element order, so such a tensor cannot
+// take one without losing the permutation.
+inline bool strides_permuted(const PrimitiveTensor& tensor) {
+  if (!tensor.format.empty() || tensor.strides.size() != tensor.dims.size()) return false;
+  int64_t previous = -1;
+  for (size_t d = 0; d < tensor.dims.size(); ++d) {
+    if (tensor.dims[d] <= 1) continue;
+    if (previous >= 0 && tensor.strides[d] > previous) return true;
+    previous = tensor.strides[d];
+  }
+  return false;
+}
+
 // kReorder copies src into dst in another layout (no weights, window or
 // post-ops): a layout conversion PlanLayouts inserts.
 enum class PrimitiveKind : uint8_t { kConvolution, kMatmul, kPooling, kReorder };

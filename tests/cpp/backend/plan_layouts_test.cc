@@ -494,6 +494,30 @@ TEST(PlanLayouts, AnAnchoredConvolutionsLoopRunsInItsLayoutAndOneConversionServe
   expect_artifact_matches_interpreter(parse_module(anchored_block(20), "anchored.sy"), "anchored_20", 37);
 }
 
+// A transpose after a convolution's epilogue (H and W swapped on a square
+// image, so no shape tells): the kernel's loop reads the primitive's result
+// at other coordinates than it writes, which one layout for both cannot
+// say. Laid out, it wrote the untransposed result (the fusion fuzzer's
+// graph 806431, through a copy to another device; here a convolution reads it).
+const char* const kTransposedEpilogue =
+    "def @main(%x: Tensor[(1, 8, 6, 6), float32], %w0: Tensor[(16, 8, 3, 3), float32],\n"
+    "          %w1: Tensor[(16, 16, 3, 3), float32]) -> Tensor[(1, 16, 6, 6), float32] {\n"
+    "  %0 = nn.conv2d(%x, %w0, padding=[1, 1]);\n"
+    "  %1 = multiply(multiply(%0, add(erf(divide(%0, 1.4142135f)), 1f)), 0.5f);\n"
+    "  %2 = transpose(%1, axes=[0, 1, 3, 2]);\n"
+    "  nn.relu(nn.conv2d(%2, %w1, padding=[1, 1]))\n"
+    "}\n";
+
+TEST(PlanLayouts, AConvolutionWhoseEpilogueTransposesKeepsItsResultDense) {
+  for (const std::string family : {"nhwc", "nChw16c"}) {
+    IRModule planned = plan(kTransposedEpilogue, family);
+    std::vector<std::string> values = layouts_of(planned).values;
+    ASSERT_EQ(values.size(), 2u) << print_module(planned);
+    EXPECT_EQ(values[0], "") << print_module(planned);  // the convolution, its epilogue and the transpose
+  }
+  expect_artifact_matches_interpreter(parse_module(kTransposedEpilogue, "transposed.sy"), "transposed_epilogue", 41);
+}
+
 // The model input feeds a 3x3 and a 1x1 convolution; the 3x3's result
 // feeds a convolution and a softmax loop.
 const char* const kSharedValues =

@@ -36,8 +36,15 @@ bool reads_only_as_activation(const LoweredStep& step, const PrimitiveSpec& spec
   return true;
 }
 
+[[noreturn]] void refuse(const LoweredBuffer& buffer, const std::string& why);
+
+// A layout names the order of the elements itself: a primitive that reads or
+// writes through permuted strides cannot take one (PlanLayouts keeps such
+// values dense); a layout there would drop the permutation, a wrong answer.
 PrimitiveTensor laid_out(PrimitiveTensor tensor, const LoweredBuffer& buffer) {
-  if (!buffer.layout.empty()) tensor.format = buffer.layout;
+  if (buffer.layout.empty()) return tensor;
+  if (strides_permuted(tensor)) refuse(buffer, "a primitive reads or writes it through permuted strides (a transpose fused into it)");
+  tensor.format = buffer.layout;
   return tensor;
 }
 
