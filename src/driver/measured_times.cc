@@ -25,9 +25,9 @@ std::string prediction_text(const ManifestPrediction& prediction, const Manifest
   for (const ManifestPredictedDevice& d : prediction.devices) {
     size_t index = 0;
     while (index < manifest.devices.size() && manifest.devices[index].name != d.device) ++index;
-    const bool known = index < manifest.devices.size();  // a valid manifest names only its own devices
-    out += "    " + d.device + ": compute " + ms_text(d.compute_ms) + (known ? beside(measured ? measured->kernel_ms[index] : 0) : "") +
-           ", copies into it " + ms_text(d.copies_ms) + (known ? beside(measured ? measured->copy_ms[index] : 0) : "") + "\n";
+    const bool shown = measured && index < manifest.devices.size();  // a valid manifest names only its own devices
+    out += "    " + d.device + ": compute " + ms_text(d.compute_ms) + (shown ? beside(measured->kernel_ms[index]) : "") +
+           ", copies into it " + ms_text(d.copies_ms) + (shown ? beside(measured->copy_ms[index]) : "") + "\n";
   }
   out += "  " + critical_path_text(prediction.critical_path) + "\n";
   if (!prediction.choice.empty()) out += "    " + prediction.choice + "\n";
