@@ -683,6 +683,7 @@ std::shared_ptr<Artifact> Artifact::load_program(const std::string& dir, const s
   place_weight_blocks(*artifact);
   load_device_images(*artifact, manifest_path, options.max_model_bytes);
   make_primitives(*artifact, manifest_path);
+  if (impl.queues) give_workers_scratch(*impl.queues, artifact->devices_, impl.primitive_workspace_bytes);
   if (std::string actual = weights_hash.get(); actual != manifest.hashes.weights_bin)
     throw RuntimeError(weights_path + ": " + weights_checksum(format_version).name + " " + actual +
                        " does not match the manifest (" + manifest.hashes.weights_bin + ")");

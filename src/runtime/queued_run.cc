@@ -42,6 +42,17 @@ std::unique_ptr<ModelQueues> load_model_queues(void* library, const Manifest& ma
   return queues;
 }
 
+void give_workers_scratch(ModelQueues& queues, const std::vector<std::unique_ptr<Device>>& devices,
+                          const std::vector<size_t>& scratch_bytes) {
+  queues.worker_scratch.clear();
+  queues.worker_scratch.resize(queues.queue_devices.size());
+  for (size_t q = 0; q < queues.queue_devices.size(); ++q) {
+    const size_t device = size_t(queues.queue_devices[q]);
+    if (devices[device]->kind() == "cpu" && scratch_bytes[device] > 0)
+      queues.worker_scratch[q] = DeviceBuffer(*devices[device], scratch_bytes[device]);
+  }
+}
+
 namespace {
 
 // A queue's own context: the run's settings, its own open kernel and stats.
@@ -70,8 +81,15 @@ QueuedRun::QueuedRun(const ModelQueues& queues, RunContext& run, const SyRunArgs
       running_(queues.queue_devices.size()) {
   const size_t count = queues.queue_devices.size();
   services_.reserve(count);  // args_[q].services points into it
+  primitive_workspaces_.reserve(count);
+  const size_t device_count = run.manifest->devices.size();
   for (size_t q = 0; q < count; ++q) {
     contexts_.push_back(queue_context(run, events_));
+    if (q < queues.worker_scratch.size() && queues.worker_scratch[q].data()) {
+      primitive_workspaces_.emplace_back(run.primitive_workspaces, run.primitive_workspaces + device_count);
+      primitive_workspaces_.back()[size_t(queues.queue_devices[q])] = queues.worker_scratch[q].data();
+      contexts_.back()->primitive_workspaces = primitive_workspaces_.back().data();
+    }
     services_.push_back(runtime_services(contexts_.back().get()));
     args_[q].services = &services_[q];
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/device.h"
 #include "runtime/device_queues.h"
 #include "runtime/manifest.h"
 #include "runtime/run_context.h"
@@ -20,7 +21,18 @@ struct ModelQueues {
   std::vector<int> queue_devices;  // by queue
   int event_count = 0;
   std::unique_ptr<QueueWorkers> workers;
+  // By queue: the primitive scratch its worker hands every run's steps, where
+  // its device is a CPU (its worker runs one step at a time, whichever run it
+  // belongs to); a null buffer: each run's own, from its workspace. One
+  // scratch per worker stays in its core's cache from one request to the
+  // next, where the scratch of each request in flight would be cold again.
+  std::vector<DeviceBuffer> worker_scratch;
 };
+
+// Gives each queue on a CPU device a scratch of its own (worker_scratch),
+// of `scratch_bytes[device]`, where that is not 0.
+void give_workers_scratch(ModelQueues& queues, const std::vector<std::unique_ptr<Device>>& devices,
+                          const std::vector<size_t>& scratch_bytes);
 
 // The most events a schedule may have: far more than the steps of any model
 // that is scheduled (lower/queue_schedule.h), so a corrupt count is refused.
@@ -56,6 +68,7 @@ class QueuedRun {
   RunContext& run_;
   RunEvents events_;
   std::vector<std::unique_ptr<RunContext>> contexts_;
+  std::vector<std::vector<void*>> primitive_workspaces_;  // by queue: its context's, by device index
   std::vector<SyRuntimeServices> services_;
   std::vector<SyRunArgs> args_;
   std::vector<int> status_;

@@ -38,6 +38,12 @@ def test_resnet18_split_across_two_pinned_devices_matches_its_in_order_run_bit_f
         assert np.array_equal(split.run(**{info["input"]: x}), expected)
     # Both devices ran kernels, each on the core given at load.
     assert {k.device for k in split.last_stats.kernels} == {"cpu:0", "cpu:1"}
+    # Pipelined, several requests in flight share each worker's primitive
+    # scratch one step at a time: each still gets exactly its own outputs.
+    inputs = [x * np.float32(1 + k / 8) for k in range(6)]
+    one_at_a_time = [split.run(**{info["input"]: i}) for i in inputs]
+    futures = [split.run_async(**{info["input"]: i}) for i in inputs]
+    assert all(np.array_equal(f.result(timeout=120), want) for f, want in zip(futures, one_at_a_time))
     assert [d.get("cores") for d in split.manifest["devices"]] == [[0], [1]]
 
 
