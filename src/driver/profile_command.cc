@@ -21,9 +21,11 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <sched.h>
 #include <unistd.h>
 
 #include "driver/commands.h"
+#include "driver/core_share.h"
 #include "driver/driver_util.h"
 #include "driver/measured_times.h"
 #include "ir/functor.h"
@@ -393,6 +395,43 @@ void check_splits(const IRModule& mod, const CompilationConfig& config,
   }
 }
 
+// How long the core-share probe computes on each core, alone and together.
+constexpr std::chrono::milliseconds kCoreShareWindow{40};
+
+// The cores the devices run on (their --cores), else every core this process may run on.
+std::vector<int> cores_to_probe(const std::vector<int>& device_cores) {
+  if (!device_cores.empty()) return device_cores;
+  std::vector<int> cores;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cores.push_back(c);
+  return cores;
+}
+
+// The probe before and after the measurements: a line, and a warning when
+// the cores did not run at once at either time.
+void report_core_share(const std::vector<CoreShare>& shares) {
+  const CoreShare* shared = &shares.front();
+  const CoreShare* uneven = &shares.front();
+  for (const CoreShare& s : shares) {
+    if (s.least() < shared->least()) shared = &s;
+    if (s.slowest_alone() < uneven->slowest_alone()) uneven = &s;
+  }
+  std::cout << "core share before and after measuring: " << shares.front().text() << "; " << shares.back().text()
+            << "\n";
+  if (shared->least() < kLeastCoreShare)
+    std::cerr << "warning: while profiling, " << shared->text()
+              << " when all compute (two of them one physical core at the time, or a load beside them): the "
+                 "costs assume the devices' cores run at once, so a latency build from this file may choose "
+                 "fewer devices than it should; profile again when the cores are free\n";
+  if (uneven->slowest_alone() < kLeastCoreShare)
+    std::cerr << "warning: while profiling, " << uneven->alone_text()
+              << " (another load on it): the devices' kernels were measured at speeds they will not run at; "
+                 "profile again when the cores are free\n";
+}
+
 void run_profile(const ProfileFlags& f) {
   if (f.devices.empty()) throw Error(ErrorKind::kUsage, "profile needs at least one --device");
   std::map<std::string, int> threads;
@@ -414,6 +453,9 @@ void run_profile(const ProfileFlags& f) {
       throw Error(ErrorKind::kUsage, "malformed --cores '" + c + "': " + e.what());
     }
   }
+  // Refused before minutes of measuring, as the split check's build would refuse it.
+  const std::vector<std::pair<std::string, std::vector<int>>> core_sets(cores.begin(), cores.end());
+  if (std::string why = overlapping_cores(core_sets); !why.empty()) throw Error(ErrorKind::kUsage, "--cores: " + why);
   // The other candidate: the first device with every core the devices have
   // (every core of the machine's pool when some device has no core set).
   std::vector<int> every_core;
@@ -425,6 +467,9 @@ void run_profile(const ProfileFlags& f) {
                                                              : default_thread_count();
   IRModule mod = load_model(f.model);
   IRModule typed = infer_type(mod);
+  const std::vector<int> probed = cores_to_probe(every_core);
+  std::vector<CoreShare> shares;
+  if (probed.size() > 1) shares.push_back(measure_core_share(probed, kCoreShareWindow));
   auto calls = calls_by_span(typed);
   std::string all_devices;
   for (const std::string& d : f.devices) all_devices += (all_devices.empty() ? "" : ",") + d;
@@ -504,6 +549,10 @@ void run_profile(const ProfileFlags& f) {
     }
   check_splits(mod, CompilationConfig::parse(all_devices, f.devices.front()), cores, artifacts.back(), f.repeat,
                scratch, &costs);
+  if (probed.size() > 1) {
+    shares.push_back(measure_core_share(probed, kCoreShareWindow));
+    report_core_share(shares);
+  }
   write_text_file_atomically(f.output, cost_file_json(costs));
   std::cout << "wrote " << f.output << ": " << costs.operator_text.size() << " operators on " << costs.devices.size()
             << " devices; copies " << host.latency_ms << " ms + " << host.ms_per_byte * 1e6 << " ms/MB; hand-off "

@@ -9,8 +9,10 @@ import os
 import pathlib
 import re
 import subprocess
+import sys
 
 import numpy as np
+import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SWITCHYARD = pathlib.Path(os.environ.get("SY_BUILD_DIR", REPO / "build")) / "bin" / "switchyard"
@@ -88,6 +90,36 @@ def test_profile_records_operators_devices_copies_and_the_machine(tmp_path):
         charged += check["charged_ms"]
     assert len(data["split_checks"]) <= 3
     assert data["handoff_ms"] >= charged - 1e-9, (data["handoff_ms"], charged)
+
+
+def test_profile_probes_whether_the_devices_cores_run_at_once_and_warns_when_one_was_busy(tmp_path):
+    if not {0, 1} <= os.sched_getaffinity(0):
+        pytest.skip(f"needs cores 0 and 1; this process may run on {sorted(os.sched_getaffinity(0))}")
+    costs = tmp_path / "costs.json"
+    flags = ["profile", TWO_BRANCHES, "--device", "cpu:0", "--device", "cpu:1", "--cores", "cpu:0=0", "--cores",
+             "cpu:1=1", "--repeat", "3", "-o", costs]
+    share = r"cores 0 and 1 at once keep (\d+\.\d\d) and (\d+\.\d\d) of their speed alone"
+    quiet = switchyard(*flags, cache=tmp_path / "cache")
+    probes = re.findall(share, quiet.stdout)
+    assert len(probes) == 2 and all(float(s) > 0 for probe in probes for s in probe), quiet.stdout
+    # Another process busy on core 1 halves what core 1 does alone: the
+    # kernels measured there are slower than they will run.
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=lambda: os.sched_setaffinity(0, {1}))
+    try:
+        busy = switchyard(*flags, cache=tmp_path / "cache")
+    finally:
+        hog.kill()
+        hog.wait()
+    assert re.search(r"warning: while profiling, core 1 alone ran at 0\.[0-7]\d of core 0's speed \(another load on "
+                     r"it\)", busy.stderr), busy.stderr
+    assert costs.exists()  # a warning, not a refusal: the costs are written
+
+
+def test_profile_refuses_devices_sharing_a_core_before_measuring(tmp_path):
+    result = switchyard("profile", TWO_BRANCHES, "--device", "cpu:0", "--device", "cpu:1", "--cores", "cpu:0=0",
+                        "--cores", "cpu:1=0", "-o", tmp_path / "costs.json", cache=tmp_path / "cache", ok=False)
+    assert "core 0 is in the core sets of both cpu:0 and cpu:1" in result.stderr
+    assert "kernels" not in result.stdout and not (tmp_path / "costs.json").exists()
 
 
 def test_profile_runs_the_splits_it_plans_and_charges_their_slowness_to_the_hand_off(tmp_path):
