@@ -20,13 +20,15 @@ struct ModelQueues {
   SyModelRunQueueFn run_queue = nullptr;
   std::vector<int> queue_devices;  // by queue
   int event_count = 0;
-  std::unique_ptr<QueueWorkers> workers;
   // By queue: the primitive scratch its worker hands every run's steps, where
   // its device is a CPU (its worker runs one step at a time, whichever run it
   // belongs to); a null buffer: each run's own, from its workspace. One
   // scratch per worker stays in its core's cache from one request to the
   // next, where the scratch of each request in flight would be cold again.
+  // Declared before `workers`, so it goes after them: destroying the
+  // workers ends every request in flight, whose steps still use it.
   std::vector<DeviceBuffer> worker_scratch;
+  std::unique_ptr<QueueWorkers> workers;
 };
 
 // Gives each queue on a CPU device a scratch of its own (worker_scratch),
