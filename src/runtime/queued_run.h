@@ -70,7 +70,8 @@ class QueuedRun {
   RunContext& run_;
   RunEvents events_;
   std::vector<std::unique_ptr<RunContext>> contexts_;
-  std::vector<std::vector<void*>> primitive_workspaces_;  // by queue: its context's, by device index
+  // For each queue whose worker has a scratch: its context's primitive workspaces, by device index.
+  std::vector<std::vector<void*>> primitive_workspaces_;
   std::vector<SyRuntimeServices> services_;
   std::vector<SyRunArgs> args_;
   std::vector<int> status_;
